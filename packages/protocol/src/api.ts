@@ -1,0 +1,31 @@
+export * as Api from "./api.js"
+
+import { HttpApi, OpenApi } from "@effect/platform"
+import { InvalidRequestError } from "./errors.js"
+import { HealthGroup } from "./health.js"
+import { LocationGroup } from "./location.js"
+import { Authorization } from "./middleware.js"
+import { SessionGroup } from "./session.js"
+
+/**
+ * Every undecodable request is reported as `InvalidRequestError` (400) on this API, so the
+ * framework's default `HttpApiDecodeError` is replaced as the API-wide error before any group is
+ * added. The server's error middleware performs the same translation at run time.
+ */
+const base = (() => {
+  const api = HttpApi.make("opencode")
+  return Object.assign(Object.create(Object.getPrototypeOf(api)), api, {
+    errorSchema: InvalidRequestError
+  }) as HttpApi.HttpApi<"opencode", never, InvalidRequestError>
+})()
+type InvalidRequestError = typeof InvalidRequestError.Type
+
+/** The OpenCode V2 HTTP API: every group, the Authorization middleware on every route. */
+export class OpenCodeApi extends base
+  .add(HealthGroup.group)
+  .add(LocationGroup.group)
+  .add(SessionGroup.group)
+  .middleware(Authorization)
+  .annotate(OpenApi.Title, "OpenCode V2 API")
+  .annotate(OpenApi.Version, "1.18.33")
+{}

@@ -1,0 +1,22 @@
+export * as ApiErrors from "./errors.js"
+
+import { HttpApiSchema } from "@effect/platform"
+import { Errors } from "@opencode-ai/schema"
+
+/** The HTTP status of each tagged failure the API can return. */
+export const status = {
+  InvalidRequestError: 400,
+  InvalidCursorError: 400,
+  UnauthorizedError: 401,
+  SessionNotFoundError: 404,
+  MessageNotFoundError: 404,
+  RouteNotFoundError: 404,
+  ConflictError: 409
+} as const
+
+export const InvalidRequestError = Errors.InvalidRequestError.annotations(
+  HttpApiSchema.annotations({ status: status.InvalidRequestError })
+)
+export const UnauthorizedError = Errors.UnauthorizedError.annotations(
+  HttpApiSchema.annotations({ status: status.UnauthorizedError })
+)

@@ -1,0 +1,13 @@
+export * as HealthGroup from "./health.js"
+
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+
+export const Health = Schema.Struct({ healthy: Schema.Literal(true) })
+
+/** `GET /api/health`: answers `{healthy:true}` while the server accepts requests. */
+export const get = HttpApiEndpoint.get("get", "/api/health")
+  .addSuccess(Health)
+  .annotate(OpenApi.Identifier, "v2.health.get")
+
+export const group = HttpApiGroup.make("health").add(get).annotate(OpenApi.Title, "opencode HttpApi")

@@ -1,0 +1,43 @@
+export * as LocationGroup from "./location.js"
+
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Location } from "@opencode-ai/schema"
+import { Schema } from "effect"
+
+/**
+ * The `location` query parameter in deepObject style: `?location[directory]=/x&location[workspace]=wrk_…`.
+ * Decoded, it is `{ location?: { directory?, workspace? } }`.
+ */
+export const LocationQuery = Schema.transform(
+  Schema.Struct({
+    "location[directory]": Schema.optional(Schema.String),
+    "location[workspace]": Schema.optional(Schema.String)
+  }),
+  Schema.Struct({
+    location: Schema.optional(
+      Schema.Struct({ directory: Schema.optional(Schema.String), workspace: Schema.optional(Schema.String) })
+    )
+  }),
+  {
+    strict: true,
+    decode: (flat) => {
+      const location = {
+        ...(flat["location[directory]"] !== undefined ? { directory: flat["location[directory]"] } : {}),
+        ...(flat["location[workspace]"] !== undefined ? { workspace: flat["location[workspace]"] } : {})
+      }
+      return Object.keys(location).length === 0 ? {} : { location }
+    },
+    encode: ({ location }) => ({
+      ...(location?.directory !== undefined ? { "location[directory]": location.directory } : {}),
+      ...(location?.workspace !== undefined ? { "location[workspace]": location.workspace } : {})
+    })
+  }
+)
+
+/** `GET /api/location`: resolves the requested (or the server's default) Location. */
+export const get = HttpApiEndpoint.get("get", "/api/location")
+  .setUrlParams(LocationQuery)
+  .addSuccess(Location.LocationInfo)
+  .annotate(OpenApi.Identifier, "v2.location.get")
+
+export const group = HttpApiGroup.make("location").add(get).annotate(OpenApi.Title, "opencode HttpApi")

@@ -1,0 +1,71 @@
+export * as SessionGroup from "./session.js"
+
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Cursor, Errors, Identifier, Location, Model, Session } from "@opencode-ai/schema"
+import { Schema } from "effect"
+
+const strict = { parseOptions: { onExcessProperty: "error" } } as const
+
+/** `{data: SessionV2Info}` */
+export const SessionResponse = Schema.Struct({ data: Session.SessionV2Info })
+
+export const CreatePayload = Schema.Struct({
+  id: Schema.optional(Identifier.SessionID),
+  agent: Schema.optional(Schema.String),
+  model: Schema.optional(Model.ModelRef),
+  location: Schema.optional(Location.LocationRef)
+}).annotations(strict)
+export interface CreatePayload extends Schema.Schema.Type<typeof CreatePayload> {}
+
+export const Order = Schema.Literal("asc", "desc")
+export type Order = typeof Order.Type
+
+/** A page size: an integer in 1..200 (the default is 50). */
+export const Limit = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 200))
+
+export const ListQuery = Schema.Struct({
+  workspace: Schema.optional(Identifier.WorkspaceID),
+  limit: Schema.optional(Limit),
+  order: Schema.optional(Order),
+  search: Schema.optional(Schema.String),
+  directory: Schema.optional(Schema.String),
+  project: Schema.optional(Schema.String),
+  subpath: Schema.optional(Schema.String),
+  cursor: Schema.optional(Cursor.Token)
+})
+export interface ListQuery extends Schema.Schema.Type<typeof ListQuery> {}
+
+export const PageCursor = Schema.Struct({
+  previous: Schema.optional(Cursor.Token),
+  next: Schema.optional(Cursor.Token)
+})
+
+export const SessionsResponse = Schema.Struct({
+  data: Schema.Array(Session.SessionV2Info),
+  cursor: PageCursor
+}).annotations({ identifier: "SessionsResponse" })
+export interface SessionsResponse extends Schema.Schema.Type<typeof SessionsResponse> {}
+
+export const SessionPath = Schema.Struct({ sessionID: Identifier.SessionID })
+
+/** `POST /api/session`: creates a session; with an explicit `id` it is idempotent for that id. */
+export const create = HttpApiEndpoint.post("create", "/api/session")
+  .setPayload(CreatePayload)
+  .addSuccess(SessionResponse)
+  .annotate(OpenApi.Identifier, "v2.session.create")
+
+/** `GET /api/session`: one Page of sessions, newest first unless `order=asc`. */
+export const list = HttpApiEndpoint.get("list", "/api/session")
+  .setUrlParams(ListQuery)
+  .addSuccess(SessionsResponse)
+  .addError(Errors.InvalidCursorError, { status: 400 })
+  .annotate(OpenApi.Identifier, "v2.session.list")
+
+/** `GET /api/session/{sessionID}` */
+export const get = HttpApiEndpoint.get("get", "/api/session/:sessionID")
+  .setPath(SessionPath)
+  .addSuccess(SessionResponse)
+  .addError(Errors.SessionNotFoundError, { status: 404 })
+  .annotate(OpenApi.Identifier, "v2.session.get")
+
+export const group = HttpApiGroup.make("sessions").add(create).add(list).add(get).annotate(OpenApi.Title, "sessions")

@@ -1,0 +1,5 @@
+import { defineProject } from "vitest/config"
+
+export default defineProject({
+  test: { name: "protocol", include: ["test/**/*.test.ts"], testTimeout: 30_000, hookTimeout: 30_000 }
+})

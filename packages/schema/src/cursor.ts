@@ -1,0 +1,20 @@
+export * as Cursor from "./cursor.js"
+
+import { Schema } from "effect"
+
+/**
+ * An opaque continuation token. Consumers pass it back unchanged; only the issuer reads it.
+ * On the wire it is base64url JSON carrying the query, the anchor and the direction.
+ */
+export const Token = Schema.String.pipe(Schema.brand("Cursor"))
+export type Token = typeof Token.Type
+
+export const Direction = Schema.Literal("next", "previous")
+export type Direction = typeof Direction.Type
+
+/**
+ * The codec between a cursor string and its payload: base64url over JSON over `payload`.
+ * Decoding fails with a ParseError for anything not produced by the matching encoder.
+ */
+export const codec = <A, I>(payload: Schema.Schema<A, I>): Schema.Schema<A, string> =>
+  Schema.compose(Schema.StringFromBase64Url, Schema.parseJson(payload))

@@ -1,0 +1,49 @@
+export * as Errors from "./errors.js"
+
+import { Schema } from "effect"
+
+/**
+ * The tagged failure payloads shared by the runtime and its clients. Each one is a plain tagged
+ * record on the wire (`{_tag, message, ...ids}`); Protocol attaches the HTTP status.
+ */
+export class SessionNotFoundError extends Schema.TaggedError<SessionNotFoundError>()("SessionNotFoundError", {
+  sessionID: Schema.String,
+  message: Schema.String
+}) {
+  static of(sessionID: string): SessionNotFoundError {
+    return new SessionNotFoundError({ sessionID, message: `Session not found: ${sessionID}` })
+  }
+}
+
+export class MessageNotFoundError extends Schema.TaggedError<MessageNotFoundError>()("MessageNotFoundError", {
+  sessionID: Schema.String,
+  messageID: Schema.String,
+  message: Schema.String
+}) {}
+
+export class InvalidCursorError extends Schema.TaggedError<InvalidCursorError>()("InvalidCursorError", {
+  message: Schema.String
+}) {}
+
+/** A request that could not be decoded: `kind` says which part failed, `field` names the path when known. */
+export class InvalidRequestError extends Schema.TaggedError<InvalidRequestError>()("InvalidRequestError", {
+  message: Schema.String,
+  kind: Schema.optional(Schema.String),
+  field: Schema.optional(Schema.String)
+}) {}
+
+export class ConflictError extends Schema.TaggedError<ConflictError>()("ConflictError", {
+  message: Schema.String,
+  resource: Schema.optional(Schema.String)
+}) {}
+
+export class UnauthorizedError extends Schema.TaggedError<UnauthorizedError>()("UnauthorizedError", {
+  message: Schema.String
+}) {}
+
+/** An `/api` path that names no operation. */
+export class RouteNotFoundError extends Schema.TaggedError<RouteNotFoundError>()("RouteNotFoundError", {
+  method: Schema.String,
+  path: Schema.String,
+  message: Schema.String
+}) {}

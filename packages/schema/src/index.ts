@@ -1,0 +1,7 @@
+export { Cursor } from "./cursor.js"
+export { Errors } from "./errors.js"
+export { Event } from "./event.js"
+export { Identifier } from "./identifier.js"
+export { Location } from "./location.js"
+export { Model } from "./model.js"
+export { Session } from "./session.js"
