@@ -39,5 +39,24 @@ export const get = HttpApiEndpoint.get("get", "/api/location")
   .setUrlParams(LocationQuery)
   .addSuccess(Location.LocationInfo)
   .annotate(OpenApi.Identifier, "v2.location.get")
+  .annotate(OpenApi.Transform, (operation) => ({
+    ...operation,
+    // Document the bracketed keys as the one deepObject parameter they are on the wire.
+    parameters: [
+      ...(operation.parameters as ReadonlyArray<{ readonly name: string }>).filter((p) => !p.name.startsWith("location[")),
+      {
+        name: "location",
+        in: "query",
+        schema: {
+          type: "object",
+          properties: { directory: { type: "string" }, workspace: { type: "string" } },
+          additionalProperties: false
+        },
+        required: false,
+        style: "deepObject",
+        explode: true
+      }
+    ]
+  }))
 
 export const group = HttpApiGroup.make("location").add(get).annotate(OpenApi.Title, "opencode HttpApi")

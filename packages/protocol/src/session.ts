@@ -21,7 +21,9 @@ export const Order = Schema.Literal("asc", "desc")
 export type Order = typeof Order.Type
 
 /** A page size: an integer in 1..200 (the default is 50). */
-export const Limit = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 200))
+export const Limit = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 200)).annotations({
+  jsonSchema: { type: "number" }
+})
 
 export const ListQuery = Schema.Struct({
   workspace: Schema.optional(Identifier.WorkspaceID),

@@ -1,7 +1,7 @@
 export * as Session from "./session.js"
 
 import { Schema } from "effect"
-import { MessageID, SessionID } from "./identifier.js"
+import { SessionID } from "./identifier.js"
 import { LocationRef } from "./location.js"
 import { ModelRef } from "./model.js"
 
@@ -35,7 +35,7 @@ export interface FileDiff extends Schema.Schema.Type<typeof FileDiff> {}
 
 /** A staged revert: the message it rewinds to and the file changes it would undo. */
 export const RevertState = Schema.Struct({
-  messageID: MessageID.pipe(Schema.startsWith("msg_")),
+  messageID: Schema.String.pipe(Schema.startsWith("msg_"), Schema.brand("MessageID")),
   partID: Schema.optional(Schema.String),
   snapshot: Schema.optional(Schema.String),
   diff: Schema.optional(Schema.String),

@@ -1,0 +1,128 @@
+import { OpenApiDocument } from "@opencode-ai/protocol"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { describe, expect, it } from "vitest"
+
+/**
+ * Contract conformance: every operation our API declares must match the upstream reference
+ * (`shared/reference/opencode-v2-openapi.json`) in path, method, operationId, parameters, status
+ * codes, error tags and schema shapes. Operations are enumerated from our document, so adding an
+ * endpoint adds its checks.
+ */
+type Json = any
+const referenceFile = path.resolve(__dirname, "../../../../shared/reference/opencode-v2-openapi.json")
+const reference: Json = JSON.parse(fs.readFileSync(referenceFile, "utf8"))
+const ours: Json = JSON.parse(JSON.stringify(OpenApiDocument.make()))
+
+const DOC_KEYS = new Set(["description", "title", "examples", "$comment"])
+
+/** Resolves refs and removes what only documents a schema, so equal shapes compare equal. */
+const shape = (schema: Json, doc: Json, seen: ReadonlyArray<string> = []): Json => {
+  if (Array.isArray(schema)) return schema.map((s) => shape(s, doc, seen))
+  if (schema === null || typeof schema !== "object") return schema
+  if (typeof schema.$ref === "string") {
+    const name = schema.$ref.replace("#/components/schemas/", "")
+    if (seen.includes(name)) return { $recursive: name }
+    return shape(doc.components.schemas[name], doc, [...seen, name])
+  }
+  let out: Json = {}
+  for (const [key, value] of Object.entries(schema)) {
+    if (DOC_KEYS.has(key)) continue
+    if (key === "allOf") {
+      // Refinements render as allOf fragments; merged, they are one constraint set.
+      for (const part of value as Array<Json>) out = { ...out, ...shape(part, doc, seen) }
+      continue
+    }
+    out[key] = shape(value, doc, seen)
+  }
+  if (Array.isArray(out.required)) {
+    if (out.required.length === 0) delete out.required
+    else out.required = [...out.required].sort()
+  }
+  if (Array.isArray(out.anyOf)) {
+    const unique = [...new Map(out.anyOf.map((s: Json) => [JSON.stringify(sortKeys(s)), s])).values()]
+    unique.sort((a, b) => JSON.stringify(sortKeys(a)).localeCompare(JSON.stringify(sortKeys(b))))
+    if (unique.length === 1) {
+      const { anyOf: _, ...rest } = out
+      out = { ...rest, ...(unique[0] as Json) }
+    } else out.anyOf = unique
+  }
+  return sortKeys(out)
+}
+
+const sortKeys = (value: Json): Json =>
+  Array.isArray(value)
+    ? value.map(sortKeys)
+    : value && typeof value === "object"
+      ? Object.fromEntries(Object.keys(value).sort().map((k) => [k, sortKeys(value[k])]))
+      : value
+
+const tagsOf = (schema: Json): Array<string> => {
+  const tags = new Set<string>()
+  const walk = (s: Json) => {
+    if (!s || typeof s !== "object") return
+    if (s.properties?._tag?.enum) for (const t of s.properties._tag.enum) tags.add(t)
+    for (const alt of s.anyOf ?? []) walk(alt)
+  }
+  walk(schema)
+  return [...tags].sort()
+}
+
+const operations = Object.entries(ours.paths as Record<string, Record<string, Json>>).flatMap(([p, methods]) =>
+  Object.entries(methods).map(([method, op]) => ({ path: p, method, op }))
+)
+
+describe("contract conformance with the upstream reference", () => {
+  it("declares at least the foundation operations", () => {
+    expect(operations.map((o) => o.op.operationId).sort()).toEqual(
+      expect.arrayContaining(["v2.health.get", "v2.location.get", "v2.session.create", "v2.session.get", "v2.session.list"])
+    )
+  })
+
+  describe.each(operations)("$method $path", ({ path: p, method, op }) => {
+    const ref: Json = reference.paths[p]?.[method]
+
+    it("exists in the reference with the same operationId and tags", () => {
+      expect(ref, `${method.toUpperCase()} ${p} is not in the reference`).toBeDefined()
+      expect(op.operationId).toBe(ref.operationId)
+      expect(op.tags).toEqual(ref.tags)
+    })
+
+    it("has the same parameters", () => {
+      const params = (list: Array<Json>, doc: Json) =>
+        Object.fromEntries(
+          (list ?? []).map((param) => [
+            `${param.in}:${param.name}`,
+            { required: param.required ?? false, style: param.style, explode: param.explode, schema: shape(param.schema, doc) }
+          ])
+        )
+      expect(params(op.parameters, ours)).toEqual(params(ref.parameters, reference))
+    })
+
+    it("has the same request body", () => {
+      const body = (o: Json, doc: Json) =>
+        o.requestBody && {
+          required: o.requestBody.required,
+          content: Object.fromEntries(
+            Object.entries(o.requestBody.content).map(([type, c]: [string, Json]) => [type, shape(c.schema, doc)])
+          )
+        }
+      expect(body(op, ours)).toEqual(body(ref, reference))
+    })
+
+    it("has the same status codes, error tags and response shapes", () => {
+      expect(Object.keys(op.responses).sort()).toEqual(Object.keys(ref.responses).sort())
+      for (const status of Object.keys(ref.responses)) {
+        const content = (r: Json, doc: Json) =>
+          Object.fromEntries(Object.entries(r.content ?? {}).map(([type, c]: [string, Json]) => [type, shape(c.schema, doc)]))
+        const mine = content(op.responses[status], ours)
+        const theirs = content(ref.responses[status], reference)
+        expect(Object.keys(mine), `content types of ${status}`).toEqual(Object.keys(theirs))
+        for (const type of Object.keys(theirs)) {
+          expect(tagsOf(mine[type]), `error tags of ${status}`).toEqual(tagsOf(theirs[type]))
+          expect(mine[type], `shape of ${status} ${type}`).toEqual(theirs[type])
+        }
+      }
+    })
+  })
+})

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# One command: set up the workspace, verify generated files and types, then run every test.
+# Ends with the line `tests: N passed, N failed`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+npx -y pnpm@12.4.2 run generate:check
+npx -y pnpm@12.4.2 run typecheck
+results="$(mktemp -d)/vitest.json"
+status=0
+npx vitest run --reporter=default --reporter=json --outputFile.json="$results" || status=$?
+node -e '
+const fs = require("node:fs")
+const file = process.argv[1]
+if (!fs.existsSync(file)) { console.log("tests: 0 passed, 1 failed"); process.exit(0) }
+const r = JSON.parse(fs.readFileSync(file, "utf8"))
+console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests + (r.numRuntimeErrors ?? 0)} failed`)
+' "$results"
+exit $status
