@@ -31,16 +31,44 @@ export const layer = (options: Options) => {
   const env = options.env ?? process.env
   const paths = Paths.fromEnv(env, os.homedir())
   const core = Core.layer({ databaseFile: paths.databaseFile, directory: options.directory ?? process.cwd() })
+  // Core is provided last so it is built first and released last: on shutdown the listener stops
+  // accepting and drains in-flight requests while the database is still open.
+  const listener = Layer.unwrapEffect(
+    Effect.sync(() => {
+      const server = http.createServer()
+      return Layer.scopedDiscard(closeDrainedConnections(server)).pipe(
+        Layer.provideMerge(NodeHttpServer.layer(() => server, { port: options.port, host: options.hostname }))
+      )
+    })
+  )
   return HttpApiBuilder.serve().pipe(
     Layer.provide(Router.layer({ auth: BasicAuth.fromEnv(env) })),
-    Layer.provide(core),
-    Layer.provideMerge(NodeHttpServer.layer(() => http.createServer(), { port: options.port, host: options.hostname }))
+    Layer.provideMerge(listener),
+    Layer.provide(core)
   )
 }
 
+/**
+ * `server.close()` stops accepting and waits for open connections, but a keep-alive connection whose
+ * request finishes after close began would linger until its idle timeout. While shutting down, idle
+ * connections are closed as soon as their in-flight request completes.
+ */
+const closeDrainedConnections = (server: http.Server) =>
+  Effect.addFinalizer(() =>
+    Effect.sync(() => {
+      const timer = setInterval(() => server.closeIdleConnections(), 25)
+      server.once("close", () => clearInterval(timer))
+    })
+  )
+
 /** Logs go to stderr with `--print-logs`, otherwise to `<data>/log/opencode.log`. */
 const logger = (options: Options) => {
-  if (options.printLogs) return Logger.replace(Logger.defaultLogger, Logger.withLeveledConsole(Logger.logfmtLogger))
+  if (options.printLogs) {
+    return Logger.replace(
+      Logger.defaultLogger,
+      Logger.make((entry) => void process.stderr.write(`${Logger.logfmtLogger.log(entry)}\n`))
+    )
+  }
   const file = path.join(Paths.fromEnv(options.env ?? process.env, os.homedir()).dataDir, "log", "opencode.log")
   return Layer.unwrapEffect(
     Effect.sync(() => {
@@ -56,6 +84,7 @@ export const run = (options: Options) =>
     const address = yield* HttpServer.HttpServer.pipe(Effect.map((server) => server.address))
     const url = address._tag === "TcpAddress" ? `http://${address.hostname}:${address.port}` : address.path
     yield* Console.log(`opencode server listening on ${url}`)
+    yield* Effect.logInfo("opencode server listening").pipe(Effect.annotateLogs({ url }))
     return yield* Effect.never
   }).pipe(
     Effect.provide(layer(options)),

@@ -1,0 +1,117 @@
+import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as http from "node:http"
+import * as path from "node:path"
+import { afterEach, describe, expect, it } from "vitest"
+import { tempDir } from "./harness.js"
+
+const bin = path.resolve(__dirname, "../dist/bin.js")
+const running: Array<ChildProcess> = []
+afterEach(() => {
+  for (const child of running.splice(0)) child.kill("SIGKILL")
+})
+
+/** Spawns `opencode serve` as a real process and resolves with the URL it prints. */
+const serve = (args: ReadonlyArray<string>, env: Record<string, string>) =>
+  new Promise<{ child: ChildProcess; url: string; stderr: () => string }>((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, "serve", ...args], {
+      cwd: path.resolve(__dirname, "../../.."),
+      env: { PATH: process.env.PATH ?? "", HOME: env.HOME ?? tempDir("home"), ...env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    running.push(child)
+    let out = ""
+    let err = ""
+    child.stdout!.on("data", (chunk) => {
+      out += chunk
+      const match = /listening on (http:\/\/\S+)/.exec(out)
+      if (match) resolve({ child, url: match[1]!, stderr: () => err })
+    })
+    child.stderr!.on("data", (chunk) => (err += chunk))
+    child.on("exit", (code) => reject(new Error(`serve exited with ${code}: ${out}\n${err}`)))
+  })
+
+const exited = (child: ChildProcess) =>
+  new Promise<number | null>((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.on("exit", resolve)))
+
+const post = (url: string, body: unknown) =>
+  fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }).then(
+    (r) => r.json() as Promise<any>
+  )
+
+describe("opencode serve", () => {
+  it("listens on the given port and hostname, prints its URL and stores sessions in the XDG data dir", async () => {
+    const data = tempDir("xdg")
+    const { child, url } = await serve(["--port", "0", "--hostname", "127.0.0.1"], { XDG_DATA_HOME: data })
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+    expect(await fetch(`${url}/api/health`).then((r) => r.json())).toEqual({ healthy: true })
+    const created = await post(`${url}/api/session`, {})
+    expect(created.data.id).toMatch(/^ses_/)
+    expect(fs.existsSync(path.join(data, "opencode", "opencode.db"))).toBe(true)
+    child.kill("SIGTERM")
+    expect(await exited(child)).toBe(0)
+  })
+
+  it("honours OPENCODE_DB and keeps sessions across restarts", async () => {
+    const db = path.join(tempDir("db"), "nested", "custom.db")
+    const first = await serve(["--port", "0"], { OPENCODE_DB: db, XDG_DATA_HOME: tempDir("xdg") })
+    const created = await post(`${first.url}/api/session`, {})
+    first.child.kill("SIGINT")
+    expect(await exited(first.child)).toBe(0)
+    // A clean close checkpoints the WAL back into the database file.
+    expect(fs.existsSync(`${db}-wal`)).toBe(false)
+
+    const second = await serve(["--port", "0"], { OPENCODE_DB: db, XDG_DATA_HOME: tempDir("xdg") })
+    const fetched = await fetch(`${second.url}/api/session/${created.data.id}`).then((r) => r.json())
+    expect(fetched.data).toEqual(created.data)
+    second.child.kill("SIGTERM")
+    expect(await exited(second.child)).toBe(0)
+  })
+
+  it("finishes an in-flight request after SIGTERM, then exits", async () => {
+    const { child, url } = await serve(["--port", "0"], { XDG_DATA_HOME: tempDir("xdg") })
+    const { port } = new URL(url)
+    const body = JSON.stringify({ agent: "build" })
+    const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const request = http.request(
+        { host: "127.0.0.1", port, method: "POST", path: "/api/session", headers: { "content-type": "application/json", "content-length": body.length } },
+        (res) => {
+          let text = ""
+          res.on("data", (c) => (text += c))
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }))
+        }
+      )
+      request.on("error", reject)
+      // Half the body now; the request is in flight when the signal arrives.
+      request.write(body.slice(0, 5))
+      setTimeout(() => {
+        child.kill("SIGTERM")
+        setTimeout(() => request.end(body.slice(5)), 300)
+      }, 300)
+    })
+    const result = await response
+    expect(result.status).toBe(200)
+    expect(JSON.parse(result.body).data.agent).toBe("build")
+    expect(await exited(child)).toBe(0)
+    // New connections are refused once shutdown began.
+    await expect(fetch(`${url}/api/health`)).rejects.toThrow()
+  })
+
+  it("writes logs to stderr with --print-logs, and to the log file otherwise", async () => {
+    const printed = await serve(["--port", "0", "--print-logs", "--log-level", "DEBUG"], { XDG_DATA_HOME: tempDir("xdg") })
+    printed.child.kill("SIGTERM")
+    expect(await exited(printed.child)).toBe(0)
+    expect(printed.stderr()).toContain("opencode server listening")
+
+    const data = tempDir("xdg")
+    const quiet = await serve(["--port", "0"], { XDG_DATA_HOME: data })
+    quiet.child.kill("SIGTERM")
+    expect(await exited(quiet.child)).toBe(0)
+    expect(quiet.stderr()).not.toContain("opencode server listening")
+    expect(fs.readFileSync(path.join(data, "opencode", "log", "opencode.log"), "utf8")).toContain("opencode server listening")
+  })
+
+  it("rejects an invalid option with a usage error", async () => {
+    await expect(serve(["--port", "not-a-number"], { XDG_DATA_HOME: tempDir("xdg") })).rejects.toThrow(/exited with [1-9]/)
+  })
+})

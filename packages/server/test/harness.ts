@@ -1,0 +1,39 @@
+import { HttpServer } from "@effect/platform"
+import { Effect, Layer, LogLevel, Scope } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Serve } from "../src/serve.js"
+
+export interface Running {
+  readonly url: string
+  readonly dataHome: string
+  readonly directory: string
+}
+
+/** A fresh temporary directory, removed when the test process exits. */
+export const tempDir = (prefix: string): string => fs.mkdtempSync(path.join(os.tmpdir(), `opencode-${prefix}-`))
+
+/**
+ * Starts the real listener on 127.0.0.1 with an ephemeral port, a temporary XDG data home (so a
+ * fresh SQLite file) and a temporary instance directory. Closed with the enclosing Scope.
+ */
+export const startServer = (env: Record<string, string> = {}): Effect.Effect<Running, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const dataHome = tempDir("data")
+    const directory = tempDir("project")
+    const context = yield* Layer.build(
+      Serve.layer({
+        port: 0,
+        hostname: "127.0.0.1",
+        printLogs: true,
+        logLevel: LogLevel.None,
+        directory,
+        env: { XDG_DATA_HOME: dataHome, ...env }
+      })
+    ).pipe(Effect.orDie)
+    const server = yield* HttpServer.HttpServer.pipe(Effect.provide(context))
+    const address = server.address
+    if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
+    return { url: `http://127.0.0.1:${address.port}`, dataHome, directory }
+  })
