@@ -1,0 +1,166 @@
+export * as EventLog from "./event-log.js"
+
+import { SqlClient, SqlError } from "@effect/sql"
+import { Event, Identifier } from "@opencode-ai/schema"
+import { Clock, Context, Effect, Layer, PubSub, Schema, Stream, type Queue, type Scope } from "effect"
+
+/** A committed durable event: the schema's envelope with `durable` always present. */
+export interface Envelope {
+  readonly id: Identifier.EventID
+  readonly type: string
+  readonly durable: Event.Durable
+  readonly data: unknown
+}
+
+/** An event to append: its type, the schema version of that type, and its JSON-serialisable data. */
+export interface Draft {
+  readonly type: string
+  readonly version: number
+  readonly data: unknown
+}
+
+/**
+ * Runs inside the append's transaction, after the event rows are written, to update the read
+ * models. A failure (or defect) rolls the whole append back, and the failure is the append's.
+ */
+export type Projection<E> = (committed: ReadonlyArray<Envelope>) => Effect.Effect<void, E, SqlClient.SqlClient>
+
+export interface Interface {
+  /**
+   * Appends `events` to one aggregate's log as a single transaction: the sequence bump (gapless,
+   * the first event of an aggregate gets seq 1), the event rows and `project` commit together or
+   * not at all. Resolves with the committed envelopes once committed; only then are they published
+   * to live subscribers, in commit order. Appending no events writes and publishes nothing.
+   *
+   * Interruption while waiting for the writer leaves nothing written; once the transaction starts the
+   * append runs to completion. It must not be called inside another SQL transaction (including from
+   * a projection): that is a defect, because "published after commit" could not hold.
+   */
+  readonly append: <E = never>(
+    aggregateID: string,
+    events: ReadonlyArray<Draft>,
+    project?: Projection<E>
+  ) => Effect.Effect<ReadonlyArray<Envelope>, E>
+  /** The committed envelopes of one aggregate with `seq > after` (default 0), in seq order. */
+  readonly read: (aggregateID: string, options?: { readonly after?: number }) => Effect.Effect<ReadonlyArray<Envelope>>
+  /**
+   * A live subscription to every envelope committed (on any aggregate) after it is taken, in commit
+   * order. It lives until the scope closes; the queue is unbounded, so drain it.
+   */
+  readonly subscribe: Effect.Effect<Queue.Dequeue<Envelope>, never, Scope.Scope>
+  /**
+   * One aggregate's log as a stream without gaps or duplicates: the committed envelopes with
+   * `seq > after`, then every later one as it commits. Never ends on its own; interrupting the
+   * consumer releases the subscription.
+   */
+  readonly follow: (aggregateID: string, options?: { readonly after?: number }) => Stream.Stream<Envelope>
+}
+
+/** The durable event log service; `yield* EventLog.Service`. */
+export class Service extends Context.Tag("@opencode-ai/core/EventLog")<Service, Interface>() {}
+
+const Row = Schema.Struct({
+  id: Identifier.EventID,
+  type: Schema.String,
+  seq: Schema.Int,
+  version: Schema.Int,
+  data: Schema.parseJson()
+})
+const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
+
+export const layer: Layer.Layer<Service, never, SqlClient.SqlClient> = Layer.scoped(
+  Service,
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const live = yield* Effect.acquireRelease(PubSub.unbounded<Envelope>(), PubSub.shutdown)
+    // SQLite has one writer anyway; holding this across commit and publish keeps publish order equal
+    // to commit order, so live readers see each aggregate's seq strictly increasing.
+    const writer = yield* Effect.makeSemaphore(1)
+
+    const insert = Effect.fn("EventLog.insert")(function* (aggregateID: string, events: ReadonlyArray<Draft>) {
+      const [bumped] = yield* sql<{ readonly seq: number }>`
+        INSERT INTO event_sequence (aggregate_id, seq) VALUES (${aggregateID}, ${events.length})
+        ON CONFLICT (aggregate_id) DO UPDATE SET seq = seq + excluded.seq
+        RETURNING seq`
+      if (bumped === undefined) return yield* Effect.dieMessage(`event_sequence returned no row for ${aggregateID}`)
+      const first = bumped.seq - events.length + 1
+      const now = yield* Clock.currentTimeMillis
+      const committed = events.map(
+        (event, index): Envelope => ({
+          id: Identifier.newEventID(now),
+          type: event.type,
+          durable: { aggregateID, seq: first + index, version: event.version },
+          data: event.data
+        })
+      )
+      yield* sql`INSERT INTO event ${sql.insert(
+        committed.map((envelope) => ({
+          id: envelope.id,
+          aggregate_id: aggregateID,
+          seq: envelope.durable.seq,
+          type: envelope.type,
+          version: envelope.durable.version,
+          data: JSON.stringify(envelope.data),
+          time_created: now
+        }))
+      )}`
+      return committed
+    }, Effect.orDie)
+
+    const append = Effect.fn("EventLog.append")(function* <E>(
+      aggregateID: string,
+      events: ReadonlyArray<Draft>,
+      project?: Projection<E>
+    ) {
+      if (events.length === 0) return []
+      const outer = yield* Effect.serviceOption(SqlClient.TransactionConnection)
+      if (outer._tag === "Some") {
+        return yield* Effect.dieMessage("EventLog.append must not run inside another SQL transaction")
+      }
+      const transaction = insert(aggregateID, events).pipe(
+        Effect.tap((committed) =>
+          project === undefined ? Effect.void : Effect.provideService(project(committed), SqlClient.SqlClient, sql)
+        ),
+        sql.withTransaction,
+        Effect.catchIf((error): error is SqlError.SqlError => error instanceof SqlError.SqlError, Effect.die),
+        Effect.tap((committed) => PubSub.publishAll(live, committed))
+      )
+      return yield* writer.withPermits(1)(Effect.uninterruptible(transaction))
+    }, (effect, aggregateID) => Effect.annotateLogs(effect, { aggregateID }))
+
+    const read = Effect.fn("EventLog.read")(function* (aggregateID: string, options?: { readonly after?: number }) {
+      const rows = yield* sql`
+        SELECT id, type, seq, version, data FROM event
+        WHERE aggregate_id = ${aggregateID} AND seq > ${options?.after ?? 0}
+        ORDER BY seq`.pipe(Effect.flatMap(decodeRows), Effect.orDie)
+      return rows.map(
+        (row): Envelope => ({
+          id: row.id,
+          type: row.type,
+          durable: { aggregateID, seq: row.seq, version: row.version },
+          data: row.data
+        })
+      )
+    })
+
+    const subscribe = PubSub.subscribe(live)
+
+    const follow = (aggregateID: string, options?: { readonly after?: number }) =>
+      Stream.unwrapScoped(
+        Effect.gen(function* () {
+          // Subscribe before reading, so an append committing in between is in the queue if not in the read.
+          const queue = yield* subscribe
+          const past = yield* read(aggregateID, options)
+          const last = past.at(-1)?.durable.seq ?? options?.after ?? 0
+          return Stream.concat(
+            Stream.fromIterable(past),
+            Stream.fromQueue(queue).pipe(
+              Stream.filter((envelope) => envelope.durable.aggregateID === aggregateID && envelope.durable.seq > last)
+            )
+          )
+        })
+      )
+
+    return Service.of({ append, read, subscribe, follow })
+  })
+)

@@ -1,0 +1,40 @@
+export * as SessionCursor from "./session-cursor.js"
+
+import { Cursor } from "@opencode-ai/schema"
+import { Schema } from "effect"
+
+export const Order = Schema.Literal("asc", "desc")
+export type Order = typeof Order.Type
+
+/**
+ * A session list query with its defaults applied. `desc` walks `(time_created, id)` from newest to
+ * oldest, `asc` the reverse; the filters are exact except `search`, a case-insensitive title substring.
+ */
+export const Query = Schema.Struct({
+  order: Order,
+  limit: Schema.Int.pipe(Schema.between(1, 200)),
+  search: Schema.optional(Schema.String),
+  directory: Schema.optional(Schema.String),
+  workspace: Schema.optional(Schema.String),
+  project: Schema.optional(Schema.String),
+  subpath: Schema.optional(Schema.String)
+})
+export interface Query extends Schema.Schema.Type<typeof Query> {}
+
+/** A position between two sessions in a query's order: the key of the session on its near side. */
+export const Anchor = Schema.Struct({ time: Schema.Number, id: Schema.String })
+export interface Anchor extends Schema.Schema.Type<typeof Anchor> {}
+
+/**
+ * What a cursor carries: the query it continues, the anchor, and which side of the anchor the page
+ * lies on (`next`: the items after it in query order, `previous`: the items before it).
+ */
+export const Payload = Schema.Struct({ query: Query, anchor: Anchor, direction: Cursor.Direction })
+export interface Payload extends Schema.Schema.Type<typeof Payload> {}
+
+/** The opaque token form: base64url JSON. Decoding anything this module did not encode fails. */
+export const Token = Cursor.codec(Payload)
+
+export const encode = (payload: Payload): Cursor.Token => Cursor.Token.make(Schema.encodeSync(Token)(payload))
+
+export const decode = Schema.decodeUnknown(Token)

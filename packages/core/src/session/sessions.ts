@@ -1,0 +1,245 @@
+export * as Sessions from "./sessions.js"
+
+import { SqlClient } from "@effect/sql"
+import { Errors, Identifier, Session, type Cursor, type Location, type Model } from "@opencode-ai/schema"
+import { Clock, Context, Data, Effect, Layer, Schema } from "effect"
+import * as path from "node:path"
+import * as EventLog from "../event/event-log.js"
+import * as SessionCursor from "./session-cursor.js"
+
+export interface CreateInput {
+  /** An explicit ID makes creation idempotent for it; by default a fresh descending session ID. */
+  readonly id?: Identifier.SessionID | undefined
+  readonly agent?: string | undefined
+  readonly model?: Model.ModelRef | undefined
+  readonly location: Location.LocationInfo
+}
+
+/** A first page (query fields, all optional) or a continuation (`cursor` alone). */
+export interface ListInput {
+  readonly cursor?: string | undefined
+  readonly order?: SessionCursor.Order | undefined
+  readonly limit?: number | undefined
+  readonly search?: string | undefined
+  readonly directory?: string | undefined
+  readonly workspace?: string | undefined
+  readonly project?: string | undefined
+  readonly subpath?: string | undefined
+}
+
+/** One page in query order, with the cursors to the neighbouring pages when they hold items. */
+export interface Page {
+  readonly data: ReadonlyArray<Session.SessionV2Info>
+  readonly cursor: { readonly previous?: Cursor.Token; readonly next?: Cursor.Token }
+}
+
+export interface Interface {
+  /**
+   * Creates a session and resolves once its `session.created` event (seq 1) and its row have
+   * committed together. With an explicit `id` that already exists it resolves with the stored
+   * session unchanged and appends nothing, so retries are safe.
+   */
+  readonly create: (input: CreateInput) => Effect.Effect<Session.SessionV2Info>
+  readonly get: (sessionID: string) => Effect.Effect<Session.SessionV2Info, Errors.SessionNotFoundError>
+  /**
+   * One page of sessions, newest first unless `order: "asc"`; `limit` defaults to 50 (1..200).
+   * Pages are keyset-anchored, so sessions created while walking never shift or repeat items.
+   * `next` is present iff items exist after the page's last item, `previous` iff items exist
+   * before its first one. A continuation takes only its cursor: any other field is an
+   * InvalidRequestError, an undecodable cursor an InvalidCursorError.
+   */
+  readonly list: (
+    input?: ListInput
+  ) => Effect.Effect<Page, Errors.InvalidCursorError | Errors.InvalidRequestError>
+}
+
+/** The session store; `yield* Sessions.Service`. */
+export class Service extends Context.Tag("@opencode-ai/core/Sessions")<Service, Interface>() {}
+
+/** The session.created projection found the row already there: the append rolls back. */
+class AlreadyExists extends Data.TaggedError("AlreadyExists") {}
+
+interface Row {
+  readonly info: string
+  readonly time_created: number
+  readonly id: string
+}
+
+const queryFields = ["order", "limit", "search", "directory", "workspace", "project", "subpath"] as const
+
+const decodeInfo = Schema.decodeUnknown(Schema.parseJson(Session.SessionV2Info))
+const encodeInfo = Schema.encode(Session.SessionV2Info)
+
+/** `directory` relative to the project root when strictly inside it; undefined otherwise. */
+const subpathOf = (location: Location.LocationInfo): string | undefined => {
+  const relative = path.relative(location.project.directory, location.directory)
+  const inside =
+    relative !== "" && relative !== ".." && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative)
+  return inside ? relative : undefined
+}
+
+/** LIKE with `\` as the escape character: the search text matches literally. */
+const likePattern = (search: string) => `%${search.replace(/[\\%_]/g, (char) => `\\${char}`)}%`
+
+const invalidQuery = (field: string, message: string) => new Errors.InvalidRequestError({ kind: "query", field, message })
+
+export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.Service> = Layer.effect(
+  Service,
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const log = yield* EventLog.Service
+
+    const get = Effect.fn("Sessions.get")(
+      function* (sessionID: string) {
+        const [row] = yield* sql<{ readonly info: string }>`SELECT info FROM session WHERE id = ${sessionID}`.pipe(
+          Effect.orDie
+        )
+        if (row === undefined) return yield* Errors.SessionNotFoundError.of(sessionID)
+        return yield* decodeInfo(row.info).pipe(Effect.orDie)
+      },
+      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+    )
+
+    const insertRow = (info: Session.SessionV2Info, json: string) =>
+      sql<{ readonly id: string }>`
+        INSERT INTO session ${sql.insert({
+          id: info.id,
+          project_id: info.projectID,
+          directory: info.location.directory,
+          workspace_id: info.location.workspaceID ?? null,
+          subpath: info.subpath ?? null,
+          title: info.title,
+          time_created: info.time.created,
+          time_updated: info.time.updated,
+          info: json
+        })}
+        ON CONFLICT (id) DO NOTHING
+        RETURNING id`.pipe(
+        Effect.orDie,
+        Effect.flatMap((inserted) => (inserted.length === 0 ? new AlreadyExists() : Effect.void))
+      )
+
+    const create = Effect.fn("Sessions.create")(function* (input: CreateInput) {
+      const now = yield* Clock.currentTimeMillis
+      const id = input.id ?? Identifier.newSessionID(now)
+      const subpath = subpathOf(input.location)
+      const info: Session.SessionV2Info = {
+        id,
+        projectID: input.location.project.id,
+        ...(input.agent === undefined ? {} : { agent: input.agent }),
+        ...(input.model === undefined ? {} : { model: input.model }),
+        cost: 0,
+        tokens: Session.emptyTokens,
+        time: { created: now, updated: now },
+        title: `New session - ${new Date(now).toISOString()}`,
+        location: {
+          directory: input.location.directory,
+          ...(input.location.workspaceID === undefined ? {} : { workspaceID: input.location.workspaceID })
+        },
+        ...(subpath === undefined ? {} : { subpath })
+      }
+      const encoded = yield* encodeInfo(info).pipe(Effect.orDie)
+      return yield* log
+        .append(id, [{ type: "session.created", version: 1, data: { sessionID: id, info: encoded } }], () =>
+          insertRow(info, JSON.stringify(encoded))
+        )
+        .pipe(
+          Effect.as(info),
+          Effect.catchTag("AlreadyExists", () => Effect.orDie(get(id))),
+          Effect.annotateLogs({ sessionID: id })
+        )
+    })
+
+    /** The query a request runs and the side of the anchor it reads, if it continues a cursor. */
+    const request = Effect.fn("Sessions.request")(function* (input: ListInput) {
+      if (input.cursor !== undefined) {
+        const extra = queryFields.find((field) => input[field] !== undefined)
+        if (extra !== undefined) {
+          return yield* invalidQuery(
+            extra,
+            `A cursor continues the query it was issued for: send the cursor alone, without "${extra}"`
+          )
+        }
+        return yield* SessionCursor.decode(input.cursor).pipe(
+          Effect.mapError(() => new Errors.InvalidCursorError({ message: "The cursor is malformed or was not issued by this server" }))
+        )
+      }
+      const limit = input.limit ?? 50
+      if (!Number.isInteger(limit) || limit < 1 || limit > 200) {
+        return yield* invalidQuery("limit", "limit must be an integer from 1 to 200")
+      }
+      const query: SessionCursor.Query = {
+        order: input.order ?? "desc",
+        limit,
+        ...(input.search === undefined ? {} : { search: input.search }),
+        ...(input.directory === undefined ? {} : { directory: input.directory }),
+        ...(input.workspace === undefined ? {} : { workspace: input.workspace }),
+        ...(input.project === undefined ? {} : { project: input.project }),
+        ...(input.subpath === undefined ? {} : { subpath: input.subpath })
+      }
+      return { query, anchor: undefined, direction: "next" as const }
+    })
+
+    const list = Effect.fn("Sessions.list")(function* (input: ListInput = {}) {
+      const { query, anchor, direction } = yield* request(input)
+
+      const filters = [
+        ...(query.search === undefined ? [] : [sql`title LIKE ${likePattern(query.search)} ESCAPE ${"\\"}`]),
+        ...(query.directory === undefined ? [] : [sql`directory = ${query.directory}`]),
+        ...(query.workspace === undefined ? [] : [sql`workspace_id = ${query.workspace}`]),
+        ...(query.project === undefined ? [] : [sql`project_id = ${query.project}`]),
+        ...(query.subpath === undefined ? [] : [sql`subpath = ${query.subpath}`])
+      ]
+      // `forward` walks in query order, backward against it; "beyond" means strictly past the key.
+      // Creation order is (time_created, then id descending): session ids count down, so within one
+      // millisecond the smaller id is the newer session.
+      const ascending = (forward: boolean) => (query.order === "asc") === forward
+      const beyond = (key: SessionCursor.Anchor, forward: boolean) =>
+        ascending(forward)
+          ? sql`(time_created > ${key.time} OR (time_created = ${key.time} AND id < ${key.id}))`
+          : sql`(time_created < ${key.time} OR (time_created = ${key.time} AND id > ${key.id}))`
+      const exists = (key: SessionCursor.Anchor, forward: boolean) =>
+        sql`SELECT 1 FROM session WHERE ${sql.and([...filters, beyond(key, forward)])} LIMIT 1`.pipe(
+          Effect.map((rows) => rows.length > 0)
+        )
+
+      const forward = direction === "next"
+      const timeSort = sql.literal(ascending(forward) ? "ASC" : "DESC")
+      const idSort = sql.literal(ascending(forward) ? "DESC" : "ASC")
+      const keyOf = (row: Row): SessionCursor.Anchor => ({ time: row.time_created, id: row.id })
+      // One read transaction, so the page and the neighbour checks see the same snapshot.
+      const { items, previous, next } = yield* Effect.gen(function* () {
+        const rows = yield* sql<Row>`
+          SELECT info, time_created, id FROM session
+          WHERE ${sql.and(anchor === undefined ? filters : [...filters, beyond(anchor, forward)])}
+          ORDER BY time_created ${timeSort}, id ${idSort}
+          LIMIT ${query.limit + 1}`
+        const more = rows.length > query.limit
+        const taken = rows.slice(0, query.limit)
+        const items = forward ? taken : taken.reverse()
+        // The edges of the page in query order; an empty continuation page has only its anchor.
+        const head = items.length > 0 ? keyOf(items[0]!) : anchor
+        const tail = items.length > 0 ? keyOf(items[items.length - 1]!) : anchor
+        // The extra row answers for the side the page was read towards; the other side is asked.
+        const hasPrevious = forward ? head !== undefined && (yield* exists(head, false)) : more
+        const hasNext = forward ? more : tail !== undefined && (yield* exists(tail, true))
+        return {
+          items,
+          previous: hasPrevious ? head : undefined,
+          next: hasNext ? tail : undefined
+        }
+      }).pipe(sql.withTransaction, Effect.orDie)
+
+      const data = yield* Effect.forEach(items, (row) => decodeInfo(row.info)).pipe(Effect.orDie)
+      return {
+        data,
+        cursor: {
+          ...(previous === undefined ? {} : { previous: SessionCursor.encode({ query, anchor: previous, direction: "previous" }) }),
+          ...(next === undefined ? {} : { next: SessionCursor.encode({ query, anchor: next, direction: "next" }) })
+        }
+      } satisfies Page
+    })
+
+    return Service.of({ create, get, list })
+  })
+)

@@ -1,0 +1,57 @@
+export * as Tables from "./tables.js"
+
+import { foreignKey, index, integer, sqliteTable, text, unique } from "drizzle-orm/sqlite-core"
+
+/**
+ * The drizzle definitions of the durable tables. They exist to generate the migration SQL
+ * (`drizzle-kit generate`); queries run through the Effect SqlClient against the same names.
+ */
+
+/** The last sequence number handed out per aggregate; the next append continues from it. */
+export const eventSequence = sqliteTable("event_sequence", {
+  aggregateID: text("aggregate_id").primaryKey(),
+  seq: integer("seq").notNull()
+})
+
+/** The durable event log: one row per committed event, gapless `seq` per aggregate from 1. */
+export const event = sqliteTable(
+  "event",
+  {
+    id: text("id").primaryKey(),
+    aggregateID: text("aggregate_id").notNull(),
+    seq: integer("seq").notNull(),
+    type: text("type").notNull(),
+    version: integer("version").notNull(),
+    /** The event's `data`, as JSON. */
+    data: text("data").notNull(),
+    timeCreated: integer("time_created").notNull()
+  },
+  (table) => [
+    unique("event_aggregate_seq_unique").on(table.aggregateID, table.seq),
+    foreignKey({ columns: [table.aggregateID], foreignColumns: [eventSequence.aggregateID] }).onDelete("cascade")
+  ]
+)
+
+/**
+ * The session projection: the filterable columns plus the whole SessionV2Info as JSON in `info`.
+ * Listing walks `(time_created, id)`; the other indexes serve the exact filters.
+ */
+export const session = sqliteTable(
+  "session",
+  {
+    id: text("id").primaryKey(),
+    projectID: text("project_id").notNull(),
+    directory: text("directory").notNull(),
+    workspaceID: text("workspace_id"),
+    subpath: text("subpath"),
+    title: text("title").notNull(),
+    timeCreated: integer("time_created").notNull(),
+    timeUpdated: integer("time_updated").notNull(),
+    info: text("info").notNull()
+  },
+  (table) => [
+    index("session_time_created_id_idx").on(table.timeCreated, table.id),
+    index("session_directory_idx").on(table.directory),
+    index("session_project_id_idx").on(table.projectID)
+  ]
+)

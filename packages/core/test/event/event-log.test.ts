@@ -1,0 +1,150 @@
+import { it } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import { Chunk, Data, Effect, Exit, Fiber, Layer, Queue, Stream } from "effect"
+import * as path from "node:path"
+import { expect } from "vitest"
+import { EventLog } from "../../src/event/event-log.js"
+import { Database } from "../../src/storage/database.js"
+import { tempDir } from "../fixture.js"
+
+const logLayer = Effect.map(tempDir, (dir) =>
+  EventLog.layer.pipe(Layer.provideMerge(Database.layer({ filename: path.join(dir, "log.db") })))
+)
+
+/** Runs `body` against an EventLog over a fresh database file. */
+const withLog = <A, E, R>(body: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(logLayer, (layer) => Effect.provide(body, layer))
+
+const draft = (n: number): EventLog.Draft => ({ type: "test.happened", version: 1, data: { n } })
+
+class ProjectionFailed extends Data.TaggedError("ProjectionFailed") {}
+
+const seqs = (envelopes: ReadonlyArray<EventLog.Envelope>) => envelopes.map((envelope) => envelope.durable.seq)
+
+it.scoped("append assigns gapless seqs from 1 per aggregate and read returns them in order", () =>
+  withLog(
+    Effect.gen(function* () {
+      const log = yield* EventLog.Service
+      const first = yield* log.append("agg_a", [draft(1), draft(2)])
+      const other = yield* log.append("agg_b", [draft(9)])
+      const second = yield* log.append("agg_a", [draft(3)])
+      expect(seqs(first)).toEqual([1, 2])
+      expect(seqs(other)).toEqual([1])
+      expect(seqs(second)).toEqual([3])
+      expect(first[0]).toMatchObject({ type: "test.happened", durable: { aggregateID: "agg_a", seq: 1, version: 1 }, data: { n: 1 } })
+      expect(first[0]?.id).toMatch(/^evt_[0-9a-f]{12}[0-9A-Za-z]{14}$/)
+
+      const all = yield* log.read("agg_a")
+      expect(all).toEqual([...first, ...second])
+      expect(seqs(yield* log.read("agg_a", { after: 2 }))).toEqual([3])
+      expect(yield* log.read("agg_missing")).toEqual([])
+      expect(yield* log.append("agg_a", [])).toEqual([])
+      expect(seqs(yield* log.read("agg_a"))).toEqual([1, 2, 3])
+    })
+  )
+)
+
+it.scoped("50 concurrent appends to one aggregate yield seq 1..N with no gaps or duplicates", () =>
+  withLog(
+    Effect.gen(function* () {
+      const log = yield* EventLog.Service
+      // Batches of 1 to 3 events, all racing; the total is 100.
+      const sizes = Array.from({ length: 50 }, (_, i) => 1 + (i % 3))
+      const results = yield* Effect.forEach(
+        sizes,
+        (size, i) => log.append("agg_race", Array.from({ length: size }, (_, k) => draft(i * 10 + k))),
+        { concurrency: "unbounded" }
+      )
+      const total = sizes.reduce((a, b) => a + b, 0)
+      const expected = Array.from({ length: total }, (_, i) => i + 1)
+      expect(results.flatMap(seqs).sort((a, b) => a - b)).toEqual(expected)
+      // Each batch is contiguous: nothing interleaves inside one append.
+      for (const batch of results) expect(seqs(batch)).toEqual(seqs(batch).map((_, k) => batch[0]!.durable.seq + k))
+      expect(seqs(yield* log.read("agg_race"))).toEqual(expected)
+    })
+  )
+)
+
+it.scoped("a failing or dying projection rolls back the sequence bump, the rows and its own writes", () =>
+  withLog(
+    Effect.gen(function* () {
+      const log = yield* EventLog.Service
+      const sql = yield* SqlClient.SqlClient
+      yield* log.append("agg_p", [draft(1)])
+
+      const writeThen = <E>(fail: Effect.Effect<never, E>) => () =>
+        sql`INSERT INTO event_sequence (aggregate_id, seq) VALUES ('probe', 7)`.pipe(Effect.orDie, Effect.zipRight(fail))
+      const failed = yield* Effect.exit(log.append("agg_p", [draft(2), draft(3)], writeThen(new ProjectionFailed())))
+      expect(failed).toEqual(Exit.fail(new ProjectionFailed()))
+      const died = yield* Effect.exit(log.append("agg_p", [draft(2)], writeThen(Effect.dieMessage("boom"))))
+      expect(Exit.isFailure(died) && !Exit.isInterrupted(died)).toBe(true)
+      const fresh = yield* Effect.exit(log.append("agg_fresh", [draft(1)], writeThen(new ProjectionFailed())))
+      expect(Exit.isFailure(fresh)).toBe(true)
+
+      expect(seqs(yield* log.read("agg_p"))).toEqual([1])
+      expect(yield* log.read("agg_fresh")).toEqual([])
+      expect(yield* sql`SELECT * FROM event_sequence WHERE aggregate_id IN ('probe', 'agg_fresh')`).toEqual([])
+      expect(yield* sql`SELECT seq FROM event_sequence WHERE aggregate_id = 'agg_p'`).toEqual([{ seq: 1 }])
+      // The next append continues right after the last committed one.
+      expect(seqs(yield* log.append("agg_p", [draft(4)]))).toEqual([2])
+    })
+  )
+)
+
+it.scoped("subscribers are notified only after commit, and never of a rolled-back append", () =>
+  withLog(
+    Effect.gen(function* () {
+      const log = yield* EventLog.Service
+      const queue = yield* log.subscribe
+
+      let seenDuringProjection = -1
+      const committed = yield* log.append("agg_n", [draft(1)], () =>
+        Effect.map(Queue.size(queue), (size) => {
+          seenDuringProjection = size
+        })
+      )
+      expect(seenDuringProjection).toBe(0)
+      expect(yield* Queue.takeAll(queue)).toEqual(Chunk.fromIterable(committed))
+
+      yield* Effect.exit(log.append("agg_n", [draft(2)], () => new ProjectionFailed()))
+      expect(yield* Queue.size(queue)).toBe(0)
+
+      const next = yield* log.append("agg_n", [draft(3)])
+      expect(seqs(next)).toEqual([2])
+      expect(Chunk.toReadonlyArray(yield* Queue.takeAll(queue))).toEqual(next)
+    })
+  )
+)
+
+it.scoped("follow replays after a seq, then streams live appends without gaps or duplicates", () =>
+  withLog(
+    Effect.gen(function* () {
+      const log = yield* EventLog.Service
+      yield* log.append("agg_f", [draft(1), draft(2)])
+      yield* log.append("agg_other", [draft(1)])
+      const fiber = yield* log.follow("agg_f", { after: 1 }).pipe(Stream.take(4), Stream.runCollect, Effect.fork)
+      yield* log.append("agg_other", [draft(2)])
+      yield* log.append("agg_f", [draft(3)])
+      yield* log.append("agg_f", [draft(4), draft(5)])
+      const followed = Chunk.toReadonlyArray(yield* Fiber.join(fiber))
+      expect(followed.map((envelope) => [envelope.durable.aggregateID, envelope.durable.seq])).toEqual([
+        ["agg_f", 2],
+        ["agg_f", 3],
+        ["agg_f", 4],
+        ["agg_f", 5]
+      ])
+    })
+  )
+)
+
+it.scoped("append inside another SQL transaction is a defect and writes nothing", () =>
+  withLog(
+    Effect.gen(function* () {
+      const log = yield* EventLog.Service
+      const sql = yield* SqlClient.SqlClient
+      const exit = yield* Effect.exit(sql.withTransaction(log.append("agg_t", [draft(1)])))
+      expect(Exit.isFailure(exit) && !Exit.isInterrupted(exit)).toBe(true)
+      expect(yield* log.read("agg_t")).toEqual([])
+    })
+  )
+)

@@ -1,0 +1,65 @@
+import { it } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { expect } from "vitest"
+import { migrationsDir, moduleFile, render } from "../../scripts/embed-migrations.js"
+import { Database } from "../../src/storage/database.js"
+import { Migrations } from "../../src/storage/migrations.js"
+import { tempDir } from "../fixture.js"
+
+const tables = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`
+  return rows.map((row) => row.name)
+})
+
+it.scoped("creates the parent directory, migrates, and opens in WAL mode with busy_timeout and foreign keys", () =>
+  Effect.gen(function* () {
+    const filename = path.join(yield* tempDir, "nested", "dir", "opencode.db")
+    const result = yield* Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const [journal] = yield* sql<{ journal_mode: string }>`PRAGMA journal_mode`
+      const [timeout] = yield* sql<{ timeout: number }>`PRAGMA busy_timeout`
+      const [foreignKeys] = yield* sql<{ foreign_keys: number }>`PRAGMA foreign_keys`
+      const applied = yield* sql<{ migration_id: number; name: string }>`SELECT migration_id, name FROM effect_sql_migrations`
+      const indexes = yield* sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'session' AND sql IS NOT NULL ORDER BY name`
+      return { tables: yield* tables, journal, timeout, foreignKeys, applied, indexes: indexes.map((row) => row.name) }
+    }).pipe(Effect.provide(Database.layer({ filename })))
+
+    expect(fs.existsSync(filename)).toBe(true)
+    expect(result.tables).toEqual(expect.arrayContaining(["event", "event_sequence", "session"]))
+    expect(result.journal?.journal_mode).toBe("wal")
+    expect(result.timeout?.timeout).toBe(5000)
+    expect(result.foreignKeys?.foreign_keys).toBe(1)
+    // drizzle-kit's 0000 is migration 1: Effect's Migrator would skip an id of 0.
+    expect(result.applied).toEqual([{ migration_id: 1, name: "init" }])
+    expect(result.indexes).toEqual(["session_directory_idx", "session_project_id_idx", "session_time_created_id_idx"])
+  })
+)
+
+it.scoped("reopening a migrated file applies nothing twice and keeps the data", () =>
+  Effect.gen(function* () {
+    const filename = path.join(yield* tempDir, "opencode.db")
+    yield* Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`INSERT INTO event_sequence (aggregate_id, seq) VALUES ('kept', 3)`
+    }).pipe(Effect.provide(Database.layer({ filename })))
+    const [applied, kept] = yield* Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      return [
+        yield* sql<{ n: number }>`SELECT count(*) AS n FROM effect_sql_migrations`,
+        yield* sql<{ seq: number }>`SELECT seq FROM event_sequence WHERE aggregate_id = 'kept'`
+      ] as const
+    }).pipe(Effect.provide(Database.layer({ filename })))
+    expect(applied).toEqual([{ n: Migrations.all.length }])
+    expect(kept).toEqual([{ seq: 3 }])
+  })
+)
+
+it("the embedded migrations module matches migrations/ (regenerate with scripts/embed-migrations.ts)", () => {
+  expect(fs.readFileSync(moduleFile, "utf8")).toBe(render(migrationsDir))
+  const sqlFiles = fs.readdirSync(migrationsDir).filter((file) => file.endsWith(".sql"))
+  expect(Migrations.all.map((migration) => `${migration.tag}.sql`)).toEqual(sqlFiles.sort())
+})

@@ -1,0 +1,108 @@
+import { createOpencodeClient, isSessionNotFoundError } from "@opencode-ai/client"
+import { OpenCode } from "@opencode-ai/sdk-next"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Exit, Scope } from "effect"
+import * as fs from "node:fs"
+import * as net from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
+
+const temp = (prefix: string) => fs.mkdtempSync(path.join(os.tmpdir(), `opencode-${prefix}-`))
+const options = () => ({ databaseFile: path.join(temp("embedded"), "opencode.db"), directory: temp("instance") })
+
+describe("Embedded OpenCode", () => {
+  it.scopedLive("exposes the client capabilities on one object, without a nested client", () =>
+    Effect.gen(function* () {
+      const host = yield* OpenCode.embedded(options())
+      expect(Object.keys(host).sort()).toEqual(["fetch", "health", "location", "sessions"])
+      expect(yield* host.health.get()).toEqual({ healthy: true })
+      const session = yield* host.sessions.create()
+      expect(yield* host.sessions.get({ sessionID: session.id })).toEqual(session)
+      const missing = yield* host.sessions.get({ sessionID: "ses_missing" as typeof session.id }).pipe(Effect.flip)
+      expect(missing._tag).toBe("SessionNotFoundError")
+    })
+  )
+
+  it.scopedLive("opens no socket: no listen and no connect for a whole session scenario", () =>
+    Effect.gen(function* () {
+      let listens = 0
+      let connects = 0
+      const listen = net.Server.prototype.listen
+      const connect = net.Socket.prototype.connect
+      yield* Effect.acquireRelease(
+        Effect.sync(() => {
+          net.Server.prototype.listen = function (this: net.Server, ...args: Array<any>) {
+            listens++
+            return listen.apply(this, args as any)
+          } as typeof listen
+          net.Socket.prototype.connect = function (this: net.Socket, ...args: Array<any>) {
+            connects++
+            return connect.apply(this, args as any)
+          } as typeof connect
+        }),
+        () =>
+          Effect.sync(() => {
+            net.Server.prototype.listen = listen
+            net.Socket.prototype.connect = connect
+          })
+      )
+      const host = yield* OpenCode.embedded(options())
+      const created = yield* host.sessions.create()
+      yield* host.sessions.list({ limit: 10 })
+      yield* host.sessions.get({ sessionID: created.id })
+      yield* host.location.get()
+      expect({ listens, connects }).toEqual({ listens: 0, connects: 0 })
+    })
+  )
+
+  it.live("closing the scope releases the database", () =>
+    Effect.gen(function* () {
+      const opts = options()
+      const scope = yield* Scope.make()
+      const host = yield* OpenCode.embedded(opts).pipe(Scope.extend(scope))
+      const session = yield* host.sessions.create()
+      expect(fs.existsSync(`${opts.databaseFile}-wal`)).toBe(true)
+      yield* Scope.close(scope, Exit.void)
+      // The last connection closed checkpoints and removes the write-ahead log.
+      expect(fs.existsSync(`${opts.databaseFile}-wal`)).toBe(false)
+      // The file is free again: a new host opens it and sees the durable session.
+      const again = yield* Effect.scoped(
+        Effect.flatMap(OpenCode.embedded(opts), (next) => next.sessions.get({ sessionID: session.id }))
+      )
+      expect(again).toEqual(session)
+    })
+  )
+
+  it.scopedLive("two hosts are isolated from each other", () =>
+    Effect.gen(function* () {
+      const a = yield* OpenCode.embedded(options())
+      const b = yield* OpenCode.embedded(options())
+      const inA = yield* a.sessions.create()
+      expect((yield* a.sessions.list()).data.map((s) => s.id)).toEqual([inA.id])
+      expect((yield* b.sessions.list()).data).toEqual([])
+      const fromB = yield* b.sessions.get({ sessionID: inA.id }).pipe(Effect.flip)
+      expect(fromB._tag).toBe("SessionNotFoundError")
+    })
+  )
+
+  it.scopedLive("refuses a second live host on the same database file", () =>
+    Effect.gen(function* () {
+      const opts = options()
+      yield* OpenCode.embedded(opts)
+      const error = yield* OpenCode.embedded(opts).pipe(Effect.flip)
+      expect(error._tag).toBe("StorageInUseError")
+    })
+  )
+
+  it.scopedLive("serves the Promise client through its in-memory fetch", () =>
+    Effect.gen(function* () {
+      const host = yield* OpenCode.embedded(options())
+      const client = createOpencodeClient({ baseUrl: OpenCode.embeddedBaseUrl, fetch: host.fetch })
+      const created = yield* Effect.promise(() => client.sessions.create({}))
+      const fetched = yield* Effect.promise(() => client.sessions.get({ sessionID: created.id }))
+      expect(fetched).toEqual(created)
+      const failure = yield* Effect.promise(() => client.sessions.get({ sessionID: "ses_nope" }).then(() => undefined, (e) => e))
+      expect(isSessionNotFoundError(failure)).toBe(true)
+    })
+  )
+})
