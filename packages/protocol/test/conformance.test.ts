@@ -10,7 +10,8 @@ import { describe, expect, it } from "vitest"
  * endpoint adds its checks.
  */
 type Json = any
-const referenceFile = path.resolve(__dirname, "../../../../shared/reference/opencode-v2-openapi.json")
+// A copy of `shared/reference/opencode-v2-openapi.json`: the observed upstream 1.18.33 wire contract.
+const referenceFile = path.resolve(__dirname, "fixtures/opencode-v2-openapi.json")
 const reference: Json = JSON.parse(fs.readFileSync(referenceFile, "utf8"))
 const ours: Json = JSON.parse(JSON.stringify(OpenApiDocument.make()))
 

@@ -1,0 +1,145 @@
+import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import type { HttpClientError } from "@effect/platform"
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { Effect, Either, Layer, ParseResult, Schema } from "effect"
+import { expectTypeOf } from "vitest"
+import { Cursor, Errors, Identifier, OpencodeClient, Session } from "../src/effect/index.js"
+import { json, type Loopback, sessionJson, start } from "./loopback.js"
+
+let server: Loopback
+beforeAll(async () => {
+  server = await start()
+})
+afterAll(() => server.close())
+
+const last = () => server.received[server.received.length - 1]!
+
+/** The client over fetch, built per test against the loopback server. */
+const client = Effect.suspend(() => OpencodeClient.make({ baseUrl: server.baseUrl }))
+
+const sessionID = Identifier.SessionID.make("ses_abc")
+
+describe("OpencodeClient.make", () => {
+  it.effect("takes HttpClient from the environment: a caller-transformed client carries its headers", () =>
+    Effect.gen(function* () {
+      server.reply(() => json(200, { healthy: true }))
+      const opencode = yield* client
+      const health = yield* opencode.health.get()
+      expect(health).toEqual({ healthy: true })
+      expect(last().headers["authorization"]).toBe("Basic dXNlcjpwdw==")
+    }).pipe(
+      Effect.provide(
+        Layer.effect(
+          HttpClient.HttpClient,
+          Effect.map(HttpClient.HttpClient, HttpClient.mapRequest(HttpClientRequest.setHeader("authorization", "Basic dXNlcjpwdw==")))
+        ).pipe(Layer.provide(FetchHttpClient.layer))
+      )
+    ))
+})
+
+describe("decoded values", () => {
+  it.effect("sessions.get unwraps {data} and decodes a SessionV2Info with branded ids", () =>
+    Effect.gen(function* () {
+      server.reply(() => json(200, { data: sessionJson("ses_abc") }))
+      const opencode = yield* client
+      const info = yield* opencode.sessions.get({ sessionID })
+      expect(last().url.pathname).toBe("/api/session/ses_abc")
+      expect(Schema.is(Session.SessionV2Info)(info)).toBe(true)
+      expect(info.id).toBe("ses_abc")
+      expectTypeOf(info.id).toEqualTypeOf<Identifier.SessionID>()
+      expectTypeOf(opencode.sessions.get).returns.toEqualTypeOf<
+        Effect.Effect<
+          Session.SessionV2Info,
+          | Errors.SessionNotFoundError
+          | Errors.InvalidRequestError
+          | Errors.UnauthorizedError
+          | HttpClientError.HttpClientError
+          | ParseResult.ParseError
+        >
+      >()
+    }).pipe(Effect.provide(FetchHttpClient.layer)))
+
+  it.effect("sessions.list encodes decoded query values and returns the page whole", () =>
+    Effect.gen(function* () {
+      server.reply(() => json(200, { data: [sessionJson("ses_1")], cursor: { next: "bmV4dA" } }))
+      const opencode = yield* client
+      const page = yield* opencode.sessions.list({ limit: 10, order: "asc", cursor: Cursor.Token.make("prev") })
+      expect(last().url.searchParams.get("limit")).toBe("10")
+      expect(last().url.searchParams.get("order")).toBe("asc")
+      expect(last().url.searchParams.get("cursor")).toBe("prev")
+      expect(page.data.map((s) => s.id)).toEqual(["ses_1"])
+      expect(page.cursor.next).toBe("bmV4dA")
+      expectTypeOf(page.cursor.next).toEqualTypeOf<Cursor.Token | undefined>()
+    }).pipe(Effect.provide(FetchHttpClient.layer)))
+
+  it.effect("location.get sends the deepObject location through Protocol's codec", () =>
+    Effect.gen(function* () {
+      server.reply(() => json(200, { directory: "/w", workspaceID: "wrk_1", project: { id: "p", directory: "/w" } }))
+      const opencode = yield* client
+      const location = yield* opencode.location.get({ location: { directory: "/w", workspace: "wrk_1" } })
+      expect([...last().url.searchParams.entries()]).toEqual([
+        ["location[directory]", "/w"],
+        ["location[workspace]", "wrk_1"]
+      ])
+      expect(location.workspaceID).toBe("wrk_1")
+      expectTypeOf(location.workspaceID).toEqualTypeOf<Identifier.WorkspaceID | undefined>()
+    }).pipe(Effect.provide(FetchHttpClient.layer)))
+
+  it.effect("sessions.create sends the payload as JSON and unwraps {data}", () =>
+    Effect.gen(function* () {
+      server.reply(() => json(200, { data: sessionJson("ses_new") }))
+      const opencode = yield* client
+      const info = yield* opencode.sessions.create({ agent: "build" })
+      expect(last().method).toBe("POST")
+      expect(JSON.parse(last().body)).toEqual({ agent: "build" })
+      expect(info.id).toBe("ses_new")
+      yield* opencode.sessions.create()
+      expect(JSON.parse(last().body)).toEqual({})
+    }).pipe(Effect.provide(FetchHttpClient.layer)))
+
+  it.effect("a response that does not decode fails with ParseError", () =>
+    Effect.gen(function* () {
+      server.reply(() => json(200, { data: { ...sessionJson("ses_1"), id: "not-a-session" } }))
+      const opencode = yield* client
+      const result = yield* Effect.either(opencode.sessions.get({ sessionID }))
+      expect(Either.isLeft(result) && ParseResult.isParseError(result.left)).toBe(true)
+    }).pipe(Effect.provide(FetchHttpClient.layer)))
+})
+
+describe("typed failures", () => {
+  it.effect("SessionNotFoundError is decoded and caught with Effect.catchTag", () =>
+    Effect.gen(function* () {
+      server.reply(() => json(404, { _tag: "SessionNotFoundError", sessionID: "ses_abc", message: "Session not found: ses_abc" }))
+      const opencode = yield* client
+      const caught = yield* opencode.sessions.get({ sessionID }).pipe(
+        Effect.as("found"),
+        Effect.catchTag("SessionNotFoundError", (error) => {
+          expect(error).toBeInstanceOf(Errors.SessionNotFoundError)
+          return Effect.succeed(`missing ${error.sessionID}`)
+        })
+      )
+      expect(caught).toBe("missing ses_abc")
+    }).pipe(Effect.provide(FetchHttpClient.layer)))
+
+  it.effect("API-wide failures are typed on every operation: UnauthorizedError on health.get", () =>
+    Effect.gen(function* () {
+      server.reply(() => json(401, { _tag: "UnauthorizedError", message: "no" }))
+      const opencode = yield* client
+      const caught = yield* opencode.health.get().pipe(
+        Effect.as("ok"),
+        Effect.catchTag("UnauthorizedError", (error) => Effect.succeed(error.message))
+      )
+      expect(caught).toBe("no")
+    }).pipe(Effect.provide(FetchHttpClient.layer)))
+
+  it.effect("an undeclared status fails with an HttpClientError", () =>
+    Effect.gen(function* () {
+      server.reply(() => ({ status: 418, contentType: "text/plain", body: "teapot" }))
+      const opencode = yield* client
+      const caught = yield* opencode.health.get().pipe(
+        Effect.as(0),
+        Effect.catchTag("ResponseError", (error) => Effect.succeed(error.response.status))
+      )
+      expect(caught).toBe(418)
+    }).pipe(Effect.provide(FetchHttpClient.layer)))
+})

@@ -1,0 +1,431 @@
+export * as SdkContract from "./ir.js"
+
+import { HttpApi, HttpMethod, OpenApi } from "@effect/platform"
+import type { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { Context, JSONSchema, Option, SchemaAST as AST } from "effect"
+import { JsonSchema } from "./json-schema.js"
+
+/**
+ * The SDK Contract IR: the public HttpApi compiled once into plain JSON that every SDK emitter reads.
+ *
+ * Schemas are JSON Schema (OpenAPI 3.1 dialect) of the *encoded* (wire) form, taken from the same
+ * `OpenApi.fromApi` document the server publishes, with `$ref`s into {@link Contract.components}.
+ * Path and query parameters also carry the JSON Schema of their *decoded* form, because the URL
+ * encoding (always strings) is where wire and domain values differ most (`limit` is `"10"` on the
+ * wire and `10` decoded). Decoded schemas reference {@link Contract.decodedComponents}. Brands and
+ * class identities are not expressible in JSON Schema: an emitter that needs them (the Effect
+ * emitter) imports the authoritative schemas from Protocol and uses the IR for structure only.
+ *
+ * The builder guarantees, for every operation, that the wire field names equal the decoded field
+ * names, so one input object shape serves every emitter: path parameters, query parameters (a
+ * deepObject parameter counts once, under its object name) and body fields never share a name.
+ */
+export interface Contract {
+  /** Bumped when the shape of this document changes incompatibly. */
+  readonly irVersion: 1
+  readonly api: { readonly title: string; readonly version: string }
+  /** In declaration order: groups as added to the API, endpoints as added to their group. */
+  readonly operations: ReadonlyArray<Operation>
+  /** Encoded schemas referenced (transitively) by any operation, by name. */
+  readonly components: Readonly<Record<string, JsonSchema.Schema>>
+  /** Decoded schemas referenced by any `decoded` parameter schema, by name. */
+  readonly decodedComponents: Readonly<Record<string, JsonSchema.Schema>>
+}
+
+export interface Operation {
+  /** The client namespace: the HttpApi group identifier (`sessions`). */
+  readonly group: string
+  /** The method within the namespace: the endpoint name (`get`). */
+  readonly name: string
+  /** From the `OpenApi.Identifier` annotation (`v2.session.get`); `<group>.<name>` when absent. */
+  readonly operationId: string
+  /** The endpoint's OpenAPI description (or summary), when annotated. */
+  readonly description: string | null
+  readonly method: HttpMethod.HttpMethod
+  /** The path template with `{name}` placeholders, as in OpenAPI (`/api/session/{sessionID}`). */
+  readonly path: string
+  readonly pathParams: ReadonlyArray<Parameter>
+  readonly queryParams: ReadonlyArray<QueryParameter>
+  readonly body: Body | null
+  readonly success: Success
+  /** Declared failures, by status then tag. Includes API-wide and middleware failures. */
+  readonly errors: ReadonlyArray<DeclaredError>
+  /** `none`: one JSON (or empty) response. `sse`: the success is a `text/event-stream`. */
+  readonly streaming: "none" | "sse"
+}
+
+export interface Parameter {
+  readonly name: string
+  readonly required: boolean
+  /** The encoded (URL string) schema. */
+  readonly schema: JsonSchema.Schema
+  /** The decoded schema of the same field. */
+  readonly decoded: JsonSchema.Schema
+}
+
+/**
+ * A query parameter. `form`: `name=value`. `deepObject`: an object whose members travel as
+ * `name[member]=value`; its `schema` is an object schema whose properties are the members' encoded schemas.
+ */
+export interface QueryParameter extends Parameter {
+  readonly style: "form" | "deepObject"
+}
+
+export interface Body {
+  readonly contentType: string
+  /** Whether the request must carry a body (it may still be `{}` when every field is optional). */
+  readonly required: boolean
+  /** An object schema (possibly a `$ref` to one): its properties are the body fields. */
+  readonly schema: JsonSchema.Schema
+}
+
+export interface Success {
+  readonly status: number
+  /** `null` when the response has no body. */
+  readonly contentType: string | null
+  readonly schema: JsonSchema.Schema | null
+  /**
+   * `"data"` when the body is an envelope whose only property is `data`: clients return the
+   * member. Any other shape (including `{data, cursor}` pages) is returned whole (`null`).
+   */
+  readonly unwrap: "data" | null
+}
+
+export interface DeclaredError {
+  readonly status: number
+  /** The `_tag` literal that identifies the failure in the body. */
+  readonly tag: string
+  readonly schema: JsonSchema.Schema
+}
+
+interface Reflected {
+  readonly group: HttpApiGroup.HttpApiGroup.AnyWithProps
+  readonly endpoint: HttpApiEndpoint.HttpApiEndpoint<string, HttpMethod.HttpMethod>
+}
+
+interface OpenApiOperation {
+  readonly operationId: string
+  readonly description?: string
+  readonly summary?: string
+  readonly parameters: ReadonlyArray<{
+    readonly name: string
+    readonly in: string
+    readonly required: boolean
+    readonly style?: string
+    readonly schema: JsonSchema.Json
+  }>
+  readonly requestBody?: { readonly required?: boolean; readonly content: Readonly<Record<string, { readonly schema: JsonSchema.Json }>> }
+  readonly responses: Readonly<Record<string, { readonly content?: Readonly<Record<string, { readonly schema: JsonSchema.Json }>> }>>
+}
+
+const deepObjectKey = /^([^[\]]+)\[([^[\]]+)\]$/
+
+/**
+ * Compiles `api` into the IR. Throws (naming the operation) when the API uses something the IR cannot
+ * represent faithfully: header parameters, a GET payload, several success statuses or body content
+ * types, a non-object body, untagged declared errors, fields renamed between encoded and decoded form,
+ * or an input name shared by two of path, query and body.
+ */
+export const fromApi = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
+  api: HttpApi.HttpApi<Id, Groups, E, R>
+): Contract => {
+  const document = OpenApi.fromApi(api) as unknown as {
+    readonly info: { readonly title: string; readonly version: string }
+    readonly paths: Readonly<Record<string, Readonly<Record<string, OpenApiOperation>>>>
+    readonly components: { readonly schemas: JsonSchema.Components }
+  }
+  const components = document.components.schemas
+  const decodedComponents: Record<string, JsonSchema.Schema> = {}
+
+  const reflected: Array<Reflected> = []
+  HttpApi.reflect(api, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint, group, mergedAnnotations }) => {
+      if (!Context.get(mergedAnnotations, OpenApi.Exclude)) reflected.push({ group, endpoint })
+    }
+  })
+
+  const operations = reflected.map(({ group, endpoint }) => {
+    const where = `${group.identifier}.${endpoint.name}`
+    const path = endpoint.path.replace(/:(\w+)\??/g, "{$1}")
+    const op = document.paths[path]?.[endpoint.method.toLowerCase()]
+    if (op === undefined) throw new Error(`${where}: no OpenAPI operation for ${endpoint.method} ${path}`)
+    if (op.parameters.some((parameter) => parameter.in === "header")) {
+      throw new Error(`${where}: header parameters are not represented in the SDK Contract IR`)
+    }
+    if (!HttpMethod.hasBody(endpoint.method) && Option.isSome(endpoint.payloadSchema)) {
+      throw new Error(`${where}: a ${endpoint.method} payload is not represented in the SDK Contract IR; use setUrlParams`)
+    }
+
+    const decodedPath = decodedProperties(endpoint.pathSchema, decodedComponents)
+    const wirePath = op.parameters.filter((parameter) => parameter.in === "path")
+    sameNames(where, "path parameters", wirePath.map((p) => p.name), [...decodedPath.keys()])
+    const pathParams = wirePath.map((parameter): Parameter => ({
+      name: parameter.name,
+      required: parameter.required,
+      schema: canonical(JsonSchema.asSchema(parameter.schema, `${where} path ${parameter.name}`)),
+      decoded: canonical(decodedField(decodedPath, parameter.name, `${where} path`))
+    }))
+
+    const decodedQuery = decodedProperties(endpoint.urlParamsSchema, decodedComponents)
+    const queryParams = queryParameters(
+      where,
+      op.parameters.filter((parameter) => parameter.in === "query"),
+      decodedQuery,
+      decodedComponents
+    )
+
+    const body = requestBody(where, op, components)
+    if (body !== null) {
+      const payload = Option.getOrThrow(endpoint.payloadSchema)
+      const wire = JsonSchema.properties(JsonSchema.resolve(body.schema, components)).map(([name]) => name)
+      sameNames(where, "body fields", wire, decodedFieldNames(payload.ast, where))
+    }
+
+    const inputs = [
+      ...pathParams.map((p) => [p.name, "path parameter"] as const),
+      ...queryParams.map((p) => [p.name, "query parameter"] as const),
+      ...(body === null
+        ? []
+        : JsonSchema.properties(JsonSchema.resolve(body.schema, components)).map(([name]) => [name, "body field"] as const))
+    ]
+    const seen = new Map<string, string>()
+    for (const [name, kind] of inputs) {
+      const previous = seen.get(name)
+      if (previous !== undefined) {
+        throw new Error(`${where}: input name collision: "${name}" is both a ${previous} and a ${kind}`)
+      }
+      seen.set(name, kind)
+    }
+
+    const success = successResponse(where, op, components)
+    const operation: Operation = {
+      group: group.identifier,
+      name: endpoint.name,
+      operationId: op.operationId,
+      description: op.description ?? op.summary ?? null,
+      method: endpoint.method,
+      path,
+      pathParams,
+      queryParams,
+      body,
+      success,
+      errors: declaredErrors(where, op, components),
+      streaming: success.contentType === "text/event-stream" ? "sse" : "none"
+    }
+    return operation
+  })
+
+  const expected = Object.values(document.paths).reduce((n, methods) => n + Object.keys(methods).length, 0)
+  if (expected !== operations.length) {
+    throw new Error(`the OpenAPI document has ${expected} operations but reflection found ${operations.length}`)
+  }
+  const ids = new Map<string, string>()
+  for (const operation of operations) {
+    const other = ids.get(operation.operationId)
+    if (other !== undefined) {
+      throw new Error(`operationId ${operation.operationId} is used by both ${other} and ${operation.group}.${operation.name}`)
+    }
+    ids.set(operation.operationId, `${operation.group}.${operation.name}`)
+  }
+
+  const used = JsonSchema.reachable(
+    operations.flatMap((o) => [
+      ...[...o.pathParams, ...o.queryParams].map((p) => p.schema),
+      ...(o.body === null ? [] : [o.body.schema]),
+      ...(o.success.schema === null ? [] : [o.success.schema]),
+      ...o.errors.map((e) => e.schema)
+    ]),
+    components
+  )
+  const decodedUsed = JsonSchema.reachable(
+    operations.flatMap((o) => [...o.pathParams, ...o.queryParams].map((p) => p.decoded)),
+    decodedComponents
+  )
+  return {
+    irVersion: 1,
+    api: { title: document.info.title, version: document.info.version },
+    operations,
+    components: pick(components, used),
+    decodedComponents: pick(decodedComponents, decodedUsed)
+  }
+}
+
+/** The IR as checked in: two-space JSON with a final newline. */
+export const serialize = (contract: Contract): string => `${JSON.stringify(contract, null, 2)}\n`
+
+const pick = (from: JsonSchema.Components, names: ReadonlySet<string>): Record<string, JsonSchema.Schema> => {
+  const out: Record<string, JsonSchema.Schema> = {}
+  for (const name of [...names].sort()) out[name] = canonical(from[name] as JsonSchema.Schema)
+  return out
+}
+
+/** The decoded JSON Schema of each field of a parameter struct, by field name. */
+const decodedProperties = (
+  schema: Option.Option<{ readonly ast: AST.AST }>,
+  definitions: Record<string, JsonSchema.Schema>
+): ReadonlyMap<string, JsonSchema.Schema> => {
+  if (Option.isNone(schema)) return new Map()
+  const jsonSchema = JSONSchema.fromAST(AST.typeAST(schema.value.ast), {
+    definitions: definitions as unknown as Record<string, JSONSchema.JsonSchema7>,
+    definitionPath: JsonSchema.refPrefix,
+    target: "openApi3.1"
+  }) as unknown as JsonSchema.Schema
+  return new Map(JsonSchema.properties(JsonSchema.resolve(jsonSchema, definitions)))
+}
+
+const decodedField = (decoded: ReadonlyMap<string, JsonSchema.Schema>, name: string, where: string) => {
+  const schema = decoded.get(name)
+  if (schema === undefined) throw new Error(`${where}: "${name}" has no decoded counterpart`)
+  return schema
+}
+
+const sameNames = (where: string, what: string, wire: ReadonlyArray<string>, decoded: ReadonlyArray<string>) => {
+  const a = [...wire].sort().join(", ")
+  const b = [...decoded].sort().join(", ")
+  if (a !== b) throw new Error(`${where}: ${what} are named [${a}] on the wire but [${b}] decoded; renamed fields are not supported`)
+}
+
+/** Field names of the decoded side of a struct-like schema (struct, class, refinement or transformation of one). */
+const decodedFieldNames = (ast: AST.AST, where: string): ReadonlyArray<string> => {
+  switch (ast._tag) {
+    case "TypeLiteral":
+      return ast.propertySignatures.map((signature) => String(signature.name))
+    case "Refinement":
+      return decodedFieldNames(ast.from, where)
+    case "Suspend":
+      return decodedFieldNames(ast.f(), where)
+    case "Transformation":
+      // A Schema.Class is a transformation from its fields struct to an opaque declaration.
+      return ast.to._tag === "Declaration" ? decodedFieldNames(AST.typeAST(ast.from), where) : decodedFieldNames(ast.to, where)
+    default:
+      throw new Error(`${where}: the payload must be a struct, found ${ast._tag}`)
+  }
+}
+
+const queryParameters = (
+  where: string,
+  parameters: OpenApiOperation["parameters"],
+  decoded: ReadonlyMap<string, JsonSchema.Schema>,
+  decodedComponents: JsonSchema.Components
+): ReadonlyArray<QueryParameter> => {
+  // Bracketed keys (`location[directory]`) are members of one deepObject parameter (`location`).
+  const out: Array<{ name: string; style: "form" | "deepObject"; required: boolean; schema: JsonSchema.Schema }> = []
+  const members = new Map<string, Array<readonly [string, JsonSchema.Schema, boolean]>>()
+  const add = (name: string, style: "form" | "deepObject", required: boolean, schema: JsonSchema.Schema) => {
+    if (out.some((p) => p.name === name)) {
+      throw new Error(`${where}: input name collision: query parameter "${name}" is declared twice`)
+    }
+    out.push({ name, style, required, schema })
+  }
+  for (const parameter of parameters) {
+    const schema = JsonSchema.asSchema(parameter.schema, `${where} query ${parameter.name}`)
+    const match = deepObjectKey.exec(parameter.name)
+    if (match === null) {
+      add(parameter.name, parameter.style === "deepObject" ? "deepObject" : "form", parameter.required, schema)
+      continue
+    }
+    const [, name, member] = match as unknown as [string, string, string]
+    let group = members.get(name)
+    if (group === undefined) {
+      group = []
+      members.set(name, group)
+      // The object takes the position of its first member, so declared order is kept.
+      add(name, "deepObject", false, {})
+    }
+    group.push([member, schema, parameter.required])
+  }
+  sameNames(where, "query parameters", out.map((p) => p.name), [...decoded.keys()])
+  return out.map((parameter): QueryParameter => {
+    const group = members.get(parameter.name)
+    const schema =
+      group === undefined
+        ? parameter.schema
+        : {
+            type: "object",
+            required: group.filter(([, , isRequired]) => isRequired).map(([n]) => n),
+            properties: Object.fromEntries(group.map(([n, s]) => [n, s])),
+            additionalProperties: false
+          }
+    const decodedSchema = decodedField(decoded, parameter.name, `${where} query`)
+    if (parameter.style === "deepObject") {
+      sameNames(
+        `${where} query ${parameter.name}`,
+        "members",
+        JsonSchema.properties(schema).map(([n]) => n),
+        JsonSchema.properties(JsonSchema.resolve(decodedSchema, decodedComponents)).map(([n]) => n)
+      )
+    }
+    return {
+      name: parameter.name,
+      style: parameter.style,
+      required: group === undefined ? parameter.required : JsonSchema.required(schema).size > 0,
+      schema: canonical(schema),
+      decoded: canonical(decodedSchema)
+    }
+  })
+}
+
+const canonical = (schema: JsonSchema.Schema): JsonSchema.Schema => JsonSchema.canonical(schema) as JsonSchema.Schema
+
+const requestBody = (where: string, op: OpenApiOperation, components: JsonSchema.Components): Body | null => {
+  if (op.requestBody === undefined) return null
+  const types = Object.keys(op.requestBody.content)
+  if (types.length !== 1) throw new Error(`${where}: expected one request content type, found [${types.join(", ")}]`)
+  const contentType = types[0] as string
+  const schema = JsonSchema.asSchema(op.requestBody.content[contentType]?.schema, `${where} body`)
+  const resolved = JsonSchema.resolve(schema, components)
+  if (resolved["type"] !== "object") {
+    throw new Error(`${where}: the body must be an object schema so its fields can join the input`)
+  }
+  return { contentType, required: op.requestBody.required === true, schema: canonical(schema) }
+}
+
+const successResponse = (where: string, op: OpenApiOperation, components: JsonSchema.Components): Success => {
+  const statuses = Object.keys(op.responses).filter((status) => /^2\d\d$/.test(status))
+  if (statuses.length !== 1) throw new Error(`${where}: expected one success status, found [${statuses.join(", ")}]`)
+  const status = statuses[0] as string
+  const content = op.responses[status]?.content ?? {}
+  const types = Object.keys(content)
+  if (types.length > 1) throw new Error(`${where}: expected one success content type, found [${types.join(", ")}]`)
+  const contentType = types[0] ?? null
+  const schema = contentType === null ? null : JsonSchema.asSchema(content[contentType]?.schema, `${where} success`)
+  return {
+    status: Number(status),
+    contentType,
+    schema: schema === null ? null : canonical(schema),
+    unwrap: isDataEnvelope(schema, components) ? "data" : null
+  }
+}
+
+const isDataEnvelope = (schema: JsonSchema.Schema | null, components: JsonSchema.Components): boolean => {
+  if (schema === null) return false
+  const resolved = JsonSchema.resolve(schema, components)
+  const names = JsonSchema.properties(resolved).map(([name]) => name)
+  return resolved["type"] === "object" && names.length === 1 && names[0] === "data" && JsonSchema.required(resolved).has("data")
+}
+
+const declaredErrors = (where: string, op: OpenApiOperation, components: JsonSchema.Components): ReadonlyArray<DeclaredError> => {
+  const out: Array<DeclaredError> = []
+  for (const status of Object.keys(op.responses).filter((s) => !/^2\d\d$/.test(s))) {
+    const content = op.responses[status]?.content ?? {}
+    const json = content["application/json"]
+    if (json === undefined) throw new Error(`${where}: declared error ${status} has no JSON body; errors must be tagged records`)
+    const schema = JsonSchema.asSchema(json.schema, `${where} error ${status}`)
+    const anyOf = schema["anyOf"]
+    const members = Array.isArray(anyOf) ? anyOf.map((m, i) => JsonSchema.asSchema(m, `${where} error ${status}[${i}]`)) : [schema]
+    for (const member of members) {
+      const tag = tagOf(JsonSchema.resolve(member, components))
+      if (tag === undefined) throw new Error(`${where}: declared error ${status} is not a tagged record (no _tag literal)`)
+      out.push({ status: Number(status), tag, schema: canonical(member) })
+    }
+  }
+  return out.sort((a, b) => a.status - b.status || (a.tag < b.tag ? -1 : a.tag > b.tag ? 1 : 0))
+}
+
+const tagOf = (schema: JsonSchema.Schema): string | undefined => {
+  const tag = JsonSchema.properties(schema).find(([name]) => name === "_tag")?.[1]
+  if (tag === undefined) return undefined
+  const values = tag["enum"] ?? (tag["const"] === undefined ? undefined : [tag["const"]])
+  return Array.isArray(values) && values.length === 1 && typeof values[0] === "string" ? values[0] : undefined
+}
