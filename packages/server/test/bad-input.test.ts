@@ -11,6 +11,7 @@ interface Case {
   readonly status: number
   readonly tag: string
   readonly field?: string
+  readonly message?: string
 }
 
 const json = "application/json"
@@ -36,6 +37,7 @@ const cases: ReadonlyArray<Case> = [
   { name: "zero limit", method: "GET", path: "/api/session?limit=0", status: 400, tag: "InvalidRequestError", field: "limit" },
   { name: "limit over 200", method: "GET", path: "/api/session?limit=201", status: 400, tag: "InvalidRequestError", field: "limit" },
   { name: "fractional limit", method: "GET", path: "/api/session?limit=1.5", status: 400, tag: "InvalidRequestError", field: "limit" },
+  { name: "limit far out of range", method: "GET", path: "/api/session?limit=1000", status: 400, tag: "InvalidRequestError", field: "limit", message: "Invalid request: limit: Expected a number between 1 and 200, actual 1000" },
   { name: "unknown order", method: "GET", path: "/api/session?order=sideways", status: 400, tag: "InvalidRequestError", field: "order" },
   { name: "bad workspace prefix", method: "GET", path: "/api/session?workspace=foo", status: 400, tag: "InvalidRequestError", field: "workspace" },
   { name: "missing location directory in query", method: "GET", path: "/api/location?location[directory]=/definitely/not/here", status: 400, tag: "InvalidRequestError" },
@@ -71,6 +73,7 @@ describe("bad input", () => {
         expect(body._tag, `${c.name}: ${text}`).toBe(c.tag)
         expect(body.message, c.name).toBeTypeOf("string")
         if (c.field !== undefined) expect(body.field, `${c.name}: ${text}`).toBe(c.field)
+        if (c.message !== undefined) expect(body.message, c.name).toBe(c.message)
       }
     })
   )

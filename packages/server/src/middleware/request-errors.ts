@@ -9,9 +9,30 @@ import { BasicAuth } from "./basic-auth.js"
 const json = (status: number, body: unknown, headers?: Record<string, string>) =>
   HttpServerResponse.unsafeJson(body, { status, ...(headers ? { headers } : {}) })
 
+const pathOf = (issue: HttpApiError.HttpApiDecodeError["issues"][number]): string => issue.path.map(String).join(".")
+
 const fieldOf = (error: HttpApiError.HttpApiDecodeError): string | undefined => {
-  const path = error.issues[0]?.path
-  return path && path.length > 0 ? path.map(String).join(".") : undefined
+  const first = error.issues[0]
+  return first && first.path.length > 0 ? pathOf(first) : undefined
+}
+
+/**
+ * One line per offending field, e.g. `limit: Expected a number between 1 and 200, actual 1000`.
+ * An optional field reports its "Expected undefined" alternative too; that adds nothing when the
+ * field has a more specific complaint, so it is dropped.
+ */
+const describe = (error: HttpApiError.HttpApiDecodeError): string => {
+  const byField = new Map<string, Array<string>>()
+  for (const issue of error.issues) {
+    const messages = byField.get(pathOf(issue)) ?? []
+    if (!messages.includes(issue.message)) messages.push(issue.message)
+    byField.set(pathOf(issue), messages)
+  }
+  const lines = [...byField].map(([field, messages]) => {
+    const specific = messages.filter((m) => !m.startsWith("Expected undefined,"))
+    return `${field === "" ? "request" : field}: ${(specific.length > 0 ? specific : messages).join(" or ")}`
+  })
+  return lines.length > 0 ? `Invalid request: ${lines.join("; ")}` : error.message
 }
 
 /**
@@ -32,7 +53,7 @@ const translate = (cause: Cause.Cause<never>) =>
       if (error instanceof HttpApiError.HttpApiDecodeError) {
         const field = fieldOf(error)
         return yield* new Errors.InvalidRequestError({
-          message: error.message,
+          message: describe(error),
           kind: "validation",
           ...(field !== undefined ? { field } : {})
         })
