@@ -1,0 +1,140 @@
+export * as SessionCoordinator from "./session-coordinator.js"
+
+import { Context, Deferred, Effect, Fiber, Layer, type Scope } from "effect"
+
+/**
+ * The process-local, per-session execution coordinator.
+ *
+ * ```
+ *            wake                      drain ends, no follow-up
+ *   idle ──────────────► draining ─────────────────────────────► idle
+ *                         │    ▲
+ *                    wake │    │ drain ends with a follow-up: drain again (once)
+ *                         ▼    │
+ *                       draining + follow-up
+ * ```
+ *
+ * At most one drain runs per session. A wake that arrives while a drain runs is coalesced into a
+ * single follow-up drain, so an admission racing with the drain's final idle check is never lost and
+ * many wakes never queue many drains. Nothing here is durable: a restart clears it, and recovery
+ * reasons from durable prompts, history and tool state instead.
+ */
+export interface Interface {
+  /**
+   * Starts a drain for the session, or requests one follow-up when a drain is running. Resolves as
+   * soon as that is recorded (it does not wait for the drain). Idempotent while draining.
+   */
+  readonly wake: (sessionID: string) => Effect.Effect<void>
+  /**
+   * Interrupts the session's running drain, if any, and drops its pending follow-up. Resolves after
+   * the drain has settled, including its interruption handling (e.g. persisting partial output).
+   * Idempotent: an idle session is a no-op.
+   */
+  readonly interrupt: (sessionID: string) => Effect.Effect<void>
+  /** Resolves when the session is idle: immediately when nothing runs, else when its drain (and any follow-up) ends. */
+  readonly wait: (sessionID: string) => Effect.Effect<void>
+  /** A snapshot of the sessions whose drain is running, in start order. */
+  readonly active: Effect.Effect<ReadonlyArray<string>>
+}
+
+export class Service extends Context.Tag("@opencode-ai/core/SessionCoordinator")<Service, Interface>() {}
+
+/** What one drain does: promote eligible input and run Steps until nothing continues. Never fails. */
+export type Drain = (sessionID: string) => Effect.Effect<void>
+
+interface Entry {
+  readonly fiber: Fiber.RuntimeFiber<void>
+  readonly idle: Deferred.Deferred<void>
+  followUp: boolean
+}
+
+/**
+ * Builds a coordinator whose drains run in the enclosing Scope: closing it interrupts every drain.
+ * A drain that fails with a defect is logged and the session goes idle; the next wake starts afresh.
+ */
+export const make = (drain: Drain): Effect.Effect<Interface, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const scope = yield* Effect.scope
+    const lock = yield* Effect.makeSemaphore(1)
+    const locked = lock.withPermits(1)
+    const entries = new Map<string, Entry>()
+
+    /**
+     * Decides, under the lock, whether the session drains again, and removes its entry when it does
+     * not: deciding and removing in one step means a wake arriving just after finds no entry and
+     * starts a fresh drain, instead of setting a follow-up nobody will run.
+     */
+    const another = (sessionID: string, idle: Deferred.Deferred<void>) =>
+      locked(
+        Effect.sync(() => {
+          const entry = entries.get(sessionID)
+          if (entry?.idle !== idle) return false
+          if (entry.followUp) {
+            entry.followUp = false
+            return true
+          }
+          entries.delete(sessionID)
+          return false
+        })
+      )
+
+    const run = (sessionID: string, idle: Deferred.Deferred<void>): Effect.Effect<void> => {
+      const once = drain(sessionID).pipe(
+        Effect.catchAllDefect((defect) =>
+          Effect.logError("session drain failed", defect).pipe(Effect.annotateLogs({ sessionID }))
+        )
+      )
+      const loop: Effect.Effect<void> = Effect.flatMap(once, () =>
+        Effect.flatMap(another(sessionID, idle), (again) => (again ? loop : Effect.void))
+      )
+      return loop.pipe(
+        // However the fiber ends (completion, interruption, scope close), the session is idle after.
+        Effect.ensuring(
+          locked(
+            Effect.sync(() => {
+              if (entries.get(sessionID)?.idle === idle) entries.delete(sessionID)
+            })
+          ).pipe(Effect.zipRight(Deferred.succeed(idle, undefined)))
+        )
+      )
+    }
+
+    const wake = Effect.fn("SessionCoordinator.wake")(function* (sessionID: string) {
+      yield* locked(
+        Effect.gen(function* () {
+          const entry = entries.get(sessionID)
+          if (entry !== undefined) {
+            entry.followUp = true
+            return
+          }
+          const idle = yield* Deferred.make<void>()
+          // The fiber's cleanup takes the lock, so it cannot run before the entry is recorded.
+          const fiber = yield* Effect.forkIn(run(sessionID, idle), scope)
+          entries.set(sessionID, { fiber, idle, followUp: false })
+        })
+      )
+    })
+
+    const interrupt = Effect.fn("SessionCoordinator.interrupt")(function* (sessionID: string) {
+      const entry = yield* locked(
+        Effect.sync(() => {
+          const entry = entries.get(sessionID)
+          if (entry !== undefined) entry.followUp = false
+          return entry
+        })
+      )
+      if (entry !== undefined) yield* Fiber.interrupt(entry.fiber)
+    })
+
+    const wait = Effect.fn("SessionCoordinator.wait")(function* (sessionID: string) {
+      const entry = yield* locked(Effect.sync(() => entries.get(sessionID)))
+      if (entry !== undefined) yield* Deferred.await(entry.idle)
+    })
+
+    const active = locked(Effect.sync(() => [...entries.keys()]))
+
+    return { wake, interrupt, wait, active } satisfies Interface
+  })
+
+/** The coordinator as a layer over a given drain. */
+export const layer = (drain: Drain): Layer.Layer<Service> => Layer.scoped(Service, make(drain))
