@@ -3,6 +3,7 @@ export * as Api from "./api.js"
 import { HttpApi, OpenApi } from "@effect/platform"
 import { InvalidRequestError } from "./errors.js"
 import { HealthGroup } from "./health.js"
+import { InstructionGroup } from "./instructions.js"
 import { LocationGroup } from "./location.js"
 import { Authorization } from "./middleware.js"
 import { SessionGroup } from "./session.js"
@@ -25,7 +26,18 @@ export class OpenCodeApi extends base
   .add(HealthGroup.group)
   .add(LocationGroup.group)
   .add(SessionGroup.group)
+  .add(InstructionGroup.group)
   .middleware(Authorization)
   .annotate(OpenApi.Title, "OpenCode V2 API")
   .annotate(OpenApi.Version, "1.18.33")
 {}
+
+/**
+ * The operations this API adds beyond the observed upstream contract. Conformance checks every other
+ * operation against the reference; these are checked against its conventions instead.
+ */
+export const extensionOperations: ReadonlySet<string> = new Set([
+  "v2.session.instructions.entries.list",
+  "v2.session.instructions.entries.put",
+  "v2.session.instructions.entries.remove"
+])

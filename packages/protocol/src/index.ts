@@ -1,6 +1,7 @@
 export { Api } from "./api.js"
 export { ApiErrors } from "./errors.js"
 export { HealthGroup } from "./health.js"
+export { InstructionGroup } from "./instructions.js"
 export { LocationGroup } from "./location.js"
 export { Middleware } from "./middleware.js"
 export { SessionGroup } from "./session.js"

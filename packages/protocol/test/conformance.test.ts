@@ -1,4 +1,4 @@
-import { OpenApiDocument } from "@opencode-ai/protocol"
+import { Api, OpenApiDocument } from "@opencode-ai/protocol"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
@@ -69,15 +69,27 @@ const tagsOf = (schema: Json): Array<string> => {
   return [...tags].sort()
 }
 
-const operations = Object.entries(ours.paths as Record<string, Record<string, Json>>).flatMap(([p, methods]) =>
+const allOperations = Object.entries(ours.paths as Record<string, Record<string, Json>>).flatMap(([p, methods]) =>
   Object.entries(methods).map(([method, op]) => ({ path: p, method, op }))
 )
+
+const extensions = Api.extensionOperations
+const operations = allOperations.filter((o) => !extensions.has(o.op.operationId))
 
 describe("contract conformance with the upstream reference", () => {
   it("declares at least the foundation operations", () => {
     expect(operations.map((o) => o.op.operationId).sort()).toEqual(
       expect.arrayContaining(["v2.health.get", "v2.location.get", "v2.session.create", "v2.session.get", "v2.session.list"])
     )
+  })
+
+  describe.each(allOperations.filter((o) => extensions.has(o.op.operationId)))("extension $method $path", ({ path: p, method, op }) => {
+    it("is absent from the reference and follows its conventions (v2 id, 400 and 401 errors)", () => {
+      expect(reference.paths[p]?.[method]).toBeUndefined()
+      expect(op.operationId).toMatch(/^v2\./)
+      expect(tagsOf(shape(op.responses["400"].content["application/json"].schema, ours))).toContain("InvalidRequestError")
+      expect(tagsOf(shape(op.responses["401"].content["application/json"].schema, ours))).toEqual(["UnauthorizedError"])
+    })
   })
 
   describe.each(operations)("$method $path", ({ path: p, method, op }) => {

@@ -67,6 +67,12 @@ export const SessionID = prefixed("ses", "SessionID")
 export type SessionID = typeof SessionID.Type
 export const MessageID = prefixed("msg", "MessageID")
 export type MessageID = typeof MessageID.Type
+/**
+ * A message id checked the way the v2 wire contract checks it (`msg_`, underscore included). It
+ * carries the same brand as {@link MessageID}, so the two are interchangeable in code; session
+ * messages and `session.next.*` events use this one so their schemas match the contract.
+ */
+export const SessionMessageID = prefixed("msg_", "MessageID")
 export const PartID = prefixed("prt", "PartID")
 export type PartID = typeof PartID.Type
 export const EventID = prefixed("evt_", "EventID")

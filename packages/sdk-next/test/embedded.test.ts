@@ -14,7 +14,7 @@ describe("Embedded OpenCode", () => {
   it.scopedLive("exposes the client capabilities on one object, without a nested client", () =>
     Effect.gen(function* () {
       const host = yield* OpenCode.embedded(options())
-      expect(Object.keys(host).sort()).toEqual(["fetch", "health", "location", "sessions"])
+      expect(Object.keys(host).sort()).toEqual(["fetch", "health", "instructions", "location", "sessions"])
       expect(yield* host.health.get()).toEqual({ healthy: true })
       const session = yield* host.sessions.create()
       expect(yield* host.sessions.get({ sessionID: session.id })).toEqual(session)

@@ -4,6 +4,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Api } from "@opencode-ai/protocol"
 import { Layer, type Option } from "effect"
 import { HealthHandlers } from "./handlers/health.js"
+import { InstructionHandlers } from "./handlers/instructions.js"
 import { LocationHandlers } from "./handlers/location.js"
 import { SessionHandlers } from "./handlers/session.js"
 import { AuthorizationLive } from "./middleware/authorization.js"
@@ -22,7 +23,13 @@ export interface Options {
  */
 export const layer = (options: Options) => {
   const api = HttpApiBuilder.api(Api.OpenCodeApi).pipe(
-    Layer.provide([HealthHandlers.layer, LocationHandlers.layer, SessionHandlers.layer, AuthorizationLive.layer])
+    Layer.provide([
+      HealthHandlers.layer,
+      LocationHandlers.layer,
+      SessionHandlers.layer,
+      InstructionHandlers.layer,
+      AuthorizationLive.layer
+    ])
   )
   return Layer.mergeAll(
     api,

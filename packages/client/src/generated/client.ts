@@ -11,7 +11,13 @@ import type {
   SessionsListInput,
   SessionsListResult,
   SessionsGetInput,
-  SessionsGetResult
+  SessionsGetResult,
+  InstructionsListInput,
+  InstructionsListResult,
+  InstructionsPutInput,
+  InstructionsPutResult,
+  InstructionsRemoveInput,
+  InstructionsRemoveResult
 } from "./types.js"
 
 /** How each operation travels: interpreted by {@link Transport.make}. */
@@ -76,6 +82,45 @@ const operations = {
       401: ["UnauthorizedError"],
       404: ["SessionNotFoundError"]
     }
+  },
+  "instructions.list": {
+    name: "instructions.list",
+    method: "GET",
+    path: "/api/session/{sessionID}/instructions/entries",
+    query: [],
+    body: null,
+    success: { status: 200, json: true, unwrap: "data" },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["SessionNotFoundError"]
+    }
+  },
+  "instructions.put": {
+    name: "instructions.put",
+    method: "PUT",
+    path: "/api/session/{sessionID}/instructions/entries/{key}",
+    query: [],
+    body: ["value"],
+    success: { status: 200, json: true, unwrap: "data" },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["SessionNotFoundError"]
+    }
+  },
+  "instructions.remove": {
+    name: "instructions.remove",
+    method: "DELETE",
+    path: "/api/session/{sessionID}/instructions/entries/{key}",
+    query: [],
+    body: null,
+    success: { status: 204, json: false, unwrap: null },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["SessionNotFoundError"]
+    }
   }
 } as const satisfies Record<string, Transport.Operation>
 
@@ -116,6 +161,23 @@ export interface OpencodeClient {
      */
     get(input: SessionsGetInput, options?: Transport.RequestOptions): Promise<SessionsGetResult>
   }
+  readonly instructions: {
+    /**
+     * `GET /api/session/{sessionID}/instructions/entries` (`v2.session.instructions.entries.list`).
+     * Resolves to {@link InstructionsListResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404) or a `ClientError`.
+     */
+    list(input: InstructionsListInput, options?: Transport.RequestOptions): Promise<InstructionsListResult>
+    /**
+     * `PUT /api/session/{sessionID}/instructions/entries/{key}` (`v2.session.instructions.entries.put`).
+     * Resolves to {@link InstructionsPutResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404) or a `ClientError`.
+     */
+    put(input: InstructionsPutInput, options?: Transport.RequestOptions): Promise<InstructionsPutResult>
+    /**
+     * `DELETE /api/session/{sessionID}/instructions/entries/{key}` (`v2.session.instructions.entries.remove`).
+     * Resolves to {@link InstructionsRemoveResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404) or a `ClientError`.
+     */
+    remove(input: InstructionsRemoveInput, options?: Transport.RequestOptions): Promise<InstructionsRemoveResult>
+  }
 }
 
 /**
@@ -135,6 +197,11 @@ export const createOpencodeClient = (options: Transport.ClientOptions): Opencode
       create: (input, options) => send<SessionsCreateResult>(operations["sessions.create"], input, options),
       list: (input, options) => send<SessionsListResult>(operations["sessions.list"], input, options),
       get: (input, options) => send<SessionsGetResult>(operations["sessions.get"], input, options)
+    },
+    instructions: {
+      list: (input, options) => send<InstructionsListResult>(operations["instructions.list"], input, options),
+      put: (input, options) => send<InstructionsPutResult>(operations["instructions.put"], input, options),
+      remove: (input, options) => send<InstructionsRemoveResult>(operations["instructions.remove"], input, options)
     }
   }
 }

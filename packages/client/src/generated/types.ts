@@ -8,6 +8,15 @@ export interface FileDiff {
   readonly patch: string
 }
 
+/** a finite number */
+export type Finite = number
+
+export interface InstructionEntryInfo {
+  /** a string matching the pattern ^[a-z0-9][a-z0-9._-]*$ */
+  readonly key: string
+  readonly value: JsonValue
+}
+
 export interface InvalidCursorError {
   readonly message: string
   readonly _tag: "InvalidCursorError"
@@ -18,6 +27,10 @@ export interface InvalidRequestError {
   readonly kind?: string
   readonly field?: string
   readonly _tag: "InvalidRequestError"
+}
+
+export type JsonValue = null | boolean | Finite | string | ReadonlyArray<JsonValue> | {
+  readonly [key: string]: JsonValue
 }
 
 export interface LocationInfo {
@@ -172,3 +185,44 @@ export type SessionsGetResult = SessionV2Info
 
 /** The declared failures `sessions.get` rejects with. */
 export type SessionsGetFailure = InvalidRequestError | UnauthorizedError | SessionNotFoundError
+
+/** The input of `instructions.list`. */
+export interface InstructionsListInput {
+  /** a string starting with "ses" */
+  readonly sessionID: string
+}
+
+/** What `instructions.list` resolves to: the `data` member of the response body. */
+export type InstructionsListResult = ReadonlyArray<InstructionEntryInfo>
+
+/** The declared failures `instructions.list` rejects with. */
+export type InstructionsListFailure = InvalidRequestError | UnauthorizedError | SessionNotFoundError
+
+/** The input of `instructions.put`. */
+export interface InstructionsPutInput {
+  /** a string starting with "ses" */
+  readonly sessionID: string
+  /** a string matching the pattern ^[a-z0-9][a-z0-9._-]*$ */
+  readonly key: string
+  readonly value: JsonValue
+}
+
+/** What `instructions.put` resolves to: the `data` member of the response body. */
+export type InstructionsPutResult = InstructionEntryInfo
+
+/** The declared failures `instructions.put` rejects with. */
+export type InstructionsPutFailure = InvalidRequestError | UnauthorizedError | SessionNotFoundError
+
+/** The input of `instructions.remove`. */
+export interface InstructionsRemoveInput {
+  /** a string starting with "ses" */
+  readonly sessionID: string
+  /** a string matching the pattern ^[a-z0-9][a-z0-9._-]*$ */
+  readonly key: string
+}
+
+/** What `instructions.remove` resolves to. */
+export type InstructionsRemoveResult = void
+
+/** The declared failures `instructions.remove` rejects with. */
+export type InstructionsRemoveFailure = InvalidRequestError | UnauthorizedError | SessionNotFoundError

@@ -3,15 +3,17 @@ export * as InstructionDiscovery from "./instruction-discovery.js"
 /**
  * InstructionDiscovery's Instruction Source (`core/instruction-discovery`): the ambient global and
  * upward-project AGENTS.md files as ONE ordered aggregate value. This module holds the value, the pure
- * renderers and the source constructor; the Location-scoped service that reads the files (global
- * `~/.config/opencode/AGENTS.md`, then project files, honouring `OPENCODE_DISABLE_PROJECT_CONFIG` for
- * project files only) supplies the loader.
+ * renderers and the source constructor, and the Location-scoped {@link Service} that reads the files
+ * (see {@link Interface.paths} for which files, in which order) and supplies the loader.
  *
  * Because the set is one value, any change re-sends the complete current ordered set, stating that it
  * supersedes the earlier one; an empty set says the earlier files no longer apply.
  */
 
-import { type Effect, Schema } from "effect"
+import { FileSystem } from "@effect/platform"
+import type { Location } from "@opencode-ai/schema"
+import { Context, Effect, Layer, Schema } from "effect"
+import * as nodePath from "node:path"
 import { Instructions } from "./instructions.js"
 
 export const key: Instructions.Key = Instructions.key("core/instruction-discovery")
@@ -52,3 +54,108 @@ export const removed = (previous: Value): string => (previous.length === 0 ? "" 
 /** The discovery source, observed with `load`. */
 export const make = <R>(load: Effect.Effect<Instructions.Observation<Value>, never, R>): Instructions.Instructions<R> =>
   Instructions.make({ key, codec: Value, load, baseline, update, removed })
+
+// ---------------------------------------------------------------------------------------------------
+// The Location-scoped service
+
+/** The instruction file name looked for, globally and in each project directory. */
+export const fileName = "AGENTS.md"
+
+export interface Options {
+  /** The global config directory (`Paths.configDir`: `$XDG_CONFIG_HOME/opencode`, default `~/.config/opencode`). */
+  readonly configDir: string
+  /** The environment: `OPENCODE_DISABLE_PROJECT_CONFIG` ("1" or "true", any case) turns project files off. */
+  readonly env: Readonly<Record<string, string | undefined>>
+}
+
+export interface Interface {
+  /**
+   * The candidate files for `location`, in the order the model reads them:
+   * 1. the global `<configDir>/AGENTS.md`;
+   * 2. unless `OPENCODE_DISABLE_PROJECT_CONFIG` is set, `AGENTS.md` in the Location directory and then
+   *    in each parent up to and including the project (worktree) root: nearest first, the order in
+   *    which upstream's upward search finds them. A directory outside its project root is searched
+   *    alone. A path is listed once.
+   * (Upstream lists the global file after the project files; the global file leads here, as the
+   * specification lists it, so the most general rule is read first.)
+   * Pure: nothing is read.
+   */
+  readonly paths: (location: Location.LocationInfo) => ReadonlyArray<string>
+  /**
+   * Observes the candidates once (concurrently) as one aggregate value, in {@link Interface.paths}
+   * order. A missing file (or a path that is not a regular file) is simply not in the set, so no files
+   * at all is the empty set (a loaded value, not an absence). Any other read failure, e.g. a
+   * permission error, makes the whole aggregate unavailable: the model keeps what it was told before
+   * (stale-while-revalidate), and a first baseline waits. Never fails.
+   */
+  readonly load: (location: Location.LocationInfo) => Effect.Effect<Instructions.Observation<Value>>
+  /** The discovery source of `location`, observed with {@link Interface.load} at each prepare. */
+  readonly instructions: (location: Location.LocationInfo) => Instructions.Instructions<never>
+}
+
+/** InstructionDiscovery; `yield* InstructionDiscovery.Service`. */
+export class Service extends Context.Tag("@opencode-ai/core/InstructionDiscovery")<Service, Interface>() {}
+
+const truthy = (value: string | undefined): boolean =>
+  value !== undefined && ["1", "true"].includes(value.trim().toLowerCase())
+
+/** `directory`, then its parents up to `root` inclusive; just `directory` when it is not inside `root`. */
+const upward = (directory: string, root: string): ReadonlyArray<string> => {
+  const relative = nodePath.relative(root, directory)
+  if (relative.startsWith("..") || nodePath.isAbsolute(relative)) return [directory]
+  const directories: Array<string> = []
+  let current = directory
+  for (;;) {
+    directories.push(current)
+    if (current === root) return directories
+    const parent = nodePath.dirname(current)
+    if (parent === current) return directories
+    current = parent
+  }
+}
+
+/** Why a read failed, if the file simply is not there to read (not found, or not a regular file). */
+const isMissing = (error: unknown): boolean =>
+  typeof error === "object" &&
+  error !== null &&
+  (error as { _tag?: unknown })._tag === "SystemError" &&
+  ["NotFound", "BadResource"].includes(String((error as { reason?: unknown }).reason))
+
+export const layer = (options: Options): Layer.Layer<Service, never, FileSystem.FileSystem> =>
+  Layer.effect(
+    Service,
+    Effect.gen(function* () {
+      const fs = yield* FileSystem.FileSystem
+      const projectDisabled = truthy(options.env["OPENCODE_DISABLE_PROJECT_CONFIG"])
+      const globalFile = nodePath.join(nodePath.resolve(options.configDir), fileName)
+
+      const paths = (location: Location.LocationInfo): ReadonlyArray<string> => {
+        const project = projectDisabled
+          ? []
+          : upward(nodePath.resolve(location.directory), nodePath.resolve(location.project.directory)).map((directory) =>
+              nodePath.join(directory, fileName)
+            )
+        return [...new Set([globalFile, ...project])]
+      }
+
+      /** One file: its content, `undefined` when missing, or the failure that makes the set unavailable. */
+      const read = (path: string) =>
+        fs.readFileString(path).pipe(
+          Effect.map((content): File | undefined => ({ path, content })),
+          Effect.catchAll((error) => (isMissing(error) ? Effect.succeed(undefined) : Effect.fail(error)))
+        )
+
+      const load = Effect.fn("InstructionDiscovery.load")(
+        function* (location: Location.LocationInfo) {
+          const files = yield* Effect.forEach(paths(location), read, { concurrency: "unbounded" })
+          return files.filter((file): file is File => file !== undefined) as Value
+        },
+        Instructions.orUnavailable,
+        (effect, location) => Effect.annotateLogs(effect, { directory: location.directory })
+      )
+
+      const instructions = (location: Location.LocationInfo) => make(load(location))
+
+      return Service.of({ paths, load, instructions })
+    })
+  )

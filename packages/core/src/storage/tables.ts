@@ -1,6 +1,6 @@
 export * as Tables from "./tables.js"
 
-import { foreignKey, index, integer, sqliteTable, text, unique } from "drizzle-orm/sqlite-core"
+import { foreignKey, index, integer, primaryKey, sqliteTable, text, unique } from "drizzle-orm/sqlite-core"
 
 /**
  * The drizzle definitions of the durable tables. They exist to generate the migration SQL
@@ -54,4 +54,41 @@ export const session = sqliteTable(
     index("session_directory_idx").on(table.directory),
     index("session_project_id_idx").on(table.projectID)
   ]
+)
+
+/**
+ * A session's InstructionCheckpoint (at most one row per session; none until the first complete
+ * baseline, and none again after a reset). `baseline_text` is the exact joined Instruction Baseline,
+ * `baseline_seq` the session's last event seq when it was rendered, `applied` the Applied
+ * Instructions as JSON. `compaction_seq` is the seq of the latest completed compaction recorded for
+ * the session: when it is past `baseline_seq` the next prepare rebaselines. `revision` counts writes,
+ * so a writer can compare-and-set against the row it read.
+ */
+export const instructionCheckpoint = sqliteTable("instruction_checkpoint", {
+  sessionID: text("session_id")
+    .primaryKey()
+    .references(() => session.id, { onDelete: "cascade" }),
+  baselineText: text("baseline_text").notNull(),
+  baselineSeq: integer("baseline_seq").notNull(),
+  /** Instructions.Applied, as JSON. */
+  applied: text("applied").notNull(),
+  compactionSeq: integer("compaction_seq"),
+  revision: integer("revision").notNull(),
+  timeCreated: integer("time_created").notNull(),
+  timeUpdated: integer("time_updated").notNull()
+})
+
+/** API-managed InstructionEntry values: one JSON value per session and slash-free key. */
+export const instructionEntry = sqliteTable(
+  "instruction_entry",
+  {
+    sessionID: text("session_id")
+      .notNull()
+      .references(() => session.id, { onDelete: "cascade" }),
+    key: text("key").notNull(),
+    /** The entry's JSON value, as JSON text. */
+    value: text("value").notNull(),
+    timeUpdated: integer("time_updated").notNull()
+  },
+  (table) => [primaryKey({ columns: [table.sessionID, table.key] })]
 )

@@ -4,7 +4,7 @@ import { HttpApiClient } from "@effect/platform"
 import type { HttpClient } from "@effect/platform"
 import { Api } from "@opencode-ai/protocol"
 import { Effect } from "effect"
-import type { Endpoint } from "../endpoint.js"
+import { Endpoint } from "../endpoint.js"
 
 /**
  * The OpenCode Client over Effect: the same groups, methods and input objects as the Promise client,
@@ -42,6 +42,23 @@ export interface Service {
      */
     readonly get: (input: Endpoint.Path<"sessions", "get">) => Effect.Effect<Endpoint.Success<"sessions", "get">["data"], Endpoint.Failure<"sessions", "get">>
   }
+  readonly instructions: {
+    /**
+     * `GET /api/session/{sessionID}/instructions/entries` (`v2.session.instructions.entries.list`).
+     * Succeeds with the decoded `data` member of the response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), an `HttpClientError` or a `ParseError`.
+     */
+    readonly list: (input: Endpoint.Path<"instructions", "list">) => Effect.Effect<Endpoint.Success<"instructions", "list">["data"], Endpoint.Failure<"instructions", "list">>
+    /**
+     * `PUT /api/session/{sessionID}/instructions/entries/{key}` (`v2.session.instructions.entries.put`).
+     * Succeeds with the decoded `data` member of the response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), an `HttpClientError` or a `ParseError`.
+     */
+    readonly put: (input: Endpoint.Path<"instructions", "put"> & Endpoint.Payload<"instructions", "put">) => Effect.Effect<Endpoint.Success<"instructions", "put">["data"], Endpoint.Failure<"instructions", "put">>
+    /**
+     * `DELETE /api/session/{sessionID}/instructions/entries/{key}` (`v2.session.instructions.entries.remove`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), an `HttpClientError` or a `ParseError`.
+     */
+    readonly remove: (input: Endpoint.Path<"instructions", "remove">) => Effect.Effect<Endpoint.Success<"instructions", "remove">, Endpoint.Failure<"instructions", "remove">>
+  }
 }
 
 export interface Options {
@@ -68,6 +85,11 @@ export const make = (options: Options): Effect.Effect<Service, never, HttpClient
         create: (input = {}) => Effect.map(client.sessions.create({ payload: input }), (success) => success.data),
         list: (input = {}) => client.sessions.list({ urlParams: input }),
         get: (input) => Effect.map(client.sessions.get({ path: input }), (success) => success.data)
+      },
+      instructions: {
+        list: (input) => Effect.map(client.instructions.list({ path: input }), (success) => success.data),
+        put: (input) => Effect.map(client.instructions.put({ path: Endpoint.pick(input, ["sessionID", "key"]), payload: Endpoint.pick(input, ["value"]) }), (success) => success.data),
+        remove: (input) => client.instructions.remove({ path: input })
       }
     })
   )

@@ -1,0 +1,376 @@
+export * as InstructionCheckpoint from "./instruction-checkpoint.js"
+
+/**
+ * InstructionCheckpoint: the Session-owned durable Instruction Baseline, its baseline sequence and the
+ * Applied Instructions record, used to prepare every Step (table `instruction_checkpoint`).
+ *
+ * `prepare` is the only thing that admits instruction changes. It runs at a Safe Step Boundary (prior
+ * tools settled, before prompt promotion) and only when the runner calls it: a source changing never
+ * wakes anything; the change is sampled at the next boundary that happens anyway.
+ *
+ * ```
+ *   no checkpoint ──initialize──▶ Blocked: write nothing
+ *        ▲                  └───▶ Complete: store baseline + Applied (no update) ──▶ checkpoint
+ *        │ reset                                                                       │
+ *        └───────────────────────────────── checkpoint ◀──────────────────────────────┘
+ *                                              │ prepare
+ *          compaction recorded after baseline_seq?
+ *            yes ─rebaseline─▶ Blocked: write nothing
+ *                          └─▶ Complete: replace baseline + Applied (no update)
+ *            no ──reconcile──▶ Unchanged: write nothing
+ *                          ├─▶ Updated, text "": advance Applied silently
+ *                          └─▶ Updated, text:    append context.updated + advance Applied,
+ *                                                one transaction
+ * ```
+ */
+
+import { SqlClient } from "@effect/sql"
+import { Errors, Identifier } from "@opencode-ai/schema"
+import { Clock, Context, Data, Effect, Layer, Option, Schema } from "effect"
+import * as EventLog from "../event/event-log.js"
+import { ContextUpdated } from "./context-updated.js"
+import { Instructions } from "./instructions.js"
+
+/** What a session's checkpoint holds. */
+export interface Checkpoint {
+  /** The exact joined Instruction Baseline, byte for byte as rendered. */
+  readonly baseline: string
+  /** The session's last event seq when the baseline was rendered: history after it follows the baseline. */
+  readonly baselineSeq: number
+  readonly applied: Instructions.Applied
+  /** The seq of the latest completed compaction recorded for the session, if any. */
+  readonly compactionSeq?: number
+}
+
+/** An Instruction Update admitted by this prepare: the durable event's message, text and seq. */
+export interface Update {
+  readonly messageID: Identifier.MessageID
+  readonly text: string
+  readonly seq: number
+}
+
+/**
+ * The Step may run: send `baseline` as the instruction part of the provider-cache prefix. `update`
+ * is present only when this call admitted an Instruction Update (it is already durable in the log and
+ * part of Session History from now on, so a retried attempt replays it from history).
+ */
+export interface Prepared {
+  readonly _tag: "Prepared"
+  readonly baseline: string
+  readonly baselineSeq: number
+  readonly update?: Update
+}
+
+/**
+ * No complete baseline can be rendered because these sources are unavailable: nothing was written,
+ * the Step must not run, and pending input stays untouched. Try again at a later boundary.
+ */
+export interface Blocked {
+  readonly _tag: "Blocked"
+  readonly unavailable: ReadonlyArray<Instructions.Key>
+}
+
+export type Preparation = Prepared | Blocked
+
+export interface Interface {
+  /**
+   * Prepares the instruction state of the next Step of `sessionID` from `instructions`, observing
+   * each source exactly once:
+   * - no checkpoint → `Instructions.initialize`. Blocked writes nothing. Complete stores the baseline
+   *   verbatim with its Applied record and `baseline_seq` (the session's current seq), and emits NO
+   *   update: the baseline already says it all;
+   * - a completed compaction recorded after `baseline_seq` → `Instructions.rebaseline` from the
+   *   stored Applied: the new baseline folds in every change (no update); Blocked writes nothing;
+   * - otherwise → `Instructions.reconcile` against Applied, keeping the stored baseline. Unchanged
+   *   writes nothing. An update with text appends `session.next.context.updated` and advances
+   *   Applied in that same transaction (both commit or neither). An update with empty text advances
+   *   Applied silently.
+   *
+   * Concurrency: calls on one session are serialized in this process, and every write is a
+   * compare-and-set on the row that was read (a conflicting write, e.g. from another process on the
+   * same file, makes this call start over), so racing boundaries admit one update, never two.
+   * Interruption before the write leaves nothing behind; the write itself is atomic and, once
+   * started, runs to completion. Unknown session → SessionNotFoundError.
+   */
+  readonly prepare: <R>(
+    sessionID: string,
+    instructions: Instructions.Instructions<R>
+  ) => Effect.Effect<Preparation, Errors.SessionNotFoundError, R>
+  /**
+   * Deletes the session's checkpoint so the next prepare initializes a fresh complete baseline (session
+   * move, committed revert). Idempotent. Waits for an in-flight prepare of the session in this process.
+   */
+  readonly reset: (sessionID: string) => Effect.Effect<void, Errors.SessionNotFoundError>
+  /**
+   * Records that a compaction completed at event `seq` of the session, so the next prepare rebaselines
+   * (unless a baseline rendered at or after `seq` is already stored). A no-op without a checkpoint:
+   * the next prepare initializes anyway. Recording an older seq than one already recorded changes
+   * nothing. A `seq` beyond the session's log is a defect. See {@link markCompacted} for use inside
+   * the compaction event's own transaction.
+   */
+  readonly recordCompaction: (sessionID: string, seq: number) => Effect.Effect<void, Errors.SessionNotFoundError>
+  /** The stored checkpoint, if any. */
+  readonly get: (sessionID: string) => Effect.Effect<Option.Option<Checkpoint>, Errors.SessionNotFoundError>
+}
+
+/** The InstructionCheckpoint store; `yield* InstructionCheckpoint.Service`. */
+export class Service extends Context.Tag("@opencode-ai/core/InstructionCheckpoint")<Service, Interface>() {}
+
+// ---------------------------------------------------------------------------------------------------
+// SQL shared by the service and the in-transaction helpers
+
+interface Row {
+  readonly baseline_text: string
+  readonly baseline_seq: number
+  readonly applied: string
+  readonly compaction_seq: number | null
+  readonly revision: number
+}
+
+const AppliedJson = Schema.parseJson(Instructions.Applied)
+const decodeApplied = Schema.decodeUnknown(AppliedJson)
+const encodeApplied = Schema.encode(AppliedJson)
+const encodeData = Schema.encode(ContextUpdated.Data)
+
+/** The session's last event seq (0 before its first event), as a subquery. */
+const currentSeq = (sql: SqlClient.SqlClient, sessionID: string) =>
+  sql`coalesce((SELECT seq FROM event_sequence WHERE aggregate_id = ${sessionID}), 0)`
+
+/**
+ * Records a completed compaction at `seq` inside the caller's SQL transaction (for example the
+ * projection of the compaction's own durable event, so the two commit together). Same semantics as
+ * {@link Interface.recordCompaction}, without the session check.
+ */
+export const markCompacted = Effect.fn("InstructionCheckpoint.markCompacted")(
+  function* (sessionID: string, seq: number) {
+    const sql = yield* SqlClient.SqlClient
+    const [current] = yield* sql<{ readonly seq: number }>`SELECT ${currentSeq(sql, sessionID)} AS seq`.pipe(Effect.orDie)
+    if (!Number.isInteger(seq) || seq < 1 || seq > (current?.seq ?? 0)) {
+      return yield* Effect.dieMessage(`compaction seq ${seq} is not an event of session ${sessionID}`)
+    }
+    yield* sql`
+      UPDATE instruction_checkpoint SET compaction_seq = max(coalesce(compaction_seq, 0), ${seq})
+      WHERE session_id = ${sessionID}`.pipe(Effect.orDie)
+  },
+  (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+)
+
+/**
+ * Deletes the session's checkpoint inside the caller's SQL transaction (for example the projection of
+ * a move or committed revert event). Unlike {@link Interface.reset} it does not wait for an in-flight
+ * prepare in this process, so call it only while the session runs no Step.
+ */
+export const clear = Effect.fn("InstructionCheckpoint.clear")(
+  function* (sessionID: string) {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`DELETE FROM instruction_checkpoint WHERE session_id = ${sessionID}`.pipe(Effect.orDie)
+  },
+  (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+)
+
+/** Another writer changed (or deleted) the row this attempt read: start over from a fresh read. */
+class Stale extends Data.TaggedError("StaleInstructionCheckpoint") {}
+
+/**
+ * Per-key mutual exclusion for this process: one permit per key, created on first use and dropped
+ * once nobody holds or awaits it, so idle sessions cost nothing.
+ */
+const keyedLock = () => {
+  const locks = new Map<string, { readonly semaphore: Effect.Semaphore; users: number }>()
+  return <A, E, R>(key: string, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.acquireUseRelease(
+      Effect.sync(() => {
+        let lock = locks.get(key)
+        if (lock === undefined) {
+          lock = { semaphore: Effect.unsafeMakeSemaphore(1), users: 0 }
+          locks.set(key, lock)
+        }
+        lock.users++
+        return lock
+      }),
+      (lock) => lock.semaphore.withPermits(1)(effect),
+      (lock) =>
+        Effect.sync(() => {
+          lock.users--
+          if (lock.users === 0) locks.delete(key)
+        })
+    )
+}
+
+export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.Service> = Layer.effect(
+  Service,
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const log = yield* EventLog.Service
+    const serialized = keyedLock()
+
+    const ensureSession = (sessionID: string) =>
+      sql<{ readonly found: number }>`SELECT 1 AS found FROM session WHERE id = ${sessionID}`.pipe(
+        Effect.orDie,
+        Effect.flatMap((rows) => (rows.length === 0 ? Errors.SessionNotFoundError.of(sessionID) : Effect.void))
+      )
+
+    const read = (sessionID: string) =>
+      sql<Row>`
+        SELECT baseline_text, baseline_seq, applied, compaction_seq, revision
+        FROM instruction_checkpoint WHERE session_id = ${sessionID}`.pipe(
+        Effect.orDie,
+        Effect.flatMap(([row]) =>
+          row === undefined
+            ? Effect.succeed(Option.none<Row & { readonly decoded: Instructions.Applied }>())
+            : Effect.map(decodeApplied(row.applied).pipe(Effect.orDie), (decoded) => Option.some({ ...row, decoded }))
+        )
+      )
+
+    /** Stores a first baseline; Stale when another writer stored one first. Resolves with baseline_seq. */
+    const insert = Effect.fn("InstructionCheckpoint.insert")(function* (sessionID: string, baseline: Instructions.Complete) {
+      const now = yield* Clock.currentTimeMillis
+      const applied = yield* encodeApplied(baseline.applied).pipe(Effect.orDie)
+      // `WHERE true` lets SQLite tell the upsert's ON CONFLICT from a join constraint.
+      const rows = yield* sql<{ readonly baseline_seq: number }>`
+        INSERT INTO instruction_checkpoint
+          (session_id, baseline_text, baseline_seq, applied, compaction_seq, revision, time_created, time_updated)
+        SELECT ${sessionID}, ${baseline.text}, ${currentSeq(sql, sessionID)}, ${applied}, NULL, 1, ${now}, ${now}
+        WHERE true
+        ON CONFLICT (session_id) DO NOTHING
+        RETURNING baseline_seq`.pipe(Effect.orDie)
+      const [row] = rows
+      if (row === undefined) return yield* new Stale()
+      return row.baseline_seq
+    })
+
+    /** Replaces the baseline after compaction, compare-and-set on `revision`. Resolves with baseline_seq. */
+    const rewrite = Effect.fn("InstructionCheckpoint.rewrite")(function* (
+      sessionID: string,
+      revision: number,
+      baseline: Instructions.Complete
+    ) {
+      const now = yield* Clock.currentTimeMillis
+      const applied = yield* encodeApplied(baseline.applied).pipe(Effect.orDie)
+      const [row] = yield* sql<{ readonly baseline_seq: number }>`
+        UPDATE instruction_checkpoint
+        SET baseline_text = ${baseline.text}, baseline_seq = ${currentSeq(sql, sessionID)}, applied = ${applied},
+            revision = revision + 1, time_updated = ${now}
+        WHERE session_id = ${sessionID} AND revision = ${revision}
+        RETURNING baseline_seq`.pipe(Effect.orDie)
+      if (row === undefined) return yield* new Stale()
+      return row.baseline_seq
+    })
+
+    /** Advances Applied alone, compare-and-set on `revision`; works inside the update's transaction too. */
+    const advance = Effect.fn("InstructionCheckpoint.advance")(function* (
+      sessionID: string,
+      revision: number,
+      next: Instructions.Applied
+    ) {
+      const now = yield* Clock.currentTimeMillis
+      const applied = yield* encodeApplied(next).pipe(Effect.orDie)
+      const rows = yield* sql`
+        UPDATE instruction_checkpoint SET applied = ${applied}, revision = revision + 1, time_updated = ${now}
+        WHERE session_id = ${sessionID} AND revision = ${revision}
+        RETURNING revision`.pipe(Effect.orDie)
+      if (rows.length === 0) return yield* new Stale()
+    })
+
+    /** Publishes one Instruction Update; the projection advances Applied in the append's transaction. */
+    const publish = Effect.fn("InstructionCheckpoint.publish")(function* (
+      sessionID: string,
+      revision: number,
+      updated: Instructions.Updated
+    ) {
+      const now = yield* Clock.currentTimeMillis
+      const messageID = Identifier.newMessageID(now)
+      const data = yield* encodeData({
+        timestamp: now,
+        sessionID: sessionID as Identifier.SessionID,
+        messageID,
+        text: updated.text
+      }).pipe(Effect.orDie)
+      const [committed] = yield* log.append(
+        sessionID,
+        [{ type: ContextUpdated.type, version: ContextUpdated.version, data }],
+        () => advance(sessionID, revision, updated.applied)
+      )
+      if (committed === undefined) return yield* Effect.dieMessage("EventLog.append committed no event")
+      return { messageID, text: updated.text, seq: committed.durable.seq } satisfies Update
+    })
+
+    const attempt = <R>(
+      sessionID: string,
+      instructions: Instructions.Instructions<R>
+    ): Effect.Effect<Preparation, never, R> =>
+      Effect.gen(function* () {
+        const stored = yield* read(sessionID)
+
+        if (Option.isNone(stored)) {
+          const baseline = yield* Instructions.initialize(instructions)
+          if (baseline._tag === "Blocked") return { _tag: "Blocked", unavailable: baseline.unavailable } as Preparation
+          const baselineSeq = yield* insert(sessionID, baseline)
+          yield* Effect.logDebug("instruction baseline initialized")
+          return { _tag: "Prepared", baseline: baseline.text, baselineSeq } as Preparation
+        }
+
+        const row = stored.value
+        if (row.compaction_seq !== null && row.compaction_seq > row.baseline_seq) {
+          const baseline = yield* Instructions.rebaseline(instructions, row.decoded)
+          if (baseline._tag === "Blocked") return { _tag: "Blocked", unavailable: baseline.unavailable } as Preparation
+          const baselineSeq = yield* rewrite(sessionID, row.revision, baseline)
+          yield* Effect.logDebug("instruction baseline rebaselined after compaction")
+          return { _tag: "Prepared", baseline: baseline.text, baselineSeq } as Preparation
+        }
+
+        const prepared: Prepared = { _tag: "Prepared", baseline: row.baseline_text, baselineSeq: row.baseline_seq }
+        const reconciled = yield* Instructions.reconcile(instructions, row.decoded)
+        if (reconciled._tag === "Unchanged") return prepared as Preparation
+        if (reconciled.text === "") {
+          yield* advance(sessionID, row.revision, reconciled.applied)
+          return prepared as Preparation
+        }
+        const update = yield* publish(sessionID, row.revision, reconciled)
+        yield* Effect.logDebug("instruction update admitted").pipe(Effect.annotateLogs({ seq: update.seq }))
+        return { ...prepared, update } as Preparation
+      }).pipe(Effect.catchTag("StaleInstructionCheckpoint", () => attempt(sessionID, instructions)))
+
+    const prepare = Effect.fn("InstructionCheckpoint.prepare")(
+      function* <R>(sessionID: string, instructions: Instructions.Instructions<R>) {
+        yield* ensureSession(sessionID)
+        return yield* serialized(sessionID, attempt(sessionID, instructions))
+      },
+      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+    )
+
+    const reset = Effect.fn("InstructionCheckpoint.reset")(
+      function* (sessionID: string) {
+        yield* ensureSession(sessionID)
+        yield* serialized(sessionID, Effect.provideService(clear(sessionID), SqlClient.SqlClient, sql))
+      },
+      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+    )
+
+    const recordCompaction = Effect.fn("InstructionCheckpoint.recordCompaction")(
+      function* (sessionID: string, seq: number) {
+        yield* ensureSession(sessionID)
+        yield* Effect.provideService(markCompacted(sessionID, seq), SqlClient.SqlClient, sql)
+      },
+      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+    )
+
+    const get = Effect.fn("InstructionCheckpoint.get")(
+      function* (sessionID: string) {
+        yield* ensureSession(sessionID)
+        return Option.map(
+          yield* read(sessionID),
+          (row): Checkpoint => ({
+            baseline: row.baseline_text,
+            baselineSeq: row.baseline_seq,
+            applied: row.decoded,
+            ...(row.compaction_seq === null ? {} : { compactionSeq: row.compaction_seq })
+          })
+        )
+      },
+      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+    )
+
+    return Service.of({ prepare, reset, recordCompaction, get })
+  })
+)

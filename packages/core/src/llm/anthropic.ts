@@ -1,0 +1,402 @@
+export * as Anthropic from "./anthropic.js"
+
+/**
+ * The Anthropic Messages adapter: `POST {baseURL}/messages`, streamed.
+ *
+ * Request ({@link body}):
+ * - `model`, `max_tokens` (Generation Controls `maxOutputTokens`, else {@link defaultMaxTokens}: the
+ *   protocol requires it, and the runner should pass the model's output limit);
+ * - `system`: the request's system text as one text block (omitted when empty);
+ * - `messages`: the lowered history (see `InstructionLowering`), consecutive same-role turns merged
+ *   into one (the API wants alternating roles):
+ *   - tool results become `tool_result` blocks (`is_error` when failed) of a user turn, in the order of
+ *     the calls they answer, before any text that joins that turn;
+ *   - assistant reasoning is sent natively only when the part is `replayable` and carries this
+ *     protocol's Native Continuation Metadata: a `thinking` block with its `signature`, or a
+ *     `redacted_thinking` block with its `data`. Otherwise non-empty visible reasoning becomes an
+ *     ordinary `text` block and redacted reasoning is dropped;
+ *   - empty text blocks are dropped (the API rejects them);
+ * - prompt caching: the system block and the last block of the last message carry
+ *   `cache_control: {type: "ephemeral"}`, so the stable prefix (tools, system, the Instruction
+ *   Baseline, the history so far) is read from the cache on the next step;
+ * - `tools` (`input_schema`) and `tool_choice` (`auto`, `any` for required, `none`, `tool`) only when
+ *   there are tools; `temperature`, `top_p`; `stream: true`; then the `"anthropic"` provider options,
+ *   verbatim (e.g. `thinking: {type: "enabled", budget_tokens}`).
+ * Headers: `content-type`, `x-api-key` when there is a key, `anthropic-version: 2023-06-01`, the
+ * provider's configured headers, then the request's headers (later wins).
+ *
+ * Stream ({@link decoder}): `message_start` (input and cache usage), `content_block_start` /
+ * `content_block_delta` / `content_block_stop` for `text`, `thinking` (`thinking_delta`,
+ * `signature_delta` → the signature on `reasoning-end`), `redacted_thinking` (its data on
+ * `reasoning-end`) and `tool_use` (`input_json_delta`; the call is complete at its block stop),
+ * `message_delta` (stop reason, final usage), `message_stop` (done), `ping`, and `error` (fails the
+ * stream with the classified error). Usage: `input_tokens` → input, `cache_read_input_tokens` →
+ * cache.read, `cache_creation_input_tokens` → cache.write, `output_tokens` → output (Anthropic does
+ * not report thinking tokens separately, so reasoning is 0). Unknown block types are skipped.
+ */
+
+import type * as Sse from "@effect/experimental/Sse"
+import { HttpClient } from "@effect/platform"
+import { Effect, Stream } from "effect"
+import * as InstructionLowering from "./instruction-lowering.js"
+import type * as LLMClient from "./llm-client.js"
+import * as LLMEvent from "./llm-event.js"
+import * as LLMRequest from "./llm-request.js"
+import * as NativeContinuation from "./native-continuation.js"
+import * as ProviderFailure from "./provider-failure.js"
+import * as ProviderHttp from "./provider-http.js"
+
+/** The provider-option namespace this adapter reads. */
+export const optionsKey = "anthropic"
+
+export const apiVersion = "2023-06-01"
+
+/** `max_tokens` when the request sets no `maxOutputTokens`. */
+export const defaultMaxTokens = 8192
+
+export interface Config {
+  readonly baseURL: string
+  readonly apiKey?: string | undefined
+  readonly headers?: Readonly<Record<string, string>> | undefined
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Request
+
+type Block = Record<string, unknown>
+
+interface Turn {
+  readonly role: "user" | "assistant"
+  readonly content: Array<Block>
+}
+
+const assistantBlocks = (message: LLMRequest.AssistantMessage): Array<Block> =>
+  message.content.flatMap((part): Array<Block> => {
+    switch (part.type) {
+      case "text":
+        return part.text === "" ? [] : [{ type: "text", text: part.text }]
+      case "reasoning": {
+        if (part.replayable === true) {
+          const signature = NativeContinuation.anthropicSignature(part.metadata)
+          if (signature !== undefined) return [{ type: "thinking", thinking: part.text, signature }]
+          const data = NativeContinuation.anthropicRedactedData(part.metadata)
+          if (data !== undefined) return [{ type: "redacted_thinking", data }]
+        }
+        return part.text.trim() === "" ? [] : [{ type: "text", text: part.text }]
+      }
+      case "tool-call":
+        return [{ type: "tool_use", id: part.id, name: part.name, input: part.input }]
+    }
+  })
+
+const cacheable = new Set(["text", "tool_result", "tool_use"])
+
+/** The wire messages: the lowered history with same-role turns merged. */
+export const messages = (request: LLMRequest.Request): ReadonlyArray<Turn> => {
+  const turns: Array<Turn> = []
+  const push = (role: Turn["role"], content: Array<Block>) => {
+    if (content.length === 0) return
+    const last = turns[turns.length - 1]
+    if (last !== undefined && last.role === role) last.content.push(...content)
+    else turns.push({ role, content })
+  }
+  let lastAssistant: LLMRequest.AssistantMessage | undefined
+  for (const message of InstructionLowering.lower(request.messages)) {
+    switch (message.role) {
+      case "user":
+        push(
+          "user",
+          message.content.flatMap((part) => (part.text === "" ? [] : [{ type: "text", text: part.text }]))
+        )
+        break
+      case "assistant":
+        lastAssistant = message
+        push("assistant", assistantBlocks(message))
+        break
+      case "tool":
+        push(
+          "user",
+          LLMRequest.resultsInCallOrder(message, lastAssistant).map((result) => ({
+            type: "tool_result",
+            tool_use_id: result.callID,
+            content: result.output,
+            ...(result.isError ? { is_error: true } : {})
+          }))
+        )
+        break
+    }
+  }
+  const last = turns[turns.length - 1]
+  const lastBlock = last?.content[last.content.length - 1]
+  if (last !== undefined && lastBlock !== undefined && cacheable.has(String(lastBlock["type"]))) {
+    last.content[last.content.length - 1] = { ...lastBlock, cache_control: { type: "ephemeral" } }
+  }
+  return turns
+}
+
+const toolChoice = (choice: LLMRequest.ToolChoice): Block => {
+  if (typeof choice !== "string") return { type: "tool", name: choice.name }
+  return { type: choice === "required" ? "any" : choice }
+}
+
+const reservedKeys = new Set(["model", "system", "messages", "tools", "tool_choice", "stream"])
+
+/** The JSON body of the Messages request (see the module comment). */
+export const body = (request: LLMRequest.Request): Record<string, unknown> => {
+  const tools = request.tools ?? []
+  const generation = request.generation ?? {}
+  const options = Object.entries(request.providerOptions?.[optionsKey] ?? {}).filter(([key]) => !reservedKeys.has(key))
+  return {
+    model: request.model.modelID,
+    max_tokens: generation.maxOutputTokens ?? defaultMaxTokens,
+    ...(request.system === ""
+      ? {}
+      : { system: [{ type: "text", text: request.system, cache_control: { type: "ephemeral" } }] }),
+    messages: messages(request),
+    ...(tools.length === 0
+      ? {}
+      : {
+          tools: tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: tool.inputSchema })),
+          ...(request.toolChoice === undefined ? {} : { tool_choice: toolChoice(request.toolChoice) })
+        }),
+    ...(generation.temperature === undefined ? {} : { temperature: generation.temperature }),
+    ...(generation.topP === undefined ? {} : { top_p: generation.topP }),
+    stream: true,
+    ...Object.fromEntries(options)
+  }
+}
+
+/** The request headers (names lower-cased; see the module comment for precedence). */
+export const headers = (config: Config, request: LLMRequest.Request): Record<string, string> =>
+  ProviderHttp.mergeHeaders(
+    { "content-type": "application/json", accept: "text/event-stream", "anthropic-version": apiVersion },
+    config.apiKey === undefined || config.apiKey === "" ? undefined : { "x-api-key": config.apiKey },
+    config.headers,
+    request.headers
+  )
+
+// ---------------------------------------------------------------------------------------------------
+// Stream
+
+const { record, string, number } = ProviderHttp
+
+const finishReason = (raw: string | undefined): LLMEvent.FinishReason => {
+  switch (raw) {
+    case "end_turn":
+    case "stop_sequence":
+      return "stop"
+    case "max_tokens":
+    case "model_context_window_exceeded":
+      return "length"
+    case "tool_use":
+      return "tool-calls"
+    case "refusal":
+      return "content-filter"
+    default:
+      return "other"
+  }
+}
+
+type BlockState =
+  | { readonly kind: "text"; readonly id: string; text: string }
+  | { readonly kind: "reasoning"; readonly id: string; text: string; signature: string; readonly redacted?: string }
+  | { readonly kind: "tool"; readonly id: string; readonly name: string; args: string; readonly initial: string }
+  | { readonly kind: "skipped" }
+
+interface UsageState {
+  input: number
+  output: number
+  cacheRead: number
+  cacheWrite: number
+}
+
+/** A decoder for one Messages event stream. */
+export const decoder = (providerID: string): ProviderHttp.Decoder => {
+  const blocks = new Map<number, BlockState>()
+  let usage: UsageState | undefined
+  let stopReason: string | undefined
+  let stopped = false
+
+  const readUsage = (raw: unknown) => {
+    const value = record(raw)
+    if (value === undefined) return
+    const current: UsageState = usage ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }
+    current.input = number(value["input_tokens"]) ?? current.input
+    current.output = number(value["output_tokens"]) ?? current.output
+    current.cacheRead = number(value["cache_read_input_tokens"]) ?? current.cacheRead
+    current.cacheWrite = number(value["cache_creation_input_tokens"]) ?? current.cacheWrite
+    usage = current
+  }
+
+  const start = (index: number, raw: unknown): Array<LLMEvent.Event> => {
+    const block = record(raw)
+    switch (string(block?.["type"])) {
+      case "text": {
+        const id = `text-${index}`
+        const text = string(block?.["text"]) ?? ""
+        blocks.set(index, { kind: "text", id, text })
+        return text === "" ? [{ type: "text-start", id }] : [{ type: "text-start", id }, { type: "text-delta", id, delta: text }]
+      }
+      case "thinking": {
+        const id = `reasoning-${index}`
+        const text = string(block?.["thinking"]) ?? ""
+        blocks.set(index, { kind: "reasoning", id, text, signature: string(block?.["signature"]) ?? "" })
+        return text === ""
+          ? [{ type: "reasoning-start", id }]
+          : [{ type: "reasoning-start", id }, { type: "reasoning-delta", id, delta: text }]
+      }
+      case "redacted_thinking": {
+        const id = `reasoning-${index}`
+        blocks.set(index, { kind: "reasoning", id, text: "", signature: "", redacted: string(block?.["data"]) ?? "" })
+        return [{ type: "reasoning-start", id }]
+      }
+      case "tool_use": {
+        const id = string(block?.["id"]) ?? `toolu_${index}`
+        const name = string(block?.["name"]) ?? ""
+        const input = record(block?.["input"])
+        const initial = input === undefined || Object.keys(input).length === 0 ? "" : JSON.stringify(input)
+        blocks.set(index, { kind: "tool", id, name, args: "", initial })
+        return [{ type: "tool-input-start", id, name }]
+      }
+      default:
+        blocks.set(index, { kind: "skipped" })
+        return []
+    }
+  }
+
+  const delta = (index: number, raw: unknown): Array<LLMEvent.Event> => {
+    const block = blocks.get(index)
+    const value = record(raw)
+    if (block === undefined || value === undefined) return []
+    switch (string(value["type"])) {
+      case "text_delta": {
+        const text = string(value["text"]) ?? ""
+        if (block.kind !== "text" || text === "") return []
+        block.text += text
+        return [{ type: "text-delta", id: block.id, delta: text }]
+      }
+      case "thinking_delta": {
+        const text = string(value["thinking"]) ?? ""
+        if (block.kind !== "reasoning" || text === "") return []
+        block.text += text
+        return [{ type: "reasoning-delta", id: block.id, delta: text }]
+      }
+      case "signature_delta": {
+        if (block.kind === "reasoning") block.signature += string(value["signature"]) ?? ""
+        return []
+      }
+      case "input_json_delta": {
+        const json = string(value["partial_json"]) ?? ""
+        if (block.kind !== "tool" || json === "") return []
+        block.args += json
+        return [{ type: "tool-input-delta", id: block.id, delta: json }]
+      }
+      default:
+        return []
+    }
+  }
+
+  const stop = (index: number): Array<LLMEvent.Event> => {
+    const block = blocks.get(index)
+    blocks.delete(index)
+    switch (block?.kind) {
+      case "text":
+        return [{ type: "text-end", id: block.id, text: block.text }]
+      case "reasoning": {
+        const native =
+          block.redacted !== undefined
+            ? { redactedData: block.redacted }
+            : block.signature === ""
+              ? undefined
+              : { signature: block.signature }
+        return [
+          {
+            type: "reasoning-end",
+            id: block.id,
+            text: block.text,
+            ...(native === undefined ? {} : { metadata: { [NativeContinuation.anthropic]: native } })
+          }
+        ]
+      }
+      case "tool": {
+        const text = block.args === "" ? block.initial : block.args
+        return [{ type: "tool-input-end", id: block.id, text }, LLMEvent.toolCall(block.id, block.name, text)]
+      }
+      default:
+        return []
+    }
+  }
+
+  const event = (sse: Sse.Event): ProviderHttp.Step => {
+    const parsed = ProviderHttp.parseData(providerID, sse)
+    if ("error" in parsed) return { events: [], error: parsed.error }
+    const data = record(parsed.json)
+    if (data === undefined) return { events: [] }
+    const index = number(data["index"]) ?? 0
+    switch (string(data["type"]) ?? sse.event) {
+      case "message_start":
+        readUsage(record(data["message"])?.["usage"])
+        return { events: [] }
+      case "content_block_start":
+        return { events: start(index, data["content_block"]) }
+      case "content_block_delta":
+        return { events: delta(index, data["delta"]) }
+      case "content_block_stop":
+        return { events: stop(index) }
+      case "message_delta":
+        stopReason = string(record(data["delta"])?.["stop_reason"]) ?? stopReason
+        readUsage(data["usage"])
+        return { events: [] }
+      case "message_stop":
+        stopped = true
+        return { events: [], done: true }
+      case "error":
+        return { events: [], error: ProviderFailure.fromStreamError({ providerID, payload: data, data: sse.data }) }
+      default:
+        // `ping` and event types added after this adapter was written.
+        return { events: [] }
+    }
+  }
+
+  const end = (): ProviderHttp.Step => {
+    if (!stopped) return { events: [], error: ProviderHttp.prematureEnd(providerID) }
+    const out: Array<LLMEvent.Event> = []
+    if (usage !== undefined) {
+      out.push({
+        type: "usage",
+        tokens: {
+          input: usage.input,
+          output: usage.output,
+          reasoning: 0,
+          cache: { read: usage.cacheRead, write: usage.cacheWrite }
+        }
+      })
+    }
+    out.push({ type: "finish", reason: finishReason(stopReason), ...(stopReason === undefined ? {} : { raw: stopReason }) })
+    return { events: out }
+  }
+
+  return { event, end }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Client
+
+/** The adapter as an `LLMClient`, sending through the environment's `HttpClient`. */
+export const make = (config: Config): Effect.Effect<LLMClient.Interface, never, HttpClient.HttpClient> =>
+  Effect.map(HttpClient.HttpClient, (client) => ({
+    stream: (request) =>
+      ProviderHttp.decode(
+        ProviderHttp.events(client, {
+          providerID: request.model.providerID,
+          url: ProviderHttp.join(config.baseURL, "messages"),
+          headers: headers(config, request),
+          body: body(request)
+        }),
+        () => decoder(request.model.providerID)
+      ).pipe(
+        Stream.withSpan("Anthropic.stream", {
+          attributes: { providerID: request.model.providerID, modelID: request.model.modelID }
+        })
+      )
+  }))

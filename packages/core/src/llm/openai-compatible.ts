@@ -1,0 +1,349 @@
+export * as OpenAICompatible from "./openai-compatible.js"
+
+/**
+ * The OpenAI-compatible chat completions adapter: `POST {baseURL}/chat/completions`, streamed.
+ *
+ * Request ({@link body}):
+ * - `model`, then `messages`: exactly one `system` message first (the request's system text,
+ *   unchanged; omitted only when empty), then the history in order;
+ * - user turns: a plain string for one text part, else an array of text parts; Instruction Updates are
+ *   lowered into them (see `InstructionLowering`);
+ * - assistant turns: their text (and lowered reasoning) as `content` (`null` when there is none) and
+ *   their calls as `tool_calls` with JSON-encoded `arguments`;
+ * - reasoning: chat completions has no way to send reasoning back, so replayable reasoning is omitted
+ *   (the model produced it and needs nothing more); non-replayable, non-empty reasoning (another model
+ *   wrote it) becomes ordinary assistant text, as the seed requires after a model switch;
+ * - tool results: one `role: "tool"` message each (`tool_call_id`, `content`), in the order of the
+ *   calls they answer. The protocol has no error flag: the runner's output text says what failed;
+ * - `tools` (`type: "function"`) and `tool_choice` only when there are tools;
+ * - `stream: true`, `stream_options: {include_usage: true}`; Generation Controls as `max_tokens`,
+ *   `temperature`, `top_p`; then the `"openai-compatible"` provider options, verbatim.
+ * Headers: `content-type`, `authorization: Bearer <apiKey>` when there is a key, the provider's
+ * configured headers, then the request's headers (later wins).
+ *
+ * Stream ({@link decoder}): `choices[0].delta.content` → text; `reasoning_content` (or `reasoning`) →
+ * reasoning; `tool_calls[i]` are assembled by `index` and ended, in index order, when the
+ * `finish_reason` arrives; the usage chunk (`stream_options.include_usage`) → `usage`; `[DONE]` ends.
+ * `usage.input` excludes cache reads: `prompt_tokens - cached_tokens` (`prompt_tokens_details.
+ * cached_tokens`, or DeepSeek's `prompt_cache_hit_tokens`), and `usage.output` excludes reasoning:
+ * `completion_tokens - reasoning_tokens`. An `error` object in a chunk fails the stream with the
+ * classified error. A body that ends with neither a `finish_reason` nor `[DONE]` is a retryable
+ * TransportError.
+ */
+
+import type * as Sse from "@effect/experimental/Sse"
+import { HttpClient } from "@effect/platform"
+import { Effect, Stream } from "effect"
+import * as InstructionLowering from "./instruction-lowering.js"
+import type * as LLMClient from "./llm-client.js"
+import * as LLMEvent from "./llm-event.js"
+import * as LLMRequest from "./llm-request.js"
+import * as ProviderFailure from "./provider-failure.js"
+import * as ProviderHttp from "./provider-http.js"
+
+/** The provider-option namespace this adapter reads. */
+export const optionsKey = "openai-compatible"
+
+export interface Config {
+  readonly baseURL: string
+  readonly apiKey?: string | undefined
+  readonly headers?: Readonly<Record<string, string>> | undefined
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Request
+
+const assistantMessage = (message: LLMRequest.AssistantMessage): Record<string, unknown> => {
+  const texts: Array<string> = []
+  const calls: Array<Record<string, unknown>> = []
+  for (const part of message.content) {
+    switch (part.type) {
+      case "text":
+        if (part.text !== "") texts.push(part.text)
+        break
+      case "reasoning":
+        if (part.replayable !== true && part.text.trim() !== "") texts.push(part.text)
+        break
+      case "tool-call":
+        calls.push({ id: part.id, type: "function", function: { name: part.name, arguments: JSON.stringify(part.input) } })
+        break
+    }
+  }
+  return {
+    role: "assistant",
+    content: texts.length === 0 ? null : texts.join("\n\n"),
+    ...(calls.length === 0 ? {} : { tool_calls: calls })
+  }
+}
+
+const userMessage = (message: LLMRequest.UserMessage): Record<string, unknown> => ({
+  role: "user",
+  content:
+    message.content.length === 1 && message.content[0] !== undefined
+      ? message.content[0].text
+      : message.content.map((part) => ({ type: "text", text: part.text }))
+})
+
+const toolChoice = (choice: LLMRequest.ToolChoice): unknown =>
+  typeof choice === "string" ? choice : { type: "function", function: { name: choice.name } }
+
+/** The wire messages: one system message first, then the lowered history. */
+export const messages = (request: LLMRequest.Request): ReadonlyArray<Record<string, unknown>> => {
+  const out: Array<Record<string, unknown>> = []
+  if (request.system !== "") out.push({ role: "system", content: request.system })
+  let lastAssistant: LLMRequest.AssistantMessage | undefined
+  for (const message of InstructionLowering.lower(request.messages)) {
+    switch (message.role) {
+      case "user":
+        out.push(userMessage(message))
+        break
+      case "assistant": {
+        lastAssistant = message
+        const wire = assistantMessage(message)
+        // A message with nothing the protocol can carry (e.g. only replayable reasoning) is dropped.
+        if (wire["content"] !== null || wire["tool_calls"] !== undefined) out.push(wire)
+        break
+      }
+      case "tool":
+        for (const result of LLMRequest.resultsInCallOrder(message, lastAssistant)) {
+          out.push({ role: "tool", tool_call_id: result.callID, content: result.output })
+        }
+        break
+    }
+  }
+  return out
+}
+
+const reservedKeys = new Set(["model", "messages", "tools", "tool_choice", "stream", "stream_options"])
+
+/** The JSON body of the chat completions request (see the module comment). */
+export const body = (request: LLMRequest.Request): Record<string, unknown> => {
+  const tools = request.tools ?? []
+  const generation = request.generation ?? {}
+  const options = Object.entries(request.providerOptions?.[optionsKey] ?? {}).filter(([key]) => !reservedKeys.has(key))
+  return {
+    model: request.model.modelID,
+    messages: messages(request),
+    ...(tools.length === 0
+      ? {}
+      : {
+          tools: tools.map((tool) => ({
+            type: "function",
+            function: { name: tool.name, description: tool.description, parameters: tool.inputSchema }
+          })),
+          ...(request.toolChoice === undefined ? {} : { tool_choice: toolChoice(request.toolChoice) })
+        }),
+    stream: true,
+    stream_options: { include_usage: true },
+    ...(generation.maxOutputTokens === undefined ? {} : { max_tokens: generation.maxOutputTokens }),
+    ...(generation.temperature === undefined ? {} : { temperature: generation.temperature }),
+    ...(generation.topP === undefined ? {} : { top_p: generation.topP }),
+    ...Object.fromEntries(options)
+  }
+}
+
+/** The request headers (names lower-cased; see the module comment for precedence). */
+export const headers = (config: Config, request: LLMRequest.Request): Record<string, string> =>
+  ProviderHttp.mergeHeaders(
+    { "content-type": "application/json", accept: "text/event-stream" },
+    config.apiKey === undefined || config.apiKey === "" ? undefined : { authorization: `Bearer ${config.apiKey}` },
+    config.headers,
+    request.headers
+  )
+
+// ---------------------------------------------------------------------------------------------------
+// Stream
+
+const { record, string, number, array } = ProviderHttp
+
+const finishReason = (raw: string | undefined, sawToolCalls: boolean): LLMEvent.FinishReason => {
+  switch (raw) {
+    case "stop":
+    case "eos":
+    case "end_turn":
+    case undefined:
+      return sawToolCalls ? "tool-calls" : raw === undefined ? "other" : "stop"
+    case "length":
+    case "max_tokens":
+      return "length"
+    case "tool_calls":
+    case "function_call":
+      return "tool-calls"
+    case "content_filter":
+      return "content-filter"
+    default:
+      return sawToolCalls ? "tool-calls" : "other"
+  }
+}
+
+/** Disjoint token counts from an OpenAI-style usage object (see `LLMEvent.Usage`). */
+export const tokens = (usage: Readonly<Record<string, unknown>>): LLMEvent.Usage["tokens"] => {
+  const prompt = number(usage["prompt_tokens"]) ?? 0
+  const completion = number(usage["completion_tokens"]) ?? 0
+  const cached =
+    number(record(usage["prompt_tokens_details"])?.["cached_tokens"]) ?? number(usage["prompt_cache_hit_tokens"]) ?? 0
+  const reasoning = number(record(usage["completion_tokens_details"])?.["reasoning_tokens"]) ?? 0
+  return {
+    input: Math.max(0, prompt - cached),
+    output: Math.max(0, completion - reasoning),
+    reasoning,
+    cache: { read: cached, write: 0 }
+  }
+}
+
+interface Block {
+  readonly id: string
+  readonly kind: "text" | "reasoning"
+  text: string
+}
+
+interface ToolState {
+  readonly index: number
+  id: string
+  name: string
+  args: string
+  started: boolean
+}
+
+/** A decoder for one chat completions event stream. */
+export const decoder = (providerID: string): ProviderHttp.Decoder => {
+  let counter = 0
+  let block: Block | undefined
+  const tools = new Map<number, ToolState>()
+  let toolsFlushed = false
+  let finish: { readonly raw: string | undefined } | undefined
+  let usage: LLMEvent.Usage["tokens"] | undefined
+  let sawDone = false
+
+  const closeBlock = (out: Array<LLMEvent.Event>) => {
+    if (block === undefined) return
+    out.push(
+      block.kind === "text"
+        ? { type: "text-end", id: block.id, text: block.text }
+        : { type: "reasoning-end", id: block.id, text: block.text }
+    )
+    block = undefined
+  }
+
+  const appendBlock = (out: Array<LLMEvent.Event>, kind: Block["kind"], delta: string) => {
+    if (block !== undefined && block.kind !== kind) closeBlock(out)
+    if (block === undefined) {
+      block = { id: `${kind}-${counter++}`, kind, text: "" }
+      out.push(kind === "text" ? { type: "text-start", id: block.id } : { type: "reasoning-start", id: block.id })
+    }
+    block.text += delta
+    out.push(kind === "text" ? { type: "text-delta", id: block.id, delta } : { type: "reasoning-delta", id: block.id, delta })
+  }
+
+  const startTool = (out: Array<LLMEvent.Event>, tool: ToolState) => {
+    tool.started = true
+    out.push({ type: "tool-input-start", id: tool.id, name: tool.name })
+    if (tool.args !== "") out.push({ type: "tool-input-delta", id: tool.id, delta: tool.args })
+  }
+
+  const toolDelta = (out: Array<LLMEvent.Event>, raw: unknown, position: number) => {
+    const call = record(raw)
+    if (call === undefined) return
+    const index = number(call["index"]) ?? position
+    const fn = record(call["function"])
+    const name = string(fn?.["name"])
+    // Arguments are a JSON string; a few servers (older Ollama) send the decoded object instead.
+    const rawArgs = fn?.["arguments"]
+    const args = string(rawArgs) ?? (record(rawArgs) === undefined ? "" : JSON.stringify(rawArgs))
+    let tool = tools.get(index)
+    if (tool === undefined) {
+      closeBlock(out)
+      tool = { index, id: string(call["id"]) || `call_${counter++}`, name: name ?? "", args: "", started: false }
+      tools.set(index, tool)
+    } else if (!tool.started && name !== undefined) {
+      // A few servers stream the name in pieces before any arguments.
+      tool.name += name
+    }
+    if (!tool.started && tool.name !== "") startTool(out, tool)
+    if (args === "") return
+    tool.args += args
+    if (tool.started) out.push({ type: "tool-input-delta", id: tool.id, delta: args })
+  }
+
+  const flushTools = (out: Array<LLMEvent.Event>) => {
+    if (toolsFlushed) return
+    toolsFlushed = true
+    closeBlock(out)
+    for (const tool of [...tools.values()].sort((a, b) => a.index - b.index)) {
+      if (!tool.started) startTool(out, tool)
+      out.push({ type: "tool-input-end", id: tool.id, text: tool.args })
+      out.push(LLMEvent.toolCall(tool.id, tool.name, tool.args))
+    }
+  }
+
+  const event = (sse: Sse.Event): ProviderHttp.Step => {
+    if (sse.data.trim() === "[DONE]") {
+      sawDone = true
+      return { events: [], done: true }
+    }
+    const parsed = ProviderHttp.parseData(providerID, sse)
+    if ("error" in parsed) return { events: [], error: parsed.error }
+    const chunk = record(parsed.json)
+    if (chunk === undefined) return { events: [] }
+    if (chunk["error"] !== undefined && chunk["error"] !== null) {
+      return { events: [], error: ProviderFailure.fromStreamError({ providerID, payload: chunk, data: sse.data }) }
+    }
+    const out: Array<LLMEvent.Event> = []
+    const choice = record(array(chunk["choices"])[0])
+    const delta = record(choice?.["delta"])
+    if (delta !== undefined) {
+      const reasoning = string(delta["reasoning_content"]) ?? string(delta["reasoning"])
+      if (reasoning !== undefined && reasoning !== "") appendBlock(out, "reasoning", reasoning)
+      const content = string(delta["content"])
+      if (content !== undefined && content !== "") appendBlock(out, "text", content)
+      array(delta["tool_calls"]).forEach((call, position) => toolDelta(out, call, position))
+    }
+    const reason = string(choice?.["finish_reason"])
+    if (reason !== undefined && finish === undefined) {
+      finish = { raw: reason }
+      flushTools(out)
+    }
+    const rawUsage = record(chunk["usage"]) ?? record(record(chunk["x_groq"])?.["usage"])
+    if (rawUsage !== undefined) usage = tokens(rawUsage)
+    return { events: out }
+  }
+
+  const end = (): ProviderHttp.Step => {
+    if (finish === undefined && !sawDone) {
+      return { events: [], error: ProviderHttp.prematureEnd(providerID) }
+    }
+    const out: Array<LLMEvent.Event> = []
+    flushTools(out)
+    if (usage !== undefined) out.push({ type: "usage", tokens: usage })
+    out.push({
+      type: "finish",
+      reason: finishReason(finish?.raw, tools.size > 0),
+      ...(finish?.raw === undefined ? {} : { raw: finish.raw })
+    })
+    return { events: out }
+  }
+
+  return { event, end }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Client
+
+/** The adapter as an `LLMClient`, sending through the environment's `HttpClient`. */
+export const make = (config: Config): Effect.Effect<LLMClient.Interface, never, HttpClient.HttpClient> =>
+  Effect.map(HttpClient.HttpClient, (client) => ({
+    stream: (request) =>
+      ProviderHttp.decode(
+        ProviderHttp.events(client, {
+          providerID: request.model.providerID,
+          url: ProviderHttp.join(config.baseURL, "chat/completions"),
+          headers: headers(config, request),
+          body: body(request)
+        }),
+        () => decoder(request.model.providerID)
+      ).pipe(
+        Stream.withSpan("OpenAICompatible.stream", {
+          attributes: { providerID: request.model.providerID, modelID: request.model.modelID }
+        })
+      )
+  }))

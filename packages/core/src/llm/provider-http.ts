@@ -1,0 +1,181 @@
+export * as ProviderHttp from "./provider-http.js"
+
+/**
+ * The HTTP and SSE plumbing the protocol adapters share: POST a JSON body, turn an error response
+ * into a typed failure, decode the event stream with `@effect/experimental` `Sse`, and drive a
+ * protocol {@link Decoder} over it.
+ *
+ * Interruption: the request is sent through the environment's `HttpClient`, whose responses abort
+ * their request when the body stream ends early or its consumer is interrupted; {@link decode} stops
+ * pulling as soon as the decoder says the response is complete, so the connection is released then.
+ */
+
+import * as Sse from "@effect/experimental/Sse"
+import { HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
+import { Clock, Effect, Stream } from "effect"
+import { type Any as LLMError, ProviderError, TransportError } from "./llm-error.js"
+import type * as LLMEvent from "./llm-event.js"
+import * as ProviderFailure from "./provider-failure.js"
+
+export interface Exchange {
+  readonly providerID: string
+  readonly url: string
+  /** Sent as given (names are case-insensitive; later sources should already have won). */
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: unknown
+}
+
+/** Header sources merged in order, later ones winning, compared case-insensitively (names lower-cased). */
+export const mergeHeaders = (
+  ...sources: ReadonlyArray<Readonly<Record<string, string | undefined>> | undefined>
+): Record<string, string> => {
+  const out: Record<string, string> = {}
+  for (const source of sources) {
+    if (source === undefined) continue
+    for (const [name, value] of Object.entries(source)) {
+      if (value !== undefined) out[name.toLowerCase()] = value
+    }
+  }
+  return out
+}
+
+/** `baseURL` + `/path`, with exactly one slash between them. */
+export const join = (baseURL: string, path: string): string => `${baseURL.replace(/\/+$/, "")}/${path.replace(/^\/+/, "")}`
+
+const transport = (providerID: string, error: HttpClientError.HttpClientError): TransportError =>
+  new TransportError({
+    providerID,
+    message: `${error.message}${error.cause instanceof Error ? `: ${error.cause.message}` : ""}`,
+    retryable: !(error._tag === "RequestError" && (error.reason === "InvalidUrl" || error.reason === "Encode"))
+  })
+
+const readText = (providerID: string, response: HttpClientResponse.HttpClientResponse) =>
+  response.text.pipe(Effect.mapError((error) => transport(providerID, error)))
+
+/**
+ * Sends the exchange and streams the SSE events of a successful response. A non-2xx response fails
+ * with the classified error ({@link ProviderFailure.fromResponse}); a 2xx response that is not an event
+ * stream fails too (with the error it carries, when it is one).
+ */
+export const events = (
+  client: HttpClient.HttpClient,
+  exchange: Exchange
+): Stream.Stream<Sse.Event, LLMError> => {
+  const { providerID } = exchange
+  const request = HttpClientRequest.post(exchange.url).pipe(
+    HttpClientRequest.setHeaders(exchange.headers),
+    HttpClientRequest.bodyUnsafeJson(exchange.body)
+  )
+  // No trace headers (`traceparent`, `b3`) towards a third-party provider.
+  const untraced = HttpClient.withTracerPropagation(client, false)
+  return Stream.unwrap(
+    Effect.gen(function* () {
+      const response = yield* untraced.execute(request).pipe(Effect.mapError((error) => transport(providerID, error)))
+      if (response.status < 200 || response.status > 299) {
+        const body = yield* readText(providerID, response).pipe(Effect.orElseSucceed(() => ""))
+        const now = yield* Clock.currentTimeMillis
+        return yield* ProviderFailure.fromResponse({ providerID, status: response.status, headers: response.headers, body, now })
+      }
+      const contentType = response.headers["content-type"] ?? ""
+      if (!contentType.toLowerCase().includes("text/event-stream")) {
+        const body = yield* readText(providerID, response)
+        let payload: unknown
+        try {
+          payload = JSON.parse(body)
+        } catch {
+          payload = undefined
+        }
+        if (typeof payload === "object" && payload !== null && "error" in payload) {
+          return yield* ProviderFailure.fromStreamError({ providerID, payload, data: body })
+        }
+        return yield* new ProviderError({
+          providerID,
+          message: `Expected an event stream, got ${contentType === "" ? "no content type" : contentType}`,
+          status: response.status,
+          retryable: false,
+          body: body.slice(0, ProviderFailure.maxBodyLength)
+        })
+      }
+      return response.stream.pipe(
+        Stream.mapError((error) => transport(providerID, error)),
+        Stream.decodeText(),
+        Stream.pipeThroughChannel(Sse.makeChannel<LLMError, unknown>())
+      )
+    })
+  )
+}
+
+/** What a decoder makes of one SSE event (or of the end of the body). */
+export interface Step {
+  readonly events: ReadonlyArray<LLMEvent.Event>
+  /** The response is complete: stop reading (the remaining body, if any, is discarded). */
+  readonly done?: boolean
+  /** Fail the stream after emitting `events`. */
+  readonly error?: LLMError
+}
+
+/** A protocol's stateful reading of one response. A fresh one is made for every run of the stream. */
+export interface Decoder {
+  readonly event: (event: Sse.Event) => Step
+  /** Called once when the body ended or an event said `done`: flushes, or fails a premature end. */
+  readonly end: () => Step
+}
+
+const Stop = Symbol("Stop")
+class Failed {
+  constructor(readonly error: LLMError) {}
+}
+
+const flattenStep = (step: Step): ReadonlyArray<LLMEvent.Event | Failed | typeof Stop> =>
+  step.error !== undefined ? [...step.events, new Failed(step.error)] : step.done === true ? [...step.events, Stop] : step.events
+
+const unwrapItem = (item: LLMEvent.Event | Failed): Effect.Effect<LLMEvent.Event, LLMError> =>
+  item instanceof Failed ? Effect.fail(item.error) : Effect.succeed(item)
+
+/** Runs a fresh decoder (from `make`) over `sse`. */
+export const decode = <E, R>(
+  sse: Stream.Stream<Sse.Event, E, R>,
+  make: () => Decoder
+): Stream.Stream<LLMEvent.Event, E | LLMError, R> =>
+  Stream.suspend(() => {
+    const decoder = make()
+    const body = sse.pipe(
+      Stream.mapConcat((event) => flattenStep(decoder.event(event))),
+      // Stop pulling (and so release the connection) once the response is complete.
+      Stream.takeWhile((item): item is LLMEvent.Event | Failed => item !== Stop)
+    )
+    const end = Stream.suspend(() => Stream.fromIterable(flattenStep(decoder.end())).pipe(Stream.filter((item) => item !== Stop)))
+    return Stream.concat(body, end).pipe(Stream.mapEffect((item) => unwrapItem(item as LLMEvent.Event | Failed)))
+  })
+
+/** The body ended before the provider said the response was complete (retryable). */
+export const prematureEnd = (providerID: string): TransportError =>
+  new TransportError({ providerID, message: "The provider stream ended before the response was complete", retryable: true })
+
+/** The JSON of an SSE event's data, or a non-retryable TransportError naming the protocol. */
+export const parseData = (providerID: string, event: Sse.Event): { readonly json: unknown } | { readonly error: LLMError } => {
+  try {
+    return { json: JSON.parse(event.data) }
+  } catch {
+    return {
+      error: new TransportError({
+        providerID,
+        message: `The provider sent an event that is not JSON: ${event.data.slice(0, 200)}`,
+        retryable: false
+      })
+    }
+  }
+}
+
+// Narrowing helpers for provider JSON (cheaper than a Schema decode per chunk, and tolerant of the
+// extra fields providers add).
+
+export const record = (value: unknown): Readonly<Record<string, unknown>> | undefined =>
+  typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined
+
+export const string = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined)
+
+export const number = (value: unknown): number | undefined =>
+  typeof value === "number" && Number.isFinite(value) ? value : undefined
+
+export const array = (value: unknown): ReadonlyArray<unknown> => (Array.isArray(value) ? value : [])

@@ -1,0 +1,102 @@
+export * as Provider from "./provider.js"
+
+/**
+ * Protocol selection and adapter construction. A provider's `npm` value in `opencode.json` only
+ * selects the wire protocol (no AI SDK package is installed): {@link protocolOf}. {@link make} builds
+ * the adapter for one provider; {@link layerRouted} provides an `LLMClient` that picks the provider of
+ * each request by `request.model.providerID`.
+ *
+ * Adapters send through the `HttpClient` of the environment: `NodeHttpClient.layer` (or
+ * `layerUndici`) in production, anything else in tests.
+ */
+
+import type { HttpClient } from "@effect/platform"
+import { Effect, Either, Layer, type Option, Stream } from "effect"
+import * as Anthropic from "./anthropic.js"
+import * as LLMClient from "./llm-client.js"
+import { ProviderNotFoundError, UnsupportedProtocolError } from "./llm-error.js"
+import * as OpenAICompatible from "./openai-compatible.js"
+
+export type Protocol = "openai-compatible" | "anthropic"
+
+export const protocols: ReadonlyArray<Protocol> = ["openai-compatible", "anthropic"]
+
+const byPackage: Readonly<Record<string, Protocol>> = {
+  "@ai-sdk/openai-compatible": "openai-compatible",
+  "@ai-sdk/openai": "openai-compatible",
+  "@ai-sdk/anthropic": "anthropic"
+}
+
+/**
+ * The wire protocol an `npm` value selects: `@ai-sdk/openai-compatible` and `@ai-sdk/openai` →
+ * OpenAI-compatible chat completions, `@ai-sdk/anthropic` → Anthropic Messages. A version suffix
+ * (`@ai-sdk/anthropic@1.2.3`) is ignored. Anything else is an {@link UnsupportedProtocolError}.
+ */
+export const protocolOf = (npm: string): Either.Either<Protocol, UnsupportedProtocolError> => {
+  const name = npm.trim().replace(/^(@?[^@]+)@.*$/, "$1")
+  const protocol = byPackage[name]
+  return protocol === undefined
+    ? Either.left(
+        new UnsupportedProtocolError({
+          npm,
+          message: `The provider package "${npm}" selects no supported protocol; use one of ${Object.keys(byPackage).join(", ")}`
+        })
+      )
+    : Either.right(protocol)
+}
+
+/** What is needed to talk to one provider. */
+export interface Settings {
+  readonly protocol: Protocol
+  /** E.g. `https://api.openai.com/v1`, `https://api.anthropic.com/v1`, `http://127.0.0.1:8080/v1`. */
+  readonly baseURL: string
+  readonly apiKey?: string | undefined
+  /** Sent with every request of this provider; the request's own headers win over them. */
+  readonly headers?: Readonly<Record<string, string>> | undefined
+}
+
+/** The adapter of `settings.protocol` as an `LLMClient`. */
+export const make = (settings: Settings): Effect.Effect<LLMClient.Interface, never, HttpClient.HttpClient> => {
+  const config = { baseURL: settings.baseURL, apiKey: settings.apiKey, headers: settings.headers }
+  switch (settings.protocol) {
+    case "openai-compatible":
+      return OpenAICompatible.make(config)
+    case "anthropic":
+      return Anthropic.make(config)
+  }
+}
+
+/** An `LLMClient` for a single provider, whatever `providerID` the requests name. */
+export const layer = (settings: Settings): Layer.Layer<LLMClient.Service, never, HttpClient.HttpClient> =>
+  Layer.effect(LLMClient.Service, make(settings))
+
+/**
+ * An `LLMClient` that resolves each request's `model.providerID` with `lookup` when the stream starts
+ * (so configuration changes apply to the next attempt) and fails with {@link ProviderNotFoundError}
+ * when it finds nothing.
+ */
+export const layerRouted = <R>(
+  lookup: (providerID: string) => Effect.Effect<Option.Option<Settings>, never, R>
+): Layer.Layer<LLMClient.Service, never, HttpClient.HttpClient | R> =>
+  Layer.effect(
+    LLMClient.Service,
+    Effect.gen(function* () {
+      const context = yield* Effect.context<HttpClient.HttpClient | R>()
+      return {
+        stream: (request) =>
+          Stream.unwrap(
+            Effect.gen(function* () {
+              const settings = yield* lookup(request.model.providerID)
+              if (settings._tag === "None") {
+                return yield* new ProviderNotFoundError({
+                  providerID: request.model.providerID,
+                  message: `Unknown provider: ${request.model.providerID}`
+                })
+              }
+              const client = yield* make(settings.value)
+              return client.stream(request)
+            }).pipe(Effect.provide(context))
+          )
+      }
+    })
+  )

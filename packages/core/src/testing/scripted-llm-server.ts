@@ -1,0 +1,487 @@
+export * as ScriptedLLMServer from "./scripted-llm-server.js"
+
+/**
+ * A real loopback HTTP server (`node:http` on 127.0.0.1, an ephemeral port) that plays an
+ * `LLMScript` in both wire protocols:
+ * - `POST …/chat/completions`: OpenAI chat completions SSE (`data: {chunk}` … `data: [DONE]`);
+ * - `POST …/messages`: Anthropic Messages SSE (`event: message_start` … `event: message_stop`).
+ *
+ * Every request is recorded (method, path, lower-cased headers, raw and parsed JSON body) before its
+ * turn is taken from the queue, in arrival order. A request with no turn left gets a 400 whose message
+ * says so (not retryable, so a runner fails fast instead of retrying into the void). Other paths get a
+ * 404. Each recorded request's {@link RecordedRequest.outcome} tells whether the response was
+ * completed or the client went away first: this is how tests observe that interruption aborted the
+ * HTTP request.
+ *
+ * The server lives in the Scope that {@link make} runs in: closing it drops open connections (held
+ * replies included) and stops listening.
+ */
+
+import * as Sse from "@effect/experimental/Sse"
+import { Effect, type Scope } from "effect"
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
+import type * as Provider from "../llm/provider.js"
+import * as LLMScript from "./llm-script.js"
+
+export type Outcome = "completed" | "aborted"
+
+export interface RecordedRequest {
+  /** 1-based arrival order. */
+  readonly index: number
+  readonly method: string
+  /** The path, e.g. `/v1/chat/completions`. */
+  readonly path: string
+  /** Lower-cased header names; repeated headers joined with `, `. */
+  readonly headers: Readonly<Record<string, string>>
+  readonly text: string
+  /** The parsed JSON body, or undefined when the body is not JSON. */
+  readonly body: any
+  /** Resolves when the response was fully sent, or the client disconnected before that. */
+  readonly outcome: Effect.Effect<Outcome>
+}
+
+export interface Options {
+  /**
+   * Write every frame in slices of this many characters (a separate socket write each, with a turn of
+   * the event loop between), to exercise SSE decoding across chunk boundaries. Default: one write per
+   * frame.
+   */
+  readonly sliceSize?: number
+}
+
+export interface ScriptedLLMServer {
+  /** The base URL for adapters: `http://127.0.0.1:<port>/v1`. */
+  readonly url: string
+  readonly port: number
+  /** Appends turns to the queue; each request takes the next one. */
+  readonly enqueue: (...turns: ReadonlyArray<LLMScript.Turn>) => Effect.Effect<void>
+  /** The requests received so far, in arrival order. */
+  readonly requests: Effect.Effect<ReadonlyArray<RecordedRequest>>
+  /** Resolves with the `index`-th request (1-based) once it has arrived. */
+  readonly awaitRequest: (index: number) => Effect.Effect<RecordedRequest>
+  /** How many queued turns no request has taken yet. */
+  readonly remaining: Effect.Effect<number>
+  /** Provider settings pointing at this server (`apiKey: "test-key"`). */
+  readonly settings: (protocol: Provider.Protocol) => Provider.Settings
+}
+
+type Protocol = Provider.Protocol
+
+// ---------------------------------------------------------------------------------------------------
+// Rendering a turn
+
+type Action = { readonly frame: string } | { readonly hold: LLMScript.Gate } | { readonly cut: true }
+
+const frame = (event: string | undefined, data: unknown): { readonly frame: string } => ({
+  frame: Sse.encoder.write({
+    _tag: "Event",
+    event: event ?? "message",
+    id: undefined,
+    data: typeof data === "string" ? data : JSON.stringify(data)
+  })
+})
+
+const streamErrorPayload = (protocol: Protocol, part: LLMScript.StreamErrorPart) => {
+  const table: Record<LLMScript.StreamErrorKind, { openai: [string, string | null]; anthropic: string; message: string }> = {
+    overloaded: { openai: ["server_error", "overloaded"], anthropic: "overloaded_error", message: "Overloaded" },
+    server: { openai: ["server_error", null], anthropic: "api_error", message: "Internal server error" },
+    "rate-limit": { openai: ["rate_limit_error", "rate_limit_exceeded"], anthropic: "rate_limit_error", message: "Rate limit exceeded" },
+    overflow: {
+      openai: ["invalid_request_error", "context_length_exceeded"],
+      anthropic: "invalid_request_error",
+      message:
+        protocol === "anthropic"
+          ? "prompt is too long: 201234 tokens > 200000 maximum"
+          : "This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 tokens."
+    },
+    "invalid-request": { openai: ["invalid_request_error", null], anthropic: "invalid_request_error", message: "Invalid request" },
+    auth: { openai: ["authentication_error", "invalid_api_key"], anthropic: "authentication_error", message: "Invalid API key" }
+  }
+  const entry = table[part.error]
+  const message = part.message ?? entry.message
+  return protocol === "anthropic"
+    ? { type: "error", error: { type: entry.anthropic, message } }
+    : { error: { message, type: entry.openai[0], param: null, code: entry.openai[1] } }
+}
+
+const openaiFinish: Record<string, string> = {
+  stop: "stop",
+  length: "length",
+  "tool-calls": "tool_calls",
+  "content-filter": "content_filter",
+  other: "unknown"
+}
+
+const renderOpenAI = (reply: LLMScript.Reply, request: RecordedRequest, id: string): ReadonlyArray<Action> => {
+  const model = typeof request.body?.model === "string" ? request.body.model : "scripted"
+  const created = Math.floor(Date.now() / 1000)
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null, extra: Record<string, unknown> = {}) =>
+    frame(undefined, {
+      id,
+      object: "chat.completion.chunk",
+      created,
+      model,
+      system_fingerprint: "fp_scripted",
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+      ...extra
+    })
+  const out: Array<Action> = [chunk({ role: "assistant", content: "" })]
+  let toolIndex = 0
+  for (const part of reply.parts) {
+    switch (part.kind) {
+      case "text":
+        for (const text of part.chunks) out.push(chunk({ content: text }))
+        break
+      case "reasoning":
+        for (const text of part.chunks) out.push(chunk({ reasoning_content: text }))
+        break
+      case "tool-call": {
+        const index = toolIndex++
+        out.push(chunk({ tool_calls: [{ index, id: part.id, type: "function", function: { name: part.name, arguments: "" } }] }))
+        for (const args of part.chunks) out.push(chunk({ tool_calls: [{ index, function: { arguments: args } }] }))
+        break
+      }
+      case "stream-error":
+        out.push(frame(undefined, streamErrorPayload("openai-compatible", part)))
+        return out
+      case "hold":
+        out.push({ hold: part.gate })
+        break
+      case "cut":
+        out.push({ cut: true })
+        return out
+      case "redacted-reasoning":
+      case "usage":
+      case "finish":
+        break
+    }
+  }
+  out.push(chunk({}, openaiFinish[LLMScript.finishOf(reply.parts)] ?? "stop"))
+  const usage = reply.parts.find((part): part is LLMScript.UsagePart => part.kind === "usage")
+  if (usage !== undefined && request.body?.stream_options?.include_usage === true) {
+    const prompt = usage.input + usage.cacheRead
+    const completion = usage.output + usage.reasoning
+    out.push(
+      frame(undefined, {
+        id,
+        object: "chat.completion.chunk",
+        created,
+        model,
+        choices: [],
+        usage: {
+          prompt_tokens: prompt,
+          completion_tokens: completion,
+          total_tokens: prompt + completion,
+          prompt_tokens_details: { cached_tokens: usage.cacheRead, audio_tokens: 0 },
+          completion_tokens_details: { reasoning_tokens: usage.reasoning, audio_tokens: 0 }
+        }
+      })
+    )
+  }
+  out.push({ frame: "data: [DONE]\n\n" })
+  return out
+}
+
+const anthropicStop: Record<string, string> = {
+  stop: "end_turn",
+  length: "max_tokens",
+  "tool-calls": "tool_use",
+  "content-filter": "refusal",
+  other: "pause_turn"
+}
+
+const renderAnthropic = (reply: LLMScript.Reply, request: RecordedRequest, id: string): ReadonlyArray<Action> => {
+  const model = typeof request.body?.model === "string" ? request.body.model : "scripted"
+  const usage = reply.parts.find((part): part is LLMScript.UsagePart => part.kind === "usage")
+  const event = (type: string, data: Record<string, unknown>) => frame(type, { type, ...data })
+  const out: Array<Action> = [
+    event("message_start", {
+      message: {
+        id,
+        type: "message",
+        role: "assistant",
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: {
+          input_tokens: usage?.input ?? 0,
+          cache_creation_input_tokens: usage?.cacheWrite ?? 0,
+          cache_read_input_tokens: usage?.cacheRead ?? 0,
+          output_tokens: 1
+        }
+      }
+    }),
+    event("ping", {})
+  ]
+  let index = 0
+  const block = (start: Record<string, unknown>, deltas: ReadonlyArray<Record<string, unknown>>) => {
+    const at = index++
+    out.push(event("content_block_start", { index: at, content_block: start }))
+    for (const delta of deltas) out.push(event("content_block_delta", { index: at, delta }))
+    out.push(event("content_block_stop", { index: at }))
+  }
+  for (const part of reply.parts) {
+    switch (part.kind) {
+      case "text":
+        block(
+          { type: "text", text: "" },
+          part.chunks.map((text) => ({ type: "text_delta", text }))
+        )
+        break
+      case "reasoning":
+        block({ type: "thinking", thinking: "", signature: "" }, [
+          ...part.chunks.map((thinking) => ({ type: "thinking_delta", thinking })),
+          ...(part.signature === undefined ? [] : [{ type: "signature_delta", signature: part.signature }])
+        ])
+        break
+      case "redacted-reasoning":
+        block({ type: "redacted_thinking", data: part.data }, [])
+        break
+      case "tool-call":
+        block(
+          { type: "tool_use", id: part.id, name: part.name, input: {} },
+          part.chunks.map((partial_json) => ({ type: "input_json_delta", partial_json }))
+        )
+        break
+      case "stream-error":
+        out.push(frame("error", streamErrorPayload("anthropic", part)))
+        return out
+      case "hold":
+        out.push({ hold: part.gate })
+        break
+      case "cut":
+        out.push({ cut: true })
+        return out
+      case "usage":
+      case "finish":
+        break
+    }
+  }
+  out.push(
+    event("message_delta", {
+      delta: { stop_reason: anthropicStop[LLMScript.finishOf(reply.parts)] ?? "end_turn", stop_sequence: null },
+      usage: { output_tokens: usage === undefined ? 0 : usage.output + usage.reasoning }
+    }),
+    event("message_stop", {})
+  )
+  return out
+}
+
+const errorBody = (protocol: Protocol, type: string, message: string, code: string | undefined) =>
+  protocol === "anthropic"
+    ? { type: "error", error: { type, message } }
+    : { error: { message, type, param: null, code: code ?? null } }
+
+// ---------------------------------------------------------------------------------------------------
+// The server
+
+const protocolOfPath = (path: string): Protocol | undefined =>
+  path.endsWith("/chat/completions") ? "openai-compatible" : path.endsWith("/messages") ? "anthropic" : undefined
+
+const flattenHeaders = (headers: http.IncomingHttpHeaders): Record<string, string> => {
+  const out: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) out[name] = Array.isArray(value) ? value.join(", ") : value
+  }
+  return out
+}
+
+const parseJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve))
+
+/** Starts a server in the current Scope. */
+export const make = (options: Options = {}): Effect.Effect<ScriptedLLMServer, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const queue: Array<LLMScript.Turn> = []
+    const recorded: Array<RecordedRequest> = []
+    const arrivals: Array<() => void> = []
+    let counter = 0
+
+    const write = async (res: http.ServerResponse, text: string) => {
+      const size = options.sliceSize
+      if (size === undefined || size <= 0) {
+        res.write(text)
+        await nextTick()
+        return
+      }
+      for (let i = 0; i < text.length && !res.destroyed; i += size) {
+        res.write(text.slice(i, i + size))
+        await nextTick()
+      }
+    }
+
+    const play = async (
+      protocol: Protocol,
+      turn: LLMScript.Turn,
+      request: RecordedRequest,
+      res: http.ServerResponse,
+      closed: Promise<void>
+    ) => {
+      switch (turn.kind) {
+        case "http-error": {
+          const type = turn.type ?? LLMScript.errorTypeOf(turn.status)
+          const message = turn.message ?? LLMScript.messageOf(turn.status)
+          res.writeHead(turn.status, {
+            "content-type": "application/json",
+            ...(turn.retryAfter === undefined ? {} : { "retry-after": turn.retryAfter }),
+            ...turn.headers
+          })
+          res.end(JSON.stringify(errorBody(protocol, type, message, turn.code)))
+          return
+        }
+        case "overflow": {
+          res.writeHead(400, { "content-type": "application/json" })
+          res.end(
+            JSON.stringify(
+              protocol === "anthropic"
+                ? errorBody(protocol, "invalid_request_error", "prompt is too long: 201234 tokens > 200000 maximum", undefined)
+                : errorBody(
+                    protocol,
+                    "invalid_request_error",
+                    "This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 tokens. Please reduce the length of the messages.",
+                    "context_length_exceeded"
+                  )
+            )
+          )
+          return
+        }
+        case "raw": {
+          res.writeHead(turn.status, { "content-type": turn.contentType, ...turn.headers })
+          await write(res, turn.body)
+          res.end()
+          return
+        }
+        case "reply": {
+          res.writeHead(200, {
+            "content-type": "text/event-stream; charset=utf-8",
+            "cache-control": "no-cache",
+            connection: "keep-alive"
+          })
+          res.flushHeaders()
+          const id = protocol === "anthropic" ? `msg_scripted_${request.index}` : `chatcmpl-scripted-${request.index}`
+          const actions = protocol === "anthropic" ? renderAnthropic(turn, request, id) : renderOpenAI(turn, request, id)
+          for (const action of actions) {
+            if (res.destroyed) return
+            if ("frame" in action) {
+              await write(res, action.frame)
+            } else if ("hold" in action) {
+              const gate = action.hold
+              gate.markReached()
+              const outcome = await Promise.race([
+                gate.whenReleased.then(() => "released" as const),
+                closed.then(() => "closed" as const)
+              ])
+              if (outcome === "closed") {
+                gate.markAborted()
+                return
+              }
+            } else {
+              res.destroy()
+              return
+            }
+          }
+          res.end()
+          return
+        }
+      }
+    }
+
+    const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
+      const chunks: Array<Buffer> = []
+      for await (const chunk of req) chunks.push(chunk as Buffer)
+      const text = Buffer.concat(chunks).toString("utf8")
+      let settle!: (outcome: Outcome) => void
+      const outcomePromise = new Promise<Outcome>((resolve) => (settle = resolve))
+      // `close` fires when the response is done or the connection is gone, whichever comes first.
+      const closed = new Promise<void>((resolve) => res.on("close", () => resolve()))
+      res.on("close", () => settle(res.writableFinished ? "completed" : "aborted"))
+      const path = (req.url ?? "/").split("?")[0] ?? "/"
+      const request: RecordedRequest = {
+        index: ++counter,
+        method: req.method ?? "GET",
+        path,
+        headers: flattenHeaders(req.headers),
+        text,
+        body: parseJson(text),
+        outcome: Effect.promise(() => outcomePromise)
+      }
+      recorded.push(request)
+      for (const wake of arrivals.splice(0)) wake()
+
+      const protocol = protocolOfPath(path)
+      if (req.method !== "POST" || protocol === undefined) {
+        res.writeHead(404, { "content-type": "application/json" })
+        res.end(JSON.stringify({ error: { message: `ScriptedLLMServer: no route for ${req.method} ${path}`, type: "not_found_error" } }))
+        return
+      }
+      const turn = queue.shift()
+      if (turn === undefined) {
+        res.writeHead(400, { "content-type": "application/json" })
+        res.end(
+          JSON.stringify(
+            errorBody(
+              protocol,
+              "invalid_request_error",
+              `ScriptedLLMServer: no scripted turn left for request #${request.index} (${path})`,
+              "script_exhausted"
+            )
+          )
+        )
+        return
+      }
+      await play(protocol, turn, request, res, closed)
+    }
+
+    const server = http.createServer((req, res) => {
+      handle(req, res).catch((error) => {
+        if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" })
+        res.end(JSON.stringify({ error: { message: `ScriptedLLMServer failed: ${String(error)}`, type: "api_error" } }))
+      })
+    })
+
+    const port = yield* Effect.acquireRelease(
+      Effect.async<number>((resume) => {
+        server.listen(0, "127.0.0.1", () => resume(Effect.succeed((server.address() as AddressInfo).port)))
+      }),
+      () =>
+        Effect.async<void>((resume) => {
+          server.close(() => resume(Effect.void))
+          server.closeAllConnections()
+        })
+    )
+
+    const url = `http://127.0.0.1:${port}/v1`
+
+    const awaitRequest = (index: number): Effect.Effect<RecordedRequest> =>
+      Effect.suspend(() => {
+        const found = recorded[index - 1]
+        if (found !== undefined) return Effect.succeed(found)
+        return Effect.async<void>((resume) => {
+          const wake = () => resume(Effect.void)
+          arrivals.push(wake)
+          return Effect.sync(() => {
+            const at = arrivals.indexOf(wake)
+            if (at !== -1) arrivals.splice(at, 1)
+          })
+        }).pipe(Effect.zipRight(Effect.suspend(() => awaitRequest(index))))
+      })
+
+    return {
+      url,
+      port,
+      enqueue: (...turns) => Effect.sync(() => void queue.push(...turns)),
+      requests: Effect.sync(() => [...recorded]),
+      awaitRequest,
+      remaining: Effect.sync(() => queue.length),
+      settings: (protocol) => ({ protocol, baseURL: url, apiKey: "test-key" })
+    } satisfies ScriptedLLMServer
+  })

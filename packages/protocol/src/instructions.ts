@@ -1,0 +1,49 @@
+export * as InstructionGroup from "./instructions.js"
+
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Errors, Identifier, Json } from "@opencode-ai/schema"
+import { Schema } from "effect"
+
+const strict = { parseOptions: { onExcessProperty: "error" } } as const
+
+/**
+ * An InstructionEntry key: slash-free, lower case. It names the Instruction Source `api/<key>`.
+ */
+export const EntryKey = Schema.String.pipe(Schema.pattern(/^[a-z0-9][a-z0-9._-]*$/))
+
+/** One API-managed instruction value of a session. */
+export const InstructionEntryInfo = Schema.Struct({ key: EntryKey, value: Json.Value }).annotations({
+  identifier: "InstructionEntryInfo"
+})
+export interface InstructionEntryInfo extends Schema.Schema.Type<typeof InstructionEntryInfo> {}
+
+export const SessionPath = Schema.Struct({ sessionID: Identifier.SessionID })
+export const EntryPath = Schema.Struct({ sessionID: Identifier.SessionID, key: EntryKey })
+export const PutPayload = Schema.Struct({ value: Json.Value }).annotations(strict)
+
+/** `GET /api/session/{sessionID}/instructions/entries`: the session's entries in key order. */
+export const list = HttpApiEndpoint.get("list", "/api/session/:sessionID/instructions/entries")
+  .setPath(SessionPath)
+  .addSuccess(Schema.Struct({ data: Schema.Array(InstructionEntryInfo) }))
+  .addError(Errors.SessionNotFoundError, { status: 404 })
+  .annotate(OpenApi.Identifier, "v2.session.instructions.entries.list")
+
+/**
+ * `PUT /api/session/{sessionID}/instructions/entries/{key}`: creates or replaces one entry; idempotent.
+ * The model sees the change at the session's next Safe Step Boundary; an idle session is not woken.
+ */
+export const put = HttpApiEndpoint.put("put", "/api/session/:sessionID/instructions/entries/:key")
+  .setPath(EntryPath)
+  .setPayload(PutPayload)
+  .addSuccess(Schema.Struct({ data: InstructionEntryInfo }))
+  .addError(Errors.SessionNotFoundError, { status: 404 })
+  .annotate(OpenApi.Identifier, "v2.session.instructions.entries.put")
+
+/** `DELETE /api/session/{sessionID}/instructions/entries/{key}`: removes one entry; idempotent. */
+export const remove = HttpApiEndpoint.del("remove", "/api/session/:sessionID/instructions/entries/:key")
+  .setPath(EntryPath)
+  .addSuccess(Schema.Void, { status: 204 })
+  .addError(Errors.SessionNotFoundError, { status: 404 })
+  .annotate(OpenApi.Identifier, "v2.session.instructions.entries.remove")
+
+export const group = HttpApiGroup.make("instructions").add(list).add(put).add(remove).annotate(OpenApi.Title, "sessions")
