@@ -31,6 +31,8 @@ import * as Catalog from "./catalog.js"
 import * as ConfigErrors from "./config-error.js"
 import type * as ConfigInfo from "./config-info.js"
 import * as ConfigSource from "./config-source.js"
+import { EnvFlag } from "./env-flag.js"
+import { Upward } from "../location/upward.js"
 
 export { ConfigError } from "./config-error.js"
 
@@ -120,24 +122,6 @@ export const merge = (target: ConfigInfo.Info, source: ConfigInfo.Info): ConfigI
   return { ...merged, instructions: [...new Set([...target.instructions, ...source.instructions])] }
 }
 
-const truthy = (value: string | undefined): boolean =>
-  value !== undefined && ["1", "true"].includes(value.trim().toLowerCase())
-
-/** `directory`, then its parents up to `root` inclusive; just `directory` when it is not inside `root`. */
-const upward = (directory: string, root: string): ReadonlyArray<string> => {
-  const relative = nodePath.relative(root, directory)
-  if (relative.startsWith("..") || nodePath.isAbsolute(relative)) return [directory]
-  const directories: Array<string> = []
-  let current = directory
-  for (;;) {
-    directories.push(current)
-    if (current === root) return directories
-    const parent = nodePath.dirname(current)
-    if (parent === current) return directories
-    current = parent
-  }
-}
-
 const isMissing = (error: unknown): boolean =>
   typeof error === "object" &&
   error !== null &&
@@ -184,17 +168,17 @@ export const read = Effect.fn("Config.read")(function* (options: Options) {
   if (explicit !== undefined && explicit !== "") yield* readFile(nodePath.resolve(directory, explicit), true)
 
   // 3. project, root first so that the nearest directory wins
-  if (!truthy(options.env["OPENCODE_DISABLE_PROJECT_CONFIG"])) {
+  if (!EnvFlag.isOn(options.env["OPENCODE_DISABLE_PROJECT_CONFIG"])) {
     let root = options.worktreeRoot === undefined ? undefined : nodePath.resolve(options.worktreeRoot)
     if (root === undefined) {
-      for (const candidate of upward(directory, nodePath.parse(directory).root)) {
+      for (const candidate of Upward.directories(directory, nodePath.parse(directory).root)) {
         if (yield* fs.exists(nodePath.join(candidate, ".git")).pipe(Effect.orElseSucceed(() => false))) {
           root = candidate
           break
         }
       }
     }
-    for (const dir of [...upward(directory, root ?? directory)].reverse()) {
+    for (const dir of [...Upward.directories(directory, root ?? directory)].reverse()) {
       for (const name of fileNames) yield* readFile(nodePath.join(dir, name), false)
     }
   }

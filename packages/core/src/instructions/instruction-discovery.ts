@@ -15,6 +15,8 @@ import type { Location } from "@opencode-ai/schema"
 import { Context, Effect, Layer, Schema } from "effect"
 import * as nodePath from "node:path"
 import { Instructions } from "./instructions.js"
+import { EnvFlag } from "../config/env-flag.js"
+import { Upward } from "../location/upward.js"
 
 export const key: Instructions.Key = Instructions.key("core/instruction-discovery")
 
@@ -96,24 +98,6 @@ export interface Interface {
 /** InstructionDiscovery; `yield* InstructionDiscovery.Service`. */
 export class Service extends Context.Tag("@opencode-ai/core/InstructionDiscovery")<Service, Interface>() {}
 
-const truthy = (value: string | undefined): boolean =>
-  value !== undefined && ["1", "true"].includes(value.trim().toLowerCase())
-
-/** `directory`, then its parents up to `root` inclusive; just `directory` when it is not inside `root`. */
-const upward = (directory: string, root: string): ReadonlyArray<string> => {
-  const relative = nodePath.relative(root, directory)
-  if (relative.startsWith("..") || nodePath.isAbsolute(relative)) return [directory]
-  const directories: Array<string> = []
-  let current = directory
-  for (;;) {
-    directories.push(current)
-    if (current === root) return directories
-    const parent = nodePath.dirname(current)
-    if (parent === current) return directories
-    current = parent
-  }
-}
-
 /** Why a read failed, if the file simply is not there to read (not found, or not a regular file). */
 const isMissing = (error: unknown): boolean =>
   typeof error === "object" &&
@@ -126,13 +110,13 @@ export const layer = (options: Options): Layer.Layer<Service, never, FileSystem.
     Service,
     Effect.gen(function* () {
       const fs = yield* FileSystem.FileSystem
-      const projectDisabled = truthy(options.env["OPENCODE_DISABLE_PROJECT_CONFIG"])
+      const projectDisabled = EnvFlag.isOn(options.env["OPENCODE_DISABLE_PROJECT_CONFIG"])
       const globalFile = nodePath.join(nodePath.resolve(options.configDir), fileName)
 
       const paths = (location: Location.LocationInfo): ReadonlyArray<string> => {
         const project = projectDisabled
           ? []
-          : upward(nodePath.resolve(location.directory), nodePath.resolve(location.project.directory)).map((directory) =>
+          : Upward.directories(nodePath.resolve(location.directory), nodePath.resolve(location.project.directory)).map((directory) =>
               nodePath.join(directory, fileName)
             )
         return [...new Set([globalFile, ...project])]
