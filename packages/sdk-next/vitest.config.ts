@@ -1,5 +1,16 @@
+import * as os from "node:os"
+import * as path from "node:path"
 import { defineProject } from "vitest/config"
 
+// Tests never read the user's configuration: the default global config dir is a directory that does
+// not exist, and the config variables of the developer's shell are cleared. A test that wants a
+// config passes its own directory or environment.
+const env = {
+  XDG_CONFIG_HOME: path.join(os.tmpdir(), `opencode-test-no-config-${process.pid}`),
+  OPENCODE_CONFIG: "",
+  OPENCODE_CONFIG_CONTENT: ""
+}
+
 export default defineProject({
-  test: { name: "sdk-next", include: ["test/**/*.test.ts"], testTimeout: 30_000, hookTimeout: 30_000 }
+  test: { env, name: "sdk-next", include: ["test/**/*.test.ts"], testTimeout: 30_000, hookTimeout: 30_000 }
 })

@@ -1,7 +1,19 @@
+import * as os from "node:os"
+import * as path from "node:path"
 import { defineProject } from "vitest/config"
+
+// Tests never read the user's configuration: the default global config dir is a directory that does
+// not exist, and the config variables of the developer's shell are cleared. A test that wants a
+// config passes its own directory or environment.
+const env = {
+  XDG_CONFIG_HOME: path.join(os.tmpdir(), `opencode-test-no-config-${process.pid}`),
+  OPENCODE_CONFIG: "",
+  OPENCODE_CONFIG_CONTENT: ""
+}
 
 export default defineProject({
   test: {
+    env,
     name: "server",
     include: ["test/**/*.test.ts"],
     globalSetup: ["test/build.global.ts"],

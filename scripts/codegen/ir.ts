@@ -3,6 +3,7 @@ export * as SdkContract from "./ir.js"
 import { HttpApi, HttpMethod, OpenApi } from "@effect/platform"
 import type { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Context, JSONSchema, Option, SchemaAST as AST } from "effect"
+import { EventStream } from "../../packages/protocol/src/event-stream.js"
 import { JsonSchema } from "./json-schema.js"
 
 /**
@@ -52,6 +53,24 @@ export interface Operation {
   readonly errors: ReadonlyArray<DeclaredError>
   /** `none`: one JSON (or empty) response. `sse`: the success is a `text/event-stream`. */
   readonly streaming: "none" | "sse"
+  /** For `sse`: how the stream's events travel; `null` otherwise. */
+  readonly stream: Stream | null
+}
+
+/**
+ * A Server-Sent Events stream (see `EventStream` in Protocol). Each event is one SSE frame whose
+ * `event:` is the event's type and whose `data:` is the event as JSON; comment lines are heartbeats.
+ */
+export interface Stream {
+  /**
+   * `frames`: frames also carry `id:`, the resume position (`Last-Event-ID`); the success schema is
+   * the frame `{id, event, data}`. `events`: frames carry no id; the success schema is the event.
+   */
+  readonly framing: "frames" | "events"
+  /** The encoded schema of one event: each frame's `data`, parsed as JSON. */
+  readonly event: JsonSchema.Schema
+  /** The `event:` name of the terminal frame a server sends when the stream fails. */
+  readonly failureEvent: string
 }
 
 export interface Parameter {
@@ -115,7 +134,9 @@ interface OpenApiOperation {
     readonly schema: JsonSchema.Json
   }>
   readonly requestBody?: { readonly required?: boolean; readonly content: Readonly<Record<string, { readonly schema: JsonSchema.Json }>> }
-  readonly responses: Readonly<Record<string, { readonly content?: Readonly<Record<string, { readonly schema: JsonSchema.Json }>> }>>
+  readonly responses: Readonly<
+    Record<string, { readonly content?: Readonly<Record<string, { readonly schema: JsonSchema.Json; readonly "x-effect-stream"?: JsonSchema.Json }>> }>
+  >
 }
 
 const deepObjectKey = /^([^[\]]+)\[([^[\]]+)\]$/
@@ -199,6 +220,15 @@ export const fromApi = <Id extends string, Groups extends HttpApiGroup.HttpApiGr
     }
 
     const success = successResponse(where, op, components)
+    const streaming = success.contentType === EventStream.contentType ? "sse" : "none"
+    const stream = streamOf(where, endpoint, op, success, components)
+    if ((stream === null) !== (streaming === "none")) {
+      throw new Error(
+        stream === null
+          ? `${where}: a text/event-stream success needs the EventStream annotation (Protocol's EventStream helpers)`
+          : `${where}: an EventStream endpoint must succeed with text/event-stream`
+      )
+    }
     const operation: Operation = {
       group: group.identifier,
       name: endpoint.name,
@@ -211,7 +241,8 @@ export const fromApi = <Id extends string, Groups extends HttpApiGroup.HttpApiGr
       body,
       success,
       errors: declaredErrors(where, op, components),
-      streaming: success.contentType === "text/event-stream" ? "sse" : "none"
+      streaming,
+      stream
     }
     return operation
   })
@@ -396,6 +427,30 @@ const successResponse = (where: string, op: OpenApiOperation, components: JsonSc
     schema: schema === null ? null : canonical(schema),
     unwrap: isDataEnvelope(schema, components) ? "data" : null
   }
+}
+
+/** The stream of an endpoint with an `EventStream` annotation, read from its success schema. */
+const streamOf = (
+  where: string,
+  endpoint: HttpApiEndpoint.HttpApiEndpoint<string, HttpMethod.HttpMethod>,
+  op: OpenApiOperation,
+  success: Success,
+  components: JsonSchema.Components
+): Stream | null => {
+  const declaration = EventStream.declarationOf(endpoint)
+  if (declaration === undefined || success.schema === null || success.contentType === null) return null
+  const extension = op.responses[String(success.status)]?.content?.[success.contentType]?.["x-effect-stream"]
+  const failureEvent = JsonSchema.isObject(extension) && typeof extension["failureEvent"] === "string" ? extension["failureEvent"] : null
+  if (failureEvent === null) throw new Error(`${where}: the stream's OpenAPI content has no x-effect-stream failureEvent`)
+  if (declaration.framing === "events") return { framing: "events", event: success.schema, failureEvent }
+  const frame = JsonSchema.resolve(success.schema, components)
+  const fields = JsonSchema.properties(frame)
+  const data = fields.find(([name]) => name === "data")?.[1]
+  const content = data === undefined ? undefined : JsonSchema.resolve(data, components)["contentSchema"]
+  if (fields.map(([name]) => name).sort().join(",") !== "data,event,id" || content === undefined) {
+    throw new Error(`${where}: a framed stream's success must be the frame {id, event, data} with data's contentSchema`)
+  }
+  return { framing: "frames", event: canonical(JsonSchema.asSchema(content, `${where} stream event`)), failureEvent }
 }
 
 const isDataEnvelope = (schema: JsonSchema.Schema | null, components: JsonSchema.Components): boolean => {

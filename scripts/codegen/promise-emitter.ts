@@ -11,7 +11,9 @@ import { TypeScript } from "./typescript.js"
  * parameter whose URL encoding is a string but whose decoded value is a number or boolean is typed by
  * its decoded form and stringified on the way out. Methods resolve to the unwrapped success value and
  * reject with either a declared tagged failure (a plain object, recognised by generated guards) or the
- * one generated `ClientError`. The hand-written `transport.ts` interprets the operation table emitted here.
+ * one generated `ClientError`. A Server-Sent Events operation returns a lazy `AsyncIterable` of its
+ * events (parsed JSON `data`, typed by the IR's stream event schema) instead of a Promise. The
+ * hand-written `transport.ts` interprets the operation table emitted here.
  */
 
 /** Where the emitted files live, relative to the repository root. The emitter owns this directory. */
@@ -40,11 +42,14 @@ export const emit = (contract: SdkContract.Contract): ReadonlyArray<File> => {
 
 const supported = (operation: SdkContract.Operation): void => {
   const where = `${operation.group}.${operation.name}`
-  if (operation.streaming !== "none") throw new Error(`${where}: the Promise emitter does not emit ${operation.streaming} operations yet`)
+  if (operation.streaming !== "none" && (operation.streaming !== "sse" || operation.stream === null)) {
+    throw new Error(`${where}: the Promise emitter does not emit ${operation.streaming} operations`)
+  }
   if (operation.body !== null && operation.body.contentType !== "application/json") {
     throw new Error(`${where}: the Promise emitter sends JSON bodies only, not ${operation.body.contentType}`)
   }
-  if (operation.success.contentType !== null && operation.success.contentType !== "application/json") {
+  const contentType = operation.streaming === "sse" ? "text/event-stream" : "application/json"
+  if (operation.success.contentType !== null && operation.success.contentType !== contentType) {
     throw new Error(`${where}: the Promise emitter reads JSON responses only, not ${operation.success.contentType}`)
   }
 }
@@ -67,9 +72,20 @@ const describe = (schema: JsonSchema.Schema): string | undefined =>
 
 const outputType = (schema: JsonSchema.Schema, indent = ""): string => TypeScript.render(schema, { ref: TypeScript.typeName }, indent)
 
+/** Whether a rendered type is one object literal (`{…}`), not e.g. a union of them (`{…} | {…}`). */
+const isObjectLiteral = (type: string): boolean => {
+  if (!type.startsWith("{\n") || !type.endsWith("}")) return false
+  let depth = 0
+  for (let i = 0; i < type.length; i++) {
+    if (type[i] === "{") depth++
+    else if (type[i] === "}" && --depth === 0 && i !== type.length - 1) return false
+  }
+  return true
+}
+
 /** A type declaration: an interface for an object literal type, an alias otherwise. */
 const declaration = (name: string, type: string): string =>
-  type.startsWith("{\n") ? `export interface ${name} ${type}\n` : `export type ${name} = ${type}\n`
+  isObjectLiteral(type) ? `export interface ${name} ${type}\n` : `export type ${name} = ${type}\n`
 
 /** The exported type name of each declared `_tag`; a tag must mean one schema across the whole API. */
 const errorTypeNames = (contract: SdkContract.Contract): ReadonlyMap<string, { readonly schema: JsonSchema.Schema }> => {
@@ -111,10 +127,17 @@ const typesFile = (
       `/** The input of \`${id}\`${fields.length === 0 ? ": it takes none" : ""}. */\n` +
         declaration(names.claim(`${p}Input`, `${id} input`), input)
     )
-    blocks.push(
-      `/** What \`${id}\` resolves to${operation.success.unwrap === null ? "" : `: the \`${operation.success.unwrap}\` member of the response body`}. */\n` +
-        declaration(names.claim(`${p}Result`, `${id} result`), resultType(contract, operation))
-    )
+    if (operation.stream !== null) {
+      blocks.push(
+        `/** One event of the \`${id}\` stream: a frame's \`data\`, parsed as JSON. */\n` +
+          declaration(names.claim(`${p}Event`, `${id} event`), outputType(operation.stream.event))
+      )
+    } else {
+      blocks.push(
+        `/** What \`${id}\` resolves to${operation.success.unwrap === null ? "" : `: the \`${operation.success.unwrap}\` member of the response body`}. */\n` +
+          declaration(names.claim(`${p}Result`, `${id} result`), resultType(contract, operation))
+      )
+    }
     blocks.push(
       `/** The declared failures \`${id}\` rejects with. */\n` +
         declaration(names.claim(`${p}Failure`, `${id} failure`), operation.errors.map((e) => e.tag).filter(unique).join(" | ") || "never")
@@ -196,9 +219,12 @@ const clientErrorFile = (): string => `${header}
  * - \`UnexpectedStatus\`: a status the operation does not declare, or a declared error status whose body
  *   is not JSON or whose \`_tag\` is not declared for that status.
  * - \`UnsupportedContentType\`: the success status arrived without a JSON content type.
- * - \`MalformedResponse\`: a JSON content type whose body is not valid JSON.
+ * - \`MalformedResponse\`: a JSON content type whose body is not valid JSON (or a stream event whose
+ *   data is not).
+ * - \`StreamFailure\`: the server ended an event stream with its failure frame (e.g. this consumer fell
+ *   too far behind); \`body\` is the frame's data.
  */
-export type ClientErrorReason = "Transport" | "UnexpectedStatus" | "UnsupportedContentType" | "MalformedResponse"
+export type ClientErrorReason = "Transport" | "UnexpectedStatus" | "UnsupportedContentType" | "MalformedResponse" | "StreamFailure"
 
 /**
  * The one infrastructure failure of the Promise client. Declared domain failures are never wrapped in
@@ -235,7 +261,8 @@ export const isClientError = (u: unknown): u is ClientError =>
 
 const clientFile = (contract: SdkContract.Contract): string => {
   const groups = groupOperations(contract)
-  const typeImports = contract.operations.flatMap((o) => [`${prefix(o)}Input`, `${prefix(o)}Result`])
+  const typeImports = contract.operations.flatMap((o) => [`${prefix(o)}Input`, `${prefix(o)}${o.stream === null ? "Result" : "Event"}`])
+  const streams = contract.operations.some((o) => o.stream !== null)
   const table = contract.operations
     .map((operation) => `  ${JSON.stringify(`${operation.group}.${operation.name}`)}: ${literal(descriptor(contract, operation), "  ")}`)
     .join(",\n")
@@ -245,9 +272,10 @@ const clientFile = (contract: SdkContract.Contract): string => {
         .map((operation) => {
           const p = prefix(operation)
           const optional = !inputFields(contract, operation).some((f) => f.required)
+          const output = operation.stream === null ? `Promise<${p}Result>` : `AsyncIterable<${p}Event>`
           return (
             TypeScript.docComment(methodDoc(operation, p), "    ") +
-            `    ${TypeScript.propertyKey(operation.name)}(input${optional ? "?" : ""}: ${p}Input, options?: Transport.RequestOptions): Promise<${p}Result>`
+            `    ${TypeScript.propertyKey(operation.name)}(input${optional ? "?" : ""}: ${p}Input, options?: Transport.RequestOptions): ${output}`
           )
         })
         .join("\n")
@@ -259,7 +287,9 @@ const clientFile = (contract: SdkContract.Contract): string => {
       const methods = operations
         .map((operation) => {
           const key = JSON.stringify(`${operation.group}.${operation.name}`)
-          return `      ${TypeScript.propertyKey(operation.name)}: (input, options) => send<${prefix(operation)}Result>(operations[${key}], input, options)`
+          return operation.stream === null
+            ? `      ${TypeScript.propertyKey(operation.name)}: (input, options) => send<${prefix(operation)}Result>(operations[${key}], input, options)`
+            : `      ${TypeScript.propertyKey(operation.name)}: (input, options) => open<${prefix(operation)}Event>(operations[${key}], input, options)`
         })
         .join(",\n")
       return `    ${TypeScript.propertyKey(group)}: {\n${methods}\n    }`
@@ -280,6 +310,8 @@ ${table}
  * The OpenCode Client. Every method takes one input object (path parameters, query parameters and
  * body fields together) and optional per-call transport options, resolves to the unwrapped success
  * value, and rejects with a declared tagged failure (see the \`is…Error\` guards) or a \`ClientError\`.
+ * An event stream method instead returns a lazy \`AsyncIterable\` of its events: iterating opens the
+ * connection, its steps reject as above, ending the iteration closes it, and nothing reconnects.
  */
 export interface OpencodeClient {
 ${signatures}
@@ -290,7 +322,7 @@ ${signatures}
  * sent until a method is called. Fails (throws) only when \`baseUrl\` is not an absolute URL.
  */
 export const createOpencodeClient = (options: Transport.ClientOptions): OpencodeClient => {
-  const send = Transport.make(options)
+  const send = Transport.make(options)${streams ? "\n  const open = Transport.makeStream(options)" : ""}
   return {
 ${implementation}
   }
@@ -310,6 +342,13 @@ const groupOperations = (contract: SdkContract.Contract): ReadonlyMap<string, Re
 
 const methodDoc = (operation: SdkContract.Operation, p: string): string => {
   const failures = operation.errors.map((e) => `\`${e.tag}\` (${e.status})`).join(", ")
+  if (operation.stream !== null) {
+    return [
+      ...(operation.description === null ? [] : [operation.description, ""]),
+      `\`${operation.method} ${operation.path}\` (\`${operation.operationId}\`), Server-Sent Events.`,
+      `A lazy, cold stream of {@link ${p}Event}: the first \`next()\` opens the connection; a step rejects with ${failures === "" ? "no declared failure" : failures} or a \`ClientError\`; \`break\`/\`return()\` and \`signal\` close it. It never reconnects.`
+    ].join("\n")
+  }
   return [
     ...(operation.description === null ? [] : [operation.description, ""]),
     `\`${operation.method} ${operation.path}\` (\`${operation.operationId}\`).`,
@@ -330,8 +369,13 @@ const descriptor = (contract: SdkContract.Contract, operation: SdkContract.Opera
       operation.body === null
         ? null
         : JsonSchema.properties(JsonSchema.resolve(operation.body.schema, contract.components)).map(([name]) => name),
-    success: { status: operation.success.status, json: operation.success.contentType !== null, unwrap: operation.success.unwrap },
-    errors
+    success: {
+      status: operation.success.status,
+      json: operation.stream === null && operation.success.contentType !== null,
+      unwrap: operation.success.unwrap
+    },
+    errors,
+    ...(operation.stream === null ? {} : { stream: { failureEvent: operation.stream.failureEvent } })
   }
 }
 

@@ -1,14 +1,15 @@
-import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
-import { Api, LocationGroup } from "../../packages/protocol/src/index.js"
+import { Api, EventStream, LocationGroup } from "../../packages/protocol/src/index.js"
 import { Generate } from "../codegen/generate.js"
 import { SdkContract } from "../codegen/ir.js"
 import { JsonSchema } from "../codegen/json-schema.js"
+import { EffectEmitter } from "../codegen/effect-emitter.js"
 import { PromiseEmitter } from "../codegen/promise-emitter.js"
 import referenceDocument from "../../packages/protocol/test/fixtures/opencode-v2-openapi.json" with { type: "json" }
 
@@ -44,7 +45,7 @@ describe("SDK Contract IR of Api.OpenCodeApi", () => {
     expect(SdkContract.serialize(SdkContract.fromApi(Api.OpenCodeApi))).toBe(SdkContract.serialize(contract))
   })
 
-  it("unwraps {data} envelopes only: sessions.get/create unwrap, the {data, cursor} page and health do not", () => {
+  it("unwraps {data} envelopes only: sessions.get/create unwrap; the {data, cursor} page, {location, data} and health do not", () => {
     const unwrap = Object.fromEntries(contract.operations.map((o) => [`${o.group}.${o.name}`, o.success.unwrap]))
     expect(unwrap).toEqual({
       "health.get": null,
@@ -52,9 +53,25 @@ describe("SDK Contract IR of Api.OpenCodeApi", () => {
       "sessions.create": "data",
       "sessions.list": null,
       "sessions.get": "data",
+      "sessions.events": null,
+      "sessions.prompt": "data",
+      "sessions.messages": null,
+      "sessions.message": "data",
+      "sessions.context": "data",
+      "sessions.history": null,
+      "sessions.switchAgent": null,
+      "sessions.switchModel": null,
+      "sessions.active": "data",
+      "sessions.interrupt": null,
+      "sessions.wait": null,
       "instructions.list": "data",
       "instructions.put": "data",
-      "instructions.remove": null
+      "instructions.remove": null,
+      "events.subscribe": null,
+      "agents.list": null,
+      "models.list": null,
+      "providers.list": null,
+      "providers.get": null
     })
   })
 
@@ -75,6 +92,63 @@ describe("SDK Contract IR of Api.OpenCodeApi", () => {
     const create = contract.operations.find((o) => o.name === "create")!
     expect(create.body?.contentType).toBe("application/json")
     expect(Object.keys(contract.components)).toContain("SessionV2Info")
+  })
+})
+
+describe("SSE operations in the IR and both emitters", () => {
+  const events = contract.operations.find((o) => o.group === "sessions" && o.name === "events")!
+  const subscribe = contract.operations.find((o) => o.group === "events" && o.name === "subscribe")!
+
+  it("records the stream: framing, the event schema of each frame's data and the failure event", () => {
+    expect(events.streaming).toBe("sse")
+    expect(events.stream).toEqual({
+      framing: "frames",
+      event: { $ref: "#/components/schemas/SessionDurableEvent" },
+      failureEvent: "effect/httpapi/stream/failure"
+    })
+    expect(events.queryParams.map((p) => [p.name, p.required])).toEqual([["after", false]])
+    expect(events.errors.map((e) => [e.status, e.tag])).toContainEqual([404, "SessionNotFoundError"])
+    expect(subscribe.stream).toEqual({
+      framing: "events",
+      event: { $ref: "#/components/schemas/V2Event" },
+      failureEvent: "effect/httpapi/stream/failure"
+    })
+    expect(contract.operations.filter((o) => o.stream === null).every((o) => o.streaming === "none")).toBe(true)
+  })
+
+  it("the Promise emitter returns a lazy AsyncIterable of the event type; the Effect emitter a Stream", () => {
+    const files = [...PromiseEmitter.emit(contract), ...EffectEmitter.emit(contract)]
+    const content = (suffix: string) => files.find((f) => f.path.endsWith(suffix))!.content
+    expect(content("generated/types.ts")).toContain("export type SessionsEventsEvent = SessionDurableEvent\n")
+    expect(content("generated/types.ts")).toContain("export type EventsSubscribeEvent = V2Event\n")
+    const promise = content("src/generated/client.ts")
+    expect(promise).toContain("events(input: SessionsEventsInput, options?: Transport.RequestOptions): AsyncIterable<SessionsEventsEvent>")
+    expect(promise).toContain("subscribe(input?: EventsSubscribeInput, options?: Transport.RequestOptions): AsyncIterable<EventsSubscribeEvent>")
+    expect(promise).toContain('stream: { failureEvent: "effect/httpapi/stream/failure" }')
+    const effect = content("effect/generated/opencode-client.ts")
+    expect(effect).toContain(
+      'readonly events: (input: Endpoint.Path<"sessions", "events"> & Endpoint.UrlParams<"sessions", "events">) => Stream.Stream<Endpoint.Success<"sessions", "events">["data"], Endpoint.StreamFailure<"sessions", "events">>'
+    )
+    expect(effect).toContain('readonly subscribe: (input?: Endpoint.NoInput) => Stream.Stream<Endpoint.Success<"events", "subscribe">, Endpoint.StreamFailure<"events", "subscribe">>')
+  })
+
+  it("rejects a text/event-stream success without the EventStream declaration", () => {
+    const api = apiWith(HttpApiEndpoint.get("tail", "/x").addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" })))
+    expect(() => SdkContract.fromApi(api)).toThrow(/probe\.tail: a text\/event-stream success needs the EventStream annotation/)
+  })
+
+  it("reads a probe stream declared with Protocol's EventStream helpers", () => {
+    const Tick = Schema.Struct({ type: Schema.Literal("tick"), n: Schema.Number }).annotations({ identifier: "ProbeTick" })
+    const api = apiWith(
+      HttpApiEndpoint.get("tail", "/x")
+        .addSuccess(EventStream.frames(Tick))
+        .annotate(EventStream.Annotation, EventStream.framesDeclaration)
+        .annotate(OpenApi.Transform, EventStream.openApi)
+    )
+    const [operation] = SdkContract.fromApi(api).operations
+    expect(operation?.stream).toEqual({ framing: "frames", event: { $ref: "#/components/schemas/ProbeTick" }, failureEvent: EventStream.failureEvent })
+    const types = PromiseEmitter.emit(SdkContract.fromApi(api)).find((f) => f.path.endsWith("types.ts"))!.content
+    expect(types).toContain("export type ProbeTailEvent = ProbeTick\n")
   })
 })
 
@@ -200,6 +274,17 @@ describe("IR builder and emitters on probe APIs", () => {
       HttpApiEndpoint.get("get", "/x").addSuccess(Schema.Struct({ ok: Schema.Boolean }).annotations({ identifier: "ProbeGetResult" }))
     )
     expect(() => PromiseEmitter.emit(SdkContract.fromApi(api))).toThrow(/generated type name collision: ProbeGetResult \(probe.get result\)/)
+  })
+
+  it("the Promise emitter declares a named union of object types as a type alias, not an interface", () => {
+    const Shape = Schema.Union(
+      Schema.Struct({ kind: Schema.Literal("a"), a: Schema.String }),
+      Schema.Struct({ kind: Schema.Literal("b"), b: Schema.Struct({ n: Schema.Number }) })
+    ).annotations({ identifier: "ProbeShape" })
+    const api = apiWith(HttpApiEndpoint.get("get", "/x").addSuccess(Schema.Struct({ shape: Shape })))
+    const types = PromiseEmitter.emit(SdkContract.fromApi(api)).find((f) => f.path.endsWith("types.ts"))!.content
+    expect(types).toMatch(/export type ProbeShape = \{\n[\s\S]*\} \| \{\n/)
+    expect(types).not.toContain("export interface ProbeShape")
   })
 
   it("leaves endpoints excluded from OpenAPI out of the IR", () => {

@@ -1,5 +1,6 @@
 export * as Transport from "./transport.js"
 
+import { createParser } from "eventsource-parser"
 import { ClientError } from "./generated/client-error.js"
 
 /** Options of `createOpencodeClient`. */
@@ -14,9 +15,15 @@ export interface ClientOptions {
 
 /** Per-call transport options. They never enter the domain input. */
 export interface RequestOptions {
-  /** Aborting rejects the call with a `ClientError` whose reason is `Transport`. */
+  /**
+   * Aborting rejects the call with a `ClientError` whose reason is `Transport`. On a stream it closes
+   * the connection and fails the pending (or next) iteration step the same way.
+   */
   readonly signal?: AbortSignal | undefined
-  /** Override the client headers for this call, name by name (case-insensitively). */
+  /**
+   * Override the client headers for this call, name by name (case-insensitively). A stream with ids
+   * honours `Last-Event-ID` here as its resume position.
+   */
   readonly headers?: Readonly<Record<string, string>> | undefined
 }
 
@@ -43,6 +50,11 @@ export interface Operation {
   }
   /** The declared failure tags, by status. */
   readonly errors: Readonly<Record<number, ReadonlyArray<string>>>
+  /** Present on a Server-Sent Events operation: how its stream ends abnormally. */
+  readonly stream?: {
+    /** The `event:` name of the terminal failure frame. */
+    readonly failureEvent: string
+  }
 }
 
 /** Sends one operation and interprets its response; see {@link make}. */
@@ -58,16 +70,13 @@ export type Send = <A>(operation: Operation, input: object | undefined, options:
  * with a `ClientError` otherwise (see `ClientErrorReason`).
  */
 export const make = (options: ClientOptions): Send => {
-  const base = new URL(String(options.baseUrl))
-  const root = `${base.origin}${base.pathname.replace(/\/+$/, "")}`
+  const root = rootOf(options)
   return async <A>(operation: Operation, input: object | undefined, call: RequestOptions | undefined): Promise<A> => {
     const fields = (input ?? {}) as Readonly<Record<string, unknown>>
-    const url = `${root}${operation.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(String(fields[name])))}${search(operation, fields)}`
+    const url = urlOf(root, operation, fields)
     const body = operation.body === null ? undefined : JSON.stringify(pick(fields, operation.body))
-    const headers = new Headers({ accept: "application/json" })
+    const headers = headersOf(options, call, "application/json")
     if (body !== undefined) headers.set("content-type", "application/json")
-    for (const [name, value] of Object.entries(options.headers ?? {})) headers.set(name, value)
-    for (const [name, value] of Object.entries(call?.headers ?? {})) headers.set(name, value)
 
     let response: Response
     let text: string
@@ -85,6 +94,23 @@ export const make = (options: ClientOptions): Send => {
     }
     return interpret(operation, response.status, response.headers.get("content-type"), text) as A
   }
+}
+
+/** `baseUrl` without a trailing slash; throws a `TypeError` when it is not an absolute URL. */
+const rootOf = (options: ClientOptions): string => {
+  const base = new URL(String(options.baseUrl))
+  return `${base.origin}${base.pathname.replace(/\/+$/, "")}`
+}
+
+const urlOf = (root: string, operation: Operation, fields: Readonly<Record<string, unknown>>): string =>
+  `${root}${operation.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(String(fields[name])))}${search(operation, fields)}`
+
+/** `accept`, then the client headers, then the call's, each replacing the previous name by name. */
+const headersOf = (options: ClientOptions, call: RequestOptions | undefined, accept: string): Headers => {
+  const headers = new Headers({ accept })
+  for (const [name, value] of Object.entries(options.headers ?? {})) headers.set(name, value)
+  for (const [name, value] of Object.entries(call?.headers ?? {})) headers.set(name, value)
+  return headers
 }
 
 const search = (operation: Operation, fields: Readonly<Record<string, unknown>>): string => {
@@ -157,3 +183,191 @@ const parse = (operation: Operation, status: number, text: string): unknown => {
 }
 
 const describe = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
+
+// ── Server-Sent Events ────────────────────────────────────────────────────────────────────────────
+
+/** Opens one streaming operation; see {@link makeStream}. */
+export type Open = <A>(operation: Operation, input: object | undefined, options: RequestOptions | undefined) => AsyncIterable<A>
+
+/**
+ * Binds the client options into an {@link Open}. Like {@link make} it validates `baseUrl` synchronously
+ * and performs no I/O.
+ *
+ * The returned iterable is lazy and cold: nothing is sent until iteration starts, and each iteration
+ * opens its own connection on its first `next()`. The request's failures surface from that `next()`:
+ * a declared error status rejects with the tagged body, anything else with a `ClientError` (as for
+ * {@link Send}; a success without a `text/event-stream` content type is `UnsupportedContentType`).
+ * Each SSE event then yields its `data` parsed as JSON (the envelope; a stream with ids has the id
+ * inside it, e.g. `durable.seq`). Comment lines (heartbeats) are skipped.
+ *
+ * The iteration ends when the server ends the body. It fails with a `ClientError`: `Transport` when
+ * the connection breaks or `signal` aborts, `MalformedResponse` for data that is not JSON, and
+ * `StreamFailure` when the server ends the stream with its failure frame (the frame's data is the
+ * error's `body`). Ending the iteration (`break`, `return()`) closes the connection. Nothing
+ * reconnects: resuming is the caller's (e.g. `after` or `Last-Event-ID` with the last seq seen).
+ */
+export const makeStream = (options: ClientOptions): Open => {
+  const root = rootOf(options)
+  return <A>(operation: Operation, input: object | undefined, call: RequestOptions | undefined): AsyncIterable<A> => ({
+    [Symbol.asyncIterator]: () => new EventIterator<A>(options, operation, urlOf(root, operation, (input ?? {}) as Readonly<Record<string, unknown>>), call)
+  })
+}
+
+const done = { done: true, value: undefined } as const
+
+/**
+ * One connection. States: not opened → open (reading) → finished (body ended, failed or closed).
+ * Steps are meant to be awaited one at a time (as `for await` does); `return()` may be called at any
+ * moment and resolves a pending step as done.
+ */
+class EventIterator<A> implements AsyncIterator<A, undefined> {
+  private readonly controller = new AbortController()
+  private reader: ReadableStreamDefaultReader<Uint8Array> | undefined
+  private readonly decoder = new TextDecoder()
+  private readonly ready: Array<A> = []
+  /** Thrown once the events before it have been yielded. */
+  private failure: unknown = undefined
+  private ended = false
+  /** The connection is closed (for whatever reason); nothing more is read. */
+  private closed = false
+  /** The caller ended the iteration (`return()`): pending and later steps are done, not failures. */
+  private returned = false
+  /** The caller's signal aborted: pending and later steps fail with a Transport ClientError. */
+  private aborted = false
+  private readonly onAbort = () => {
+    this.aborted = true
+    this.teardown()
+  }
+  private readonly parser = createParser({
+    onEvent: (message) => {
+      if (this.failure !== undefined) return
+      const failureEvent = this.operation.stream?.failureEvent
+      if (failureEvent !== undefined && message.event === failureEvent) {
+        this.failure = new ClientError({
+          reason: "StreamFailure",
+          message: `${this.operation.name}: the server ended the stream with a failure: ${message.data}`,
+          status: this.operation.success.status,
+          body: message.data
+        })
+        return
+      }
+      try {
+        this.ready.push(JSON.parse(message.data) as A)
+      } catch (cause) {
+        this.failure = new ClientError({
+          reason: "MalformedResponse",
+          message: `${this.operation.name}: an event's data is not valid JSON`,
+          status: this.operation.success.status,
+          body: message.data,
+          cause
+        })
+      }
+    }
+  })
+
+  constructor(
+    private readonly options: ClientOptions,
+    private readonly operation: Operation,
+    private readonly url: string,
+    private readonly call: RequestOptions | undefined
+  ) {}
+
+  async next(): Promise<IteratorResult<A, undefined>> {
+    try {
+      if (this.reader === undefined && !this.closed) await this.open()
+      while (this.ready.length === 0) {
+        if (this.failure !== undefined) {
+          const failure = this.failure
+          this.teardown()
+          throw failure
+        }
+        if (this.aborted) throw this.abortError()
+        if (this.closed || this.ended || this.reader === undefined) return done
+        const chunk = await this.reader.read()
+        if (chunk.done) {
+          this.parser.feed(this.decoder.decode())
+          this.ended = true
+          this.teardown()
+        } else {
+          this.parser.feed(this.decoder.decode(chunk.value, { stream: true }))
+        }
+      }
+      return { done: false, value: this.ready.shift() as A }
+    } catch (cause) {
+      if (this.returned && !this.aborted) return done
+      this.teardown()
+      if (this.aborted) throw this.abortError(cause)
+      throw isClientError(cause) || !(cause instanceof Error) ? cause : this.transportError(cause)
+    }
+  }
+
+  async return(): Promise<IteratorResult<A, undefined>> {
+    this.returned = true
+    this.teardown()
+    return done
+  }
+
+  private async open(): Promise<void> {
+    const signal = this.call?.signal
+    if (signal?.aborted) {
+      this.aborted = true
+      throw this.abortError(signal.reason)
+    }
+    signal?.addEventListener("abort", this.onAbort, { once: true })
+    const operation = this.operation
+    let response: Response
+    try {
+      const fetch = this.options.fetch ?? globalThis.fetch
+      response = await fetch(this.url, {
+        method: operation.method,
+        headers: headersOf(this.options, this.call, "text/event-stream"),
+        signal: this.controller.signal
+      })
+    } catch (cause) {
+      throw this.transportError(cause)
+    }
+    if (this.closed) {
+      void response.body?.cancel().catch(() => {})
+      return
+    }
+    const contentType = response.headers.get("content-type")
+    if (response.status !== operation.success.status) {
+      let text: string
+      try {
+        text = await response.text()
+      } catch (cause) {
+        throw this.transportError(cause)
+      }
+      interpret(operation, response.status, contentType, text)
+    }
+    if (contentType === null || !/^text\/event-stream\s*(?:;|$)/i.test(contentType.trim()) || response.body === null) {
+      void response.body?.cancel().catch(() => {})
+      throw new ClientError({
+        reason: "UnsupportedContentType",
+        message: `${operation.name}: expected a text/event-stream response, got ${contentType ?? "no content type"}`,
+        status: response.status
+      })
+    }
+    this.reader = response.body.getReader()
+  }
+
+  /** Closes the connection (idempotent): aborts the request and cancels the body. */
+  private teardown(): void {
+    if (this.closed) return
+    this.closed = true
+    this.call?.signal?.removeEventListener("abort", this.onAbort)
+    this.controller.abort()
+    // An in-memory Response (an embedded host's fetch) ignores the abort signal: cancel its body too.
+    void this.reader?.cancel().catch(() => {})
+  }
+
+  private abortError(cause?: unknown): ClientError {
+    return new ClientError({ reason: "Transport", message: `${this.operation.name}: the stream was aborted`, cause: cause ?? this.call?.signal?.reason })
+  }
+
+  private transportError(cause: unknown): ClientError {
+    return new ClientError({ reason: "Transport", message: `${this.operation.name}: stream failed: ${describe(cause)}`, cause })
+  }
+}
+
+const isClientError = (u: unknown): u is ClientError => u instanceof ClientError

@@ -1,18 +1,30 @@
 export * as Core from "./core.js"
 
-import { NodeContext } from "@effect/platform-node"
+import { NodeContext, NodeHttpClient } from "@effect/platform-node"
 import type { SqlClient } from "@effect/sql"
-import { Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import * as os from "node:os"
+import * as Config from "./config/config.js"
+import type { ConfigError } from "./config/config-error.js"
 import * as Paths from "./config/paths.js"
 import * as EventLog from "./event/event-log.js"
+import * as LiveBus from "./event/live-bus.js"
 import * as InstructionCheckpoint from "./instructions/instruction-checkpoint.js"
 import * as InstructionDiscovery from "./instructions/instruction-discovery.js"
 import * as InstructionEntries from "./instructions/instruction-entries.js"
 import * as Locations from "./location/locations.js"
 import * as SessionInstructions from "./instructions/session-instructions.js"
+import * as SessionInput from "./input/session-input.js"
+import * as SessionEvents from "./session/session-events.js"
+import * as SessionHistory from "./session/session-history.js"
+import * as SessionSelection from "./session/session-selection.js"
 import * as Sessions from "./session/sessions.js"
 import * as Database from "./storage/database.js"
+import * as LLMClient from "./llm/llm-client.js"
+import * as Provider from "./llm/provider.js"
+import type * as Retry from "./llm/retry.js"
+import * as SessionRunner from "./runner/session-runner.js"
+import * as ToolRegistry from "./tool/tool-registry.js"
 
 export interface Options {
   /** The SQLite file holding every session; created (with its directory) when missing. */
@@ -23,42 +35,105 @@ export interface Options {
   readonly configDir?: string | undefined
   /** The environment the runtime honours (e.g. `OPENCODE_DISABLE_PROJECT_CONFIG`); default `process.env`. */
   readonly env?: Readonly<Record<string, string | undefined>> | undefined
+  /** The data directory (agents' managed-output and plan-file rules); default `Paths.fromEnv(env, os.homedir()).dataDir`. */
+  readonly dataDir?: string | undefined
+  /**
+   * The configuration to use instead of reading `opencode.json(c)` (e.g. `Config.layerTest(...)`).
+   * Default: `Config.layer` over `directory`, `env`, `configDir` and `dataDir`.
+   */
+  readonly config?: Layer.Layer<Config.Service, ConfigError> | undefined
+  /**
+   * The LLM client to use instead of the configured providers' real adapters (e.g. `TestLLM.layer`).
+   * Default: each request is routed by its provider id to that provider's adapter over undici.
+   */
+  readonly llm?: Layer.Layer<LLMClient.Service> | undefined
+  /** The provider retry policy; default `Retry.defaultPolicy`. */
+  readonly retry?: Retry.Policy | undefined
 }
 
 /** Everything a host (the server, the embedded SDK) needs from the runtime. */
 export type Services =
   | Sessions.Service
   | EventLog.Service
+  | LiveBus.Service
   | Locations.Service
   | InstructionCheckpoint.Service
   | InstructionEntries.Service
   | InstructionDiscovery.Service
   | SessionInstructions.Service
   | SqlClient.SqlClient
+  | Config.Service
+  | SessionEvents.Service
+  | SessionInput.Service
+  | SessionHistory.Service
+  | SessionSelection.Service
+  | ToolRegistry.Service
+  | SessionRunner.Service
 
 /**
  * The runtime over one database file: it resolves once the database is open and migrated. Each
  * call owns its own connection, event bus and caches, so two layers on two files share nothing,
  * even when built with one memo map.
  * Closing the scope it was built in closes the database.
+ *
+ * The configuration is loaded first, before the database is opened: an invalid `opencode.json(c)`
+ * fails the layer with a ConfigError naming the file, line and reason, so a host never starts (or
+ * touches its database) with a configuration it cannot honour.
  */
-export const layer = (options: Options): Layer.Layer<Services> => {
+export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
   const database = Database.layer({ filename: options.databaseFile })
   // Fresh: the service layers are constants, and a shared memo map (as in an embedded host running
   // several instances) would otherwise hand one instance's services to another.
-  const eventLog = Layer.fresh(EventLog.layer).pipe(Layer.provideMerge(database))
+  // The log publishes every commit to the instance's LiveBus, which outlives it (built first, closed
+  // last). A new layer value per call rather than `Layer.fresh`: a fresh layer is rebuilt at each use,
+  // and provideMerge uses it twice (for the log and in the output), which would make two buses.
+  const eventLog = Layer.fresh(EventLog.layer).pipe(
+    Layer.provideMerge(database),
+    Layer.provideMerge(Layer.scoped(LiveBus.Service, LiveBus.make))
+  )
+  const sessionEvents = Layer.fresh(SessionEvents.layer).pipe(Layer.provideMerge(eventLog))
   const env = options.env ?? process.env
-  const configDir = options.configDir ?? Paths.fromEnv(env, os.homedir()).configDir
+  const paths = Paths.fromEnv(env, os.homedir())
+  const configDir = options.configDir ?? paths.configDir
+  const config =
+    options.config ??
+    Config.layer({ directory: options.directory, env, configDir, dataDir: options.dataDir ?? paths.dataDir }).pipe(
+      Layer.provide(NodeContext.layer)
+    )
   const stores = Layer.mergeAll(
     Layer.fresh(Sessions.layer),
     Layer.fresh(InstructionCheckpoint.layer),
     Layer.fresh(InstructionEntries.layer)
-  ).pipe(Layer.provideMerge(eventLog))
+  ).pipe(Layer.provideMerge(sessionEvents))
+  const sessionServices = Layer.mergeAll(
+    Layer.fresh(SessionInput.layer).pipe(Layer.provide(NodeContext.layer)),
+    Layer.fresh(SessionHistory.layer),
+    Layer.fresh(SessionSelection.layer)
+  ).pipe(Layer.provideMerge(stores))
   const discovery = InstructionDiscovery.layer({ configDir, env }).pipe(Layer.provide(NodeContext.layer))
-  return Layer.mergeAll(
-    stores,
+  const services = Layer.mergeAll(
+    sessionServices,
     discovery,
     Layer.fresh(SessionInstructions.layer).pipe(Layer.provide(Layer.mergeAll(stores, discovery, NodeContext.layer))),
-    Locations.layer({ directory: options.directory }).pipe(Layer.provide(NodeContext.layer))
+    Locations.layer({ directory: options.directory }).pipe(Layer.provide(NodeContext.layer)),
+    Layer.fresh(ToolRegistry.layer)
+  ).pipe(Layer.provideMerge(config))
+  // The HttpClient lives as long as the LLM client that captured it.
+  const llm =
+    options.llm ??
+    Provider.layerRouted((providerID) =>
+      Effect.map(Config.Service, (config) =>
+        Option.map(config.provider(providerID), (provider) => ({
+          protocol: provider.protocol,
+          baseURL: provider.baseURL,
+          apiKey: provider.apiKey,
+          headers: provider.headers
+        }))
+      )
+    ).pipe(Layer.provide(NodeHttpClient.layerUndici), Layer.provide(config))
+  const runner = Layer.fresh(SessionRunner.layer(options.retry === undefined ? {} : { retry: options.retry })).pipe(
+    Layer.provide(llm),
+    Layer.provide(services)
   )
+  return Layer.merge(services, runner)
 }

@@ -1,8 +1,10 @@
-import { it } from "@effect/vitest"
+import { describe, it } from "@effect/vitest"
 import { Errors } from "@opencode-ai/schema"
-import { Context, Effect, Exit, Layer, Queue } from "effect"
+import { Cause, Context, Effect, Exit, Layer, Option, Queue } from "effect"
+import * as fs from "node:fs"
 import * as path from "node:path"
 import { expect } from "vitest"
+import { Config } from "../src/config/config.js"
 import { Core } from "../src/core.js"
 import { EventLog } from "../src/event/event-log.js"
 import { Locations } from "../src/location/locations.js"
@@ -64,3 +66,74 @@ it.scoped("the default Location is the instance directory", () =>
     expect(location.directory).toBe(dir)
   })
 )
+
+describe("configuration", () => {
+  it.scoped("provides the configuration read from the global config dir, with {env:…} from the given environment", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const configDir = path.join(dir, "config")
+      fs.mkdirSync(configDir)
+      fs.writeFileSync(
+        path.join(configDir, "opencode.json"),
+        JSON.stringify({
+          provider: {
+            local: {
+              npm: "@ai-sdk/openai-compatible",
+              options: { baseURL: "http://127.0.0.1:8080/v1", apiKey: "{env:LOCAL_KEY}" },
+              models: { qwen: { limit: { context: 32768, output: 4096 } } }
+            }
+          },
+          model: "local/qwen"
+        })
+      )
+      const config = yield* Config.Service.pipe(
+        Effect.provide(
+          Core.layer({ databaseFile: path.join(dir, "opencode.db"), directory: dir, configDir, env: { LOCAL_KEY: "sk-1" } })
+        )
+      )
+      expect(config.sources).toEqual([path.join(configDir, "opencode.json")])
+      expect(config.providers.map((provider) => [provider.id, provider.apiKey])).toEqual([["local", "sk-1"]])
+      expect(config.model).toEqual(Option.some({ providerID: "local", id: "qwen" }))
+    })
+  )
+
+  it.scoped("an invalid opencode.json fails the layer with its ConfigError, before the database is created", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const configDir = path.join(dir, "config")
+      const file = path.join(configDir, "opencode.json")
+      fs.mkdirSync(configDir)
+      fs.writeFileSync(file, `{\n  "model": "nowhere/none"\n}\n`)
+      const databaseFile = path.join(dir, "data", "opencode.db")
+      const exit = yield* Effect.exit(
+        Layer.build(Core.layer({ databaseFile, directory: dir, configDir, env: {} }))
+      )
+      expect(Exit.isFailure(exit)).toBe(true)
+      const error = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
+      expect(Option.getOrThrow(error)).toMatchObject({ _tag: "ConfigError", file, line: 2, key: "model" })
+      expect(fs.existsSync(databaseFile)).toBe(false)
+    })
+  )
+
+  it.scoped("an explicit config layer replaces reading opencode.json", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const configDir = path.join(dir, "config")
+      fs.mkdirSync(configDir)
+      // Would fail if read.
+      fs.writeFileSync(path.join(configDir, "opencode.json"), "{ not json")
+      const config = yield* Config.Service.pipe(
+        Effect.provide(
+          Core.layer({
+            databaseFile: path.join(dir, "opencode.db"),
+            directory: dir,
+            configDir,
+            config: Config.layerTest({ agent: { plan: { disable: true } } })
+          })
+        )
+      )
+      expect(config.sources).toEqual(["<test>"])
+      expect(Option.isNone(config.agent("plan"))).toBe(true)
+    })
+  )
+})

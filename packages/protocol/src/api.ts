@@ -1,11 +1,15 @@
 export * as Api from "./api.js"
 
 import { HttpApi, OpenApi } from "@effect/platform"
+import { AgentGroup } from "./agent.js"
 import { InvalidRequestError } from "./errors.js"
+import { EventGroup } from "./event.js"
 import { HealthGroup } from "./health.js"
 import { InstructionGroup } from "./instructions.js"
 import { LocationGroup } from "./location.js"
 import { Authorization } from "./middleware.js"
+import { ModelGroup } from "./model.js"
+import { ProviderGroup } from "./provider.js"
 import { SessionGroup } from "./session.js"
 
 /**
@@ -27,6 +31,10 @@ export class OpenCodeApi extends base
   .add(LocationGroup.group)
   .add(SessionGroup.group)
   .add(InstructionGroup.group)
+  .add(EventGroup.group)
+  .add(AgentGroup.group)
+  .add(ModelGroup.group)
+  .add(ProviderGroup.group)
   .middleware(Authorization)
   .annotate(OpenApi.Title, "OpenCode V2 API")
   .annotate(OpenApi.Version, "1.18.33")

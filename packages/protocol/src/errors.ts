@@ -10,8 +10,11 @@ export const status = {
   UnauthorizedError: 401,
   SessionNotFoundError: 404,
   MessageNotFoundError: 404,
+  ProviderNotFoundError: 404,
   RouteNotFoundError: 404,
-  ConflictError: 409
+  ConflictError: 409,
+  UnknownError: 500,
+  ServiceUnavailableError: 503
 } as const
 
 export const InvalidRequestError = Errors.InvalidRequestError.annotations(

@@ -34,29 +34,34 @@ export const LocationQuery = Schema.transform(
   }
 )
 
+/**
+ * An `OpenApi.Transform` for an operation whose query includes {@link LocationQuery}: documents the
+ * bracketed keys as the one deepObject `location` parameter they are on the wire.
+ */
+export const documentLocationQuery = (operation: Record<string, unknown>): Record<string, unknown> => ({
+  ...operation,
+  parameters: [
+    ...(operation.parameters as ReadonlyArray<{ readonly name: string }>).filter((p) => !p.name.startsWith("location[")),
+    {
+      name: "location",
+      in: "query",
+      schema: {
+        type: "object",
+        properties: { directory: { type: "string" }, workspace: { type: "string" } },
+        additionalProperties: false
+      },
+      required: false,
+      style: "deepObject",
+      explode: true
+    }
+  ]
+})
+
 /** `GET /api/location`: resolves the requested (or the server's default) Location. */
 export const get = HttpApiEndpoint.get("get", "/api/location")
   .setUrlParams(LocationQuery)
   .addSuccess(Location.LocationInfo)
   .annotate(OpenApi.Identifier, "v2.location.get")
-  .annotate(OpenApi.Transform, (operation) => ({
-    ...operation,
-    // Document the bracketed keys as the one deepObject parameter they are on the wire.
-    parameters: [
-      ...(operation.parameters as ReadonlyArray<{ readonly name: string }>).filter((p) => !p.name.startsWith("location[")),
-      {
-        name: "location",
-        in: "query",
-        schema: {
-          type: "object",
-          properties: { directory: { type: "string" }, workspace: { type: "string" } },
-          additionalProperties: false
-        },
-        required: false,
-        style: "deepObject",
-        explode: true
-      }
-    ]
-  }))
+  .annotate(OpenApi.Transform, documentLocationQuery)
 
 export const group = HttpApiGroup.make("location").add(get).annotate(OpenApi.Title, "opencode HttpApi")

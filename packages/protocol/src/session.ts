@@ -3,6 +3,11 @@ export * as SessionGroup from "./session.js"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Cursor, Errors, Identifier, Location, Model, Session } from "@opencode-ai/schema"
 import { Schema } from "effect"
+import { SessionEventStream } from "./session-event-stream.js"
+import { SessionExecution } from "./session-execution.js"
+import { SessionHistoryApi } from "./session-history.js"
+import { SessionInputApi } from "./session-input.js"
+import { SessionSelectionApi } from "./session-selection.js"
 
 const strict = { parseOptions: { onExcessProperty: "error" } } as const
 
@@ -70,4 +75,15 @@ export const get = HttpApiEndpoint.get("get", "/api/session/:sessionID")
   .addError(Errors.SessionNotFoundError, { status: 404 })
   .annotate(OpenApi.Identifier, "v2.session.get")
 
-export const group = HttpApiGroup.make("sessions").add(create).add(list).add(get).annotate(OpenApi.Title, "sessions")
+export const group = HttpApiGroup.make("sessions").add(create).add(list).add(get).add(SessionEventStream.events)
+  .add(SessionInputApi.prompt)
+  .add(SessionHistoryApi.messages)
+  .add(SessionHistoryApi.message)
+  .add(SessionHistoryApi.context)
+  .add(SessionHistoryApi.history)
+  .add(SessionSelectionApi.switchAgent)
+  .add(SessionSelectionApi.switchModel)
+  .add(SessionExecution.active)
+  .add(SessionExecution.interrupt)
+  .add(SessionExecution.wait)
+  .annotate(OpenApi.Title, "sessions")

@@ -15,20 +15,42 @@ const referenceFile = path.resolve(__dirname, "fixtures/opencode-v2-openapi.json
 const reference: Json = JSON.parse(fs.readFileSync(referenceFile, "utf8"))
 const ours: Json = JSON.parse(JSON.stringify(OpenApiDocument.make()))
 
-const DOC_KEYS = new Set(["description", "title", "examples", "$comment"])
+// `$id` constrains nothing: Effect uses it only to name its built-ins (`{"$id": "/schemas/unknown"}`).
+const DOC_KEYS = new Set(["description", "title", "examples", "$comment", "$id"])
 
-/** Resolves refs and removes what only documents a schema, so equal shapes compare equal. */
+/**
+ * Components compared by name only: their shapes differ from the reference on purpose, and
+ * `packages/schema/test/reference-shapes.test.ts` asserts exactly how (its residuals). `V2Event` (the
+ * `GET /api/event` stream) is the contract's union restricted to what this runtime emits, plus our
+ * `server.heartbeat`, with the v2 session record in `session.created`.
+ */
+const CHECKED_BY_NAME = new Set(["V2Event"])
+
+/**
+ * Resolves refs and removes what only documents a schema, so equal shapes compare equal. A `$ref`'s
+ * siblings (a refinement such as `{$ref: Int, exclusiveMinimum: 0}`) merge into the resolved target,
+ * and `properties: {}` (constrains nothing; Effect emits it for records) is dropped.
+ */
 const shape = (schema: Json, doc: Json, seen: ReadonlyArray<string> = []): Json => {
   if (Array.isArray(schema)) return schema.map((s) => shape(s, doc, seen))
   if (schema === null || typeof schema !== "object") return schema
-  if (typeof schema.$ref === "string") {
-    const name = schema.$ref.replace("#/components/schemas/", "")
-    if (seen.includes(name)) return { $recursive: name }
-    return shape(doc.components.schemas[name], doc, [...seen, name])
-  }
   let out: Json = {}
-  for (const [key, value] of Object.entries(schema)) {
+  const { $ref, ...rest } = schema
+  if (typeof $ref === "string") {
+    const name = $ref.replace("#/components/schemas/", "")
+    if (seen.includes(name)) return { $recursive: name }
+    if (CHECKED_BY_NAME.has(name)) return { $component: name }
+    out = shape(doc.components.schemas[name], doc, [...seen, name])
+  }
+  for (const [key, value] of Object.entries(rest)) {
     if (DOC_KEYS.has(key)) continue
+    if (key === "properties" && Object.keys(value as object).length === 0) continue
+    if (key === "oneOf") {
+      // Effect renders every union as anyOf. The contract's oneOf unions (the durable event union) are
+      // discriminated by a `type` literal, so at most one member matches and anyOf accepts the same.
+      out.anyOf = [...(out.anyOf ?? []), ...shape(value, doc, seen)]
+      continue
+    }
     if (key === "allOf") {
       // Refinements render as allOf fragments; merged, they are one constraint set.
       for (const part of value as Array<Json>) out = { ...out, ...shape(part, doc, seen) }

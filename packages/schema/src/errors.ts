@@ -47,3 +47,28 @@ export class RouteNotFoundError extends Schema.TaggedError<RouteNotFoundError>()
   path: Schema.String,
   message: Schema.String
 }) {}
+
+/** A provider ID that names no configured provider. */
+export class ProviderNotFoundError extends Schema.TaggedError<ProviderNotFoundError>()("ProviderNotFoundError", {
+  providerID: Schema.String,
+  message: Schema.String
+}) {
+  static of(providerID: string): ProviderNotFoundError {
+    return new ProviderNotFoundError({ providerID, message: `Provider not found: ${providerID}` })
+  }
+}
+
+/** A capability the server cannot serve right now; `service` names it when known. */
+export class ServiceUnavailableError extends Schema.TaggedError<ServiceUnavailableError>()("ServiceUnavailableError", {
+  message: Schema.String,
+  service: Schema.optional(Schema.String)
+}) {}
+
+/**
+ * A failure the server did not expect (a defect): answered as 500 with no internals. `ref` may name
+ * the logged occurrence.
+ */
+export class UnknownError extends Schema.TaggedError<UnknownError>()("UnknownError", {
+  message: Schema.String,
+  ref: Schema.optional(Schema.String)
+}) {}

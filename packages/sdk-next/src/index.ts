@@ -1,2 +1,2 @@
 export { OpenCode } from "./opencode.js"
-export { Cursor, Errors, Identifier, Location, Model, Session } from "@opencode-ai/client/effect"
+export { Cursor, Errors, Event, Identifier, InstanceEvent, Location, Model, Session, Streaming } from "@opencode-ai/client/effect"

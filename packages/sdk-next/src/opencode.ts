@@ -2,9 +2,9 @@ export * as OpenCode from "./opencode.js"
 
 import { FetchHttpClient } from "@effect/platform"
 import { OpencodeClient } from "@opencode-ai/client/effect"
-import { Paths } from "@opencode-ai/core"
-import { WebHandler } from "@opencode-ai/server"
-import { Effect, Schema, type Scope } from "effect"
+import { type Config, Paths } from "@opencode-ai/core"
+import { type EventStreams, WebHandler } from "@opencode-ai/server"
+import { Effect, ExecutionStrategy, Exit, type Layer, Schema, Scope } from "effect"
 import * as os from "node:os"
 import * as path from "node:path"
 
@@ -13,6 +13,14 @@ export interface EmbeddedOptions {
   readonly databaseFile?: string
   /** The instance directory: the default Location of new sessions. Defaults to the working directory. */
   readonly directory?: string
+  /** The global config directory. Defaults to `$XDG_CONFIG_HOME/opencode` (`~/.config/opencode`) of `env`. */
+  readonly configDir?: string
+  /** The environment for config lookup and `{env:…}` substitution. Defaults to `process.env`. */
+  readonly env?: Readonly<Record<string, string | undefined>>
+  /** The configuration to use instead of reading `opencode.json(c)` (e.g. `Config.layerTest(...)`). */
+  readonly config?: Layer.Layer<Config.Service, Config.ConfigError>
+  /** The event streams' heartbeat period and live buffer size (defaults: 15 s, `LiveBus.defaultCapacity`). */
+  readonly eventStreams?: EventStreams.Options
 }
 
 /**
@@ -59,15 +67,32 @@ const claim = (databaseFile: string) =>
  * network uses (only the HttpClient transport differs). No listener is opened.
  *
  * Resolves once the database is open and migrated. Fails with `StorageInUseError` when another host
- * of this process uses the same database file. Closing the Scope releases the database, the router
+ * of this process uses the same database file, and with the `ConfigError` of an invalid
+ * `opencode.json(c)` (file, line, reason). Closing the Scope releases the database, the router
  * and its fibers.
  */
 export const embedded = Effect.fn("OpenCode.embedded")(function* (
   options: EmbeddedOptions = {}
-): Effect.fn.Return<Embedded, StorageInUseError, Scope.Scope> {
-  const databaseFile = path.resolve(options.databaseFile ?? Paths.fromEnv(process.env, os.homedir()).databaseFile)
-  yield* claim(databaseFile)
-  const handler = yield* WebHandler.make({ databaseFile, directory: path.resolve(options.directory ?? process.cwd()) })
+): Effect.fn.Return<Embedded, StorageInUseError | Config.ConfigError, Scope.Scope> {
+  const env = options.env ?? process.env
+  const databaseFile = path.resolve(options.databaseFile ?? Paths.fromEnv(env, os.homedir()).databaseFile)
+  // The host lives in a child of the caller's scope, so that a host that fails to start (e.g. on an
+  // invalid config) gives its database file back at once instead of when the caller's scope closes.
+  const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+  const handler = yield* Effect.zipRight(
+    claim(databaseFile),
+    WebHandler.make({
+      databaseFile,
+      directory: path.resolve(options.directory ?? process.cwd()),
+      env,
+      ...(options.configDir === undefined ? {} : { configDir: options.configDir }),
+      ...(options.config === undefined ? {} : { config: options.config }),
+      ...(options.eventStreams === undefined ? {} : { eventStreams: options.eventStreams })
+    })
+  ).pipe(
+    Scope.extend(scope),
+    Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause)))
+  )
   const fetch: typeof globalThis.fetch = (input, init) => handler(new Request(input, init))
   const client = yield* OpencodeClient.make({ baseUrl: embeddedBaseUrl }).pipe(
     Effect.provide(FetchHttpClient.layer),

@@ -1,4 +1,5 @@
 import { createOpencodeClient, isSessionNotFoundError } from "@opencode-ai/client"
+import { Config } from "@opencode-ai/core"
 import { OpenCode } from "@opencode-ai/sdk-next"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Scope } from "effect"
@@ -14,7 +15,9 @@ describe("Embedded OpenCode", () => {
   it.scopedLive("exposes the client capabilities on one object, without a nested client", () =>
     Effect.gen(function* () {
       const host = yield* OpenCode.embedded(options())
-      expect(Object.keys(host).sort()).toEqual(["fetch", "health", "instructions", "location", "sessions"])
+      expect(Object.keys(host).sort()).toEqual(
+        ["agents", "events", "fetch", "health", "instructions", "location", "models", "providers", "sessions"]
+      )
       expect(yield* host.health.get()).toEqual({ healthy: true })
       const session = yield* host.sessions.create()
       expect(yield* host.sessions.get({ sessionID: session.id })).toEqual(session)
@@ -91,6 +94,57 @@ describe("Embedded OpenCode", () => {
       yield* OpenCode.embedded(opts)
       const error = yield* OpenCode.embedded(opts).pipe(Effect.flip)
       expect(error._tag).toBe("StorageInUseError")
+    })
+  )
+
+  it.scopedLive("serves the catalog of an explicit config layer (Config.layerTest) through the Effect client", () =>
+    Effect.gen(function* () {
+      const opts = options()
+      const host = yield* OpenCode.embedded({
+        ...opts,
+        config: Config.layerTest({
+          provider: {
+            local: {
+              npm: "@ai-sdk/openai-compatible",
+              options: { baseURL: "http://127.0.0.1:8080/v1" },
+              models: { qwen: { limit: { context: 32768, output: 4096 } } }
+            }
+          },
+          agent: { plan: { disable: true }, reviewer: { mode: "subagent", steps: 2 } }
+        })
+      })
+      const providers = yield* host.providers.list()
+      expect(providers.data.map((provider) => [provider.id, provider.api])).toEqual([
+        ["local", { type: "aisdk", package: "@ai-sdk/openai-compatible", url: "http://127.0.0.1:8080/v1" }]
+      ])
+      expect((yield* host.providers.get({ providerID: "local" })).data.id).toBe("local")
+      const missing = yield* host.providers.get({ providerID: "nope" }).pipe(Effect.flip)
+      expect(missing).toMatchObject({ _tag: "ProviderNotFoundError", providerID: "nope" })
+      const models = yield* host.models.list()
+      expect(models.data.map((model) => [model.providerID, model.id, model.limit])).toEqual([
+        ["local", "qwen", { context: 32768, output: 4096 }]
+      ])
+      const agents = yield* host.agents.list()
+      expect(agents.data.map((agent) => agent.id)).toEqual(["build", "general", "explore", "compaction", "title", "summary", "reviewer"])
+      expect(agents.data.find((agent) => agent.id === "reviewer")).toMatchObject({ mode: "subagent", hidden: false, steps: 2 })
+      expect(agents.location.directory).toBe(fs.realpathSync(opts.directory))
+    })
+  )
+
+  it.scopedLive("fails its creation with the typed ConfigError of an invalid opencode.json, and frees the database", () =>
+    Effect.gen(function* () {
+      const configDir = temp("config")
+      const file = path.join(configDir, "opencode.json")
+      fs.writeFileSync(file, `{\n  "agent": {\n    "build": { "mode": "sideways" }\n  }\n}\n`)
+      const opts = { ...options(), configDir }
+      const error = yield* OpenCode.embedded(opts).pipe(Effect.flip)
+      expect(error).toBeInstanceOf(Config.ConfigError)
+      expect(error).toMatchObject({ _tag: "ConfigError", file, line: 3, key: "agent.build.mode" })
+      expect(error.message).toContain(`${file}:3:`)
+      // Fixed, the same database file opens at once in the same scope: the failed host released it.
+      fs.writeFileSync(file, "{}")
+      const host = yield* OpenCode.embedded(opts)
+      expect(yield* host.health.get()).toEqual({ healthy: true })
     })
   )
 

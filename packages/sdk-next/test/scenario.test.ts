@@ -27,7 +27,7 @@ const listen = Effect.gen(function* () {
       printLogs: true,
       logLevel: LogLevel.None,
       directory: temp("instance"),
-      env: { XDG_DATA_HOME: temp("data") }
+      env: { XDG_DATA_HOME: temp("data"), XDG_CONFIG_HOME: temp("config") }
     })
   ).pipe(Effect.orDie)
   const { HttpServer } = yield* Effect.promise(() => import("@effect/platform"))

@@ -3,17 +3,24 @@ export * as Router from "./router.js"
 import { HttpApiBuilder } from "@effect/platform"
 import { Api } from "@opencode-ai/protocol"
 import { Layer, type Option } from "effect"
+import { AgentHandlers } from "./handlers/agent.js"
+import { EventHandlers } from "./handlers/event.js"
 import { HealthHandlers } from "./handlers/health.js"
 import { InstructionHandlers } from "./handlers/instructions.js"
 import { LocationHandlers } from "./handlers/location.js"
+import { ModelHandlers } from "./handlers/model.js"
+import { ProviderHandlers } from "./handlers/provider.js"
 import { SessionHandlers } from "./handlers/session.js"
 import { AuthorizationLive } from "./middleware/authorization.js"
 import { BasicAuth } from "./middleware/basic-auth.js"
 import { RequestErrors } from "./middleware/request-errors.js"
+import { EventStreams } from "./sse/event-streams.js"
 
 export interface Options {
   /** Basic auth credentials; `None` leaves every route open. */
   readonly auth: Option.Option<BasicAuth.Credentials>
+  /** The SSE streams' heartbeat period and live buffer size (defaults: 15 s, `LiveBus.defaultCapacity`). */
+  readonly eventStreams?: EventStreams.Options | undefined
 }
 
 /**
@@ -27,9 +34,15 @@ export const layer = (options: Options) => {
       HealthHandlers.layer,
       LocationHandlers.layer,
       SessionHandlers.layer,
+      EventHandlers.layer,
       InstructionHandlers.layer,
+      AgentHandlers.layer,
+      ModelHandlers.layer,
+      ProviderHandlers.layer,
       AuthorizationLive.layer
-    ])
+    ]),
+    // Per router (a fresh layer each call): closing this router ends its open streams.
+    Layer.provide(EventStreams.layer(options.eventStreams))
   )
   return Layer.mergeAll(
     api,

@@ -2,7 +2,7 @@ export * as Serve from "./serve.js"
 
 import { HttpApiBuilder, HttpServer, PlatformLogger } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Core, Paths } from "@opencode-ai/core"
+import { type Config, Core, Paths } from "@opencode-ai/core"
 import { Console, Effect, Layer, Logger, type LogLevel } from "effect"
 import * as fs from "node:fs"
 import * as http from "node:http"
@@ -10,6 +10,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { BasicAuth } from "./middleware/basic-auth.js"
 import { Router } from "./router.js"
+import type { EventStreams } from "./sse/event-streams.js"
 
 export interface Options {
   readonly port: number
@@ -19,18 +20,29 @@ export interface Options {
   readonly logLevel: LogLevel.LogLevel
   /** The instance directory (default location of new sessions); defaults to the working directory. */
   readonly directory?: string
+  /** The environment (XDG dirs, `OPENCODE_*`, `{env:…}` in the config); defaults to `process.env`. */
   readonly env?: Record<string, string | undefined>
+  /** The configuration to serve with instead of reading `opencode.json(c)` (e.g. `Config.layerTest`). */
+  readonly config?: Layer.Layer<Config.Service, Config.ConfigError>
+  /** The SSE streams' heartbeat period and live buffer size (defaults: 15 s, `LiveBus.defaultCapacity`). */
+  readonly eventStreams?: EventStreams.Options
 }
 
 /**
  * The network listener: Server's router over Core on `hostname:port`. The layer resolves once the
  * socket is listening. Closing it stops accepting connections, lets in-flight requests finish and
- * then closes the database.
+ * then closes the database. An invalid `opencode.json(c)` fails the layer with a ConfigError (file,
+ * line, reason) before the database is opened or the port is bound.
  */
 export const layer = (options: Options) => {
   const env = options.env ?? process.env
   const paths = Paths.fromEnv(env, os.homedir())
-  const core = Core.layer({ databaseFile: paths.databaseFile, directory: options.directory ?? process.cwd() })
+  const core = Core.layer({
+    databaseFile: paths.databaseFile,
+    directory: options.directory ?? process.cwd(),
+    env,
+    ...(options.config === undefined ? {} : { config: options.config })
+  })
   // Core is provided last so it is built first and released last: on shutdown the listener stops
   // accepting and drains in-flight requests while the database is still open.
   const listener = Layer.unwrapEffect(
@@ -42,7 +54,7 @@ export const layer = (options: Options) => {
     })
   )
   return HttpApiBuilder.serve().pipe(
-    Layer.provide(Router.layer({ auth: BasicAuth.fromEnv(env) })),
+    Layer.provide(Router.layer({ auth: BasicAuth.fromEnv(env), eventStreams: options.eventStreams })),
     Layer.provideMerge(listener),
     Layer.provide(core)
   )

@@ -1,14 +1,23 @@
 export * as WebHandler from "./web-handler.js"
 
 import { HttpApiBuilder, HttpApp, HttpServer } from "@effect/platform"
-import { Core } from "@opencode-ai/core"
+import { type Config, Core } from "@opencode-ai/core"
 import { Effect, Layer, Option, type Scope } from "effect"
 import { Router } from "./router.js"
+import type { EventStreams } from "./sse/event-streams.js"
 
 export interface Options {
   readonly databaseFile: string
   /** The instance directory: the default Location of new sessions. */
   readonly directory: string
+  /** The global config directory; default from `env` (`$XDG_CONFIG_HOME/opencode`). */
+  readonly configDir?: string | undefined
+  /** The environment the runtime honours (config lookup, `{env:…}`); default `process.env`. */
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined
+  /** The configuration to use instead of reading `opencode.json(c)` (e.g. `Config.layerTest`). */
+  readonly config?: Layer.Layer<Config.Service, Config.ConfigError> | undefined
+  /** The SSE streams' heartbeat period and live buffer size (defaults: 15 s, `LiveBus.defaultCapacity`). */
+  readonly eventStreams?: EventStreams.Options | undefined
 }
 
 /** A fetch-shaped handler: a web `Request` in, the router's `Response` out. */
@@ -19,14 +28,17 @@ export type Handler = (request: Request) => Promise<Response>
  * request still passes through the full routing, middleware, codecs and handlers. Auth is off (the
  * caller is the same process).
  *
- * Resolves once Core is open and migrated. Closing the Scope closes the database and interrupts the
- * runtime's fibers; requests made after that fail.
+ * Resolves once Core is open and migrated. Fails with the ConfigError of an invalid
+ * `opencode.json(c)` (file, line, reason). Closing the Scope closes the database and interrupts the
+ * runtime's fibers; requests made after that fail. A streamed response keeps its request scope open
+ * until its body finishes, and closing the Scope ends open event streams (the live one with
+ * `global.disposed`).
  */
-export const make = (options: Options): Effect.Effect<Handler, never, Scope.Scope> =>
+export const make = (options: Options): Effect.Effect<Handler, Config.ConfigError, Scope.Scope> =>
   Effect.gen(function* () {
     const runtime = yield* Layer.toRuntime(
       Layer.mergeAll(
-        Router.layer({ auth: Option.none() }),
+        Router.layer({ auth: Option.none(), eventStreams: options.eventStreams }),
         HttpApiBuilder.Router.Live,
         HttpApiBuilder.Middleware.layer,
         HttpServer.layerContext

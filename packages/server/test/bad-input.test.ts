@@ -41,6 +41,14 @@ const cases: ReadonlyArray<Case> = [
   { name: "unknown order", method: "GET", path: "/api/session?order=sideways", status: 400, tag: "InvalidRequestError", field: "order" },
   { name: "bad workspace prefix", method: "GET", path: "/api/session?workspace=foo", status: 400, tag: "InvalidRequestError", field: "workspace" },
   { name: "missing location directory in query", method: "GET", path: "/api/location?location[directory]=/definitely/not/here", status: 400, tag: "InvalidRequestError" },
+  { name: "agents: missing location directory", method: "GET", path: "/api/agent?location[directory]=/definitely/not/here", status: 400, tag: "InvalidRequestError" },
+  { name: "agents: bad workspace prefix", method: "GET", path: "/api/agent?location[workspace]=foo", status: 400, tag: "InvalidRequestError" },
+  { name: "models: missing location directory", method: "GET", path: "/api/model?location[directory]=/definitely/not/here", status: 400, tag: "InvalidRequestError" },
+  { name: "models: POST is no route", method: "POST", path: "/api/model", body: "{}", status: 404, tag: "RouteNotFoundError" },
+  { name: "providers: missing location directory", method: "GET", path: "/api/provider?location[directory]=/definitely/not/here", status: 400, tag: "InvalidRequestError" },
+  { name: "unknown provider", method: "GET", path: "/api/provider/nope", status: 404, tag: "ProviderNotFoundError" },
+  { name: "unknown provider, bad location", method: "GET", path: "/api/provider/nope?location[directory]=/definitely/not/here", status: 400, tag: "InvalidRequestError" },
+  { name: "provider path too deep", method: "GET", path: "/api/provider/a/b", status: 404, tag: "RouteNotFoundError" },
   { name: "unknown /api route", method: "GET", path: "/api/nope", status: 404, tag: "RouteNotFoundError" },
   { name: "unknown method on a known path", method: "DELETE", path: "/api/health", status: 404, tag: "RouteNotFoundError" },
   { name: "unknown route outside /api", method: "GET", path: "/nothing-here", status: 404, tag: "RouteNotFoundError" }
@@ -75,6 +83,68 @@ describe("bad input", () => {
         if (c.field !== undefined) expect(body.field, `${c.name}: ${text}`).toBe(c.field)
         if (c.message !== undefined) expect(body.message, c.name).toBe(c.message)
       }
+    })
+  )
+
+  it.scoped("prompt, messages, message, context, history, agent and model: every case is a tagged JSON 4xx", () =>
+    Effect.gen(function* () {
+      const { url } = yield* startServer()
+      const post = (path: string, body: unknown) =>
+        Effect.promise(() =>
+          fetch(`${url}${path}`, { method: "POST", headers: { "content-type": json }, body: JSON.stringify(body) }).then((r) => r.json())
+        )
+      const session: string = (yield* post("/api/session", {})).data.id
+      const id = "msg_0000000000000000000000bad1"
+      expect((yield* post(`/api/session/${session}/prompt`, { id, prompt: { text: "a" }, resume: false })).data.id).toBe(id)
+      const sessionCursor: string = (yield* Effect.promise(() => fetch(`${url}/api/session?limit=1`).then((r) => r.json()))).cursor.next ?? ""
+      const s = `/api/session/${session}`
+      const sessionCases: ReadonlyArray<Case> = [
+        { name: "prompt: prompt is not an object", method: "POST", path: `${s}/prompt`, body: `{"prompt":"hi"}`, status: 400, tag: "InvalidRequestError", field: "prompt" },
+        { name: "prompt: missing prompt", method: "POST", path: `${s}/prompt`, body: `{}`, status: 400, tag: "InvalidRequestError", field: "prompt" },
+        { name: "prompt: non-JSON body", method: "POST", path: `${s}/prompt`, body: `{"prompt":`, status: 400, tag: "InvalidRequestError" },
+        { name: "prompt: unknown field", method: "POST", path: `${s}/prompt`, body: `{"prompt":{"text":"x"},"colour":1}`, status: 400, tag: "InvalidRequestError", field: "colour" },
+        { name: "prompt: bad id prefix", method: "POST", path: `${s}/prompt`, body: `{"id":"ses_1","prompt":{"text":"x"}}`, status: 400, tag: "InvalidRequestError", field: "id" },
+        { name: "prompt: unknown delivery", method: "POST", path: `${s}/prompt`, body: `{"prompt":{"text":"x"},"delivery":"later"}`, status: 400, tag: "InvalidRequestError", field: "delivery" },
+        { name: "prompt: unreadable attachment", method: "POST", path: `${s}/prompt`, body: `{"prompt":{"text":"x","files":[{"uri":"/definitely/not/here.txt"}]},"resume":false}`, status: 400, tag: "InvalidRequestError", field: "prompt.files.0.uri" },
+        { name: "prompt: same id, other content", method: "POST", path: `${s}/prompt`, body: JSON.stringify({ id, prompt: { text: "b" }, resume: false }), status: 409, tag: "ConflictError" },
+        { name: "prompt: unknown session", method: "POST", path: "/api/session/ses_missing/prompt", body: `{"prompt":{"text":"x"}}`, status: 404, tag: "SessionNotFoundError" },
+        { name: "message: bad message id prefix", method: "GET", path: `${s}/message/abc`, status: 400, tag: "InvalidRequestError", field: "messageID" },
+        { name: "message: unknown message", method: "GET", path: `${s}/message/msg_nothing`, status: 404, tag: "MessageNotFoundError" },
+        { name: "message: pending prompt is not a message yet", method: "GET", path: `${s}/message/${id}`, status: 404, tag: "MessageNotFoundError" },
+        { name: "message: unknown session", method: "GET", path: `/api/session/ses_missing/message/${id}`, status: 404, tag: "SessionNotFoundError" },
+        { name: "messages: garbage cursor", method: "GET", path: `${s}/message?cursor=!!garbage`, status: 400, tag: "InvalidCursorError" },
+        { name: "messages: a session-list cursor", method: "GET", path: `${s}/message?cursor=${sessionCursor}`, status: 400, tag: "InvalidCursorError" },
+        { name: "messages: zero limit", method: "GET", path: `${s}/message?limit=0`, status: 400, tag: "InvalidRequestError", field: "limit" },
+        { name: "messages: unknown order", method: "GET", path: `${s}/message?order=up`, status: 400, tag: "InvalidRequestError", field: "order" },
+        { name: "messages: unknown session", method: "GET", path: "/api/session/ses_missing/message", status: 404, tag: "SessionNotFoundError" },
+        { name: "context: unknown session", method: "GET", path: "/api/session/ses_missing/context", status: 404, tag: "SessionNotFoundError" },
+        { name: "history: negative after", method: "GET", path: `${s}/history?after=-1`, status: 400, tag: "InvalidRequestError", field: "after" },
+        { name: "history: non-numeric limit", method: "GET", path: `${s}/history?limit=abc`, status: 400, tag: "InvalidRequestError", field: "limit" },
+        { name: "history: unknown session", method: "GET", path: "/api/session/ses_missing/history", status: 404, tag: "SessionNotFoundError" },
+        { name: "agent: unknown agent", method: "POST", path: `${s}/agent`, body: `{"agent":"nobody"}`, status: 400, tag: "InvalidRequestError", field: "agent" },
+        { name: "agent: missing agent", method: "POST", path: `${s}/agent`, body: `{}`, status: 400, tag: "InvalidRequestError", field: "agent" },
+        { name: "agent: unknown session", method: "POST", path: "/api/session/ses_missing/agent", body: `{"agent":"build"}`, status: 404, tag: "SessionNotFoundError" },
+        { name: "model: unknown model", method: "POST", path: `${s}/model`, body: `{"model":{"providerID":"nope","id":"x"}}`, status: 400, tag: "InvalidRequestError", field: "model" },
+        { name: "model: not a model reference", method: "POST", path: `${s}/model`, body: `{"model":"nope/x"}`, status: 400, tag: "InvalidRequestError", field: "model" }
+      ]
+      for (const c of sessionCases) {
+        const response = yield* Effect.promise(() =>
+          fetch(`${url}${c.path as string}`, {
+            method: c.method,
+            ...(c.body !== undefined ? { body: c.body, headers: { "content-type": c.contentType ?? json } } : {})
+          })
+        )
+        const text = yield* Effect.promise(() => response.text())
+        expect({ case: c.name, status: response.status }, text).toEqual({ case: c.name, status: c.status })
+        expect(response.headers.get("content-type"), c.name).toContain("application/json")
+        const body = JSON.parse(text)
+        expect(body._tag, `${c.name}: ${text}`).toBe(c.tag)
+        expect(body.message, c.name).toBeTypeOf("string")
+        if (c.field !== undefined) expect(body.field, `${c.name}: ${text}`).toBe(c.field)
+      }
+      // Nothing the failed requests sent was admitted or recorded.
+      const history = yield* Effect.promise(() => fetch(`${url}${s}/history`).then((r) => r.json()))
+      expect(history.data.map((event: { type: string }) => event.type)).toEqual(["session.next.prompt.admitted"])
     })
   )
 

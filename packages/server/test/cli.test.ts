@@ -31,6 +31,23 @@ const serve = (args: ReadonlyArray<string>, env: Record<string, string>) =>
     child.on("exit", (code) => reject(new Error(`serve exited with ${code}: ${out}\n${err}`)))
   })
 
+/** Runs `opencode serve` as a real process to its exit, with what it wrote. */
+const runToExit = (args: ReadonlyArray<string>, env: Record<string, string>) =>
+  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, "serve", ...args], {
+      cwd: path.resolve(__dirname, "../../.."),
+      env: { PATH: process.env.PATH ?? "", HOME: env.HOME ?? tempDir("home"), ...env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    running.push(child)
+    let stdout = ""
+    let stderr = ""
+    child.stdout!.on("data", (chunk) => (stdout += chunk))
+    child.stderr!.on("data", (chunk) => (stderr += chunk))
+    child.on("error", reject)
+    child.on("exit", (code) => resolve({ code, stdout, stderr }))
+  })
+
 const exited = (child: ChildProcess) =>
   new Promise<number | null>((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.on("exit", resolve)))
 
@@ -109,6 +126,44 @@ describe("opencode serve", () => {
     expect(await exited(quiet.child)).toBe(0)
     expect(quiet.stderr()).not.toContain("opencode server listening")
     expect(fs.readFileSync(path.join(data, "opencode", "log", "opencode.log"), "utf8")).toContain("opencode server listening")
+  })
+
+  it("fails startup on an invalid opencode.json, naming the file, the line and the reason", async () => {
+    const config = tempDir("config")
+    const file = path.join(config, "opencode", "opencode.json")
+    fs.mkdirSync(path.dirname(file))
+    fs.writeFileSync(file, `{\n  "provider": {\n    "local": { "npm": "@ai-sdk/openai-compatible", "options": { "baseURL": 5 } }\n  }\n}\n`)
+    const data = tempDir("xdg")
+    const result = await runToExit(["--port", "0"], { XDG_DATA_HOME: data, XDG_CONFIG_HOME: config })
+    expect(result.code).toBe(1)
+    expect(result.stdout).not.toContain("listening")
+    expect(result.stderr).toContain(`opencode: invalid configuration: ${file}:3:`)
+    expect(result.stderr).toContain("provider.local.options.baseURL: Expected string")
+    // Startup stopped before the database was created.
+    expect(fs.existsSync(path.join(data, "opencode", "opencode.db"))).toBe(false)
+  })
+
+  it("serves the providers of a valid opencode.json in the XDG config home, with {env:…} substituted", async () => {
+    const config = tempDir("config")
+    fs.mkdirSync(path.join(config, "opencode"))
+    fs.writeFileSync(
+      path.join(config, "opencode", "opencode.json"),
+      JSON.stringify({
+        provider: {
+          local: {
+            npm: "@ai-sdk/openai-compatible",
+            options: { baseURL: "http://127.0.0.1:8080/v1", apiKey: "{env:LOCAL_KEY}" },
+            models: { qwen: { limit: { context: 32768, output: 4096 } } }
+          }
+        },
+        model: "local/qwen"
+      })
+    )
+    const { child, url } = await serve(["--port", "0"], { XDG_DATA_HOME: tempDir("xdg"), XDG_CONFIG_HOME: config, LOCAL_KEY: "sk-1" })
+    const models = await fetch(`${url}/api/model`).then((r) => r.json() as Promise<any>)
+    expect(models.data.map((m: any) => [m.providerID, m.id, m.limit])).toEqual([["local", "qwen", { context: 32768, output: 4096 }]])
+    child.kill("SIGTERM")
+    expect(await exited(child)).toBe(0)
   })
 
   it("rejects an invalid option with a usage error", async () => {

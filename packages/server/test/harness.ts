@@ -8,6 +8,8 @@ import { Serve } from "../src/serve.js"
 export interface Running {
   readonly url: string
   readonly dataHome: string
+  /** The XDG config home the server reads `opencode/opencode.json(c)` from (empty unless `env` names one). */
+  readonly configHome: string
   readonly directory: string
 }
 
@@ -15,12 +17,28 @@ export interface Running {
 export const tempDir = (prefix: string): string => fs.mkdtempSync(path.join(os.tmpdir(), `opencode-${prefix}-`))
 
 /**
+ * A temporary XDG config home holding `opencode/opencode.json` with `document` (a string is written
+ * as is, anything else as JSON): pass it as `XDG_CONFIG_HOME`.
+ */
+export const configHome = (document: unknown): string => {
+  const home = tempDir("config")
+  fs.mkdirSync(path.join(home, "opencode"))
+  fs.writeFileSync(
+    path.join(home, "opencode", "opencode.json"),
+    typeof document === "string" ? document : JSON.stringify(document, null, 2)
+  )
+  return home
+}
+
+/**
  * Starts the real listener on 127.0.0.1 with an ephemeral port, a temporary XDG data home (so a
- * fresh SQLite file) and a temporary instance directory. Closed with the enclosing Scope.
+ * fresh SQLite file), an empty temporary XDG config home (never the user's `~/.config`) and a
+ * temporary instance directory; `env` adds to or overrides those. Closed with the enclosing Scope.
  */
 export const startServer = (env: Record<string, string> = {}): Effect.Effect<Running, never, Scope.Scope> =>
   Effect.gen(function* () {
     const dataHome = tempDir("data")
+    const xdgConfig = env.XDG_CONFIG_HOME ?? tempDir("config")
     const directory = tempDir("project")
     const context = yield* Layer.build(
       Serve.layer({
@@ -29,11 +47,11 @@ export const startServer = (env: Record<string, string> = {}): Effect.Effect<Run
         printLogs: true,
         logLevel: LogLevel.None,
         directory,
-        env: { XDG_DATA_HOME: dataHome, ...env }
+        env: { XDG_DATA_HOME: dataHome, ...env, XDG_CONFIG_HOME: xdgConfig }
       })
     ).pipe(Effect.orDie)
     const server = yield* HttpServer.HttpServer.pipe(Effect.provide(context))
     const address = server.address
     if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
-    return { url: `http://127.0.0.1:${address.port}`, dataHome, directory }
+    return { url: `http://127.0.0.1:${address.port}`, dataHome, configHome: xdgConfig, directory }
   })

@@ -3,6 +3,7 @@ export * as Endpoint from "./endpoint.js"
 import type { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpClientError } from "@effect/platform"
 import type { Api } from "@opencode-ai/protocol"
 import type { ParseResult } from "effect"
+import type { Streaming } from "./streaming.js"
 
 /**
  * Type-level views of one endpoint of `Api.OpenCodeApi`, addressed by group and endpoint name. The
@@ -42,6 +43,13 @@ export type Failure<Group extends string, Name extends string> =
   | ApiError
   | HttpClientError.HttpClientError
   | ParseResult.ParseError
+
+/**
+ * Everything an event stream can fail with: {@link Failure} (before the first event: a declared error
+ * status, a transport or unexpected-status error; later: a broken connection or an undecodable event)
+ * plus the server's own failure frame.
+ */
+export type StreamFailure<Group extends string, Name extends string> = Failure<Group, Name> | Streaming.StreamFailure
 
 /** The input of an operation that takes none. */
 export type NoInput = Readonly<Record<string, never>>

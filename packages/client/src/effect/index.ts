@@ -1,7 +1,9 @@
 /**
  * `@opencode-ai/client/effect`: the generated Effect client of the OpenCode V2 API over `HttpApiClient`,
  * and the decoded datatypes it speaks, re-exported from `@opencode-ai/schema` so callers need no other
- * package. Imports only `effect`, `@effect/platform`, `@opencode-ai/protocol` and `@opencode-ai/schema`.
+ * package. Imports only `effect`, `@effect/platform`, `@effect/experimental` (its `Sse` parser),
+ * `@opencode-ai/protocol` and `@opencode-ai/schema`.
  */
 export * as OpencodeClient from "./generated/opencode-client.js"
-export { Cursor, Errors, Identifier, Location, Model, Session } from "@opencode-ai/schema"
+export { Streaming } from "./streaming.js"
+export { Cursor, Errors, Event, Identifier, InstanceEvent, Location, Model, Session } from "@opencode-ai/schema"

@@ -7,9 +7,12 @@
  * - `UnexpectedStatus`: a status the operation does not declare, or a declared error status whose body
  *   is not JSON or whose `_tag` is not declared for that status.
  * - `UnsupportedContentType`: the success status arrived without a JSON content type.
- * - `MalformedResponse`: a JSON content type whose body is not valid JSON.
+ * - `MalformedResponse`: a JSON content type whose body is not valid JSON (or a stream event whose
+ *   data is not).
+ * - `StreamFailure`: the server ended an event stream with its failure frame (e.g. this consumer fell
+ *   too far behind); `body` is the frame's data.
  */
-export type ClientErrorReason = "Transport" | "UnexpectedStatus" | "UnsupportedContentType" | "MalformedResponse"
+export type ClientErrorReason = "Transport" | "UnexpectedStatus" | "UnsupportedContentType" | "MalformedResponse" | "StreamFailure"
 
 /**
  * The one infrastructure failure of the Promise client. Declared domain failures are never wrapped in

@@ -12,12 +12,44 @@ import type {
   SessionsListResult,
   SessionsGetInput,
   SessionsGetResult,
+  SessionsEventsInput,
+  SessionsEventsEvent,
+  SessionsPromptInput,
+  SessionsPromptResult,
+  SessionsMessagesInput,
+  SessionsMessagesResult,
+  SessionsMessageInput,
+  SessionsMessageResult,
+  SessionsContextInput,
+  SessionsContextResult,
+  SessionsHistoryInput,
+  SessionsHistoryResult,
+  SessionsSwitchAgentInput,
+  SessionsSwitchAgentResult,
+  SessionsSwitchModelInput,
+  SessionsSwitchModelResult,
+  SessionsActiveInput,
+  SessionsActiveResult,
+  SessionsInterruptInput,
+  SessionsInterruptResult,
+  SessionsWaitInput,
+  SessionsWaitResult,
   InstructionsListInput,
   InstructionsListResult,
   InstructionsPutInput,
   InstructionsPutResult,
   InstructionsRemoveInput,
-  InstructionsRemoveResult
+  InstructionsRemoveResult,
+  EventsSubscribeInput,
+  EventsSubscribeEvent,
+  AgentsListInput,
+  AgentsListResult,
+  ModelsListInput,
+  ModelsListResult,
+  ProvidersListInput,
+  ProvidersListResult,
+  ProvidersGetInput,
+  ProvidersGetResult
 } from "./types.js"
 
 /** How each operation travels: interpreted by {@link Transport.make}. */
@@ -83,6 +115,154 @@ const operations = {
       404: ["SessionNotFoundError"]
     }
   },
+  "sessions.events": {
+    name: "sessions.events",
+    method: "GET",
+    path: "/api/session/{sessionID}/event",
+    query: [{ name: "after", style: "form" }],
+    body: null,
+    success: { status: 200, json: false, unwrap: null },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["SessionNotFoundError"]
+    },
+    stream: { failureEvent: "effect/httpapi/stream/failure" }
+  },
+  "sessions.prompt": {
+    name: "sessions.prompt",
+    method: "POST",
+    path: "/api/session/{sessionID}/prompt",
+    query: [],
+    body: ["id", "prompt", "delivery", "resume"],
+    success: { status: 200, json: true, unwrap: "data" },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["SessionNotFoundError"],
+      409: ["ConflictError"]
+    }
+  },
+  "sessions.messages": {
+    name: "sessions.messages",
+    method: "GET",
+    path: "/api/session/{sessionID}/message",
+    query: [
+      { name: "limit", style: "form" },
+      { name: "order", style: "form" },
+      { name: "cursor", style: "form" }
+    ],
+    body: null,
+    success: { status: 200, json: true, unwrap: null },
+    errors: {
+      400: ["InvalidCursorError", "InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["SessionNotFoundError"],
+      500: ["UnknownError"]
+    }
+  },
+  "sessions.message": {
+    name: "sessions.message",
+    method: "GET",
+    path: "/api/session/{sessionID}/message/{messageID}",
+    query: [],
+    body: null,
+    success: { status: 200, json: true, unwrap: "data" },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["MessageNotFoundError", "SessionNotFoundError"]
+    }
+  },
+  "sessions.context": {
+    name: "sessions.context",
+    method: "GET",
+    path: "/api/session/{sessionID}/context",
+    query: [],
+    body: null,
+    success: { status: 200, json: true, unwrap: "data" },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["SessionNotFoundError"],
+      500: ["UnknownError"]
+    }
+  },
+  "sessions.history": {
+    name: "sessions.history",
+    method: "GET",
+    path: "/api/session/{sessionID}/history",
+    query: [{ name: "limit", style: "form" }, { name: "after", style: "form" }],
+    body: null,
+    success: { status: 200, json: true, unwrap: null },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["SessionNotFoundError"]
+    }
+  },
+  "sessions.switchAgent": {
+    name: "sessions.switchAgent",
+    method: "POST",
+    path: "/api/session/{sessionID}/agent",
+    query: [],
+    body: ["agent"],
+    success: { status: 204, json: false, unwrap: null },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["SessionNotFoundError"]
+    }
+  },
+  "sessions.switchModel": {
+    name: "sessions.switchModel",
+    method: "POST",
+    path: "/api/session/{sessionID}/model",
+    query: [],
+    body: ["model"],
+    success: { status: 204, json: false, unwrap: null },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["SessionNotFoundError"]
+    }
+  },
+  "sessions.active": {
+    name: "sessions.active",
+    method: "GET",
+    path: "/api/session/active",
+    query: [],
+    body: null,
+    success: { status: 200, json: true, unwrap: "data" },
+    errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
+  },
+  "sessions.interrupt": {
+    name: "sessions.interrupt",
+    method: "POST",
+    path: "/api/session/{sessionID}/interrupt",
+    query: [],
+    body: null,
+    success: { status: 204, json: false, unwrap: null },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["SessionNotFoundError"]
+    }
+  },
+  "sessions.wait": {
+    name: "sessions.wait",
+    method: "POST",
+    path: "/api/session/{sessionID}/wait",
+    query: [],
+    body: null,
+    success: { status: 204, json: false, unwrap: null },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["SessionNotFoundError"],
+      503: ["ServiceUnavailableError"]
+    }
+  },
   "instructions.list": {
     name: "instructions.list",
     method: "GET",
@@ -121,6 +301,65 @@ const operations = {
       401: ["UnauthorizedError"],
       404: ["SessionNotFoundError"]
     }
+  },
+  "events.subscribe": {
+    name: "events.subscribe",
+    method: "GET",
+    path: "/api/event",
+    query: [],
+    body: null,
+    success: { status: 200, json: false, unwrap: null },
+    errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] },
+    stream: { failureEvent: "effect/httpapi/stream/failure" }
+  },
+  "agents.list": {
+    name: "agents.list",
+    method: "GET",
+    path: "/api/agent",
+    query: [{ name: "location", style: "deepObject" }],
+    body: null,
+    success: { status: 200, json: true, unwrap: null },
+    errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
+  },
+  "models.list": {
+    name: "models.list",
+    method: "GET",
+    path: "/api/model",
+    query: [{ name: "location", style: "deepObject" }],
+    body: null,
+    success: { status: 200, json: true, unwrap: null },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      503: ["ServiceUnavailableError"]
+    }
+  },
+  "providers.list": {
+    name: "providers.list",
+    method: "GET",
+    path: "/api/provider",
+    query: [{ name: "location", style: "deepObject" }],
+    body: null,
+    success: { status: 200, json: true, unwrap: null },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      503: ["ServiceUnavailableError"]
+    }
+  },
+  "providers.get": {
+    name: "providers.get",
+    method: "GET",
+    path: "/api/provider/{providerID}",
+    query: [{ name: "location", style: "deepObject" }],
+    body: null,
+    success: { status: 200, json: true, unwrap: null },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["ProviderNotFoundError"],
+      503: ["ServiceUnavailableError"]
+    }
   }
 } as const satisfies Record<string, Transport.Operation>
 
@@ -128,6 +367,8 @@ const operations = {
  * The OpenCode Client. Every method takes one input object (path parameters, query parameters and
  * body fields together) and optional per-call transport options, resolves to the unwrapped success
  * value, and rejects with a declared tagged failure (see the `is…Error` guards) or a `ClientError`.
+ * An event stream method instead returns a lazy `AsyncIterable` of its events: iterating opens the
+ * connection, its steps reject as above, ending the iteration closes it, and nothing reconnects.
  */
 export interface OpencodeClient {
   readonly health: {
@@ -160,6 +401,61 @@ export interface OpencodeClient {
      * Resolves to {@link SessionsGetResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404) or a `ClientError`.
      */
     get(input: SessionsGetInput, options?: Transport.RequestOptions): Promise<SessionsGetResult>
+    /**
+     * `GET /api/session/{sessionID}/event` (`v2.session.events`), Server-Sent Events.
+     * A lazy, cold stream of {@link SessionsEventsEvent}: the first `next()` opens the connection; a step rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404) or a `ClientError`; `break`/`return()` and `signal` close it. It never reconnects.
+     */
+    events(input: SessionsEventsInput, options?: Transport.RequestOptions): AsyncIterable<SessionsEventsEvent>
+    /**
+     * `POST /api/session/{sessionID}/prompt` (`v2.session.prompt`).
+     * Resolves to {@link SessionsPromptResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `ConflictError` (409) or a `ClientError`.
+     */
+    prompt(input: SessionsPromptInput, options?: Transport.RequestOptions): Promise<SessionsPromptResult>
+    /**
+     * `GET /api/session/{sessionID}/message` (`v2.session.messages`).
+     * Resolves to {@link SessionsMessagesResult}; rejects with `InvalidCursorError` (400), `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `UnknownError` (500) or a `ClientError`.
+     */
+    messages(input: SessionsMessagesInput, options?: Transport.RequestOptions): Promise<SessionsMessagesResult>
+    /**
+     * `GET /api/session/{sessionID}/message/{messageID}` (`v2.session.message`).
+     * Resolves to {@link SessionsMessageResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `MessageNotFoundError` (404), `SessionNotFoundError` (404) or a `ClientError`.
+     */
+    message(input: SessionsMessageInput, options?: Transport.RequestOptions): Promise<SessionsMessageResult>
+    /**
+     * `GET /api/session/{sessionID}/context` (`v2.session.context`).
+     * Resolves to {@link SessionsContextResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `UnknownError` (500) or a `ClientError`.
+     */
+    context(input: SessionsContextInput, options?: Transport.RequestOptions): Promise<SessionsContextResult>
+    /**
+     * `GET /api/session/{sessionID}/history` (`v2.session.history`).
+     * Resolves to {@link SessionsHistoryResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404) or a `ClientError`.
+     */
+    history(input: SessionsHistoryInput, options?: Transport.RequestOptions): Promise<SessionsHistoryResult>
+    /**
+     * `POST /api/session/{sessionID}/agent` (`v2.session.switchAgent`).
+     * Resolves to {@link SessionsSwitchAgentResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404) or a `ClientError`.
+     */
+    switchAgent(input: SessionsSwitchAgentInput, options?: Transport.RequestOptions): Promise<SessionsSwitchAgentResult>
+    /**
+     * `POST /api/session/{sessionID}/model` (`v2.session.switchModel`).
+     * Resolves to {@link SessionsSwitchModelResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404) or a `ClientError`.
+     */
+    switchModel(input: SessionsSwitchModelInput, options?: Transport.RequestOptions): Promise<SessionsSwitchModelResult>
+    /**
+     * `GET /api/session/active` (`v2.session.active`).
+     * Resolves to {@link SessionsActiveResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
+     */
+    active(input?: SessionsActiveInput, options?: Transport.RequestOptions): Promise<SessionsActiveResult>
+    /**
+     * `POST /api/session/{sessionID}/interrupt` (`v2.session.interrupt`).
+     * Resolves to {@link SessionsInterruptResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404) or a `ClientError`.
+     */
+    interrupt(input: SessionsInterruptInput, options?: Transport.RequestOptions): Promise<SessionsInterruptResult>
+    /**
+     * `POST /api/session/{sessionID}/wait` (`v2.session.wait`).
+     * Resolves to {@link SessionsWaitResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `ServiceUnavailableError` (503) or a `ClientError`.
+     */
+    wait(input: SessionsWaitInput, options?: Transport.RequestOptions): Promise<SessionsWaitResult>
   }
   readonly instructions: {
     /**
@@ -178,6 +474,39 @@ export interface OpencodeClient {
      */
     remove(input: InstructionsRemoveInput, options?: Transport.RequestOptions): Promise<InstructionsRemoveResult>
   }
+  readonly events: {
+    /**
+     * `GET /api/event` (`v2.event.subscribe`), Server-Sent Events.
+     * A lazy, cold stream of {@link EventsSubscribeEvent}: the first `next()` opens the connection; a step rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`; `break`/`return()` and `signal` close it. It never reconnects.
+     */
+    subscribe(input?: EventsSubscribeInput, options?: Transport.RequestOptions): AsyncIterable<EventsSubscribeEvent>
+  }
+  readonly agents: {
+    /**
+     * `GET /api/agent` (`v2.agent.list`).
+     * Resolves to {@link AgentsListResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
+     */
+    list(input?: AgentsListInput, options?: Transport.RequestOptions): Promise<AgentsListResult>
+  }
+  readonly models: {
+    /**
+     * `GET /api/model` (`v2.model.list`).
+     * Resolves to {@link ModelsListResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `ServiceUnavailableError` (503) or a `ClientError`.
+     */
+    list(input?: ModelsListInput, options?: Transport.RequestOptions): Promise<ModelsListResult>
+  }
+  readonly providers: {
+    /**
+     * `GET /api/provider` (`v2.provider.list`).
+     * Resolves to {@link ProvidersListResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `ServiceUnavailableError` (503) or a `ClientError`.
+     */
+    list(input?: ProvidersListInput, options?: Transport.RequestOptions): Promise<ProvidersListResult>
+    /**
+     * `GET /api/provider/{providerID}` (`v2.provider.get`).
+     * Resolves to {@link ProvidersGetResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `ProviderNotFoundError` (404), `ServiceUnavailableError` (503) or a `ClientError`.
+     */
+    get(input: ProvidersGetInput, options?: Transport.RequestOptions): Promise<ProvidersGetResult>
+  }
 }
 
 /**
@@ -186,6 +515,7 @@ export interface OpencodeClient {
  */
 export const createOpencodeClient = (options: Transport.ClientOptions): OpencodeClient => {
   const send = Transport.make(options)
+  const open = Transport.makeStream(options)
   return {
     health: {
       get: (input, options) => send<HealthGetResult>(operations["health.get"], input, options)
@@ -196,12 +526,36 @@ export const createOpencodeClient = (options: Transport.ClientOptions): Opencode
     sessions: {
       create: (input, options) => send<SessionsCreateResult>(operations["sessions.create"], input, options),
       list: (input, options) => send<SessionsListResult>(operations["sessions.list"], input, options),
-      get: (input, options) => send<SessionsGetResult>(operations["sessions.get"], input, options)
+      get: (input, options) => send<SessionsGetResult>(operations["sessions.get"], input, options),
+      events: (input, options) => open<SessionsEventsEvent>(operations["sessions.events"], input, options),
+      prompt: (input, options) => send<SessionsPromptResult>(operations["sessions.prompt"], input, options),
+      messages: (input, options) => send<SessionsMessagesResult>(operations["sessions.messages"], input, options),
+      message: (input, options) => send<SessionsMessageResult>(operations["sessions.message"], input, options),
+      context: (input, options) => send<SessionsContextResult>(operations["sessions.context"], input, options),
+      history: (input, options) => send<SessionsHistoryResult>(operations["sessions.history"], input, options),
+      switchAgent: (input, options) => send<SessionsSwitchAgentResult>(operations["sessions.switchAgent"], input, options),
+      switchModel: (input, options) => send<SessionsSwitchModelResult>(operations["sessions.switchModel"], input, options),
+      active: (input, options) => send<SessionsActiveResult>(operations["sessions.active"], input, options),
+      interrupt: (input, options) => send<SessionsInterruptResult>(operations["sessions.interrupt"], input, options),
+      wait: (input, options) => send<SessionsWaitResult>(operations["sessions.wait"], input, options)
     },
     instructions: {
       list: (input, options) => send<InstructionsListResult>(operations["instructions.list"], input, options),
       put: (input, options) => send<InstructionsPutResult>(operations["instructions.put"], input, options),
       remove: (input, options) => send<InstructionsRemoveResult>(operations["instructions.remove"], input, options)
+    },
+    events: {
+      subscribe: (input, options) => open<EventsSubscribeEvent>(operations["events.subscribe"], input, options)
+    },
+    agents: {
+      list: (input, options) => send<AgentsListResult>(operations["agents.list"], input, options)
+    },
+    models: {
+      list: (input, options) => send<ModelsListResult>(operations["models.list"], input, options)
+    },
+    providers: {
+      list: (input, options) => send<ProvidersListResult>(operations["providers.list"], input, options),
+      get: (input, options) => send<ProvidersGetResult>(operations["providers.get"], input, options)
     }
   }
 }

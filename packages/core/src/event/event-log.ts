@@ -3,6 +3,7 @@ export * as EventLog from "./event-log.js"
 import { SqlClient, SqlError } from "@effect/sql"
 import { Event, Identifier } from "@opencode-ai/schema"
 import { Clock, Context, Effect, Layer, PubSub, Schema, Stream, type Queue, type Scope } from "effect"
+import * as LiveBus from "./live-bus.js"
 
 /** A committed durable event: the schema's envelope with `durable` always present. */
 export interface Envelope {
@@ -30,7 +31,8 @@ export interface Interface {
    * Appends `events` to one aggregate's log as a single transaction: the sequence bump (gapless,
    * the first event of an aggregate gets seq 1), the event rows and `project` commit together or
    * not at all. Resolves with the committed envelopes once committed; only then are they published
-   * to live subscribers, in commit order. Appending no events writes and publishes nothing.
+   * to live subscribers ({@link Interface.subscribe} and the instance's LiveBus), in commit order,
+   * before this resolves. Appending no events writes and publishes nothing.
    *
    * Interruption while waiting for the writer leaves nothing written; once the transaction starts the
    * append runs to completion. It must not be called inside another SQL transaction (including from
@@ -50,10 +52,17 @@ export interface Interface {
   readonly subscribe: Effect.Effect<Queue.Dequeue<Envelope>, never, Scope.Scope>
   /**
    * One aggregate's log as a stream without gaps or duplicates: the committed envelopes with
-   * `seq > after`, then every later one as it commits. Never ends on its own; interrupting the
-   * consumer releases the subscription.
+   * `seq > after`, then every later one as it commits. Never ends on its own (only when the instance
+   * shuts down); interrupting the consumer releases the subscription.
+   *
+   * Memory is bounded however slow the consumer: live commits wait in a LiveBus subscription of
+   * `capacity` events (default `LiveBus.defaultCapacity`), and a consumer that falls further behind
+   * catches up from the database after the last seq it received, then follows live again.
    */
-  readonly follow: (aggregateID: string, options?: { readonly after?: number }) => Stream.Stream<Envelope>
+  readonly follow: (
+    aggregateID: string,
+    options?: { readonly after?: number | undefined; readonly capacity?: number | undefined }
+  ) => Stream.Stream<Envelope>
 }
 
 /** The durable event log service; `yield* EventLog.Service`. */
@@ -68,10 +77,12 @@ const Row = Schema.Struct({
 })
 const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
 
-export const layer: Layer.Layer<Service, never, SqlClient.SqlClient> = Layer.scoped(
+/** The log over the database's SqlClient; every commit is also published to the instance's LiveBus. */
+export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Service> = Layer.scoped(
   Service,
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const bus = yield* LiveBus.Service
     const live = yield* Effect.acquireRelease(PubSub.unbounded<Envelope>(), PubSub.shutdown)
     // SQLite has one writer anyway; holding this across commit and publish keeps publish order equal
     // to commit order, so live readers see each aggregate's seq strictly increasing.
@@ -123,7 +134,10 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient> = Layer.sco
         ),
         sql.withTransaction,
         Effect.catchIf((error): error is SqlError.SqlError => error instanceof SqlError.SqlError, Effect.die),
-        Effect.tap((committed) => PubSub.publishAll(live, committed))
+        Effect.tap((committed) => PubSub.publishAll(live, committed)),
+        // Still under the writer permit: the bus sees commits in commit order, and before append
+        // resolves, so a publisher's later live deltas can never overtake its durable events.
+        Effect.tap((committed) => bus.publishAll(committed))
       )
       return yield* writer.withPermits(1)(Effect.uninterruptible(transaction))
     }, (effect, aggregateID) => Effect.annotateLogs(effect, { aggregateID }))
@@ -145,21 +159,35 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient> = Layer.sco
 
     const subscribe = PubSub.subscribe(live)
 
-    const follow = (aggregateID: string, options?: { readonly after?: number }) =>
-      Stream.unwrapScoped(
-        Effect.gen(function* () {
-          // Subscribe before reading, so an append committing in between is in the queue if not in the read.
-          const queue = yield* subscribe
-          const past = yield* read(aggregateID, options)
-          const last = past.at(-1)?.durable.seq ?? options?.after ?? 0
-          return Stream.concat(
-            Stream.fromIterable(past),
-            Stream.fromQueue(queue).pipe(
-              Stream.filter((envelope) => envelope.durable.aggregateID === aggregateID && envelope.durable.seq > last)
-            )
+    const follow = (
+      aggregateID: string,
+      options?: { readonly after?: number | undefined; readonly capacity?: number | undefined }
+    ): Stream.Stream<Envelope> =>
+      Stream.suspend(() => {
+        // The last seq handed downstream by this run: where a catch-up resumes.
+        let delivered = options?.after ?? 0
+        const from = (after: number): Stream.Stream<Envelope> =>
+          Stream.unwrapScoped(
+            Effect.gen(function* () {
+              // Subscribe before reading, so an append committing in between is on the bus if not in the read.
+              const live = yield* bus.subscribe({ capacity: options?.capacity })
+              const past = yield* read(aggregateID, { after })
+              const last = past.at(-1)?.durable.seq ?? after
+              const tail = live.pipe(
+                Stream.filter(
+                  (envelope): envelope is Envelope =>
+                    envelope.durable?.aggregateID === aggregateID && envelope.durable.seq > last
+                )
+              )
+              return Stream.concat(Stream.fromIterable(past), tail)
+            })
+          ).pipe(
+            Stream.tap((envelope) => Effect.sync(() => void (delivered = envelope.durable.seq))),
+            // Fell behind the bus: the log has everything, so read on from the last delivered seq.
+            Stream.catchTag("SlowConsumerError", () => Stream.suspend(() => from(delivered)))
           )
-        })
-      )
+        return from(delivered)
+      })
 
     return Service.of({ append, read, subscribe, follow })
   })

@@ -27,7 +27,7 @@ export * as InstructionCheckpoint from "./instruction-checkpoint.js"
 import { SqlClient } from "@effect/sql"
 import { Errors, Identifier } from "@opencode-ai/schema"
 import { Clock, Context, Data, Effect, Layer, Option, Schema } from "effect"
-import * as EventLog from "../event/event-log.js"
+import * as SessionEvents from "../session/session-events.js"
 import { ContextUpdated } from "./context-updated.js"
 import { Instructions } from "./instructions.js"
 
@@ -197,11 +197,11 @@ const keyedLock = () => {
     )
 }
 
-export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.Service> = Layer.effect(
+export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEvents.Service> = Layer.effect(
   Service,
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const log = yield* EventLog.Service
+    const events = yield* SessionEvents.Service
     const serialized = keyedLock()
 
     const ensureSession = (sessionID: string) =>
@@ -272,7 +272,11 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
       if (rows.length === 0) return yield* new Stale()
     })
 
-    /** Publishes one Instruction Update; the projection advances Applied in the append's transaction. */
+    /**
+     * Publishes one Instruction Update through SessionEvents (so its system message is projected); the
+     * extra projection advances Applied in the same transaction. The session was checked by prepare
+     * and sessions are never deleted, so a missing one here is a defect.
+     */
     const publish = Effect.fn("InstructionCheckpoint.publish")(function* (
       sessionID: string,
       revision: number,
@@ -286,11 +290,11 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
         messageID,
         text: updated.text
       }).pipe(Effect.orDie)
-      const [committed] = yield* log.append(
-        sessionID,
-        [{ type: ContextUpdated.type, version: ContextUpdated.version, data }],
-        () => advance(sessionID, revision, updated.applied)
-      )
+      const [committed] = yield* events
+        .append(sessionID, [{ type: ContextUpdated.type, version: ContextUpdated.version, data }], () =>
+          advance(sessionID, revision, updated.applied)
+        )
+        .pipe(Effect.catchTag("SessionNotFoundError", (error) => Effect.die(error)))
       if (committed === undefined) return yield* Effect.dieMessage("EventLog.append committed no event")
       return { messageID, text: updated.text, seq: committed.durable.seq } satisfies Update
     })

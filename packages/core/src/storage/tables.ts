@@ -1,6 +1,6 @@
 export * as Tables from "./tables.js"
 
-import { foreignKey, index, integer, primaryKey, sqliteTable, text, unique } from "drizzle-orm/sqlite-core"
+import { foreignKey, index, integer, primaryKey, sqliteTable, text, unique, uniqueIndex } from "drizzle-orm/sqlite-core"
 
 /**
  * The drizzle definitions of the durable tables. They exist to generate the migration SQL
@@ -91,4 +91,48 @@ export const instructionEntry = sqliteTable(
     timeUpdated: integer("time_updated").notNull()
   },
   (table) => [primaryKey({ columns: [table.sessionID, table.key] })]
+)
+
+/**
+ * The Session Message projection (MessageProjection): one row per message of a session's history,
+ * written in the transaction of the durable event that created or changed it. `seq` is the seq of
+ * the event that created the message, so `(session_id, seq)` is the chronological order (and the
+ * keyset of message pages); `info` is the whole SessionMessage as JSON, `type` its discriminator.
+ */
+export const message = sqliteTable(
+  "message",
+  {
+    id: text("id").primaryKey(),
+    sessionID: text("session_id")
+      .notNull()
+      .references(() => session.id, { onDelete: "cascade" }),
+    seq: integer("seq").notNull(),
+    type: text("type").notNull(),
+    info: text("info").notNull(),
+    timeCreated: integer("time_created").notNull()
+  },
+  (table) => [uniqueIndex("message_session_seq_idx").on(table.sessionID, table.seq)]
+)
+
+/**
+ * The session inbox (SessionInput): one row per Admitted Prompt. `input` is the PromptInput as
+ * submitted (canonical JSON, for idempotent retries), `prompt` the admitted Prompt with resolved
+ * attachments. `admitted_seq` is the seq of its `prompt.admitted` event; `promoted_seq` stays NULL
+ * while the prompt is pending and becomes the seq of its `prompted` event when it is promoted.
+ */
+export const sessionInput = sqliteTable(
+  "session_input",
+  {
+    id: text("id").primaryKey(),
+    sessionID: text("session_id")
+      .notNull()
+      .references(() => session.id, { onDelete: "cascade" }),
+    delivery: text("delivery").notNull(),
+    input: text("input").notNull(),
+    prompt: text("prompt").notNull(),
+    admittedSeq: integer("admitted_seq").notNull(),
+    promotedSeq: integer("promoted_seq"),
+    timeCreated: integer("time_created").notNull()
+  },
+  (table) => [index("session_input_session_admitted_idx").on(table.sessionID, table.admittedSeq)]
 )

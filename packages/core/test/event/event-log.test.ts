@@ -4,11 +4,15 @@ import { Chunk, Data, Effect, Exit, Fiber, Layer, Queue, Stream } from "effect"
 import * as path from "node:path"
 import { expect } from "vitest"
 import { EventLog } from "../../src/event/event-log.js"
+import { LiveBus } from "../../src/event/live-bus.js"
 import { Database } from "../../src/storage/database.js"
 import { tempDir } from "../fixture.js"
 
 const logLayer = Effect.map(tempDir, (dir) =>
-  EventLog.layer.pipe(Layer.provideMerge(Database.layer({ filename: path.join(dir, "log.db") })))
+  EventLog.layer.pipe(
+    Layer.provideMerge(Database.layer({ filename: path.join(dir, "log.db") })),
+    Layer.provideMerge(LiveBus.layer)
+  )
 )
 
 /** Runs `body` against an EventLog over a fresh database file. */

@@ -4,12 +4,18 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Locations, Sessions } from "@opencode-ai/core"
 import { Api } from "@opencode-ai/protocol"
 import { Effect } from "effect"
+import { SessionEventStream } from "../sse/session-event-stream.js"
+import { SessionExecutionHandlers } from "./session-execution.js"
+import { SessionHistoryHandlers } from "./session-history.js"
+import { SessionInputHandlers } from "./session-input.js"
+import { SessionSelectionHandlers } from "./session-selection.js"
 
 /** The `sessions` group: protocol requests in, Core operations out, `{data}` envelopes back. */
 export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "sessions", (handlers) =>
   Effect.gen(function* () {
     const sessions = yield* Sessions.Service
     const locations = yield* Locations.Service
+    const events = yield* SessionEventStream.make
     return handlers
       .handle("create", ({ payload }) =>
         Effect.gen(function* () {
@@ -25,5 +31,16 @@ export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "sessions", (handlers
       )
       .handle("list", ({ urlParams }) => sessions.list(urlParams))
       .handle("get", ({ path }) => Effect.map(sessions.get(path.sessionID), (data) => ({ data })))
+      .handleRaw("events", events)
+      .handle("prompt", SessionInputHandlers.prompt)
+      .handle("messages", SessionHistoryHandlers.messages)
+      .handle("message", SessionHistoryHandlers.message)
+      .handle("context", SessionHistoryHandlers.context)
+      .handle("history", SessionHistoryHandlers.history)
+      .handle("switchAgent", SessionSelectionHandlers.switchAgent)
+      .handle("switchModel", SessionSelectionHandlers.switchModel)
+      .handle("active", SessionExecutionHandlers.active)
+      .handle("interrupt", SessionExecutionHandlers.interrupt)
+      .handle("wait", SessionExecutionHandlers.wait)
   })
 )

@@ -3,8 +3,9 @@
 import { HttpApiClient } from "@effect/platform"
 import type { HttpClient } from "@effect/platform"
 import { Api } from "@opencode-ai/protocol"
-import { Effect } from "effect"
+import { Effect, type Stream } from "effect"
 import { Endpoint } from "../endpoint.js"
+import { Streaming } from "../streaming.js"
 
 /**
  * The OpenCode Client over Effect: the same groups, methods and input objects as the Promise client,
@@ -41,6 +42,61 @@ export interface Service {
      * Succeeds with the decoded `data` member of the response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), an `HttpClientError` or a `ParseError`.
      */
     readonly get: (input: Endpoint.Path<"sessions", "get">) => Effect.Effect<Endpoint.Success<"sessions", "get">["data"], Endpoint.Failure<"sessions", "get">>
+    /**
+     * `GET /api/session/{sessionID}/event` (`v2.session.events`), Server-Sent Events.
+     * A cold stream of decoded events (one request per run); fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404) before streaming, or a `StreamFailure`, an `HttpClientError` or a `ParseError`. Interruption closes the connection; it never reconnects.
+     */
+    readonly events: (input: Endpoint.Path<"sessions", "events"> & Endpoint.UrlParams<"sessions", "events">) => Stream.Stream<Endpoint.Success<"sessions", "events">["data"], Endpoint.StreamFailure<"sessions", "events">>
+    /**
+     * `POST /api/session/{sessionID}/prompt` (`v2.session.prompt`).
+     * Succeeds with the decoded `data` member of the response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `ConflictError` (409), an `HttpClientError` or a `ParseError`.
+     */
+    readonly prompt: (input: Endpoint.Path<"sessions", "prompt"> & Endpoint.Payload<"sessions", "prompt">) => Effect.Effect<Endpoint.Success<"sessions", "prompt">["data"], Endpoint.Failure<"sessions", "prompt">>
+    /**
+     * `GET /api/session/{sessionID}/message` (`v2.session.messages`).
+     * Succeeds with the decoded response; fails with `InvalidCursorError` (400), `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `UnknownError` (500), an `HttpClientError` or a `ParseError`.
+     */
+    readonly messages: (input: Endpoint.Path<"sessions", "messages"> & Endpoint.UrlParams<"sessions", "messages">) => Effect.Effect<Endpoint.Success<"sessions", "messages">, Endpoint.Failure<"sessions", "messages">>
+    /**
+     * `GET /api/session/{sessionID}/message/{messageID}` (`v2.session.message`).
+     * Succeeds with the decoded `data` member of the response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `MessageNotFoundError` (404), `SessionNotFoundError` (404), an `HttpClientError` or a `ParseError`.
+     */
+    readonly message: (input: Endpoint.Path<"sessions", "message">) => Effect.Effect<Endpoint.Success<"sessions", "message">["data"], Endpoint.Failure<"sessions", "message">>
+    /**
+     * `GET /api/session/{sessionID}/context` (`v2.session.context`).
+     * Succeeds with the decoded `data` member of the response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `UnknownError` (500), an `HttpClientError` or a `ParseError`.
+     */
+    readonly context: (input: Endpoint.Path<"sessions", "context">) => Effect.Effect<Endpoint.Success<"sessions", "context">["data"], Endpoint.Failure<"sessions", "context">>
+    /**
+     * `GET /api/session/{sessionID}/history` (`v2.session.history`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), an `HttpClientError` or a `ParseError`.
+     */
+    readonly history: (input: Endpoint.Path<"sessions", "history"> & Endpoint.UrlParams<"sessions", "history">) => Effect.Effect<Endpoint.Success<"sessions", "history">, Endpoint.Failure<"sessions", "history">>
+    /**
+     * `POST /api/session/{sessionID}/agent` (`v2.session.switchAgent`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), an `HttpClientError` or a `ParseError`.
+     */
+    readonly switchAgent: (input: Endpoint.Path<"sessions", "switchAgent"> & Endpoint.Payload<"sessions", "switchAgent">) => Effect.Effect<Endpoint.Success<"sessions", "switchAgent">, Endpoint.Failure<"sessions", "switchAgent">>
+    /**
+     * `POST /api/session/{sessionID}/model` (`v2.session.switchModel`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), an `HttpClientError` or a `ParseError`.
+     */
+    readonly switchModel: (input: Endpoint.Path<"sessions", "switchModel"> & Endpoint.Payload<"sessions", "switchModel">) => Effect.Effect<Endpoint.Success<"sessions", "switchModel">, Endpoint.Failure<"sessions", "switchModel">>
+    /**
+     * `GET /api/session/active` (`v2.session.active`).
+     * Succeeds with the decoded `data` member of the response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
+     */
+    readonly active: (input?: Endpoint.NoInput) => Effect.Effect<Endpoint.Success<"sessions", "active">["data"], Endpoint.Failure<"sessions", "active">>
+    /**
+     * `POST /api/session/{sessionID}/interrupt` (`v2.session.interrupt`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), an `HttpClientError` or a `ParseError`.
+     */
+    readonly interrupt: (input: Endpoint.Path<"sessions", "interrupt">) => Effect.Effect<Endpoint.Success<"sessions", "interrupt">, Endpoint.Failure<"sessions", "interrupt">>
+    /**
+     * `POST /api/session/{sessionID}/wait` (`v2.session.wait`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `ServiceUnavailableError` (503), an `HttpClientError` or a `ParseError`.
+     */
+    readonly wait: (input: Endpoint.Path<"sessions", "wait">) => Effect.Effect<Endpoint.Success<"sessions", "wait">, Endpoint.Failure<"sessions", "wait">>
   }
   readonly instructions: {
     /**
@@ -59,6 +115,39 @@ export interface Service {
      */
     readonly remove: (input: Endpoint.Path<"instructions", "remove">) => Effect.Effect<Endpoint.Success<"instructions", "remove">, Endpoint.Failure<"instructions", "remove">>
   }
+  readonly events: {
+    /**
+     * `GET /api/event` (`v2.event.subscribe`), Server-Sent Events.
+     * A cold stream of decoded events (one request per run); fails with `InvalidRequestError` (400), `UnauthorizedError` (401) before streaming, or a `StreamFailure`, an `HttpClientError` or a `ParseError`. Interruption closes the connection; it never reconnects.
+     */
+    readonly subscribe: (input?: Endpoint.NoInput) => Stream.Stream<Endpoint.Success<"events", "subscribe">, Endpoint.StreamFailure<"events", "subscribe">>
+  }
+  readonly agents: {
+    /**
+     * `GET /api/agent` (`v2.agent.list`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
+     */
+    readonly list: (input?: Endpoint.UrlParams<"agents", "list">) => Effect.Effect<Endpoint.Success<"agents", "list">, Endpoint.Failure<"agents", "list">>
+  }
+  readonly models: {
+    /**
+     * `GET /api/model` (`v2.model.list`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `ServiceUnavailableError` (503), an `HttpClientError` or a `ParseError`.
+     */
+    readonly list: (input?: Endpoint.UrlParams<"models", "list">) => Effect.Effect<Endpoint.Success<"models", "list">, Endpoint.Failure<"models", "list">>
+  }
+  readonly providers: {
+    /**
+     * `GET /api/provider` (`v2.provider.list`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `ServiceUnavailableError` (503), an `HttpClientError` or a `ParseError`.
+     */
+    readonly list: (input?: Endpoint.UrlParams<"providers", "list">) => Effect.Effect<Endpoint.Success<"providers", "list">, Endpoint.Failure<"providers", "list">>
+    /**
+     * `GET /api/provider/{providerID}` (`v2.provider.get`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `ProviderNotFoundError` (404), `ServiceUnavailableError` (503), an `HttpClientError` or a `ParseError`.
+     */
+    readonly get: (input: Endpoint.Path<"providers", "get"> & Endpoint.UrlParams<"providers", "get">) => Effect.Effect<Endpoint.Success<"providers", "get">, Endpoint.Failure<"providers", "get">>
+  }
 }
 
 export interface Options {
@@ -73,8 +162,11 @@ export interface Options {
  */
 export const make = (options: Options): Effect.Effect<Service, never, HttpClient.HttpClient> =>
   Effect.map(
+    Effect.all([
     HttpApiClient.make(Api.OpenCodeApi, { baseUrl: options.baseUrl }),
-    (client): Service => ({
+    Streaming.make(Api.OpenCodeApi, { baseUrl: options.baseUrl })
+  ]),
+    ([client, stream]): Service => ({
       health: {
         get: () => client.health.get({})
       },
@@ -84,12 +176,36 @@ export const make = (options: Options): Effect.Effect<Service, never, HttpClient
       sessions: {
         create: (input = {}) => Effect.map(client.sessions.create({ payload: input }), (success) => success.data),
         list: (input = {}) => client.sessions.list({ urlParams: input }),
-        get: (input) => Effect.map(client.sessions.get({ path: input }), (success) => success.data)
+        get: (input) => Effect.map(client.sessions.get({ path: input }), (success) => success.data),
+        events: (input) => stream<Endpoint.Success<"sessions", "events">["data"], Endpoint.StreamFailure<"sessions", "events">>("sessions", "events", { path: Endpoint.pick(input, ["sessionID"]), urlParams: Endpoint.pick(input, ["after"]) }),
+        prompt: (input) => Effect.map(client.sessions.prompt({ path: Endpoint.pick(input, ["sessionID"]), payload: Endpoint.pick(input, ["id", "prompt", "delivery", "resume"]) }), (success) => success.data),
+        messages: (input) => client.sessions.messages({ path: Endpoint.pick(input, ["sessionID"]), urlParams: Endpoint.pick(input, ["limit", "order", "cursor"]) }),
+        message: (input) => Effect.map(client.sessions.message({ path: input }), (success) => success.data),
+        context: (input) => Effect.map(client.sessions.context({ path: input }), (success) => success.data),
+        history: (input) => client.sessions.history({ path: Endpoint.pick(input, ["sessionID"]), urlParams: Endpoint.pick(input, ["limit", "after"]) }),
+        switchAgent: (input) => client.sessions.switchAgent({ path: Endpoint.pick(input, ["sessionID"]), payload: Endpoint.pick(input, ["agent"]) }),
+        switchModel: (input) => client.sessions.switchModel({ path: Endpoint.pick(input, ["sessionID"]), payload: Endpoint.pick(input, ["model"]) }),
+        active: () => Effect.map(client.sessions.active({}), (success) => success.data),
+        interrupt: (input) => client.sessions.interrupt({ path: input }),
+        wait: (input) => client.sessions.wait({ path: input })
       },
       instructions: {
         list: (input) => Effect.map(client.instructions.list({ path: input }), (success) => success.data),
         put: (input) => Effect.map(client.instructions.put({ path: Endpoint.pick(input, ["sessionID", "key"]), payload: Endpoint.pick(input, ["value"]) }), (success) => success.data),
         remove: (input) => client.instructions.remove({ path: input })
+      },
+      events: {
+        subscribe: () => stream<Endpoint.Success<"events", "subscribe">, Endpoint.StreamFailure<"events", "subscribe">>("events", "subscribe", {})
+      },
+      agents: {
+        list: (input = {}) => client.agents.list({ urlParams: input })
+      },
+      models: {
+        list: (input = {}) => client.models.list({ urlParams: input })
+      },
+      providers: {
+        list: (input = {}) => client.providers.list({ urlParams: input }),
+        get: (input) => client.providers.get({ path: Endpoint.pick(input, ["providerID"]), urlParams: Endpoint.pick(input, ["location"]) })
       }
     })
   )

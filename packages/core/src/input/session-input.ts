@@ -1,0 +1,323 @@
+export * as SessionInput from "./session-input.js"
+
+/**
+ * SessionInput: the session inbox (table `session_input`). Admission durably accepts a prompt as an
+ * Admitted Prompt (pending input, not yet Session History); Prompt Promotion consumes it and appends
+ * its user message to history. Both are single durable transitions through SessionEvents:
+ *
+ * ```
+ *   admit ──► prompt.admitted + inbox row (promoted_seq NULL)          one transaction
+ *                   │
+ *   promoteSteers / promoteNextQueued
+ *                   ▼
+ *             prompted (→ user message) + promoted_seq = its seq      one transaction
+ * ```
+ *
+ * Which prompts promote when is the runner's decision (steers at every Safe Step Boundary while the
+ * drain continues, one queued prompt when the session would otherwise go idle); this module only
+ * guarantees each promotion is atomic, in admission order, and happens at most once.
+ */
+
+import { FileSystem } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { AdmittedPrompt, Errors, Identifier } from "@opencode-ai/schema"
+import { Clock, Context, Data, Effect, Layer, Schema } from "effect"
+import type * as EventLog from "../event/event-log.js"
+import * as SessionEvents from "../session/session-events.js"
+import * as Sessions from "../session/sessions.js"
+import * as PromptResolution from "./prompt-resolution.js"
+
+export interface AdmitInput {
+  /** The user message the prompt becomes; makes admission idempotent. Default: a fresh message ID. */
+  readonly id?: Identifier.MessageID | undefined
+  readonly prompt: AdmittedPrompt.PromptInput
+  /** Default `steer`. */
+  readonly delivery?: AdmittedPrompt.Delivery | undefined
+}
+
+export interface Interface {
+  /**
+   * Admits a prompt into the session's inbox: resolves its attachments (PromptResolution) and, in
+   * one transaction, appends `session.next.prompt.admitted` and stores the inbox entry. Resolves with
+   * the Admitted Prompt (`admittedSeq` = the event's seq). It never promotes or wakes anything.
+   *
+   * Idempotent by `id`: when `id` was already admitted to this session with the same prompt input and
+   * delivery, resolves with the stored record (with `promotedSeq` once promoted) and appends nothing;
+   * the attachments are not resolved again. The same `id` with a different prompt, delivery or
+   * session, or naming a message already in history, is a ConflictError (`resource: "prompt"`).
+   * Unknown session → SessionNotFoundError; an attachment that cannot be resolved →
+   * InvalidRequestError. Concurrent admissions of one `id` admit it once.
+   */
+  readonly admit: (
+    sessionID: string,
+    input: AdmitInput
+  ) => Effect.Effect<
+    AdmittedPrompt.SessionInputAdmitted,
+    Errors.SessionNotFoundError | Errors.ConflictError | Errors.InvalidRequestError
+  >
+  /** The session's Admitted Prompts not yet promoted, in admission order. */
+  readonly pending: (
+    sessionID: string
+  ) => Effect.Effect<ReadonlyArray<AdmittedPrompt.SessionInputAdmitted>, Errors.SessionNotFoundError>
+  /**
+   * Promotes every pending steer of the session (only those admitted at or before `cutoffSeq` when
+   * given), in admission order, as ONE transaction: a `session.next.prompted` per prompt (projecting
+   * its user message) and each entry's `promoted_seq`. Resolves with how many were promoted (0 when
+   * none were pending). Each entry is claimed inside the transaction (`promoted_seq IS NULL`), so
+   * concurrent promotions, in this process or another on the same file, never promote one prompt
+   * twice: a promotion that loses the race rolls back and retries with what is still pending.
+   */
+  readonly promoteSteers: (sessionID: string, cutoffSeq?: number) => Effect.Effect<number, Errors.SessionNotFoundError>
+  /**
+   * Promotes the oldest pending queued prompt of the session, with the same atomicity and claim as
+   * {@link promoteSteers}. Resolves with whether one was promoted.
+   */
+  readonly promoteNextQueued: (sessionID: string) => Effect.Effect<boolean, Errors.SessionNotFoundError>
+}
+
+/** The session inbox; `yield* SessionInput.Service`. */
+export class Service extends Context.Tag("@opencode-ai/core/SessionInput")<Service, Interface>() {}
+
+/** Another admission stored this id first: roll back and answer from the stored record. */
+class AdmissionRaced extends Data.TaggedError("AdmissionRaced") {}
+/** Another promotion claimed an entry first: roll back and start over from what is pending. */
+class PromotionRaced extends Data.TaggedError("PromotionRaced") {}
+
+interface Row {
+  readonly id: string
+  readonly session_id: string
+  readonly delivery: string
+  readonly input: string
+  readonly prompt: string
+  readonly admitted_seq: number
+  readonly promoted_seq: number | null
+  readonly time_created: number
+}
+
+const decodePrompt = Schema.decodeUnknown(Schema.parseJson(AdmittedPrompt.Prompt))
+const encodePrompt = Schema.encode(Schema.parseJson(AdmittedPrompt.Prompt))
+const encodeInput = Schema.encode(AdmittedPrompt.PromptInput)
+const decodeDelivery = Schema.decodeUnknown(AdmittedPrompt.Delivery)
+
+/** JSON with object keys sorted, so two equal inputs compare equal whatever their key order. */
+const canonical = (value: unknown): string =>
+  JSON.stringify(value, (_key, inner: unknown) =>
+    inner !== null && typeof inner === "object" && !Array.isArray(inner)
+      ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : inner
+  )
+
+const conflict = (id: string) =>
+  new Errors.ConflictError({
+    resource: "prompt",
+    message: `Prompt ${id} was already admitted with different content; use a new id for a new prompt`
+  })
+
+const toRecord = (row: Row) =>
+  Effect.gen(function* () {
+    const prompt = yield* decodePrompt(row.prompt)
+    const delivery = yield* decodeDelivery(row.delivery)
+    const record: AdmittedPrompt.SessionInputAdmitted = {
+      admittedSeq: row.admitted_seq,
+      id: row.id as Identifier.MessageID,
+      sessionID: row.session_id as Identifier.SessionID,
+      prompt,
+      delivery,
+      timeCreated: row.time_created,
+      ...(row.promoted_seq === null ? {} : { promotedSeq: row.promoted_seq })
+    }
+    return record
+  }).pipe(Effect.orDie)
+
+export const layer: Layer.Layer<
+  Service,
+  never,
+  SqlClient.SqlClient | SessionEvents.Service | Sessions.Service | FileSystem.FileSystem
+> = Layer.effect(
+  Service,
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const events = yield* SessionEvents.Service
+    const sessions = yield* Sessions.Service
+    const fs = yield* FileSystem.FileSystem
+
+    const columns = sql`id, session_id, delivery, input, prompt, admitted_seq, promoted_seq, time_created`
+    const lookup = (id: string) =>
+      sql<Row>`SELECT ${columns} FROM session_input WHERE id = ${id}`.pipe(
+        Effect.orDie,
+        Effect.map(([row]) => row)
+      )
+
+    /** The stored record when it is the same admission, else a conflict. */
+    const replay = (row: Row, sessionID: string, input: string, delivery: AdmittedPrompt.Delivery) =>
+      row.session_id === sessionID && row.input === input && row.delivery === delivery
+        ? toRecord(row)
+        : Effect.fail(conflict(row.id))
+
+    const ensureSession = (sessionID: string) =>
+      sql<{ readonly found: number }>`SELECT 1 AS found FROM session WHERE id = ${sessionID}`.pipe(
+        Effect.orDie,
+        Effect.flatMap((rows) => (rows.length === 0 ? Errors.SessionNotFoundError.of(sessionID) : Effect.void))
+      )
+
+    const admit = Effect.fn("SessionInput.admit")(
+      function* (sessionID: string, request: AdmitInput) {
+        const session = yield* sessions.get(sessionID)
+        const delivery = request.delivery ?? "steer"
+        const input = canonical(yield* encodeInput(request.prompt).pipe(Effect.orDie))
+        if (request.id !== undefined) {
+          const stored = yield* lookup(request.id)
+          if (stored !== undefined) return yield* replay(stored, session.id, input, delivery)
+        }
+
+        const prompt = yield* PromptResolution.resolve(request.prompt, session.location.directory).pipe(
+          Effect.provideService(FileSystem.FileSystem, fs)
+        )
+        const now = yield* Clock.currentTimeMillis
+        const id = request.id ?? Identifier.newMessageID(now)
+        const promptJson = yield* encodePrompt(prompt).pipe(Effect.orDie)
+
+        const store = ([committed]: ReadonlyArray<EventLog.Envelope>) =>
+          Effect.gen(function* () {
+            if (committed === undefined) return yield* Effect.dieMessage("EventLog.append committed no event")
+            // An id that already names a message of history (e.g. an assistant message) is not free.
+            const taken = yield* sql`SELECT 1 FROM message WHERE id = ${id}`.pipe(Effect.orDie)
+            if (taken.length > 0) return yield* conflict(id)
+            const inserted = yield* sql`
+              INSERT INTO session_input ${sql.insert({
+                id,
+                session_id: session.id,
+                delivery,
+                input,
+                prompt: promptJson,
+                admitted_seq: committed.durable.seq,
+                promoted_seq: null,
+                time_created: now
+              })}
+              ON CONFLICT (id) DO NOTHING
+              RETURNING id`.pipe(Effect.orDie)
+            if (inserted.length === 0) return yield* new AdmissionRaced()
+          })
+
+        const committed = yield* events
+          .append(
+            session.id,
+            [SessionEvents.draft("session.next.prompt.admitted", { timestamp: now, sessionID: session.id, messageID: id, prompt, delivery })],
+            store
+          )
+          .pipe(
+            Effect.map(([envelope]) => envelope),
+            Effect.catchTag("AdmissionRaced", () => Effect.succeed(undefined))
+          )
+        if (committed === undefined) {
+          // Another admission of this id committed first (and this one rolled back): answer as a retry.
+          const stored = yield* lookup(id)
+          if (stored === undefined) return yield* Effect.dieMessage(`admission of ${id} raced, but no entry is stored`)
+          return yield* replay(stored, session.id, input, delivery)
+        }
+        yield* Effect.logDebug("prompt admitted").pipe(Effect.annotateLogs({ messageID: id, seq: committed.durable.seq }))
+        const record: AdmittedPrompt.SessionInputAdmitted = {
+          admittedSeq: committed.durable.seq,
+          id,
+          sessionID: session.id,
+          prompt,
+          delivery,
+          timeCreated: now
+        }
+        return record
+      },
+      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+    )
+
+    const pendingRows = (sessionID: string) =>
+      sql<Row>`
+        SELECT ${columns} FROM session_input
+        WHERE session_id = ${sessionID} AND promoted_seq IS NULL
+        ORDER BY admitted_seq`.pipe(Effect.orDie)
+
+    const pending = Effect.fn("SessionInput.pending")(
+      function* (sessionID: string) {
+        yield* ensureSession(sessionID)
+        return yield* Effect.forEach(yield* pendingRows(sessionID), toRecord)
+      },
+      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+    )
+
+    /**
+     * Promotes the rows `select` picks, in order, as one append; claims each inside its transaction
+     * and starts over (re-selecting) when another promotion claimed one first.
+     */
+    const promote = (sessionID: string, select: Effect.Effect<ReadonlyArray<Row>>): Effect.Effect<number> =>
+      Effect.gen(function* () {
+        const rows = yield* select
+        if (rows.length === 0) return 0
+        const now = yield* Clock.currentTimeMillis
+        const drafts = yield* Effect.forEach(rows, (row) =>
+          Effect.map(toRecord(row), (record) =>
+            SessionEvents.draft("session.next.prompted", {
+              timestamp: now,
+              sessionID: record.sessionID,
+              messageID: record.id,
+              prompt: record.prompt,
+              delivery: record.delivery
+            })
+          )
+        )
+        const claim = (committed: ReadonlyArray<EventLog.Envelope>) =>
+          Effect.forEach(
+            committed,
+            (envelope, index) =>
+              sql`
+                UPDATE session_input SET promoted_seq = ${envelope.durable.seq}
+                WHERE id = ${rows[index]!.id} AND promoted_seq IS NULL
+                RETURNING id`.pipe(
+                Effect.orDie,
+                Effect.flatMap((claimed) => (claimed.length === 0 ? new PromotionRaced() : Effect.void))
+              ),
+            { discard: true }
+          )
+        return yield* events.append(sessionID, drafts, claim).pipe(
+          Effect.as(rows.length),
+          Effect.tap((count) => Effect.logDebug("prompts promoted").pipe(Effect.annotateLogs({ count }))),
+          Effect.catchTags({
+            PromotionRaced: () => promote(sessionID, select),
+            // Checked by the caller; sessions are never deleted.
+            SessionNotFoundError: (error) => Effect.die(error)
+          })
+        )
+      })
+
+    const promoteSteers = Effect.fn("SessionInput.promoteSteers")(
+      function* (sessionID: string, cutoffSeq?: number) {
+        yield* ensureSession(sessionID)
+        const cutoff = cutoffSeq === undefined ? sql.literal("") : sql`AND admitted_seq <= ${cutoffSeq}`
+        return yield* promote(
+          sessionID,
+          sql<Row>`
+            SELECT ${columns} FROM session_input
+            WHERE session_id = ${sessionID} AND promoted_seq IS NULL AND delivery = 'steer' ${cutoff}
+            ORDER BY admitted_seq`.pipe(Effect.orDie)
+        )
+      },
+      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+    )
+
+    const promoteNextQueued = Effect.fn("SessionInput.promoteNextQueued")(
+      function* (sessionID: string) {
+        yield* ensureSession(sessionID)
+        const promoted = yield* promote(
+          sessionID,
+          sql<Row>`
+            SELECT ${columns} FROM session_input
+            WHERE session_id = ${sessionID} AND promoted_seq IS NULL AND delivery = 'queue'
+            ORDER BY admitted_seq
+            LIMIT 1`.pipe(Effect.orDie)
+        )
+        return promoted > 0
+      },
+      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+    )
+
+    return Service.of({ admit, pending, promoteSteers, promoteNextQueued })
+  })
+)

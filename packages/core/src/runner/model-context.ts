@@ -1,0 +1,131 @@
+export * as ModelContext from "./model-context.js"
+
+import type { Model, SessionMessages } from "@opencode-ai/schema"
+import type { AgentCatalog } from "../config/agent-catalog.js"
+import type { Catalog } from "../config/catalog.js"
+import { LLMRequest } from "../llm/llm-request.js"
+import { AgentPrompt } from "../prompt/agent-prompt.js"
+import type { ToolRegistry } from "../tool/tool-registry.js"
+
+/** Everything one Step's model request is assembled from; all of it sampled at the Step's start. */
+export interface Input {
+  readonly sessionID: string
+  readonly agent: AgentCatalog.Agent
+  readonly provider: Catalog.Provider
+  readonly model: Catalog.Model
+  /** The Instruction Baseline, verbatim (provider-cache prefix state). */
+  readonly baseline: string
+  /** Projected Session History, chronological (Instruction Updates included as system messages). */
+  readonly history: ReadonlyArray<SessionMessages.SessionMessage>
+  readonly tools: ReadonlyArray<ToolRegistry.Tool>
+  /** The agent's step limit is reached: tools are disabled and the max-steps instruction is added. */
+  readonly lastStep: boolean
+}
+
+const toolOutput = (content: ReadonlyArray<{ readonly type: string; readonly text?: string; readonly uri?: string }>) =>
+  content.map((part) => (part.type === "text" ? (part.text ?? "") : `[file ${part.uri ?? ""}]`)).join("\n")
+
+const sameModel = (a: Model.ModelRef, provider: Catalog.Provider, model: Catalog.Model) =>
+  a.providerID === provider.id && a.id === model.id
+
+/**
+ * Projects one assistant message into the request: its parts in stream order, then the results of
+ * its tool calls. Reasoning may be continued natively (its Native Continuation Metadata replayed)
+ * only when the step succeeded and the request goes to the exact provider and model that produced it.
+ */
+const assistantTurn = (
+  message: SessionMessages.SessionMessageAssistant,
+  provider: Catalog.Provider,
+  model: Catalog.Model
+): ReadonlyArray<LLMRequest.Message> => {
+  const replayable = message.error === undefined && sameModel(message.model, provider, model)
+  const parts: Array<LLMRequest.AssistantPart> = []
+  const results: Array<LLMRequest.ToolResultPart> = []
+  for (const item of message.content) {
+    if (item.type === "text") {
+      if (item.text.length > 0) parts.push(LLMRequest.text(item.text))
+    } else if (item.type === "reasoning") {
+      if (item.text.length > 0 || (replayable && item.providerMetadata !== undefined)) {
+        parts.push(
+          LLMRequest.reasoning(item.text, {
+            ...(item.providerMetadata !== undefined ? { metadata: item.providerMetadata } : {}),
+            replayable
+          })
+        )
+      }
+    } else {
+      // A call still pending has no parsed input: it never ran and is not part of the conversation.
+      if (item.state.status === "pending") continue
+      parts.push(LLMRequest.toolCall(item.id, item.name, item.state.input))
+      switch (item.state.status) {
+        case "completed":
+          results.push(LLMRequest.toolResult(item.id, item.name, toolOutput(item.state.content)))
+          break
+        case "error":
+          results.push(LLMRequest.toolResult(item.id, item.name, item.state.error.message, { isError: true }))
+          break
+        case "running":
+          // Left running by a crash and not yet failed by recovery: the model must still get an answer.
+          results.push(LLMRequest.toolResult(item.id, item.name, "The tool call was interrupted.", { isError: true }))
+          break
+      }
+    }
+  }
+  if (parts.length === 0) return []
+  return results.length > 0 ? [LLMRequest.assistant(...parts), LLMRequest.tool(...results)] : [LLMRequest.assistant(...parts)]
+}
+
+/** Session History → the provider-neutral message list, chronological. */
+export const messages = (
+  history: ReadonlyArray<SessionMessages.SessionMessage>,
+  provider: Catalog.Provider,
+  model: Catalog.Model
+): ReadonlyArray<LLMRequest.Message> =>
+  history.flatMap((message): ReadonlyArray<LLMRequest.Message> => {
+    switch (message.type) {
+      case "user":
+        return [LLMRequest.user(message.text)]
+      case "synthetic":
+        return [LLMRequest.user(message.text)]
+      case "system":
+        return [LLMRequest.instructionUpdate(message.text)]
+      case "assistant":
+        return assistantTurn(message, provider, model)
+      case "shell":
+        return [LLMRequest.user(`The user ran a shell command:\n$ ${message.command}\n${message.output}`)]
+      default:
+        // Agent and model switch markers are for transcripts; compaction joins with its own issue.
+        return []
+    }
+  })
+
+/**
+ * Assembles the Model Context of one Step into one provider request: the ONE system text (the
+ * agent's prompt, then the Instruction Baseline), the projected history, the tools, the Generation
+ * Controls and the session headers. At the step limit the tools stay declared (history may hold tool
+ * calls) but `toolChoice` is `none`, and the max-steps instruction is the final assistant turn.
+ */
+export const build = (input: Input): LLMRequest.Request => {
+  const system = [input.agent.prompt ?? AgentPrompt.forAgent(input.agent.name), input.baseline]
+    .filter((part) => part.length > 0)
+    .join("\n\n")
+  const tools = input.model.toolCall
+    ? input.tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: { ...tool.inputSchema } }))
+    : []
+  return {
+    model: { providerID: input.provider.id, modelID: input.model.apiID },
+    system,
+    messages: [
+      ...messages(input.history, input.provider, input.model),
+      ...(input.lastStep ? [LLMRequest.assistant(LLMRequest.text(AgentPrompt.maxSteps))] : [])
+    ],
+    ...(tools.length > 0 ? { tools } : {}),
+    ...(input.lastStep && tools.length > 0 ? { toolChoice: "none" as const } : {}),
+    generation: {
+      ...(input.model.limit.output > 0 ? { maxOutputTokens: input.model.limit.output } : {}),
+      ...(input.agent.temperature !== undefined ? { temperature: input.agent.temperature } : {}),
+      ...(input.agent.topP !== undefined ? { topP: input.agent.topP } : {})
+    },
+    headers: { "x-session-id": input.sessionID, "x-session-affinity": input.sessionID }
+  }
+}

@@ -1,0 +1,152 @@
+export * as SessionRunner from "./session-runner.js"
+
+import { Errors, type Model } from "@opencode-ai/schema"
+import { Context, Effect, Layer, Option } from "effect"
+import { Config } from "../config/config.js"
+import { InstructionCheckpoint } from "../instructions/instruction-checkpoint.js"
+import { SessionInstructions } from "../instructions/session-instructions.js"
+import { SessionInput } from "../input/session-input.js"
+import type { Retry } from "../llm/retry.js"
+import { Locations } from "../location/locations.js"
+import { SessionHistory } from "../session/session-history.js"
+import { Sessions } from "../session/sessions.js"
+import { ToolRegistry } from "../tool/tool-registry.js"
+import { ModelContext } from "./model-context.js"
+import { SessionCoordinator } from "./session-coordinator.js"
+import { StepRunner } from "./step-runner.js"
+
+/**
+ * Session execution: one process-local drain per session (see {@link SessionCoordinator}), each
+ * running Steps until nothing continues.
+ *
+ * Every Step starts at a Safe Step Boundary, in this order:
+ *   1. prepare instructions (InstructionCheckpoint.prepare): a blocked first baseline stops the drain
+ *      and leaves pending input untouched;
+ *   2. promote input: every pending steer; when the run would otherwise go idle, also one queued
+ *      prompt (then continuation is re-evaluated before another is promoted). Promoting anything
+ *      resets the agent's step allowance, once per boundary;
+ *   3. sample the session's agent and model, build the Model Context, run the Step.
+ * A Step that called tools continues the drain; one that finished without tools lets the next
+ * boundary decide (a steer or a queued prompt may keep it going); a failed Step ends it.
+ */
+export interface Interface {
+  /** Advisory: starts (or coalesces into) the session's drain; resolves immediately. */
+  readonly wake: (sessionID: string) => Effect.Effect<void>
+  /**
+   * Interrupts the session's running Step (provider stream and tools; partial output is kept).
+   * Resolves once the Step has settled. Idempotent; fails only for an unknown session.
+   */
+  readonly interrupt: (sessionID: string) => Effect.Effect<void, Errors.SessionNotFoundError>
+  /** Resolves when the session is idle. Fails only for an unknown session. */
+  readonly wait: (sessionID: string) => Effect.Effect<void, Errors.SessionNotFoundError>
+  /** The foreground drain registry of this process: running sessions → `{type: "running"}`. */
+  readonly active: Effect.Effect<Readonly<Record<string, { readonly type: "running" }>>>
+}
+
+export class Service extends Context.Tag("@opencode-ai/core/SessionRunner")<Service, Interface>() {}
+
+export interface Options {
+  /** The provider retry policy; default `Retry.defaultPolicy`. */
+  readonly retry?: Retry.Policy
+}
+
+export const layer = (options: Options = {}) => Layer.scoped(
+  Service,
+  Effect.gen(function* () {
+    const sessions = yield* Sessions.Service
+    const locations = yield* Locations.Service
+    const config = yield* Config.Service
+    const checkpoint = yield* InstructionCheckpoint.Service
+    const composer = yield* SessionInstructions.Service
+    const input = yield* SessionInput.Service
+    const history = yield* SessionHistory.Service
+    const registry = yield* ToolRegistry.Service
+    const context = yield* Effect.context<StepRunner.Requirements>()
+
+    const selectAgent = (name: string | undefined) =>
+      Option.orElse(config.agent(name ?? config.defaultAgent), () => config.agent(config.defaultAgent))
+
+    /** One drain: Steps until nothing continues. Failures end the drain; they never escape it. */
+    const drain = (sessionID: string) =>
+      Effect.gen(function* () {
+        let continuing = false
+        let step = 1
+        while (true) {
+          if (!continuing && (yield* input.pending(sessionID)).length === 0) return
+          const before = yield* sessions.get(sessionID)
+          const location = yield* locations.resolve(before.location)
+
+          // 1. Safe Step Boundary: instructions first.
+          const prepared = yield* checkpoint.prepare(sessionID, yield* composer.forSession(sessionID, location))
+          if (prepared._tag === "Blocked") {
+            yield* Effect.logWarning("instructions unavailable; the step waits", { unavailable: prepared.unavailable })
+            return
+          }
+
+          // 2. Promotion.
+          let promoted = yield* input.promoteSteers(sessionID)
+          if (!continuing && promoted === 0 && (yield* input.promoteNextQueued(sessionID))) promoted = 1
+          if (!continuing && promoted === 0) return
+          if (promoted > 0) step = 1
+
+          // 3. Sample agent and model now: switches admitted after this apply to the next Step.
+          const session = yield* sessions.get(sessionID)
+          const agent = selectAgent(session.agent)
+          if (Option.isNone(agent)) return yield* Effect.dieMessage("no agent is available")
+          const ref: Option.Option<Model.ModelRef> = Option.orElse(
+            Option.fromNullable(session.model),
+            () => Option.orElse(Option.fromNullable(agent.value.model), () => config.model)
+          )
+          const found = Option.flatMap(ref, config.findModel)
+          if (Option.isNone(found)) {
+            yield* StepRunner.failBeforeOutput({
+              sessionID,
+              agent: agent.value,
+              model: Option.getOrElse(ref, () => ({ id: "", providerID: "" })),
+              message: Option.isNone(ref)
+                ? "No model is configured: set `model` in opencode.json or choose one for the session"
+                : `Unknown model ${ref.value.providerID}/${ref.value.id}`
+            })
+            return
+          }
+          const lastStep = agent.value.steps !== undefined && step >= agent.value.steps
+          const tools = yield* registry.list
+          const request = ModelContext.build({
+            sessionID,
+            agent: agent.value,
+            provider: found.value.provider,
+            model: found.value.model,
+            baseline: prepared.baseline,
+            history: yield* history.context(sessionID, { baselineSeq: prepared.baselineSeq }),
+            tools,
+            lastStep
+          })
+          const outcome = yield* StepRunner.run({
+            sessionID,
+            agent: agent.value,
+            model: { id: found.value.model.id, providerID: found.value.provider.id },
+            request,
+            tools: new Map(lastStep ? [] : tools.map((tool) => [tool.name, tool] as const)),
+            ...(options.retry !== undefined ? { retry: options.retry } : {})
+          })
+          step++
+          if (outcome._tag !== "Ended") return
+          continuing = outcome.toolCalls > 0 && !lastStep
+        }
+      }).pipe(
+        Effect.provide(context),
+        Effect.catchAll((error) => Effect.logWarning("session drain stopped", error)),
+        Effect.annotateLogs({ sessionID })
+      )
+
+    const coordinator = yield* SessionCoordinator.make(drain)
+    const known = (sessionID: string) => Effect.asVoid(sessions.get(sessionID))
+
+    return Service.of({
+      wake: coordinator.wake,
+      interrupt: (sessionID) => Effect.zipRight(known(sessionID), coordinator.interrupt(sessionID)),
+      wait: (sessionID) => Effect.zipRight(known(sessionID), coordinator.wait(sessionID)),
+      active: Effect.map(coordinator.active, (ids) => Object.fromEntries(ids.map((id) => [id, { type: "running" as const }])))
+    })
+  })
+)

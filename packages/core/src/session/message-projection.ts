@@ -1,0 +1,477 @@
+export * as MessageProjection from "./message-projection.js"
+
+/**
+ * MessageProjection: a session's durable `session.next.*` events folded into the Session Messages a
+ * client reads and the model is given (table `message`), and the session row kept current (cost,
+ * tokens, agent, model, `time.updated`).
+ *
+ * {@link reduce} is the pure fold of one event into the message it targets; {@link apply} runs it
+ * inside the transaction of the append that committed the events (through SessionEvents), so a
+ * message never lags or leads the log. Events and the messages they make:
+ *
+ * ```
+ *   prompted ─────────► user            context.updated ─► system        synthetic ─► synthetic
+ *   agent.switched ───► agent-switched  model.switched ──► model-switched
+ *   compaction.ended ─► compaction (summary + recent)
+ *   step.started ─────► assistant ──(text | reasoning | tool)*──► step.ended (finish, cost, tokens)
+ *                                                               └► step.failed (error)
+ *
+ *   assistant tool content, keyed by callID:
+ *     tool.input.started ─► pending("") ─tool.input.ended─► pending(raw text)
+ *     tool.called ────────► running(input, {}, [])   (from pending, or directly)
+ *     tool.progress ──────► running(structured, content replaced)
+ *     tool.success ───────► completed               tool.failed ─► error (from pending or running)
+ * ```
+ *
+ * `*.ended` events carry the full value, so text and reasoning are set from them, never from deltas
+ * (which are live-only). Events that make no message (`prompt.admitted`, `moved`, `retried`, the
+ * revert family, `compaction.started`) leave messages alone; `shell.*` are not projected yet.
+ *
+ * A transition the log should never contain (an event for a missing or differently typed message, a
+ * tool settled twice, a message created twice) is a broken invariant: {@link reduce} throws
+ * {@link InvalidTransition} and {@link apply} dies, rolling the whole append back.
+ */
+
+import { SqlClient } from "@effect/sql"
+import { Event, type Identifier, type ProviderMetadata, Session, SessionMessages } from "@opencode-ai/schema"
+import { Effect, Schema } from "effect"
+import type * as EventLog from "../event/event-log.js"
+
+type Message = SessionMessages.SessionMessage
+type Assistant = SessionMessages.SessionMessageAssistant
+type Content = SessionMessages.SessionMessageAssistantContent
+type Tool = SessionMessages.SessionMessageAssistantTool
+type SessionEvent = Event.SessionDurableEvent
+
+/** An event the projection cannot apply to the message it targets: the log broke an invariant. */
+export class InvalidTransition extends Error {
+  override readonly name = "InvalidTransition"
+  constructor(
+    readonly event: SessionEvent["type"],
+    readonly messageID: string,
+    reason: string
+  ) {
+    super(`${event} cannot apply to message ${messageID}: ${reason}`)
+  }
+}
+
+// ── Decoding ────────────────────────────────────────────────────────────────────────────────────
+
+/** The envelope schema of every durable `session.next.*` type. */
+export const schemaByType: ReadonlyMap<string, Schema.Schema<SessionEvent, any>> = new Map(
+  Event.SessionDurableEvent.members.map((member) => [member.fields.type.literals[0], member as Schema.Schema<SessionEvent, any>])
+)
+
+/**
+ * A committed envelope as the typed durable event it holds. Fails for a type that is not a durable
+ * `session.next.*` event or data that does not match its schema.
+ */
+export const decodeEvent = (envelope: EventLog.Envelope): Effect.Effect<SessionEvent, Error> => {
+  const schema = schemaByType.get(envelope.type)
+  if (schema === undefined) return Effect.fail(new Error(`${envelope.type} is not a durable session.next event`))
+  return Schema.decodeUnknown(schema)(envelope)
+}
+
+// ── The reducer ─────────────────────────────────────────────────────────────────────────────────
+
+/** The id of the message `event` creates or changes, or undefined when it makes no message. */
+export const target = (event: SessionEvent): Identifier.MessageID | undefined => {
+  switch (event.type) {
+    case "session.next.prompted":
+    case "session.next.context.updated":
+    case "session.next.synthetic":
+    case "session.next.agent.switched":
+    case "session.next.model.switched":
+    case "session.next.compaction.ended":
+      return event.data.messageID
+    case "session.next.step.started":
+    case "session.next.step.ended":
+    case "session.next.step.failed":
+    case "session.next.text.started":
+    case "session.next.text.ended":
+    case "session.next.reasoning.started":
+    case "session.next.reasoning.ended":
+    case "session.next.tool.input.started":
+    case "session.next.tool.input.ended":
+    case "session.next.tool.called":
+    case "session.next.tool.progress":
+    case "session.next.tool.success":
+    case "session.next.tool.failed":
+      return event.data.assistantMessageID
+    default:
+      return undefined
+  }
+}
+
+/**
+ * The message after `event`, given the message it targets as it was (`undefined` when it does not
+ * exist yet). Pure. Only call it for events whose {@link target} is defined. Throws
+ * {@link InvalidTransition} for a transition the log should never contain.
+ *
+ * A `prompted` for a user message that already exists returns it unchanged: it can only be a second
+ * promotion of one prompt, which SessionInput's claim rejects (rolling the append back).
+ */
+export const reduce = (current: Message | undefined, event: SessionEvent): Message => {
+  const id = target(event)
+  if (id === undefined) throw new InvalidTransition(event.type, "(none)", "the event makes no message")
+  const fail = (reason: string): never => {
+    throw new InvalidTransition(event.type, id, reason)
+  }
+  const created = { id, time: { created: event.data.timestamp } }
+  const fresh = <M extends Message>(message: M): M =>
+    current === undefined ? message : fail(`message already exists (${current.type})`)
+
+  switch (event.type) {
+    case "session.next.prompted": {
+      if (current?.type === "user") return current
+      const { text, files, agents } = event.data.prompt
+      return fresh({
+        ...created,
+        type: "user",
+        text,
+        ...(files === undefined ? {} : { files }),
+        ...(agents === undefined ? {} : { agents })
+      })
+    }
+    case "session.next.context.updated":
+      return fresh({ ...created, type: "system", text: event.data.text })
+    case "session.next.synthetic":
+      return fresh({ ...created, type: "synthetic", sessionID: event.data.sessionID, text: event.data.text })
+    case "session.next.agent.switched":
+      return fresh({ ...created, type: "agent-switched", agent: event.data.agent })
+    case "session.next.model.switched":
+      return fresh({ ...created, type: "model-switched", model: event.data.model })
+    case "session.next.compaction.ended":
+      return fresh({
+        ...created,
+        type: "compaction",
+        reason: event.data.reason,
+        summary: event.data.text,
+        recent: event.data.recent
+      })
+    case "session.next.step.started":
+      return fresh({
+        ...created,
+        type: "assistant",
+        agent: event.data.agent,
+        model: event.data.model,
+        content: [],
+        ...(event.data.snapshot === undefined ? {} : { snapshot: { start: event.data.snapshot } })
+      })
+    default:
+      break
+  }
+
+  if (current === undefined) return fail("no such message (no step.started)")
+  if (current.type !== "assistant") return fail(`not an assistant message (${current.type})`)
+  const assistant: Assistant = current
+  const at = event.data.timestamp
+
+  const withContent = (content: ReadonlyArray<Content>): Assistant => ({ ...assistant, content })
+  const indexOf = (type: Content["type"], itemID: string) =>
+    assistant.content.findIndex((item) => item.type === type && item.id === itemID)
+  const replace = (index: number, item: Content) => withContent(assistant.content.map((old, i) => (i === index ? item : old)))
+  const tool = (callID: string): [number, Tool] => {
+    const index = indexOf("tool", callID)
+    return index === -1 ? fail(`no tool call ${callID}`) : [index, assistant.content[index] as Tool]
+  }
+  const settled = (item: Tool) =>
+    item.state.status === "completed" || item.state.status === "error" ? fail(`tool call ${item.id} already settled`) : item
+
+  switch (event.type) {
+    case "session.next.step.ended": {
+      const { snapshot, files } = event.data
+      const merged = { ...assistant.snapshot, ...(snapshot === undefined ? {} : { end: snapshot }), ...(files === undefined ? {} : { files }) }
+      return {
+        ...assistant,
+        time: { ...assistant.time, completed: at },
+        finish: event.data.finish,
+        cost: event.data.cost,
+        tokens: event.data.tokens,
+        ...(Object.keys(merged).length === 0 ? {} : { snapshot: merged })
+      }
+    }
+    case "session.next.step.failed":
+      return { ...assistant, time: { ...assistant.time, completed: at }, error: event.data.error }
+
+    case "session.next.text.started":
+      if (indexOf("text", event.data.textID) !== -1) return fail(`text ${event.data.textID} already started`)
+      return withContent([...assistant.content, { type: "text", id: event.data.textID, text: "" }])
+    case "session.next.text.ended": {
+      // The full text; a block whose start was never recorded is still recorded whole.
+      const item: Content = { type: "text", id: event.data.textID, text: event.data.text }
+      const index = indexOf("text", event.data.textID)
+      return index === -1 ? withContent([...assistant.content, item]) : replace(index, item)
+    }
+
+    case "session.next.reasoning.started": {
+      if (indexOf("reasoning", event.data.reasoningID) !== -1) return fail(`reasoning ${event.data.reasoningID} already started`)
+      const { providerMetadata } = event.data
+      return withContent([
+        ...assistant.content,
+        {
+          type: "reasoning",
+          id: event.data.reasoningID,
+          text: "",
+          ...(providerMetadata === undefined ? {} : { providerMetadata }),
+          time: { created: at }
+        }
+      ])
+    }
+    case "session.next.reasoning.ended": {
+      const index = indexOf("reasoning", event.data.reasoningID)
+      const before = index === -1 ? undefined : (assistant.content[index] as SessionMessages.SessionMessageAssistantReasoning)
+      const providerMetadata = event.data.providerMetadata ?? before?.providerMetadata
+      const item: Content = {
+        type: "reasoning",
+        id: event.data.reasoningID,
+        text: event.data.text,
+        ...(providerMetadata === undefined ? {} : { providerMetadata }),
+        time: { created: before?.time?.created ?? at, completed: at }
+      }
+      return index === -1 ? withContent([...assistant.content, item]) : replace(index, item)
+    }
+
+    case "session.next.tool.input.started":
+      if (indexOf("tool", event.data.callID) !== -1) return fail(`tool call ${event.data.callID} already exists`)
+      return withContent([
+        ...assistant.content,
+        { type: "tool", id: event.data.callID, name: event.data.name, state: { status: "pending", input: "" }, time: { created: at } }
+      ])
+    case "session.next.tool.input.ended": {
+      const [index, item] = tool(event.data.callID)
+      if (item.state.status !== "pending") return fail(`tool call ${item.id} is ${item.state.status}, not pending`)
+      return replace(index, { ...item, state: { status: "pending", input: event.data.text } })
+    }
+    case "session.next.tool.called": {
+      const { callID, input, provider } = event.data
+      const running = { status: "running", input, structured: {}, content: [] } as const
+      const index = indexOf("tool", callID)
+      if (index === -1) {
+        // A call whose arguments were not streamed (or came whole) starts here.
+        return withContent([
+          ...assistant.content,
+          { type: "tool", id: callID, name: event.data.tool, provider, state: running, time: { created: at, ran: at } }
+        ])
+      }
+      const item = assistant.content[index] as Tool
+      if (item.state.status !== "pending") return fail(`tool call ${callID} is ${item.state.status}, not pending`)
+      return replace(index, { ...item, name: event.data.tool, provider, state: running, time: { ...item.time, ran: at } })
+    }
+    case "session.next.tool.progress": {
+      const [index, item] = tool(event.data.callID)
+      if (item.state.status !== "running") return fail(`tool call ${item.id} is ${item.state.status}, not running`)
+      return replace(index, { ...item, state: { ...item.state, structured: event.data.structured, content: event.data.content } })
+    }
+    case "session.next.tool.success": {
+      const [index, item] = tool(event.data.callID)
+      settled(item)
+      if (item.state.status !== "running") return fail(`tool call ${item.id} is ${item.state.status}, not running`)
+      const { structured, content, outputPaths, result } = event.data
+      return replace(index, {
+        ...item,
+        provider: providerAfter(item, event.data.provider),
+        state: {
+          status: "completed",
+          input: item.state.input,
+          content,
+          structured,
+          ...(outputPaths === undefined ? {} : { outputPaths }),
+          ...(result === undefined ? {} : { result })
+        },
+        time: { ...item.time, completed: at }
+      })
+    }
+    case "session.next.tool.failed": {
+      const [index, item] = tool(event.data.callID)
+      const state = settled(item).state
+      const { error, result } = event.data
+      return replace(index, {
+        ...item,
+        provider: providerAfter(item, event.data.provider),
+        state: {
+          status: "error",
+          input: state.status === "running" ? state.input : parseObject(state.status === "pending" ? state.input : ""),
+          content: state.status === "running" ? state.content : [],
+          structured: state.status === "running" ? state.structured : {},
+          error,
+          ...(result === undefined ? {} : { result })
+        },
+        time: { ...item.time, completed: at }
+      })
+    }
+    default:
+      return fail("unhandled event")
+  }
+}
+
+/** The tool's provider record after its settlement: the settlement's metadata is the result's. */
+const providerAfter = (
+  item: Tool,
+  provider: { readonly executed: boolean; readonly metadata?: ProviderMetadata.LLMProviderMetadata | undefined }
+): NonNullable<Tool["provider"]> => ({
+  ...item.provider,
+  executed: provider.executed,
+  ...(provider.metadata === undefined ? {} : { resultMetadata: provider.metadata })
+})
+
+/** The raw argument text of a call that failed before it was parsed, as an object when it is one. */
+const parseObject = (text: string): { readonly [key: string]: unknown } => {
+  try {
+    const value: unknown = JSON.parse(text)
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {}
+  } catch {
+    return {}
+  }
+}
+
+/**
+ * The session record after `event`: `step.ended` adds its cost and tokens; `agent.switched` and
+ * `model.switched` select the agent and model the next Step uses; those and `prompted` and
+ * `step.failed` bump `time.updated` (to the event's timestamp, never backwards). Any other event
+ * returns `session` itself.
+ */
+export const reduceSession = (session: Session.SessionV2Info, event: SessionEvent): Session.SessionV2Info => {
+  const touch = (next: Session.SessionV2Info): Session.SessionV2Info => ({
+    ...next,
+    time: { ...next.time, updated: Math.max(next.time.updated, event.data.timestamp) }
+  })
+  switch (event.type) {
+    case "session.next.step.ended": {
+      const { tokens } = event.data
+      return touch({
+        ...session,
+        cost: session.cost + event.data.cost,
+        tokens: {
+          input: session.tokens.input + tokens.input,
+          output: session.tokens.output + tokens.output,
+          reasoning: session.tokens.reasoning + tokens.reasoning,
+          cache: { read: session.tokens.cache.read + tokens.cache.read, write: session.tokens.cache.write + tokens.cache.write }
+        }
+      })
+    }
+    case "session.next.agent.switched":
+      return touch({ ...session, agent: event.data.agent })
+    case "session.next.model.switched":
+      return touch({ ...session, model: event.data.model })
+    case "session.next.prompted":
+    case "session.next.step.failed":
+      return touch(session)
+    default:
+      return session
+  }
+}
+
+/** The event types {@link reduceSession} acts on; the session row is read only for these. */
+const changesSession: ReadonlySet<string> = new Set<SessionEvent["type"]>([
+  "session.next.step.ended",
+  "session.next.step.failed",
+  "session.next.agent.switched",
+  "session.next.model.switched",
+  "session.next.prompted"
+])
+
+// ── Persistence ─────────────────────────────────────────────────────────────────────────────────
+
+const MessageJson = Schema.parseJson(SessionMessages.SessionMessage)
+const decodeMessage = Schema.decodeUnknown(MessageJson)
+const encodeMessage = Schema.encode(MessageJson)
+const SessionJson = Schema.parseJson(Session.SessionV2Info)
+const decodeSession = Schema.decodeUnknown(SessionJson)
+const encodeSession = Schema.encode(SessionJson)
+
+/** A stored message row: the message and where it sits. */
+export interface Stored {
+  readonly sessionID: string
+  readonly seq: number
+  readonly message: Message
+}
+
+/** A stored `info` column as a message; a row that does not decode is corrupt (defect). */
+export const decodeInfo = (info: string): Effect.Effect<Message> => Effect.orDie(decodeMessage(info))
+
+/**
+ * Applies committed events to the projection, inside the caller's SQL transaction (the append's
+ * projection hook; SessionEvents does this for every session event). Events of other aggregates'
+ * types (`session.created`) are skipped. Each message is read at most once and written once per
+ * call, with `seq` = the seq of the event that created it. An undecodable event, an event whose
+ * `sessionID` is not its aggregate, or an {@link InvalidTransition} is a defect. The session row
+ * must exist (SessionEvents checks it).
+ */
+export const apply = Effect.fn("MessageProjection.apply")(function* (committed: ReadonlyArray<EventLog.Envelope>) {
+  const sql = yield* SqlClient.SqlClient
+  const touched = new Map<string, Stored & { readonly created: boolean }>()
+  const sessions = new Map<string, { readonly before: Session.SessionV2Info; readonly after: Session.SessionV2Info }>()
+
+  const load = (id: string) =>
+    sql<{ readonly session_id: string; readonly seq: number; readonly info: string }>`
+      SELECT session_id, seq, info FROM message WHERE id = ${id}`.pipe(
+      Effect.orDie,
+      Effect.flatMap(([row]) =>
+        row === undefined
+          ? Effect.succeed(undefined)
+          : Effect.map(decodeInfo(row.info), (message) => ({ sessionID: row.session_id, seq: row.seq, message, created: false }))
+      )
+    )
+  const loadSession = (id: string) =>
+    sql<{ readonly info: string }>`SELECT info FROM session WHERE id = ${id}`.pipe(
+      Effect.orDie,
+      Effect.flatMap(([row]) =>
+        row === undefined ? Effect.dieMessage(`session ${id} has no row`) : Effect.orDie(decodeSession(row.info))
+      )
+    )
+
+  for (const envelope of committed) {
+    if (!envelope.type.startsWith("session.next.")) continue
+    const event = yield* decodeEvent(envelope).pipe(Effect.orDie)
+    const sessionID = envelope.durable.aggregateID
+    if (event.data.sessionID !== sessionID) {
+      return yield* Effect.dieMessage(`${event.type} for session ${event.data.sessionID} appended to ${sessionID}`)
+    }
+
+    const id = target(event)
+    if (id !== undefined) {
+      const before = touched.get(id) ?? (yield* load(id))
+      if (before !== undefined && before.sessionID !== sessionID) {
+        return yield* Effect.dieMessage(`message ${id} belongs to another session`)
+      }
+      const message = yield* Effect.try({
+        try: () => reduce(before?.message, event),
+        catch: (error) => error
+      }).pipe(Effect.orDie)
+      touched.set(id, {
+        sessionID,
+        seq: before?.seq ?? envelope.durable.seq,
+        message,
+        created: before === undefined || before.created
+      })
+    }
+
+    if (changesSession.has(event.type)) {
+      const session = sessions.get(sessionID) ?? (yield* Effect.map(loadSession(sessionID), (info) => ({ before: info, after: info })))
+      sessions.set(sessionID, { before: session.before, after: reduceSession(session.after, event) })
+    }
+  }
+
+  for (const [id, row] of touched) {
+    const info = yield* encodeMessage(row.message).pipe(Effect.orDie)
+    if (row.created) {
+      yield* sql`INSERT INTO message ${sql.insert({
+        id,
+        session_id: row.sessionID,
+        seq: row.seq,
+        type: row.message.type,
+        info,
+        time_created: row.message.time.created
+      })}`.pipe(Effect.orDie)
+    } else {
+      yield* sql`UPDATE message SET info = ${info}, type = ${row.message.type} WHERE id = ${id}`.pipe(Effect.orDie)
+    }
+  }
+
+  for (const [id, { before, after }] of sessions) {
+    if (after === before) continue
+    const info = yield* encodeSession(after).pipe(Effect.orDie)
+    yield* sql`UPDATE session SET info = ${info}, time_updated = ${after.time.updated} WHERE id = ${id}`.pipe(Effect.orDie)
+  }
+})

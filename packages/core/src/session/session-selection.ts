@@ -1,0 +1,101 @@
+export * as SessionSelection from "./session-selection.js"
+
+/**
+ * SessionSelection: switching the agent or model a session runs with. A switch is one durable event
+ * (`session.next.agent.switched` / `session.next.model.switched`) appended through SessionEvents, so
+ * its marker message and the session record (`agent` / `model`) change in the same transaction. The
+ * runner samples the selection when a Step starts, so a switch applies from the next Step and never
+ * restarts the current one; the InstructionCheckpoint and the conversation are left as they are.
+ */
+
+import { Errors, Identifier, type Model } from "@opencode-ai/schema"
+import { Clock, Context, Effect, Layer, Option } from "effect"
+import * as Config from "../config/config.js"
+import * as SessionEvents from "./session-events.js"
+import * as Sessions from "./sessions.js"
+
+export interface Interface {
+  /**
+   * Selects `agent` for the session's next Steps. It must name an enabled agent that is offered for
+   * selection (not hidden), else InvalidRequestError (field `agent`): an unknown name is never
+   * accepted silently. Selecting the agent the session already has appends nothing. Unknown
+   * session → SessionNotFoundError (checked first).
+   */
+  readonly switchAgent: (
+    sessionID: string,
+    agent: string
+  ) => Effect.Effect<void, Errors.SessionNotFoundError | Errors.InvalidRequestError>
+  /**
+   * Selects `model` for the session's next Steps. Its provider and model must be configured, else
+   * InvalidRequestError (field `model`). Selecting the model the session already has (same provider,
+   * model and variant) appends nothing. Unknown session → SessionNotFoundError (checked first).
+   */
+  readonly switchModel: (
+    sessionID: string,
+    model: Model.ModelRef
+  ) => Effect.Effect<void, Errors.SessionNotFoundError | Errors.InvalidRequestError>
+}
+
+/** Agent and model switching; `yield* SessionSelection.Service`. */
+export class Service extends Context.Tag("@opencode-ai/core/SessionSelection")<Service, Interface>() {}
+
+const invalid = (field: string, message: string) => new Errors.InvalidRequestError({ kind: "selection", field, message })
+
+export const layer: Layer.Layer<Service, never, Sessions.Service | SessionEvents.Service | Config.Service> = Layer.effect(
+  Service,
+  Effect.gen(function* () {
+    const sessions = yield* Sessions.Service
+    const events = yield* SessionEvents.Service
+    const config = yield* Config.Service
+
+    const switchAgent = Effect.fn("SessionSelection.switchAgent")(
+      function* (sessionID: string, agent: string) {
+        const session = yield* sessions.get(sessionID)
+        const found = config.agent(agent)
+        if (Option.isNone(found) || found.value.hidden) {
+          const offered = config.agents.filter((candidate) => !candidate.hidden).map((candidate) => candidate.name)
+          return yield* invalid("agent", `Unknown agent "${agent}"; available: ${offered.join(", ")}`)
+        }
+        if (session.agent === agent) return
+        const now = yield* Clock.currentTimeMillis
+        yield* events.append(session.id, [
+          SessionEvents.draft("session.next.agent.switched", {
+            timestamp: now,
+            sessionID: session.id,
+            messageID: Identifier.newMessageID(now),
+            agent
+          })
+        ])
+      },
+      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+    )
+
+    const switchModel = Effect.fn("SessionSelection.switchModel")(
+      function* (sessionID: string, model: Model.ModelRef) {
+        const session = yield* sessions.get(sessionID)
+        if (Option.isNone(config.provider(model.providerID))) {
+          return yield* invalid("model", `Unknown provider "${model.providerID}" in model ${model.providerID}/${model.id}`)
+        }
+        if (Option.isNone(config.findModel(model))) {
+          return yield* invalid("model", `Unknown model "${model.id}" of provider "${model.providerID}"`)
+        }
+        const current = session.model
+        if (current !== undefined && current.providerID === model.providerID && current.id === model.id && current.variant === model.variant) {
+          return
+        }
+        const now = yield* Clock.currentTimeMillis
+        yield* events.append(session.id, [
+          SessionEvents.draft("session.next.model.switched", {
+            timestamp: now,
+            sessionID: session.id,
+            messageID: Identifier.newMessageID(now),
+            model
+          })
+        ])
+      },
+      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+    )
+
+    return Service.of({ switchAgent, switchModel })
+  })
+)

@@ -1,0 +1,60 @@
+export * as ToolRegistry from "./tool-registry.js"
+
+import type { ToolContent } from "@opencode-ai/schema"
+import { Context, Effect, Layer, Ref, Schema, type Scope } from "effect"
+
+/** What a tool execution knows about the call it serves. */
+export interface CallContext {
+  readonly sessionID: string
+  readonly callID: string
+  /** The effective agent of the Step that issued the call; a later agent switch does not change it. */
+  readonly agent: string
+}
+
+/** A settled, successful tool result: what the model reads and what session consumers get. */
+export interface Result {
+  /** The Model Tool Output: what the model sees on replay. */
+  readonly content: ReadonlyArray<ToolContent.LLMToolContent>
+  /** Machine-readable output for session consumers (not sent to the model). */
+  readonly structured?: Readonly<Record<string, unknown>>
+}
+
+/** An expected tool failure: the model is told `message` and may try again. */
+export class ToolFailure extends Schema.TaggedError<ToolFailure>()("ToolFailure", {
+  message: Schema.String
+}) {}
+
+/** One tool the model may call. `execute` runs only after the call is durable (`tool.called`). */
+export interface Tool {
+  readonly name: string
+  readonly description: string
+  /** The JSON Schema of the input object. */
+  readonly inputSchema: Readonly<Record<string, unknown>>
+  readonly execute: (input: Readonly<Record<string, unknown>>, context: CallContext) => Effect.Effect<Result, ToolFailure>
+}
+
+/**
+ * The in-process Tool Registry seam: the runner lists the tools for a Step and runs calls through
+ * it. Built-in tools, permissions and Model Tool Output bounding plug in here later.
+ */
+export interface Interface {
+  /** Adds a tool for the lifetime of the caller's Scope; a second tool with the same name replaces it until then. */
+  readonly register: (tool: Tool) => Effect.Effect<void, never, Scope.Scope>
+  /** The registered tools, by name. */
+  readonly list: Effect.Effect<ReadonlyArray<Tool>>
+}
+
+export class Service extends Context.Tag("@opencode-ai/core/ToolRegistry")<Service, Interface>() {}
+
+export const make = Effect.gen(function* () {
+  const tools = yield* Ref.make<ReadonlyArray<Tool>>([])
+  const register = (tool: Tool) =>
+    Effect.acquireRelease(
+      Ref.update(tools, (all) => [...all.filter((t) => t.name !== tool.name), tool]),
+      () => Ref.update(tools, (all) => all.filter((t) => t !== tool))
+    ).pipe(Effect.asVoid)
+  const list = Effect.map(Ref.get(tools), (all) => [...all].sort((a, b) => a.name.localeCompare(b.name)))
+  return Service.of({ register, list })
+})
+
+export const layer: Layer.Layer<Service> = Layer.effect(Service, make)

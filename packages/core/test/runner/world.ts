@@ -1,0 +1,69 @@
+import { Config, ConfigInfo, Core, EventLog, Locations, SessionInput, SessionRunner, Sessions, ToolRegistry } from "@opencode-ai/core"
+import { ScriptedLLMServer } from "@opencode-ai/core/testing"
+import { Effect, Layer } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+
+/** Retries without waiting, so a retry test needs no clock. */
+export const fastRetry = { maxAttempts: 4, initialDelayMs: 1, factor: 1, maxDelayMs: 1, jitter: 0, maxRetryAfterMs: 60_000 }
+
+/**
+ * A Core over a fresh database whose one provider is a scripted LLM server on 127.0.0.1, speaking
+ * `protocol` to the real adapter. `agents` merges into the config's `agent` key.
+ */
+export const world = (options: { readonly protocol?: "openai-compatible" | "anthropic"; readonly agent?: Record<string, unknown> } = {}) =>
+  Effect.gen(function* () {
+    const server = yield* ScriptedLLMServer.make()
+    const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "opencode-runner-")))
+    const directory = path.join(root, "project")
+    fs.mkdirSync(directory)
+    const protocol = options.protocol ?? "openai-compatible"
+    const config = Config.layerTest({
+      provider: {
+        scripted: {
+          npm: protocol === "anthropic" ? "@ai-sdk/anthropic" : "@ai-sdk/openai-compatible",
+          options: { baseURL: server.url, apiKey: "test-key" },
+          models: { m: { name: "Scripted", tool_call: true, limit: { context: 100_000, output: 1000 } } }
+        }
+      },
+      model: "scripted/m",
+      ...(options.agent !== undefined ? { agent: options.agent } : {})
+    } as ConfigInfo.Info)
+    const context = yield* Layer.build(
+      Core.layer({
+        databaseFile: path.join(root, "opencode.db"),
+        directory,
+        configDir: path.join(root, "config"),
+        env: {},
+        config,
+        retry: fastRetry
+      })
+    ).pipe(Effect.orDie)
+    const run = <A, E>(effect: Effect.Effect<A, E, Core.Services>) => Effect.provide(effect, context)
+    const session = yield* run(
+      Effect.gen(function* () {
+        const location = yield* (yield* Locations.Service).resolve({ directory })
+        return yield* (yield* Sessions.Service).create({ location })
+      })
+    ).pipe(Effect.orDie)
+    const prompt = (text: string, options: { readonly delivery?: "steer" | "queue"; readonly resume?: boolean } = {}) =>
+      run(
+        Effect.gen(function* () {
+          const admitted = yield* (yield* SessionInput.Service).admit(session.id, {
+            prompt: { text },
+            ...(options.delivery !== undefined ? { delivery: options.delivery } : {})
+          })
+          if (options.resume !== false) yield* (yield* SessionRunner.Service).wake(session.id)
+          return admitted
+        })
+      )
+    const runner = run(SessionRunner.Service)
+    const wait = Effect.flatMap(runner, (r) => r.wait(session.id))
+    const interrupt = Effect.flatMap(runner, (r) => r.interrupt(session.id))
+    const events = run(Effect.flatMap(EventLog.Service, (log) => log.read(session.id)))
+    const types = Effect.map(events, (all) => all.map((e) => e.type.replace("session.next.", "")))
+    const register = (tool: ToolRegistry.Tool) =>
+      Effect.provide(Effect.flatMap(ToolRegistry.Service, (r) => r.register(tool)), context)
+    return { server, session, directory, prompt, wait, interrupt, events, types, register, run }
+  })

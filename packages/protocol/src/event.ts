@@ -1,0 +1,27 @@
+export * as EventGroup from "./event.js"
+
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { InstanceEvent } from "@opencode-ai/schema"
+import { EventStream } from "./event-stream.js"
+
+/**
+ * `GET /api/event` (`events.subscribe`): the instance-wide live stream, as Server-Sent Events.
+ *
+ * - The first event is always `server.connected`; everything published on the instance after it is
+ *   delivered, in order: durable events as they commit (`session.created`, every `session.next.*`)
+ *   and live-only ones (`session.next.text.delta`, ...).
+ * - `server.heartbeat` is sent periodically (every 15 s by default) so an idle stream is told apart
+ *   from a dead one.
+ * - There is no replay: `Last-Event-ID` is ignored and frames carry no `id`. A consumer that reconnects
+ *   refreshes authoritative state (for a session's durable log, `sessions.events` with `after`).
+ * - Each subscriber has a bounded buffer. One that falls too far behind is cut off: its stream ends
+ *   with a failure frame (`effect/httpapi/stream/failure`); other subscribers are unaffected.
+ * - When the server or embedded host shuts down, `global.disposed` is the last event.
+ */
+export const subscribe = HttpApiEndpoint.get("subscribe", "/api/event")
+  .addSuccess(EventStream.events(InstanceEvent.V2Event))
+  .annotate(EventStream.Annotation, EventStream.eventsDeclaration)
+  .annotate(OpenApi.Transform, EventStream.openApi)
+  .annotate(OpenApi.Identifier, "v2.event.subscribe")
+
+export const group = HttpApiGroup.make("events").add(subscribe).annotate(OpenApi.Title, "events")

@@ -1,0 +1,48 @@
+export * as SessionExecution from "./session-execution.js"
+
+import { HttpApiEndpoint, OpenApi } from "@effect/platform"
+import { Errors, Identifier, SessionActivity } from "@opencode-ai/schema"
+import { Schema } from "effect"
+
+const SessionPath = Schema.Struct({ sessionID: Identifier.SessionID })
+
+/** `{data: {<sessionID>: {type: "running"}}}`: sessions absent from the record are idle. */
+export const ActiveResponse = Schema.Struct({
+  data: Schema.Record({ key: Identifier.SessionID, value: SessionActivity.SessionActive }).annotations({
+    // Effect renders a refined record key as `propertyNames`; the contract says `patternProperties`.
+    jsonSchema: {
+      type: "object",
+      patternProperties: {
+        "^ses": {
+          type: "object",
+          properties: { type: { type: "string", enum: ["running"] } },
+          required: ["type"],
+          additionalProperties: false
+        }
+      }
+    }
+  })
+})
+
+/** `GET /api/session/active`: a snapshot of this process's foreground drain registry. */
+export const active = HttpApiEndpoint.get("active", "/api/session/active")
+  .addSuccess(ActiveResponse)
+  .annotate(OpenApi.Identifier, "v2.session.active")
+
+/**
+ * `POST /api/session/{sessionID}/interrupt`: stops the running Step (provider stream and tools;
+ * partial output is kept) and answers 204 once it has settled. Idempotent: an idle session is 204 too.
+ */
+export const interrupt = HttpApiEndpoint.post("interrupt", "/api/session/:sessionID/interrupt")
+  .setPath(SessionPath)
+  .addSuccess(Schema.Void, { status: 204 })
+  .addError(Errors.SessionNotFoundError, { status: 404 })
+  .annotate(OpenApi.Identifier, "v2.session.interrupt")
+
+/** `POST /api/session/{sessionID}/wait`: answers 204 once the session is idle (at once when it already is). */
+export const wait = HttpApiEndpoint.post("wait", "/api/session/:sessionID/wait")
+  .setPath(SessionPath)
+  .addSuccess(Schema.Void, { status: 204 })
+  .addError(Errors.SessionNotFoundError, { status: 404 })
+  .addError(Errors.ServiceUnavailableError, { status: 503 })
+  .annotate(OpenApi.Identifier, "v2.session.wait")

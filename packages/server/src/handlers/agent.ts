@@ -1,0 +1,42 @@
+export * as AgentHandlers from "./agent.js"
+
+import { HttpApiBuilder } from "@effect/platform"
+import { type AgentCatalog, Config, Locations } from "@opencode-ai/core"
+import { Api } from "@opencode-ai/protocol"
+import { Agent } from "@opencode-ai/schema"
+import { Effect, Schema } from "effect"
+
+const isColor = Schema.is(Agent.AgentColor)
+
+/**
+ * An agent of the catalog in the wire shape. `system` is the config's prompt override (absent: the
+ * built-in prompt applies); `color` is the config's `agent.<name>.color` when it is a valid colour.
+ */
+export const info = (agent: AgentCatalog.Agent, color: string | undefined): Agent.AgentV2Info => ({
+  id: agent.name,
+  ...(agent.model === undefined ? {} : { model: agent.model }),
+  request: { headers: {}, body: {} },
+  ...(agent.prompt === undefined ? {} : { system: agent.prompt }),
+  ...(agent.description === undefined ? {} : { description: agent.description }),
+  mode: agent.mode,
+  hidden: agent.hidden,
+  ...(color !== undefined && isColor(color) ? { color } : {}),
+  ...(agent.steps === undefined ? {} : { steps: agent.steps }),
+  permissions: agent.permission
+})
+
+/**
+ * The `agents` group: the enabled agents in catalog order. Disabled agents are absent; hidden ones
+ * are listed with `hidden: true`. The request's `location` is resolved and echoed; the catalog is
+ * the instance's.
+ */
+export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "agents", (handlers) =>
+  Effect.gen(function* () {
+    const config = yield* Config.Service
+    const locations = yield* Locations.Service
+    const agents = config.agents.map((agent) => info(agent, config.info.agent?.[agent.name]?.color))
+    return handlers.handle("list", ({ urlParams }) =>
+      Effect.map(locations.resolve(urlParams.location), (location) => ({ location, data: agents }))
+    )
+  })
+)

@@ -1,0 +1,73 @@
+export * as SessionEventStream from "./session-event-stream.js"
+
+import type { HttpServerRequest } from "@effect/platform"
+import { EventLog, Sessions } from "@opencode-ai/core"
+import type { SessionEventStream as Endpoint } from "@opencode-ai/protocol"
+import { Errors, Event } from "@opencode-ai/schema"
+import { Effect, Stream } from "effect"
+import { EventStreams } from "./event-streams.js"
+import { SseFraming } from "./sse-framing.js"
+
+/** The types the stream carries: the contract's `SessionDurableEvent` (not `session.created`). */
+const durableTypes: ReadonlySet<string> = new Set(Event.SessionDurableEvent.members.map((m) => m.fields.type.literals[0]))
+
+const lastEventIdHeader = "last-event-id"
+
+/**
+ * Where to resume: `Last-Event-ID` when present (an SSE client sends it when it reconnects: it is the
+ * last seq it received, so it is never older than the `?after` in the URL it reconnects to), else
+ * `?after`, else 0 (the whole log).
+ */
+export const resumeAfter = (
+  headers: HttpServerRequest.HttpServerRequest["headers"],
+  after: number | undefined
+): Effect.Effect<number, Errors.InvalidRequestError> => {
+  const header = headers[lastEventIdHeader]?.trim()
+  if (header === undefined || header === "") return Effect.succeed(after ?? 0)
+  const seq = /^\d+$/.test(header) ? Number(header) : Number.NaN
+  return Number.isSafeInteger(seq)
+    ? Effect.succeed(seq)
+    : Effect.fail(
+        new Errors.InvalidRequestError({
+          kind: "header",
+          field: "Last-Event-ID",
+          message: `Invalid request: Last-Event-ID must be a session event seq (a non-negative integer), got ${JSON.stringify(header)}`
+        })
+      )
+}
+
+/**
+ * The `sessions.events` handler (`GET /api/session/{sessionID}/event`, see the endpoint's doc):
+ * validates the resume position and the session before answering, so those failures are typed JSON
+ * responses; then streams `EventLog.follow` (replay after the position, then live commits, no gap and
+ * no duplicate) as `id: <seq>` frames, with comment heartbeats.
+ */
+export const make = Effect.gen(function* () {
+  const sessions = yield* Sessions.Service
+  const log = yield* EventLog.Service
+  const streams = yield* EventStreams.Service
+  return ({
+    path,
+    urlParams,
+    request
+  }: {
+    readonly path: { readonly sessionID: string }
+    readonly urlParams: Endpoint.EventsQuery
+    readonly request: HttpServerRequest.HttpServerRequest
+  }) =>
+    Effect.gen(function* () {
+      const after = yield* resumeAfter(request.headers, urlParams.after)
+      yield* sessions.get(path.sessionID)
+      // `follow` subscribes when the body starts streaming (inside its own scope, not the handler's),
+      // then reads the log after `after`: commits made meanwhile are in one or the other, never lost.
+      const frames = log.follow(path.sessionID, { after }).pipe(
+        Stream.filter((envelope) => durableTypes.has(envelope.type)),
+        Stream.map((envelope) => SseFraming.envelope(envelope, String(envelope.durable.seq)))
+      )
+      // A heartbeat right away (the response starts without waiting for an event), then periodically.
+      const heartbeats = Stream.tick(streams.heartbeat).pipe(Stream.as(SseFraming.comment("heartbeat")))
+      return SseFraming.response(
+        SseFraming.body(Stream.merge(frames, heartbeats, { haltStrategy: "left" }), { closing: streams.closing })
+      )
+    }).pipe(Effect.annotateLogs({ sessionID: path.sessionID }), Effect.withSpan("SessionEventStream.open"))
+})

@@ -1,0 +1,87 @@
+export * as SseFraming from "./sse-framing.js"
+
+import * as Sse from "@effect/experimental/Sse"
+import { HttpServerResponse } from "@effect/platform"
+import { EventStream } from "@opencode-ai/protocol"
+import { Cause, Effect, Option, Stream } from "effect"
+
+/*
+ * The SSE wire format of both event streams (see `EventStream` in protocol):
+ *
+ *   id: 7                                      (only on streams with ids: the durable seq)
+ *   event: session.next.text.ended
+ *   data: {"id":"evt_…","type":"session.next.text.ended","durable":{…},"data":{…}}
+ *                                              (blank line ends the frame)
+ *   : heartbeat                                (a comment: every SSE parser skips it)
+ *
+ *   event: effect/httpapi/stream/failure       (only as the last frame of a stream that failed)
+ *   data: [{"_tag":"Die","defect":{"_tag":"SlowConsumerError","message":"…"}}]
+ */
+
+/** One event frame. `data` must be a single line (compact JSON is). */
+export const event = (frame: { readonly id?: string | undefined; readonly event: string; readonly data: string }): string =>
+  Sse.encoder.write({ _tag: "Event", id: frame.id, event: frame.event, data: frame.data })
+
+/** A comment line: ignored by clients, it keeps proxies and idle-timeouts from closing the stream. */
+export const comment = (text: string): string => `: ${text}\n\n`
+
+/** The frame of an envelope: `event:` is its type, `data:` the envelope itself. */
+export const envelope = (value: { readonly type: string }, id?: string): string =>
+  event({ id, event: value.type, data: JSON.stringify(value) })
+
+/**
+ * The terminal failure frame of `cause`. A stream declares no typed failures, so whatever ended it is
+ * reported as a `Die`: a tagged failure with its `_tag` and `message` (e.g. `SlowConsumerError`), any
+ * other defect as an opaque internal error (its details are logged, not sent).
+ */
+export const failure = (cause: Cause.Cause<unknown>): string => {
+  const error = Cause.failureOption(cause)
+  const failure: EventStream.Failure = Option.isSome(error)
+    ? [{ _tag: "Die", defect: describe(error.value) }]
+    : Cause.isInterruptedOnly(cause)
+      ? [{ _tag: "Interrupt", fiberId: null }]
+      : [{ _tag: "Die", defect: { _tag: "UnknownError", message: "Internal server error" } }]
+  return event({ event: EventStream.failureEvent, data: JSON.stringify(failure) })
+}
+
+const describe = (error: unknown): { readonly _tag: string; readonly message: string } => {
+  const record = typeof error === "object" && error !== null ? (error as { readonly _tag?: unknown; readonly message?: unknown }) : {}
+  return {
+    _tag: typeof record._tag === "string" ? record._tag : "UnknownError",
+    message: typeof record.message === "string" ? record.message : "The stream failed"
+  }
+}
+
+/**
+ * The body of a stream response: `frames` until `closing` completes (then `onClose`, if any), or
+ * until `frames` ends (then `onClose` too); a failure of `frames` becomes one {@link failure} frame.
+ * Either way the body then ends normally, so the HTTP response completes.
+ */
+export const body = <E>(
+  frames: Stream.Stream<string, E>,
+  options: { readonly closing: Effect.Effect<void>; readonly onClose?: string | undefined }
+): Stream.Stream<string> =>
+  frames.pipe(
+    Stream.interruptWhen(options.closing),
+    Stream.concat(options.onClose === undefined ? Stream.empty : Stream.make(options.onClose)),
+    Stream.catchAllCause((cause) =>
+      Stream.fromEffect(
+        Effect.as(
+          Option.isSome(Cause.failureOption(cause)) || Cause.isInterruptedOnly(cause)
+            ? Effect.logDebug("event stream failed", cause)
+            : Effect.logError("event stream failed", cause),
+          failure(cause)
+        )
+      )
+    )
+  )
+
+/**
+ * The `200 text/event-stream` response. `no-cache` and `x-accel-buffering: no` keep caches and
+ * buffering proxies from holding frames back.
+ */
+export const response = (body: Stream.Stream<string>): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.stream(Stream.encodeText(body), {
+    contentType: EventStream.contentType,
+    headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
+  })
