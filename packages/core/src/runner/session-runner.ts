@@ -12,6 +12,7 @@ import { SessionHistory } from "../session/session-history.js"
 import { Sessions } from "../session/sessions.js"
 import { ToolRegistry } from "../tool/tool-registry.js"
 import { ModelContext } from "./model-context.js"
+import { Recovery } from "./recovery.js"
 import { SessionCoordinator } from "./session-coordinator.js"
 import { StepRunner } from "./step-runner.js"
 
@@ -28,6 +29,9 @@ import { StepRunner } from "./step-runner.js"
  *   3. sample the session's agent and model, build the Model Context, run the Step.
  * A Step that called tools continues the drain; one that finished without tools lets the next
  * boundary decide (a steer or a queued prompt may keep it going); a failed Step ends it.
+ *
+ * Building the layer first runs {@link Recovery} (what a crash left running is failed explicitly)
+ * and wakes every session that still has admitted input.
  */
 export interface Interface {
   /** Advisory: starts (or coalesces into) the session's drain; resolves immediately. */
@@ -140,6 +144,13 @@ export const layer = (options: Options = {}) => Layer.scoped(
       )
 
     const coordinator = yield* SessionCoordinator.make(drain)
+
+    // A restart: settle what a crash left running, then resume sessions with admitted input.
+    const recovered = yield* Recovery.run()
+    if (recovered.stranded > 0 || recovered.pending.length > 0) {
+      yield* Effect.logInfo("recovered after restart", recovered)
+    }
+    yield* Effect.forEach(recovered.pending, coordinator.wake, { discard: true })
     const known = (sessionID: string) => Effect.asVoid(sessions.get(sessionID))
 
     return Service.of({

@@ -36,6 +36,7 @@ import { SqlClient } from "@effect/sql"
 import { Event, type Identifier, type ProviderMetadata, Session, SessionMessages } from "@opencode-ai/schema"
 import { Effect, Schema } from "effect"
 import type * as EventLog from "../event/event-log.js"
+import * as Sessions from "./sessions.js"
 
 type Message = SessionMessages.SessionMessage
 type Assistant = SessionMessages.SessionMessageAssistant
@@ -354,7 +355,11 @@ export const reduceSession = (session: Session.SessionV2Info, event: SessionEven
       return touch({ ...session, agent: event.data.agent })
     case "session.next.model.switched":
       return touch({ ...session, model: event.data.model })
-    case "session.next.prompted":
+    case "session.next.prompted": {
+      // The first prompt names a session that still has its default title.
+      const title = session.title.startsWith(Sessions.defaultTitlePrefix) ? Sessions.titleFromPrompt(event.data.prompt.text) : undefined
+      return touch(title === undefined ? session : { ...session, title })
+    }
     case "session.next.step.failed":
       return touch(session)
     default:
@@ -472,6 +477,8 @@ export const apply = Effect.fn("MessageProjection.apply")(function* (committed: 
   for (const [id, { before, after }] of sessions) {
     if (after === before) continue
     const info = yield* encodeSession(after).pipe(Effect.orDie)
-    yield* sql`UPDATE session SET info = ${info}, time_updated = ${after.time.updated} WHERE id = ${id}`.pipe(Effect.orDie)
+    yield* sql`UPDATE session SET info = ${info}, title = ${after.title}, time_updated = ${after.time.updated} WHERE id = ${id}`.pipe(
+      Effect.orDie
+    )
   }
 })

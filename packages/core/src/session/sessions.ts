@@ -7,6 +7,26 @@ import * as path from "node:path"
 import * as EventLog from "../event/event-log.js"
 import * as SessionCursor from "./session-cursor.js"
 
+
+/** The title a session has until its first prompt names it. */
+export const defaultTitlePrefix = "New session - "
+
+/**
+ * The title a session takes from its first promoted prompt: the first non-empty line, whitespace
+ * collapsed, cut at 60 characters on a word boundary when it can be.
+ */
+export const titleFromPrompt = (text: string): string | undefined => {
+  const line = text
+    .split("\n")
+    .map((l) => l.replace(/\s+/g, " ").trim())
+    .find((l) => l.length > 0)
+  if (line === undefined) return undefined
+  if (line.length <= 60) return line
+  const cut = line.slice(0, 60)
+  const space = cut.lastIndexOf(" ")
+  return `${(space > 30 ? cut.slice(0, space) : cut).trimEnd()}…`
+}
+
 export interface CreateInput {
   /** An explicit ID makes creation idempotent for it; by default a fresh descending session ID. */
   readonly id?: Identifier.SessionID | undefined
@@ -131,7 +151,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
         cost: 0,
         tokens: Session.emptyTokens,
         time: { created: now, updated: now },
-        title: `New session - ${new Date(now).toISOString()}`,
+        title: `${defaultTitlePrefix}${new Date(now).toISOString()}`,
         location: {
           directory: input.location.directory,
           ...(input.location.workspaceID === undefined ? {} : { workspaceID: input.location.workspaceID })

@@ -1,3 +1,4 @@
+import { Sessions } from "@opencode-ai/core"
 import { LLMScript } from "@opencode-ai/core/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
@@ -42,6 +43,11 @@ describe("SessionRunner", () => {
       expect((all.find((e) => e.type === "session.next.text.ended")!.data as any).text).toBe("Hello there")
       expect(ended).toMatchObject({ cost: 0 })
       expect(all.find((e) => e.type === "session.next.step.started")!.data).toMatchObject({ agent: "build", model: { id: "m", providerID: "scripted" } })
+      // The session record is kept current: titled by its first prompt, tokens summed.
+      const session = yield* w.run(Effect.flatMap(Sessions.Service, (s) => s.get(w.session.id)))
+      expect(session.title).toBe("hi")
+      expect(session.tokens.output).toBe(3)
+      expect(session.time.updated).toBeGreaterThanOrEqual(w.session.time.updated)
     })
   )
 

@@ -272,3 +272,13 @@ it.scoped("sessions created in the same millisecond still list newest first, and
     })
   )
 )
+
+it("titleFromPrompt takes the first non-empty line, collapsed, cut near 60 characters on a word", () => {
+  expect(Sessions.titleFromPrompt("\n\n  Fix   the login bug  \nmore")).toBe("Fix the login bug")
+  expect(Sessions.titleFromPrompt("   \n ")).toBeUndefined()
+  const long = "Refactor the session runner so that every durable transition commits in one transaction"
+  const title = Sessions.titleFromPrompt(long)!
+  expect(title.endsWith("…")).toBe(true)
+  expect(title.length).toBeLessThanOrEqual(61)
+  expect(long.startsWith(title.slice(0, -1))).toBe(true)
+})
