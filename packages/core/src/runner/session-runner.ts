@@ -127,6 +127,7 @@ export const layer = (options: Options = {}) => Layer.scoped(
           })
           const outcome = yield* StepRunner.run({
             sessionID,
+            directory: location.directory,
             agent: agent.value,
             model: { id: found.value.model.id, providerID: found.value.provider.id },
             request,

@@ -10,10 +10,13 @@ import type { LLMEvent } from "../llm/llm-event.js"
 import type { LLMRequest } from "../llm/llm-request.js"
 import { Retry } from "../llm/retry.js"
 import { SessionEvents } from "../session/session-events.js"
+import { Permission } from "../permission/permission.js"
 import type { ToolRegistry } from "../tool/tool-registry.js"
 
 export interface Input {
   readonly sessionID: string
+  /** The session's Location directory, for tools. */
+  readonly directory: string
   readonly agent: AgentCatalog.Agent
   readonly model: Model.ModelRef
   readonly request: LLMRequest.Request
@@ -122,7 +125,20 @@ export const run = Effect.fn("StepRunner.run")(function* (input: Input) {
             : tool === undefined
               ? Effect.fail(`Unknown tool: ${call.name}`)
               : tool
-                  .execute(call.input, { sessionID, callID: call.id, agent: input.agent.name })
+                  .execute(call.input, {
+                    sessionID,
+                    callID: call.id,
+                    agent: input.agent.name,
+                    directory: input.directory,
+                    ask: (request) => Permission.check(input.agent.permission, request),
+                    progress: (update) =>
+                      emit("session.next.tool.progress", {
+                        assistantMessageID,
+                        callID: call.id,
+                        structured: { ...update.structured },
+                        content: update.content
+                      })
+                  })
                   .pipe(Effect.mapError((failure) => failure.message))
         ).pipe(restore, Effect.exit)
         if (Exit.isSuccess(outcome)) {

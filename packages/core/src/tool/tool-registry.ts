@@ -3,12 +3,31 @@ export * as ToolRegistry from "./tool-registry.js"
 import type { ToolContent } from "@opencode-ai/schema"
 import { Context, Effect, Layer, Ref, Schema, type Scope } from "effect"
 
+/** A request for permission to perform `action` on `resources` (paths, commands, URLs, ...). */
+export interface PermissionAsk {
+  /** The permission's action, e.g. `read`, `edit`, `bash`, `external_directory`. */
+  readonly action: string
+  /** What the action applies to; every one must be allowed. */
+  readonly resources: ReadonlyArray<string>
+  /** Shown to whoever answers an `ask` (e.g. the diff of an edit). */
+  readonly metadata?: Readonly<Record<string, unknown>>
+}
+
 /** What a tool execution knows about the call it serves. */
 export interface CallContext {
   readonly sessionID: string
   readonly callID: string
   /** The effective agent of the Step that issued the call; a later agent switch does not change it. */
   readonly agent: string
+  /** The session's Location directory: relative paths resolve against it. */
+  readonly directory: string
+  /**
+   * Checks the call's permission under the issuing agent's rules. Resolves when allowed (possibly
+   * after a user answered an `ask`); fails with a ToolFailure the model can read when denied or rejected.
+   */
+  readonly ask: (request: PermissionAsk) => Effect.Effect<void, ToolFailure>
+  /** Publishes the tool's latest progress (durable `tool.progress`); each report replaces the last. */
+  readonly progress: (update: Result) => Effect.Effect<void>
 }
 
 /** A settled, successful tool result: what the model reads and what session consumers get. */
