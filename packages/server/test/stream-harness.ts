@@ -40,13 +40,27 @@ const coreLayer = () => {
 export const start = (kind: Kind, eventStreams: EventStreams.Options = {}): Effect.Effect<Host, never, Scope.Scope> =>
   kind === "network" ? network(eventStreams) : inMemory(eventStreams)
 
+/** A listener on 127.0.0.1 that, like `Serve.layer`'s, closes keep-alive connections once they drain at shutdown. */
+const listener = () => {
+  const server = http.createServer()
+  const closeDrained = Effect.addFinalizer(() =>
+    Effect.sync(() => {
+      const timer = setInterval(() => server.closeIdleConnections(), 25)
+      server.once("close", () => clearInterval(timer))
+    })
+  )
+  return Layer.scopedDiscard(closeDrained).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(() => server, { port: 0, host: "127.0.0.1" }))
+  )
+}
+
 /** The listener composition of `Serve.layer` (router, then listener, then Core), with Core exposed. */
 const network = (eventStreams: EventStreams.Options) =>
   Effect.gen(function* () {
     const context = yield* Layer.build(
       HttpApiBuilder.serve().pipe(
         Layer.provide(Router.layer({ auth: Option.none(), eventStreams })),
-        Layer.provideMerge(NodeHttpServer.layer(() => http.createServer(), { port: 0, host: "127.0.0.1" })),
+        Layer.provideMerge(listener()),
         Layer.provideMerge(coreLayer())
       )
     ).pipe(Effect.orDie)
