@@ -157,7 +157,7 @@ import { HttpApiClient } from "@effect/platform"
 import type { HttpClient } from "@effect/platform"
 import { Api } from "@opencode-ai/protocol"
 import { Effect${usesStreams ? ", type Stream" : ""} } from "effect"
-import ${usesPick ? "" : "type "}{ Endpoint } from "../endpoint.js"${usesStreams ? `\nimport { Streaming } from "../streaming.js"` : ""}
+import ${usesPick ? "" : "type "}{ Endpoint } from "../endpoint.js"${usesStreams ? `\nimport * as Streaming from "../streaming.js"` : ""}
 
 /**
  * The OpenCode Client over Effect: the same groups, methods and input objects as the Promise client,

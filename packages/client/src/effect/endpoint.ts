@@ -3,7 +3,7 @@ export * as Endpoint from "./endpoint.js"
 import type { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpClientError } from "@effect/platform"
 import type { Api } from "@opencode-ai/protocol"
 import type { ParseResult } from "effect"
-import type { Streaming } from "./streaming.js"
+import type * as Streaming from "./streaming.js"
 
 /**
  * Type-level views of one endpoint of `Api.OpenCodeApi`, addressed by group and endpoint name. The

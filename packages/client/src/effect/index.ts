@@ -5,5 +5,5 @@
  * `@opencode-ai/protocol` and `@opencode-ai/schema`.
  */
 export * as OpencodeClient from "./generated/opencode-client.js"
-export { Streaming } from "./streaming.js"
+export * as Streaming from "./streaming.js"
 export { Cursor, Errors, Event, Identifier, InstanceEvent, Location, Model, Session } from "@opencode-ai/schema"

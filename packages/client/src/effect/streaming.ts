@@ -1,5 +1,7 @@
-export * as Streaming from "./streaming.js"
-
+/**
+ * The streaming runtime of the Effect client, imported as a namespace: `import * as Streaming`.
+ * (No self-export line here: tsup's declaration bundler cannot handle a module that re-exports itself.)
+ */
 import * as Sse from "@effect/experimental/Sse"
 import {
   HttpApi,

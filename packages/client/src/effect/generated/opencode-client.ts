@@ -5,7 +5,7 @@ import type { HttpClient } from "@effect/platform"
 import { Api } from "@opencode-ai/protocol"
 import { Effect, type Stream } from "effect"
 import { Endpoint } from "../endpoint.js"
-import { Streaming } from "../streaming.js"
+import * as Streaming from "../streaming.js"
 
 /**
  * The OpenCode Client over Effect: the same groups, methods and input objects as the Promise client,
