@@ -71,7 +71,16 @@ describe("SDK Contract IR of Api.OpenCodeApi", () => {
       "agents.list": null,
       "models.list": null,
       "providers.list": null,
-      "providers.get": null
+      "providers.get": null,
+      "permissions.listRequests": null,
+      "permissions.listSaved": "data",
+      "permissions.removeSaved": null,
+      "permissions.create": "data",
+      "permissions.list": "data",
+      "permissions.get": "data",
+      "permissions.reply": null,
+      "skills.list": null,
+      "reference.list": null
     })
   })
 

@@ -4,6 +4,7 @@ import { NodeContext, NodeHttpClient } from "@effect/platform-node"
 import type { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import * as os from "node:os"
+import * as nodePath from "node:path"
 import * as Config from "./config/config.js"
 import type { ConfigError } from "./config/config-error.js"
 import * as Paths from "./config/paths.js"
@@ -23,8 +24,16 @@ import * as Database from "./storage/database.js"
 import * as LLMClient from "./llm/llm-client.js"
 import * as Provider from "./llm/provider.js"
 import type * as Retry from "./llm/retry.js"
+import * as PermissionRequests from "./permission/permission-requests.js"
+import * as References from "./reference/references.js"
+import * as McpServers from "./mcp/mcp-servers.js"
 import * as SessionRunner from "./runner/session-runner.js"
+import * as Skills from "./skill/skills.js"
+import * as SkillTool from "./skill/skill-tool.js"
 import * as ToolRegistry from "./tool/tool-registry.js"
+import * as BuiltinTools from "./tool/builtin/builtin-tools.js"
+import * as ManagedOutput from "./tool/managed-output.js"
+import * as ModelToolOutput from "./tool/model-tool-output.js"
 
 export interface Options {
   /** The SQLite file holding every session; created (with its directory) when missing. */
@@ -49,6 +58,11 @@ export interface Options {
   readonly llm?: Layer.Layer<LLMClient.Service> | undefined
   /** The provider retry policy; default `Retry.defaultPolicy`. */
   readonly retry?: Retry.Policy | undefined
+  /**
+   * Run Recovery when the layer is built (settle what a crash left running, resume sessions with
+   * admitted input). Default true; a secondary process that must not drive sessions passes false.
+   */
+  readonly recover?: boolean | undefined
 }
 
 /** Everything a host (the server, the embedded SDK) needs from the runtime. */
@@ -68,6 +82,12 @@ export type Services =
   | SessionHistory.Service
   | SessionSelection.Service
   | ToolRegistry.Service
+  | Skills.Service
+  | References.Service
+  | PermissionRequests.Service
+  | ManagedOutput.Service
+  | ModelToolOutput.Service
+  | McpServers.Service
   | SessionRunner.Service
 
 /**
@@ -110,13 +130,27 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
     Layer.fresh(SessionHistory.layer),
     Layer.fresh(SessionSelection.layer)
   ).pipe(Layer.provideMerge(stores))
+  // Managed Tool Output Files live in `<data>/tool-output/`; the store sweeps expired ones.
+  const toolOutput = Layer.fresh(ModelToolOutput.layer).pipe(
+    Layer.provideMerge(
+      ManagedOutput.layer({
+        directory: options.dataDir !== undefined ? nodePath.join(options.dataDir, "tool-output") : paths.toolOutputDir
+      }).pipe(Layer.provide(NodeContext.layer))
+    )
+  )
   const discovery = InstructionDiscovery.layer({ configDir, env }).pipe(Layer.provide(NodeContext.layer))
   const services = Layer.mergeAll(
     sessionServices,
     discovery,
     Layer.fresh(SessionInstructions.layer).pipe(Layer.provide(Layer.mergeAll(stores, discovery, NodeContext.layer))),
     Locations.layer({ directory: options.directory }).pipe(Layer.provide(NodeContext.layer)),
-    Layer.fresh(ToolRegistry.layer)
+    Layer.fresh(ToolRegistry.layer),
+    Skills.layer({ configDir, env }).pipe(Layer.provide(NodeContext.layer)),
+    References.layer({ dataDir: options.dataDir ?? paths.dataDir, home: os.homedir() }).pipe(Layer.provide(NodeContext.layer)),
+    Layer.fresh(PermissionRequests.layer).pipe(Layer.provide(stores)),
+    toolOutput,
+    // Connects the configured MCP servers in the background; closing the Core closes them.
+    McpServers.layer({ env, directory: options.directory })
   ).pipe(Layer.provideMerge(config))
   // The HttpClient lives as long as the LLM client that captured it.
   const llm =
@@ -131,9 +165,21 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
         }))
       )
     ).pipe(Layer.provide(NodeHttpClient.layerUndici), Layer.provide(config))
-  const runner = Layer.fresh(SessionRunner.layer(options.retry === undefined ? {} : { retry: options.retry })).pipe(
+  // Core's own tools (the skill tool), registered in this instance's registry before the runner starts.
+  const coreTools = SkillTool.layer.pipe(Layer.provide(services))
+  // The built-in tools (read, write, edit, apply_patch, bash, glob, grep, todowrite), likewise; read
+  // and grep reach this instance's managed tool-output directory without an external_directory ask.
+  const builtinTools = Layer.unwrapEffect(
+    Effect.map(ManagedOutput.Service, (managed) => BuiltinTools.layer({ toolOutputDir: managed.directory }))
+  ).pipe(Layer.provide(Layer.merge(services, NodeContext.layer)))
+  const runner = Layer.fresh(
+    SessionRunner.layer({
+      ...(options.retry === undefined ? {} : { retry: options.retry }),
+      ...(options.recover === undefined ? {} : { recover: options.recover })
+    })
+  ).pipe(
     Layer.provide(llm),
-    Layer.provide(services)
+    Layer.provide(Layer.mergeAll(services, coreTools, builtinTools))
   )
   return Layer.merge(services, runner)
 }

@@ -9,8 +9,11 @@ import { InstructionGroup } from "./instructions.js"
 import { LocationGroup } from "./location.js"
 import { Authorization } from "./middleware.js"
 import { ModelGroup } from "./model.js"
+import { PermissionGroup } from "./permission.js"
 import { ProviderGroup } from "./provider.js"
+import { ReferenceGroup } from "./reference.js"
 import { SessionGroup } from "./session.js"
+import { SkillGroup } from "./skill.js"
 
 /**
  * Every undecodable request is reported as `InvalidRequestError` (400) on this API, so the
@@ -35,6 +38,9 @@ export class OpenCodeApi extends base
   .add(AgentGroup.group)
   .add(ModelGroup.group)
   .add(ProviderGroup.group)
+  .add(PermissionGroup.group)
+  .add(SkillGroup.group)
+  .add(ReferenceGroup.group)
   .middleware(Authorization)
   .annotate(OpenApi.Title, "OpenCode V2 API")
   .annotate(OpenApi.Version, "1.18.33")

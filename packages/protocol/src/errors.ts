@@ -10,6 +10,7 @@ export const status = {
   UnauthorizedError: 401,
   SessionNotFoundError: 404,
   MessageNotFoundError: 404,
+  PermissionNotFoundError: 404,
   ProviderNotFoundError: 404,
   RouteNotFoundError: 404,
   ConflictError: 409,

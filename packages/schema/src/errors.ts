@@ -21,6 +21,16 @@ export class MessageNotFoundError extends Schema.TaggedError<MessageNotFoundErro
   message: Schema.String
 }) {}
 
+/** A permission request that does not exist in the session, or is no longer pending. */
+export class PermissionNotFoundError extends Schema.TaggedError<PermissionNotFoundError>()("PermissionNotFoundError", {
+  requestID: Schema.String,
+  message: Schema.String
+}) {
+  static of(requestID: string): PermissionNotFoundError {
+    return new PermissionNotFoundError({ requestID, message: `Permission request not found: ${requestID}` })
+  }
+}
+
 export class InvalidCursorError extends Schema.TaggedError<InvalidCursorError>()("InvalidCursorError", {
   message: Schema.String
 }) {}

@@ -37,6 +37,7 @@ import {
   SessionNextToolProgress,
   SessionNextToolSuccess
 } from "./event.js"
+import { PermissionV2Asked, PermissionV2Replied } from "./permission-request.js"
 
 /*
  * The instance-wide live stream (`GET /api/event`). It carries Session and non-Session activity as
@@ -65,8 +66,9 @@ export interface GlobalDisposed extends Schema.Schema.Type<typeof GlobalDisposed
 /**
  * What `GET /api/event` may send. It has the contract's shape (a union of envelopes discriminated by
  * `type`, in the contract's order) restricted to the members this runtime emits: `session.created`,
- * every `session.next.*` event (durable ones as they commit, plus the live-only deltas), and the
- * stream lifecycle. The contract's other members (legacy message and part events, permissions,
+ * every `session.next.*` event (durable ones as they commit, plus the live-only deltas), the
+ * permission requests' `permission.v2.asked`/`replied`, and the stream lifecycle. The contract's other
+ * members (legacy message and part events, legacy permissions,
  * questions, PTYs, files, workspaces, ...) join as their features arrive. `server.heartbeat` is ours.
  */
 export const V2Event = Schema.Union(
@@ -103,6 +105,8 @@ export const V2Event = Schema.Union(
   SessionNextRevertStaged,
   SessionNextRevertCleared,
   SessionNextRevertCommitted,
+  PermissionV2Asked,
+  PermissionV2Replied,
   ServerConnected,
   GlobalDisposed,
   ServerHeartbeat

@@ -9,8 +9,11 @@ import { HealthHandlers } from "./handlers/health.js"
 import { InstructionHandlers } from "./handlers/instructions.js"
 import { LocationHandlers } from "./handlers/location.js"
 import { ModelHandlers } from "./handlers/model.js"
+import { PermissionHandlers } from "./handlers/permission.js"
 import { ProviderHandlers } from "./handlers/provider.js"
+import { ReferenceHandlers } from "./handlers/reference.js"
 import { SessionHandlers } from "./handlers/session.js"
+import { SkillHandlers } from "./handlers/skill.js"
 import { AuthorizationLive } from "./middleware/authorization.js"
 import { BasicAuth } from "./middleware/basic-auth.js"
 import { RequestErrors } from "./middleware/request-errors.js"
@@ -39,6 +42,9 @@ export const layer = (options: Options) => {
       AgentHandlers.layer,
       ModelHandlers.layer,
       ProviderHandlers.layer,
+      PermissionHandlers.layer,
+      SkillHandlers.layer,
+      ReferenceHandlers.layer,
       AuthorizationLive.layer
     ]),
     // Per router (a fresh layer each call): closing this router ends its open streams.

@@ -49,7 +49,25 @@ import type {
   ProvidersListInput,
   ProvidersListResult,
   ProvidersGetInput,
-  ProvidersGetResult
+  ProvidersGetResult,
+  PermissionsListRequestsInput,
+  PermissionsListRequestsResult,
+  PermissionsListSavedInput,
+  PermissionsListSavedResult,
+  PermissionsRemoveSavedInput,
+  PermissionsRemoveSavedResult,
+  PermissionsCreateInput,
+  PermissionsCreateResult,
+  PermissionsListInput,
+  PermissionsListResult,
+  PermissionsGetInput,
+  PermissionsGetResult,
+  PermissionsReplyInput,
+  PermissionsReplyResult,
+  SkillsListInput,
+  SkillsListResult,
+  ReferenceListInput,
+  ReferenceListResult
 } from "./types.js"
 
 /** How each operation travels: interpreted by {@link Transport.make}. */
@@ -360,6 +378,103 @@ const operations = {
       404: ["ProviderNotFoundError"],
       503: ["ServiceUnavailableError"]
     }
+  },
+  "permissions.listRequests": {
+    name: "permissions.listRequests",
+    method: "GET",
+    path: "/api/permission/request",
+    query: [{ name: "location", style: "deepObject" }],
+    body: null,
+    success: { status: 200, json: true, unwrap: null },
+    errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
+  },
+  "permissions.listSaved": {
+    name: "permissions.listSaved",
+    method: "GET",
+    path: "/api/permission/saved",
+    query: [{ name: "projectID", style: "form" }],
+    body: null,
+    success: { status: 200, json: true, unwrap: "data" },
+    errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
+  },
+  "permissions.removeSaved": {
+    name: "permissions.removeSaved",
+    method: "DELETE",
+    path: "/api/permission/saved/{id}",
+    query: [],
+    body: null,
+    success: { status: 204, json: false, unwrap: null },
+    errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
+  },
+  "permissions.create": {
+    name: "permissions.create",
+    method: "POST",
+    path: "/api/session/{sessionID}/permission",
+    query: [],
+    body: ["id", "action", "resources", "save", "metadata", "source", "agent"],
+    success: { status: 200, json: true, unwrap: "data" },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["SessionNotFoundError"]
+    }
+  },
+  "permissions.list": {
+    name: "permissions.list",
+    method: "GET",
+    path: "/api/session/{sessionID}/permission",
+    query: [],
+    body: null,
+    success: { status: 200, json: true, unwrap: "data" },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["SessionNotFoundError"]
+    }
+  },
+  "permissions.get": {
+    name: "permissions.get",
+    method: "GET",
+    path: "/api/session/{sessionID}/permission/{requestID}",
+    query: [],
+    body: null,
+    success: { status: 200, json: true, unwrap: "data" },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["PermissionNotFoundError", "SessionNotFoundError"]
+    }
+  },
+  "permissions.reply": {
+    name: "permissions.reply",
+    method: "POST",
+    path: "/api/session/{sessionID}/permission/{requestID}/reply",
+    query: [],
+    body: ["reply", "message"],
+    success: { status: 204, json: false, unwrap: null },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["PermissionNotFoundError", "SessionNotFoundError"]
+    }
+  },
+  "skills.list": {
+    name: "skills.list",
+    method: "GET",
+    path: "/api/skill",
+    query: [{ name: "location", style: "deepObject" }],
+    body: null,
+    success: { status: 200, json: true, unwrap: null },
+    errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
+  },
+  "reference.list": {
+    name: "reference.list",
+    method: "GET",
+    path: "/api/reference",
+    query: [{ name: "location", style: "deepObject" }],
+    body: null,
+    success: { status: 200, json: true, unwrap: null },
+    errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
   }
 } as const satisfies Record<string, Transport.Operation>
 
@@ -507,6 +622,57 @@ export interface OpencodeClient {
      */
     get(input: ProvidersGetInput, options?: Transport.RequestOptions): Promise<ProvidersGetResult>
   }
+  readonly permissions: {
+    /**
+     * `GET /api/permission/request` (`v2.permission.request.list`).
+     * Resolves to {@link PermissionsListRequestsResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
+     */
+    listRequests(input?: PermissionsListRequestsInput, options?: Transport.RequestOptions): Promise<PermissionsListRequestsResult>
+    /**
+     * `GET /api/permission/saved` (`v2.permission.saved.list`).
+     * Resolves to {@link PermissionsListSavedResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
+     */
+    listSaved(input?: PermissionsListSavedInput, options?: Transport.RequestOptions): Promise<PermissionsListSavedResult>
+    /**
+     * `DELETE /api/permission/saved/{id}` (`v2.permission.saved.remove`).
+     * Resolves to {@link PermissionsRemoveSavedResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
+     */
+    removeSaved(input: PermissionsRemoveSavedInput, options?: Transport.RequestOptions): Promise<PermissionsRemoveSavedResult>
+    /**
+     * `POST /api/session/{sessionID}/permission` (`v2.session.permission.create`).
+     * Resolves to {@link PermissionsCreateResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404) or a `ClientError`.
+     */
+    create(input: PermissionsCreateInput, options?: Transport.RequestOptions): Promise<PermissionsCreateResult>
+    /**
+     * `GET /api/session/{sessionID}/permission` (`v2.session.permission.list`).
+     * Resolves to {@link PermissionsListResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404) or a `ClientError`.
+     */
+    list(input: PermissionsListInput, options?: Transport.RequestOptions): Promise<PermissionsListResult>
+    /**
+     * `GET /api/session/{sessionID}/permission/{requestID}` (`v2.session.permission.get`).
+     * Resolves to {@link PermissionsGetResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `PermissionNotFoundError` (404), `SessionNotFoundError` (404) or a `ClientError`.
+     */
+    get(input: PermissionsGetInput, options?: Transport.RequestOptions): Promise<PermissionsGetResult>
+    /**
+     * `POST /api/session/{sessionID}/permission/{requestID}/reply` (`v2.session.permission.reply`).
+     * Resolves to {@link PermissionsReplyResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `PermissionNotFoundError` (404), `SessionNotFoundError` (404) or a `ClientError`.
+     */
+    reply(input: PermissionsReplyInput, options?: Transport.RequestOptions): Promise<PermissionsReplyResult>
+  }
+  readonly skills: {
+    /**
+     * `GET /api/skill` (`v2.skill.list`).
+     * Resolves to {@link SkillsListResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
+     */
+    list(input?: SkillsListInput, options?: Transport.RequestOptions): Promise<SkillsListResult>
+  }
+  readonly reference: {
+    /**
+     * `GET /api/reference` (`v2.reference.list`).
+     * Resolves to {@link ReferenceListResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
+     */
+    list(input?: ReferenceListInput, options?: Transport.RequestOptions): Promise<ReferenceListResult>
+  }
 }
 
 /**
@@ -556,6 +722,21 @@ export const createOpencodeClient = (options: Transport.ClientOptions): Opencode
     providers: {
       list: (input, options) => send<ProvidersListResult>(operations["providers.list"], input, options),
       get: (input, options) => send<ProvidersGetResult>(operations["providers.get"], input, options)
+    },
+    permissions: {
+      listRequests: (input, options) => send<PermissionsListRequestsResult>(operations["permissions.listRequests"], input, options),
+      listSaved: (input, options) => send<PermissionsListSavedResult>(operations["permissions.listSaved"], input, options),
+      removeSaved: (input, options) => send<PermissionsRemoveSavedResult>(operations["permissions.removeSaved"], input, options),
+      create: (input, options) => send<PermissionsCreateResult>(operations["permissions.create"], input, options),
+      list: (input, options) => send<PermissionsListResult>(operations["permissions.list"], input, options),
+      get: (input, options) => send<PermissionsGetResult>(operations["permissions.get"], input, options),
+      reply: (input, options) => send<PermissionsReplyResult>(operations["permissions.reply"], input, options)
+    },
+    skills: {
+      list: (input, options) => send<SkillsListResult>(operations["skills.list"], input, options)
+    },
+    reference: {
+      list: (input, options) => send<ReferenceListResult>(operations["reference.list"], input, options)
     }
   }
 }

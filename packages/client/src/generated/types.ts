@@ -190,7 +190,86 @@ export interface ModelV2Info {
 /** an integer */
 export type NonNegativeInt = number
 
+export interface PermissionNotFoundError {
+  readonly requestID: string
+  readonly message: string
+  readonly _tag: "PermissionNotFoundError"
+}
+
+export interface PermissionSavedInfo {
+  readonly id: string
+  readonly projectID: string
+  readonly action: string
+  readonly resource: string
+}
+
+export interface PermissionV2Asked {
+  /** a string starting with "evt_" */
+  readonly id: string
+  readonly metadata?: {
+    readonly [key: string]: unknown
+  }
+  readonly type: "permission.v2.asked"
+  readonly durable?: {
+    readonly aggregateID: string
+    readonly seq: Int
+    readonly version: Int
+  }
+  readonly location?: LocationRef
+  readonly data: {
+    /** a string starting with "per" */
+    readonly id: string
+    /** a string starting with "ses" */
+    readonly sessionID: string
+    readonly action: string
+    readonly resources: ReadonlyArray<string>
+    readonly save?: ReadonlyArray<string>
+    readonly metadata?: {
+      readonly [key: string]: unknown
+    }
+    readonly source?: PermissionV2Source
+  }
+}
+
 export type PermissionV2Effect = "allow" | "deny" | "ask"
+
+export interface PermissionV2Replied {
+  /** a string starting with "evt_" */
+  readonly id: string
+  readonly metadata?: {
+    readonly [key: string]: unknown
+  }
+  readonly type: "permission.v2.replied"
+  readonly durable?: {
+    readonly aggregateID: string
+    readonly seq: Int
+    readonly version: Int
+  }
+  readonly location?: LocationRef
+  readonly data: {
+    /** a string starting with "ses" */
+    readonly sessionID: string
+    /** a string starting with "per" */
+    readonly requestID: string
+    readonly reply: PermissionV2Reply
+  }
+}
+
+export type PermissionV2Reply = "once" | "always" | "reject"
+
+export interface PermissionV2Request {
+  /** a string starting with "per" */
+  readonly id: string
+  /** a string starting with "ses" */
+  readonly sessionID: string
+  readonly action: string
+  readonly resources: ReadonlyArray<string>
+  readonly save?: ReadonlyArray<string>
+  readonly metadata?: {
+    readonly [key: string]: unknown
+  }
+  readonly source?: PermissionV2Source
+}
 
 export interface PermissionV2Rule {
   readonly action: string
@@ -199,6 +278,12 @@ export interface PermissionV2Rule {
 }
 
 export type PermissionV2Ruleset = ReadonlyArray<PermissionV2Rule>
+
+export interface PermissionV2Source {
+  readonly type: "tool"
+  readonly messageID: string
+  readonly callID: string
+}
 
 export interface Prompt {
   readonly text: string
@@ -280,6 +365,31 @@ export interface ProviderV2Info {
   readonly api: ProviderApi
   readonly request: ProviderRequest
 }
+
+export interface ReferenceGitSource {
+  readonly type: "git"
+  readonly repository: string
+  readonly branch?: string
+  readonly description?: string
+  readonly hidden?: boolean
+}
+
+export interface ReferenceInfo {
+  readonly name: string
+  readonly path: string
+  readonly description?: string
+  readonly hidden?: boolean
+  readonly source: ReferenceSource
+}
+
+export interface ReferenceLocalSource {
+  readonly type: "local"
+  readonly path: string
+  readonly description?: string
+  readonly hidden?: boolean
+}
+
+export type ReferenceSource = ReferenceLocalSource | ReferenceGitSource
 
 export interface RevertState {
   /** a string starting with "msg_" */
@@ -1436,6 +1546,14 @@ export interface SessionsResponse {
   }
 }
 
+export interface SkillV2Info {
+  readonly name: string
+  readonly description?: string
+  readonly slash?: boolean
+  readonly location: string
+  readonly content: string
+}
+
 export interface ToolFileContent {
   readonly type: "file"
   readonly uri: string
@@ -1459,7 +1577,7 @@ export interface UnknownError {
   readonly _tag: "UnknownError"
 }
 
-export type V2Event = SessionCreated | SessionNextAgentSwitched | SessionNextModelSwitched | SessionNextMoved | SessionNextPrompted | SessionNextPromptAdmitted | SessionNextContextUpdated | SessionNextSynthetic | SessionNextShellStarted | SessionNextShellEnded | SessionNextStepStarted | SessionNextStepEnded | SessionNextStepFailed | SessionNextTextStarted | SessionNextTextDelta | SessionNextTextEnded | SessionNextReasoningStarted | SessionNextReasoningDelta | SessionNextReasoningEnded | SessionNextToolInputStarted | SessionNextToolInputDelta | SessionNextToolInputEnded | SessionNextToolCalled | SessionNextToolProgress | SessionNextToolSuccess | SessionNextToolFailed | SessionNextRetried | SessionNextCompactionStarted | SessionNextCompactionDelta | SessionNextCompactionEnded | SessionNextRevertStaged | SessionNextRevertCleared | SessionNextRevertCommitted | ServerConnected | GlobalDisposed | ServerHeartbeat
+export type V2Event = SessionCreated | SessionNextAgentSwitched | SessionNextModelSwitched | SessionNextMoved | SessionNextPrompted | SessionNextPromptAdmitted | SessionNextContextUpdated | SessionNextSynthetic | SessionNextShellStarted | SessionNextShellEnded | SessionNextStepStarted | SessionNextStepEnded | SessionNextStepFailed | SessionNextTextStarted | SessionNextTextDelta | SessionNextTextEnded | SessionNextReasoningStarted | SessionNextReasoningDelta | SessionNextReasoningEnded | SessionNextToolInputStarted | SessionNextToolInputDelta | SessionNextToolInputEnded | SessionNextToolCalled | SessionNextToolProgress | SessionNextToolSuccess | SessionNextToolFailed | SessionNextRetried | SessionNextCompactionStarted | SessionNextCompactionDelta | SessionNextCompactionEnded | SessionNextRevertStaged | SessionNextRevertCleared | SessionNextRevertCommitted | PermissionV2Asked | PermissionV2Replied | ServerConnected | GlobalDisposed | ServerHeartbeat
 
 /** The input of `health.get`: it takes none. */
 export type HealthGetInput = Record<string, never>
@@ -1797,3 +1915,144 @@ export interface ProvidersGetResult {
 
 /** The declared failures `providers.get` rejects with. */
 export type ProvidersGetFailure = InvalidRequestError | UnauthorizedError | ProviderNotFoundError | ServiceUnavailableError
+
+/** The input of `permissions.listRequests`. */
+export interface PermissionsListRequestsInput {
+  readonly location?: {
+    readonly directory?: string | undefined
+    readonly workspace?: string | undefined
+  } | undefined
+}
+
+/** What `permissions.listRequests` resolves to. */
+export interface PermissionsListRequestsResult {
+  readonly location: LocationInfo
+  readonly data: ReadonlyArray<PermissionV2Request>
+}
+
+/** The declared failures `permissions.listRequests` rejects with. */
+export type PermissionsListRequestsFailure = InvalidRequestError | UnauthorizedError
+
+/** The input of `permissions.listSaved`. */
+export interface PermissionsListSavedInput {
+  readonly projectID?: string | undefined
+}
+
+/** What `permissions.listSaved` resolves to: the `data` member of the response body. */
+export type PermissionsListSavedResult = ReadonlyArray<PermissionSavedInfo>
+
+/** The declared failures `permissions.listSaved` rejects with. */
+export type PermissionsListSavedFailure = InvalidRequestError | UnauthorizedError
+
+/** The input of `permissions.removeSaved`. */
+export interface PermissionsRemoveSavedInput {
+  readonly id: string
+}
+
+/** What `permissions.removeSaved` resolves to. */
+export type PermissionsRemoveSavedResult = void
+
+/** The declared failures `permissions.removeSaved` rejects with. */
+export type PermissionsRemoveSavedFailure = InvalidRequestError | UnauthorizedError
+
+/** The input of `permissions.create`. */
+export interface PermissionsCreateInput {
+  /** a string starting with "ses" */
+  readonly sessionID: string
+  /** a string starting with "per" */
+  readonly id?: string | undefined
+  readonly action: string
+  readonly resources: ReadonlyArray<string>
+  readonly save?: ReadonlyArray<string> | undefined
+  readonly metadata?: {
+    readonly [key: string]: unknown
+  } | undefined
+  readonly source?: PermissionV2Source | undefined
+  readonly agent?: string | undefined
+}
+
+/** What `permissions.create` resolves to: the `data` member of the response body. */
+export interface PermissionsCreateResult {
+  /** a string starting with "per" */
+  readonly id: string
+  readonly effect: PermissionV2Effect
+}
+
+/** The declared failures `permissions.create` rejects with. */
+export type PermissionsCreateFailure = InvalidRequestError | UnauthorizedError | SessionNotFoundError
+
+/** The input of `permissions.list`. */
+export interface PermissionsListInput {
+  /** a string starting with "ses" */
+  readonly sessionID: string
+}
+
+/** What `permissions.list` resolves to: the `data` member of the response body. */
+export type PermissionsListResult = ReadonlyArray<PermissionV2Request>
+
+/** The declared failures `permissions.list` rejects with. */
+export type PermissionsListFailure = InvalidRequestError | UnauthorizedError | SessionNotFoundError
+
+/** The input of `permissions.get`. */
+export interface PermissionsGetInput {
+  /** a string starting with "ses" */
+  readonly sessionID: string
+  /** a string starting with "per" */
+  readonly requestID: string
+}
+
+/** What `permissions.get` resolves to: the `data` member of the response body. */
+export type PermissionsGetResult = PermissionV2Request
+
+/** The declared failures `permissions.get` rejects with. */
+export type PermissionsGetFailure = InvalidRequestError | UnauthorizedError | PermissionNotFoundError | SessionNotFoundError
+
+/** The input of `permissions.reply`. */
+export interface PermissionsReplyInput {
+  /** a string starting with "ses" */
+  readonly sessionID: string
+  /** a string starting with "per" */
+  readonly requestID: string
+  readonly reply: PermissionV2Reply
+  readonly message?: string | undefined
+}
+
+/** What `permissions.reply` resolves to. */
+export type PermissionsReplyResult = void
+
+/** The declared failures `permissions.reply` rejects with. */
+export type PermissionsReplyFailure = InvalidRequestError | UnauthorizedError | PermissionNotFoundError | SessionNotFoundError
+
+/** The input of `skills.list`. */
+export interface SkillsListInput {
+  readonly location?: {
+    readonly directory?: string | undefined
+    readonly workspace?: string | undefined
+  } | undefined
+}
+
+/** What `skills.list` resolves to. */
+export interface SkillsListResult {
+  readonly location: LocationInfo
+  readonly data: ReadonlyArray<SkillV2Info>
+}
+
+/** The declared failures `skills.list` rejects with. */
+export type SkillsListFailure = InvalidRequestError | UnauthorizedError
+
+/** The input of `reference.list`. */
+export interface ReferenceListInput {
+  readonly location?: {
+    readonly directory?: string | undefined
+    readonly workspace?: string | undefined
+  } | undefined
+}
+
+/** What `reference.list` resolves to. */
+export interface ReferenceListResult {
+  readonly location: LocationInfo
+  readonly data: ReadonlyArray<ReferenceInfo>
+}
+
+/** The declared failures `reference.list` rejects with. */
+export type ReferenceListFailure = InvalidRequestError | UnauthorizedError

@@ -124,6 +124,73 @@ export const Server = Schema.Struct({
 })
 export interface Server extends Schema.Schema.Type<typeof Server> {}
 
+/**
+ * `reference.<name>` as a local directory: `path` is absolute, `~/…` (the home directory), or
+ * relative to the project root. `type` may be written but is implied by `path`.
+ */
+export const ReferenceLocal = Schema.Struct({
+  type: Schema.optionalWith(Schema.Literal("local"), { exact: true }),
+  path: Schema.String,
+  /** When to consult it: only described references are offered to the model. */
+  description: Schema.optionalWith(Schema.String, { exact: true }),
+  /** `true` keeps it from the model (it is still listed by the API). */
+  hidden: Schema.optionalWith(Schema.Boolean, { exact: true })
+})
+export interface ReferenceLocal extends Schema.Schema.Type<typeof ReferenceLocal> {}
+
+/** `reference.<name>` as a git repository (and optionally a branch); `type` is implied by `repository`. */
+export const ReferenceGit = Schema.Struct({
+  type: Schema.optionalWith(Schema.Literal("git"), { exact: true }),
+  repository: Schema.String,
+  branch: Schema.optionalWith(Schema.String, { exact: true }),
+  description: Schema.optionalWith(Schema.String, { exact: true }),
+  hidden: Schema.optionalWith(Schema.Boolean, { exact: true })
+})
+export interface ReferenceGit extends Schema.Schema.Type<typeof ReferenceGit> {}
+
+/** `reference.<name>`: a project reference, an extra directory the agent may consult. */
+export const Reference = Schema.Union(ReferenceLocal, ReferenceGit)
+export type Reference = typeof Reference.Type
+
+/** `mcp.<name>` with `type: "local"`: a server this runtime starts and speaks to over stdio. */
+export const McpLocal = Schema.Struct({
+  type: Schema.Literal("local"),
+  /** The executable and its arguments, e.g. `["npx", "-y", "some-mcp-server"]`. */
+  command: Schema.Array(Schema.String),
+  /** Variables added to the server's environment (over the host's). */
+  environment: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.String }), { exact: true }),
+  /** `false` keeps the server configured but not started. */
+  enabled: Schema.optionalWith(Schema.Boolean, { exact: true }),
+  /** Milliseconds allowed for connecting (start, initialize, list tools) and for each request. */
+  timeout: Schema.optionalWith(PositiveInt, { exact: true })
+})
+export interface McpLocal extends Schema.Schema.Type<typeof McpLocal> {}
+
+/** `mcp.<name>` with `type: "remote"`: a server reached over streamable HTTP (or, failing that, SSE). */
+export const McpRemote = Schema.Struct({
+  type: Schema.Literal("remote"),
+  url: Schema.String,
+  /** Headers sent with every request, e.g. `{"Authorization": "Bearer {env:TOKEN}"}`. */
+  headers: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.String }), { exact: true }),
+  enabled: Schema.optionalWith(Schema.Boolean, { exact: true }),
+  timeout: Schema.optionalWith(PositiveInt, { exact: true })
+})
+export interface McpRemote extends Schema.Schema.Type<typeof McpRemote> {}
+
+/**
+ * `mcp.<name>` as only `{"enabled": …}`: turns a server defined by another document on or off
+ * (documents merge key by key). `type` may not be written here: a typed entry must be complete.
+ */
+export const McpToggle = Schema.Struct({
+  type: Schema.optionalWith(Schema.Never, { exact: true }),
+  enabled: Schema.Boolean
+})
+export interface McpToggle extends Schema.Schema.Type<typeof McpToggle> {}
+
+/** `mcp.<name>`: one MCP server, by name. */
+export const Mcp = Schema.Union(McpLocal, McpRemote, McpToggle)
+export type Mcp = typeof Mcp.Type
+
 /** One config document. */
 export const Info = Schema.Struct({
   $schema: Schema.optionalWith(Schema.String, { exact: true }),
@@ -142,6 +209,10 @@ export const Info = Schema.Struct({
   instructions: Schema.optionalWith(Schema.Array(Schema.String), { exact: true }),
   tool_output: Schema.optionalWith(ToolOutput, { exact: true }),
   compaction: Schema.optionalWith(Compaction, { exact: true }),
-  server: Schema.optionalWith(Server, { exact: true })
+  server: Schema.optionalWith(Server, { exact: true }),
+  /** Project references by name; a later document's entry replaces an earlier one of that name whole. */
+  reference: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Reference }), { exact: true }),
+  /** MCP servers by name; entries merge key by key across documents. */
+  mcp: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Mcp }), { exact: true })
 }).annotations({ identifier: "OpencodeConfig" })
 export interface Info extends Schema.Schema.Type<typeof Info> {}

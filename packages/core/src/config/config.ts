@@ -19,7 +19,8 @@ export * as Config from "./config.js"
  *
  * Merge ({@link merge}): objects merge key by key, recursively; anything else (strings, numbers,
  * arrays) is replaced by the later value; except `instructions`, which concatenates (duplicates
- * dropped, first occurrence kept), as upstream.
+ * dropped, first occurrence kept), as upstream, and `reference.<name>`, which a later document
+ * replaces whole (a reference is local or git by its keys).
  */
 
 import { FileSystem } from "@effect/platform"
@@ -113,13 +114,18 @@ const mergeValues = (target: unknown, source: unknown): unknown => {
 }
 
 /**
- * `source` over `target`: objects merge recursively, other values are replaced, and `instructions`
- * concatenate (duplicates dropped). Pure.
+ * `source` over `target`: objects merge recursively, other values are replaced, `instructions`
+ * concatenate (duplicates dropped) and `reference.<name>` entries are replaced whole. Pure.
  */
 export const merge = (target: ConfigInfo.Info, source: ConfigInfo.Info): ConfigInfo.Info => {
   const merged = mergeValues(target, source) as ConfigInfo.Info
-  if (target.instructions === undefined || source.instructions === undefined) return merged
-  return { ...merged, instructions: [...new Set([...target.instructions, ...source.instructions])] }
+  // A reference is local or git by its keys: merging two definitions key by key could mix both.
+  const references =
+    target.reference === undefined || source.reference === undefined
+      ? merged
+      : { ...merged, reference: { ...target.reference, ...source.reference } }
+  if (target.instructions === undefined || source.instructions === undefined) return references
+  return { ...references, instructions: [...new Set([...target.instructions, ...source.instructions])] }
 }
 
 const isMissing = (error: unknown): boolean =>

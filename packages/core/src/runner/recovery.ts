@@ -22,9 +22,10 @@ export const strandedToolMessage = "interrupted: the runtime stopped while the t
 /**
  * Settles what a crash left open, from durable state alone (no process-local execution survives a
  * restart): every tool call still pending or running is failed explicitly and the Step is failed,
- * in one durable transition per Step. Text and reasoning blocks keep what was stored (their deltas
- * were live-only). Admitted prompts are left pending; the sessions holding them are returned so the
- * host resumes them. Idempotent: a second run finds nothing open.
+ * in one durable transition per Step. Text and reasoning blocks still open are ended with what was
+ * stored (their deltas were live-only, so usually nothing), as an interruption ends them: every
+ * `*.started` block gets its `*.ended`. Admitted prompts are left pending; the sessions holding them
+ * are returned so the host resumes them. Idempotent: a second run finds nothing open.
  *
  * Run it once at startup, before serving, while no drain of this database runs anywhere.
  */
@@ -42,11 +43,28 @@ export const run = Effect.fn("Recovery.run")(function* () {
     const timestamp = yield* Clock.currentTimeMillis
     const sessionID = row.session_id as Identifier.SessionID
     const at = { timestamp, sessionID, assistantMessageID: message.id }
+    // The projection does not tell an ended text block from an open one: the log does.
+    const blocks = yield* sql<{ readonly type: string; readonly id: string }>`
+      SELECT type, coalesce(json_extract(data, '$.textID'), json_extract(data, '$.reasoningID')) AS id FROM event
+      WHERE aggregate_id = ${sessionID} AND json_extract(data, '$.assistantMessageID') = ${message.id}
+        AND type IN ('session.next.text.started', 'session.next.text.ended', 'session.next.reasoning.started', 'session.next.reasoning.ended')
+      ORDER BY seq`.pipe(Effect.orDie)
+    const open = new Set<string>()
+    for (const block of blocks) {
+      const key = `${block.type.includes(".text.") ? "text" : "reasoning"}:${block.id}`
+      if (block.type.endsWith(".started")) open.add(key)
+      else open.delete(key)
+    }
     const drafts = message.content.flatMap((item) => {
       switch (item.type) {
         case "text":
+          return open.has(`text:${item.id}`)
+            ? [SessionEvents.draft("session.next.text.ended", { ...at, textID: item.id, text: item.text })]
+            : []
         case "reasoning":
-          return []
+          return open.has(`reasoning:${item.id}`)
+            ? [SessionEvents.draft("session.next.reasoning.ended", { ...at, reasoningID: item.id, text: item.text })]
+            : []
         case "tool":
           if (item.state.status !== "pending" && item.state.status !== "running") return []
           tools++

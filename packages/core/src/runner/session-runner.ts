@@ -10,7 +10,13 @@ import type { Retry } from "../llm/retry.js"
 import { Locations } from "../location/locations.js"
 import { SessionHistory } from "../session/session-history.js"
 import { Sessions } from "../session/sessions.js"
+import { References } from "../reference/references.js"
+import { Skills } from "../skill/skills.js"
+import { Permission } from "../permission/permission.js"
+import { PermissionRequests } from "../permission/permission-requests.js"
 import { ToolRegistry } from "../tool/tool-registry.js"
+import { McpServers } from "../mcp/mcp-servers.js"
+import { McpGuidance } from "../instructions/mcp-guidance.js"
 import { ModelContext } from "./model-context.js"
 import { Recovery } from "./recovery.js"
 import { SessionCoordinator } from "./session-coordinator.js"
@@ -38,7 +44,8 @@ export interface Interface {
   readonly wake: (sessionID: string) => Effect.Effect<void>
   /**
    * Interrupts the session's running Step (provider stream and tools; partial output is kept).
-   * Resolves once the Step has settled. Idempotent; fails only for an unknown session.
+   * Resolves once the Step has settled and the session's pending permission requests are rejected.
+   * Idempotent; fails only for an unknown session.
    */
   readonly interrupt: (sessionID: string) => Effect.Effect<void, Errors.SessionNotFoundError>
   /** Resolves when the session is idle. Fails only for an unknown session. */
@@ -52,6 +59,8 @@ export class Service extends Context.Tag("@opencode-ai/core/SessionRunner")<Serv
 export interface Options {
   /** The provider retry policy; default `Retry.defaultPolicy`. */
   readonly retry?: Retry.Policy
+  /** Run {@link Recovery} and resume pending sessions when the layer is built; default true. */
+  readonly recover?: boolean
 }
 
 export const layer = (options: Options = {}) => Layer.scoped(
@@ -65,6 +74,10 @@ export const layer = (options: Options = {}) => Layer.scoped(
     const input = yield* SessionInput.Service
     const history = yield* SessionHistory.Service
     const registry = yield* ToolRegistry.Service
+    const mcpServers = yield* McpServers.Service
+    const skills = yield* Skills.Service
+    const references = yield* References.Service
+    const permissions = yield* PermissionRequests.Service
     const context = yield* Effect.context<StepRunner.Requirements>()
 
     const selectAgent = (name: string | undefined) =>
@@ -75,14 +88,31 @@ export const layer = (options: Options = {}) => Layer.scoped(
       Effect.gen(function* () {
         let continuing = false
         let step = 1
+        let waitedForMcp = false
         while (true) {
           if (!continuing && (yield* input.pending(sessionID)).length === 0) return
           const before = yield* sessions.get(sessionID)
           const location = yield* locations.resolve(before.location)
 
-          // 1. Safe Step Boundary: instructions first.
-          const prepared = yield* checkpoint.prepare(sessionID, yield* composer.forSession(sessionID, location))
+          // 1. Safe Step Boundary: instructions first. The guidance producers: the skills the
+          // session's current agent may use, and the project's references.
+          const guided = selectAgent(before.agent)
+          const producers = {
+            references: references.guidance(location),
+            ...(Option.isSome(guided) ? { agentSkills: skills.guidance(location, guided.value.permission) } : {}),
+            // The instructions of the MCP servers that agent may use.
+            ...(Option.isSome(guided) ? { mcp: mcpServers.guidance(guided.value.permission) } : {})
+          }
+          const prepared = yield* checkpoint.prepare(sessionID, yield* composer.forSession(sessionID, location, producers))
           if (prepared._tag === "Blocked") {
+            // MCP servers still connecting block a first baseline only until their connections
+            // settle (each has a deadline, and a settled server never reports "connecting" again):
+            // wait for that once, then try the boundary again rather than leave the input stranded.
+            if (!waitedForMcp && prepared.unavailable.includes(McpGuidance.key)) {
+              waitedForMcp = true
+              yield* mcpServers.settled
+              continue
+            }
             yield* Effect.logWarning("instructions unavailable; the step waits", { unavailable: prepared.unavailable })
             return
           }
@@ -114,7 +144,10 @@ export const layer = (options: Options = {}) => Layer.scoped(
             return
           }
           const lastStep = agent.value.steps !== undefined && step >= agent.value.steps
-          const tools = yield* registry.list
+          // Tools the agent denies for every resource are not offered at all.
+          const registered = yield* registry.list
+          const visible = new Set(Permission.visibleTools(agent.value.permission, registered.map((tool) => tool.name)))
+          const tools = registered.filter((tool) => visible.has(tool.name))
           const request = ModelContext.build({
             sessionID,
             agent: agent.value,
@@ -147,16 +180,24 @@ export const layer = (options: Options = {}) => Layer.scoped(
     const coordinator = yield* SessionCoordinator.make(drain)
 
     // A restart: settle what a crash left running, then resume sessions with admitted input.
-    const recovered = yield* Recovery.run()
-    if (recovered.stranded > 0 || recovered.pending.length > 0) {
-      yield* Effect.logInfo("recovered after restart", recovered)
+    if (options.recover !== false) {
+      const recovered = yield* Recovery.run()
+      yield* permissions.recover
+      if (recovered.stranded > 0 || recovered.pending.length > 0) {
+        yield* Effect.logInfo("recovered after restart", recovered)
+      }
+      yield* Effect.forEach(recovered.pending, coordinator.wake, { discard: true })
     }
-    yield* Effect.forEach(recovered.pending, coordinator.wake, { discard: true })
     const known = (sessionID: string) => Effect.asVoid(sessions.get(sessionID))
 
     return Service.of({
       wake: coordinator.wake,
-      interrupt: (sessionID) => Effect.zipRight(known(sessionID), coordinator.interrupt(sessionID)),
+      // The running Step's waiting calls reject their own requests as they are interrupted; then the
+      // requests a client created for the session are rejected too.
+      interrupt: (sessionID) =>
+        Effect.zipRight(known(sessionID), coordinator.interrupt(sessionID)).pipe(
+          Effect.zipRight(permissions.rejectPending(sessionID))
+        ),
       wait: (sessionID) => Effect.zipRight(known(sessionID), coordinator.wait(sessionID)),
       active: Effect.map(coordinator.active, (ids) => Object.fromEntries(ids.map((id) => [id, { type: "running" as const }])))
     })

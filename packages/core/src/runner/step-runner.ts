@@ -10,7 +10,8 @@ import type { LLMEvent } from "../llm/llm-event.js"
 import type { LLMRequest } from "../llm/llm-request.js"
 import { Retry } from "../llm/retry.js"
 import { SessionEvents } from "../session/session-events.js"
-import { Permission } from "../permission/permission.js"
+import { PermissionRequests } from "../permission/permission-requests.js"
+import { ModelToolOutput } from "../tool/model-tool-output.js"
 import type { ToolRegistry } from "../tool/tool-registry.js"
 
 export interface Input {
@@ -43,7 +44,12 @@ type DataOf<T extends DurableType> = Omit<Extract<Event.SessionDurableEvent, { t
 const errorMessage = (error: LLMError.Any): string => error.message
 
 /** What running a Step needs from the environment. */
-export type Requirements = SessionEvents.Service | LiveBus.Service | LLMClient.Service
+export type Requirements =
+  | SessionEvents.Service
+  | LiveBus.Service
+  | LLMClient.Service
+  | ModelToolOutput.Service
+  | PermissionRequests.Service
 
 /**
  * Records a Step that could not reach the provider (e.g. no usable model): `step.started` and
@@ -86,6 +92,8 @@ export const run = Effect.fn("StepRunner.run")(function* (input: Input) {
   const events = yield* SessionEvents.Service
   const live = yield* LiveBus.Service
   const llm = yield* LLMClient.Service
+  const permissions = yield* PermissionRequests.Service
+  const output = yield* ModelToolOutput.Service
   const { sessionID } = input
   const assistantMessageID = Identifier.newMessageID() as typeof Identifier.SessionMessageID.Type
 
@@ -113,7 +121,10 @@ export const run = Effect.fn("StepRunner.run")(function* (input: Input) {
     ).pipe(Effect.ensuring(Effect.sync(() => open.delete(id))))
   ))
 
-  /** Runs one durable call: its settlement is published exactly once, even when interrupted. */
+  /**
+   * Runs one durable call: its settlement is published exactly once, even when interrupted. A success
+   * is published as its bounded Model Tool Output (see ModelToolOutput).
+   */
   const settle = (call: LLMEvent.ToolCall) =>
     Effect.uninterruptibleMask((restore) =>
       Effect.gen(function* () {
@@ -130,23 +141,44 @@ export const run = Effect.fn("StepRunner.run")(function* (input: Input) {
                     callID: call.id,
                     agent: input.agent.name,
                     directory: input.directory,
-                    ask: (request) => Permission.check(input.agent.permission, request),
-                    progress: (update) =>
-                      emit("session.next.tool.progress", {
+                    // The Step's agent, captured now: a later agent switch does not change this call's policy.
+                    ask: PermissionRequests.forCall(permissions, {
+                      sessionID,
+                      agent: input.agent,
+                      messageID: assistantMessageID,
+                      callID: call.id
+                    }),
+                    progress: (report) => {
+                      // Progress is replaced by the settlement: an oversized report is clipped, never kept.
+                      const update = ModelToolOutput.clip(report, output.limits)
+                      return emit("session.next.tool.progress", {
                         assistantMessageID,
                         callID: call.id,
                         structured: { ...update.structured },
                         content: update.content
                       })
+                    }
                   })
                   .pipe(Effect.mapError((failure) => failure.message))
         ).pipe(restore, Effect.exit)
         if (Exit.isSuccess(outcome)) {
+          // Still inside the mask: bounding (and keeping the complete text) and publishing the one
+          // settlement cannot be interrupted halfway, and raw oversized output is never published.
+          const bounded: ToolRegistry.Result = yield* output.bound(outcome.value).pipe(
+            Effect.catchAllCause((cause) =>
+              Effect.as(Effect.logError("tool output bounding crashed; the output is dropped", cause), {
+                content: [{ type: "text" as const, text: "[The tool succeeded, but its output could not be processed and was dropped.]" }],
+                ...(outcome.value.structured !== undefined ? { structured: outcome.value.structured } : {})
+              })
+            ),
+            Effect.annotateLogs({ sessionID, tool: call.name, callID: call.id })
+          )
           yield* emit("session.next.tool.success", {
             assistantMessageID,
             callID: call.id,
-            structured: { ...outcome.value.structured },
-            content: outcome.value.content,
+            structured: { ...bounded.structured },
+            content: bounded.content,
+            ...(bounded.outputPaths !== undefined ? { outputPaths: bounded.outputPaths } : {}),
             provider
           })
           return

@@ -136,3 +136,42 @@ export const sessionInput = sqliteTable(
   },
   (table) => [index("session_input_session_admitted_idx").on(table.sessionID, table.admittedSeq)]
 )
+
+/**
+ * Permission requests (PermissionRequests): one row per request, written in the transaction of its
+ * `permission.v2.asked` event and updated in that of its `permission.v2.replied` event. `info` is the
+ * PermissionV2Request as JSON, `ruleset` the asking agent's rules captured when it asked (a later agent
+ * switch does not change them), `origin` who waits on it (`runner`: a tool call of this process;
+ * `api`: a client). `status` is `pending` until answered, then the reply (`once`, `always`, `reject`).
+ */
+export const permissionRequest = sqliteTable(
+  "permission_request",
+  {
+    id: text("id").primaryKey(),
+    sessionID: text("session_id")
+      .notNull()
+      .references(() => session.id, { onDelete: "cascade" }),
+    agent: text("agent").notNull(),
+    origin: text("origin").notNull(),
+    ruleset: text("ruleset").notNull(),
+    info: text("info").notNull(),
+    status: text("status").notNull(),
+    message: text("message"),
+    timeCreated: integer("time_created").notNull(),
+    timeReplied: integer("time_replied")
+  },
+  (table) => [index("permission_request_status_session_idx").on(table.status, table.sessionID)]
+)
+
+/** Saved permissions: `action` on `resource` (a pattern) is allowed in the project (a reply of `always`). */
+export const permissionSaved = sqliteTable(
+  "permission_saved",
+  {
+    id: text("id").primaryKey(),
+    projectID: text("project_id").notNull(),
+    action: text("action").notNull(),
+    resource: text("resource").notNull(),
+    timeCreated: integer("time_created").notNull()
+  },
+  (table) => [uniqueIndex("permission_saved_project_action_resource_idx").on(table.projectID, table.action, table.resource)]
+)

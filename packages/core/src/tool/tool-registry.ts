@@ -11,6 +11,8 @@ export interface PermissionAsk {
   readonly resources: ReadonlyArray<string>
   /** Shown to whoever answers an `ask` (e.g. the diff of an edit). */
   readonly metadata?: Readonly<Record<string, unknown>>
+  /** The patterns a reply of `always` saves for the project (e.g. `git *` for a git command); default the resources. */
+  readonly save?: ReadonlyArray<string>
 }
 
 /** What a tool execution knows about the call it serves. */
@@ -36,6 +38,11 @@ export interface Result {
   readonly content: ReadonlyArray<ToolContent.LLMToolContent>
   /** Machine-readable output for session consumers (not sent to the model). */
   readonly structured?: Readonly<Record<string, unknown>>
+  /**
+   * Absolute paths of files where the tool itself kept its full output (e.g. a Managed Tool Output
+   * File it wrote). They survive Model Tool Output bounding, which appends its own fallback file.
+   */
+  readonly outputPaths?: ReadonlyArray<string>
 }
 
 /** An expected tool failure: the model is told `message` and may try again. */

@@ -32,7 +32,15 @@ const program = Effect.gen(function* () {
 Effect.runPromise(
   program.pipe(
     Effect.provide(
-      Core.layer({ databaseFile, directory, configDir: path.join(directory, "config"), env: {}, config: Config.layerTest({}) })
+      Core.layer({
+        databaseFile,
+        directory,
+        configDir: path.join(directory, "config"),
+        env: {},
+        config: Config.layerTest({}),
+        // This host only races promotions; it must not drive the session's drains.
+        recover: false
+      })
     )
   )
 ).then(

@@ -10,9 +10,16 @@ export const fastRetry = { maxAttempts: 4, initialDelayMs: 1, factor: 1, maxDela
 
 /**
  * A Core over a fresh database whose one provider is a scripted LLM server on 127.0.0.1, speaking
- * `protocol` to the real adapter. `agents` merges into the config's `agent` key.
+ * `protocol` to the real adapter. `agents` merges into the config's `agent` key, `reference` is the
+ * config's `reference` key.
  */
-export const world = (options: { readonly protocol?: "openai-compatible" | "anthropic"; readonly agent?: Record<string, unknown> } = {}) =>
+export const world = (
+  options: {
+    readonly protocol?: "openai-compatible" | "anthropic"
+    readonly agent?: Record<string, unknown>
+    readonly reference?: Record<string, unknown>
+  } = {}
+) =>
   Effect.gen(function* () {
     const server = yield* ScriptedLLMServer.make()
     const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "opencode-runner-")))
@@ -28,7 +35,8 @@ export const world = (options: { readonly protocol?: "openai-compatible" | "anth
         }
       },
       model: "scripted/m",
-      ...(options.agent !== undefined ? { agent: options.agent } : {})
+      ...(options.agent !== undefined ? { agent: options.agent } : {}),
+      ...(options.reference !== undefined ? { reference: options.reference } : {})
     } as ConfigInfo.Info)
     const context = yield* Layer.build(
       Core.layer({

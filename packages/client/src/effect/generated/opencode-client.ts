@@ -148,6 +148,57 @@ export interface Service {
      */
     readonly get: (input: Endpoint.Path<"providers", "get"> & Endpoint.UrlParams<"providers", "get">) => Effect.Effect<Endpoint.Success<"providers", "get">, Endpoint.Failure<"providers", "get">>
   }
+  readonly permissions: {
+    /**
+     * `GET /api/permission/request` (`v2.permission.request.list`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
+     */
+    readonly listRequests: (input?: Endpoint.UrlParams<"permissions", "listRequests">) => Effect.Effect<Endpoint.Success<"permissions", "listRequests">, Endpoint.Failure<"permissions", "listRequests">>
+    /**
+     * `GET /api/permission/saved` (`v2.permission.saved.list`).
+     * Succeeds with the decoded `data` member of the response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
+     */
+    readonly listSaved: (input?: Endpoint.UrlParams<"permissions", "listSaved">) => Effect.Effect<Endpoint.Success<"permissions", "listSaved">["data"], Endpoint.Failure<"permissions", "listSaved">>
+    /**
+     * `DELETE /api/permission/saved/{id}` (`v2.permission.saved.remove`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
+     */
+    readonly removeSaved: (input: Endpoint.Path<"permissions", "removeSaved">) => Effect.Effect<Endpoint.Success<"permissions", "removeSaved">, Endpoint.Failure<"permissions", "removeSaved">>
+    /**
+     * `POST /api/session/{sessionID}/permission` (`v2.session.permission.create`).
+     * Succeeds with the decoded `data` member of the response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), an `HttpClientError` or a `ParseError`.
+     */
+    readonly create: (input: Endpoint.Path<"permissions", "create"> & Endpoint.Payload<"permissions", "create">) => Effect.Effect<Endpoint.Success<"permissions", "create">["data"], Endpoint.Failure<"permissions", "create">>
+    /**
+     * `GET /api/session/{sessionID}/permission` (`v2.session.permission.list`).
+     * Succeeds with the decoded `data` member of the response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), an `HttpClientError` or a `ParseError`.
+     */
+    readonly list: (input: Endpoint.Path<"permissions", "list">) => Effect.Effect<Endpoint.Success<"permissions", "list">["data"], Endpoint.Failure<"permissions", "list">>
+    /**
+     * `GET /api/session/{sessionID}/permission/{requestID}` (`v2.session.permission.get`).
+     * Succeeds with the decoded `data` member of the response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `PermissionNotFoundError` (404), `SessionNotFoundError` (404), an `HttpClientError` or a `ParseError`.
+     */
+    readonly get: (input: Endpoint.Path<"permissions", "get">) => Effect.Effect<Endpoint.Success<"permissions", "get">["data"], Endpoint.Failure<"permissions", "get">>
+    /**
+     * `POST /api/session/{sessionID}/permission/{requestID}/reply` (`v2.session.permission.reply`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `PermissionNotFoundError` (404), `SessionNotFoundError` (404), an `HttpClientError` or a `ParseError`.
+     */
+    readonly reply: (input: Endpoint.Path<"permissions", "reply"> & Endpoint.Payload<"permissions", "reply">) => Effect.Effect<Endpoint.Success<"permissions", "reply">, Endpoint.Failure<"permissions", "reply">>
+  }
+  readonly skills: {
+    /**
+     * `GET /api/skill` (`v2.skill.list`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
+     */
+    readonly list: (input?: Endpoint.UrlParams<"skills", "list">) => Effect.Effect<Endpoint.Success<"skills", "list">, Endpoint.Failure<"skills", "list">>
+  }
+  readonly reference: {
+    /**
+     * `GET /api/reference` (`v2.reference.list`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
+     */
+    readonly list: (input?: Endpoint.UrlParams<"reference", "list">) => Effect.Effect<Endpoint.Success<"reference", "list">, Endpoint.Failure<"reference", "list">>
+  }
 }
 
 export interface Options {
@@ -206,6 +257,21 @@ export const make = (options: Options): Effect.Effect<Service, never, HttpClient
       providers: {
         list: (input = {}) => client.providers.list({ urlParams: input }),
         get: (input) => client.providers.get({ path: Endpoint.pick(input, ["providerID"]), urlParams: Endpoint.pick(input, ["location"]) })
+      },
+      permissions: {
+        listRequests: (input = {}) => client.permissions.listRequests({ urlParams: input }),
+        listSaved: (input = {}) => Effect.map(client.permissions.listSaved({ urlParams: input }), (success) => success.data),
+        removeSaved: (input) => client.permissions.removeSaved({ path: input }),
+        create: (input) => Effect.map(client.permissions.create({ path: Endpoint.pick(input, ["sessionID"]), payload: Endpoint.pick(input, ["id", "action", "resources", "save", "metadata", "source", "agent"]) }), (success) => success.data),
+        list: (input) => Effect.map(client.permissions.list({ path: input }), (success) => success.data),
+        get: (input) => Effect.map(client.permissions.get({ path: input }), (success) => success.data),
+        reply: (input) => client.permissions.reply({ path: Endpoint.pick(input, ["sessionID", "requestID"]), payload: Endpoint.pick(input, ["reply", "message"]) })
+      },
+      skills: {
+        list: (input = {}) => client.skills.list({ urlParams: input })
+      },
+      reference: {
+        list: (input = {}) => client.reference.list({ urlParams: input })
       }
     })
   )

@@ -1,0 +1,346 @@
+/**
+ * Runtime overhead per Step, against a ScriptedLLMServer with zero artificial latency.
+ *
+ *   node --import tsx bench/step-overhead.ts [--iterations 200] [--warmup 30] [--spans]
+ *
+ * Two figures, each measured in process (Core: `SessionInput.admit` + `SessionRunner.wake`) and over
+ * HTTP (the real listener on 127.0.0.1 with the generated Promise client):
+ *   (a) prompt admission → the provider request arriving at the scripted server;
+ *   (b) the scripted server finishing a response → the next provider request (a tool step leads to
+ *       the next step) or idle (`wait` resolving, for a final text step).
+ *
+ * Server-side instants come from the scripted server's own responses (Node's `http.server.*`
+ * diagnostics channels, filtered to its port: request head arrival, last byte written); client-side
+ * instants from `performance.now()` around the calls. One process, one clock. Every iteration uses a
+ * fresh session (its first prompt: the Instruction Baseline is computed in the first Step), so
+ * history does not grow across iterations. Figures are printed, never asserted (DESIGN §7.10).
+ *
+ * `--spans` adds a breakdown: one more in-process run under a tracer that sums, per iteration, the
+ * wall time spent inside each `Effect.fn` span (spans nest and overlap, and tracing costs time, so
+ * that run is not used for the figures above).
+ */
+import { HttpServer } from "@effect/platform"
+import { createOpencodeClient } from "@opencode-ai/client"
+import { Effect, Layer, Logger, LogLevel, Tracer } from "effect"
+import * as diagnostics from "node:diagnostics_channel"
+import * as fs from "node:fs"
+import type * as http from "node:http"
+import * as os from "node:os"
+import * as path from "node:path"
+import { performance } from "node:perf_hooks"
+import {
+  Config,
+  type ConfigInfo,
+  Core,
+  Locations,
+  SessionInput,
+  SessionRunner,
+  Sessions,
+  ToolRegistry
+} from "../packages/core/src/index.js"
+import { LLMScript, ScriptedLLMServer } from "../packages/core/src/testing/index.js"
+import { Serve } from "../packages/server/src/serve.js"
+
+const TARGET_MS = 10
+
+const argument = (name: string, fallback: number) => {
+  const at = process.argv.indexOf(`--${name}`)
+  const value = at === -1 ? Number.NaN : Number(process.argv[at + 1])
+  return Number.isFinite(value) && value >= 0 ? value : fallback
+}
+const iterations = argument("iterations", 200)
+const warmup = argument("warmup", 30)
+const spans = process.argv.includes("--spans")
+
+// ---------------------------------------------------------------------------------------------------
+// Server-side instants of the scripted LLM server
+
+interface Mark {
+  readonly kind: "arrived" | "ended"
+  readonly at: number
+}
+
+/**
+ * Records, for one local port, when each request's head arrived and when its response's last byte
+ * was written. The last write is the stream's end as the client sees it: a client that stops at the
+ * final frame (`data: [DONE]`) may be done before the server gets round to `end()` and `finish`, so
+ * the `finish` instant would come too late. A response's mark is pushed at `finish`.
+ */
+const probe = (port: number) => {
+  const marks: Array<Mark> = []
+  const lastWrite = new WeakMap<http.ServerResponse, number>()
+  const ours = (message: unknown) => (message as { request: http.IncomingMessage }).request.socket.localPort === port
+  const arrived = (message: unknown) => {
+    if (!ours(message)) return
+    marks.push({ kind: "arrived", at: performance.now() })
+    const response = (message as { response: http.ServerResponse }).response
+    const write = response.write
+    response.write = function (this: http.ServerResponse, ...args: Array<any>) {
+      lastWrite.set(response, performance.now())
+      return (write as (...args: Array<any>) => boolean).apply(this, args)
+    } as typeof response.write
+  }
+  const finished = (message: unknown) => {
+    if (!ours(message)) return
+    const response = (message as { response: http.ServerResponse }).response
+    marks.push({ kind: "ended", at: lastWrite.get(response) ?? performance.now() })
+  }
+  diagnostics.subscribe("http.server.request.start", arrived)
+  diagnostics.subscribe("http.server.response.finish", finished)
+  return {
+    marks,
+    /** The instants of the marks since `from`, once they are all in, checked against the expected shape. */
+    since: (from: number, expected: ReadonlyArray<Mark["kind"]>) =>
+      Effect.gen(function* () {
+        const deadline = performance.now() + 5_000
+        while (marks.length - from < expected.length && performance.now() < deadline) yield* Effect.sleep("1 millis")
+        const got = marks.slice(from)
+        const kinds = got.map((mark) => mark.kind)
+        if (kinds.join() !== expected.join()) {
+          return yield* Effect.dieMessage(`unexpected provider traffic: ${kinds.join()} (expected ${expected.join()})`)
+        }
+        return got.map((mark) => mark.at)
+      }),
+    close: () => {
+      diagnostics.unsubscribe("http.server.request.start", arrived)
+      diagnostics.unsubscribe("http.server.response.finish", finished)
+    }
+  }
+}
+
+type Probe = ReturnType<typeof probe>
+
+// ---------------------------------------------------------------------------------------------------
+// Span breakdown (`--spans`)
+
+/** A tracer that adds each ended span's duration (ms) to `totals[name]`. */
+const summingTracer = (totals: Map<string, number>) =>
+  Tracer.make({
+    span: (name, parent, context, links, startTime, kind) => {
+      const attributes = new Map<string, unknown>()
+      const span: Tracer.Span = {
+        _tag: "Span",
+        name,
+        spanId: Math.random().toString(16).slice(2),
+        traceId: "bench",
+        parent,
+        context,
+        status: { _tag: "Started", startTime },
+        attributes,
+        links: [...links],
+        sampled: true,
+        kind,
+        end: (endTime) => void totals.set(name, (totals.get(name) ?? 0) + Number(endTime - startTime) / 1e6),
+        attribute: (key, value) => void attributes.set(key, value),
+        event: () => {},
+        addLinks: () => {}
+      }
+      return span
+    },
+    context: (f) => f()
+  })
+
+// ---------------------------------------------------------------------------------------------------
+// Statistics
+
+const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!
+
+interface Row {
+  readonly label: string
+  readonly samples: ReadonlyArray<number>
+  /** Whether the row is held to the p50 target (informational rows are not). */
+  readonly target: boolean
+}
+
+const report = (rows: ReadonlyArray<Row>) => {
+  const width = Math.max(...rows.map((row) => row.label.length))
+  const cell = (n: number) => n.toFixed(2).padStart(8)
+  const lines = [
+    `${"".padEnd(width)}     p50      p90      p99   p50/target`,
+    ...rows.map((row) => {
+      const sorted = [...row.samples].sort((a, b) => a - b)
+      const p50 = percentile(sorted, 50)
+      const ratio = row.target ? `${(p50 / TARGET_MS).toFixed(2).padStart(8)}×` : "        -"
+      return `${row.label.padEnd(width)} ${cell(p50)} ${cell(percentile(sorted, 90))} ${cell(percentile(sorted, 99))}  ${ratio}`
+    })
+  ]
+  return lines.join("\n")
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The runs
+
+const { reply, text, toolCall, finish } = LLMScript
+
+const configFor = (baseURL: string) =>
+  ({
+    provider: {
+      scripted: {
+        npm: "@ai-sdk/openai-compatible",
+        options: { baseURL, apiKey: "bench" },
+        models: { m: { name: "Scripted", tool_call: true, limit: { context: 100_000, output: 1000 } } }
+      }
+    },
+    model: "scripted/m"
+  }) as ConfigInfo.Info
+
+/** The runtime's own samples, in process: a tool step, then a final text step, per fresh session. */
+const inProcess = (root: string, llm: ScriptedLLMServer.ScriptedLLMServer, probe: Probe, name = "in-process", perIteration?: {
+  readonly start: () => void
+  readonly end: (measured: boolean) => void
+}) =>
+  Effect.gen(function* () {
+    const directory = path.join(root, name)
+    fs.mkdirSync(directory, { recursive: true })
+    const context = yield* Layer.build(
+      Core.layer({
+        databaseFile: path.join(root, `${name}.db`),
+        directory,
+        configDir: path.join(root, "config"),
+        env: {},
+        config: Config.layerTest(configFor(llm.url))
+      })
+    )
+    const sessions = Effect.runSync(Effect.provide(Sessions.Service, context))
+    const input = Effect.runSync(Effect.provide(SessionInput.Service, context))
+    const runner = Effect.runSync(Effect.provide(SessionRunner.Service, context))
+    const location = yield* Effect.provide(Effect.flatMap(Locations.Service, (l) => l.resolve({ directory })), context)
+    yield* Effect.provide(
+      Effect.flatMap(ToolRegistry.Service, (registry) =>
+        registry.register({
+          name: "noop",
+          description: "Does nothing",
+          inputSchema: { type: "object", properties: {} },
+          execute: () => Effect.succeed({ content: [{ type: "text" as const, text: "ok" }] })
+        })
+      ),
+      context
+    )
+
+    const admission: Array<number> = []
+    const toolToNext: Array<number> = []
+    const textToIdle: Array<number> = []
+    for (let i = 0; i < warmup + iterations; i++) {
+      const session = yield* sessions.create({ location })
+      yield* llm.enqueue(reply(toolCall(`call_${i}`, "noop", {}), finish("tool-calls")), reply(text("done"), finish("stop")))
+      const from = probe.marks.length
+      perIteration?.start()
+      const start = performance.now()
+      yield* input.admit(session.id, { prompt: { text: `prompt ${i}` } })
+      yield* runner.wake(session.id)
+      yield* runner.wait(session.id)
+      const idle = performance.now()
+      perIteration?.end(i >= warmup)
+      const [arrived1, ended1, arrived2, ended2] = yield* probe.since(from, ["arrived", "ended", "arrived", "ended"])
+      if (i < warmup) continue
+      admission.push(arrived1! - start)
+      toolToNext.push(arrived2! - ended1!)
+      textToIdle.push(idle - ended2!)
+    }
+    return { admission, toolToNext, textToIdle }
+  }).pipe(Effect.scoped)
+
+/** The same through the real listener and the Promise client: a text step per fresh session. */
+const overHttp = (root: string, llm: ScriptedLLMServer.ScriptedLLMServer, probe: Probe) =>
+  Effect.gen(function* () {
+    const directory = path.join(root, "http")
+    fs.mkdirSync(directory, { recursive: true })
+    const context = yield* Layer.build(
+      Serve.layer({
+        port: 0,
+        hostname: "127.0.0.1",
+        printLogs: true,
+        logLevel: LogLevel.Warning,
+        directory,
+        env: { XDG_DATA_HOME: path.join(root, "data"), XDG_CONFIG_HOME: path.join(root, "xdg-config") },
+        config: Config.layerTest(configFor(llm.url))
+      })
+    )
+    const address = Effect.runSync(Effect.provide(HttpServer.HttpServer, context)).address
+    if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
+    const client = createOpencodeClient({ baseUrl: `http://127.0.0.1:${address.port}` })
+
+    const admission: Array<number> = []
+    const roundTrip: Array<number> = []
+    const textToIdle: Array<number> = []
+    for (let i = 0; i < warmup + iterations; i++) {
+      const session = yield* Effect.promise(() => client.sessions.create({}))
+      yield* llm.enqueue(reply(text("done"), finish("stop")))
+      const from = probe.marks.length
+      const start = performance.now()
+      yield* Effect.promise(() => client.sessions.prompt({ sessionID: session.id, prompt: { text: `prompt ${i}` } }))
+      const admitted = performance.now()
+      yield* Effect.promise(() => client.sessions.wait({ sessionID: session.id }))
+      const idle = performance.now()
+      const [arrived, ended] = yield* probe.since(from, ["arrived", "ended"])
+      if (i < warmup) continue
+      admission.push(arrived! - start)
+      roundTrip.push(admitted - start)
+      textToIdle.push(idle - ended!)
+    }
+    return { admission, roundTrip, textToIdle }
+  }).pipe(Effect.scoped)
+
+const main = Effect.gen(function* () {
+  const root = yield* Effect.acquireRelease(
+    Effect.sync(() => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "opencode-bench-")))),
+    (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+  )
+  const llm = yield* ScriptedLLMServer.make()
+  const marks = yield* Effect.acquireRelease(Effect.sync(() => probe(llm.port)), (p) => Effect.sync(p.close))
+
+  const local = yield* inProcess(root, llm, marks)
+  const remote = yield* overHttp(root, llm, marks)
+
+  const cpus = os.cpus()
+  console.log(
+    `step overhead: ${iterations} iterations after ${warmup} warm-up, ScriptedLLMServer with zero latency\n` +
+      `node ${process.version}, ${os.platform()} ${os.arch()}, ${cpus.length} × ${cpus[0]?.model ?? "cpu"}; times in ms, target p50 ≤ ${TARGET_MS} ms\n`
+  )
+  console.log(
+    report([
+      { label: "(a) admit + wake → provider request (in process)", samples: local.admission, target: true },
+      { label: "(a) HTTP prompt → provider request", samples: remote.admission, target: true },
+      { label: "    HTTP prompt round trip (admitted, informational)", samples: remote.roundTrip, target: false },
+      { label: "(b) tool step stream end → next provider request", samples: local.toolToNext, target: true },
+      { label: "(b) text step stream end → idle (wait resolves, in process)", samples: local.textToIdle, target: true },
+      { label: "(b) text step stream end → idle (HTTP wait resolves)", samples: remote.textToIdle, target: true }
+    ])
+  )
+
+  if (spans) {
+    // Per iteration (one prompt: a tool step, then a text step), the time inside each span name.
+    const current = new Map<string, number>()
+    const perName = new Map<string, Array<number>>()
+    let measured = 0
+    yield* inProcess(root, llm, marks, "spans", {
+      start: () => current.clear(),
+      end: (counted) => {
+        if (!counted) return
+        measured++
+        for (const [name, ms] of current) perName.set(name, [...(perName.get(name) ?? []), ms])
+      }
+    }).pipe(Effect.withTracer(summingTracer(current)))
+    const rows = [...perName]
+      .map(([name, samples]) => {
+        // Iterations where the span did not run count as 0.
+        const all = [...samples, ...Array.from({ length: measured - samples.length }, () => 0)].sort((a, b) => a - b)
+        return { name, p50: percentile(all, 50), mean: all.reduce((a, b) => a + b, 0) / all.length }
+      })
+      .sort((a, b) => b.mean - a.mean)
+      .slice(0, 25)
+    const width = Math.max(...rows.map((row) => row.name.length))
+    console.log(`\nspans: wall time inside each span per prompt (a tool step + a text step), ms; nested spans overlap\n`)
+    console.log(`${"".padEnd(width)}      p50     mean`)
+    for (const row of rows) console.log(`${row.name.padEnd(width)} ${row.p50.toFixed(2).padStart(8)} ${row.mean.toFixed(2).padStart(8)}`)
+  }
+})
+
+Effect.runPromise(main.pipe(Effect.scoped, Logger.withMinimumLogLevel(LogLevel.Warning))).then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error)
+    process.exit(1)
+  }
+)

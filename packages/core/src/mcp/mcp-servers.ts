@@ -1,0 +1,349 @@
+export * as McpServers from "./mcp-servers.js"
+
+/**
+ * The configured MCP servers (`mcp.<name>` in opencode.json), connected for the lifetime of a Core.
+ *
+ * Building the layer never waits for a server and never fails: every enabled server is connected in
+ * the background, concurrently, each within its own deadline (`timeout`, default
+ * {@link defaultTimeoutMs}) that covers starting it, the `initialize` handshake and listing its tools.
+ *
+ * ```
+ *   Disabled                (enabled: false)
+ *   Connecting ──ok──────▶ Connected { instructions, tools } ──connection lost──▶ Failed
+ *        └──error/timeout─▶ Failed { message }   (logged; its process, if any, is killed)
+ * ```
+ *
+ * - `local` servers are started as child processes (stdio). Their environment is the SDK's safe
+ *   defaults (`PATH`, `HOME`, …), then the host environment, then the server's own `environment`;
+ *   their working directory is the instance directory. Their stderr is kept (the last few KiB) for
+ *   the failure log.
+ * - `remote` servers are tried over streamable HTTP first and, if that fails, over the older
+ *   HTTP+SSE transport, with the configured `headers` on every request. OAuth is not supported.
+ * - A Connected server's `instructions` are what its `initialize` result said; its tools are the
+ *   `tools/list` result (all pages), refreshed when the server notifies that the list changed.
+ * - Closing the layer's scope closes every connection: a local server has its stdin closed, then is
+ *   sent SIGTERM and finally SIGKILL if it lingers (the SDK's shutdown sequence); a connection still
+ *   being made is abandoned and closed the same way.
+ *
+ * **MCP guidance** ({@link Interface.guidance}) is the Instruction Source producer the runner
+ * composes for a Step's agent. Its observation is:
+ * - *unavailable* while any enabled server is still Connecting: the agent's usable set cannot be
+ *   known yet, so the checkpoint keeps what the model was last told (stale-while-revalidate);
+ * - otherwise the Connected servers with non-empty instructions that declare no tools or have at
+ *   least one tool the agent's rules do not hide (see `Permission.visibleTools`; a tool's permission
+ *   action is its {@link McpToolName}), in name order; *absent* when there are none.
+ * A Failed or Disabled server is simply not in the set: that is a successful observation, not an
+ * unavailable one. Because every connection attempt has a deadline, "Connecting" always ends, so an
+ * unavailable MCP source can delay a session's FIRST baseline (which needs every source) only until
+ * {@link Interface.settled}; the runner waits for that and tries the boundary again instead of
+ * leaving the session blocked.
+ */
+
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
+import { Cause, Context, Data, Deferred, Duration, Effect, ExecutionStrategy, Exit, Layer, Option, Ref, Runtime, Scope } from "effect"
+import type { AgentCatalog } from "../config/agent-catalog.js"
+import { Config } from "../config/config.js"
+import type { ConfigInfo } from "../config/config-info.js"
+import { Instructions } from "../instructions/instructions.js"
+import type { McpGuidance } from "../instructions/mcp-guidance.js"
+import { Permission } from "../permission/permission.js"
+import { McpToolName } from "./mcp-tool-name.js"
+
+/** The deadline of one connection attempt when the server sets no `timeout`, in milliseconds. */
+export const defaultTimeoutMs = 30_000
+
+/** How this runtime introduces itself in `initialize`. */
+const clientInfo = { name: "opencode", version: "0.1.0" }
+
+/** How much of a local server's stderr is kept for the failure log. */
+const stderrTailBytes = 4096
+
+/** The transport a server was reached over. */
+export type TransportKind = "stdio" | "streamable-http" | "sse"
+
+/** Where one configured server stands. */
+export type Status =
+  | { readonly _tag: "Disabled" }
+  | { readonly _tag: "Connecting" }
+  | {
+      readonly _tag: "Connected"
+      readonly transport: TransportKind
+      /** The `instructions` of the server's `initialize` result; absent when it gave none. */
+      readonly instructions?: string
+      /** The server's own tool names (see {@link McpToolName} for the runtime names), as listed. */
+      readonly tools: ReadonlyArray<string>
+      /** The process id of a local server. */
+      readonly pid?: number
+    }
+  | { readonly _tag: "Failed"; readonly message: string }
+
+/** One configured server: its config name and status. */
+export interface Server {
+  readonly name: string
+  readonly status: Status
+}
+
+export interface Interface {
+  /** Every configured server (enabled or not), in name order, with its current status. */
+  readonly list: Effect.Effect<ReadonlyArray<Server>>
+  /**
+   * Resolves once no server is Connecting (each is Connected, Failed or Disabled). Bounded by the
+   * servers' connect deadlines; resolves at once when there is nothing left to connect.
+   */
+  readonly settled: Effect.Effect<void>
+  /**
+   * The MCP guidance producer for an agent with `rules` (see the module doc): observes the current
+   * statuses once, never waits, never fails.
+   */
+  readonly guidance: (rules: AgentCatalog.Ruleset) => Effect.Effect<Instructions.Observation<McpGuidance.Value>>
+}
+
+/** The configured MCP servers; `yield* McpServers.Service`. */
+export class Service extends Context.Tag("@opencode-ai/core/McpServers")<Service, Interface>() {}
+
+/** Why a connection attempt failed. Internal to the layer: a failed server is a status, never an error. */
+class ConnectError extends Data.TaggedError("McpConnectError")<{ readonly message: string }> {}
+
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+
+/**
+ * The guidance observation for `servers` and an agent with `rules` (see the module doc). Pure.
+ */
+export const select = (
+  servers: ReadonlyArray<Server>,
+  rules: AgentCatalog.Ruleset
+): Instructions.Observation<McpGuidance.Value> => {
+  if (servers.some((server) => server.status._tag === "Connecting")) return Instructions.unavailable
+  const usable: Array<McpGuidance.Server> = []
+  for (const { name, status } of servers) {
+    if (status._tag !== "Connected" || status.instructions === undefined) continue
+    const instructions = status.instructions.trim()
+    if (instructions === "") continue
+    const names = status.tools.map((tool) => McpToolName.make(name, tool))
+    if (names.length > 0 && Permission.visibleTools(rules, names).length === 0) continue
+    usable.push({ name, instructions })
+  }
+  usable.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  return usable.length === 0 ? Instructions.absent : usable
+}
+
+export interface Options {
+  /** The host environment local servers inherit (under their own `environment`). */
+  readonly env: Readonly<Record<string, string | undefined>>
+  /** The working directory of local servers. */
+  readonly directory: string
+}
+
+/** An open client and what is known about it once connected. */
+interface Connection {
+  readonly client: Client
+  readonly transport: TransportKind
+  readonly pid?: number
+}
+
+/** Lists every page of the server's tools (none when it declares no tools capability). */
+const listTools = async (client: Client, timeout: number): Promise<ReadonlyArray<string>> => {
+  if (client.getServerCapabilities()?.tools === undefined) return []
+  const names: Array<string> = []
+  const seen = new Set<string>()
+  let cursor: string | undefined
+  for (let page = 0; page < 100; page++) {
+    const result = await client.listTools(cursor === undefined ? undefined : { cursor }, { timeout })
+    names.push(...result.tools.map((tool) => tool.name))
+    if (result.nextCursor === undefined || seen.has(result.nextCursor)) return names
+    seen.add(result.nextCursor)
+    cursor = result.nextCursor
+  }
+  return names
+}
+
+export const layer = (options: Options): Layer.Layer<Service, never, Config.Service> =>
+  Layer.scoped(
+    Service,
+    Effect.gen(function* () {
+      const config = yield* Config.Service
+      const runtime = yield* Effect.runtime<never>()
+      const layerScope = yield* Effect.scope
+      const entries = Object.entries(config.info.mcp ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+
+      const statuses = yield* Ref.make<ReadonlyMap<string, Status>>(
+        new Map(entries.map(([name, entry]) => [name, entry.enabled === false ? { _tag: "Disabled" } : { _tag: "Connecting" }]))
+      )
+      const setStatus = (name: string, status: Status) =>
+        Ref.update(statuses, (current) => new Map(current).set(name, status))
+      /** For the SDK's callbacks, which run outside any fiber. */
+      const setStatusNow = (name: string, status: Status) => Runtime.runSync(runtime)(setStatus(name, status))
+
+      /**
+       * Opens `transport` with a new client in the current scope: the scope's close closes both
+       * (for stdio, ending the process). Interruptible: an interrupted connect is simply closed.
+       */
+      const open = (make: () => Transport, timeout: number) =>
+        Effect.gen(function* () {
+          const opened = yield* Effect.acquireRelease(
+            Effect.try({ try: () => ({ client: new Client(clientInfo), transport: make() }), catch: (error) => new ConnectError({ message: messageOf(error) }) }),
+            ({ client, transport }) =>
+              Effect.promise(async () => {
+                client.onclose = () => {}
+                await client.close().catch(() => undefined)
+                await transport.close().catch(() => undefined)
+              })
+          )
+          yield* Effect.tryPromise({
+            try: (signal) => opened.client.connect(opened.transport, { timeout, signal }),
+            catch: (error) => new ConnectError({ message: messageOf(error) })
+          })
+          return opened
+        })
+
+      const connectLocal = (name: string, server: ConfigInfo.McpLocal, timeout: number) =>
+        Effect.gen(function* () {
+          const [command, ...args] = server.command
+          if (command === undefined || command === "") {
+            return yield* new ConnectError({ message: `mcp.${name}.command is empty` })
+          }
+          let stderr = ""
+          const env: Record<string, string> = { ...getDefaultEnvironment() }
+          for (const [key, value] of Object.entries(options.env)) if (value !== undefined) env[key] = value
+          Object.assign(env, server.environment ?? {})
+          const opened = yield* open(() => {
+            const transport = new StdioClientTransport({ command, args, env, cwd: options.directory, stderr: "pipe" })
+            transport.stderr?.on("data", (chunk: Buffer | string) => {
+              stderr = (stderr + chunk.toString()).slice(-stderrTailBytes)
+            })
+            return transport
+          }, timeout).pipe(
+            Effect.mapError((error) =>
+              stderr.trim() === "" ? error : new ConnectError({ message: `${error.message}; stderr: ${stderr.trim()}` })
+            )
+          )
+          const pid = (opened.transport as StdioClientTransport).pid
+          return { client: opened.client, transport: "stdio", ...(pid === null ? {} : { pid }) } satisfies Connection
+        })
+
+      const connectRemote = (name: string, server: ConfigInfo.McpRemote, timeout: number) =>
+        Effect.gen(function* () {
+          const url = yield* Effect.try({
+            try: () => new URL(server.url),
+            catch: () => new ConnectError({ message: `mcp.${name}.url is not a URL: ${server.url}` })
+          })
+          const requestInit = server.headers === undefined ? {} : { requestInit: { headers: { ...server.headers } } }
+          const attempts: ReadonlyArray<readonly [TransportKind, () => Transport]> = [
+            ["streamable-http", () => new StreamableHTTPClientTransport(url, requestInit)],
+            ["sse", () => new SSEClientTransport(url, requestInit)]
+          ]
+          const failures: Array<string> = []
+          for (const [kind, make] of attempts) {
+            // Each attempt in its own scope, so a failed one is closed before the next starts.
+            const attemptScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+            const exit = yield* Effect.exit(Scope.extend(open(make, timeout), attemptScope))
+            if (Exit.isSuccess(exit)) return { client: exit.value.client, transport: kind } satisfies Connection
+            yield* Scope.close(attemptScope, exit)
+            if (Exit.isInterrupted(exit)) return yield* Effect.interrupt
+            failures.push(`${kind}: ${Option.match(Cause.failureOption(exit.cause), { onNone: () => Cause.pretty(exit.cause), onSome: (error) => error.message })}`)
+          }
+          return yield* new ConnectError({ message: failures.join("; ") })
+        })
+
+      /** Connects one server within its deadline and records the outcome. Never fails. */
+      const connect = Effect.fn("McpServers.connect")(
+        function* (name: string, server: ConfigInfo.Mcp, serverScope: Scope.CloseableScope) {
+          const timeout = ("timeout" in server ? server.timeout : undefined) ?? defaultTimeoutMs
+          const attempt = Effect.gen(function* () {
+            if (!("type" in server) || server.type === undefined) {
+              return yield* new ConnectError({ message: `mcp.${name} has no "type" ("local" or "remote")` })
+            }
+            const connection: Connection =
+              server.type === "local" ? yield* connectLocal(name, server, timeout) : yield* connectRemote(name, server, timeout)
+            const tools = yield* Effect.tryPromise({
+              try: () => listTools(connection.client, timeout),
+              catch: (error) => new ConnectError({ message: `tools/list failed: ${messageOf(error)}` })
+            })
+            return { connection, tools }
+          }).pipe(
+            Effect.timeoutFail({
+              duration: Duration.millis(timeout),
+              onTimeout: () => new ConnectError({ message: `not connected within ${timeout} ms` })
+            })
+          )
+          const exit = yield* Effect.exit(Scope.extend(attempt, serverScope))
+          if (Exit.isFailure(exit)) {
+            yield* Scope.close(serverScope, exit)
+            if (Exit.isInterrupted(exit)) return
+            const message = Option.match(Cause.failureOption(exit.cause), {
+              onNone: () => Cause.pretty(exit.cause),
+              onSome: (error) => error.message
+            })
+            yield* Effect.logWarning(`MCP server ${name} failed to connect: ${message}`)
+            yield* setStatus(name, { _tag: "Failed", message })
+            return
+          }
+          const { connection, tools } = exit.value
+          const { client } = connection
+          const instructions = client.getInstructions()
+          const connected = {
+            _tag: "Connected" as const,
+            transport: connection.transport,
+            ...(instructions === undefined ? {} : { instructions }),
+            ...(connection.pid === undefined ? {} : { pid: connection.pid })
+          }
+          yield* setStatus(name, { ...connected, tools })
+          yield* Effect.logInfo(`MCP server ${name} connected over ${connection.transport} with ${tools.length} tool(s)`)
+
+          // A server that goes away is no longer usable: Failed (so its guidance is withdrawn).
+          client.onclose = () => {
+            setStatusNow(name, { _tag: "Failed", message: "connection closed" })
+            Runtime.runFork(runtime)(Effect.logWarning(`MCP server ${name} closed its connection`))
+          }
+          // Tool list changes re-decide which agents may use the server.
+          client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+            try {
+              const next = await listTools(client, timeout)
+              setStatusNow(name, { ...connected, tools: next })
+            } catch (error) {
+              Runtime.runFork(runtime)(Effect.logWarning(`MCP server ${name}: tools/list failed: ${messageOf(error)}`))
+            }
+          })
+        },
+        (effect, name) => Effect.annotateLogs(effect, { mcpServer: name })
+      )
+
+      // One scope per server, made now so that closing the layer first stops the connecting fiber
+      // (added last, so run first) and then closes every connection.
+      const pending = entries.filter(([, entry]) => entry.enabled !== false)
+      const settledSignals: Array<Deferred.Deferred<void>> = []
+      const tasks: Array<Effect.Effect<void>> = []
+      for (const [name, server] of pending) {
+        const serverScope = yield* Scope.fork(layerScope, ExecutionStrategy.sequential)
+        const settled = yield* Deferred.make<void>()
+        settledSignals.push(settled)
+        tasks.push(Effect.ensuring(connect(name, server, serverScope), Deferred.succeed(settled, undefined)))
+      }
+      if (tasks.length > 0) yield* Effect.forkScoped(Effect.all(tasks, { concurrency: "unbounded", discard: true }))
+
+      const list = Effect.map(Ref.get(statuses), (current) =>
+        [...current].map(([name, status]): Server => ({ name, status }))
+      )
+      return Service.of({
+        list,
+        settled: Effect.forEach(settledSignals, Deferred.await, { discard: true }),
+        guidance: (rules) => Effect.map(list, (servers) => select(servers, rules))
+      })
+    })
+  )
+
+/** A fixed set of servers, for tests of the producer and the runner without processes. */
+export const layerTest = (servers: ReadonlyArray<Server>): Layer.Layer<Service> =>
+  Layer.succeed(
+    Service,
+    Service.of({
+      list: Effect.succeed(servers),
+      settled: Effect.void,
+      guidance: (rules) => Effect.succeed(select(servers, rules))
+    })
+  )

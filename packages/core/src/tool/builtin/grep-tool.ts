@@ -1,0 +1,162 @@
+export * as GrepTool from "./grep-tool.js"
+
+import { FileSystem } from "@effect/platform"
+import { Effect, Option, Schema, Stream } from "effect"
+import type { ToolRegistry } from "../tool-registry.js"
+import { BinaryFile } from "./binary-file.js"
+import { BuiltinTool } from "./builtin-tool.js"
+import { FileWalk } from "./file-walk.js"
+import { ToolPath } from "./tool-path.js"
+
+/** The most matching lines one call returns. */
+export const maxResults = 100
+/** Searching stops once this many lines matched (the newest files' matches are then shown). */
+export const maxCandidates = 1000
+/** A matching line longer than this is cut. */
+export const maxLineLength = 2000
+/** Files up to this size are read whole; larger ones (e.g. managed tool output) are streamed by line. */
+const wholeFileBytes = 1024 * 1024
+
+export interface Options {
+  /** The Managed Tool Output directory: searchable without an `external_directory` ask. */
+  readonly toolOutputDir?: string | undefined
+}
+
+export const Input = Schema.Struct({
+  pattern: Schema.String.annotations({
+    description: "The regular expression (JavaScript syntax) to search file contents for, e.g. \"function\\s+\\w+\""
+  }),
+  path: Schema.optional(Schema.String).annotations({
+    description: "The directory or file to search (absolute, or relative to the working directory). Default: the working directory."
+  }),
+  include: Schema.optional(Schema.String).annotations({
+    description: "Only search files matching this glob, e.g. \"*.ts\" or \"*.{ts,tsx}\""
+  })
+})
+export type Input = typeof Input.Type
+
+const description = `Searches file contents with a regular expression (JavaScript syntax).
+
+- Returns matching lines as "path:line: text", files modified most recently first, at most ${maxResults} lines.
+- Narrow the files with \`include\` (a glob such as "*.ts") and \`path\`.
+- Files excluded by .gitignore, .git folders and binary files are skipped; hidden files are searched.
+- Use glob to find files by name.`
+
+interface Match {
+  readonly file: string
+  readonly line: number
+  readonly text: string
+}
+
+export const make = (options: Options = {}) =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+
+    /** The matching lines of one file, up to `room` of them; binary files have none. */
+    const search = (file: string, size: number, regex: RegExp, room: number) =>
+      Effect.gen(function* () {
+        const matches: Array<Match> = []
+        const check = (text: string, line: number) => {
+          if (!regex.test(text)) return true
+          matches.push({ file, line, text: text.length > maxLineLength ? `${text.slice(0, maxLineLength)}...` : text })
+          return matches.length < room
+        }
+        if (size <= wholeFileBytes) {
+          const bytes = yield* fs.readFile(file)
+          if (BinaryFile.looksBinary(bytes.subarray(0, BinaryFile.sampleSize))) return matches
+          const lines = new TextDecoder().decode(bytes).split(/\r?\n/)
+          if (lines[lines.length - 1] === "") lines.pop()
+          for (let i = 0; i < lines.length && check(lines[i]!, i + 1); i++);
+          return matches
+        }
+        const sample = yield* fs.stream(file, { bytesToRead: BinaryFile.sampleSize }).pipe(
+          Stream.runHead,
+          Effect.map(Option.getOrElse(() => new Uint8Array(0)))
+        )
+        if (BinaryFile.looksBinary(sample)) return matches
+        let line = 0
+        yield* fs.stream(file).pipe(
+          Stream.decodeText("utf-8"),
+          Stream.splitLines,
+          Stream.runForEachWhile((text) => Effect.sync(() => check(text, ++line)))
+        )
+        return matches
+      }).pipe(Effect.orElseSucceed(() => [] as Array<Match>))
+
+    return BuiltinTool.define({
+      name: "grep",
+      description,
+      input: Input,
+      execute: Effect.fn("GrepTool.execute")(function* (input: Input, context: ToolRegistry.CallContext) {
+        let regex: RegExp
+        try {
+          regex = new RegExp(input.pattern)
+        } catch (error) {
+          return yield* BuiltinTool.fail(`Invalid regular expression ${JSON.stringify(input.pattern)}: ${(error as Error).message}`)
+        }
+        const root = input.path === undefined ? context.directory : ToolPath.resolve(context, input.path)
+        const info = yield* fs.stat(root).pipe(Effect.option)
+        const isFile = Option.isSome(info) && info.value.type === "File"
+        yield* ToolPath.authorize(context, root, { kind: isFile ? "file" : "directory", managedDir: options.toolOutputDir })
+        yield* context.ask({
+          action: "grep",
+          resources: [input.pattern],
+          metadata: { pattern: input.pattern, path: root, ...(input.include !== undefined ? { include: input.include } : {}) }
+        })
+        if (Option.isNone(info)) return yield* BuiltinTool.fail(`Cannot search ${root}: no such file or directory`)
+
+        const files = isFile
+          ? [root]
+          : yield* FileWalk.files({
+              root,
+              ...(input.include !== undefined
+                ? { match: FileWalk.matcher(input.include) }
+                : {})
+            })
+
+        const matches: Array<Match> = []
+        yield* Effect.forEach(
+          files,
+          (file) =>
+            Effect.gen(function* () {
+              const room = maxCandidates - matches.length
+              if (room <= 0 || (!isFile && BinaryFile.hasBinaryExtension(file))) return
+              const stat = yield* fs.stat(file).pipe(Effect.option)
+              if (Option.isNone(stat) || stat.value.type !== "File") return
+              const found = yield* search(file, Number(stat.value.size), regex, room)
+              matches.push(...found.slice(0, maxCandidates - matches.length))
+            }),
+          { concurrency: 8, discard: true }
+        )
+        if (matches.length === 0) return BuiltinTool.text("No matches found", { matches: 0, truncated: false })
+
+        // Newest files first, lines in order within a file.
+        const mtimes = new Map<string, number>()
+        yield* Effect.forEach(
+          new Set(matches.map((match) => match.file)),
+          (file) =>
+            fs.stat(file).pipe(
+              Effect.map((stat) => mtimes.set(file, Option.match(stat.mtime, { onNone: () => 0, onSome: (d) => d.getTime() }))),
+              Effect.ignore
+            ),
+          { concurrency: 32, discard: true }
+        )
+        matches.sort(
+          (a, b) =>
+            (mtimes.get(b.file) ?? 0) - (mtimes.get(a.file) ?? 0) || a.file.localeCompare(b.file) || a.line - b.line
+        )
+        const shown = matches.slice(0, maxResults)
+        const truncated = matches.length > shown.length
+        const header =
+          matches.length >= maxCandidates
+            ? `Found more than ${maxCandidates} matches (showing ${shown.length}; narrow the pattern, path or include)`
+            : truncated
+              ? `Found ${matches.length} matches (showing ${shown.length}; narrow the pattern, path or include)`
+              : `Found ${matches.length} match${matches.length === 1 ? "" : "es"}`
+        return BuiltinTool.text(
+          [header, ...shown.map((match) => `${match.file}:${match.line}: ${match.text}`)].join("\n"),
+          { matches: matches.length, truncated }
+        )
+      })
+    })
+  })

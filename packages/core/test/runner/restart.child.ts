@@ -1,0 +1,81 @@
+/**
+ * The host that crashes, for `restart.test.ts`: opens Core over the given database file with one
+ * provider pointing at the parent's scripted LLM server, registers a tool that never returns, creates
+ * a session, admits a prompt and wakes it. Once the Step has reached the point named by `mode` (and
+ * that point is durable), it prints one `stranded <json>` line and then waits to be killed.
+ *
+ *   node --import tsx test/runner/restart.child.ts <databaseFile> <directory> <llmURL> <mode>
+ *
+ * - `tool`: waits for `tool.called` (the tool is running and never settles), then admits a second
+ *   prompt as `queue`, which stays pending behind the running Step;
+ * - `text`: waits for `text.started` (the parent's scripted reply holds the text open with a gate).
+ */
+import { Effect, Logger, LogLevel } from "effect"
+import * as path from "node:path"
+import { Config } from "../../src/config/config.js"
+import type { ConfigInfo } from "../../src/config/config-info.js"
+import { Core } from "../../src/core.js"
+import { EventLog } from "../../src/event/event-log.js"
+import { SessionInput } from "../../src/input/session-input.js"
+import { Locations } from "../../src/location/locations.js"
+import { SessionRunner } from "../../src/runner/session-runner.js"
+import { Sessions } from "../../src/session/sessions.js"
+import { ToolRegistry } from "../../src/tool/tool-registry.js"
+
+const [databaseFile = "", directory = "", llmURL = "", mode = "tool"] = process.argv.slice(2)
+
+/** The same configuration as the restarted host's in `restart.test.ts`. */
+const configFor = (baseURL: string) =>
+  ({
+    provider: {
+      scripted: {
+        npm: "@ai-sdk/openai-compatible",
+        options: { baseURL, apiKey: "test-key" },
+        models: { m: { name: "Scripted", tool_call: true, limit: { context: 100_000, output: 1000 } } }
+      }
+    },
+    model: "scripted/m"
+  }) as ConfigInfo.Info
+
+const program = Effect.gen(function* () {
+  const location = yield* (yield* Locations.Service).resolve({ directory })
+  const session = yield* (yield* Sessions.Service).create({ location })
+  yield* (yield* ToolRegistry.Service).register({
+    name: "block",
+    description: "Blocks forever",
+    inputSchema: { type: "object", properties: { what: { type: "string" } } },
+    execute: () => Effect.never
+  })
+  const input = yield* SessionInput.Service
+  const runner = yield* SessionRunner.Service
+  const log = yield* EventLog.Service
+  yield* input.admit(session.id, { prompt: { text: mode === "tool" ? "run the blocking tool" : "tell me a story" } })
+  yield* runner.wake(session.id)
+
+  const waitingFor = mode === "tool" ? "session.next.tool.called" : "session.next.text.started"
+  while (!(yield* log.read(session.id)).some((event) => event.type === waitingFor)) yield* Effect.sleep("5 millis")
+  if (mode === "tool") {
+    yield* input.admit(session.id, { prompt: { text: "queued behind the tool" }, delivery: "queue" })
+  }
+  process.stdout.write(`stranded ${JSON.stringify({ sessionID: session.id })}\n`)
+  return yield* Effect.never
+})
+
+Effect.runPromise(
+  program.pipe(
+    Effect.scoped,
+    Effect.provide(
+      Core.layer({
+        databaseFile,
+        directory,
+        configDir: path.join(directory, "config"),
+        env: {},
+        config: Config.layerTest(configFor(llmURL))
+      })
+    ),
+    Logger.withMinimumLogLevel(LogLevel.None)
+  )
+).catch((error) => {
+  process.stderr.write(`${String(error)}\n`)
+  process.exit(1)
+})

@@ -1,0 +1,272 @@
+import { NodeContext } from "@effect/platform-node"
+import {
+  Config,
+  type ConfigInfo,
+  Core,
+  Database,
+  EventLog,
+  LiveBus,
+  Recovery,
+  SessionEvents,
+  SessionInput,
+  SessionRunner,
+  Sessions
+} from "@opencode-ai/core"
+import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Logger, LogLevel } from "effect"
+import * as childProcess from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
+/**
+ * A restart in the middle of a Step: a host in a child process (`restart.child.ts`) is killed with
+ * SIGKILL while its Step is running (a tool that never returns, or a text block held open by the
+ * scripted server), a prompt is admitted into the same file while no host runs, and then this process
+ * opens Core over the file. Building Core runs Recovery and resumes the sessions with pending input.
+ */
+
+const { reply, text, toolCall, finish, hold, gate } = LLMScript
+
+const packageDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..")
+const childScript = path.join(packageDir, "test", "runner", "restart.child.ts")
+
+const configFor = (baseURL: string) =>
+  ({
+    provider: {
+      scripted: {
+        npm: "@ai-sdk/openai-compatible",
+        options: { baseURL, apiKey: "test-key" },
+        models: { m: { name: "Scripted", tool_call: true, limit: { context: 100_000, output: 1000 } } }
+      }
+    },
+    model: "scripted/m"
+  }) as ConfigInfo.Info
+
+const files = () => {
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "opencode-restart-")))
+  const directory = path.join(root, "project")
+  fs.mkdirSync(directory)
+  return { root, directory, databaseFile: path.join(root, "opencode.db") }
+}
+
+/**
+ * Runs the crashing host until it reports its Step stranded at `mode`, then kills it with SIGKILL
+ * (no finalizer, no clean close: the WAL is left as the crash left it). Resolves with its session.
+ */
+const crash = (
+  mode: "tool" | "text",
+  at: { readonly databaseFile: string; readonly directory: string; readonly url: string },
+  before: Effect.Effect<void> = Effect.void
+) =>
+  Effect.gen(function* () {
+    const child = childProcess.spawn(process.execPath, ["--import", "tsx", childScript, at.databaseFile, at.directory, at.url, mode], {
+      cwd: packageDir,
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    yield* Effect.addFinalizer(() => Effect.sync(() => child.kill("SIGKILL")))
+    const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.on("exit", (code, signal) => resolve(signal ?? code)))
+    let out = ""
+    let err = ""
+    child.stderr.on("data", (chunk) => (err += String(chunk)))
+    const stranded = new Promise<{ sessionID: string }>((resolve, reject) => {
+      child.stdout.on("data", (chunk) => {
+        out += String(chunk)
+        const match = /^stranded (.*)$/m.exec(out)
+        if (match) resolve(JSON.parse(match[1]!))
+      })
+      void exited.then((code) => reject(new Error(`the child exited (${code}) before its step was stranded: ${err}`)))
+    })
+    const { sessionID } = yield* Effect.promise(() => stranded)
+    yield* before
+    child.kill("SIGKILL")
+    expect(yield* Effect.promise(() => exited)).toBe("SIGKILL")
+    return sessionID
+  })
+
+/**
+ * Admits a prompt into the file while no host runs: only the stores admission needs, no runner, so
+ * nothing is recovered or resumed by this.
+ */
+const admitOffline = (databaseFile: string, sessionID: string, text: string, delivery: "steer" | "queue") =>
+  Effect.flatMap(SessionInput.Service, (input) => input.admit(sessionID, { prompt: { text }, delivery })).pipe(
+    Effect.provide(
+      SessionInput.layer.pipe(
+        Layer.provideMerge(Sessions.layer),
+        Layer.provideMerge(SessionEvents.layer),
+        Layer.provideMerge(EventLog.layer),
+        Layer.provideMerge(Database.layer({ filename: databaseFile })),
+        Layer.provide(LiveBus.layer),
+        Layer.provide(NodeContext.layer)
+      )
+    ),
+    Effect.scoped,
+    Effect.orDie
+  )
+
+/** Opens Core over the file again (Recovery runs and pending sessions resume), then waits for the session. */
+const restart = (at: { readonly databaseFile: string; readonly directory: string; readonly url: string }, sessionID: string) =>
+  Effect.gen(function* () {
+    const context = yield* Layer.build(
+      Core.layer({
+        databaseFile: at.databaseFile,
+        directory: at.directory,
+        configDir: path.join(at.directory, "config"),
+        env: {},
+        config: Config.layerTest(configFor(at.url))
+      })
+    ).pipe(Effect.orDie, Logger.withMinimumLogLevel(LogLevel.Warning))
+    const run = <A, E>(effect: Effect.Effect<A, E, Core.Services>) => Effect.provide(effect, context)
+    yield* run(Effect.flatMap(SessionRunner.Service, (runner) => runner.wait(sessionID))).pipe(Effect.orDie)
+    const events = yield* run(Effect.flatMap(EventLog.Service, (log) => log.read(sessionID)))
+    const pending = yield* run(Effect.flatMap(SessionInput.Service, (input) => input.pending(sessionID))).pipe(Effect.orDie)
+    return { events, pending, run }
+  })
+
+const typesOf = (events: ReadonlyArray<EventLog.Envelope>) => events.map((e) => e.type.replace("session.next.", ""))
+
+/** Nothing admitted is lost (each admitted prompt is promoted exactly once) and the seq is gapless from 1. */
+const expectIntact = (events: ReadonlyArray<EventLog.Envelope>) => {
+  expect(events.map((e) => e.durable.seq)).toEqual(events.map((_, i) => i + 1))
+  const admitted = events.filter((e) => e.type === "session.next.prompt.admitted").map((e) => (e.data as any).messageID)
+  const prompted = events.filter((e) => e.type === "session.next.prompted").map((e) => (e.data as any).messageID)
+  expect(new Set(admitted).size).toBe(admitted.length)
+  expect([...prompted].sort()).toEqual([...admitted].sort())
+}
+
+describe("restart in the middle of a step", () => {
+  it.scopedLive(
+    "a host killed while a tool runs: the call and its step are failed, the pending prompts resume",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* ScriptedLLMServer.make()
+        const at = { ...files(), url: server.url }
+        yield* server.enqueue(reply(toolCall("call_1", "block", { what: "forever" }), finish("tool-calls")))
+        const sessionID = yield* crash("tool", at)
+        // The crashed host had made its provider call; its Step was waiting on the tool.
+        expect((yield* server.awaitRequest(1)).headers["x-session-id"]).toBe(sessionID)
+
+        // While no host runs, another process admits a steer.
+        yield* admitOffline(at.databaseFile, sessionID, "steered while down", "steer")
+
+        // After the restart: the steer joins the next step, then the queued prompt gets its own.
+        yield* server.enqueue(reply(text("after the restart"), finish("stop")), reply(text("the queued one"), finish("stop")))
+        const { events, pending } = yield* restart(at, sessionID)
+
+        expect(typesOf(events)).toEqual([
+          "session.created",
+          "prompt.admitted",
+          "prompted",
+          "step.started",
+          "tool.input.started",
+          "tool.input.ended",
+          "tool.called",
+          "prompt.admitted", // queued by the crashed host behind its running step
+          "prompt.admitted", // the steer admitted while no host ran
+          // Recovery
+          "tool.failed",
+          "step.failed",
+          // Resumed
+          "prompted",
+          "step.started",
+          "text.started",
+          "text.ended",
+          "step.ended",
+          "prompted",
+          "step.started",
+          "text.started",
+          "text.ended",
+          "step.ended"
+        ])
+        expectIntact(events)
+        expect(pending).toEqual([])
+
+        const failed: any = events.find((e) => e.type === "session.next.tool.failed")!.data
+        expect(failed).toMatchObject({ callID: "call_1", error: { message: Recovery.strandedToolMessage } })
+        const stepFailed: any = events.find((e) => e.type === "session.next.step.failed")!.data
+        expect(stepFailed.error.message).toBe(Recovery.strandedMessage)
+        const started: any = events.find((e) => e.type === "session.next.step.started")!.data
+        expect(stepFailed.assistantMessageID).toBe(started.assistantMessageID)
+        expect(failed.assistantMessageID).toBe(started.assistantMessageID)
+        const prompted = events.filter((e) => e.type === "session.next.prompted").map((e) => (e.data as any).prompt.text)
+        expect(prompted).toEqual(["run the blocking tool", "steered while down", "queued behind the tool"])
+
+        // The resumed steps ran against the scripted server, carrying the stranded call's failure.
+        const requests = yield* server.requests
+        expect(requests).toHaveLength(3)
+        for (const request of requests) expect(request.headers["x-session-id"]).toBe(sessionID)
+        const second = requests[1]!.body.messages as Array<any>
+        expect(second.slice(1).map((m) => m.role)).toEqual(["user", "assistant", "tool", "user"])
+        expect(second[2].tool_calls[0]).toMatchObject({ id: "call_1", function: { name: "block" } })
+        expect(second[3]).toMatchObject({ tool_call_id: "call_1", content: Recovery.strandedToolMessage })
+        expect(second[4]).toEqual({ role: "user", content: "steered while down" })
+        const third = requests[2]!.body.messages as Array<any>
+        expect(third.at(-1)).toEqual({ role: "user", content: "queued behind the tool" })
+        expect(third.at(-2)).toMatchObject({ role: "assistant", content: "after the restart" })
+      }),
+    60_000
+  )
+
+  it.scopedLive(
+    "a host killed while text streams: the step is failed, the prompt admitted while down resumes",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* ScriptedLLMServer.make()
+        const at = { ...files(), url: server.url }
+        const held = gate()
+        yield* server.enqueue(reply(text("Once upon", " a time"), hold(held), text(" there was"), finish("stop")))
+        const sessionID = yield* crash("text", at, held.reached)
+        // The crash dropped the provider connection mid-stream.
+        yield* held.aborted
+        expect(yield* (yield* server.awaitRequest(1)).outcome).toBe("aborted")
+
+        yield* admitOffline(at.databaseFile, sessionID, "are you still there?", "queue")
+
+        yield* server.enqueue(reply(text("I am back"), finish("stop")))
+        const { events, pending, run } = yield* restart(at, sessionID)
+        // Idempotent: nothing is left open for another run to find.
+        expect(yield* run(Recovery.run())).toEqual({ stranded: 0, tools: 0, pending: [] })
+
+        expect(typesOf(events)).toEqual([
+          "session.created",
+          "prompt.admitted",
+          "prompted",
+          "step.started",
+          "text.started",
+          "prompt.admitted",
+          // Recovery: the open block is ended with what was durable (its deltas were live-only)
+          "text.ended",
+          "step.failed",
+          // Resumed
+          "prompted",
+          "step.started",
+          "text.started",
+          "text.ended",
+          "step.ended"
+        ])
+        expectIntact(events)
+        expect(pending).toEqual([])
+        const failed = events.filter((e) => e.type === "session.next.step.failed").map((e) => (e.data as any).error.message)
+        expect(failed).toEqual([Recovery.strandedMessage])
+        const started: any = events.find((e) => e.type === "session.next.text.started")!.data
+        expect(events.find((e) => e.type === "session.next.text.ended")!.data).toMatchObject({
+          assistantMessageID: started.assistantMessageID,
+          textID: started.textID,
+          text: ""
+        })
+
+        const requests = yield* server.requests
+        expect(requests).toHaveLength(2)
+        const second = requests[1]!
+        expect(second.headers["x-session-id"]).toBe(sessionID)
+        // The failed step's text was never durable (deltas are live-only): the model gets both prompts.
+        expect((second.body.messages as Array<any>).slice(1)).toEqual([
+          { role: "user", content: "tell me a story" },
+          { role: "user", content: "are you still there?" }
+        ])
+      }),
+    60_000
+  )
+})

@@ -1,0 +1,121 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Fiber } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { call, context, failure, isAlive, pidsIn, project, reap, stubborn, textOf } from "./harness.js"
+
+describe("bash", () => {
+  it.live("runs the command: stdout and stderr interleaved, the exit code; asks bash with the command", () =>
+    Effect.gen(function* () {
+      const p = project()
+      const { ctx, asks } = context(p.directory)
+      const result = yield* call("bash", { command: "echo hello; echo oops >&2; exit 3", description: "Say hello" }, ctx)
+      expect(textOf(result)).toBe("hello\noops\n\nExit code: 3")
+      expect(result.structured).toEqual({
+        command: "echo hello; echo oops >&2; exit 3",
+        workdir: p.directory,
+        description: "Say hello",
+        exitCode: 3,
+        timedOut: false
+      })
+      expect(asks).toEqual([
+        {
+          action: "bash",
+          resources: ["echo hello; echo oops >&2; exit 3"],
+          metadata: { command: "echo hello; echo oops >&2; exit 3", workdir: p.directory, description: "Say hello" }
+        }
+      ])
+      expect(textOf(yield* call("bash", { command: "true" }, ctx))).toBe("(no output)\n\nExit code: 0")
+    })
+  )
+
+  it.live("runs in the Location directory, or in workdir (relative to it)", () =>
+    Effect.gen(function* () {
+      const p = project({ "sub/file.txt": "x" })
+      const { ctx } = context(p.directory)
+      expect(textOf(yield* call("bash", { command: "pwd" }, ctx))).toContain(p.directory)
+      expect(textOf(yield* call("bash", { command: "pwd; ls", workdir: "sub" }, ctx))).toContain(`${p.file("sub")}\nfile.txt`)
+      expect(yield* failure(call("bash", { command: "pwd", workdir: "nope" }, ctx))).toContain("is not a directory")
+    })
+  )
+
+  it.live("a workdir outside the Location asks external_directory; a denied ask runs nothing", () =>
+    Effect.gen(function* () {
+      const p = project()
+      const outside = context(p.directory, (request) => (request.action === "external_directory" ? "deny" : "allow"))
+      expect(yield* failure(call("bash", { command: "touch made", workdir: p.outside }, outside.ctx))).toContain("external_directory")
+      expect(outside.asks[0]!.resources).toEqual([path.join(p.outside, "*")])
+      const denied = context(p.directory, () => "deny")
+      expect(yield* failure(call("bash", { command: "touch made" }, denied.ctx))).toContain("Permission denied: bash")
+      expect(fs.existsSync(p.file("made"))).toBe(false)
+      expect(fs.existsSync(path.join(p.outside, "made"))).toBe(false)
+    })
+  )
+
+  it.live("output streams as throttled progress updates while the command runs", () =>
+    Effect.gen(function* () {
+      const p = project()
+      const { ctx, progress } = context(p.directory)
+      const result = yield* call(
+        "bash",
+        { command: "for i in 1 2 3 4; do echo step$i; sleep 0.2; done" },
+        ctx,
+        { bash: { progressInterval: "50 millis" } }
+      )
+      expect(textOf(result)).toBe("step1\nstep2\nstep3\nstep4\n\nExit code: 0")
+      expect(progress.length).toBeGreaterThanOrEqual(2)
+      // Throttled: far fewer updates than 50 ms ticks over ~800 ms; only changes are published.
+      expect(progress.length).toBeLessThanOrEqual(8)
+      const texts = progress.map(textOf)
+      expect(texts[0]).toContain("step1")
+      expect(texts.some((text) => !text.includes("step4"))).toBe(true)
+      expect(new Set(texts).size).toBe(texts.length)
+      expect(progress[0]!.structured).toMatchObject({ running: true, command: "for i in 1 2 3 4; do echo step$i; sleep 0.2; done" })
+    })
+  )
+
+  it.live("a timeout kills the whole process group, grandchildren and SIGTERM-ignoring ones included", () =>
+    Effect.gen(function* () {
+      const p = project()
+      const pids = p.file("pids")
+      const { ctx } = context(p.directory)
+      const started = Date.now()
+      const result = yield* call("bash", { command: `echo started; ${stubborn(pids)}`, timeout: 700 }, ctx, {
+        bash: { killGrace: "200 millis" }
+      })
+      expect(Date.now() - started).toBeLessThan(5000)
+      expect(textOf(result)).toContain("started")
+      expect(textOf(result)).toContain("The command timed out after 700 ms")
+      expect(result.structured).toMatchObject({ exitCode: null, timedOut: true })
+      const recorded = yield* pidsIn(pids, 4)
+      expect(yield* reap(recorded)).toEqual([])
+    })
+  )
+
+  it.live("interrupting the call kills the whole process group before the interruption completes", () =>
+    Effect.gen(function* () {
+      const p = project()
+      const pids = p.file("pids")
+      const { ctx } = context(p.directory)
+      const fiber = yield* Effect.fork(call("bash", { command: stubborn(pids) }, ctx, { bash: { killGrace: "200 millis" } }))
+      const recorded = yield* pidsIn(pids, 4)
+      expect(recorded.every(isAlive)).toBe(true)
+      yield* Fiber.interrupt(fiber)
+      // SIGKILL was sent before the interruption completed; give the kernel a moment to deliver it.
+      expect(yield* reap(recorded, 1000)).toEqual([])
+    })
+  )
+
+  it.live("a command that exits normally is not held by a background job holding its output open", () =>
+    Effect.gen(function* () {
+      const p = project()
+      const { ctx } = context(p.directory)
+      const started = Date.now()
+      const result = yield* call("bash", { command: `sleep 30 & echo $! > ${p.file("bg")}; echo done` }, ctx)
+      expect(Date.now() - started).toBeLessThan(5000)
+      expect(textOf(result)).toBe("done\n\nExit code: 0")
+      // Background jobs are left running, as in a terminal; clean this one up.
+      process.kill(Number(fs.readFileSync(p.file("bg"), "utf8").trim()), "SIGKILL")
+    })
+  )
+})

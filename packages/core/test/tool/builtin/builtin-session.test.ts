@@ -1,0 +1,93 @@
+import { LLMScript } from "@opencode-ai/core/testing"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { world } from "../../runner/world.js"
+import { isAlive, pidsIn, reap, stubborn } from "./harness.js"
+
+const { reply, text, toolCall, finish } = LLMScript
+
+describe("built-in tools in a session", () => {
+  it.scopedLive("with the scripted LLM, the model reads, greps, edits a file and runs bash in a temp project", () =>
+    Effect.gen(function* () {
+      const w = yield* world()
+      fs.mkdirSync(path.join(w.directory, "src"))
+      fs.writeFileSync(path.join(w.directory, "src", "app.ts"), "export function greet() {\n  // TODO: say hello\n}\n")
+      fs.writeFileSync(path.join(w.directory, "README.md"), "A tiny project.\n")
+      yield* w.server.enqueue(
+        reply(toolCall("call_read", "read", { path: "src/app.ts" }), finish("tool-calls")),
+        reply(toolCall("call_grep", "grep", { pattern: "TODO", include: "*.ts" }), finish("tool-calls")),
+        reply(
+          toolCall("call_edit", "edit", {
+            path: "src/app.ts",
+            oldString: "  // TODO: say hello",
+            newString: '  return "hello"'
+          }),
+          finish("tool-calls")
+        ),
+        reply(toolCall("call_bash", "bash", { command: "grep -c hello src/app.ts && echo ran-in-$(basename $PWD)" }), finish("tool-calls")),
+        reply(text("Done: greet now says hello."), finish("stop"))
+      )
+      yield* w.prompt("make greet say hello")
+      yield* w.wait
+
+      // Every call settled successfully, each in its own step.
+      const events = yield* w.events
+      const settled = events
+        .filter((e) => e.type === "session.next.tool.success" || e.type === "session.next.tool.failed")
+        .map((e) => [(e.data as any).callID, e.type.replace("session.next.tool.", "")])
+      expect(settled).toEqual([
+        ["call_read", "success"],
+        ["call_grep", "success"],
+        ["call_edit", "success"],
+        ["call_bash", "success"]
+      ])
+      const ends = events.filter((e) => e.type === "session.next.step.ended").map((e) => (e.data as any).finish)
+      expect(ends).toEqual(["tool-calls", "tool-calls", "tool-calls", "tool-calls", "stop"])
+
+      // The built-ins are offered to the model with their JSON Schemas.
+      const requests = yield* w.server.requests
+      const offered = (requests[0]!.body.tools as Array<any>).map((t) => t.function?.name ?? t.name)
+      for (const name of ["read", "write", "edit", "apply_patch", "bash", "glob", "grep", "todowrite"]) {
+        expect(offered).toContain(name)
+      }
+      const read = (requests[0]!.body.tools as Array<any>).find((t) => (t.function?.name ?? t.name) === "read")
+      expect(read.function.parameters.required).toEqual(["path"])
+
+      // What the model read back, as role:tool messages.
+      const toolResult = (request: number, callID: string): string =>
+        (requests[request]!.body.messages as Array<any>).find((m) => m.role === "tool" && m.tool_call_id === callID)!.content
+      const file = path.join(w.directory, "src", "app.ts")
+      expect(toolResult(1, "call_read")).toContain("2:   // TODO: say hello")
+      expect(toolResult(1, "call_read")).toContain(`<path>${file}</path>`)
+      expect(toolResult(2, "call_grep")).toContain(`${file}:2:   // TODO: say hello`)
+      expect(toolResult(3, "call_edit")).toContain("replaced 1 occurrence")
+      expect(toolResult(4, "call_bash")).toBe(`1\nran-in-project\n\nExit code: 0`)
+
+      // The edit reached the disk; the edit's success carries its diff for session consumers.
+      expect(fs.readFileSync(file, "utf8")).toBe('export function greet() {\n  return "hello"\n}\n')
+      const edited = events.find((e) => e.type === "session.next.tool.success" && (e.data as any).callID === "call_edit")!
+      expect((edited.data as any).structured.diff).toContain('+  return "hello"')
+    })
+  )
+
+  it.scopedLive("interrupting the session during bash kills the command's whole process group; the call fails as interrupted", () =>
+    Effect.gen(function* () {
+      const w = yield* world()
+      const pids = path.join(w.directory, "pids")
+      yield* w.server.enqueue(
+        reply(toolCall("call_bash", "bash", { command: stubborn(pids) }), finish("tool-calls")),
+        reply(text("unused"), finish("stop"))
+      )
+      yield* w.prompt("run something long")
+      const recorded = yield* pidsIn(pids, 4)
+      expect(recorded.every(isAlive)).toBe(true)
+      yield* w.interrupt
+      yield* w.wait
+      expect(yield* reap(recorded)).toEqual([])
+      const failed = (yield* w.events).find((e) => e.type === "session.next.tool.failed")!
+      expect(failed.data).toMatchObject({ callID: "call_bash", error: { message: "interrupted" } })
+    })
+  )
+})

@@ -1,0 +1,108 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { call, context, failure, project, tempDir, textOf } from "./harness.js"
+
+const touch = (file: string, seconds: number) => fs.utimesSync(file, seconds, seconds)
+
+describe("grep", () => {
+  it.live("returns file:line: text for each matching line, newest files first; asks grep with the pattern", () =>
+    Effect.gen(function* () {
+      const p = project({
+        "src/a.ts": "function alpha() {}\nconst x = 1\nfunction beta() {}\n",
+        "src/b.ts": "// nothing\nfunction gamma() {}\n",
+        "README.md": "no functions here\n"
+      })
+      touch(p.file("src/a.ts"), 1000)
+      touch(p.file("src/b.ts"), 2000)
+      const { ctx, asks } = context(p.directory)
+      const result = yield* call("grep", { pattern: "function\\s+\\w+\\(" }, ctx)
+      expect(textOf(result)).toBe(
+        [
+          "Found 3 matches",
+          `${p.file("src/b.ts")}:2: function gamma() {}`,
+          `${p.file("src/a.ts")}:1: function alpha() {}`,
+          `${p.file("src/a.ts")}:3: function beta() {}`
+        ].join("\n")
+      )
+      expect(result.structured).toEqual({ matches: 3, truncated: false })
+      expect(asks).toEqual([
+        { action: "grep", resources: ["function\\s+\\w+\\("], metadata: { pattern: "function\\s+\\w+\\(", path: p.directory } }
+      ])
+    })
+  )
+
+  it.live("include filters files by glob; path narrows to a directory or one file", () =>
+    Effect.gen(function* () {
+      const p = project({ "src/a.ts": "needle\n", "src/b.js": "needle\n", "lib/c.ts": "needle\n" })
+      const { ctx } = context(p.directory)
+      const included = textOf(yield* call("grep", { pattern: "needle", include: "*.ts" }, ctx))
+      expect(included).toContain(`${p.file("src/a.ts")}:1: needle`)
+      expect(included).toContain(`${p.file("lib/c.ts")}:1: needle`)
+      expect(included).not.toContain("b.js")
+      const underSrc = textOf(yield* call("grep", { pattern: "needle", path: "src", include: "*.{js,ts}" }, ctx))
+      expect(underSrc).toContain("Found 2 matches")
+      expect(underSrc).not.toContain("lib")
+      expect(textOf(yield* call("grep", { pattern: "needle", path: "src/b.js" }, ctx))).toBe(`Found 1 match\n${p.file("src/b.js")}:1: needle`)
+    })
+  )
+
+  it.live("skips .gitignore'd files, .git and binary files", () =>
+    Effect.gen(function* () {
+      const p = project({
+        ".gitignore": "build/\n",
+        "build/out.js": "needle\n",
+        ".git/HEAD": "needle\n",
+        "bin.dat": new Uint8Array([0x6e, 0x65, 0x65, 0x64, 0x6c, 0x65, 0x00, 0x01]),
+        "archive.zip": "needle\n",
+        "src.js": "needle\n"
+      })
+      const { ctx } = context(p.directory)
+      expect(textOf(yield* call("grep", { pattern: "needle" }, ctx))).toBe(`Found 1 match\n${p.file("src.js")}:1: needle`)
+    })
+  )
+
+  it.live("bounded: at most 100 lines shown, saying how many matched; long lines cut", () =>
+    Effect.gen(function* () {
+      const p = project({ "many.txt": "hit\n".repeat(150), "long.txt": `hit ${"z".repeat(3000)}\n` })
+      const { ctx } = context(p.directory)
+      const result = yield* call("grep", { pattern: "hit" }, ctx)
+      const text = textOf(result)
+      expect(text.split("\n")[0]).toBe("Found 151 matches (showing 100; narrow the pattern, path or include)")
+      expect(text.split("\n")).toHaveLength(101)
+      expect(result.structured).toEqual({ matches: 151, truncated: true })
+      const long = textOf(yield* call("grep", { pattern: "hit z", path: "long.txt" }, ctx))
+      expect(long).toContain(`:1: hit ${"z".repeat(1996)}...`)
+      expect(long).not.toContain("z".repeat(2000))
+    })
+  )
+
+  it.live("no match; an invalid regex; a missing path: readable results and failures", () =>
+    Effect.gen(function* () {
+      const p = project({ "a.txt": "a\n" })
+      const { ctx } = context(p.directory)
+      expect(textOf(yield* call("grep", { pattern: "zzz" }, ctx))).toBe("No matches found")
+      expect(yield* failure(call("grep", { pattern: "(unclosed" }, ctx))).toContain('Invalid regular expression "(unclosed"')
+      expect(yield* failure(call("grep", { pattern: "a", path: "missing" }, ctx))).toContain("no such file or directory")
+    })
+  )
+
+  it.live("a large file (managed tool output) is searched line by line; the managed directory needs no external ask", () =>
+    Effect.gen(function* () {
+      const p = project()
+      const toolOutputDir = path.join(tempDir(), "tool-output")
+      fs.mkdirSync(toolOutputDir)
+      const managed = path.join(toolOutputDir, "tool_0190000000000abcdefghijklmn")
+      const line = `${"x".repeat(99)}\n`
+      fs.writeFileSync(managed, `${line.repeat(20_000)}the needle line\n${line.repeat(100)}`)
+      const { ctx, asks } = context(p.directory, (request) => (request.action === "external_directory" ? "deny" : "allow"))
+      const result = yield* call("grep", { pattern: "needle", path: managed }, ctx, { toolOutputDir })
+      expect(textOf(result)).toBe(`Found 1 match\n${managed}:20001: the needle line`)
+      expect(asks.map((ask) => ask.action)).toEqual(["grep"])
+      // Any other outside directory asks.
+      expect(yield* failure(call("grep", { pattern: "needle", path: p.outside }, ctx, { toolOutputDir }))).toContain("external_directory")
+      expect(asks[1]).toMatchObject({ action: "external_directory", resources: [path.join(p.outside, "*")] })
+    })
+  )
+})

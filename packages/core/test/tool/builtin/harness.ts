@@ -1,0 +1,139 @@
+import { NodeContext } from "@effect/platform-node"
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { BuiltinTools } from "../../../src/tool/builtin/builtin-tools.js"
+import { ToolRegistry } from "../../../src/tool/tool-registry.js"
+
+/** A fresh real directory (symlinks resolved, so paths compare as the tools print them). */
+export const tempDir = (prefix = "opencode-builtin-") => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)))
+
+/** A project directory with the given files (relative path → content), plus a sibling outside it. */
+export const project = (files: Record<string, string | Uint8Array> = {}) => {
+  const root = tempDir()
+  const directory = path.join(root, "project")
+  const outside = path.join(root, "outside")
+  fs.mkdirSync(directory)
+  fs.mkdirSync(outside)
+  for (const [name, content] of Object.entries(files)) {
+    const file = path.join(directory, name)
+    fs.mkdirSync(path.dirname(file), { recursive: true })
+    fs.writeFileSync(file, content)
+  }
+  return { root, directory, outside, file: (name: string) => path.join(directory, name) }
+}
+
+export type Answer = "allow" | "deny"
+
+/**
+ * A call context over `directory` whose `ask` records each request and answers it with `answer`
+ * (allow everything by default), and whose `progress` records each update.
+ */
+export const context = (directory: string, answer: (request: ToolRegistry.PermissionAsk) => Answer = () => "allow") => {
+  const asks: Array<ToolRegistry.PermissionAsk> = []
+  const progress: Array<ToolRegistry.Result> = []
+  const ctx: ToolRegistry.CallContext = {
+    sessionID: "ses_test",
+    callID: "call_test",
+    agent: "build",
+    directory,
+    ask: (request) =>
+      Effect.suspend(() => {
+        asks.push(request)
+        return answer(request) === "allow"
+          ? Effect.void
+          : Effect.fail(new ToolRegistry.ToolFailure({ message: `Permission denied: ${request.action} ${request.resources.join(", ")}` }))
+      }),
+    progress: (update) => Effect.sync(() => void progress.push(update))
+  }
+  return { ctx, asks, progress }
+}
+
+/** The built-in tool named `name`. */
+export const tool = (name: (typeof BuiltinTools.names)[number], options: BuiltinTools.Options = {}) =>
+  BuiltinTools.make(options).pipe(
+    Effect.map((tools) => tools.find((t) => t.name === name)!),
+    Effect.provide(NodeContext.layer)
+  )
+
+/** Runs the built-in `name` with `input`: its result, or its failure's message as a Left. */
+export const call = (
+  name: (typeof BuiltinTools.names)[number],
+  input: Record<string, unknown>,
+  ctx: ToolRegistry.CallContext,
+  options: BuiltinTools.Options = {}
+) => Effect.flatMap(tool(name, options), (t) => t.execute(input, ctx))
+
+/** The text of a result's text parts. */
+export const textOf = (result: ToolRegistry.Result) =>
+  result.content.map((part) => (part.type === "text" ? part.text : "")).join("\n")
+
+/** Runs a call expected to fail: its failure's message. */
+export const failure = (effect: Effect.Effect<unknown, ToolRegistry.ToolFailure>) =>
+  Effect.flip(effect).pipe(Effect.map((failure) => failure.message))
+
+/**
+ * Whether a process is still alive. A zombie (dead, not yet reaped: this machine's init does not
+ * reap orphans) counts as dead.
+ */
+export const isAlive = (pid: number): boolean => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3)
+    return state !== "Z" && state !== "X"
+  } catch {
+    if (fs.existsSync("/proc/self/stat")) return false
+    try {
+      process.kill(pid, 0)
+      return true
+    } catch {
+      return false
+    }
+  }
+}
+
+/** Waits (up to `ms`) until every pid is dead; the pids still alive then. */
+export const survivors = (pids: ReadonlyArray<number>, ms = 3000) =>
+  Effect.gen(function* () {
+    const deadline = Date.now() + ms
+    while (Date.now() < deadline) {
+      if (pids.every((pid) => !isAlive(pid))) return []
+      yield* Effect.sleep("25 millis")
+    }
+    return pids.filter(isAlive)
+  })
+
+/** The pids still alive after `ms`, which are then killed so a failing test leaves nothing behind. */
+export const reap = (pids: ReadonlyArray<number>, ms?: number) =>
+  Effect.tap(survivors(pids, ms), (left) =>
+    Effect.sync(() => {
+      for (const pid of left) process.kill(pid, "SIGKILL")
+    })
+  )
+
+/** Reads the pids a command wrote to `file`, once it holds `count` of them. */
+export const pidsIn = (file: string, count: number) =>
+  Effect.gen(function* () {
+    for (let i = 0; i < 400; i++) {
+      const pids = fs.existsSync(file)
+        ? fs.readFileSync(file, "utf8").split(/\s+/).filter(Boolean).map(Number)
+        : []
+      if (pids.length >= count) return pids
+      yield* Effect.sleep("25 millis")
+    }
+    throw new Error(`the command never wrote ${count} pids to ${file}`)
+  })
+
+/**
+ * A command whose process group holds the shell, two background `sleep`s (grandchildren of the tool)
+ * and one `sleep` that ignores SIGTERM; it records their pids (and its own) in `pids`, then waits.
+ */
+export const stubborn = (pids: string) =>
+  [
+    `sleep 1000 & echo $! >> ${pids}`,
+    `sleep 1000 & echo $! >> ${pids}`,
+    `(trap '' TERM; exec sleep 1000) & echo $! >> ${pids}`,
+    `echo $$ >> ${pids}`,
+    "wait"
+  ].join("; ")
