@@ -7,6 +7,8 @@ import { defineProject } from "vitest/config"
 // config passes its own directory or environment.
 const env = {
   XDG_CONFIG_HOME: path.join(os.tmpdir(), `opencode-test-no-config-${process.pid}`),
+  // Nor its data: managed tool output and default databases land in a scratch directory.
+  XDG_DATA_HOME: path.join(os.tmpdir(), `opencode-test-data-${process.pid}`),
   OPENCODE_CONFIG: "",
   OPENCODE_CONFIG_CONTENT: ""
 }

@@ -301,3 +301,28 @@ describe("SessionRunner", () => {
     })
   )
 })
+
+describe("instruction source changes", () => {
+  it.scopedLive("never wake an idle session: an entry change waits for the next prompt's Safe Step Boundary", () =>
+    Effect.gen(function* () {
+      const w = yield* world()
+      yield* w.server.enqueue(reply(text("one"), finish("stop")), reply(text("two"), finish("stop")))
+      yield* w.prompt("first")
+      yield* w.wait
+      const before = (yield* w.events).length
+      const entries = yield* w.run(Effect.flatMap((yield* Effect.promise(() => import("@opencode-ai/core"))).InstructionEntries.Service, Effect.succeed))
+      yield* entries.put(w.session.id, "style", "Answer tersely.")
+      yield* Effect.forEach(Array.from({ length: 20 }), () => Effect.yieldNow())
+      const runner = yield* w.run(Effect.flatMap((yield* Effect.promise(() => import("@opencode-ai/core"))).SessionRunner.Service, Effect.succeed))
+      expect(yield* runner.active).toEqual({})
+      expect((yield* w.events).length).toBe(before)
+      expect(yield* w.server.requests).toHaveLength(1)
+      // The next prompt's boundary admits it as one update, before the prompt is promoted.
+      yield* w.prompt("second")
+      yield* w.wait
+      const types = (yield* w.types).slice(before)
+      expect(types.slice(0, 3)).toEqual(["prompt.admitted", "context.updated", "prompted"])
+      expect(JSON.stringify((yield* w.server.requests)[1]!.body.messages)).toContain("Answer tersely.")
+    })
+  )
+})

@@ -43,6 +43,7 @@ export const world = (
         databaseFile: path.join(root, "opencode.db"),
         directory,
         configDir: path.join(root, "config"),
+        dataDir: path.join(root, "data"),
         env: {},
         config,
         retry: fastRetry
