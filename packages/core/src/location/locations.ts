@@ -1,10 +1,11 @@
 export * as Locations from "./locations.js"
 
-import { Command, FileSystem, Path } from "@effect/platform"
+import { Command, Path } from "@effect/platform"
 import type { CommandExecutor } from "@effect/platform/CommandExecutor"
 import { Errors, Identifier, Location } from "@opencode-ai/schema"
 import { Cache, Context, Duration, Effect, Either, Layer, Option, Schema, Stream } from "effect"
 import { createHash } from "node:crypto"
+import * as nodeFs from "node:fs"
 
 /** What a request names: a directory (absolute, or relative to the instance directory) and a workspace. */
 export interface Ref {
@@ -41,11 +42,10 @@ const decodeWorkspace = Schema.decodeUnknownEither(Identifier.WorkspaceID)
 
 export const layer = (
   options: Options
-): Layer.Layer<Service, never, CommandExecutor | FileSystem.FileSystem | Path.Path> =>
+): Layer.Layer<Service, never, CommandExecutor | Path.Path> =>
   Layer.effect(
     Service,
     Effect.gen(function* () {
-      const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
       const executor = yield* Effect.context<CommandExecutor>()
       const base = path.resolve(options.directory)
@@ -79,15 +79,14 @@ export const layer = (
 
       const projects = yield* Cache.make({ capacity: 1024, timeToLive: Duration.infinity, lookup: project })
 
+      // Two metadata calls on every Step: done synchronously, they cost microseconds, where a round
+      // trip through the thread pool costs milliseconds under load (see bench/step-overhead.ts).
       const directory = Effect.fn("Locations.directory")(function* (requested: string | undefined) {
         const absolute = requested === undefined ? base : path.resolve(base, requested)
-        const info = yield* fs.stat(absolute).pipe(
-          Effect.mapError(() => invalid("location.directory", `Directory does not exist: ${absolute}`))
-        )
-        if (info.type !== "Directory") return yield* invalid("location.directory", `Not a directory: ${absolute}`)
-        return yield* fs.realPath(absolute).pipe(
-          Effect.mapError(() => invalid("location.directory", `Directory does not exist: ${absolute}`))
-        )
+        const missing = () => invalid("location.directory", `Directory does not exist: ${absolute}`)
+        const info = yield* Effect.try({ try: () => nodeFs.statSync(absolute), catch: missing })
+        if (!info.isDirectory()) return yield* invalid("location.directory", `Not a directory: ${absolute}`)
+        return yield* Effect.try({ try: () => nodeFs.realpathSync.native(absolute), catch: missing })
       })
 
       const resolve = Effect.fn("Locations.resolve")(function* (ref?: Ref) {

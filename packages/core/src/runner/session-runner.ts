@@ -1,6 +1,6 @@
 export * as SessionRunner from "./session-runner.js"
 
-import { Errors, type Model } from "@opencode-ai/schema"
+import { Errors, type Location, type Model } from "@opencode-ai/schema"
 import { Context, Effect, Layer, Option } from "effect"
 import { Config } from "../config/config.js"
 import { InstructionCheckpoint } from "../instructions/instruction-checkpoint.js"
@@ -89,10 +89,14 @@ export const layer = (options: Options = {}) => Layer.scoped(
         let continuing = false
         let step = 1
         let waitedForMcp = false
+        // Resolved once per drain, and again only if the session's Location changes (a move).
+        let resolved: { readonly key: string; readonly location: Location.LocationInfo } | undefined
         while (true) {
           if (!continuing && (yield* input.pending(sessionID)).length === 0) return
           const before = yield* sessions.get(sessionID)
-          const location = yield* locations.resolve(before.location)
+          const key = JSON.stringify(before.location)
+          if (resolved?.key !== key) resolved = { key, location: yield* locations.resolve(before.location) }
+          const location = resolved.location
 
           // 1. Safe Step Boundary: instructions first. The guidance producers: the skills the
           // session's current agent may use, and the project's references.
