@@ -10,9 +10,9 @@ export * as InstructionDiscovery from "./instruction-discovery.js"
  * supersedes the earlier one; an empty set says the earlier files no longer apply.
  */
 
-import { FileSystem } from "@effect/platform"
 import type { Location } from "@opencode-ai/schema"
 import { Context, Effect, Layer, Schema } from "effect"
+import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
 import { Instructions } from "./instructions.js"
 import { EnvFlag } from "../config/env-flag.js"
@@ -98,18 +98,16 @@ export interface Interface {
 /** InstructionDiscovery; `yield* InstructionDiscovery.Service`. */
 export class Service extends Context.Tag("@opencode-ai/core/InstructionDiscovery")<Service, Interface>() {}
 
-/** Why a read failed, if the file simply is not there to read (not found, or not a regular file). */
-const isMissing = (error: unknown): boolean =>
+/** Whether a read failed because there is no regular file to read (missing, or a directory). */
+const isMissingFile = (error: unknown): boolean =>
   typeof error === "object" &&
   error !== null &&
-  (error as { _tag?: unknown })._tag === "SystemError" &&
-  ["NotFound", "BadResource"].includes(String((error as { reason?: unknown }).reason))
+  ["ENOENT", "ENOTDIR", "EISDIR"].includes(String((error as { code?: unknown }).code))
 
-export const layer = (options: Options): Layer.Layer<Service, never, FileSystem.FileSystem> =>
+export const layer = (options: Options): Layer.Layer<Service> =>
   Layer.effect(
     Service,
     Effect.gen(function* () {
-      const fs = yield* FileSystem.FileSystem
       const projectDisabled = EnvFlag.isOn(options.env["OPENCODE_DISABLE_PROJECT_CONFIG"])
       const globalFile = nodePath.join(nodePath.resolve(options.configDir), fileName)
 
@@ -122,16 +120,20 @@ export const layer = (options: Options): Layer.Layer<Service, never, FileSystem.
         return [...new Set([globalFile, ...project])]
       }
 
-      /** One file: its content, `undefined` when missing, or the failure that makes the set unavailable. */
+      /**
+       * One file: its content, `undefined` when missing (or not a regular file), or the failure that
+       * makes the set unavailable. Read synchronously: a few small files at every Safe Step Boundary,
+       * where a thread-pool round trip would wait behind the event loop's other work.
+       */
       const read = (path: string) =>
-        fs.readFileString(path).pipe(
+        Effect.try({ try: () => nodeFs.readFileSync(path, "utf8"), catch: (error) => error }).pipe(
           Effect.map((content): File | undefined => ({ path, content })),
-          Effect.catchAll((error) => (isMissing(error) ? Effect.succeed(undefined) : Effect.fail(error)))
+          Effect.catchAll((error) => (isMissingFile(error) ? Effect.succeed(undefined) : Effect.fail(error)))
         )
 
       const load = Effect.fn("InstructionDiscovery.load")(
         function* (location: Location.LocationInfo) {
-          const files = yield* Effect.forEach(paths(location), read, { concurrency: "unbounded" })
+          const files = yield* Effect.forEach(paths(location), read)
           return files.filter((file): file is File => file !== undefined) as Value
         },
         Instructions.orUnavailable,
