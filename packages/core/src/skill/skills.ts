@@ -22,6 +22,7 @@ export * as Skills from "./skills.js"
 import { FileSystem } from "@effect/platform"
 import type { Location } from "@opencode-ai/schema"
 import { Context, Effect, Either, Layer, Option, Schema } from "effect"
+import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
 import type { AgentCatalog } from "../config/agent-catalog.js"
 import { EnvFlag } from "../config/env-flag.js"
@@ -119,8 +120,15 @@ export const layer = (options: Options): Layer.Layer<Service, never, FileSystem.
         return [...new Set([...global, ...project])]
       }
 
-      /** The `SKILL.md` files below one folder, in path order; the folder's own failure fails. */
+      /**
+       * The `SKILL.md` files below one folder, in path order; the folder's own failure fails. Most
+       * candidate folders do not exist: that is checked synchronously first, so the scan at every
+       * Safe Step Boundary costs no thread-pool round trips for them.
+       */
       const files = (folder: string) =>
+        nodeFs.existsSync(folder) ? walkFolder(folder) : Effect.succeed([] as ReadonlyArray<string>)
+
+      const walkFolder = (folder: string) =>
         Effect.gen(function* () {
           const found: Array<string> = []
           const seen = new Set<string>()
