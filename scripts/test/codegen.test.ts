@@ -79,6 +79,10 @@ describe("SDK Contract IR of Api.OpenCodeApi", () => {
       "permissions.list": "data",
       "permissions.get": "data",
       "permissions.reply": null,
+      "questions.listRequests": null,
+      "questions.list": "data",
+      "questions.reply": null,
+      "questions.reject": null,
       "skills.list": null,
       "reference.list": null
     })

@@ -13,6 +13,7 @@ import * as LiveBus from "./event/live-bus.js"
 import * as InstructionCheckpoint from "./instructions/instruction-checkpoint.js"
 import * as InstructionDiscovery from "./instructions/instruction-discovery.js"
 import * as InstructionEntries from "./instructions/instruction-entries.js"
+import * as NestedInstructions from "./instructions/nested-instructions.js"
 import * as Locations from "./location/locations.js"
 import * as SessionInstructions from "./instructions/session-instructions.js"
 import * as SessionInput from "./input/session-input.js"
@@ -25,6 +26,7 @@ import * as LLMClient from "./llm/llm-client.js"
 import * as Provider from "./llm/provider.js"
 import type * as Retry from "./llm/retry.js"
 import * as PermissionRequests from "./permission/permission-requests.js"
+import * as QuestionRequests from "./question/question-requests.js"
 import * as References from "./reference/references.js"
 import * as McpServers from "./mcp/mcp-servers.js"
 import * as SessionRunner from "./runner/session-runner.js"
@@ -32,6 +34,7 @@ import * as Skills from "./skill/skills.js"
 import * as SkillTool from "./skill/skill-tool.js"
 import * as ToolRegistry from "./tool/tool-registry.js"
 import * as BuiltinTools from "./tool/builtin/builtin-tools.js"
+import * as QuestionTool from "./tool/builtin/question-tool.js"
 import * as ManagedOutput from "./tool/managed-output.js"
 import * as ModelToolOutput from "./tool/model-tool-output.js"
 
@@ -74,6 +77,7 @@ export type Services =
   | InstructionCheckpoint.Service
   | InstructionEntries.Service
   | InstructionDiscovery.Service
+  | NestedInstructions.Service
   | SessionInstructions.Service
   | SqlClient.SqlClient
   | Config.Service
@@ -85,6 +89,7 @@ export type Services =
   | Skills.Service
   | References.Service
   | PermissionRequests.Service
+  | QuestionRequests.Service
   | ManagedOutput.Service
   | ModelToolOutput.Service
   | McpServers.Service
@@ -123,7 +128,8 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
   const stores = Layer.mergeAll(
     Layer.fresh(Sessions.layer),
     Layer.fresh(InstructionCheckpoint.layer),
-    Layer.fresh(InstructionEntries.layer)
+    Layer.fresh(InstructionEntries.layer),
+    NestedInstructions.layer({ env })
   ).pipe(Layer.provideMerge(sessionEvents))
   const sessionServices = Layer.mergeAll(
     Layer.fresh(SessionInput.layer).pipe(Layer.provide(NodeContext.layer)),
@@ -148,6 +154,7 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
     Skills.layer({ configDir, env }).pipe(Layer.provide(NodeContext.layer)),
     References.layer({ dataDir: options.dataDir ?? paths.dataDir, home: os.homedir() }).pipe(Layer.provide(NodeContext.layer)),
     Layer.fresh(PermissionRequests.layer).pipe(Layer.provide(stores)),
+    Layer.fresh(QuestionRequests.layer).pipe(Layer.provide(stores)),
     toolOutput,
     // Connects the configured MCP servers in the background; closing the Core closes them.
     McpServers.layer({ env, directory: options.directory })
@@ -165,12 +172,21 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
         }))
       )
     ).pipe(Layer.provide(NodeHttpClient.layerUndici), Layer.provide(config))
-  // Core's own tools (the skill tool), registered in this instance's registry before the runner starts.
-  const coreTools = SkillTool.layer.pipe(Layer.provide(services))
+  // Core's own tools (the skill and question tools), registered in this instance's registry before the runner starts.
+  const coreTools = Layer.merge(SkillTool.layer, QuestionTool.layer).pipe(Layer.provide(services))
   // The built-in tools (read, write, edit, apply_patch, bash, glob, grep, todowrite), likewise; read
   // and grep reach this instance's managed tool-output directory without an external_directory ask.
   const builtinTools = Layer.unwrapEffect(
-    Effect.map(ManagedOutput.Service, (managed) => BuiltinTools.layer({ toolOutputDir: managed.directory }))
+    Effect.gen(function* () {
+      const managed = yield* ManagedOutput.Service
+      const nested = yield* NestedInstructions.Service
+      // After a successful read inside the Location, nearby nested AGENTS.md files become pending
+      // for the session; the next Safe Step Boundary admits them.
+      return BuiltinTools.layer({
+        toolOutputDir: managed.directory,
+        onRead: (context, target, kind) => Effect.asVoid(nested.note(context.sessionID, context.directory, target, kind))
+      })
+    })
   ).pipe(Layer.provide(Layer.merge(services, NodeContext.layer)))
   const runner = Layer.fresh(
     SessionRunner.layer({

@@ -11,6 +11,7 @@ import { Authorization } from "./middleware.js"
 import { ModelGroup } from "./model.js"
 import { PermissionGroup } from "./permission.js"
 import { ProviderGroup } from "./provider.js"
+import { QuestionGroup } from "./question.js"
 import { ReferenceGroup } from "./reference.js"
 import { SessionGroup } from "./session.js"
 import { SkillGroup } from "./skill.js"
@@ -39,6 +40,7 @@ export class OpenCodeApi extends base
   .add(ModelGroup.group)
   .add(ProviderGroup.group)
   .add(PermissionGroup.group)
+  .add(QuestionGroup.group)
   .add(SkillGroup.group)
   .add(ReferenceGroup.group)
   .middleware(Authorization)

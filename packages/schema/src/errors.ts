@@ -31,6 +31,16 @@ export class PermissionNotFoundError extends Schema.TaggedError<PermissionNotFou
   }
 }
 
+/** A question request that does not exist in the session, or is no longer pending. */
+export class QuestionNotFoundError extends Schema.TaggedError<QuestionNotFoundError>()("QuestionNotFoundError", {
+  requestID: Schema.String,
+  message: Schema.String
+}) {
+  static of(requestID: string): QuestionNotFoundError {
+    return new QuestionNotFoundError({ requestID, message: `Question request not found: ${requestID}` })
+  }
+}
+
 export class InvalidCursorError extends Schema.TaggedError<InvalidCursorError>()("InvalidCursorError", {
   message: Schema.String
 }) {}

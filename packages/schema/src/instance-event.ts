@@ -38,6 +38,7 @@ import {
   SessionNextToolSuccess
 } from "./event.js"
 import { PermissionV2Asked, PermissionV2Replied } from "./permission-request.js"
+import { QuestionV2Asked, QuestionV2Rejected, QuestionV2Replied } from "./question-request.js"
 
 /*
  * The instance-wide live stream (`GET /api/event`). It carries Session and non-Session activity as
@@ -67,7 +68,7 @@ export interface GlobalDisposed extends Schema.Schema.Type<typeof GlobalDisposed
  * What `GET /api/event` may send. It has the contract's shape (a union of envelopes discriminated by
  * `type`, in the contract's order) restricted to the members this runtime emits: `session.created`,
  * every `session.next.*` event (durable ones as they commit, plus the live-only deltas), the
- * permission requests' `permission.v2.asked`/`replied`, and the stream lifecycle. The contract's other
+ * permission requests' `permission.v2.asked`/`replied`, the question requests' `question.v2.asked`/`replied`/`rejected`, and the stream lifecycle. The contract's other
  * members (legacy message and part events, legacy permissions,
  * questions, PTYs, files, workspaces, ...) join as their features arrive. `server.heartbeat` is ours.
  */
@@ -107,6 +108,9 @@ export const V2Event = Schema.Union(
   SessionNextRevertCommitted,
   PermissionV2Asked,
   PermissionV2Replied,
+  QuestionV2Asked,
+  QuestionV2Replied,
+  QuestionV2Rejected,
   ServerConnected,
   GlobalDisposed,
   ServerHeartbeat

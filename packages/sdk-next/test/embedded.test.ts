@@ -16,7 +16,7 @@ describe("Embedded OpenCode", () => {
     Effect.gen(function* () {
       const host = yield* OpenCode.embedded(options())
       expect(Object.keys(host).sort()).toEqual(
-        ["agents", "events", "fetch", "health", "instructions", "location", "models", "permissions", "providers", "reference", "sessions", "skills"]
+        ["agents", "events", "fetch", "health", "instructions", "location", "models", "permissions", "providers", "questions", "reference", "sessions", "skills"]
       )
       expect(yield* host.health.get()).toEqual({ healthy: true })
       const session = yield* host.sessions.create()

@@ -11,6 +11,7 @@ import { LocationHandlers } from "./handlers/location.js"
 import { ModelHandlers } from "./handlers/model.js"
 import { PermissionHandlers } from "./handlers/permission.js"
 import { ProviderHandlers } from "./handlers/provider.js"
+import { QuestionHandlers } from "./handlers/question.js"
 import { ReferenceHandlers } from "./handlers/reference.js"
 import { SessionHandlers } from "./handlers/session.js"
 import { SkillHandlers } from "./handlers/skill.js"
@@ -43,6 +44,7 @@ export const layer = (options: Options) => {
       ModelHandlers.layer,
       ProviderHandlers.layer,
       PermissionHandlers.layer,
+      QuestionHandlers.layer,
       SkillHandlers.layer,
       ReferenceHandlers.layer,
       AuthorizationLive.layer

@@ -64,6 +64,14 @@ import type {
   PermissionsGetResult,
   PermissionsReplyInput,
   PermissionsReplyResult,
+  QuestionsListRequestsInput,
+  QuestionsListRequestsResult,
+  QuestionsListInput,
+  QuestionsListResult,
+  QuestionsReplyInput,
+  QuestionsReplyResult,
+  QuestionsRejectInput,
+  QuestionsRejectResult,
   SkillsListInput,
   SkillsListResult,
   ReferenceListInput,
@@ -458,6 +466,54 @@ const operations = {
       404: ["PermissionNotFoundError", "SessionNotFoundError"]
     }
   },
+  "questions.listRequests": {
+    name: "questions.listRequests",
+    method: "GET",
+    path: "/api/question/request",
+    query: [{ name: "location", style: "deepObject" }],
+    body: null,
+    success: { status: 200, json: true, unwrap: null },
+    errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
+  },
+  "questions.list": {
+    name: "questions.list",
+    method: "GET",
+    path: "/api/session/{sessionID}/question",
+    query: [],
+    body: null,
+    success: { status: 200, json: true, unwrap: "data" },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["SessionNotFoundError"]
+    }
+  },
+  "questions.reply": {
+    name: "questions.reply",
+    method: "POST",
+    path: "/api/session/{sessionID}/question/{requestID}/reply",
+    query: [],
+    body: ["answers"],
+    success: { status: 204, json: false, unwrap: null },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["QuestionNotFoundError", "SessionNotFoundError"]
+    }
+  },
+  "questions.reject": {
+    name: "questions.reject",
+    method: "POST",
+    path: "/api/session/{sessionID}/question/{requestID}/reject",
+    query: [],
+    body: null,
+    success: { status: 204, json: false, unwrap: null },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["QuestionNotFoundError", "SessionNotFoundError"]
+    }
+  },
   "skills.list": {
     name: "skills.list",
     method: "GET",
@@ -659,6 +715,28 @@ export interface OpencodeClient {
      */
     reply(input: PermissionsReplyInput, options?: Transport.RequestOptions): Promise<PermissionsReplyResult>
   }
+  readonly questions: {
+    /**
+     * `GET /api/question/request` (`v2.question.request.list`).
+     * Resolves to {@link QuestionsListRequestsResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
+     */
+    listRequests(input?: QuestionsListRequestsInput, options?: Transport.RequestOptions): Promise<QuestionsListRequestsResult>
+    /**
+     * `GET /api/session/{sessionID}/question` (`v2.session.question.list`).
+     * Resolves to {@link QuestionsListResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404) or a `ClientError`.
+     */
+    list(input: QuestionsListInput, options?: Transport.RequestOptions): Promise<QuestionsListResult>
+    /**
+     * `POST /api/session/{sessionID}/question/{requestID}/reply` (`v2.session.question.reply`).
+     * Resolves to {@link QuestionsReplyResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `QuestionNotFoundError` (404), `SessionNotFoundError` (404) or a `ClientError`.
+     */
+    reply(input: QuestionsReplyInput, options?: Transport.RequestOptions): Promise<QuestionsReplyResult>
+    /**
+     * `POST /api/session/{sessionID}/question/{requestID}/reject` (`v2.session.question.reject`).
+     * Resolves to {@link QuestionsRejectResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `QuestionNotFoundError` (404), `SessionNotFoundError` (404) or a `ClientError`.
+     */
+    reject(input: QuestionsRejectInput, options?: Transport.RequestOptions): Promise<QuestionsRejectResult>
+  }
   readonly skills: {
     /**
      * `GET /api/skill` (`v2.skill.list`).
@@ -731,6 +809,12 @@ export const createOpencodeClient = (options: Transport.ClientOptions): Opencode
       list: (input, options) => send<PermissionsListResult>(operations["permissions.list"], input, options),
       get: (input, options) => send<PermissionsGetResult>(operations["permissions.get"], input, options),
       reply: (input, options) => send<PermissionsReplyResult>(operations["permissions.reply"], input, options)
+    },
+    questions: {
+      listRequests: (input, options) => send<QuestionsListRequestsResult>(operations["questions.listRequests"], input, options),
+      list: (input, options) => send<QuestionsListResult>(operations["questions.list"], input, options),
+      reply: (input, options) => send<QuestionsReplyResult>(operations["questions.reply"], input, options),
+      reject: (input, options) => send<QuestionsRejectResult>(operations["questions.reject"], input, options)
     },
     skills: {
       list: (input, options) => send<SkillsListResult>(operations["skills.list"], input, options)

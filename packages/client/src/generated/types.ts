@@ -366,6 +366,111 @@ export interface ProviderV2Info {
   readonly request: ProviderRequest
 }
 
+export interface QuestionNotFoundError {
+  readonly requestID: string
+  readonly message: string
+  readonly _tag: "QuestionNotFoundError"
+}
+
+export type QuestionV2Answer = ReadonlyArray<string>
+
+export interface QuestionV2Asked {
+  /** a string starting with "evt_" */
+  readonly id: string
+  readonly metadata?: {
+    readonly [key: string]: unknown
+  }
+  readonly type: "question.v2.asked"
+  readonly durable?: {
+    readonly aggregateID: string
+    readonly seq: Int
+    readonly version: Int
+  }
+  readonly location?: LocationRef
+  readonly data: {
+    /** a string starting with "que" */
+    readonly id: string
+    /** a string starting with "ses" */
+    readonly sessionID: string
+    readonly questions: ReadonlyArray<QuestionV2Info>
+    readonly tool?: QuestionV2Tool
+  }
+}
+
+export interface QuestionV2Info {
+  readonly question: string
+  readonly header: string
+  readonly options: ReadonlyArray<QuestionV2Option>
+  readonly multiple?: boolean
+  readonly custom?: boolean
+}
+
+export interface QuestionV2Option {
+  readonly label: string
+  readonly description: string
+}
+
+export interface QuestionV2Rejected {
+  /** a string starting with "evt_" */
+  readonly id: string
+  readonly metadata?: {
+    readonly [key: string]: unknown
+  }
+  readonly type: "question.v2.rejected"
+  readonly durable?: {
+    readonly aggregateID: string
+    readonly seq: Int
+    readonly version: Int
+  }
+  readonly location?: LocationRef
+  readonly data: {
+    /** a string starting with "ses" */
+    readonly sessionID: string
+    /** a string starting with "que" */
+    readonly requestID: string
+  }
+}
+
+export interface QuestionV2Replied {
+  /** a string starting with "evt_" */
+  readonly id: string
+  readonly metadata?: {
+    readonly [key: string]: unknown
+  }
+  readonly type: "question.v2.replied"
+  readonly durable?: {
+    readonly aggregateID: string
+    readonly seq: Int
+    readonly version: Int
+  }
+  readonly location?: LocationRef
+  readonly data: {
+    /** a string starting with "ses" */
+    readonly sessionID: string
+    /** a string starting with "que" */
+    readonly requestID: string
+    readonly answers: ReadonlyArray<QuestionV2Answer>
+  }
+}
+
+export interface QuestionV2Reply {
+  readonly answers: ReadonlyArray<QuestionV2Answer>
+}
+
+export interface QuestionV2Request {
+  /** a string starting with "que" */
+  readonly id: string
+  /** a string starting with "ses" */
+  readonly sessionID: string
+  readonly questions: ReadonlyArray<QuestionV2Info>
+  readonly tool?: QuestionV2Tool
+}
+
+export interface QuestionV2Tool {
+  readonly messageID: string
+  readonly callID: string
+}
+
 export interface ReferenceGitSource {
   readonly type: "git"
   readonly repository: string
@@ -1577,7 +1682,7 @@ export interface UnknownError {
   readonly _tag: "UnknownError"
 }
 
-export type V2Event = SessionCreated | SessionNextAgentSwitched | SessionNextModelSwitched | SessionNextMoved | SessionNextPrompted | SessionNextPromptAdmitted | SessionNextContextUpdated | SessionNextSynthetic | SessionNextShellStarted | SessionNextShellEnded | SessionNextStepStarted | SessionNextStepEnded | SessionNextStepFailed | SessionNextTextStarted | SessionNextTextDelta | SessionNextTextEnded | SessionNextReasoningStarted | SessionNextReasoningDelta | SessionNextReasoningEnded | SessionNextToolInputStarted | SessionNextToolInputDelta | SessionNextToolInputEnded | SessionNextToolCalled | SessionNextToolProgress | SessionNextToolSuccess | SessionNextToolFailed | SessionNextRetried | SessionNextCompactionStarted | SessionNextCompactionDelta | SessionNextCompactionEnded | SessionNextRevertStaged | SessionNextRevertCleared | SessionNextRevertCommitted | PermissionV2Asked | PermissionV2Replied | ServerConnected | GlobalDisposed | ServerHeartbeat
+export type V2Event = SessionCreated | SessionNextAgentSwitched | SessionNextModelSwitched | SessionNextMoved | SessionNextPrompted | SessionNextPromptAdmitted | SessionNextContextUpdated | SessionNextSynthetic | SessionNextShellStarted | SessionNextShellEnded | SessionNextStepStarted | SessionNextStepEnded | SessionNextStepFailed | SessionNextTextStarted | SessionNextTextDelta | SessionNextTextEnded | SessionNextReasoningStarted | SessionNextReasoningDelta | SessionNextReasoningEnded | SessionNextToolInputStarted | SessionNextToolInputDelta | SessionNextToolInputEnded | SessionNextToolCalled | SessionNextToolProgress | SessionNextToolSuccess | SessionNextToolFailed | SessionNextRetried | SessionNextCompactionStarted | SessionNextCompactionDelta | SessionNextCompactionEnded | SessionNextRevertStaged | SessionNextRevertCleared | SessionNextRevertCommitted | PermissionV2Asked | PermissionV2Replied | QuestionV2Asked | QuestionV2Replied | QuestionV2Rejected | ServerConnected | GlobalDisposed | ServerHeartbeat
 
 /** The input of `health.get`: it takes none. */
 export type HealthGetInput = Record<string, never>
@@ -2022,6 +2127,64 @@ export type PermissionsReplyResult = void
 
 /** The declared failures `permissions.reply` rejects with. */
 export type PermissionsReplyFailure = InvalidRequestError | UnauthorizedError | PermissionNotFoundError | SessionNotFoundError
+
+/** The input of `questions.listRequests`. */
+export interface QuestionsListRequestsInput {
+  readonly location?: {
+    readonly directory?: string | undefined
+    readonly workspace?: string | undefined
+  } | undefined
+}
+
+/** What `questions.listRequests` resolves to. */
+export interface QuestionsListRequestsResult {
+  readonly location: LocationInfo
+  readonly data: ReadonlyArray<QuestionV2Request>
+}
+
+/** The declared failures `questions.listRequests` rejects with. */
+export type QuestionsListRequestsFailure = InvalidRequestError | UnauthorizedError
+
+/** The input of `questions.list`. */
+export interface QuestionsListInput {
+  /** a string starting with "ses" */
+  readonly sessionID: string
+}
+
+/** What `questions.list` resolves to: the `data` member of the response body. */
+export type QuestionsListResult = ReadonlyArray<QuestionV2Request>
+
+/** The declared failures `questions.list` rejects with. */
+export type QuestionsListFailure = InvalidRequestError | UnauthorizedError | SessionNotFoundError
+
+/** The input of `questions.reply`. */
+export interface QuestionsReplyInput {
+  /** a string starting with "ses" */
+  readonly sessionID: string
+  /** a string starting with "que" */
+  readonly requestID: string
+  readonly answers: ReadonlyArray<QuestionV2Answer>
+}
+
+/** What `questions.reply` resolves to. */
+export type QuestionsReplyResult = void
+
+/** The declared failures `questions.reply` rejects with. */
+export type QuestionsReplyFailure = InvalidRequestError | UnauthorizedError | QuestionNotFoundError | SessionNotFoundError
+
+/** The input of `questions.reject`. */
+export interface QuestionsRejectInput {
+  /** a string starting with "ses" */
+  readonly sessionID: string
+  /** a string starting with "que" */
+  readonly requestID: string
+}
+
+/** What `questions.reject` resolves to. */
+export type QuestionsRejectResult = void
+
+/** The declared failures `questions.reject` rejects with. */
+export type QuestionsRejectFailure = InvalidRequestError | UnauthorizedError | QuestionNotFoundError | SessionNotFoundError
 
 /** The input of `skills.list`. */
 export interface SkillsListInput {

@@ -24,6 +24,7 @@ import { InstructionEntries } from "./instruction-entries.js"
 import { InstructionEntry } from "./instruction-entry.js"
 import { Instructions } from "./instructions.js"
 import { McpGuidance } from "./mcp-guidance.js"
+import { NestedInstructions } from "./nested-instructions.js"
 import { ReferenceGuidance } from "./reference-guidance.js"
 import { SkillGuidance } from "./skill-guidance.js"
 
@@ -44,8 +45,8 @@ export interface Producers<R = never> {
 export interface Interface {
   /**
    * The Instructions of one Step of `sessionID` at `location`, in the fixed declared order:
-   * environment, date, InstructionDiscovery, references, MCP, skills, then the session's
-   * InstructionEntry sources (`api/<key>`, in key order). Only the entries are read here (their keys
+   * environment, date, InstructionDiscovery, the session's nested AGENTS.md files (NestedInstructions),
+   * references, MCP, skills, then the session's InstructionEntry sources (`api/<key>`, in key order). Only the entries are read here (their keys
    * decide which sources exist); every source's value, including the given producers, is observed
    * later, once and all concurrently, by the prepare that receives the result. Building it writes
    * nothing and wakes nothing. Unknown session → SessionNotFoundError.
@@ -60,13 +61,18 @@ export interface Interface {
 /** The runner's instruction composition; `yield* SessionInstructions.Service`. */
 export class Service extends Context.Tag("@opencode-ai/core/SessionInstructions")<Service, Interface>() {}
 
-export const layer: Layer.Layer<Service, never, FileSystem.FileSystem | InstructionDiscovery.Service | InstructionEntries.Service> =
+export const layer: Layer.Layer<
+  Service,
+  never,
+  FileSystem.FileSystem | InstructionDiscovery.Service | InstructionEntries.Service | NestedInstructions.Service
+> =
   Layer.effect(
     Service,
     Effect.gen(function* () {
       const fs = yield* FileSystem.FileSystem
       const discovery = yield* InstructionDiscovery.Service
       const entries = yield* InstructionEntries.Service
+      const nested = yield* NestedInstructions.Service
 
       /** Directory, project root, whether the root is a git worktree (`.git` dir or file), platform. */
       const environment = (location: Location.LocationInfo) =>
@@ -91,6 +97,7 @@ export const layer: Layer.Layer<Service, never, FileSystem.FileSystem | Instruct
             environment(location),
             DateSource.instructions,
             discovery.instructions(location),
+            nested.instructions(sessionID, location),
             producers.references === undefined ? Instructions.empty : ReferenceGuidance.make(producers.references),
             producers.mcp === undefined ? Instructions.empty : McpGuidance.make(producers.mcp),
             producers.agentSkills === undefined ? Instructions.empty : SkillGuidance.make(producers.agentSkills),

@@ -14,6 +14,7 @@ import { References } from "../reference/references.js"
 import { Skills } from "../skill/skills.js"
 import { Permission } from "../permission/permission.js"
 import { PermissionRequests } from "../permission/permission-requests.js"
+import { QuestionRequests } from "../question/question-requests.js"
 import { ToolRegistry } from "../tool/tool-registry.js"
 import { McpServers } from "../mcp/mcp-servers.js"
 import { McpGuidance } from "../instructions/mcp-guidance.js"
@@ -44,7 +45,8 @@ export interface Interface {
   readonly wake: (sessionID: string) => Effect.Effect<void>
   /**
    * Interrupts the session's running Step (provider stream and tools; partial output is kept).
-   * Resolves once the Step has settled and the session's pending permission requests are rejected.
+   * Resolves once the Step has settled and the session's pending permission and question requests
+   * are rejected.
    * Idempotent; fails only for an unknown session.
    */
   readonly interrupt: (sessionID: string) => Effect.Effect<void, Errors.SessionNotFoundError>
@@ -78,6 +80,7 @@ export const layer = (options: Options = {}) => Layer.scoped(
     const skills = yield* Skills.Service
     const references = yield* References.Service
     const permissions = yield* PermissionRequests.Service
+    const questions = yield* QuestionRequests.Service
     const context = yield* Effect.context<StepRunner.Requirements>()
 
     const selectAgent = (name: string | undefined) =>
@@ -187,6 +190,7 @@ export const layer = (options: Options = {}) => Layer.scoped(
     if (options.recover !== false) {
       const recovered = yield* Recovery.run()
       yield* permissions.recover
+      yield* questions.recover
       if (recovered.stranded > 0 || recovered.pending.length > 0) {
         yield* Effect.logInfo("recovered after restart", recovered)
       }
@@ -200,7 +204,8 @@ export const layer = (options: Options = {}) => Layer.scoped(
       // requests a client created for the session are rejected too.
       interrupt: (sessionID) =>
         Effect.zipRight(known(sessionID), coordinator.interrupt(sessionID)).pipe(
-          Effect.zipRight(permissions.rejectPending(sessionID))
+          Effect.zipRight(permissions.rejectPending(sessionID)),
+          Effect.zipRight(questions.rejectPending(sessionID))
         ),
       wait: (sessionID) => Effect.zipRight(known(sessionID), coordinator.wait(sessionID)),
       active: Effect.map(coordinator.active, (ids) => Object.fromEntries(ids.map((id) => [id, { type: "running" as const }])))

@@ -139,6 +139,7 @@ export const run = Effect.fn("StepRunner.run")(function* (input: Input) {
                   .execute(call.input, {
                     sessionID,
                     callID: call.id,
+                    messageID: assistantMessageID,
                     agent: input.agent.name,
                     directory: input.directory,
                     // The Step's agent, captured now: a later agent switch does not change this call's policy.

@@ -94,6 +94,28 @@ export const instructionEntry = sqliteTable(
 )
 
 /**
+ * Nested AGENTS.md files noted for a session (NestedInstructions): one row per file found between a
+ * successfully read target and the session's Location `directory`, in insertion (rowid) order. A row
+ * is pending until the next Safe Step Boundary's prepare admits it through the
+ * `core/nested-instructions` Instruction Source; only rows of the session's current Location directory
+ * are composed.
+ */
+export const nestedInstruction = sqliteTable(
+  "nested_instruction",
+  {
+    sessionID: text("session_id")
+      .notNull()
+      .references(() => session.id, { onDelete: "cascade" }),
+    /** The Location directory the file was noted in. */
+    directory: text("directory").notNull(),
+    /** The absolute path of the AGENTS.md file. */
+    path: text("path").notNull(),
+    timeCreated: integer("time_created").notNull()
+  },
+  (table) => [primaryKey({ columns: [table.sessionID, table.directory, table.path] })]
+)
+
+/**
  * The Session Message projection (MessageProjection): one row per message of a session's history,
  * written in the transaction of the durable event that created or changed it. `seq` is the seq of
  * the event that created the message, so `(session_id, seq)` is the chronological order (and the
@@ -161,6 +183,29 @@ export const permissionRequest = sqliteTable(
     timeReplied: integer("time_replied")
   },
   (table) => [index("permission_request_status_session_idx").on(table.status, table.sessionID)]
+)
+
+/**
+ * Question requests (the `question` tool): `info` is the QuestionV2Request JSON; `status` is
+ * `pending`, `replied` or `rejected`; `answers` the reply's JSON. `origin` is `runner` (a tool call
+ * of this process waits on it).
+ */
+export const questionRequest = sqliteTable(
+  "question_request",
+  {
+    id: text("id").primaryKey(),
+    sessionID: text("session_id")
+      .notNull()
+      .references(() => session.id, { onDelete: "cascade" }),
+    origin: text("origin").notNull(),
+    info: text("info").notNull(),
+    status: text("status").notNull(),
+    answers: text("answers"),
+    message: text("message"),
+    timeCreated: integer("time_created").notNull(),
+    timeReplied: integer("time_replied")
+  },
+  (table) => [index("question_request_status_session_idx").on(table.status, table.sessionID)]
 )
 
 /** Saved permissions: `action` on `resource` (a pattern) is allowed in the project (a reply of `always`). */

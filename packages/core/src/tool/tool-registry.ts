@@ -19,6 +19,8 @@ export interface PermissionAsk {
 export interface CallContext {
   readonly sessionID: string
   readonly callID: string
+  /** The assistant message that issued the call (absent where a host runs a tool outside a Step). */
+  readonly messageID?: string | undefined
   /** The effective agent of the Step that issued the call; a later agent switch does not change it. */
   readonly agent: string
   /** The session's Location directory: relative paths resolve against it. */

@@ -12,6 +12,7 @@ import { InstructionEntries } from "../../src/instructions/instruction-entries.j
 import { InstructionEntry } from "../../src/instructions/instruction-entry.js"
 import { Instructions } from "../../src/instructions/instructions.js"
 import { McpGuidance } from "../../src/instructions/mcp-guidance.js"
+import { NestedInstructions } from "../../src/instructions/nested-instructions.js"
 import { ReferenceGuidance } from "../../src/instructions/reference-guidance.js"
 import { SessionInstructions } from "../../src/instructions/session-instructions.js"
 import { SkillGuidance } from "../../src/instructions/skill-guidance.js"
@@ -39,6 +40,7 @@ describe("SessionInstructions", () => {
           EnvironmentSource.key,
           DateSource.key,
           InstructionDiscovery.key,
+          NestedInstructions.key,
           ReferenceGuidance.key,
           McpGuidance.key,
           SkillGuidance.key,

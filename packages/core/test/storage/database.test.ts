@@ -34,11 +34,13 @@ it.scoped("creates the parent directory, migrates, and opens in WAL mode with bu
     expect(result.timeout?.timeout).toBe(5000)
     expect(result.foreignKeys?.foreign_keys).toBe(1)
     // drizzle-kit's 0000 is migration 1: Effect's Migrator would skip an id of 0.
-    expect(result.applied.slice(0, 4)).toEqual([
+    expect(result.applied).toEqual([
       { migration_id: 1, name: "init" },
       { migration_id: 2, name: "instructions" },
       { migration_id: 3, name: "messages_and_input" },
-      { migration_id: 4, name: "permissions" }
+      { migration_id: 4, name: "permissions" },
+      { migration_id: 5, name: "questions" },
+      { migration_id: 6, name: "nested_instructions" }
     ])
     expect(result.indexes).toEqual(["session_directory_idx", "session_project_id_idx", "session_time_created_id_idx"])
   })

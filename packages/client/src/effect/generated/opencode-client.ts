@@ -185,6 +185,28 @@ export interface Service {
      */
     readonly reply: (input: Endpoint.Path<"permissions", "reply"> & Endpoint.Payload<"permissions", "reply">) => Effect.Effect<Endpoint.Success<"permissions", "reply">, Endpoint.Failure<"permissions", "reply">>
   }
+  readonly questions: {
+    /**
+     * `GET /api/question/request` (`v2.question.request.list`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
+     */
+    readonly listRequests: (input?: Endpoint.UrlParams<"questions", "listRequests">) => Effect.Effect<Endpoint.Success<"questions", "listRequests">, Endpoint.Failure<"questions", "listRequests">>
+    /**
+     * `GET /api/session/{sessionID}/question` (`v2.session.question.list`).
+     * Succeeds with the decoded `data` member of the response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), an `HttpClientError` or a `ParseError`.
+     */
+    readonly list: (input: Endpoint.Path<"questions", "list">) => Effect.Effect<Endpoint.Success<"questions", "list">["data"], Endpoint.Failure<"questions", "list">>
+    /**
+     * `POST /api/session/{sessionID}/question/{requestID}/reply` (`v2.session.question.reply`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `QuestionNotFoundError` (404), `SessionNotFoundError` (404), an `HttpClientError` or a `ParseError`.
+     */
+    readonly reply: (input: Endpoint.Path<"questions", "reply"> & Endpoint.Payload<"questions", "reply">) => Effect.Effect<Endpoint.Success<"questions", "reply">, Endpoint.Failure<"questions", "reply">>
+    /**
+     * `POST /api/session/{sessionID}/question/{requestID}/reject` (`v2.session.question.reject`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `QuestionNotFoundError` (404), `SessionNotFoundError` (404), an `HttpClientError` or a `ParseError`.
+     */
+    readonly reject: (input: Endpoint.Path<"questions", "reject">) => Effect.Effect<Endpoint.Success<"questions", "reject">, Endpoint.Failure<"questions", "reject">>
+  }
   readonly skills: {
     /**
      * `GET /api/skill` (`v2.skill.list`).
@@ -266,6 +288,12 @@ export const make = (options: Options): Effect.Effect<Service, never, HttpClient
         list: (input) => Effect.map(client.permissions.list({ path: input }), (success) => success.data),
         get: (input) => Effect.map(client.permissions.get({ path: input }), (success) => success.data),
         reply: (input) => client.permissions.reply({ path: Endpoint.pick(input, ["sessionID", "requestID"]), payload: Endpoint.pick(input, ["reply", "message"]) })
+      },
+      questions: {
+        listRequests: (input = {}) => client.questions.listRequests({ urlParams: input }),
+        list: (input) => Effect.map(client.questions.list({ path: input }), (success) => success.data),
+        reply: (input) => client.questions.reply({ path: Endpoint.pick(input, ["sessionID", "requestID"]), payload: Endpoint.pick(input, ["answers"]) }),
+        reject: (input) => client.questions.reject({ path: input })
       },
       skills: {
         list: (input = {}) => client.skills.list({ urlParams: input })

@@ -18,6 +18,8 @@ export interface Options {
    * an `external_directory` ask, wherever it lies.
    */
   readonly toolOutputDir?: string | undefined
+  /** Passed to the read tool: called after each successful read (see `ReadTool.Options.onRead`). */
+  readonly onRead?: ReadTool.Options["onRead"]
   readonly bash?: BashTool.Options | undefined
 }
 
@@ -27,7 +29,7 @@ export const names = ["read", "write", "edit", "apply_patch", "bash", "glob", "g
 /** Every built-in tool, over the given file system. */
 export const make = (options: Options = {}): Effect.Effect<ReadonlyArray<ToolRegistry.Tool>, never, FileSystem.FileSystem> =>
   Effect.all([
-    ReadTool.make({ toolOutputDir: options.toolOutputDir }),
+    ReadTool.make({ toolOutputDir: options.toolOutputDir, onRead: options.onRead }),
     WriteTool.make,
     EditTool.make,
     ApplyPatchTool.make,

@@ -38,6 +38,11 @@ export type Input = typeof Input.Type
 export interface Options {
   /** The Managed Tool Output directory: readable without an `external_directory` ask. */
   readonly toolOutputDir?: string | undefined
+  /**
+   * Called after each successful read of a file or directory (not for a failed one), before the
+   * result is returned: e.g. NestedInstructions notes the AGENTS.md files near the target.
+   */
+  readonly onRead?: ((context: ToolRegistry.CallContext, target: string, kind: "file" | "directory") => Effect.Effect<void>) | undefined
 }
 
 const description = `Reads a file or lists a directory.
@@ -195,20 +200,22 @@ export const make = (options: Options = {}) =>
             hints.length === 0 ? `File not found: ${target}` : `File not found: ${target}\nDid you mean one of these?\n${hints.join("\n")}`
           )
         }
-        if (isDirectory) return yield* readDirectory(target, input)
+        const read = (kind: "file" | "directory") => <A>(result: A) =>
+          options.onRead === undefined ? Effect.succeed(result) : Effect.as(options.onRead(context, target, kind), result)
+        if (isDirectory) return yield* readDirectory(target, input).pipe(Effect.flatMap(read("directory")))
         const type = attachmentType(target)
         if (type !== undefined) {
           const size = Number(info.value.size)
-          return {
+          return yield* read("file")({
             content: [
               { type: "text", text: `Read ${type === "application/pdf" ? "PDF" : "image"} file ${target} (${type}, ${size} bytes); it is attached.` },
               { type: "file", uri: pathToFileURL(target).href, mime: type, name: path.basename(target) }
             ],
             structured: { path: target, type: "attachment", mime: type, size }
-          } satisfies ToolRegistry.Result
+          } satisfies ToolRegistry.Result)
         }
         if (BinaryFile.hasBinaryExtension(target)) return yield* BuiltinTool.fail(`Cannot read binary file: ${target}`)
-        return yield* readText(target, input)
+        return yield* readText(target, input).pipe(Effect.flatMap(read("file")))
       })
     })
   })

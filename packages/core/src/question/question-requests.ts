@@ -1,0 +1,252 @@
+export * as QuestionRequests from "./question-requests.js"
+
+import { SqlClient } from "@effect/sql"
+import { Errors, Identifier, QuestionRequest } from "@opencode-ai/schema"
+import { Clock, Context, Deferred, Effect, Layer, Schema } from "effect"
+import { EventLog } from "../event/event-log.js"
+
+/*
+ * QuestionRequests: the durable questions of the `question` tool, shaped like PermissionRequests.
+ *
+ * Each request is its own event aggregate (aggregate ID = request ID): `question.v2.asked` is seq 1,
+ * `question.v2.replied` or `question.v2.rejected` seq 2. The row and its event commit together, and
+ * EventLog publishes the events on the instance LiveBus as they commit.
+ *
+ *   ask ─► pending ──reply──► the asking call returns the answers
+ *                  ──reject─► the asking call fails (a readable ToolFailure)
+ *                  interrupt / restart ─► rejected
+ *
+ * Only the asking fiber waits. Interrupting it rejects its request durably before the interruption
+ * completes; {@link Interface.rejectPending} rejects whatever else the session has pending, and after a
+ * restart {@link Interface.recover} rejects the requests the previous process's calls waited on.
+ */
+
+export type Request = QuestionRequest.QuestionV2Request
+export type Answers = ReadonlyArray<ReadonlyArray<string>>
+
+/** The question was rejected (by the user, an interrupt or a restart); `message` is what the model is told. */
+export class QuestionRejectedError extends Schema.TaggedError<QuestionRejectedError>()("QuestionRejectedError", {
+  requestID: Schema.String,
+  message: Schema.String
+}) {}
+
+export interface AskInput {
+  readonly sessionID: string
+  readonly questions: ReadonlyArray<QuestionRequest.QuestionV2Info>
+  readonly tool?: QuestionRequest.QuestionV2Tool | undefined
+}
+
+export interface Interface {
+  /** Creates a pending request and waits for its answers; a rejection fails with QuestionRejectedError. */
+  readonly ask: (input: AskInput) => Effect.Effect<Answers, QuestionRejectedError | Errors.SessionNotFoundError>
+  /** The session's pending requests, oldest first. */
+  readonly list: (sessionID: string) => Effect.Effect<ReadonlyArray<Request>, Errors.SessionNotFoundError>
+  /** The pending requests of the sessions in a Location (its directory, and workspace when given), oldest first. */
+  readonly listIn: (location: {
+    readonly directory: string
+    readonly workspaceID?: string | undefined
+  }) => Effect.Effect<ReadonlyArray<Request>>
+  /** Answers a pending request; one not pending in the session is QuestionNotFoundError. */
+  readonly reply: (
+    sessionID: string,
+    requestID: string,
+    answers: Answers
+  ) => Effect.Effect<void, Errors.SessionNotFoundError | Errors.QuestionNotFoundError>
+  /** Rejects a pending request; one not pending in the session is QuestionNotFoundError. */
+  readonly reject: (
+    sessionID: string,
+    requestID: string
+  ) => Effect.Effect<void, Errors.SessionNotFoundError | Errors.QuestionNotFoundError>
+  /** Rejects every pending request of the session (the session was interrupted). */
+  readonly rejectPending: (sessionID: string) => Effect.Effect<void>
+  /** After a restart: rejects the pending requests no call of this process waits on. Resolves with how many. */
+  readonly recover: Effect.Effect<number>
+}
+
+/** `yield* QuestionRequests.Service` */
+export class Service extends Context.Tag("@opencode-ai/core/QuestionRequests")<Service, Interface>() {}
+
+const RequestJson = Schema.parseJson(QuestionRequest.QuestionV2Request)
+const AnswersJson = Schema.parseJson(Schema.Array(QuestionRequest.QuestionV2Answer))
+const askedData = QuestionRequest.QuestionV2Asked.fields.data
+const repliedData = QuestionRequest.QuestionV2Replied.fields.data
+const rejectedData = QuestionRequest.QuestionV2Rejected.fields.data
+
+type Outcome =
+  | { readonly _tag: "replied"; readonly answers: Answers }
+  | { readonly _tag: "rejected"; readonly message: string }
+
+export const rejectedMessage = "The user dismissed the question without answering. Do not ask it again unless the user asks."
+export const interruptedMessage = "The question was cancelled: the session was interrupted."
+export const restartedMessage = "The question was cancelled: the server restarted while it was pending."
+
+export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.Service> = Layer.effect(
+  Service,
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const log = yield* EventLog.Service
+    /** The calls of this process waiting for an answer, by request ID. */
+    const waiting = new Map<string, Deferred.Deferred<Outcome>>()
+
+    const decodeRequest = (row: { readonly info: string }) => Schema.decodeUnknownSync(RequestJson)(row.info)
+
+    const knownSession = (sessionID: string) =>
+      sql<{ readonly id: string }>`SELECT id FROM session WHERE id = ${sessionID}`.pipe(
+        Effect.orDie,
+        Effect.flatMap((rows) => (rows[0] === undefined ? Errors.SessionNotFoundError.of(sessionID) : Effect.void))
+      )
+
+    const pendingRows = (sessionID: string) =>
+      sql<{ readonly id: string; readonly info: string }>`
+        SELECT id, info FROM question_request
+        WHERE status = 'pending' AND session_id = ${sessionID} ORDER BY time_created, id`.pipe(Effect.orDie)
+
+    const insert = (request: Request) =>
+      Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        const draft: EventLog.Draft = { type: "question.v2.asked", version: 1, data: Schema.encodeSync(askedData)(request) }
+        yield* log.append(request.id, [draft], () =>
+          Effect.gen(function* () {
+            const sql = yield* SqlClient.SqlClient
+            const found = yield* sql`SELECT 1 AS found FROM session WHERE id = ${request.sessionID}`.pipe(Effect.orDie)
+            if (found.length === 0) return yield* Errors.SessionNotFoundError.of(request.sessionID)
+            yield* sql`INSERT INTO question_request ${sql.insert({
+              id: request.id,
+              session_id: request.sessionID,
+              origin: "runner",
+              info: Schema.encodeSync(RequestJson)(request),
+              status: "pending",
+              time_created: now
+            })}`.pipe(Effect.orDie)
+          })
+        )
+      })
+
+    /**
+     * Settles a pending request durably (row and event in one transaction), then wakes the call waiting
+     * on it. QuestionNotFoundError, writing nothing, when it is not pending in that session.
+     */
+    const settle = (requestID: string, sessionID: string, outcome: Outcome) =>
+      Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        const draft: EventLog.Draft =
+          outcome._tag === "replied"
+            ? {
+                type: "question.v2.replied",
+                version: 1,
+                data: Schema.encodeSync(repliedData)({
+                  sessionID: sessionID as Identifier.SessionID,
+                  requestID: requestID as Identifier.QuestionID,
+                  answers: outcome.answers.map((answer) => [...answer])
+                })
+              }
+            : {
+                type: "question.v2.rejected",
+                version: 1,
+                data: Schema.encodeSync(rejectedData)({
+                  sessionID: sessionID as Identifier.SessionID,
+                  requestID: requestID as Identifier.QuestionID
+                })
+              }
+        yield* log.append(requestID, [draft], () =>
+          Effect.gen(function* () {
+            const sql = yield* SqlClient.SqlClient
+            const [row] = yield* sql<{ readonly id: string }>`
+              UPDATE question_request
+              SET status = ${outcome._tag},
+                  answers = ${outcome._tag === "replied" ? Schema.encodeSync(AnswersJson)(outcome.answers) : null},
+                  message = ${outcome._tag === "rejected" ? outcome.message : null},
+                  time_replied = ${now}
+              WHERE id = ${requestID} AND session_id = ${sessionID} AND status = 'pending'
+              RETURNING id`.pipe(Effect.orDie)
+            if (row === undefined) return yield* Errors.QuestionNotFoundError.of(requestID)
+          })
+        )
+        const waiter = waiting.get(requestID)
+        if (waiter !== undefined) yield* Deferred.succeed(waiter, outcome)
+      })
+
+    const ask = Effect.fn("QuestionRequests.ask")(
+      function* (input: AskInput) {
+        const request: Request = {
+          id: Identifier.create("question", "ascending") as Identifier.QuestionID,
+          sessionID: input.sessionID as Identifier.SessionID,
+          questions: input.questions.map((question) => ({ ...question, options: [...question.options] })),
+          ...(input.tool !== undefined ? { tool: input.tool } : {})
+        }
+        const outcome = yield* Effect.uninterruptibleMask((restore) =>
+          Effect.gen(function* () {
+            const deferred = yield* Deferred.make<Outcome>()
+            waiting.set(request.id, deferred)
+            yield* insert(request)
+            return yield* restore(Deferred.await(deferred)).pipe(
+              // Runs before the interruption completes: the request never stays pending.
+              Effect.onInterrupt(() =>
+                settle(request.id, input.sessionID, { _tag: "rejected", message: interruptedMessage }).pipe(Effect.ignore)
+              )
+            )
+          }).pipe(Effect.ensuring(Effect.sync(() => waiting.delete(request.id))))
+        )
+        if (outcome._tag === "rejected") {
+          return yield* new QuestionRejectedError({ requestID: request.id, message: outcome.message })
+        }
+        return outcome.answers
+      },
+      (effect, input) => Effect.annotateLogs(effect, { sessionID: input.sessionID })
+    )
+
+    const list = Effect.fn("QuestionRequests.list")(function* (sessionID: string) {
+      yield* knownSession(sessionID)
+      return (yield* pendingRows(sessionID)).map(decodeRequest)
+    })
+
+    const listIn = Effect.fn("QuestionRequests.listIn")(function* (location: {
+      readonly directory: string
+      readonly workspaceID?: string | undefined
+    }) {
+      const rows = yield* sql<{ readonly info: string }>`
+        SELECT q.info AS info FROM question_request q JOIN session s ON s.id = q.session_id
+        WHERE q.status = 'pending' AND s.directory = ${location.directory}
+        ${location.workspaceID === undefined ? sql.literal("") : sql`AND s.workspace_id = ${location.workspaceID}`}
+        ORDER BY q.time_created, q.id`.pipe(Effect.orDie)
+      return rows.map(decodeRequest)
+    })
+
+    const reply = Effect.fn("QuestionRequests.reply")(
+      function* (sessionID: string, requestID: string, answers: Answers) {
+        yield* knownSession(sessionID)
+        yield* settle(requestID, sessionID, { _tag: "replied", answers })
+      },
+      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+    )
+
+    const reject = Effect.fn("QuestionRequests.reject")(
+      function* (sessionID: string, requestID: string) {
+        yield* knownSession(sessionID)
+        yield* settle(requestID, sessionID, { _tag: "rejected", message: rejectedMessage })
+      },
+      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+    )
+
+    const rejectPending = Effect.fn("QuestionRequests.rejectPending")(
+      function* (sessionID: string) {
+        for (const row of yield* pendingRows(sessionID)) {
+          yield* settle(row.id, sessionID, { _tag: "rejected", message: interruptedMessage }).pipe(Effect.ignore)
+        }
+      },
+      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+    )
+
+    const recover = Effect.gen(function* () {
+      const stranded = yield* sql<{ readonly id: string; readonly session_id: string }>`
+        SELECT id, session_id FROM question_request WHERE status = 'pending' AND origin = 'runner'`.pipe(Effect.orDie)
+      const orphaned = stranded.filter((row) => !waiting.has(row.id))
+      for (const row of orphaned) {
+        yield* settle(row.id, row.session_id, { _tag: "rejected", message: restartedMessage }).pipe(Effect.ignore)
+      }
+      return orphaned.length
+    }).pipe(Effect.withSpan("QuestionRequests.recover"))
+
+    return Service.of({ ask, list, listIn, reply, reject, rejectPending, recover })
+  })
+)
