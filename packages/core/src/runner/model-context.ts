@@ -17,7 +17,7 @@ export interface Input {
   readonly baseline: string
   /** Projected Session History, chronological (Instruction Updates included as system messages). */
   readonly history: ReadonlyArray<SessionMessages.SessionMessage>
-  readonly tools: ReadonlyArray<ToolRegistry.Tool>
+  readonly tools: ToolRegistry.Materialized["definitions"]
   /** The agent's step limit is reached: tools are disabled and the max-steps instruction is added. */
   readonly lastStep: boolean
 }

@@ -152,9 +152,7 @@ export const layer = (options: Options = {}) => Layer.scoped(
           }
           const lastStep = agent.value.steps !== undefined && step >= agent.value.steps
           // Tools the agent denies for every resource are not offered at all.
-          const registered = yield* registry.list
-          const visible = new Set(Permission.visibleTools(agent.value.permission, registered.map((tool) => tool.name)))
-          const tools = registered.filter((tool) => visible.has(tool.name))
+          const tools = yield* registry.materialize((names) => Permission.visibleTools(agent.value.permission, names))
           const request = ModelContext.build({
             sessionID,
             agent: agent.value,
@@ -162,7 +160,7 @@ export const layer = (options: Options = {}) => Layer.scoped(
             model: found.value.model,
             baseline: prepared.baseline,
             history: yield* history.context(sessionID, { baselineSeq: prepared.baselineSeq }),
-            tools,
+            tools: tools.definitions,
             lastStep
           })
           const outcome = yield* StepRunner.run({
@@ -171,7 +169,8 @@ export const layer = (options: Options = {}) => Layer.scoped(
             agent: agent.value,
             model: { id: found.value.model.id, providerID: found.value.provider.id },
             request,
-            tools: new Map(lastStep ? [] : tools.map((tool) => [tool.name, tool] as const)),
+            // At the step limit nothing may run, whatever the model still tries to call.
+            tools: lastStep ? yield* registry.materialize(() => []) : tools,
             ...(options.retry !== undefined ? { retry: options.retry } : {})
           })
           step++

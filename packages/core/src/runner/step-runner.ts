@@ -22,7 +22,7 @@ export interface Input {
   readonly model: Model.ModelRef
   readonly request: LLMRequest.Request
   /** The tools the model may call in this Step, by name. */
-  readonly tools: ReadonlyMap<string, ToolRegistry.Tool>
+  readonly tools: ToolRegistry.Materialized
   readonly retry?: Retry.Policy
 }
 
@@ -129,14 +129,8 @@ export const run = Effect.fn("StepRunner.run")(function* (input: Input) {
     Effect.uninterruptibleMask((restore) =>
       Effect.gen(function* () {
         const provider = { executed: false }
-        const tool = input.tools.get(call.name)
-        const outcome = yield* (
-          call.inputError !== undefined
-            ? Effect.fail(`Invalid tool input: ${call.inputError}`)
-            : tool === undefined
-              ? Effect.fail(`Unknown tool: ${call.name}`)
-              : tool
-                  .execute(call.input, {
+        const outcome = yield* input.tools
+                  .settle(call, {
                     sessionID,
                     callID: call.id,
                     messageID: assistantMessageID,
@@ -160,8 +154,7 @@ export const run = Effect.fn("StepRunner.run")(function* (input: Input) {
                       })
                     }
                   })
-                  .pipe(Effect.mapError((failure) => failure.message))
-        ).pipe(restore, Effect.exit)
+                  .pipe(Effect.mapError((failure) => failure.message), restore, Effect.exit)
         if (Exit.isSuccess(outcome)) {
           // Still inside the mask: bounding (and keeping the complete text) and publishing the one
           // settlement cannot be interrupted halfway, and raw oversized output is never published.

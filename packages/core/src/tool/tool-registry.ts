@@ -65,24 +65,70 @@ export interface Tool {
  * The in-process Tool Registry seam: the runner lists the tools for a Step and runs calls through
  * it. Built-in tools, permissions and Model Tool Output bounding plug in here later.
  */
+/** One call the model made, as the provider stream decoded it. */
+export interface Call {
+  readonly id: string
+  readonly name: string
+  readonly input: Readonly<Record<string, unknown>>
+  /** Set when the call's argument text was not a JSON object. */
+  readonly inputError?: string | undefined
+}
+
+/** The tools of one Step: what the model is offered, and how its calls run. */
+export interface Materialized {
+  /** The definitions offered to the model, by name; tools the rules deny outright are not among them. */
+  readonly definitions: ReadonlyArray<{ readonly name: string; readonly description: string; readonly inputSchema: Readonly<Record<string, unknown>> }>
+  /**
+   * Runs one call. Unknown tools (including hidden ones) and undecodable input fail with a
+   * ToolFailure the model can read; otherwise the tool runs with `context`. Interruptible: the
+   * caller owns the settlement (bounding and publishing it).
+   */
+  readonly settle: (call: Call, context: CallContext) => Effect.Effect<Result, ToolFailure>
+}
+
 export interface Interface {
-  /** Adds a tool for the lifetime of the caller's Scope; a second tool with the same name replaces it until then. */
+  /**
+   * Adds a tool for the lifetime of the caller's Scope. The last registration of a name wins; when it
+   * is removed, the previous one of that name is visible again.
+   */
   readonly register: (tool: Tool) => Effect.Effect<void, never, Scope.Scope>
-  /** The registered tools, by name. */
+  /** The visible tools (the last registration of each name), by name. */
   readonly list: Effect.Effect<ReadonlyArray<Tool>>
+  /** The tools of one Step under `visible`: the names a permission policy offers (see Permission.visibleTools). */
+  readonly materialize: (visible: (names: ReadonlyArray<string>) => ReadonlyArray<string>) => Effect.Effect<Materialized>
 }
 
 export class Service extends Context.Tag("@opencode-ai/core/ToolRegistry")<Service, Interface>() {}
 
 export const make = Effect.gen(function* () {
-  const tools = yield* Ref.make<ReadonlyArray<Tool>>([])
+  // Every live registration in order; a later one of a name shadows the earlier ones.
+  const registrations = yield* Ref.make<ReadonlyArray<Tool>>([])
   const register = (tool: Tool) =>
-    Effect.acquireRelease(
-      Ref.update(tools, (all) => [...all.filter((t) => t.name !== tool.name), tool]),
-      () => Ref.update(tools, (all) => all.filter((t) => t !== tool))
+    Effect.acquireRelease(Ref.update(registrations, (all) => [...all, tool]), () =>
+      Ref.update(registrations, (all) => all.filter((t) => t !== tool))
     ).pipe(Effect.asVoid)
-  const list = Effect.map(Ref.get(tools), (all) => [...all].sort((a, b) => a.name.localeCompare(b.name)))
-  return Service.of({ register, list })
+  const list = Effect.map(Ref.get(registrations), (all) =>
+    [...new Map(all.map((tool) => [tool.name, tool] as const)).values()].sort((a, b) => a.name.localeCompare(b.name))
+  )
+  const materialize = (visible: (names: ReadonlyArray<string>) => ReadonlyArray<string>) =>
+    Effect.map(list, (all): Materialized => {
+      const offered = new Set(visible(all.map((tool) => tool.name)))
+      const tools = new Map(all.filter((tool) => offered.has(tool.name)).map((tool) => [tool.name, tool] as const))
+      return {
+        definitions: [...tools.values()].map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema })),
+        settle: (call, context) => {
+          if (call.inputError !== undefined) return Effect.fail(new ToolFailure({ message: `Invalid tool input: ${call.inputError}` }))
+          const tool = tools.get(call.name)
+          if (tool === undefined) {
+            return Effect.fail(
+              new ToolFailure({ message: `Unknown tool: ${call.name}. Available tools: ${[...tools.keys()].join(", ") || "none"}` })
+            )
+          }
+          return tool.execute(call.input, context)
+        }
+      }
+    })
+  return Service.of({ register, list, materialize })
 })
 
 export const layer: Layer.Layer<Service> = Layer.effect(Service, make)
