@@ -1,15 +1,9 @@
-import { HttpApiBuilder, HttpServer } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
 import { createOpencodeClient } from "@opencode-ai/client"
-import { Config, type ConfigInfo, Core, EventLog, type ToolRegistry, ToolRegistry as Registry } from "@opencode-ai/core"
-import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
+import { type ToolRegistry, ToolRegistry as Registry } from "@opencode-ai/core"
+import { LLMScript } from "@opencode-ai/core/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Layer, Option } from "effect"
-import * as fs from "node:fs"
-import * as http from "node:http"
-import * as path from "node:path"
-import { Router } from "../src/router.js"
-import { tempDir } from "./harness.js"
+import { Effect } from "effect"
+import { scriptedHost } from "./scripted-host.js"
 import { SseReader } from "./stream-harness.js"
 
 const { reply, text, toolCall, finish } = LLMScript
@@ -29,80 +23,14 @@ const probe: ToolRegistry.Tool = {
     })
 }
 
-/** A listener on 127.0.0.1 that, like `Serve.layer`'s, closes keep-alive connections once they drain at shutdown. */
-const listener = () => {
-  const server = http.createServer()
-  const closeDrained = Effect.addFinalizer(() =>
-    Effect.sync(() => {
-      const timer = setInterval(() => server.closeIdleConnections(), 25)
-      server.once("close", () => clearInterval(timer))
-    })
-  )
-  return Layer.scopedDiscard(closeDrained).pipe(
-    Layer.provideMerge(NodeHttpServer.layer(() => server, { port: 0, host: "127.0.0.1" }))
-  )
-}
-
 const setup = Effect.gen(function* () {
-  const llm = yield* ScriptedLLMServer.make()
-  const root = fs.realpathSync(tempDir("permission"))
-  const directory = path.join(root, "project")
-  fs.mkdirSync(directory)
-  const config = Config.layerTest({
-    provider: {
-      scripted: {
-        npm: "@ai-sdk/openai-compatible",
-        options: { baseURL: llm.url, apiKey: "test-key" },
-        models: { m: { name: "Scripted", tool_call: true, limit: { context: 100_000, output: 1000 } } }
-      }
-    },
-    model: "scripted/m",
+  const host = yield* scriptedHost({
+    prefix: "permission",
+    requests: "permission",
     agent: { build: { permission: { probe: "ask" } }, denier: { permission: { probe: "deny" } } }
-  } as ConfigInfo.Info)
-  const context = yield* Layer.build(
-    HttpApiBuilder.serve().pipe(
-      Layer.provide(Router.layer({ auth: Option.none() })),
-      Layer.provideMerge(listener()),
-      Layer.provideMerge(
-        Core.layer({ databaseFile: path.join(root, "opencode.db"), directory, configDir: path.join(root, "config"), env: {}, config })
-      )
-    )
-  ).pipe(Effect.orDie)
-  const address = Context.get(context, HttpServer.HttpServer).address
-  if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
-  const url = `http://127.0.0.1:${address.port}`
-  yield* Effect.provide(Effect.flatMap(Registry.Service, (registry) => registry.register(probe)), context)
-
-  const call = (method: string, route: string, body?: unknown) =>
-    Effect.promise(async () => {
-      const response = await fetch(`${url}${route}`, {
-        method,
-        ...(body !== undefined ? { body: JSON.stringify(body), headers: { "content-type": "application/json" } } : {})
-      })
-      const raw = await response.text()
-      return { status: response.status, body: raw === "" ? undefined : JSON.parse(raw) }
-    })
-  const session = (yield* call("POST", "/api/session", {})).body.data as { id: string; projectID: string }
-  const base = `/api/session/${session.id}`
-  const prompt = (words: string) => call("POST", `${base}/prompt`, { prompt: { text: words } })
-  const pending = (count: number) =>
-    Effect.gen(function* () {
-      for (;;) {
-        const listed = yield* call("GET", `${base}/permission`)
-        if (listed.body.data.length >= count) return listed.body.data as Array<any>
-        yield* Effect.sleep("5 millis")
-      }
-    })
-  const wait = call("POST", `${base}/wait`)
-  const events = Effect.provide(
-    Effect.flatMap(EventLog.Service, (log) => log.read(session.id)),
-    context as Context.Context<Core.Services>
-  )
-  const settled = (callID: string) =>
-    Effect.map(events, (all) =>
-      all.find((e) => (e.type === "session.next.tool.success" || e.type === "session.next.tool.failed") && (e.data as any).callID === callID)
-    )
-  return { llm, url, directory, session, base, call, prompt, pending, wait, settled }
+  })
+  yield* Effect.provide(Effect.flatMap(Registry.Service, (registry) => registry.register(probe)), host.context)
+  return host
 })
 
 describe("permissions over HTTP", () => {
