@@ -4,14 +4,17 @@
  *   node --import tsx bench/step-overhead.ts [--iterations 200] [--warmup 30] [--spans]
  *
  * Two figures, each measured in process (Core: `SessionInput.admit` + `SessionRunner.wake`) and over
- * HTTP (the real listener on 127.0.0.1 with the generated Promise client):
+ * HTTP with the generated Promise client: against `opencode serve` (the built bin, `pnpm build`) as a
+ * child process, as users run it, and, for comparison, against the listener built in this process
+ * (where the client's own work shares the server's thread):
  *   (a) prompt admission → the provider request arriving at the scripted server;
  *   (b) the scripted server finishing a response → the next provider request (a tool step leads to
  *       the next step) or idle (`wait` resolving, for a final text step).
  *
  * Server-side instants come from the scripted server's own responses (Node's `http.server.*`
  * diagnostics channels, filtered to its port: request head arrival, last byte written); client-side
- * instants from `performance.now()` around the calls. One process, one clock. Every iteration uses a
+ * instants from `performance.now()` around the calls. The scripted server and the client share this
+ * process, so every instant is on one clock. Every iteration uses a
  * fresh session (its first prompt: the Instruction Baseline is computed in the first Step), so
  * history does not grow across iterations. Figures are printed, never asserted (DESIGN §7.10).
  *
@@ -22,6 +25,7 @@
 import { HttpServer } from "@effect/platform"
 import { createOpencodeClient } from "@opencode-ai/client"
 import { Effect, Layer, Logger, LogLevel, Tracer } from "effect"
+import { spawn } from "node:child_process"
 import * as diagnostics from "node:diagnostics_channel"
 import * as fs from "node:fs"
 import type * as http from "node:http"
@@ -241,26 +245,9 @@ const inProcess = (root: string, llm: ScriptedLLMServer.ScriptedLLMServer, probe
     return { admission, toolToNext, textToIdle }
   }).pipe(Effect.scoped)
 
-/** The same through the real listener and the Promise client: a text step per fresh session. */
-const overHttp = (root: string, llm: ScriptedLLMServer.ScriptedLLMServer, probe: Probe) =>
+/** Prompts fresh sessions through the Promise client: one text step each. */
+const promptLoop = (client: ReturnType<typeof createOpencodeClient>, llm: ScriptedLLMServer.ScriptedLLMServer, probe: Probe) =>
   Effect.gen(function* () {
-    const directory = path.join(root, "http")
-    fs.mkdirSync(directory, { recursive: true })
-    const context = yield* Layer.build(
-      Serve.layer({
-        port: 0,
-        hostname: "127.0.0.1",
-        printLogs: true,
-        logLevel: LogLevel.Warning,
-        directory,
-        env: { XDG_DATA_HOME: path.join(root, "data"), XDG_CONFIG_HOME: path.join(root, "xdg-config") },
-        config: Config.layerTest(configFor(llm.url))
-      })
-    )
-    const address = Effect.runSync(Effect.provide(HttpServer.HttpServer, context)).address
-    if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
-    const client = createOpencodeClient({ baseUrl: `http://127.0.0.1:${address.port}` })
-
     const admission: Array<number> = []
     const roundTrip: Array<number> = []
     const textToIdle: Array<number> = []
@@ -280,6 +267,71 @@ const overHttp = (root: string, llm: ScriptedLLMServer.ScriptedLLMServer, probe:
       textToIdle.push(idle - ended!)
     }
     return { admission, roundTrip, textToIdle }
+  })
+
+/** The real listener in this process (client and server share one thread). */
+const overHttp = (root: string, llm: ScriptedLLMServer.ScriptedLLMServer, probe: Probe) =>
+  Effect.gen(function* () {
+    const directory = path.join(root, "http")
+    fs.mkdirSync(directory, { recursive: true })
+    const context = yield* Layer.build(
+      Serve.layer({
+        port: 0,
+        hostname: "127.0.0.1",
+        printLogs: true,
+        logLevel: LogLevel.Warning,
+        directory,
+        env: { XDG_DATA_HOME: path.join(root, "data"), XDG_CONFIG_HOME: path.join(root, "xdg-config") },
+        config: Config.layerTest(configFor(llm.url))
+      })
+    )
+    const address = Effect.runSync(Effect.provide(HttpServer.HttpServer, context)).address
+    if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
+    return yield* promptLoop(createOpencodeClient({ baseUrl: `http://127.0.0.1:${address.port}` }), llm, probe)
+  }).pipe(Effect.scoped)
+
+const bin = path.resolve(import.meta.dirname, "../packages/server/dist/bin.js")
+
+/**
+ * `opencode serve` (the built bin) as a child process, configured through its project's
+ * `opencode.json`, as a user runs it: only the client runs in this process.
+ */
+const overProcess = (root: string, llm: ScriptedLLMServer.ScriptedLLMServer, probe: Probe) =>
+  Effect.gen(function* () {
+    if (!fs.existsSync(bin)) return yield* Effect.dieMessage(`${bin} is missing: run \`pnpm build\` first`)
+    const directory = path.join(root, "serve")
+    fs.mkdirSync(directory, { recursive: true })
+    fs.writeFileSync(path.join(directory, "opencode.json"), JSON.stringify(configFor(llm.url)))
+    const child = yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        spawn(process.execPath, [bin, "serve", "--port", "0", "--hostname", "127.0.0.1"], {
+          cwd: directory,
+          env: {
+            PATH: process.env.PATH ?? "",
+            HOME: path.join(root, "home"),
+            XDG_DATA_HOME: path.join(root, "serve-data"),
+            XDG_CONFIG_HOME: path.join(root, "serve-config")
+          },
+          stdio: ["ignore", "pipe", "inherit"]
+        })
+      ),
+      (child) =>
+        Effect.async<void>((resume) => {
+          if (child.exitCode !== null) return resume(Effect.void)
+          child.once("exit", () => resume(Effect.void))
+          child.kill("SIGTERM")
+        })
+    )
+    const url = yield* Effect.async<string, Error>((resume) => {
+      let out = ""
+      child.stdout!.on("data", (chunk) => {
+        out += chunk
+        const match = /listening on (http:\/\/\S+)/.exec(out)
+        if (match) resume(Effect.succeed(match[1]!))
+      })
+      child.once("exit", (code) => resume(Effect.fail(new Error(`opencode serve exited with ${code}: ${out}`))))
+    })
+    return yield* promptLoop(createOpencodeClient({ baseUrl: url }), llm, probe)
   }).pipe(Effect.scoped)
 
 const main = Effect.gen(function* () {
@@ -291,7 +343,8 @@ const main = Effect.gen(function* () {
   const marks = yield* Effect.acquireRelease(Effect.sync(() => probe(llm.port)), (p) => Effect.sync(p.close))
 
   const local = yield* inProcess(root, llm, marks)
-  const remote = yield* overHttp(root, llm, marks)
+  const served = yield* overProcess(root, llm, marks)
+  const shared = yield* overHttp(root, llm, marks)
 
   const cpus = os.cpus()
   console.log(
@@ -301,11 +354,14 @@ const main = Effect.gen(function* () {
   console.log(
     report([
       { label: "(a) admit + wake → provider request (in process)", samples: local.admission, target: true },
-      { label: "(a) HTTP prompt → provider request", samples: remote.admission, target: true },
-      { label: "    HTTP prompt round trip (admitted, informational)", samples: remote.roundTrip, target: false },
+      { label: "(a) HTTP prompt → provider request (opencode serve)", samples: served.admission, target: true },
+      { label: "    HTTP prompt round trip (opencode serve)", samples: served.roundTrip, target: false },
+      { label: "    HTTP prompt → provider request (listener in this thread)", samples: shared.admission, target: false },
+      { label: "    HTTP prompt round trip (listener in this thread)", samples: shared.roundTrip, target: false },
       { label: "(b) tool step stream end → next provider request", samples: local.toolToNext, target: true },
       { label: "(b) text step stream end → idle (wait resolves, in process)", samples: local.textToIdle, target: true },
-      { label: "(b) text step stream end → idle (HTTP wait resolves)", samples: remote.textToIdle, target: true }
+      { label: "(b) text step stream end → idle (HTTP wait, opencode serve)", samples: served.textToIdle, target: true },
+      { label: "    text step stream end → idle (HTTP wait, listener in this thread)", samples: shared.textToIdle, target: false }
     ])
   )
 

@@ -17,6 +17,7 @@ import * as NestedInstructions from "./instructions/nested-instructions.js"
 import * as Locations from "./location/locations.js"
 import * as SessionInstructions from "./instructions/session-instructions.js"
 import * as SessionInput from "./input/session-input.js"
+import * as KnownSessions from "./session/known-sessions.js"
 import * as SessionEvents from "./session/session-events.js"
 import * as SessionHistory from "./session/session-history.js"
 import * as SessionSelection from "./session/session-selection.js"
@@ -81,6 +82,7 @@ export type Services =
   | SessionInstructions.Service
   | SqlClient.SqlClient
   | Config.Service
+  | KnownSessions.Service
   | SessionEvents.Service
   | SessionInput.Service
   | SessionHistory.Service
@@ -116,7 +118,9 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
     Layer.provideMerge(database),
     Layer.provideMerge(Layer.scoped(LiveBus.Service, LiveBus.make))
   )
-  const sessionEvents = Layer.fresh(SessionEvents.layer).pipe(Layer.provideMerge(eventLog))
+  const sessionEvents = Layer.fresh(SessionEvents.layer).pipe(
+    Layer.provideMerge(Layer.fresh(KnownSessions.layer).pipe(Layer.provideMerge(eventLog)))
+  )
   const env = options.env ?? process.env
   const paths = Paths.fromEnv(env, os.homedir())
   const configDir = options.configDir ?? paths.configDir

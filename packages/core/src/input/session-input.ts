@@ -26,6 +26,7 @@ import type * as EventLog from "../event/event-log.js"
 import * as SessionEvents from "../session/session-events.js"
 import * as Sessions from "../session/sessions.js"
 import * as PromptResolution from "./prompt-resolution.js"
+import { KnownSessions } from "../session/known-sessions.js"
 
 export interface AdmitInput {
   /** The user message the prompt becomes; makes admission idempotent. Default: a fresh message ID. */
@@ -132,7 +133,7 @@ const toRecord = (row: Row) =>
 export const layer: Layer.Layer<
   Service,
   never,
-  SqlClient.SqlClient | SessionEvents.Service | Sessions.Service | FileSystem.FileSystem
+  SqlClient.SqlClient | SessionEvents.Service | Sessions.Service | KnownSessions.Service | FileSystem.FileSystem
 > = Layer.effect(
   Service,
   Effect.gen(function* () {
@@ -154,11 +155,7 @@ export const layer: Layer.Layer<
         ? toRecord(row)
         : Effect.fail(conflict(row.id))
 
-    const ensureSession = (sessionID: string) =>
-      sql<{ readonly found: number }>`SELECT 1 AS found FROM session WHERE id = ${sessionID}`.pipe(
-        Effect.orDie,
-        Effect.flatMap((rows) => (rows.length === 0 ? Errors.SessionNotFoundError.of(sessionID) : Effect.void))
-      )
+    const ensureSession = (yield* KnownSessions.Service).ensure
 
     const admit = Effect.fn("SessionInput.admit")(
       function* (sessionID: string, request: AdmitInput) {
@@ -180,9 +177,12 @@ export const layer: Layer.Layer<
         const store = ([committed]: ReadonlyArray<EventLog.Envelope>) =>
           Effect.gen(function* () {
             if (committed === undefined) return yield* Effect.dieMessage("EventLog.append committed no event")
-            // An id that already names a message of history (e.g. an assistant message) is not free.
-            const taken = yield* sql`SELECT 1 FROM message WHERE id = ${id}`.pipe(Effect.orDie)
-            if (taken.length > 0) return yield* conflict(id)
+            // A client's id that already names a message of history (e.g. an assistant message) is
+            // not free; a generated one is new.
+            if (request.id !== undefined) {
+              const taken = yield* sql`SELECT 1 FROM message WHERE id = ${id}`.pipe(Effect.orDie)
+              if (taken.length > 0) return yield* conflict(id)
+            }
             const inserted = yield* sql`
               INSERT INTO session_input ${sql.insert({
                 id,

@@ -30,6 +30,7 @@ import { Clock, Context, Data, Effect, Layer, Option, Schema } from "effect"
 import * as SessionEvents from "../session/session-events.js"
 import { ContextUpdated } from "./context-updated.js"
 import { Instructions } from "./instructions.js"
+import { KnownSessions } from "../session/known-sessions.js"
 
 /** What a session's checkpoint holds. */
 export interface Checkpoint {
@@ -197,18 +198,14 @@ const keyedLock = () => {
     )
 }
 
-export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEvents.Service> = Layer.effect(
+export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEvents.Service | KnownSessions.Service> = Layer.effect(
   Service,
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const events = yield* SessionEvents.Service
     const serialized = keyedLock()
 
-    const ensureSession = (sessionID: string) =>
-      sql<{ readonly found: number }>`SELECT 1 AS found FROM session WHERE id = ${sessionID}`.pipe(
-        Effect.orDie,
-        Effect.flatMap((rows) => (rows.length === 0 ? Errors.SessionNotFoundError.of(sessionID) : Effect.void))
-      )
+    const ensureSession = (yield* KnownSessions.Service).ensure
 
     const read = (sessionID: string) =>
       sql<Row>`

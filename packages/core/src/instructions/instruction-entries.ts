@@ -12,6 +12,7 @@ import { Errors } from "@opencode-ai/schema"
 import { Clock, Context, Effect, Either, Layer, Schema } from "effect"
 import { InstructionEntry } from "./instruction-entry.js"
 import { Instructions } from "./instructions.js"
+import { KnownSessions } from "../session/known-sessions.js"
 
 export interface Interface {
   /** The session's entries in key order (the order their sources are declared in). */
@@ -75,16 +76,12 @@ const validateValue = (value: unknown) =>
         )
       )
 
-export const layer: Layer.Layer<Service, never, SqlClient.SqlClient> = Layer.effect(
+export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | KnownSessions.Service> = Layer.effect(
   Service,
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
 
-    const ensureSession = (sessionID: string) =>
-      sql<{ readonly found: number }>`SELECT 1 AS found FROM session WHERE id = ${sessionID}`.pipe(
-        Effect.orDie,
-        Effect.flatMap((rows) => (rows.length === 0 ? Errors.SessionNotFoundError.of(sessionID) : Effect.void))
-      )
+    const ensureSession = (yield* KnownSessions.Service).ensure
 
     const list = Effect.fn("InstructionEntries.list")(
       function* (sessionID: string) {

@@ -6,13 +6,13 @@ export * as ProviderHttp from "./provider-http.js"
  * protocol {@link Decoder} over it.
  *
  * Interruption: the request is sent through the environment's `HttpClient`, whose responses abort
- * their request when the body stream ends early or its consumer is interrupted; {@link decode} stops
- * pulling as soon as the decoder says the response is complete, so the connection is released then.
+ * their request when the body stream ends early or its consumer is interrupted. A complete response
+ * is read to the end of its body (briefly, see {@link tailGrace}) so that its connection is reused.
  */
 
 import * as Sse from "@effect/experimental/Sse"
 import { HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
-import { Clock, Effect, Stream } from "effect"
+import { Clock, Deferred, Duration, Effect, Exit, FiberId, Stream } from "effect"
 import { type Any as LLMError, ProviderError, TransportError } from "./llm-error.js"
 import type * as LLMEvent from "./llm-event.js"
 import * as ProviderFailure from "./provider-failure.js"
@@ -108,7 +108,7 @@ export const events = (
 /** What a decoder makes of one SSE event (or of the end of the body). */
 export interface Step {
   readonly events: ReadonlyArray<LLMEvent.Event>
-  /** The response is complete: stop reading (the remaining body, if any, is discarded). */
+  /** The response is complete: nothing after this event is decoded (see {@link decode}). */
   readonly done?: boolean
   /** Fail the stream after emitting `events`. */
   readonly error?: LLMError
@@ -121,31 +121,51 @@ export interface Decoder {
   readonly end: () => Step
 }
 
-const Stop = Symbol("Stop")
 class Failed {
   constructor(readonly error: LLMError) {}
 }
 
-const flattenStep = (step: Step): ReadonlyArray<LLMEvent.Event | Failed | typeof Stop> =>
-  step.error !== undefined ? [...step.events, new Failed(step.error)] : step.done === true ? [...step.events, Stop] : step.events
+const items = (step: Step): ReadonlyArray<LLMEvent.Event | Failed> =>
+  step.error === undefined ? step.events : [...step.events, new Failed(step.error)]
 
 const unwrapItem = (item: LLMEvent.Event | Failed): Effect.Effect<LLMEvent.Event, LLMError> =>
   item instanceof Failed ? Effect.fail(item.error) : Effect.succeed(item)
 
-/** Runs a fresh decoder (from `make`) over `sse`. */
+/**
+ * How long the rest of a body may take to end once its last event said the response is complete.
+ * Reading a body to its end lets the connection go back to the pool (an abandoned body makes the
+ * HTTP client drop its socket, and with it a TLS session); a provider that keeps the body open
+ * longer is cut off.
+ */
+export const tailGrace = Duration.millis(250)
+
+/**
+ * Runs a fresh decoder (from `make`) over `sse`. When an event says the response is complete, its
+ * events and the decoder's `end()` are emitted at once; whatever the body still holds is read (up
+ * to {@link tailGrace}) but not decoded, and the stream ends when the body does. A failing step
+ * fails the stream right after its events (the request is then aborted).
+ */
 export const decode = <E, R>(
   sse: Stream.Stream<Sse.Event, E, R>,
   make: () => Decoder
 ): Stream.Stream<LLMEvent.Event, E | LLMError, R> =>
   Stream.suspend(() => {
     const decoder = make()
+    const complete = Deferred.unsafeMake<void>(FiberId.none)
+    let done = false
     const body = sse.pipe(
-      Stream.mapConcat((event) => flattenStep(decoder.event(event))),
-      // Stop pulling (and so release the connection) once the response is complete.
-      Stream.takeWhile((item): item is LLMEvent.Event | Failed => item !== Stop)
+      Stream.mapConcat((event): ReadonlyArray<LLMEvent.Event | Failed> => {
+        if (done) return []
+        const step = decoder.event(event)
+        if (step.done !== true || step.error !== undefined) return items(step)
+        done = true
+        Deferred.unsafeDone(complete, Exit.void)
+        return [...step.events, ...items(decoder.end())]
+      }),
+      Stream.interruptWhen(Effect.zipRight(Deferred.await(complete), Effect.sleep(tailGrace)))
     )
-    const end = Stream.suspend(() => Stream.fromIterable(flattenStep(decoder.end())).pipe(Stream.filter((item) => item !== Stop)))
-    return Stream.concat(body, end).pipe(Stream.mapEffect((item) => unwrapItem(item as LLMEvent.Event | Failed)))
+    const end = Stream.suspend(() => Stream.fromIterable(done ? [] : items(decoder.end())))
+    return Stream.concat(body, end).pipe(Stream.mapEffect(unwrapItem))
   })
 
 /** The body ended before the provider said the response was complete (retryable). */

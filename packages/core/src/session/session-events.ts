@@ -13,6 +13,7 @@ import { SqlClient } from "@effect/sql"
 import { Errors, Event } from "@opencode-ai/schema"
 import { Context, Effect, Layer, Schema } from "effect"
 import * as EventLog from "../event/event-log.js"
+import * as KnownSessions from "./known-sessions.js"
 import * as MessageProjection from "./message-projection.js"
 
 /** A durable `session.next.*` type. */
@@ -54,23 +55,16 @@ export interface Interface {
 /** The session event appender; `yield* SessionEvents.Service`. */
 export class Service extends Context.Tag("@opencode-ai/core/SessionEvents")<Service, Interface>() {}
 
-const ensureSession = (sessionID: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ readonly found: number }>`SELECT 1 AS found FROM session WHERE id = ${sessionID}`.pipe(
-      Effect.orDie,
-      Effect.flatMap((rows) => (rows.length === 0 ? Errors.SessionNotFoundError.of(sessionID) : Effect.void))
-    )
-  )
-
-export const layer: Layer.Layer<Service, never, EventLog.Service> = Layer.effect(
+export const layer: Layer.Layer<Service, never, EventLog.Service | KnownSessions.Service> = Layer.effect(
   Service,
   Effect.gen(function* () {
     const log = yield* EventLog.Service
+    const known = yield* KnownSessions.Service
 
     const append = Effect.fn("SessionEvents.append")(
       function* <E>(sessionID: string, drafts: ReadonlyArray<EventLog.Draft>, extra?: EventLog.Projection<E>) {
         const project = (committed: ReadonlyArray<EventLog.Envelope>): Effect.Effect<void, E | Errors.SessionNotFoundError, SqlClient.SqlClient> =>
-          ensureSession(sessionID).pipe(
+          known.ensure(sessionID).pipe(
             Effect.zipRight(MessageProjection.apply(committed)),
             Effect.zipRight(extra === undefined ? Effect.void : extra(committed))
           )

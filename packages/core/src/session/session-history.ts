@@ -17,6 +17,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import * as InstructionCheckpoint from "../instructions/instruction-checkpoint.js"
 import * as MessageCursor from "./message-cursor.js"
 import * as MessageProjection from "./message-projection.js"
+import { KnownSessions } from "./known-sessions.js"
 
 /** A first page (query fields, all optional) or a continuation (`cursor` alone). */
 export interface MessagesInput {
@@ -109,17 +110,13 @@ interface Row {
 
 const invalidQuery = (field: string, message: string) => new Errors.InvalidRequestError({ kind: "query", field, message })
 
-export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | InstructionCheckpoint.Service> = Layer.effect(
+export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | InstructionCheckpoint.Service | KnownSessions.Service> = Layer.effect(
   Service,
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const checkpoints = yield* InstructionCheckpoint.Service
 
-    const ensureSession = (sessionID: string) =>
-      sql<{ readonly found: number }>`SELECT 1 AS found FROM session WHERE id = ${sessionID}`.pipe(
-        Effect.orDie,
-        Effect.flatMap((rows) => (rows.length === 0 ? Errors.SessionNotFoundError.of(sessionID) : Effect.void))
-      )
+    const ensureSession = (yield* KnownSessions.Service).ensure
 
     /** The query a request runs and the side of the anchor it reads, if it continues a cursor. */
     const request = Effect.fn("SessionHistory.request")(function* (sessionID: string, input: MessagesInput) {

@@ -29,6 +29,8 @@ export type Outcome = "completed" | "aborted"
 export interface RecordedRequest {
   /** 1-based arrival order. */
   readonly index: number
+  /** Which connection carried it: 1 for the server's first connection, 2 for the next, and so on. */
+  readonly connection: number
   readonly method: string
   /** The path, e.g. `/v1/chat/completions`. */
   readonly path: string
@@ -305,6 +307,9 @@ export const make = (options: Options = {}): Effect.Effect<ScriptedLLMServer, ne
     const recorded: Array<RecordedRequest> = []
     const arrivals: Array<() => void> = []
     let counter = 0
+    // Connections are numbered as they are accepted.
+    const connections = new WeakMap<object, number>()
+    let accepted = 0
 
     const write = async (res: http.ServerResponse, text: string) => {
       const size = options.sliceSize
@@ -407,6 +412,7 @@ export const make = (options: Options = {}): Effect.Effect<ScriptedLLMServer, ne
       const path = (req.url ?? "/").split("?")[0] ?? "/"
       const request: RecordedRequest = {
         index: ++counter,
+        connection: connections.get(req.socket) ?? 0,
         method: req.method ?? "GET",
         path,
         headers: flattenHeaders(req.headers),
@@ -447,6 +453,8 @@ export const make = (options: Options = {}): Effect.Effect<ScriptedLLMServer, ne
         res.end(JSON.stringify({ error: { message: `ScriptedLLMServer failed: ${String(error)}`, type: "api_error" } }))
       })
     })
+
+    server.on("connection", (socket) => connections.set(socket, ++accepted))
 
     const port = yield* Effect.acquireRelease(
       Effect.async<number>((resume) => {

@@ -1,12 +1,15 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { it } from "@effect/vitest"
-import { Effect, Either, Layer, Option } from "effect"
+import { Duration, Effect, Either, Layer, Option, Stream } from "effect"
+import * as http from "node:http"
+import type * as net from "node:net"
 import { describe, expect } from "vitest"
 import { LLMClient } from "../../src/llm/llm-client.js"
 import { Provider } from "../../src/llm/provider.js"
+import { ProviderHttp } from "../../src/llm/provider-http.js"
 import { LLMScript as S } from "../../src/testing/llm-script.js"
 import { ScriptedLLMServer } from "../../src/testing/scripted-llm-server.js"
-import { baseRequest, collect, failure } from "./harness.js"
+import { baseRequest, clientOf, collect, failure } from "./harness.js"
 
 describe("protocolOf", () => {
   it("maps the npm package to the wire protocol", () => {
@@ -59,3 +62,59 @@ it.scoped("layerRouted picks the provider of each request and fails unknown ones
     })
   })
 )
+
+describe("connection reuse", () => {
+  // Core sends through undici (`NodeHttpClient.layerUndici`); the node:http layer's default agent
+  // does not keep connections alive at all.
+  for (const protocol of ["openai-compatible", "anthropic"] as const) {
+    // Live clock: the pause stands for the work a Step does between two provider requests.
+    it.live(`consecutive complete responses share one connection (${protocol})`, () =>
+      Effect.gen(function* () {
+        const server = yield* ScriptedLLMServer.make()
+        const client = yield* clientOf(server.settings(protocol), NodeHttpClient.layerUndici)
+        yield* server.enqueue(S.reply(S.text("one")), S.reply(S.text("two")), S.reply(S.text("three")))
+        for (let i = 0; i < 3; i++) {
+          const events = yield* collect(client.stream(baseRequest()))
+          expect(events.at(-1)).toMatchObject({ type: "finish" })
+          yield* Effect.sleep("10 millis")
+        }
+        const requests = yield* server.requests
+        expect(requests.map((request) => request.connection)).toEqual([1, 1, 1])
+        for (const request of requests) expect(yield* request.outcome).toBe("completed")
+      }).pipe(Effect.scoped)
+    )
+  }
+
+  it.live("a body left open after [DONE] still delivers everything at once, then is cut off", () =>
+    Effect.gen(function* () {
+      // A provider that says it is done but never ends the body.
+      const sockets = new Set<net.Socket>()
+      const server = http.createServer((_req, res) => {
+        res.writeHead(200, { "content-type": "text/event-stream" })
+        res.write(`data: ${JSON.stringify({ id: "c", choices: [{ index: 0, delta: { content: "hi" }, finish_reason: null }] })}\n\n`)
+        res.write(`data: ${JSON.stringify({ id: "c", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\n`)
+        res.write("data: [DONE]\n\n")
+      })
+      server.on("connection", (socket) => sockets.add(socket))
+      const port = yield* Effect.acquireRelease(
+        Effect.async<number>((resume) => {
+          server.listen(0, "127.0.0.1", () => resume(Effect.succeed((server.address() as net.AddressInfo).port)))
+        }),
+        () => Effect.sync(() => server.close())
+      )
+      const closed = new Promise<void>((resolve) => server.on("connection", (socket) => socket.on("close", () => resolve())))
+      const settings = { protocol: "openai-compatible", baseURL: `http://127.0.0.1:${port}/v1`, apiKey: "k" } as const
+      const client = yield* clientOf(settings, NodeHttpClient.layerUndici)
+      const seen: Array<{ readonly type: string; readonly at: number }> = []
+      const started = Date.now()
+      yield* client.stream(baseRequest()).pipe(
+        Stream.runForEach((event) => Effect.sync(() => seen.push({ type: event.type, at: Date.now() - started })))
+      )
+      expect(seen.map((event) => event.type)).toEqual(["text-start", "text-delta", "text-end", "finish"])
+      // The finish came with [DONE], not after the grace period; the stream ended after it.
+      expect(seen.at(-1)!.at).toBeLessThan(Duration.toMillis(ProviderHttp.tailGrace))
+      yield* Effect.promise(() => closed)
+      expect(sockets.size).toBe(1)
+    }).pipe(Effect.scoped)
+  )
+})

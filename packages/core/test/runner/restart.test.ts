@@ -5,6 +5,7 @@ import {
   Core,
   Database,
   EventLog,
+  KnownSessions,
   LiveBus,
   Recovery,
   SessionEvents,
@@ -96,6 +97,7 @@ const admitOffline = (databaseFile: string, sessionID: string, text: string, del
       SessionInput.layer.pipe(
         Layer.provideMerge(Sessions.layer),
         Layer.provideMerge(SessionEvents.layer),
+        Layer.provideMerge(KnownSessions.layer),
         Layer.provideMerge(EventLog.layer),
         Layer.provideMerge(Database.layer({ filename: databaseFile })),
         Layer.provide(LiveBus.layer),

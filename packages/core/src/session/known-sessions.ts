@@ -1,0 +1,57 @@
+export * as KnownSessions from "./known-sessions.js"
+
+/**
+ * KnownSessions: whether a session exists, remembered once seen. Sessions are never deleted, so an
+ * ID found once exists for good and need not be read again; every store that takes a session ID
+ * checks it here instead of each reading the session table on every call (a Step used to read it
+ * half a dozen times). If session deletion is ever added, it must drop the ID here.
+ *
+ * One per database (Core builds it next to the connection), so two instances in one process never
+ * share what they know.
+ */
+
+import { SqlClient } from "@effect/sql"
+import { Errors } from "@opencode-ai/schema"
+import { Context, Effect, Layer } from "effect"
+
+export interface Interface {
+  /**
+   * Succeeds when the session exists, fails with SessionNotFoundError otherwise. The first check of
+   * an ID reads its row through the SqlClient in context, so inside a transaction it reads on the
+   * transaction's connection; later checks of a found ID read nothing. Unknown IDs are never
+   * remembered: a session created later is found then.
+   */
+  readonly ensure: (sessionID: string) => Effect.Effect<void, Errors.SessionNotFoundError>
+}
+
+/** `yield* KnownSessions.Service`. */
+export class Service extends Context.Tag("@opencode-ai/core/KnownSessions")<Service, Interface>() {}
+
+/** How many IDs are remembered; past it the oldest are forgotten (and read again if checked). */
+export const capacity = 10_000
+
+export const layer: Layer.Layer<Service, never, SqlClient.SqlClient> = Layer.effect(
+  Service,
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    // Insertion-ordered, so the first key is the oldest.
+    const known = new Set<string>()
+
+    const remember = (sessionID: string) => {
+      known.add(sessionID)
+      if (known.size > capacity) known.delete(known.values().next().value!)
+    }
+
+    const ensure = (sessionID: string): Effect.Effect<void, Errors.SessionNotFoundError> =>
+      known.has(sessionID)
+        ? Effect.void
+        : sql<{ readonly found: number }>`SELECT 1 AS found FROM session WHERE id = ${sessionID}`.pipe(
+            Effect.orDie,
+            Effect.flatMap((rows) =>
+              rows.length === 0 ? Errors.SessionNotFoundError.of(sessionID) : Effect.sync(() => remember(sessionID))
+            )
+          )
+
+    return Service.of({ ensure })
+  })
+)
