@@ -339,7 +339,8 @@ const main = Effect.gen(function* () {
     Effect.sync(() => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "opencode-bench-")))),
     (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
   )
-  const llm = yield* ScriptedLLMServer.make()
+  // Its own requests are not kept: the probe reads the diagnostics channels instead.
+  const llm = yield* ScriptedLLMServer.make({ record: false })
   const marks = yield* Effect.acquireRelease(Effect.sync(() => probe(llm.port)), (p) => Effect.sync(p.close))
 
   const local = yield* inProcess(root, llm, marks)

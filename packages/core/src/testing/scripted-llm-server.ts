@@ -50,6 +50,12 @@ export interface Options {
    * frame.
    */
   readonly sliceSize?: number
+  /**
+   * Keep every request (its text and parsed body) for `requests` and `awaitRequest`. Default true; a
+   * long benchmark turns it off so that the heap does not grow with each request (`requests` then
+   * stays empty and `awaitRequest` never resolves).
+   */
+  readonly record?: boolean
 }
 
 export interface ScriptedLLMServer {
@@ -420,7 +426,7 @@ export const make = (options: Options = {}): Effect.Effect<ScriptedLLMServer, ne
         body: parseJson(text),
         outcome: Effect.promise(() => outcomePromise)
       }
-      recorded.push(request)
+      if (options.record !== false) recorded.push(request)
       for (const wake of arrivals.splice(0)) wake()
 
       const protocol = protocolOfPath(path)

@@ -17,6 +17,19 @@ it.scoped("records every request, even unscripted ones, which get a non-retryabl
   })
 )
 
+it.scoped("with record: false it still answers, but keeps no request", () =>
+  Effect.gen(function* () {
+    const { server, client } = yield* setup("openai-compatible", { record: false })
+    yield* server.enqueue(S.reply(S.text("one")), S.reply(S.text("two")))
+    for (const text of ["one", "two"]) {
+      const events = yield* collect(client.stream(baseRequest()))
+      expect(events.find((event) => event.type === "text-end")).toMatchObject({ text })
+    }
+    expect(yield* server.requests).toEqual([])
+    expect(yield* server.remaining).toBe(0)
+  })
+)
+
 it.scoped("unknown routes are 404 and take no turn", () =>
   Effect.gen(function* () {
     const server = yield* ScriptedLLMServer.make()
