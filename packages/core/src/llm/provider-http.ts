@@ -142,8 +142,9 @@ export const tailGrace = Duration.millis(250)
 /**
  * Runs a fresh decoder (from `make`) over `sse`. When an event says the response is complete, its
  * events and the decoder's `end()` are emitted at once; whatever the body still holds is read (up
- * to {@link tailGrace}) but not decoded, and the stream ends when the body does. A failing step
- * fails the stream right after its events (the request is then aborted).
+ * to {@link tailGrace}) but not decoded, and the stream ends when the body does (a failure of that
+ * rest is ignored). A failing step fails the stream right after its events (the request is then
+ * aborted).
  */
 export const decode = <E, R>(
   sse: Stream.Stream<Sse.Event, E, R>,
@@ -162,6 +163,9 @@ export const decode = <E, R>(
         Deferred.unsafeDone(complete, Exit.void)
         return [...step.events, ...items(decoder.end())]
       }),
+      // What is left of a complete response only matters for reusing its connection: a failure
+      // there (a reset instead of a clean end) is not the response's.
+      Stream.catchAll((error) => (done ? Stream.empty : Stream.fail(error))),
       Stream.interruptWhen(Effect.zipRight(Deferred.await(complete), Effect.sleep(tailGrace)))
     )
     const end = Stream.suspend(() => Stream.fromIterable(done ? [] : items(decoder.end())))

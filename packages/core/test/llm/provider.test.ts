@@ -85,6 +85,27 @@ describe("connection reuse", () => {
     )
   }
 
+  it.live("a connection reset right after [DONE] does not fail the complete response", () =>
+    Effect.gen(function* () {
+      // A provider that drops the connection instead of ending the chunked body.
+      const server = http.createServer((_req, res) => {
+        res.writeHead(200, { "content-type": "text/event-stream" })
+        res.write(`data: ${JSON.stringify({ id: "c", choices: [{ index: 0, delta: { content: "hi" }, finish_reason: "stop" }] })}\n\n`)
+        res.write("data: [DONE]\n\n", () => setTimeout(() => res.socket?.destroy(), 5))
+      })
+      const port = yield* Effect.acquireRelease(
+        Effect.async<number>((resume) => {
+          server.listen(0, "127.0.0.1", () => resume(Effect.succeed((server.address() as net.AddressInfo).port)))
+        }),
+        () => Effect.sync(() => server.close())
+      )
+      const settings = { protocol: "openai-compatible", baseURL: `http://127.0.0.1:${port}/v1`, apiKey: "k" } as const
+      const client = yield* clientOf(settings, NodeHttpClient.layerUndici)
+      const events = yield* collect(client.stream(baseRequest()))
+      expect(events.map((event) => event.type)).toEqual(["text-start", "text-delta", "text-end", "finish"])
+    }).pipe(Effect.scoped)
+  )
+
   it.live("a body left open after [DONE] still delivers everything at once, then is cut off", () =>
     Effect.gen(function* () {
       // A provider that says it is done but never ends the body.
