@@ -251,7 +251,11 @@ const promptLoop = (client: ReturnType<typeof createOpencodeClient>, llm: Script
     const admission: Array<number> = []
     const roundTrip: Array<number> = []
     const textToIdle: Array<number> = []
+    const health: Array<number> = []
     for (let i = 0; i < warmup + iterations; i++) {
+      const asked = performance.now()
+      yield* Effect.promise(() => client.health.get())
+      if (i >= warmup) health.push(performance.now() - asked)
       const session = yield* Effect.promise(() => client.sessions.create({}))
       yield* llm.enqueue(reply(text("done"), finish("stop")))
       const from = probe.marks.length
@@ -266,7 +270,7 @@ const promptLoop = (client: ReturnType<typeof createOpencodeClient>, llm: Script
       roundTrip.push(admitted - start)
       textToIdle.push(idle - ended!)
     }
-    return { admission, roundTrip, textToIdle }
+    return { admission, roundTrip, textToIdle, health }
   })
 
 /** The real listener in this process (client and server share one thread). */
@@ -357,6 +361,7 @@ const main = Effect.gen(function* () {
       { label: "(a) admit + wake → provider request (in process)", samples: local.admission, target: true },
       { label: "(a) HTTP prompt → provider request (opencode serve)", samples: served.admission, target: true },
       { label: "    HTTP prompt round trip (opencode serve)", samples: served.roundTrip, target: false },
+      { label: "    HTTP health round trip (opencode serve: the transport alone)", samples: served.health, target: false },
       { label: "    HTTP prompt → provider request (listener in this thread)", samples: shared.admission, target: false },
       { label: "    HTTP prompt round trip (listener in this thread)", samples: shared.roundTrip, target: false },
       { label: "(b) tool step stream end → next provider request", samples: local.toolToNext, target: true },
