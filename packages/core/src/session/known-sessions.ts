@@ -43,14 +43,16 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient> = Layer.eff
     }
 
     const ensure = (sessionID: string): Effect.Effect<void, Errors.SessionNotFoundError> =>
-      known.has(sessionID)
-        ? Effect.void
-        : sql<{ readonly found: number }>`SELECT 1 AS found FROM session WHERE id = ${sessionID}`.pipe(
-            Effect.orDie,
-            Effect.flatMap((rows) =>
-              rows.length === 0 ? Errors.SessionNotFoundError.of(sessionID) : Effect.sync(() => remember(sessionID))
+      Effect.suspend(() =>
+        known.has(sessionID)
+          ? Effect.void
+          : sql<{ readonly found: number }>`SELECT 1 AS found FROM session WHERE id = ${sessionID}`.pipe(
+              Effect.orDie,
+              Effect.flatMap((rows) =>
+                rows.length === 0 ? Errors.SessionNotFoundError.of(sessionID) : Effect.sync(() => remember(sessionID))
+              )
             )
-          )
+      )
 
     return Service.of({ ensure })
   })
