@@ -24,7 +24,7 @@
  */
 import { HttpServer } from "@effect/platform"
 import { createOpencodeClient } from "@opencode-ai/client"
-import { Effect, Layer, Logger, LogLevel, Tracer } from "effect"
+import { Effect, Fiber, Layer, Logger, LogLevel, Tracer } from "effect"
 import { spawn } from "node:child_process"
 import * as diagnostics from "node:diagnostics_channel"
 import * as fs from "node:fs"
@@ -175,7 +175,7 @@ const report = (rows: ReadonlyArray<Row>) => {
 // ---------------------------------------------------------------------------------------------------
 // The runs
 
-const { reply, text, toolCall, finish } = LLMScript
+const { reply, text, toolCall, finish, hold } = LLMScript
 
 const configFor = (baseURL: string) =>
   ({
@@ -245,7 +245,11 @@ const inProcess = (root: string, llm: ScriptedLLMServer.ScriptedLLMServer, probe
     return { admission, toolToNext, textToIdle }
   }).pipe(Effect.scoped)
 
-/** Prompts fresh sessions through the Promise client: one text step each. */
+/**
+ * Prompts fresh sessions through the Promise client: one text step each. The reply is held until the
+ * client's `wait` request has reached the server, so that neither figure includes the server
+ * handling that request: (a) ends before it is sent, (b) starts after it is parked.
+ */
 const promptLoop = (client: ReturnType<typeof createOpencodeClient>, llm: ScriptedLLMServer.ScriptedLLMServer, probe: Probe) =>
   Effect.gen(function* () {
     const admission: Array<number> = []
@@ -257,12 +261,17 @@ const promptLoop = (client: ReturnType<typeof createOpencodeClient>, llm: Script
       yield* Effect.promise(() => client.health.get())
       if (i >= warmup) health.push(performance.now() - asked)
       const session = yield* Effect.promise(() => client.sessions.create({}))
-      yield* llm.enqueue(reply(text("done"), finish("stop")))
+      const gate = LLMScript.gate()
+      yield* llm.enqueue(reply(hold(gate), text("done"), finish("stop")))
       const from = probe.marks.length
       const start = performance.now()
       yield* Effect.promise(() => client.sessions.prompt({ sessionID: session.id, prompt: { text: `prompt ${i}` } }))
       const admitted = performance.now()
-      yield* Effect.promise(() => client.sessions.wait({ sessionID: session.id }))
+      yield* gate.reached
+      const waiting = yield* Effect.fork(Effect.promise(() => client.sessions.wait({ sessionID: session.id })))
+      yield* Effect.sleep("5 millis")
+      yield* gate.release
+      yield* Fiber.join(waiting)
       const idle = performance.now()
       const [arrived, ended] = yield* probe.since(from, ["arrived", "ended"])
       if (i < warmup) continue
