@@ -333,13 +333,14 @@ export const decoder = (providerID: string): ProviderHttp.Decoder => {
 export const make = (config: Config): Effect.Effect<LLMClient.Interface, never, HttpClient.HttpClient> =>
   Effect.map(HttpClient.HttpClient, (client) => ({
     stream: (request) =>
-      ProviderHttp.decode(
-        ProviderHttp.events(client, {
+      ProviderHttp.stream(
+        client,
+        {
           providerID: request.model.providerID,
           url: ProviderHttp.join(config.baseURL, "chat/completions"),
           headers: headers(config, request),
           body: body(request)
-        }),
+        },
         () => decoder(request.model.providerID)
       ).pipe(
         Stream.withSpan("OpenAICompatible.stream", {

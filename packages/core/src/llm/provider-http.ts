@@ -5,14 +5,14 @@ export * as ProviderHttp from "./provider-http.js"
  * into a typed failure, decode the event stream with `@effect/experimental` `Sse`, and drive a
  * protocol {@link Decoder} over it.
  *
- * Interruption: the request is sent through the environment's `HttpClient`, whose responses abort
- * their request when the body stream ends early or its consumer is interrupted. A complete response
- * is read to the end of its body (briefly, see {@link tailGrace}) so that its connection is reused.
+ * Interruption: the request is aborted when the stream ends before the response did, or when its
+ * consumer is interrupted. A complete response is read to the end of its body (briefly, see
+ * {@link tailGrace}) so that its connection is reused.
  */
 
 import * as Sse from "@effect/experimental/Sse"
 import { HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
-import { Clock, Deferred, Duration, Effect, Exit, FiberId, Stream } from "effect"
+import { Clock, Duration, Effect, Exit, Fiber, Runtime, Scope, Stream } from "effect"
 import { type Any as LLMError, ProviderError, TransportError } from "./llm-error.js"
 import type * as LLMEvent from "./llm-event.js"
 import * as ProviderFailure from "./provider-failure.js"
@@ -52,59 +52,6 @@ const transport = (providerID: string, error: HttpClientError.HttpClientError): 
 const readText = (providerID: string, response: HttpClientResponse.HttpClientResponse) =>
   response.text.pipe(Effect.mapError((error) => transport(providerID, error)))
 
-/**
- * Sends the exchange and streams the SSE events of a successful response. A non-2xx response fails
- * with the classified error ({@link ProviderFailure.fromResponse}); a 2xx response that is not an event
- * stream fails too (with the error it carries, when it is one).
- */
-export const events = (
-  client: HttpClient.HttpClient,
-  exchange: Exchange
-): Stream.Stream<Sse.Event, LLMError> => {
-  const { providerID } = exchange
-  const request = HttpClientRequest.post(exchange.url).pipe(
-    HttpClientRequest.setHeaders(exchange.headers),
-    HttpClientRequest.bodyUnsafeJson(exchange.body)
-  )
-  // No trace headers (`traceparent`, `b3`) towards a third-party provider.
-  const untraced = HttpClient.withTracerPropagation(client, false)
-  return Stream.unwrap(
-    Effect.gen(function* () {
-      const response = yield* untraced.execute(request).pipe(Effect.mapError((error) => transport(providerID, error)))
-      if (response.status < 200 || response.status > 299) {
-        const body = yield* readText(providerID, response).pipe(Effect.orElseSucceed(() => ""))
-        const now = yield* Clock.currentTimeMillis
-        return yield* ProviderFailure.fromResponse({ providerID, status: response.status, headers: response.headers, body, now })
-      }
-      const contentType = response.headers["content-type"] ?? ""
-      if (!contentType.toLowerCase().includes("text/event-stream")) {
-        const body = yield* readText(providerID, response)
-        let payload: unknown
-        try {
-          payload = JSON.parse(body)
-        } catch {
-          payload = undefined
-        }
-        if (typeof payload === "object" && payload !== null && "error" in payload) {
-          return yield* ProviderFailure.fromStreamError({ providerID, payload, data: body })
-        }
-        return yield* new ProviderError({
-          providerID,
-          message: `Expected an event stream, got ${contentType === "" ? "no content type" : contentType}`,
-          status: response.status,
-          retryable: false,
-          body: body.slice(0, ProviderFailure.maxBodyLength)
-        })
-      }
-      return response.stream.pipe(
-        Stream.mapError((error) => transport(providerID, error)),
-        Stream.decodeText(),
-        Stream.pipeThroughChannel(Sse.makeChannel<LLMError, unknown>())
-      )
-    })
-  )
-}
-
 /** What a decoder makes of one SSE event (or of the end of the body). */
 export interface Step {
   readonly events: ReadonlyArray<LLMEvent.Event>
@@ -139,38 +86,97 @@ const unwrapItem = (item: LLMEvent.Event | Failed): Effect.Effect<LLMEvent.Event
  */
 export const tailGrace = Duration.millis(250)
 
-/**
- * Runs a fresh decoder (from `make`) over `sse`. When an event says the response is complete, its
- * events and the decoder's `end()` are emitted at once; whatever the body still holds is read (up
- * to {@link tailGrace}) but not decoded, and the stream ends when the body does (a failure of that
- * rest is ignored). A failing step fails the stream right after its events (the request is then
- * aborted).
- */
-export const decode = <E, R>(
-  sse: Stream.Stream<Sse.Event, E, R>,
-  make: () => Decoder
-): Stream.Stream<LLMEvent.Event, E | LLMError, R> =>
-  Stream.suspend(() => {
-    const decoder = make()
-    const complete = Deferred.unsafeMake<void>(FiberId.none)
-    let done = false
-    const body = sse.pipe(
-      Stream.mapConcat((event): ReadonlyArray<LLMEvent.Event | Failed> => {
-        if (done) return []
-        const step = decoder.event(event)
-        if (step.done !== true || step.error !== undefined) return items(step)
-        done = true
-        Deferred.unsafeDone(complete, Exit.void)
-        return [...step.events, ...items(decoder.end())]
-      }),
-      // What is left of a complete response only matters for reusing its connection: a failure
-      // there (a reset instead of a clean end) is not the response's.
-      Stream.catchAll((error) => (done ? Stream.empty : Stream.fail(error))),
-      Stream.interruptWhen(Effect.zipRight(Deferred.await(complete), Effect.sleep(tailGrace)))
-    )
-    const end = Stream.suspend(() => Stream.fromIterable(done ? [] : items(decoder.end())))
-    return Stream.concat(body, end).pipe(Stream.mapEffect(unwrapItem))
+/** The start of a response: a non-2xx or non-event-stream one as its typed failure. */
+const checked = (providerID: string, response: HttpClientResponse.HttpClientResponse) =>
+  Effect.gen(function* () {
+    if (response.status < 200 || response.status > 299) {
+      const body = yield* readText(providerID, response).pipe(Effect.orElseSucceed(() => ""))
+      const now = yield* Clock.currentTimeMillis
+      return yield* ProviderFailure.fromResponse({ providerID, status: response.status, headers: response.headers, body, now })
+    }
+    const contentType = response.headers["content-type"] ?? ""
+    if (!contentType.toLowerCase().includes("text/event-stream")) {
+      const body = yield* readText(providerID, response)
+      let payload: unknown
+      try {
+        payload = JSON.parse(body)
+      } catch {
+        payload = undefined
+      }
+      if (typeof payload === "object" && payload !== null && "error" in payload) {
+        return yield* ProviderFailure.fromStreamError({ providerID, payload, data: body })
+      }
+      return yield* new ProviderError({
+        providerID,
+        message: `Expected an event stream, got ${contentType === "" ? "no content type" : contentType}`,
+        status: response.status,
+        retryable: false,
+        body: body.slice(0, ProviderFailure.maxBodyLength)
+      })
+    }
+    return response
   })
+
+/**
+ * Sends the exchange and runs a fresh decoder (from `make`) over the SSE events of its response. A
+ * non-2xx response fails with the classified error ({@link ProviderFailure.fromResponse}); a 2xx
+ * response that is not an event stream fails too (with the error it carries, when it is one).
+ *
+ * When an event says the response is complete, its events and the decoder's `end()` are emitted at
+ * once; what the body still holds is read but not decoded (a failure there is ignored), so that the
+ * connection is reused, and the request is aborted if the body has not ended {@link tailGrace} later.
+ * A failing step fails the stream right after its events. The request is aborted whenever the stream
+ * ends before its response did, including when the consumer is interrupted.
+ */
+export const stream = (
+  client: HttpClient.HttpClient,
+  exchange: Exchange,
+  make: () => Decoder
+): Stream.Stream<LLMEvent.Event, LLMError> => {
+  const { providerID } = exchange
+  const request = HttpClientRequest.post(exchange.url).pipe(
+    HttpClientRequest.setHeaders(exchange.headers),
+    HttpClientRequest.bodyUnsafeJson(exchange.body)
+  )
+  // No trace headers (`traceparent`, `b3`) towards a third-party provider. The request lives in a
+  // scope of its own: closing it aborts the request (a no-op once the response is complete).
+  const scoped = HttpClient.withScope(HttpClient.withTracerPropagation(client, false))
+  return Stream.unwrapScoped(
+    Effect.gen(function* () {
+      const requestScope = yield* Scope.make()
+      yield* Effect.addFinalizer((exit) => Scope.close(requestScope, exit))
+      const response = yield* scoped.execute(request).pipe(
+        Scope.extend(requestScope),
+        Effect.mapError((error) => transport(providerID, error)),
+        Effect.flatMap((response) => checked(providerID, response))
+      )
+      // The bound on the rest of a complete body: a fiber started only once the response is complete.
+      const runtime = yield* Effect.runtime<never>()
+      let cutoff: Fiber.RuntimeFiber<void> | undefined
+      yield* Effect.addFinalizer(() => (cutoff === undefined ? Effect.void : Fiber.interrupt(cutoff)))
+      const decoder = make()
+      let done = false
+      const body = response.stream.pipe(
+        Stream.mapError((error) => transport(providerID, error)),
+        Stream.decodeText(),
+        Stream.pipeThroughChannel(Sse.makeChannel<LLMError, unknown>()),
+        Stream.mapConcat((event): ReadonlyArray<LLMEvent.Event | Failed> => {
+          if (done) return []
+          const step = decoder.event(event)
+          if (step.done !== true || step.error !== undefined) return items(step)
+          done = true
+          cutoff = Runtime.runFork(runtime)(Effect.zipRight(Effect.sleep(tailGrace), Scope.close(requestScope, Exit.void)))
+          return [...step.events, ...items(decoder.end())]
+        }),
+        // What is left of a complete response only matters for reusing its connection: a failure
+        // there (a reset instead of a clean end, or the cut-off) is not the response's.
+        Stream.catchAll((error) => (done ? Stream.empty : Stream.fail(error)))
+      )
+      const end = Stream.suspend(() => Stream.fromIterable(done ? [] : items(decoder.end())))
+      return Stream.concat(body, end).pipe(Stream.mapEffect(unwrapItem))
+    })
+  )
+}
 
 /** The body ended before the provider said the response was complete (retryable). */
 export const prematureEnd = (providerID: string): TransportError =>
