@@ -68,15 +68,8 @@ export interface Decoder {
   readonly end: () => Step
 }
 
-class Failed {
-  constructor(readonly error: LLMError) {}
-}
-
-const items = (step: Step): ReadonlyArray<LLMEvent.Event | Failed> =>
-  step.error === undefined ? step.events : [...step.events, new Failed(step.error)]
-
-const unwrapItem = (item: LLMEvent.Event | Failed): Effect.Effect<LLMEvent.Event, LLMError> =>
-  item instanceof Failed ? Effect.fail(item.error) : Effect.succeed(item)
+/** Marks where a failing step's events end: the body is not read further. */
+const Stop = Symbol("Stop")
 
 /**
  * How long the rest of a body may take to end once its last event said the response is complete.
@@ -156,24 +149,39 @@ export const stream = (
       yield* Effect.addFinalizer(() => (cutoff === undefined ? Effect.void : Fiber.interrupt(cutoff)))
       const decoder = make()
       let done = false
+      let failure: LLMError | undefined
+      /** The events of one step; a failing one also stops the body (after its events). */
+      const take = (step: Step): ReadonlyArray<LLMEvent.Event | typeof Stop> => {
+        if (step.error === undefined) return step.events
+        failure = step.error
+        return [...step.events, Stop]
+      }
       const body = response.stream.pipe(
         Stream.mapError((error) => transport(providerID, error)),
         Stream.decodeText(),
         Stream.pipeThroughChannel(Sse.makeChannel<LLMError, unknown>()),
-        Stream.mapConcat((event): ReadonlyArray<LLMEvent.Event | Failed> => {
+        Stream.mapConcat((event): ReadonlyArray<LLMEvent.Event | typeof Stop> => {
           if (done) return []
           const step = decoder.event(event)
-          if (step.done !== true || step.error !== undefined) return items(step)
+          if (step.done !== true || step.error !== undefined) return take(step)
           done = true
           cutoff = Runtime.runFork(runtime)(Effect.zipRight(Effect.sleep(tailGrace), Scope.close(requestScope, Exit.void)))
-          return [...step.events, ...items(decoder.end())]
+          return [...step.events, ...take(decoder.end())]
         }),
         // What is left of a complete response only matters for reusing its connection: a failure
         // there (a reset instead of a clean end, or the cut-off) is not the response's.
-        Stream.catchAll((error) => (done ? Stream.empty : Stream.fail(error)))
+        Stream.catchAll((error) => (done ? Stream.empty : Stream.fail(error))),
+        Stream.takeWhile((item): item is LLMEvent.Event => item !== Stop)
       )
-      const end = Stream.suspend(() => Stream.fromIterable(done ? [] : items(decoder.end())))
-      return Stream.concat(body, end).pipe(Stream.mapEffect(unwrapItem))
+      // Chunks pass through whole (no per-event effect), so a consumer sees the events of one SSE
+      // event together.
+      const end = Stream.suspend((): Stream.Stream<LLMEvent.Event, LLMError> => {
+        if (failure !== undefined) return Stream.fail(failure)
+        if (done) return Stream.empty
+        const last = decoder.end()
+        return Stream.concat(Stream.fromIterable(last.events), last.error === undefined ? Stream.empty : Stream.fail(last.error))
+      })
+      return Stream.concat(body, end)
     })
   )
 }

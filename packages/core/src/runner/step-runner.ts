@@ -1,8 +1,9 @@
 export * as StepRunner from "./step-runner.js"
 
 import { type Event, Identifier, type Model } from "@opencode-ai/schema"
-import { Cause, Clock, Effect, Exit, Fiber, Option, Ref, Stream } from "effect"
+import { Cause, type Chunk, Clock, Effect, Exit, Fiber, Option, Ref, Stream } from "effect"
 import type { AgentCatalog } from "../config/agent-catalog.js"
+import type { EventLog } from "../event/event-log.js"
 import { LiveBus } from "../event/live-bus.js"
 import { LLMClient } from "../llm/llm-client.js"
 import type { LLMError } from "../llm/llm-error.js"
@@ -75,8 +76,9 @@ export const failBeforeOutput = Effect.fn("StepRunner.failBeforeOutput")(functio
 
 /**
  * Runs one Step: one provider stream (with retries before any output) and the settlement of every
- * tool call it makes, publishing each transition as its own durable event (one transaction each) and
- * the deltas on the live bus.
+ * tool call it makes, publishing each transition as its own durable event and the deltas on the live
+ * bus. Durable events that the provider delivered together (in one SSE event, such as a finished
+ * call's `tool.input.ended` and `tool.called`) commit in one transaction; each is still its own event.
  *
  * ```
  * step.started ─► text / reasoning / tool input blocks ─► tool.called ─► tool.success | tool.failed
@@ -192,59 +194,105 @@ export const run = Effect.fn("StepRunner.run")(function* (input: Input) {
       })
     )
 
-  const handle = (event: LLMEvent.Event): Effect.Effect<void> => {
+  /** A durable event to append for a provider event, with what must run once it has committed. */
+  interface Durable {
+    readonly _tag: "Durable"
+    readonly draft: (timestamp: number) => EventLog.Draft
+    readonly committed?: Effect.Effect<void>
+  }
+  /** A provider event that is not durable: a live delta, or bookkeeping. */
+  interface Immediate {
+    readonly _tag: "Immediate"
+    readonly run: Effect.Effect<void>
+  }
+  const durable = <T extends DurableType>(type: T, data: DataOf<T>, committed?: Effect.Effect<void>): Durable => ({
+    _tag: "Durable",
+    draft: (timestamp) => SessionEvents.draft(type, { timestamp, sessionID, ...data } as unknown as SessionEvents.DataOf<T>),
+    ...(committed === undefined ? {} : { committed })
+  })
+  const immediate = (run: Effect.Effect<void>): Immediate => ({ _tag: "Immediate", run })
+
+  /** What one provider event becomes (the open-block bookkeeping happens here, in stream order). */
+  const classify = (event: LLMEvent.Event): Durable | Immediate => {
     switch (event.type) {
       case "text-start":
         open.set(event.id, { kind: "text", text: "" })
-        return emit("session.next.text.started", { assistantMessageID, textID: event.id })
+        return durable("session.next.text.started", { assistantMessageID, textID: event.id })
       case "text-delta": {
         const block = open.get(event.id)
         if (block) block.text += event.delta
-        return publish("session.next.text.delta", { textID: event.id, delta: event.delta })
+        return immediate(publish("session.next.text.delta", { textID: event.id, delta: event.delta }))
       }
       case "text-end":
         open.delete(event.id)
-        return emit("session.next.text.ended", { assistantMessageID, textID: event.id, text: event.text })
+        return durable("session.next.text.ended", { assistantMessageID, textID: event.id, text: event.text })
       case "reasoning-start":
         open.set(event.id, { kind: "reasoning", text: "" })
-        return emit("session.next.reasoning.started", { assistantMessageID, reasoningID: event.id })
+        return durable("session.next.reasoning.started", { assistantMessageID, reasoningID: event.id })
       case "reasoning-delta": {
         const block = open.get(event.id)
         if (block) block.text += event.delta
-        return publish("session.next.reasoning.delta", { reasoningID: event.id, delta: event.delta })
+        return immediate(publish("session.next.reasoning.delta", { reasoningID: event.id, delta: event.delta }))
       }
       case "reasoning-end":
         open.delete(event.id)
-        return emit("session.next.reasoning.ended", {
+        return durable("session.next.reasoning.ended", {
           assistantMessageID,
           reasoningID: event.id,
           text: event.text,
           ...(event.metadata !== undefined ? { providerMetadata: event.metadata as never } : {})
         })
       case "tool-input-start":
-        return emit("session.next.tool.input.started", { assistantMessageID, callID: event.id, name: event.name })
+        return durable("session.next.tool.input.started", { assistantMessageID, callID: event.id, name: event.name })
       case "tool-input-delta":
-        return publish("session.next.tool.input.delta", { callID: event.id, delta: event.delta })
+        return immediate(publish("session.next.tool.input.delta", { callID: event.id, delta: event.delta }))
       case "tool-input-end":
-        return emit("session.next.tool.input.ended", { assistantMessageID, callID: event.id, text: event.text })
+        return durable("session.next.tool.input.ended", { assistantMessageID, callID: event.id, text: event.text })
       case "tool-call":
         // Durable before execution: after a crash, a call with no settlement is known to be stranded.
-        return emit("session.next.tool.called", {
-          assistantMessageID,
-          callID: event.id,
-          tool: event.name,
-          input: event.input,
-          provider: { executed: false }
-        }).pipe(
-          Effect.zipRight(Effect.forkDaemon(settle(event))),
-          Effect.map((fiber) => void tools.push(fiber))
+        return durable(
+          "session.next.tool.called",
+          { assistantMessageID, callID: event.id, tool: event.name, input: event.input, provider: { executed: false } },
+          Effect.map(Effect.forkDaemon(settle(event)), (fiber) => void tools.push(fiber))
         )
       case "usage":
-        return Ref.set(usage, Option.some(event.tokens))
+        return immediate(Ref.set(usage, Option.some(event.tokens)))
       case "finish":
-        return Ref.set(finish, event.reason)
+        return immediate(Ref.set(finish, event.reason))
     }
   }
+
+  /**
+   * Handles the events of one chunk (those of one provider SSE event arrive together) in order.
+   * Consecutive durable events are appended as one transaction (a finished tool call's
+   * `tool.input.ended` and `tool.called` commit together); anything else runs only after what came
+   * before it has committed, and a call's execution starts only once its `tool.called` has.
+   */
+  const handleChunk = (chunk: Chunk.Chunk<LLMEvent.Event>): Effect.Effect<void> =>
+    Effect.gen(function* () {
+      let batch: Array<Durable> = []
+      const flush = Effect.suspend(() => {
+        if (batch.length === 0) return Effect.void
+        const pending = batch
+        batch = []
+        return Effect.flatMap(Clock.currentTimeMillis, (timestamp) =>
+          events.append(sessionID, pending.map((item) => item.draft(timestamp)))
+        ).pipe(
+          Effect.orDie,
+          Effect.zipRight(Effect.forEach(pending, (item) => item.committed ?? Effect.void, { discard: true }))
+        )
+      })
+      for (const event of chunk) {
+        const action = classify(event)
+        if (action._tag === "Durable") {
+          batch.push(action)
+        } else {
+          yield* flush
+          yield* action.run
+        }
+      }
+      yield* flush
+    })
 
   const stream = Retry.stream(() => llm.stream(input.request), {
     ...(input.retry !== undefined ? { policy: input.retry } : {}),
@@ -273,7 +321,7 @@ export const run = Effect.fn("StepRunner.run")(function* (input: Input) {
   yield* emit("session.next.step.started", { assistantMessageID, agent: input.agent.name, model: input.model })
 
   return yield* Effect.gen(function* () {
-    const streamed = yield* stream.pipe(Stream.runForEach(handle), Effect.either)
+    const streamed = yield* stream.pipe(Stream.runForEachChunk(handleChunk), Effect.either)
     if (streamed._tag === "Left") {
       const error = streamed.left
       yield* closeOpenBlocks
