@@ -55,7 +55,7 @@ const readText = (providerID: string, response: HttpClientResponse.HttpClientRes
 /** What a decoder makes of one SSE event (or of the end of the body). */
 export interface Step {
   readonly events: ReadonlyArray<LLMEvent.Event>
-  /** The response is complete: nothing after this event is decoded (see {@link decode}). */
+  /** The response is complete: nothing after this event is decoded (see {@link stream}). */
   readonly done?: boolean
   /** Fail the stream after emitting `events`. */
   readonly error?: LLMError
