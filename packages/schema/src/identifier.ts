@@ -35,14 +35,21 @@ const monotonicNow = (now: number): number => {
   return lastTime
 }
 
+// Random bytes are drawn a block at a time: one `getRandomValues` call per 4 KiB rather than one per
+// identifier (the call, not the bytes, is what costs).
+const pool = new Uint8Array(4096)
+let pooled = pool.length
+
 const randomBase62 = (length: number): string => {
   // 62 * 4 = 248: rejecting bytes >= 248 keeps every character equally likely.
   let out = ""
   while (out.length < length) {
-    const bytes = globalThis.crypto.getRandomValues(new Uint8Array(length * 2))
-    for (const byte of bytes) {
-      if (byte < 248 && out.length < length) out += BASE62[byte % 62]
+    if (pooled === pool.length) {
+      globalThis.crypto.getRandomValues(pool)
+      pooled = 0
     }
+    const byte = pool[pooled++]!
+    if (byte < 248) out += BASE62[byte % 62]
   }
   return out
 }
