@@ -30,6 +30,7 @@ import * as PermissionRequests from "./permission/permission-requests.js"
 import * as QuestionRequests from "./question/question-requests.js"
 import * as References from "./reference/references.js"
 import * as McpServers from "./mcp/mcp-servers.js"
+import * as SessionLeases from "./runner/session-leases.js"
 import * as SessionRunner from "./runner/session-runner.js"
 import * as Skills from "./skill/skills.js"
 import * as SkillTool from "./skill/skill-tool.js"
@@ -67,6 +68,8 @@ export interface Options {
    * admitted input). Default true; a secondary process that must not drive sessions passes false.
    */
   readonly recover?: boolean | undefined
+  /** This host's heartbeat and how long a silent host is taken for live (see SessionLeases). */
+  readonly leases?: SessionLeases.Options | undefined
 }
 
 /** Everything a host (the server, the embedded SDK) needs from the runtime. */
@@ -92,6 +95,7 @@ export type Services =
   | References.Service
   | PermissionRequests.Service
   | QuestionRequests.Service
+  | SessionLeases.Service
   | ManagedOutput.Service
   | ModelToolOutput.Service
   | McpServers.Service
@@ -159,6 +163,7 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
     References.layer({ dataDir: options.dataDir ?? paths.dataDir, home: os.homedir() }).pipe(Layer.provide(NodeContext.layer)),
     Layer.fresh(PermissionRequests.layer).pipe(Layer.provide(stores)),
     Layer.fresh(QuestionRequests.layer).pipe(Layer.provide(stores)),
+    SessionLeases.layer(options.leases).pipe(Layer.provide(stores)),
     toolOutput,
     // Connects the configured MCP servers in the background; closing the Core closes them.
     McpServers.layer({ env, directory: options.directory })

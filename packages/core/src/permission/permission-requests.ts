@@ -28,8 +28,9 @@ import { Permission } from "./permission.js"
  * Only the asking fiber waits: other calls of the same Step go on. Interrupting the waiting call (the
  * session was interrupted) answers its request `reject` durably before the interruption completes;
  * {@link Interface.rejectPending} also rejects the requests a client created for the session. After
- * a restart, {@link Interface.recover} rejects the requests that tool calls of the previous process
- * were waiting on (their calls were failed as stranded); those a client created stay pending.
+ * the host running a session stopped (a restart, or another host taking the session over),
+ * {@link Interface.recover} rejects the requests that its tool calls were waiting on (their calls were
+ * failed as stranded); those a client created stay pending.
  *
  * Replying `always` saves the request's `save` patterns (default: its resources) for the session's
  * project, in the reply's transaction, and then answers every other pending request of the session
@@ -127,10 +128,11 @@ export interface Interface {
   /** Forgets a saved permission; idempotent. */
   readonly removeSaved: (id: string) => Effect.Effect<void>
   /**
-   * After a restart: rejects the pending requests that tool calls of a previous process were waiting
-   * on (those calls are gone); requests a client created stay pending. Resolves with how many.
+   * After the host that ran the session stopped (see Recovery): rejects the session's pending
+   * requests that its tool calls were waiting on (those calls are gone); requests a client created
+   * stay pending, and so do those a call of this process waits on. Resolves with how many.
    */
-  readonly recover: Effect.Effect<number>
+  readonly recover: (sessionID: string) => Effect.Effect<number>
 }
 
 /** `yield* PermissionRequests.Service` */
@@ -441,16 +443,17 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
         yield* sql`DELETE FROM permission_saved WHERE id = ${id}`.pipe(Effect.orDie)
       })
 
-      const recover = Effect.gen(function* () {
-        const stranded = yield* sql<Pick<Row, "id" | "session_id">>`
-          SELECT id, session_id FROM permission_request WHERE status = 'pending' AND origin = 'runner'`.pipe(Effect.orDie)
-        // Only calls of this process can wait on a request, and at startup none has asked yet.
+      const recover = Effect.fn("PermissionRequests.recover")(function* (sessionID: string) {
+        const stranded = yield* sql<Pick<Row, "id">>`
+          SELECT id FROM permission_request WHERE session_id = ${sessionID} AND status = 'pending' AND origin = 'runner'`.pipe(
+          Effect.orDie
+        )
         const orphaned = stranded.filter((row) => !waiting.has(row.id))
         for (const row of orphaned) {
-          yield* settle(row.id, row.session_id, { reply: "reject", message: restartedMessage }, false).pipe(Effect.ignore)
+          yield* settle(row.id, sessionID, { reply: "reject", message: restartedMessage }, false).pipe(Effect.ignore)
         }
         return orphaned.length
-      }).pipe(Effect.withSpan("PermissionRequests.recover"))
+      })
 
       return Service.of({ ask, create, list, get, listIn, reply, rejectPending, saved, removeSaved, recover })
     })

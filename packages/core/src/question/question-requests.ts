@@ -18,7 +18,7 @@ import { EventLog } from "../event/event-log.js"
  *
  * Only the asking fiber waits. Interrupting it rejects its request durably before the interruption
  * completes; {@link Interface.rejectPending} rejects whatever else the session has pending, and after a
- * restart {@link Interface.recover} rejects the requests the previous process's calls waited on.
+ * the host running a session stopped {@link Interface.recover} rejects the requests its calls waited on.
  */
 
 export type Request = QuestionRequest.QuestionV2Request
@@ -59,8 +59,11 @@ export interface Interface {
   ) => Effect.Effect<void, Errors.SessionNotFoundError | Errors.QuestionNotFoundError>
   /** Rejects every pending request of the session (the session was interrupted). */
   readonly rejectPending: (sessionID: string) => Effect.Effect<void>
-  /** After a restart: rejects the pending requests no call of this process waits on. Resolves with how many. */
-  readonly recover: Effect.Effect<number>
+  /**
+   * After the host that ran the session stopped (see Recovery): rejects the session's pending
+   * requests that no call of this process waits on. Resolves with how many.
+   */
+  readonly recover: (sessionID: string) => Effect.Effect<number>
 }
 
 /** `yield* QuestionRequests.Service` */
@@ -237,15 +240,17 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
     )
 
-    const recover = Effect.gen(function* () {
-      const stranded = yield* sql<{ readonly id: string; readonly session_id: string }>`
-        SELECT id, session_id FROM question_request WHERE status = 'pending' AND origin = 'runner'`.pipe(Effect.orDie)
+    const recover = Effect.fn("QuestionRequests.recover")(function* (sessionID: string) {
+      const stranded = yield* sql<{ readonly id: string }>`
+        SELECT id FROM question_request WHERE session_id = ${sessionID} AND status = 'pending' AND origin = 'runner'`.pipe(
+        Effect.orDie
+      )
       const orphaned = stranded.filter((row) => !waiting.has(row.id))
       for (const row of orphaned) {
-        yield* settle(row.id, row.session_id, { _tag: "rejected", message: restartedMessage }).pipe(Effect.ignore)
+        yield* settle(row.id, sessionID, { _tag: "rejected", message: restartedMessage }).pipe(Effect.ignore)
       }
       return orphaned.length
-    }).pipe(Effect.withSpan("QuestionRequests.recover"))
+    })
 
     return Service.of({ ask, list, listIn, reply, reject, rejectPending, recover })
   })

@@ -4,14 +4,22 @@ import { SqlClient } from "@effect/sql"
 import { Identifier } from "@opencode-ai/schema"
 import { Clock, Effect } from "effect"
 import { MessageProjection } from "../session/message-projection.js"
+import { PermissionRequests } from "../permission/permission-requests.js"
+import { QuestionRequests } from "../question/question-requests.js"
 import { SessionEvents } from "../session/session-events.js"
+import { SessionLeases } from "./session-leases.js"
 
-/** What a restart found and settled. */
+/** What settling a session needs from the environment. */
+export type Requirements = SqlClient.SqlClient | SessionEvents.Service | PermissionRequests.Service | QuestionRequests.Service
+
+/** What a startup Recovery found and settled. */
 export interface Report {
   /** Steps that had begun but never settled, now failed. */
   readonly stranded: number
   /** Tool calls left pending or running, now failed. */
   readonly tools: number
+  /** Permission and question requests that a stopped call was waiting on, now rejected. */
+  readonly requests: number
   /** Sessions with admitted prompts still waiting for promotion: the caller resumes them. */
   readonly pending: ReadonlyArray<string>
 }
@@ -20,29 +28,32 @@ export const strandedMessage = "The runtime stopped while this step was running"
 export const strandedToolMessage = "interrupted: the runtime stopped while the tool was running"
 
 /**
- * Settles what a crash left open, from durable state alone (no process-local execution survives a
- * restart): every tool call still pending or running is failed explicitly and the Step is failed,
- * in one durable transition per Step. Text and reasoning blocks still open are ended with what was
- * stored (their deltas were live-only, so usually nothing), as an interruption ends them: every
- * `*.started` block gets its `*.ended`. Admitted prompts are left pending; the sessions holding them
- * are returned so the host resumes them. Idempotent: a second run finds nothing open.
+ * Settles what a stopped host left open in one session, from durable state alone (no process-local
+ * execution survives it): every tool call still pending or running is failed explicitly and the
+ * Step is failed, in one durable transition per Step; text and reasoning blocks still open are ended
+ * with what was stored (their deltas were live-only, so usually nothing), as an interruption ends
+ * them: every `*.started` block gets its `*.ended`. The permission and question requests its calls
+ * waited on are rejected. Admitted prompts are left pending.
  *
- * Run it once at startup, before serving, while no drain of this database runs anywhere.
+ * Run it only while this host holds the session's lease (SessionLeases) and before any drain of it:
+ * whoever held the session before has stopped. Idempotent: a second run finds nothing open.
  */
-export const run = Effect.fn("Recovery.run")(function* () {
+export const session = Effect.fn("Recovery.session")(function* (sessionID: string) {
   const sql = yield* SqlClient.SqlClient
   const events = yield* SessionEvents.Service
-  const rows = yield* sql<{ readonly session_id: string; readonly info: string }>`
-    SELECT session_id, info FROM message
-    WHERE type = 'assistant' AND json_extract(info, '$.finish') IS NULL AND json_extract(info, '$.error') IS NULL
+  const permissions = yield* PermissionRequests.Service
+  const questions = yield* QuestionRequests.Service
+  const rows = yield* sql<{ readonly info: string }>`
+    SELECT info FROM message
+    WHERE session_id = ${sessionID} AND type = 'assistant'
+      AND json_extract(info, '$.finish') IS NULL AND json_extract(info, '$.error') IS NULL
     ORDER BY seq`.pipe(Effect.orDie)
   let tools = 0
   for (const row of rows) {
     const message = yield* MessageProjection.decodeInfo(row.info)
     if (message.type !== "assistant") continue
     const timestamp = yield* Clock.currentTimeMillis
-    const sessionID = row.session_id as Identifier.SessionID
-    const at = { timestamp, sessionID, assistantMessageID: message.id }
+    const at = { timestamp, sessionID: sessionID as Identifier.SessionID, assistantMessageID: message.id }
     // The projection does not tell an ended text block from an open one: the log does.
     const blocks = yield* sql<{ readonly type: string; readonly id: string }>`
       SELECT type, coalesce(json_extract(data, '$.textID'), json_extract(data, '$.reasoningID')) AS id FROM event
@@ -85,7 +96,39 @@ export const run = Effect.fn("Recovery.run")(function* () {
       ])
       .pipe(Effect.orDie)
   }
-  const pending = yield* sql<{ readonly session_id: string }>`
-    SELECT DISTINCT session_id FROM session_input WHERE promoted_seq IS NULL ORDER BY session_id`.pipe(Effect.orDie)
-  return { stranded: rows.length, tools, pending: pending.map((row) => row.session_id) } satisfies Report
+  const requests = (yield* permissions.recover(sessionID)) + (yield* questions.recover(sessionID))
+  return { stranded: rows.length, tools, requests }
+})
+
+/**
+ * Startup: settles ({@link session}) every session that has an open Step, admitted input or a
+ * request waiting on a call, unless another live host holds its lease (that host is running it).
+ * Each is claimed while it is settled and released after. Resolves with what was settled and the
+ * sessions that still have input to promote: the caller resumes them.
+ */
+export const run = Effect.fn("Recovery.run")(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const leases = yield* SessionLeases.Service
+  const candidates = yield* sql<{ readonly session_id: string; readonly pending: number }>`
+    SELECT session_id, max(pending) AS pending FROM (
+      SELECT session_id, 0 AS pending FROM message
+      WHERE type = 'assistant' AND json_extract(info, '$.finish') IS NULL AND json_extract(info, '$.error') IS NULL
+      UNION ALL SELECT session_id, 1 FROM session_input WHERE promoted_seq IS NULL
+      UNION ALL SELECT session_id, 0 FROM permission_request WHERE status = 'pending' AND origin = 'runner'
+      UNION ALL SELECT session_id, 0 FROM question_request WHERE status = 'pending' AND origin = 'runner'
+    ) GROUP BY session_id ORDER BY session_id`.pipe(Effect.orDie)
+  let stranded = 0
+  let tools = 0
+  let requests = 0
+  const pending: Array<string> = []
+  for (const candidate of candidates) {
+    const claim = yield* leases.claim(candidate.session_id)
+    if (claim._tag === "Held") continue
+    const settled = yield* session(candidate.session_id).pipe(Effect.ensuring(leases.release(candidate.session_id)))
+    stranded += settled.stranded
+    tools += settled.tools
+    requests += settled.requests
+    if (candidate.pending === 1) pending.push(candidate.session_id)
+  }
+  return { stranded, tools, requests, pending } satisfies Report
 })

@@ -9,6 +9,7 @@ import { SessionInput } from "../input/session-input.js"
 import type { Retry } from "../llm/retry.js"
 import { Locations } from "../location/locations.js"
 import { SessionHistory } from "../session/session-history.js"
+import { KnownSessions } from "../session/known-sessions.js"
 import { Sessions } from "../session/sessions.js"
 import { References } from "../reference/references.js"
 import { Skills } from "../skill/skills.js"
@@ -21,6 +22,7 @@ import { McpGuidance } from "../instructions/mcp-guidance.js"
 import { ModelContext } from "./model-context.js"
 import { Recovery } from "./recovery.js"
 import { SessionCoordinator } from "./session-coordinator.js"
+import { SessionLeases } from "./session-leases.js"
 import { StepRunner } from "./step-runner.js"
 
 /**
@@ -37,8 +39,13 @@ import { StepRunner } from "./step-runner.js"
  * A Step that called tools continues the drain; one that finished without tools lets the next
  * boundary decide (a steer or a queued prompt may keep it going); a failed Step ends it.
  *
- * Building the layer first runs {@link Recovery} (what a crash left running is failed explicitly)
- * and wakes every session that still has admitted input.
+ * A drain runs only while this host holds the session's lease (see {@link SessionLeases}), so hosts
+ * in several processes over one database never run one session twice. `interrupt`, `wait` and
+ * `active` see this host's drains only: a session another process is running looks idle here.
+ *
+ * Building the layer first runs {@link Recovery} (what a crash left running is failed explicitly,
+ * except in sessions another live host holds) and wakes every session that still has admitted
+ * input; then, at every heartbeat, it takes over the sessions of hosts that have stopped since.
  */
 export interface Interface {
   /** Advisory: starts (or coalesces into) the session's drain; resolves immediately. */
@@ -81,13 +88,18 @@ export const layer = (options: Options = {}) => Layer.scoped(
     const references = yield* References.Service
     const permissions = yield* PermissionRequests.Service
     const questions = yield* QuestionRequests.Service
-    const context = yield* Effect.context<StepRunner.Requirements>()
+    const leases = yield* SessionLeases.Service
+    const known = yield* KnownSessions.Service
+    const context = yield* Effect.context<StepRunner.Requirements | Recovery.Requirements>()
 
     const selectAgent = (name: string | undefined) =>
       Option.orElse(config.agent(name ?? config.defaultAgent), () => config.agent(config.defaultAgent))
 
-    /** One drain: Steps until nothing continues. Failures end the drain; they never escape it. */
-    const drain = (sessionID: string) =>
+    /**
+     * Steps until nothing continues. Ends `idle` when it found no input to promote, `stopped` when
+     * something else ended it (a failed Step, blocked instructions, no usable model).
+     */
+    const steps = (sessionID: string) =>
       Effect.gen(function* () {
         let continuing = false
         let step = 1
@@ -95,7 +107,7 @@ export const layer = (options: Options = {}) => Layer.scoped(
         // Resolved once per drain, and again only if the session's Location changes (a move).
         let resolved: { readonly key: string; readonly location: Location.LocationInfo } | undefined
         while (true) {
-          if (!continuing && (yield* input.pending(sessionID)).length === 0) return
+          if (!continuing && (yield* input.pending(sessionID)).length === 0) return "idle" as const
           const before = yield* sessions.get(sessionID)
           const key = JSON.stringify(before.location)
           if (resolved?.key !== key) resolved = { key, location: yield* locations.resolve(before.location) }
@@ -121,13 +133,13 @@ export const layer = (options: Options = {}) => Layer.scoped(
               continue
             }
             yield* Effect.logWarning("instructions unavailable; the step waits", { unavailable: prepared.unavailable })
-            return
+            return "stopped" as const
           }
 
           // 2. Promotion.
           let promoted = yield* input.promoteSteers(sessionID)
           if (!continuing && promoted === 0 && (yield* input.promoteNextQueued(sessionID))) promoted = 1
-          if (!continuing && promoted === 0) return
+          if (!continuing && promoted === 0) return "stopped" as const
           if (promoted > 0) step = 1
 
           // 3. Sample agent and model now: switches admitted after this apply to the next Step.
@@ -148,7 +160,7 @@ export const layer = (options: Options = {}) => Layer.scoped(
                 ? "No model is configured: set `model` in opencode.json or choose one for the session"
                 : `Unknown model ${ref.value.providerID}/${ref.value.id}`
             })
-            return
+            return "stopped" as const
           }
           const lastStep = agent.value.steps !== undefined && step >= agent.value.steps
           // Tools the agent denies for every resource are not offered at all.
@@ -174,8 +186,34 @@ export const layer = (options: Options = {}) => Layer.scoped(
             ...(options.retry !== undefined ? { retry: options.retry } : {})
           })
           step++
-          if (outcome._tag !== "Ended") return
+          if (outcome._tag !== "Ended") return "stopped" as const
           continuing = outcome.toolCalls > 0 && !lastStep
+        }
+      })
+
+    /**
+     * One drain: claims the session's lease, settles what a stopped holder left open, runs Steps and
+     * releases the lease. When another live host holds the session, its own drain promotes this
+     * input at its next Safe Step Boundary, so there is nothing to do here. A drain that went idle
+     * looks at the input once more after releasing: input admitted by another host while this one
+     * was finishing found the session held and was left to it. Failures end the drain; they never
+     * escape it.
+     */
+    const drain = (sessionID: string) =>
+      Effect.gen(function* () {
+        // An unknown session fails here (logged below) rather than at the lease's foreign key.
+        yield* known.ensure(sessionID)
+        while (true) {
+          const claim = yield* leases.claim(sessionID)
+          if (claim._tag === "Held") return
+          const ended = yield* Effect.gen(function* () {
+            if (claim.from !== undefined) {
+              const settled = yield* Recovery.session(sessionID)
+              yield* Effect.logInfo("took over a session from a stopped host", { host: claim.from, ...settled })
+            }
+            return yield* steps(sessionID)
+          }).pipe(Effect.ensuring(leases.release(sessionID)))
+          if (ended !== "idle" || (yield* input.pending(sessionID)).length === 0) return
         }
       }).pipe(
         Effect.provide(context),
@@ -185,28 +223,34 @@ export const layer = (options: Options = {}) => Layer.scoped(
 
     const coordinator = yield* SessionCoordinator.make(drain)
 
-    // A restart: settle what a crash left running, then resume sessions with admitted input.
     if (options.recover !== false) {
+      // A restart: settle what a crash left running, then resume sessions with admitted input.
       const recovered = yield* Recovery.run()
-      yield* permissions.recover
-      yield* questions.recover
-      if (recovered.stranded > 0 || recovered.pending.length > 0) {
+      if (recovered.stranded > 0 || recovered.requests > 0 || recovered.pending.length > 0) {
         yield* Effect.logInfo("recovered after restart", recovered)
       }
       yield* Effect.forEach(recovered.pending, coordinator.wake, { discard: true })
+      // Sessions a host that stopped since still holds: a drain here claims and settles them.
+      yield* Effect.forkScoped(
+        SessionLeases.every(
+          leases.heartbeatMs,
+          Effect.flatMap(leases.orphaned, Effect.forEach(coordinator.wake, { discard: true })).pipe(
+            Effect.catchAllCause((cause) => Effect.logWarning("looking for stopped hosts failed", cause))
+          )
+        )
+      )
     }
-    const known = (sessionID: string) => Effect.asVoid(sessions.get(sessionID))
 
     return Service.of({
       wake: coordinator.wake,
       // The running Step's waiting calls reject their own requests as they are interrupted; then the
       // requests a client created for the session are rejected too.
       interrupt: (sessionID) =>
-        Effect.zipRight(known(sessionID), coordinator.interrupt(sessionID)).pipe(
+        Effect.zipRight(known.ensure(sessionID), coordinator.interrupt(sessionID)).pipe(
           Effect.zipRight(permissions.rejectPending(sessionID)),
           Effect.zipRight(questions.rejectPending(sessionID))
         ),
-      wait: (sessionID) => Effect.zipRight(known(sessionID), coordinator.wait(sessionID)),
+      wait: (sessionID) => Effect.zipRight(known.ensure(sessionID), coordinator.wait(sessionID)),
       active: Effect.map(coordinator.active, (ids) => Object.fromEntries(ids.map((id) => [id, { type: "running" as const }])))
     })
   })

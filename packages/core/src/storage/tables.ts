@@ -220,3 +220,29 @@ export const permissionSaved = sqliteTable(
   },
   (table) => [uniqueIndex("permission_saved_project_action_resource_idx").on(table.projectID, table.action, table.resource)]
 )
+
+/**
+ * Runtime Hosts: the processes driving sessions over this database. A host writes `time_seen` at
+ * every heartbeat; `machine` (the host name and PID namespace) says whether `pid` can be checked
+ * from another host's process.
+ */
+export const runtimeHost = sqliteTable("runtime_host", {
+  id: text("id").primaryKey(),
+  pid: integer("pid").notNull(),
+  machine: text("machine").notNull(),
+  timeStarted: integer("time_started").notNull(),
+  timeSeen: integer("time_seen").notNull()
+})
+
+/** Session Leases: the host whose drain drives a session, held while it drains. */
+export const sessionLease = sqliteTable(
+  "session_lease",
+  {
+    sessionID: text("session_id")
+      .primaryKey()
+      .references(() => session.id, { onDelete: "cascade" }),
+    hostID: text("host_id").notNull(),
+    timeClaimed: integer("time_claimed").notNull()
+  },
+  (table) => [index("session_lease_host_idx").on(table.hostID)]
+)

@@ -382,14 +382,14 @@ describe("PermissionRequests with the runner", () => {
       const [stranded] = yield* t.pendingCount(1)
       const client = yield* t.service.create(t.sessionID, { action: "probe", resources: ["c"] })
       // This process's own waiting call is not touched.
-      expect(yield* t.service.recover).toBe(0)
+      expect(yield* t.service.recover(t.sessionID)).toBe(0)
       // A second instance over the same database plays the restarted process.
       const core = yield* t.run(Effect.context<Core.Services>())
       const restarted = yield* Layer.build(PermissionRequests.layer).pipe(
         Effect.provide(core),
         Effect.map((context) => Context.get(context, PermissionRequests.Service))
       )
-      expect(yield* restarted.recover).toBe(1)
+      expect(yield* restarted.recover(t.sessionID)).toBe(1)
       expect(yield* t.service.list(t.sessionID)).toEqual([{ id: client.id, sessionID: t.sessionID, action: "probe", resources: ["c"] }])
       const log = yield* t.requestLog(stranded!.id)
       expect(log[1]!.data).toEqual({ sessionID: t.sessionID, requestID: stranded!.id, reply: "reject" })

@@ -134,13 +134,13 @@ describe("the question tool with the runner", () => {
       yield* t.server.enqueue(reply(toolCall("call_r", "question", { questions }), finish("tool-calls")))
       yield* t.prompt("ask again")
       const [second] = yield* t.pendingCount(1)
-      expect(yield* t.service.recover).toBe(0)
+      expect(yield* t.service.recover(t.sessionID)).toBe(0)
       const core = yield* t.run(Effect.context<Core.Services>())
       const restarted = yield* Layer.build(QuestionRequests.layer).pipe(
         Effect.provide(core),
         Effect.map((context) => Context.get(context, QuestionRequests.Service))
       )
-      expect(yield* restarted.recover).toBe(1)
+      expect(yield* restarted.recover(t.sessionID)).toBe(1)
       expect(yield* t.service.list(t.sessionID)).toEqual([])
       const log = yield* t.requestLog(second!.id)
       expect(log.map((e) => e.type)).toEqual(["question.v2.asked", "question.v2.rejected"])

@@ -1,4 +1,5 @@
 import { NodeContext } from "@effect/platform-node"
+import { SqlClient } from "@effect/sql"
 import {
   Config,
   type ConfigInfo,
@@ -15,7 +16,7 @@ import {
 } from "@opencode-ai/core"
 import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Logger, LogLevel } from "effect"
+import { Effect, Layer, Logger, LogLevel, type Scope } from "effect"
 import * as childProcess from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -60,7 +61,7 @@ const files = () => {
 const crash = (
   mode: "tool" | "text",
   at: { readonly databaseFile: string; readonly directory: string; readonly url: string },
-  before: Effect.Effect<void> = Effect.void
+  before: Effect.Effect<void, never, Scope.Scope> = Effect.void
 ) =>
   Effect.gen(function* () {
     const child = childProcess.spawn(process.execPath, ["--import", "tsx", childScript, at.databaseFile, at.directory, at.url, mode], {
@@ -229,7 +230,7 @@ describe("restart in the middle of a step", () => {
         yield* server.enqueue(reply(text("I am back"), finish("stop")))
         const { events, pending, run } = yield* restart(at, sessionID)
         // Idempotent: nothing is left open for another run to find.
-        expect(yield* run(Recovery.run())).toEqual({ stranded: 0, tools: 0, pending: [] })
+        expect(yield* run(Recovery.run())).toEqual({ stranded: 0, tools: 0, requests: 0, pending: [] })
 
         expect(typesOf(events)).toEqual([
           "session.created",
@@ -268,6 +269,94 @@ describe("restart in the middle of a step", () => {
           { role: "user", content: "tell me a story" },
           { role: "user", content: "are you still there?" }
         ])
+      }),
+    60_000
+  )
+
+  it.scopedLive(
+    "a second host beside a live one leaves its running session alone, then takes it over once it is killed",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* ScriptedLLMServer.make()
+        const at = { ...files(), url: server.url }
+        yield* server.enqueue(reply(toolCall("call_1", "block", { what: "forever" }), finish("tool-calls")))
+        let beside: { readonly run: <A, E>(effect: Effect.Effect<A, E, Core.Services>) => Effect.Effect<A, E> } | undefined
+        const sessionID = yield* crash(
+          "tool",
+          at,
+          Effect.gen(function* () {
+            // While the first host runs its Step, a second one opens the same file: its startup
+            // Recovery must leave that Step alone.
+            const context = yield* Layer.build(
+              Core.layer({
+                databaseFile: at.databaseFile,
+                directory: at.directory,
+                configDir: path.join(at.directory, "config"),
+                env: {},
+                config: Config.layerTest(configFor(at.url)),
+                leases: { heartbeatMs: 50 }
+              })
+            ).pipe(Effect.orDie, Logger.withMinimumLogLevel(LogLevel.Warning))
+            const run = <A, E>(effect: Effect.Effect<A, E, Core.Services>) => Effect.provide(effect, context)
+            beside = { run }
+            const sessionID = (yield* run(Effect.flatMap(Sessions.Service, (sessions) => sessions.list({})))).data[0]!.id
+            // A steer admitted here wakes this host, which finds the session held and leaves it be.
+            yield* run(
+              Effect.flatMap(SessionInput.Service, (input) =>
+                input.admit(sessionID, { prompt: { text: "steered beside it" }, delivery: "steer" })
+              )
+            ).pipe(Effect.orDie)
+            yield* run(Effect.flatMap(SessionRunner.Service, (runner) => runner.wake(sessionID)))
+            yield* Effect.sleep("200 millis")
+            const events = yield* run(Effect.flatMap(EventLog.Service, (log) => log.read(sessionID)))
+            expect(typesOf(events).slice(-3)).toEqual(["tool.called", "prompt.admitted", "prompt.admitted"])
+            expect(yield* run(Effect.flatMap(SessionRunner.Service, (runner) => runner.active))).toEqual({})
+          }).pipe(Effect.orDie)
+        )
+        // The first host is gone: at its next look this one takes the session over, settles the
+        // stranded call and Step, and runs what is pending.
+        yield* server.enqueue(reply(text("taken over"), finish("stop")), reply(text("the queued one"), finish("stop")))
+        const run = beside!.run
+        const read = run(Effect.flatMap(EventLog.Service, (log) => log.read(sessionID)))
+        const deadline = Date.now() + 10_000
+        while (typesOf(yield* read).filter((type) => type === "step.ended").length < 2 && Date.now() < deadline) {
+          yield* Effect.sleep("20 millis")
+        }
+        yield* run(Effect.flatMap(SessionRunner.Service, (runner) => runner.wait(sessionID))).pipe(Effect.orDie)
+        const events = yield* read
+        expect(typesOf(events)).toEqual([
+          "session.created",
+          "prompt.admitted",
+          "prompted",
+          "step.started",
+          "tool.input.started",
+          "tool.input.ended",
+          "tool.called",
+          "prompt.admitted", // queued by the first host behind its running step
+          "prompt.admitted", // the steer admitted beside it
+          // Taken over
+          "tool.failed",
+          "step.failed",
+          "prompted",
+          "step.started",
+          "text.started",
+          "text.ended",
+          "step.ended",
+          "prompted",
+          "step.started",
+          "text.started",
+          "text.ended",
+          "step.ended"
+        ])
+        expectIntact(events)
+        const prompted = events.filter((e) => e.type === "session.next.prompted").map((e) => (e.data as any).prompt.text)
+        expect(prompted).toEqual(["run the blocking tool", "steered beside it", "queued behind the tool"])
+        expect((yield* server.requests).map((request) => request.headers["x-session-id"])).toEqual([sessionID, sessionID, sessionID])
+        // Idle again: this host released the session.
+        const [lease] = yield* run(
+          Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT host_id FROM session_lease WHERE session_id = ${sessionID}`)
+        ).pipe(Effect.orDie)
+        expect(lease).toBeUndefined()
       }),
     60_000
   )

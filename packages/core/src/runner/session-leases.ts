@@ -1,0 +1,200 @@
+export * as SessionLeases from "./session-leases.js"
+
+/**
+ * Session Leases: which Runtime Host drives a session.
+ *
+ * Several processes may open one database file (the data directory is per user, so two
+ * `opencode serve` in two projects, or a server and an embedded host, share it). Each registers as a
+ * Runtime Host (`runtime_host`) and writes a heartbeat. A drain runs only while its host holds the
+ * session's lease (`session_lease`): claimed when the drain starts, released when it ends. So two
+ * hosts never run Steps of one session at once, and a host's startup Recovery never settles a Step
+ * that another live host is still running.
+ *
+ * A host is live while its heartbeat is recent (`expiryMs`) and, when it runs on this machine (same
+ * host name and PID namespace), while its process exists: a host killed with SIGKILL is dead at once
+ * for the processes beside it. The lease of a dead host is taken over by the next claim. Times here
+ * are wall-clock milliseconds (`Date.now()`), never the Effect Clock: they are compared across
+ * processes.
+ */
+
+import { SqlClient } from "@effect/sql"
+import { Clock, Context, Duration, Effect, Layer, Schedule } from "effect"
+import * as crypto from "node:crypto"
+import * as fs from "node:fs"
+import * as os from "node:os"
+
+export interface Options {
+  /** How often this host writes its heartbeat (and its runner looks for dead hosts' leases); default 2 s. */
+  readonly heartbeatMs?: number
+  /** A host whose heartbeat is older than this is dead, even if a process with its pid exists; default 30 s. */
+  readonly expiryMs?: number
+}
+
+export const defaultHeartbeatMs = 2_000
+export const defaultExpiryMs = 30_000
+
+/** What a claim found: the lease is this host's now (`from`: the dead host it was taken from), or another live host holds it. */
+export type Claim =
+  | { readonly _tag: "Claimed"; readonly from?: string }
+  | { readonly _tag: "Held"; readonly host: string }
+
+export interface Interface {
+  /** This host's id (a fresh one per layer). */
+  readonly host: string
+  /** The heartbeat period in ms: how often a runner should look for {@link Interface.orphaned} leases. */
+  readonly heartbeatMs: number
+  /**
+   * Claims the session for this host: succeeds when nobody holds it, when this host already does, or
+   * when its holder is dead (`from` names it: what that host left running must be settled before
+   * new work). Returns `Held` when another live host holds it. Atomic against concurrent claims from
+   * any process; idempotent for the holder.
+   */
+  readonly claim: (sessionID: string) => Effect.Effect<Claim>
+  /** Gives the session up if this host holds it; idempotent. Runs to completion once started. */
+  readonly release: (sessionID: string) => Effect.Effect<void>
+  /**
+   * The sessions whose lease a dead host still holds (to be claimed and settled), oldest lease first.
+   * Dead hosts that hold nothing are forgotten.
+   */
+  readonly orphaned: Effect.Effect<ReadonlyArray<string>>
+}
+
+/** `yield* SessionLeases.Service`. */
+export class Service extends Context.Tag("@opencode-ai/core/SessionLeases")<Service, Interface>() {}
+
+/** This machine as seen by `pid`: the host name, plus the PID namespace where the OS exposes it. */
+const machine = (() => {
+  let namespace = ""
+  try {
+    namespace = fs.readlinkSync("/proc/self/ns/pid")
+  } catch {
+    // No procfs: the host name alone.
+  }
+  return `${os.hostname()}|${namespace}`
+})()
+
+/** Whether a process with this pid exists (EPERM: it exists but belongs to someone else). */
+const processExists = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+const claimed: Claim = { _tag: "Claimed" }
+
+const wallClock = Clock.make()
+
+/**
+ * Runs `effect` every `ms` on the wall clock, whatever Clock the caller's context has: heartbeats
+ * and liveness are compared across processes, so they are real time (and a test's TestClock jumping
+ * years ahead must not replay every beat in between).
+ */
+export const every = <E, R>(ms: number, effect: Effect.Effect<unknown, E, R>): Effect.Effect<never, E, R> =>
+  Effect.repeat(effect, Schedule.spaced(Duration.millis(ms))).pipe(
+    Effect.zipRight(Effect.never),
+    Effect.withClock(wallClock)
+  )
+
+interface HostRow {
+  readonly id: string
+  readonly pid: number
+  readonly machine: string
+  readonly time_seen: number
+}
+
+/**
+ * Registers this process as a Runtime Host for the layer's lifetime: the row is written when the
+ * layer is built, its heartbeat every `heartbeatMs`, and on close the host's remaining leases and
+ * its row are deleted.
+ */
+export const layer = (options: Options = {}): Layer.Layer<Service, never, SqlClient.SqlClient> =>
+  Layer.scoped(
+    Service,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const host = crypto.randomUUID()
+      const heartbeatMs = options.heartbeatMs ?? defaultHeartbeatMs
+      const expiryMs = options.expiryMs ?? defaultExpiryMs
+
+      const live = (row: HostRow | undefined, now: number): boolean => {
+        if (row === undefined) return false
+        if (row.id === host) return true
+        if (now - row.time_seen > expiryMs) return false
+        return row.machine !== machine || processExists(row.pid)
+      }
+
+      const register = Effect.suspend(() => {
+        const now = Date.now()
+        return sql`INSERT INTO runtime_host (id, pid, machine, time_started, time_seen)
+            VALUES (${host}, ${process.pid}, ${machine}, ${now}, ${now})
+            ON CONFLICT (id) DO UPDATE SET time_seen = excluded.time_seen`
+      }).pipe(Effect.orDie)
+      yield* register
+      // A host that was judged dead (and forgotten) while it was only slow registers again.
+      const heartbeat = Effect.suspend(
+        () => sql<{ readonly id: string }>`UPDATE runtime_host SET time_seen = ${Date.now()} WHERE id = ${host} RETURNING id`
+      ).pipe(
+        Effect.orDie,
+        Effect.flatMap((rows) => (rows.length === 0 ? register : Effect.void))
+      )
+      yield* Effect.forkScoped(every(heartbeatMs, heartbeat))
+      yield* Effect.addFinalizer(() =>
+        Effect.all([sql`DELETE FROM session_lease WHERE host_id = ${host}`, sql`DELETE FROM runtime_host WHERE id = ${host}`], {
+          discard: true
+        }).pipe(Effect.ignoreLogged)
+      )
+
+      const insert = (sessionID: string, now: number) =>
+        sql<{ readonly host_id: string }>`
+          INSERT INTO session_lease (session_id, host_id, time_claimed) VALUES (${sessionID}, ${host}, ${now})
+          ON CONFLICT (session_id) DO NOTHING RETURNING host_id`.pipe(Effect.orDie)
+
+      const claim = Effect.fn("SessionLeases.claim")(function* (sessionID: string) {
+        const now = Date.now()
+        for (;;) {
+          // The usual case, one statement: nobody holds the session.
+          if ((yield* insert(sessionID, now)).length > 0) return claimed
+          // The holder's host row, when it still has one (a LEFT JOIN: columns are null otherwise).
+          const [lease] = yield* sql<{ readonly holder: string } & (HostRow | { readonly id: null })>`
+            SELECT l.host_id AS holder, h.id, h.pid, h.machine, h.time_seen
+            FROM session_lease l LEFT JOIN runtime_host h ON h.id = l.host_id
+            WHERE l.session_id = ${sessionID}`.pipe(Effect.orDie)
+          // Released in between: claim it afresh.
+          if (lease === undefined) continue
+          if (lease.holder === host) return claimed
+          if (live(lease.id === null ? undefined : lease, now)) return { _tag: "Held", host: lease.holder } as const
+          // The holder is dead: take the lease over, unless another claim changed it first.
+          const taken = yield* sql`
+            UPDATE session_lease SET host_id = ${host}, time_claimed = ${now}
+            WHERE session_id = ${sessionID} AND host_id = ${lease.holder} RETURNING session_id`.pipe(Effect.orDie)
+          if (taken.length > 0) return { _tag: "Claimed", from: lease.holder } as const
+        }
+      })
+
+      const release = Effect.fn("SessionLeases.release")(
+        function* (sessionID: string) {
+          yield* sql`DELETE FROM session_lease WHERE session_id = ${sessionID} AND host_id = ${host}`.pipe(Effect.orDie)
+        },
+        Effect.uninterruptible
+      )
+
+      const orphaned = Effect.gen(function* () {
+        const now = Date.now()
+        const hosts = yield* sql<HostRow>`SELECT id, pid, machine, time_seen FROM runtime_host`.pipe(Effect.orDie)
+        const byID = new Map(hosts.map((row) => [row.id, row]))
+        const leases = yield* sql<{ readonly session_id: string; readonly host_id: string }>`
+          SELECT session_id, host_id FROM session_lease WHERE host_id <> ${host} ORDER BY time_claimed`.pipe(Effect.orDie)
+        const dead = leases.filter((lease) => !live(byID.get(lease.host_id), now))
+        const holding = new Set(leases.map((lease) => lease.host_id))
+        for (const row of hosts) {
+          if (!holding.has(row.id) && !live(row, now)) yield* sql`DELETE FROM runtime_host WHERE id = ${row.id}`.pipe(Effect.orDie)
+        }
+        return dead.map((lease) => lease.session_id)
+      }).pipe(Effect.withSpan("SessionLeases.orphaned"))
+
+      return Service.of({ host, heartbeatMs, claim, release, orphaned })
+    })
+  )

@@ -1,0 +1,140 @@
+import { it } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
+import * as childProcess from "node:child_process"
+import * as os from "node:os"
+import * as path from "node:path"
+import { expect } from "vitest"
+import { Config } from "../../src/config/config.js"
+import { Core } from "../../src/core.js"
+import { Locations } from "../../src/location/locations.js"
+import { SessionLeases } from "../../src/runner/session-leases.js"
+import { Sessions } from "../../src/session/sessions.js"
+import { tempDir } from "../fixture.js"
+
+/**
+ * Leases between hosts. The Core's own host is one; more hosts over the same connection play other
+ * processes (each layer is a host of its own), and rows written by hand play hosts that stopped.
+ */
+const setup = Effect.gen(function* () {
+  const dir = yield* tempDir
+  const core = yield* Layer.build(
+    Core.layer({ databaseFile: path.join(dir, "opencode.db"), directory: dir, configDir: path.join(dir, "config"), env: {}, config: Config.layerTest({}) })
+  )
+  const run = <A, E>(effect: Effect.Effect<A, E, Core.Services>) => Effect.provide(effect, core)
+  const sql = yield* run(SqlClient.SqlClient)
+  const location = yield* run(Effect.flatMap(Locations.Service, (locations) => locations.resolve({ directory: dir })))
+  const session = () => run(Effect.flatMap(Sessions.Service, (sessions) => sessions.create({ location }))).pipe(Effect.map((s) => s.id))
+  /** Another host over the same database, open until `close` (or the test's end). */
+  const host = Effect.gen(function* () {
+    const scope = yield* Scope.make()
+    yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
+    const context = yield* Layer.buildWithScope(SessionLeases.layer({ heartbeatMs: 50 }), scope).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+    return { leases: Context.get(context, SessionLeases.Service), close: Scope.close(scope, Exit.void) }
+  })
+  const hostRows = sql<{ readonly id: string }>`SELECT id FROM runtime_host ORDER BY id`.pipe(Effect.map((rows) => rows.map((row) => row.id)))
+  const holder = (sessionID: string) =>
+    sql<{ readonly host_id: string }>`SELECT host_id FROM session_lease WHERE session_id = ${sessionID}`.pipe(Effect.map((rows) => rows[0]?.host_id))
+  /** A host row, as a stopped (or far away) host left it, holding `sessionID`. */
+  const stoppedHost = (row: { readonly id: string; readonly pid: number; readonly machine: string; readonly seen: number }, sessionID: string) =>
+    Effect.all([
+      sql`INSERT INTO runtime_host (id, pid, machine, time_started, time_seen) VALUES (${row.id}, ${row.pid}, ${row.machine}, ${row.seen}, ${row.seen})`,
+      sql`INSERT INTO session_lease (session_id, host_id, time_claimed) VALUES (${sessionID}, ${row.id}, ${row.seen})`
+    ])
+  const own = yield* run(SessionLeases.Service)
+  return { sql, session, host, hostRows, holder, stoppedHost, own }
+})
+
+/** A pid that no process has: a child that has already exited. */
+const exitedPid = Effect.promise(
+  () =>
+    new Promise<number>((resolve) => {
+      const child = childProcess.spawn(process.execPath, ["-e", ""], { stdio: "ignore" })
+      child.once("exit", () => resolve(child.pid!))
+    })
+)
+
+it.scopedLive("one host holds a session at a time; releasing lets another claim it; claims are idempotent", () =>
+  Effect.gen(function* () {
+    const t = yield* setup
+    const a = yield* t.host
+    const b = yield* t.host
+    const sessionID = yield* t.session()
+    expect(yield* a.leases.claim(sessionID)).toEqual({ _tag: "Claimed" })
+    expect(yield* a.leases.claim(sessionID)).toEqual({ _tag: "Claimed" })
+    expect(yield* b.leases.claim(sessionID)).toEqual({ _tag: "Held", host: a.leases.host })
+    // Releasing what another host holds changes nothing.
+    yield* b.leases.release(sessionID)
+    expect(yield* t.holder(sessionID)).toBe(a.leases.host)
+    yield* a.leases.release(sessionID)
+    yield* a.leases.release(sessionID)
+    expect(yield* t.holder(sessionID)).toBeUndefined()
+    expect(yield* b.leases.claim(sessionID)).toEqual({ _tag: "Claimed" })
+    expect(yield* a.leases.claim(sessionID)).toEqual({ _tag: "Held", host: b.leases.host })
+    // A live host's lease is not orphaned.
+    expect(yield* a.leases.orphaned).toEqual([])
+  })
+)
+
+it.scopedLive("a host on this machine whose process is gone is dead at once: its sessions are orphaned and taken over", () =>
+  Effect.gen(function* () {
+    const t = yield* setup
+    const sessionID = yield* t.session()
+    const pid = yield* exitedPid
+    // The machine identity as this process writes it: read back from the Core's own host row.
+    const [mine] = yield* t.sql<{ readonly machine: string }>`SELECT machine FROM runtime_host WHERE id = ${t.own.host}`
+    expect(mine!.machine.startsWith(`${os.hostname()}|`)).toBe(true)
+    yield* t.stoppedHost({ id: "crashed", pid, machine: mine!.machine, seen: Date.now() }, sessionID)
+
+    const other = yield* t.host
+    expect(yield* other.leases.orphaned).toEqual([sessionID])
+    expect(yield* other.leases.claim(sessionID)).toEqual({ _tag: "Claimed", from: "crashed" })
+    expect(yield* t.holder(sessionID)).toBe(other.leases.host)
+    // Holding nothing now, the dead host is forgotten at the next look.
+    expect(yield* other.leases.orphaned).toEqual([])
+    expect(yield* t.hostRows).not.toContain("crashed")
+  })
+)
+
+it.scopedLive("a host elsewhere is live while its heartbeat is recent, dead once it is older than the expiry", () =>
+  Effect.gen(function* () {
+    const t = yield* setup
+    const recent = yield* t.session()
+    const silent = yield* t.session()
+    // Another machine: its pid cannot be checked from here, and happens to be ours.
+    yield* t.stoppedHost({ id: "far-recent", pid: process.pid, machine: "elsewhere|", seen: Date.now() }, recent)
+    yield* t.stoppedHost(
+      { id: "far-silent", pid: process.pid, machine: "elsewhere|", seen: Date.now() - SessionLeases.defaultExpiryMs - 1_000 },
+      silent
+    )
+    const other = yield* t.host
+    expect(yield* other.leases.orphaned).toEqual([silent])
+    expect(yield* other.leases.claim(recent)).toEqual({ _tag: "Held", host: "far-recent" })
+    expect(yield* other.leases.claim(silent)).toEqual({ _tag: "Claimed", from: "far-silent" })
+    // A lease whose host row is gone altogether is free to take over too.
+    const rowless = yield* t.session()
+    yield* t.sql`INSERT INTO session_lease (session_id, host_id, time_claimed) VALUES (${rowless}, 'vanished', ${Date.now()})`
+    expect(yield* other.leases.claim(rowless)).toEqual({ _tag: "Claimed", from: "vanished" })
+  })
+)
+
+it.scopedLive("a host writes its heartbeat, and closing it deletes its row and its leases", () =>
+  Effect.gen(function* () {
+    const t = yield* setup
+    const a = yield* t.host
+    const sessionID = yield* t.session()
+    yield* a.leases.claim(sessionID)
+    const seen = () => t.sql<{ readonly time_seen: number }>`SELECT time_seen FROM runtime_host WHERE id = ${a.leases.host}`
+    const first = (yield* seen())[0]!.time_seen
+    yield* Effect.sleep("150 millis")
+    expect((yield* seen())[0]!.time_seen).toBeGreaterThan(first)
+    // A host another one judged dead and forgot registers again at its next beat.
+    yield* t.sql`DELETE FROM runtime_host WHERE id = ${a.leases.host}`
+    yield* Effect.sleep("150 millis")
+    expect(yield* t.hostRows).toContain(a.leases.host)
+
+    yield* a.close
+    expect(yield* t.hostRows).not.toContain(a.leases.host)
+    expect(yield* t.holder(sessionID)).toBeUndefined()
+  })
+)
