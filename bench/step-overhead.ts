@@ -256,6 +256,9 @@ const promptLoop = (client: ReturnType<typeof createOpencodeClient>, llm: Script
     const roundTrip: Array<number> = []
     const textToIdle: Array<number> = []
     const health: Array<number> = []
+    // Wall-clock instants (ms) of each measured iteration, to line up with the server's own marks.
+    const sentAt: Array<number> = []
+    const arrivedAt: Array<number> = []
     for (let i = 0; i < warmup + iterations; i++) {
       const asked = performance.now()
       yield* Effect.promise(() => client.health.get())
@@ -278,8 +281,10 @@ const promptLoop = (client: ReturnType<typeof createOpencodeClient>, llm: Script
       admission.push(arrived! - start)
       roundTrip.push(admitted - start)
       textToIdle.push(idle - ended!)
+      sentAt.push(performance.timeOrigin + start)
+      arrivedAt.push(performance.timeOrigin + arrived!)
     }
-    return { admission, roundTrip, textToIdle, health }
+    return { admission, roundTrip, textToIdle, health, sentAt, arrivedAt }
   })
 
 /** The real listener in this process (client and server share one thread). */
@@ -304,6 +309,9 @@ const overHttp = (root: string, llm: ScriptedLLMServer.ScriptedLLMServer, probe:
   }).pipe(Effect.scoped)
 
 const bin = path.resolve(import.meta.dirname, "../packages/server/dist/bin.js")
+const serveMarks = path.resolve(import.meta.dirname, "serve-marks.cjs")
+
+type ServeMark = "received" | "responded" | "created" | "sent"
 
 /**
  * `opencode serve` (the built bin) as a child process, configured through its project's
@@ -317,7 +325,7 @@ const overProcess = (root: string, llm: ScriptedLLMServer.ScriptedLLMServer, pro
     fs.writeFileSync(path.join(directory, "opencode.json"), JSON.stringify(configFor(llm.url)))
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
-        spawn(process.execPath, [bin, "serve", "--port", "0", "--hostname", "127.0.0.1"], {
+        spawn(process.execPath, ["--require", serveMarks, bin, "serve", "--port", "0", "--hostname", "127.0.0.1"], {
           cwd: directory,
           env: {
             PATH: process.env.PATH ?? "",
@@ -325,7 +333,7 @@ const overProcess = (root: string, llm: ScriptedLLMServer.ScriptedLLMServer, pro
             XDG_DATA_HOME: path.join(root, "serve-data"),
             XDG_CONFIG_HOME: path.join(root, "serve-config")
           },
-          stdio: ["ignore", "pipe", "inherit"]
+          stdio: ["ignore", "pipe", "inherit", "pipe"]
         })
       ),
       (child) =>
@@ -344,8 +352,45 @@ const overProcess = (root: string, llm: ScriptedLLMServer.ScriptedLLMServer, pro
       })
       child.once("exit", (code) => resume(Effect.fail(new Error(`opencode serve exited with ${code}: ${out}`))))
     })
-    return yield* promptLoop(createOpencodeClient({ baseUrl: url }), llm, probe)
+    // The server's own instants (serve-marks.cjs), by kind, in order.
+    const serverMarks: Record<ServeMark, Array<number>> = { received: [], responded: [], created: [], sent: [] }
+    let pending = ""
+    child.stdio[3]!.on("data", (chunk) => {
+      pending += String(chunk)
+      const lines = pending.split("\n")
+      pending = lines.pop()!
+      for (const line of lines) {
+        const [kind, at] = line.split(" ")
+        serverMarks[kind as ServeMark]?.push(Number(at))
+      }
+    })
+    const result = yield* promptLoop(createOpencodeClient({ baseUrl: url }), llm, probe)
+    return { ...result, split: split(result, serverMarks) }
   }).pipe(Effect.scoped)
+
+/**
+ * Where the HTTP admission window goes, per measured iteration, on the wall clock both processes
+ * share: the client's request reaching the server, the server handling it (admission included)
+ * until its response ends, its drain until the provider request is created, that request's head
+ * leaving, and it reaching the scripted server. Undefined when the marks do not line up one per
+ * iteration.
+ */
+const split = (
+  client: { readonly sentAt: ReadonlyArray<number>; readonly arrivedAt: ReadonlyArray<number> },
+  server: Record<ServeMark, ReadonlyArray<number>>
+) => {
+  const all = warmup + iterations
+  if (Object.values(server).some((marks) => marks.length !== all)) return undefined
+  const at = (kind: ServeMark) => server[kind].slice(warmup)
+  const between = (from: ReadonlyArray<number>, to: ReadonlyArray<number>) => from.map((t, i) => to[i]! - t)
+  return {
+    toServer: between(client.sentAt, at("received")),
+    handled: between(at("received"), at("responded")),
+    drained: between(at("responded"), at("created")),
+    leaving: between(at("created"), at("sent")),
+    toProvider: between(at("sent"), client.arrivedAt)
+  }
+}
 
 const main = Effect.gen(function* () {
   const root = yield* Effect.acquireRelease(
@@ -371,6 +416,15 @@ const main = Effect.gen(function* () {
       { label: "(a) HTTP prompt → provider request (opencode serve)", samples: served.admission, target: true },
       { label: "    HTTP prompt round trip (opencode serve)", samples: served.roundTrip, target: false },
       { label: "    HTTP health round trip (opencode serve: the transport alone)", samples: served.health, target: false },
+      ...(served.split === undefined
+        ? []
+        : [
+            { label: "      of (a): client → server receives the prompt", samples: served.split.toServer, target: false },
+            { label: "      of (a): server handles it, admission included, until its response ends", samples: served.split.handled, target: false },
+            { label: "      of (a): response end → provider request created (the drain)", samples: served.split.drained, target: false },
+            { label: "      of (a): provider request created → its head sent", samples: served.split.leaving, target: false },
+            { label: "      of (a): head sent → arrives at the scripted server", samples: served.split.toProvider, target: false }
+          ]),
       { label: "    HTTP prompt → provider request (listener in this thread)", samples: shared.admission, target: false },
       { label: "    HTTP prompt round trip (listener in this thread)", samples: shared.roundTrip, target: false },
       { label: "(b) tool step stream end → next provider request", samples: local.toolToNext, target: true },

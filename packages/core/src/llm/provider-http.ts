@@ -79,6 +79,8 @@ const Stop = Symbol("Stop")
  */
 export const tailGrace = Duration.millis(250)
 
+const wallClock = Clock.make()
+
 /** The start of a response: a non-2xx or non-event-stream one as its typed failure. */
 const checked = (providerID: string, response: HttpClientResponse.HttpClientResponse) =>
   Effect.gen(function* () {
@@ -165,7 +167,10 @@ export const stream = (
           const step = decoder.event(event)
           if (step.done !== true || step.error !== undefined) return take(step)
           done = true
-          cutoff = Runtime.runFork(runtime)(Effect.zipRight(Effect.sleep(tailGrace), Scope.close(requestScope, Exit.void)))
+          // On the wall clock: a TestClock nobody advances must not keep the request open for ever.
+          cutoff = Runtime.runFork(runtime)(
+            Effect.zipRight(Effect.sleep(tailGrace).pipe(Effect.withClock(wallClock)), Scope.close(requestScope, Exit.void))
+          )
           return [...step.events, ...take(decoder.end())]
         }),
         // What is left of a complete response only matters for reusing its connection: a failure

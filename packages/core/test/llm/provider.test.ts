@@ -106,36 +106,40 @@ describe("connection reuse", () => {
     }).pipe(Effect.scoped)
   )
 
-  it.live("a body left open after [DONE] still delivers everything at once, then is cut off", () =>
-    Effect.gen(function* () {
-      // A provider that says it is done but never ends the body.
-      const sockets = new Set<net.Socket>()
-      const server = http.createServer((_req, res) => {
-        res.writeHead(200, { "content-type": "text/event-stream" })
-        res.write(`data: ${JSON.stringify({ id: "c", choices: [{ index: 0, delta: { content: "hi" }, finish_reason: null }] })}\n\n`)
-        res.write(`data: ${JSON.stringify({ id: "c", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\n`)
-        res.write("data: [DONE]\n\n")
-      })
-      server.on("connection", (socket) => sockets.add(socket))
-      const port = yield* Effect.acquireRelease(
-        Effect.async<number>((resume) => {
-          server.listen(0, "127.0.0.1", () => resume(Effect.succeed((server.address() as net.AddressInfo).port)))
-        }),
-        () => Effect.sync(() => server.close())
-      )
-      const closed = new Promise<void>((resolve) => server.on("connection", (socket) => socket.on("close", () => resolve())))
-      const settings = { protocol: "openai-compatible", baseURL: `http://127.0.0.1:${port}/v1`, apiKey: "k" } as const
-      const client = yield* clientOf(settings, NodeHttpClient.layerUndici)
-      const seen: Array<{ readonly type: string; readonly at: number }> = []
-      const started = Date.now()
-      yield* client.stream(baseRequest()).pipe(
-        Stream.runForEach((event) => Effect.sync(() => seen.push({ type: event.type, at: Date.now() - started })))
-      )
-      expect(seen.map((event) => event.type)).toEqual(["text-start", "text-delta", "text-end", "finish"])
-      // The finish came with [DONE], not after the grace period; the stream ended after it.
-      expect(seen.at(-1)!.at).toBeLessThan(Duration.toMillis(ProviderHttp.tailGrace))
-      yield* Effect.promise(() => closed)
-      expect(sockets.size).toBe(1)
-    }).pipe(Effect.scoped)
-  )
+  /** A provider that says it is done but never ends the body. */
+  const bodyLeftOpen = Effect.gen(function* () {
+    const sockets = new Set<net.Socket>()
+    const server = http.createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" })
+      res.write(`data: ${JSON.stringify({ id: "c", choices: [{ index: 0, delta: { content: "hi" }, finish_reason: null }] })}\n\n`)
+      res.write(`data: ${JSON.stringify({ id: "c", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\n`)
+      res.write("data: [DONE]\n\n")
+    })
+    server.on("connection", (socket) => sockets.add(socket))
+    const port = yield* Effect.acquireRelease(
+      Effect.async<number>((resume) => {
+        server.listen(0, "127.0.0.1", () => resume(Effect.succeed((server.address() as net.AddressInfo).port)))
+      }),
+      () => Effect.sync(() => server.close())
+    )
+    const closed = new Promise<void>((resolve) => server.on("connection", (socket) => socket.on("close", () => resolve())))
+    const settings = { protocol: "openai-compatible", baseURL: `http://127.0.0.1:${port}/v1`, apiKey: "k" } as const
+    const client = yield* clientOf(settings, NodeHttpClient.layerUndici)
+    const seen: Array<{ readonly type: string; readonly at: number }> = []
+    const started = Date.now()
+    yield* client.stream(baseRequest()).pipe(
+      Stream.runForEach((event) => Effect.sync(() => seen.push({ type: event.type, at: Date.now() - started })))
+    )
+    expect(seen.map((event) => event.type)).toEqual(["text-start", "text-delta", "text-end", "finish"])
+    // The finish came with [DONE], not after the grace period; the stream ended after it.
+    expect(seen.at(-1)!.at).toBeLessThan(Duration.toMillis(ProviderHttp.tailGrace))
+    yield* Effect.promise(() => closed)
+    expect(sockets.size).toBe(1)
+  }).pipe(Effect.scoped)
+
+  it.live("a body left open after [DONE] still delivers everything at once, then is cut off", () => bodyLeftOpen)
+
+  // The grace period runs on the wall clock: a test's TestClock (which nothing advances here) must
+  // not hold the stream open for ever.
+  it.scoped("a body left open after [DONE] is cut off under a TestClock too", () => bodyLeftOpen)
 })
