@@ -14,7 +14,9 @@
  * Server-side instants come from the scripted server's own responses (Node's `http.server.*`
  * diagnostics channels, filtered to its port: request head arrival, last byte written); client-side
  * instants from `performance.now()` around the calls. The scripted server and the client share this
- * process, so every instant is on one clock. Every iteration uses a
+ * process, so every instant is on one clock. Against `opencode serve`, `serve-marks.cjs` (preloaded
+ * into the child with `--require`) adds the server's own instants on the wall clock both processes
+ * share, splitting (a) into transport, request handling and the drain. Every iteration uses a
  * fresh session (its first prompt: the Instruction Baseline is computed in the first Step), so
  * history does not grow across iterations. Figures are printed, never asserted (DESIGN §7.10).
  *
