@@ -50,6 +50,8 @@ export interface Interface {
    * any process; idempotent for the holder.
    */
   readonly claim: (sessionID: string) => Effect.Effect<Claim>
+  /** Whether another live host holds the session now (it is running there). */
+  readonly heldElsewhere: (sessionID: string) => Effect.Effect<boolean>
   /** Gives the session up if this host holds it; idempotent. Runs to completion once started. */
   readonly release: (sessionID: string) => Effect.Effect<void>
   /**
@@ -97,6 +99,9 @@ export const every = <E, R>(ms: number, effect: Effect.Effect<unknown, E, R>): E
     Effect.zipRight(Effect.never),
     Effect.withClock(wallClock)
   )
+
+/** Sleeps `ms` on the wall clock (see {@link every}). */
+export const sleep = (ms: number): Effect.Effect<void> => Effect.sleep(Duration.millis(ms)).pipe(Effect.withClock(wallClock))
 
 interface HostRow {
   readonly id: string
@@ -152,16 +157,19 @@ export const layer = (options: Options = {}): Layer.Layer<Service, never, SqlCli
           INSERT INTO session_lease (session_id, host_id, time_claimed) VALUES (${sessionID}, ${host}, ${now})
           ON CONFLICT (session_id) DO NOTHING RETURNING host_id`.pipe(Effect.orDie)
 
+      /** The session's lease and its holder's host row, when it still has one (a LEFT JOIN: its columns are null otherwise). */
+      const holder = (sessionID: string) =>
+        sql<{ readonly holder: string } & (HostRow | { readonly id: null })>`
+          SELECT l.host_id AS holder, h.id, h.pid, h.machine, h.time_seen
+          FROM session_lease l LEFT JOIN runtime_host h ON h.id = l.host_id
+          WHERE l.session_id = ${sessionID}`.pipe(Effect.orDie, Effect.map((rows) => rows[0]))
+
       const claim = Effect.fn("SessionLeases.claim")(function* (sessionID: string) {
         const now = Date.now()
         for (;;) {
           // The usual case, one statement: nobody holds the session.
           if ((yield* insert(sessionID, now)).length > 0) return claimed
-          // The holder's host row, when it still has one (a LEFT JOIN: columns are null otherwise).
-          const [lease] = yield* sql<{ readonly holder: string } & (HostRow | { readonly id: null })>`
-            SELECT l.host_id AS holder, h.id, h.pid, h.machine, h.time_seen
-            FROM session_lease l LEFT JOIN runtime_host h ON h.id = l.host_id
-            WHERE l.session_id = ${sessionID}`.pipe(Effect.orDie)
+          const lease = yield* holder(sessionID)
           // Released in between: claim it afresh.
           if (lease === undefined) continue
           if (lease.holder === host) return claimed
@@ -172,6 +180,11 @@ export const layer = (options: Options = {}): Layer.Layer<Service, never, SqlCli
             WHERE session_id = ${sessionID} AND host_id = ${lease.holder} RETURNING session_id`.pipe(Effect.orDie)
           if (taken.length > 0) return { _tag: "Claimed", from: lease.holder } as const
         }
+      })
+
+      const heldElsewhere = Effect.fn("SessionLeases.heldElsewhere")(function* (sessionID: string) {
+        const lease = yield* holder(sessionID)
+        return lease !== undefined && lease.holder !== host && live(lease.id === null ? undefined : lease, Date.now())
       })
 
       const release = Effect.fn("SessionLeases.release")(
@@ -195,6 +208,6 @@ export const layer = (options: Options = {}): Layer.Layer<Service, never, SqlCli
         return dead.map((lease) => lease.session_id)
       }).pipe(Effect.withSpan("SessionLeases.orphaned"))
 
-      return Service.of({ host, heartbeatMs, claim, release, orphaned })
+      return Service.of({ host, heartbeatMs, claim, heldElsewhere, release, orphaned })
     })
   )

@@ -40,8 +40,8 @@ import { StepRunner } from "./step-runner.js"
  * boundary decide (a steer or a queued prompt may keep it going); a failed Step ends it.
  *
  * A drain runs only while this host holds the session's lease (see {@link SessionLeases}), so hosts
- * in several processes over one database never run one session twice. `interrupt`, `wait` and
- * `active` see this host's drains only: a session another process is running looks idle here.
+ * in several processes over one database never run one session twice. `interrupt` and `active` see
+ * this host's drains only; `wait` also waits while another host runs the session.
  *
  * Building the layer first runs {@link Recovery} (what a crash left running is failed explicitly,
  * except in sessions another live host holds) and wakes every session that still has admitted
@@ -57,7 +57,10 @@ export interface Interface {
    * Idempotent; fails only for an unknown session.
    */
   readonly interrupt: (sessionID: string) => Effect.Effect<void, Errors.SessionNotFoundError>
-  /** Resolves when the session is idle. Fails only for an unknown session. */
+  /**
+   * Resolves when the session is idle: no drain of it runs here, and no other live host holds it
+   * (that is watched every 100 ms). Fails only for an unknown session.
+   */
   readonly wait: (sessionID: string) => Effect.Effect<void, Errors.SessionNotFoundError>
   /** The foreground drain registry of this process: running sessions → `{type: "running"}`. */
   readonly active: Effect.Effect<Readonly<Record<string, { readonly type: "running" }>>>
@@ -222,6 +225,8 @@ export const layer = (options: Options = {}) => Layer.scoped(
       )
 
     const coordinator = yield* SessionCoordinator.make(drain)
+    // How often `wait` looks at the lease of a session another host runs.
+    const waitPollMs = Math.min(100, leases.heartbeatMs)
 
     if (options.recover !== false) {
       // A restart: settle what a crash left running, then resume sessions with admitted input.
@@ -250,7 +255,23 @@ export const layer = (options: Options = {}) => Layer.scoped(
           Effect.zipRight(permissions.rejectPending(sessionID)),
           Effect.zipRight(questions.rejectPending(sessionID))
         ),
-      wait: (sessionID) => Effect.zipRight(known.ensure(sessionID), coordinator.wait(sessionID)),
+      wait: Effect.fn("SessionRunner.wait")(function* (sessionID: string) {
+        yield* known.ensure(sessionID)
+        // Idle here is not idle everywhere: while another live host runs the session, watch its lease.
+        // Input can sit unheld for an instant while a host hands it over (it releases, then claims
+        // again for input admitted meanwhile), so with input pending one more look is taken.
+        let unheldWithInput = false
+        while (true) {
+          yield* coordinator.wait(sessionID)
+          if (!(yield* leases.heldElsewhere(sessionID))) {
+            if (unheldWithInput || (yield* input.pending(sessionID)).length === 0) return
+            unheldWithInput = true
+          } else {
+            unheldWithInput = false
+          }
+          yield* SessionLeases.sleep(waitPollMs)
+        }
+      }),
       active: Effect.map(coordinator.active, (ids) => Object.fromEntries(ids.map((id) => [id, { type: "running" as const }])))
     })
   })

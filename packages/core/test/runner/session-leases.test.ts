@@ -1,11 +1,16 @@
 import { it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { Context, Effect, Exit, Fiber, Layer, Option, Scope } from "effect"
 import * as childProcess from "node:child_process"
 import * as os from "node:os"
 import * as path from "node:path"
-import { expect } from "vitest"
+import { describe, expect } from "vitest"
 import { Config } from "../../src/config/config.js"
+import type { ConfigInfo } from "../../src/config/config-info.js"
+import { EventLog } from "../../src/event/event-log.js"
+import { SessionInput } from "../../src/input/session-input.js"
+import { SessionRunner } from "../../src/runner/session-runner.js"
+import { LLMScript, ScriptedLLMServer } from "../../src/testing/index.js"
 import { Core } from "../../src/core.js"
 import { Locations } from "../../src/location/locations.js"
 import { SessionLeases } from "../../src/runner/session-leases.js"
@@ -138,3 +143,89 @@ it.scopedLive("a host writes its heartbeat, and closing it deletes its row and i
     expect(yield* t.holder(sessionID)).toBeUndefined()
   })
 )
+
+/** The host holding the session's lease, read through one Core's connection. */
+const holderOf = (run: <A, E>(effect: Effect.Effect<A, E, Core.Services>) => Effect.Effect<A, E>, sessionID: string) =>
+  run(
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql<{ readonly host_id: string }>`SELECT host_id FROM session_lease WHERE session_id = ${sessionID}`
+    ).pipe(Effect.orDie, Effect.map((rows) => rows[0]?.host_id))
+  )
+
+describe("two hosts over one database", () => {
+  const configFor = (baseURL: string) =>
+    ({
+      provider: {
+        scripted: {
+          npm: "@ai-sdk/openai-compatible",
+          options: { baseURL, apiKey: "test-key" },
+          models: { m: { name: "Scripted", tool_call: true, limit: { context: 100_000, output: 1000 } } }
+        }
+      },
+      model: "scripted/m"
+    }) as ConfigInfo.Info
+
+  it.scopedLive("input admitted on the host that does not run the session is run by the one that does; wait waits for it", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const server = yield* ScriptedLLMServer.make()
+      const open = Layer.build(
+        Core.layer({
+          databaseFile: path.join(dir, "opencode.db"),
+          directory: dir,
+          configDir: path.join(dir, "config"),
+          env: {},
+          config: Config.layerTest(configFor(server.url)),
+          leases: { heartbeatMs: 50 }
+        })
+      )
+      const a = yield* open
+      const b = yield* open
+      const on = (context: Context.Context<Core.Services>) => <A, E>(effect: Effect.Effect<A, E, Core.Services>) =>
+        Effect.provide(effect, context)
+      const [onA, onB] = [on(a), on(b)]
+      const location = yield* onA(Effect.flatMap(Locations.Service, (locations) => locations.resolve({ directory: dir })))
+      const sessionID = (yield* onA(Effect.flatMap(Sessions.Service, (sessions) => sessions.create({ location })))).id
+      const prompt = (run: typeof onA, text: string) =>
+        run(
+          Effect.flatMap(SessionInput.Service, (input) => input.admit(sessionID, { prompt: { text }, delivery: "queue" })).pipe(
+            Effect.zipRight(Effect.flatMap(SessionRunner.Service, (runner) => runner.wake(sessionID)))
+          )
+        )
+      const wait = (run: typeof onA) => run(Effect.flatMap(SessionRunner.Service, (runner) => runner.wait(sessionID)))
+
+      const held = LLMScript.gate()
+      yield* server.enqueue(
+        LLMScript.reply(LLMScript.text("first"), LLMScript.hold(held), LLMScript.finish("stop")),
+        LLMScript.reply(LLMScript.text("second"), LLMScript.finish("stop"))
+      )
+      yield* prompt(onA, "run on A")
+      yield* held.reached
+      // B finds the session held by A: it runs nothing itself, and its wait follows A's drain.
+      yield* prompt(onB, "admitted on B")
+      const waiting = yield* Effect.fork(wait(onB))
+      yield* Effect.sleep("300 millis")
+      expect(yield* Fiber.poll(waiting)).toEqual(Option.none())
+      expect(yield* onB(Effect.flatMap(SessionRunner.Service, (runner) => runner.active))).toEqual({})
+      expect(Object.keys(yield* onA(Effect.flatMap(SessionRunner.Service, (runner) => runner.active)))).toEqual([sessionID])
+
+      yield* held.release
+      yield* Fiber.join(waiting).pipe(Effect.orDie)
+      // A ran both prompts, one Step each, in admission order.
+      const events = yield* onB(Effect.flatMap(EventLog.Service, (log) => log.read(sessionID)))
+      const prompted = events.filter((e) => e.type === "session.next.prompted").map((e) => (e.data as any).prompt.text)
+      expect(prompted).toEqual(["run on A", "admitted on B"])
+      expect(events.filter((e) => e.type === "session.next.step.ended")).toHaveLength(2)
+      expect(yield* onB(Effect.flatMap(SessionInput.Service, (input) => input.pending(sessionID)))).toEqual([])
+      expect(yield* holderOf(onB, sessionID)).toBeUndefined()
+
+      // Idle everywhere, the next prompt runs on whichever host wakes it.
+      yield* server.enqueue(LLMScript.reply(LLMScript.text("third"), LLMScript.finish("stop")))
+      yield* prompt(onB, "run on B")
+      yield* wait(onA)
+      yield* wait(onB)
+      expect((yield* server.requests).length).toBe(3)
+    })
+  )
+})
+
