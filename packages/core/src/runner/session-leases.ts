@@ -12,7 +12,9 @@ export * as SessionLeases from "./session-leases.js"
  *
  * A host is live while its heartbeat is recent (`expiryMs`) and, when it runs on this machine (same
  * host name and PID namespace), while its process exists: a host killed with SIGKILL is dead at once
- * for the processes beside it. The lease of a dead host is taken over by the next claim. Times here
+ * for the processes beside it. The lease of a dead host is taken over by the next claim. A host asked
+ * to interrupt a session another live host runs records the request on the lease; the holder takes
+ * it from there (see SessionRunner). Times here
  * are wall-clock milliseconds (`Date.now()`), never the Effect Clock: they are compared across
  * processes.
  */
@@ -52,6 +54,13 @@ export interface Interface {
   readonly claim: (sessionID: string) => Effect.Effect<Claim>
   /** Whether another live host holds the session now (it is running there). */
   readonly heldElsewhere: (sessionID: string) => Effect.Effect<boolean>
+  /**
+   * Asks the live host holding the session to interrupt it: the request is recorded on its lease,
+   * and that host carries it out when it next looks ({@link Interface.interruptRequests}).
+   */
+  readonly requestInterrupt: (sessionID: string) => Effect.Effect<void>
+  /** Takes the interrupt requests other hosts recorded on this host's leases: the sessions to interrupt. */
+  readonly interruptRequests: Effect.Effect<ReadonlyArray<string>>
   /** Gives the session up if this host holds it; idempotent. Runs to completion once started. */
   readonly release: (sessionID: string) => Effect.Effect<void>
   /**
@@ -176,7 +185,7 @@ export const layer = (options: Options = {}): Layer.Layer<Service, never, SqlCli
           if (live(lease.id === null ? undefined : lease, now)) return { _tag: "Held", host: lease.holder } as const
           // The holder is dead: take the lease over, unless another claim changed it first.
           const taken = yield* sql`
-            UPDATE session_lease SET host_id = ${host}, time_claimed = ${now}
+            UPDATE session_lease SET host_id = ${host}, time_claimed = ${now}, time_interrupt_requested = NULL
             WHERE session_id = ${sessionID} AND host_id = ${lease.holder} RETURNING session_id`.pipe(Effect.orDie)
           if (taken.length > 0) return { _tag: "Claimed", from: lease.holder } as const
         }
@@ -186,6 +195,20 @@ export const layer = (options: Options = {}): Layer.Layer<Service, never, SqlCli
         const lease = yield* holder(sessionID)
         return lease !== undefined && lease.holder !== host && live(lease.id === null ? undefined : lease, Date.now())
       })
+
+      const requestInterrupt = Effect.fn("SessionLeases.requestInterrupt")(function* (sessionID: string) {
+        yield* sql`UPDATE session_lease SET time_interrupt_requested = ${Date.now()} WHERE session_id = ${sessionID} AND host_id <> ${host}`.pipe(
+          Effect.orDie
+        )
+      })
+
+      const interruptRequests = sql<{ readonly session_id: string }>`
+        UPDATE session_lease SET time_interrupt_requested = NULL
+        WHERE host_id = ${host} AND time_interrupt_requested IS NOT NULL RETURNING session_id`.pipe(
+        Effect.orDie,
+        Effect.map((rows) => rows.map((row) => row.session_id)),
+        Effect.withSpan("SessionLeases.interruptRequests")
+      )
 
       const release = Effect.fn("SessionLeases.release")(
         function* (sessionID: string) {
@@ -208,6 +231,6 @@ export const layer = (options: Options = {}): Layer.Layer<Service, never, SqlCli
         return dead.map((lease) => lease.session_id)
       }).pipe(Effect.withSpan("SessionLeases.orphaned"))
 
-      return Service.of({ host, heartbeatMs, claim, heldElsewhere, release, orphaned })
+      return Service.of({ host, heartbeatMs, claim, heldElsewhere, requestInterrupt, interruptRequests, release, orphaned })
     })
   )

@@ -40,8 +40,8 @@ import { StepRunner } from "./step-runner.js"
  * boundary decide (a steer or a queued prompt may keep it going); a failed Step ends it.
  *
  * A drain runs only while this host holds the session's lease (see {@link SessionLeases}), so hosts
- * in several processes over one database never run one session twice. `interrupt` and `active` see
- * this host's drains only; `wait` also waits while another host runs the session.
+ * in several processes over one database never run one session twice. `active` lists this host's
+ * drains only; `wait` and `interrupt` also reach a session another host runs.
  *
  * Building the layer first runs {@link Recovery} (what a crash left running is failed explicitly,
  * except in sessions another live host holds) and wakes every session that still has admitted
@@ -53,7 +53,8 @@ export interface Interface {
   /**
    * Interrupts the session's running Step (provider stream and tools; partial output is kept).
    * Resolves once the Step has settled and the session's pending permission and question requests
-   * are rejected.
+   * are rejected. When another live host runs the session, that host is asked to (it looks every
+   * 250 ms) and this resolves once it has let the session go.
    * Idempotent; fails only for an unknown session.
    */
   readonly interrupt: (sessionID: string) => Effect.Effect<void, Errors.SessionNotFoundError>
@@ -225,8 +226,30 @@ export const layer = (options: Options = {}) => Layer.scoped(
       )
 
     const coordinator = yield* SessionCoordinator.make(drain)
-    // How often `wait` looks at the lease of a session another host runs.
+    // How often `wait` and `interrupt` look at the lease of a session another host runs, and how
+    // often this host looks for interrupt requests on its own leases.
     const waitPollMs = Math.min(100, leases.heartbeatMs)
+    const interruptPollMs = Math.min(250, leases.heartbeatMs)
+
+    /**
+     * Interrupts this host's drain of the session, if any: the running Step's waiting calls reject
+     * their own requests as they are interrupted; then the requests a client created for the
+     * session are rejected too.
+     */
+    const interruptHere = (sessionID: string) =>
+      coordinator.interrupt(sessionID).pipe(
+        Effect.zipRight(permissions.rejectPending(sessionID)),
+        Effect.zipRight(questions.rejectPending(sessionID))
+      )
+    // Interrupts that other hosts asked this one for.
+    yield* Effect.forkScoped(
+      SessionLeases.every(
+        interruptPollMs,
+        Effect.flatMap(leases.interruptRequests, Effect.forEach(interruptHere, { discard: true })).pipe(
+          Effect.catchAllCause((cause) => Effect.logWarning("looking for interrupt requests failed", cause))
+        )
+      )
+    )
 
     if (options.recover !== false) {
       // A restart: settle what a crash left running, then resume sessions with admitted input.
@@ -250,11 +273,14 @@ export const layer = (options: Options = {}) => Layer.scoped(
       wake: coordinator.wake,
       // The running Step's waiting calls reject their own requests as they are interrupted; then the
       // requests a client created for the session are rejected too.
-      interrupt: (sessionID) =>
-        Effect.zipRight(known.ensure(sessionID), coordinator.interrupt(sessionID)).pipe(
-          Effect.zipRight(permissions.rejectPending(sessionID)),
-          Effect.zipRight(questions.rejectPending(sessionID))
-        ),
+      interrupt: Effect.fn("SessionRunner.interrupt")(function* (sessionID: string) {
+        yield* known.ensure(sessionID)
+        if (!(yield* leases.heldElsewhere(sessionID))) return yield* interruptHere(sessionID)
+        // Another live host runs it: ask that host (which also rejects the session's requests), and
+        // resolve once it has let the session go.
+        yield* leases.requestInterrupt(sessionID)
+        while (yield* leases.heldElsewhere(sessionID)) yield* SessionLeases.sleep(waitPollMs)
+      }),
       wait: Effect.fn("SessionRunner.wait")(function* (sessionID: string) {
         yield* known.ensure(sessionID)
         // Idle here is not idle everywhere: while another live host runs the session, watch its lease.

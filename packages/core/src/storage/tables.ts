@@ -234,7 +234,10 @@ export const runtimeHost = sqliteTable("runtime_host", {
   timeSeen: integer("time_seen").notNull()
 })
 
-/** Session Leases: the host whose drain drives a session, held while it drains. */
+/**
+ * Session Leases: the host whose drain drives a session, held while it drains. Another host that
+ * is asked to interrupt the session records the request here for the holder to carry out.
+ */
 export const sessionLease = sqliteTable(
   "session_lease",
   {
@@ -242,7 +245,9 @@ export const sessionLease = sqliteTable(
       .primaryKey()
       .references(() => session.id, { onDelete: "cascade" }),
     hostID: text("host_id").notNull(),
-    timeClaimed: integer("time_claimed").notNull()
+    timeClaimed: integer("time_claimed").notNull(),
+    /** When another host asked the holder to interrupt the session (ms), until the holder does. */
+    timeInterruptRequested: integer("time_interrupt_requested")
   },
   (table) => [index("session_lease_host_idx").on(table.hostID)]
 )

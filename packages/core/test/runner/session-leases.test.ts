@@ -165,34 +165,42 @@ describe("two hosts over one database", () => {
       model: "scripted/m"
     }) as ConfigInfo.Info
 
+  /** Two Cores over one file in this process, a session, and a way to prompt it through either. */
+  const twoHosts = Effect.gen(function* () {
+    const dir = yield* tempDir
+    const server = yield* ScriptedLLMServer.make()
+    const open = Layer.build(
+      Core.layer({
+        databaseFile: path.join(dir, "opencode.db"),
+        directory: dir,
+        configDir: path.join(dir, "config"),
+        env: {},
+        config: Config.layerTest(configFor(server.url)),
+        leases: { heartbeatMs: 50 }
+      })
+    )
+    const a = yield* open
+    const b = yield* open
+    const on = (context: Context.Context<Core.Services>) => <A, E>(effect: Effect.Effect<A, E, Core.Services>) =>
+      Effect.provide(effect, context)
+    const [onA, onB] = [on(a), on(b)]
+    const location = yield* onA(Effect.flatMap(Locations.Service, (locations) => locations.resolve({ directory: dir })))
+    const sessionID = (yield* onA(Effect.flatMap(Sessions.Service, (sessions) => sessions.create({ location })))).id
+    const prompt = (run: typeof onA, text: string) =>
+      run(
+        Effect.flatMap(SessionInput.Service, (input) => input.admit(sessionID, { prompt: { text }, delivery: "queue" })).pipe(
+          Effect.zipRight(Effect.flatMap(SessionRunner.Service, (runner) => runner.wake(sessionID)))
+        )
+      )
+    const runner = (run: typeof onA) => run(SessionRunner.Service)
+    const events = onA(Effect.flatMap(EventLog.Service, (log) => log.read(sessionID)))
+    return { server, onA, onB, sessionID, prompt, runner, events }
+  })
+
   it.scopedLive("input admitted on the host that does not run the session is run by the one that does; wait waits for it", () =>
     Effect.gen(function* () {
-      const dir = yield* tempDir
-      const server = yield* ScriptedLLMServer.make()
-      const open = Layer.build(
-        Core.layer({
-          databaseFile: path.join(dir, "opencode.db"),
-          directory: dir,
-          configDir: path.join(dir, "config"),
-          env: {},
-          config: Config.layerTest(configFor(server.url)),
-          leases: { heartbeatMs: 50 }
-        })
-      )
-      const a = yield* open
-      const b = yield* open
-      const on = (context: Context.Context<Core.Services>) => <A, E>(effect: Effect.Effect<A, E, Core.Services>) =>
-        Effect.provide(effect, context)
-      const [onA, onB] = [on(a), on(b)]
-      const location = yield* onA(Effect.flatMap(Locations.Service, (locations) => locations.resolve({ directory: dir })))
-      const sessionID = (yield* onA(Effect.flatMap(Sessions.Service, (sessions) => sessions.create({ location })))).id
-      const prompt = (run: typeof onA, text: string) =>
-        run(
-          Effect.flatMap(SessionInput.Service, (input) => input.admit(sessionID, { prompt: { text }, delivery: "queue" })).pipe(
-            Effect.zipRight(Effect.flatMap(SessionRunner.Service, (runner) => runner.wake(sessionID)))
-          )
-        )
-      const wait = (run: typeof onA) => run(Effect.flatMap(SessionRunner.Service, (runner) => runner.wait(sessionID)))
+      const { server, onA, onB, sessionID, prompt, runner, events: read } = yield* twoHosts
+      const wait = (run: typeof onA) => Effect.flatMap(runner(run), (r) => r.wait(sessionID))
 
       const held = LLMScript.gate()
       yield* server.enqueue(
@@ -206,13 +214,13 @@ describe("two hosts over one database", () => {
       const waiting = yield* Effect.fork(wait(onB))
       yield* Effect.sleep("300 millis")
       expect(yield* Fiber.poll(waiting)).toEqual(Option.none())
-      expect(yield* onB(Effect.flatMap(SessionRunner.Service, (runner) => runner.active))).toEqual({})
-      expect(Object.keys(yield* onA(Effect.flatMap(SessionRunner.Service, (runner) => runner.active)))).toEqual([sessionID])
+      expect(yield* Effect.flatMap(runner(onB), (r) => r.active)).toEqual({})
+      expect(Object.keys(yield* Effect.flatMap(runner(onA), (r) => r.active))).toEqual([sessionID])
 
       yield* held.release
       yield* Fiber.join(waiting).pipe(Effect.orDie)
       // A ran both prompts, one Step each, in admission order.
-      const events = yield* onB(Effect.flatMap(EventLog.Service, (log) => log.read(sessionID)))
+      const events = yield* read
       const prompted = events.filter((e) => e.type === "session.next.prompted").map((e) => (e.data as any).prompt.text)
       expect(prompted).toEqual(["run on A", "admitted on B"])
       expect(events.filter((e) => e.type === "session.next.step.ended")).toHaveLength(2)
@@ -225,6 +233,28 @@ describe("two hosts over one database", () => {
       yield* wait(onA)
       yield* wait(onB)
       expect((yield* server.requests).length).toBe(3)
+    })
+  )
+
+  it.scopedLive("interrupt on the host that does not run the session interrupts it where it runs", () =>
+    Effect.gen(function* () {
+      const { server, onA, onB, sessionID, prompt, runner, events } = yield* twoHosts
+      const held = LLMScript.gate()
+      yield* server.enqueue(LLMScript.reply(LLMScript.text("Once upon"), LLMScript.hold(held), LLMScript.text(" a time"), LLMScript.finish("stop")))
+      yield* prompt(onA, "tell me a story")
+      yield* held.reached
+      yield* prompt(onB, "queued on B")
+      yield* Effect.flatMap(runner(onB), (r) => r.interrupt(sessionID))
+      // Resolved only once A let the session go: its provider stream was aborted and its Step settled.
+      expect(yield* Effect.flatMap(runner(onA), (r) => r.active)).toEqual({})
+      yield* held.aborted
+      const types = (yield* events).map((e) => e.type.replace("session.next.", ""))
+      expect(types.slice(-5)).toEqual(["step.started", "text.started", "prompt.admitted", "text.ended", "step.failed"])
+      const failed: any = (yield* events).at(-1)!.data
+      expect(failed.error.message).toBe("interrupted")
+      // As after a local interrupt, the input admitted meanwhile is still pending, for the next wake.
+      expect((yield* onB(Effect.flatMap(SessionInput.Service, (input) => input.pending(sessionID)))).length).toBe(1)
+      expect(yield* holderOf(onB, sessionID)).toBeUndefined()
     })
   )
 })

@@ -41,7 +41,8 @@ it.scoped("creates the parent directory, migrates, and opens in WAL mode with bu
       { migration_id: 4, name: "permissions" },
       { migration_id: 5, name: "questions" },
       { migration_id: 6, name: "nested_instructions" },
-      { migration_id: 7, name: "hosts" }
+      { migration_id: 7, name: "hosts" },
+      { migration_id: 8, name: "interrupt_requests" }
     ])
     expect(result.indexes).toEqual(["session_directory_idx", "session_project_id_idx", "session_time_created_id_idx"])
   })

@@ -1,0 +1,1 @@
+ALTER TABLE `session_lease` ADD `time_interrupt_requested` integer;
