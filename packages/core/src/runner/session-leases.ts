@@ -202,13 +202,16 @@ export const layer = (options: Options = {}): Layer.Layer<Service, never, SqlCli
         )
       })
 
-      const interruptRequests = sql<{ readonly session_id: string }>`
-        UPDATE session_lease SET time_interrupt_requested = NULL
-        WHERE host_id = ${host} AND time_interrupt_requested IS NOT NULL RETURNING session_id`.pipe(
-        Effect.orDie,
-        Effect.map((rows) => rows.map((row) => row.session_id)),
-        Effect.withSpan("SessionLeases.interruptRequests")
-      )
+      // Looked at often: a read first, so that no write lock is taken while there is nothing to take.
+      const interruptRequests = Effect.gen(function* () {
+        const requested = yield* sql`
+          SELECT 1 FROM session_lease WHERE host_id = ${host} AND time_interrupt_requested IS NOT NULL LIMIT 1`.pipe(Effect.orDie)
+        if (requested.length === 0) return []
+        const taken = yield* sql<{ readonly session_id: string }>`
+          UPDATE session_lease SET time_interrupt_requested = NULL
+          WHERE host_id = ${host} AND time_interrupt_requested IS NOT NULL RETURNING session_id`.pipe(Effect.orDie)
+        return taken.map((row) => row.session_id)
+      }).pipe(Effect.withSpan("SessionLeases.interruptRequests"))
 
       const release = Effect.fn("SessionLeases.release")(
         function* (sessionID: string) {
