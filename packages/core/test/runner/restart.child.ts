@@ -13,7 +13,6 @@
 import { Effect, Logger, LogLevel } from "effect"
 import * as path from "node:path"
 import { Config } from "../../src/config/config.js"
-import type { ConfigInfo } from "../../src/config/config-info.js"
 import { Core } from "../../src/core.js"
 import { EventLog } from "../../src/event/event-log.js"
 import { SessionInput } from "../../src/input/session-input.js"
@@ -21,21 +20,9 @@ import { Locations } from "../../src/location/locations.js"
 import { SessionRunner } from "../../src/runner/session-runner.js"
 import { Sessions } from "../../src/session/sessions.js"
 import { ToolRegistry } from "../../src/tool/tool-registry.js"
+import { scriptedConfig } from "../fixture.js"
 
 const [databaseFile = "", directory = "", llmURL = "", mode = "tool"] = process.argv.slice(2)
-
-/** The same configuration as the restarted host's in `restart.test.ts`. */
-const configFor = (baseURL: string) =>
-  ({
-    provider: {
-      scripted: {
-        npm: "@ai-sdk/openai-compatible",
-        options: { baseURL, apiKey: "test-key" },
-        models: { m: { name: "Scripted", tool_call: true, limit: { context: 100_000, output: 1000 } } }
-      }
-    },
-    model: "scripted/m"
-  }) as ConfigInfo.Info
 
 const program = Effect.gen(function* () {
   const location = yield* (yield* Locations.Service).resolve({ directory })
@@ -70,7 +57,7 @@ Effect.runPromise(
         directory,
         configDir: path.join(directory, "config"),
         env: {},
-        config: Config.layerTest(configFor(llmURL))
+        config: Config.layerTest(scriptedConfig(llmURL))
       })
     ),
     Logger.withMinimumLogLevel(LogLevel.None)

@@ -2,7 +2,6 @@ import { NodeContext } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import {
   Config,
-  type ConfigInfo,
   Core,
   Database,
   EventLog,
@@ -12,9 +11,11 @@ import {
   SessionEvents,
   SessionInput,
   SessionRunner,
+  SessionLeases,
   Sessions
 } from "@opencode-ai/core"
 import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
+import { scriptedConfig } from "../fixture.js"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel, type Scope } from "effect"
 import * as childProcess from "node:child_process"
@@ -35,17 +36,6 @@ const { reply, text, toolCall, finish, hold, gate } = LLMScript
 const packageDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..")
 const childScript = path.join(packageDir, "test", "runner", "restart.child.ts")
 
-const configFor = (baseURL: string) =>
-  ({
-    provider: {
-      scripted: {
-        npm: "@ai-sdk/openai-compatible",
-        options: { baseURL, apiKey: "test-key" },
-        models: { m: { name: "Scripted", tool_call: true, limit: { context: 100_000, output: 1000 } } }
-      }
-    },
-    model: "scripted/m"
-  }) as ConfigInfo.Info
 
 const files = () => {
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "opencode-restart-")))
@@ -54,13 +44,16 @@ const files = () => {
   return { root, directory, databaseFile: path.join(root, "opencode.db") }
 }
 
+/** Where a test's hosts meet: the database file, the project directory and the scripted server. */
+type At = { readonly databaseFile: string; readonly directory: string; readonly url: string }
+
 /**
  * Runs the crashing host until it reports its Step stranded at `mode`, then kills it with SIGKILL
  * (no finalizer, no clean close: the WAL is left as the crash left it). Resolves with its session.
  */
 const crash = (
   mode: "tool" | "text",
-  at: { readonly databaseFile: string; readonly directory: string; readonly url: string },
+  at: At,
   before: Effect.Effect<void, never, Scope.Scope> = Effect.void
 ) =>
   Effect.gen(function* () {
@@ -109,19 +102,30 @@ const admitOffline = (databaseFile: string, sessionID: string, text: string, del
     Effect.orDie
   )
 
-/** Opens Core over the file again (Recovery runs and pending sessions resume), then waits for the session. */
-const restart = (at: { readonly databaseFile: string; readonly directory: string; readonly url: string }, sessionID: string) =>
+/**
+ * Opens Core over the file in this process (Recovery runs and pending sessions resume) until the
+ * test's end; `run` provides it.
+ */
+const open = (at: At, leases?: SessionLeases.Options) =>
+  Layer.build(
+    Core.layer({
+      databaseFile: at.databaseFile,
+      directory: at.directory,
+      configDir: path.join(at.directory, "config"),
+      env: {},
+      config: Config.layerTest(scriptedConfig(at.url)),
+      leases
+    })
+  ).pipe(
+    Effect.orDie,
+    Logger.withMinimumLogLevel(LogLevel.Warning),
+    Effect.map((context) => ({ run: <A, E>(effect: Effect.Effect<A, E, Core.Services>) => Effect.provide(effect, context) }))
+  )
+
+/** Opens Core over the file again, then waits for the session. */
+const restart = (at: At, sessionID: string) =>
   Effect.gen(function* () {
-    const context = yield* Layer.build(
-      Core.layer({
-        databaseFile: at.databaseFile,
-        directory: at.directory,
-        configDir: path.join(at.directory, "config"),
-        env: {},
-        config: Config.layerTest(configFor(at.url))
-      })
-    ).pipe(Effect.orDie, Logger.withMinimumLogLevel(LogLevel.Warning))
-    const run = <A, E>(effect: Effect.Effect<A, E, Core.Services>) => Effect.provide(effect, context)
+    const { run } = yield* open(at)
     yield* run(Effect.flatMap(SessionRunner.Service, (runner) => runner.wait(sessionID))).pipe(Effect.orDie)
     const events = yield* run(Effect.flatMap(EventLog.Service, (log) => log.read(sessionID)))
     const pending = yield* run(Effect.flatMap(SessionInput.Service, (input) => input.pending(sessionID))).pipe(Effect.orDie)
@@ -129,6 +133,37 @@ const restart = (at: { readonly databaseFile: string; readonly directory: string
   })
 
 const typesOf = (events: ReadonlyArray<EventLog.Envelope>) => events.map((e) => e.type.replace("session.next.", ""))
+
+/**
+ * The log of a session whose host stopped while its tool ran, with a queued prompt and a steer
+ * pending, once another host settled it and ran what was pending: the same after a restart as after
+ * a takeover by a live host.
+ */
+const strandedToolSettledAndResumed = [
+  "session.created",
+  "prompt.admitted",
+  "prompted",
+  "step.started",
+  "tool.input.started",
+  "tool.input.ended",
+  "tool.called",
+  "prompt.admitted", // queued by the stopped host behind its running step
+  "prompt.admitted", // the steer admitted while it was stopped (or beside it, before it stopped)
+  // Settled
+  "tool.failed",
+  "step.failed",
+  // Resumed: the steer joins the next step, then the queued prompt gets its own
+  "prompted",
+  "step.started",
+  "text.started",
+  "text.ended",
+  "step.ended",
+  "prompted",
+  "step.started",
+  "text.started",
+  "text.ended",
+  "step.ended"
+]
 
 /** Nothing admitted is lost (each admitted prompt is promoted exactly once) and the seq is gapless from 1. */
 const expectIntact = (events: ReadonlyArray<EventLog.Envelope>) => {
@@ -158,31 +193,7 @@ describe("restart in the middle of a step", () => {
         yield* server.enqueue(reply(text("after the restart"), finish("stop")), reply(text("the queued one"), finish("stop")))
         const { events, pending } = yield* restart(at, sessionID)
 
-        expect(typesOf(events)).toEqual([
-          "session.created",
-          "prompt.admitted",
-          "prompted",
-          "step.started",
-          "tool.input.started",
-          "tool.input.ended",
-          "tool.called",
-          "prompt.admitted", // queued by the crashed host behind its running step
-          "prompt.admitted", // the steer admitted while no host ran
-          // Recovery
-          "tool.failed",
-          "step.failed",
-          // Resumed
-          "prompted",
-          "step.started",
-          "text.started",
-          "text.ended",
-          "step.ended",
-          "prompted",
-          "step.started",
-          "text.started",
-          "text.ended",
-          "step.ended"
-        ])
+        expect(typesOf(events)).toEqual(strandedToolSettledAndResumed)
         expectIntact(events)
         expect(pending).toEqual([])
 
@@ -280,25 +291,15 @@ describe("restart in the middle of a step", () => {
         const server = yield* ScriptedLLMServer.make()
         const at = { ...files(), url: server.url }
         yield* server.enqueue(reply(toolCall("call_1", "block", { what: "forever" }), finish("tool-calls")))
-        let beside: { readonly run: <A, E>(effect: Effect.Effect<A, E, Core.Services>) => Effect.Effect<A, E> } | undefined
+        let beside: Effect.Effect.Success<ReturnType<typeof open>> | undefined
         const sessionID = yield* crash(
           "tool",
           at,
           Effect.gen(function* () {
             // While the first host runs its Step, a second one opens the same file: its startup
             // Recovery must leave that Step alone.
-            const context = yield* Layer.build(
-              Core.layer({
-                databaseFile: at.databaseFile,
-                directory: at.directory,
-                configDir: path.join(at.directory, "config"),
-                env: {},
-                config: Config.layerTest(configFor(at.url)),
-                leases: { heartbeatMs: 50 }
-              })
-            ).pipe(Effect.orDie, Logger.withMinimumLogLevel(LogLevel.Warning))
-            const run = <A, E>(effect: Effect.Effect<A, E, Core.Services>) => Effect.provide(effect, context)
-            beside = { run }
+            beside = yield* open(at, { heartbeatMs: 50 })
+            const run = beside.run
             const sessionID = (yield* run(Effect.flatMap(Sessions.Service, (sessions) => sessions.list({})))).data[0]!.id
             // A steer admitted here wakes this host, which finds the session held and leaves it be.
             yield* run(
@@ -324,30 +325,7 @@ describe("restart in the middle of a step", () => {
         }
         yield* run(Effect.flatMap(SessionRunner.Service, (runner) => runner.wait(sessionID))).pipe(Effect.orDie)
         const events = yield* read
-        expect(typesOf(events)).toEqual([
-          "session.created",
-          "prompt.admitted",
-          "prompted",
-          "step.started",
-          "tool.input.started",
-          "tool.input.ended",
-          "tool.called",
-          "prompt.admitted", // queued by the first host behind its running step
-          "prompt.admitted", // the steer admitted beside it
-          // Taken over
-          "tool.failed",
-          "step.failed",
-          "prompted",
-          "step.started",
-          "text.started",
-          "text.ended",
-          "step.ended",
-          "prompted",
-          "step.started",
-          "text.started",
-          "text.ended",
-          "step.ended"
-        ])
+        expect(typesOf(events)).toEqual(strandedToolSettledAndResumed)
         expectIntact(events)
         const prompted = events.filter((e) => e.type === "session.next.prompted").map((e) => (e.data as any).prompt.text)
         expect(prompted).toEqual(["run the blocking tool", "steered beside it", "queued behind the tool"])

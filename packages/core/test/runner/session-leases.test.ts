@@ -6,7 +6,6 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect } from "vitest"
 import { Config } from "../../src/config/config.js"
-import type { ConfigInfo } from "../../src/config/config-info.js"
 import { EventLog } from "../../src/event/event-log.js"
 import { SessionInput } from "../../src/input/session-input.js"
 import { SessionRunner } from "../../src/runner/session-runner.js"
@@ -15,7 +14,7 @@ import { Core } from "../../src/core.js"
 import { Locations } from "../../src/location/locations.js"
 import { SessionLeases } from "../../src/runner/session-leases.js"
 import { Sessions } from "../../src/session/sessions.js"
-import { tempDir } from "../fixture.js"
+import { scriptedConfig, tempDir } from "../fixture.js"
 
 /**
  * Leases between hosts. The Core's own host is one; more hosts over the same connection play other
@@ -153,17 +152,6 @@ const holderOf = (run: <A, E>(effect: Effect.Effect<A, E, Core.Services>) => Eff
   )
 
 describe("two hosts over one database", () => {
-  const configFor = (baseURL: string) =>
-    ({
-      provider: {
-        scripted: {
-          npm: "@ai-sdk/openai-compatible",
-          options: { baseURL, apiKey: "test-key" },
-          models: { m: { name: "Scripted", tool_call: true, limit: { context: 100_000, output: 1000 } } }
-        }
-      },
-      model: "scripted/m"
-    }) as ConfigInfo.Info
 
   /** Two Cores over one file in this process, a session, and a way to prompt it through either. */
   const twoHosts = Effect.gen(function* () {
@@ -175,7 +163,7 @@ describe("two hosts over one database", () => {
         directory: dir,
         configDir: path.join(dir, "config"),
         env: {},
-        config: Config.layerTest(configFor(server.url)),
+        config: Config.layerTest(scriptedConfig(server.url)),
         leases: { heartbeatMs: 50 }
       })
     )
