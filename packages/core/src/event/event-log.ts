@@ -2,7 +2,8 @@ export * as EventLog from "./event-log.js"
 
 import { SqlClient, SqlError } from "@effect/sql"
 import { Event, Identifier } from "@opencode-ai/schema"
-import { Clock, Context, Effect, Layer, PubSub, Schema, Stream, type Queue, type Scope } from "effect"
+import { Chunk, Clock, Context, Effect, Layer, PubSub, Schema, Stream, type Queue, type Scope } from "effect"
+import { WallClock } from "../clock/wall-clock.js"
 import * as LiveBus from "./live-bus.js"
 
 /** A committed durable event: the schema's envelope with `durable` always present. */
@@ -52,8 +53,9 @@ export interface Interface {
   readonly subscribe: Effect.Effect<Queue.Dequeue<Envelope>, never, Scope.Scope>
   /**
    * One aggregate's log as a stream without gaps or duplicates: the committed envelopes with
-   * `seq > after`, then every later one as it commits. Never ends on its own (only when the instance
-   * shuts down); interrupting the consumer releases the subscription.
+   * `seq > after`, then every later one as it commits (here at once; in another process sharing the
+   * file, once the relay finds it). Never ends on its own (only when the instance shuts down);
+   * interrupting the consumer releases the subscription.
    *
    * Memory is bounded however slow the consumer: live commits wait in a LiveBus subscription of
    * `capacity` events (default `LiveBus.defaultCapacity`), and a consumer that falls further behind
@@ -76,8 +78,16 @@ const Row = Schema.Struct({
   data: Schema.parseJson()
 })
 const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
+const decodeForeign = Schema.decodeUnknown(Schema.Array(Schema.Struct({ ...Row.fields, aggregate_id: Schema.String })))
 
-/** The log over the database's SqlClient; every commit is also published to the instance's LiveBus. */
+/** How often the log looks for events other processes committed to the same file (ms). */
+export const relayIntervalMs = 250
+
+/**
+ * The log over the database's SqlClient; every commit is also published to the instance's LiveBus.
+ * Events that other processes commit to the same file (hosts sharing a database) are published too,
+ * at most {@link relayIntervalMs} later: live readers here see every session, wherever it runs.
+ */
 export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Service> = Layer.scoped(
   Service,
   Effect.gen(function* () {
@@ -87,6 +97,8 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
     // SQLite has one writer anyway; holding this across commit and publish keeps publish order equal
     // to commit order, so live readers see each aggregate's seq strictly increasing.
     const writer = yield* Effect.makeSemaphore(1)
+    // The ids this instance committed that the relay (below) has not passed yet: not published twice.
+    const own = new Set<string>()
 
     const insert = Effect.fn("EventLog.insert")(function* (aggregateID: string, events: ReadonlyArray<Draft>) {
       const [bumped] = yield* sql<{ readonly seq: number }>`
@@ -134,6 +146,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
         ),
         sql.withTransaction,
         Effect.catchIf((error): error is SqlError.SqlError => error instanceof SqlError.SqlError, Effect.die),
+        Effect.tap((committed) => Effect.sync(() => committed.forEach((envelope) => own.add(envelope.id)))),
         Effect.tap((committed) => PubSub.publishAll(live, committed)),
         // Still under the writer permit: the bus sees commits in commit order, and before append
         // resolves, so a publisher's later live deltas can never overtake its durable events.
@@ -159,6 +172,37 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
 
     const subscribe = PubSub.subscribe(live)
 
+    // The relay: events other processes committed, found by rowid (which grows in commit order, and
+    // events are never deleted), published under the writer permit so that they never interleave
+    // with a local commit and its publication.
+    let relayed = (yield* sql<{ readonly last: number | null }>`SELECT max(rowid) AS last FROM event`.pipe(Effect.orDie))[0]?.last ?? 0
+    const relay = Effect.gen(function* () {
+      const fresh = yield* sql<{ readonly rowid: number; readonly id: string }>`
+        SELECT rowid, id FROM event WHERE rowid > ${relayed} ORDER BY rowid`.pipe(Effect.orDie)
+      if (fresh.length === 0) return
+      relayed = fresh.at(-1)!.rowid
+      const foreign = fresh.filter((row) => !own.delete(row.id)).map((row) => row.rowid)
+      if (foreign.length === 0) return
+      const rows = yield* sql`
+        SELECT id, aggregate_id, type, seq, version, data FROM event WHERE rowid IN ${sql.in(foreign)} ORDER BY rowid`.pipe(
+        Effect.flatMap(decodeForeign),
+        Effect.orDie
+      )
+      const envelopes = rows.map(
+        (row): Envelope => ({
+          id: row.id,
+          type: row.type,
+          durable: { aggregateID: row.aggregate_id, seq: row.seq, version: row.version },
+          data: row.data
+        })
+      )
+      yield* PubSub.publishAll(live, envelopes)
+      yield* bus.publishAll(envelopes)
+    }).pipe(writer.withPermits(1), Effect.withSpan("EventLog.relay"))
+    yield* Effect.forkScoped(
+      WallClock.every(relayIntervalMs, relay.pipe(Effect.catchAllCause((cause) => Effect.logWarning("relaying other processes' events failed", cause))))
+    )
+
     const follow = (
       aggregateID: string,
       options?: { readonly after?: number | undefined; readonly capacity?: number | undefined }
@@ -172,12 +216,32 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
               // Subscribe before reading, so an append committing in between is on the bus if not in the read.
               const live = yield* bus.subscribe({ capacity: options?.capacity })
               const past = yield* read(aggregateID, { after })
-              const last = past.at(-1)?.durable.seq ?? after
+              // The last seq this run handed on. Live events come in seq order from this process's
+              // own commits; another process's arrive later through the relay, possibly behind a
+              // local one: a gap is filled from the log, and what was already handed on is dropped.
+              let last = past.at(-1)?.durable.seq ?? after
+              const inOrder = (chunk: Chunk.Chunk<Envelope>): Effect.Effect<Chunk.Chunk<Envelope>> => {
+                const out: Array<Envelope> = []
+                for (const [index, envelope] of Array.from(chunk).entries()) {
+                  const seq = envelope.durable.seq
+                  if (seq <= last) continue
+                  if (seq === last + 1) {
+                    out.push(envelope)
+                    last = seq
+                    continue
+                  }
+                  const rest = Chunk.drop(chunk, index + 1)
+                  return Effect.flatMap(read(aggregateID, { after: last }), (missing) => {
+                    out.push(...missing)
+                    last = missing.at(-1)?.durable.seq ?? last
+                    return Effect.map(inOrder(rest), (more) => Chunk.appendAll(Chunk.unsafeFromArray(out), more))
+                  })
+                }
+                return Effect.succeed(Chunk.unsafeFromArray(out))
+              }
               const tail = live.pipe(
-                Stream.filter(
-                  (envelope): envelope is Envelope =>
-                    envelope.durable?.aggregateID === aggregateID && envelope.durable.seq > last
-                )
+                Stream.filter((envelope): envelope is Envelope => envelope.durable?.aggregateID === aggregateID),
+                Stream.mapChunksEffect(inOrder)
               )
               return Stream.concat(Stream.fromIterable(past), tail)
             })

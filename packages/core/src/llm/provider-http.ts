@@ -15,6 +15,7 @@ import { HttpClient, type HttpClientError, HttpClientRequest, type HttpClientRes
 import { Clock, Duration, Effect, Exit, Fiber, Runtime, Scope, Stream } from "effect"
 import { type Any as LLMError, ProviderError, TransportError } from "./llm-error.js"
 import type * as LLMEvent from "./llm-event.js"
+import { WallClock } from "../clock/wall-clock.js"
 import * as ProviderFailure from "./provider-failure.js"
 
 export interface Exchange {
@@ -78,8 +79,6 @@ const Stop = Symbol("Stop")
  * longer is cut off.
  */
 export const tailGrace = Duration.millis(250)
-
-const wallClock = Clock.make()
 
 /** The start of a response: a non-2xx or non-event-stream one as its typed failure. */
 const checked = (providerID: string, response: HttpClientResponse.HttpClientResponse) =>
@@ -169,7 +168,7 @@ export const stream = (
           done = true
           // On the wall clock: a TestClock nobody advances must not keep the request open for ever.
           cutoff = Runtime.runFork(runtime)(
-            Effect.zipRight(Effect.sleep(tailGrace).pipe(Effect.withClock(wallClock)), Scope.close(requestScope, Exit.void))
+            Effect.zipRight(WallClock.sleep(tailGrace), Scope.close(requestScope, Exit.void))
           )
           return [...step.events, ...take(decoder.end())]
         }),

@@ -20,10 +20,11 @@ export * as SessionLeases from "./session-leases.js"
  */
 
 import { SqlClient } from "@effect/sql"
-import { Clock, Context, Duration, Effect, Layer, Schedule } from "effect"
+import { Context, Effect, Layer } from "effect"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
+import { WallClock } from "../clock/wall-clock.js"
 
 export interface Options {
   /** How often this host writes its heartbeat (and its runner looks for dead hosts' leases); default 2 s. */
@@ -96,22 +97,6 @@ const processExists = (pid: number): boolean => {
 
 const claimed: Claim = { _tag: "Claimed" }
 
-const wallClock = Clock.make()
-
-/**
- * Runs `effect` every `ms` on the wall clock, whatever Clock the caller's context has: heartbeats
- * and liveness are compared across processes, so they are real time (and a test's TestClock jumping
- * years ahead must not replay every beat in between).
- */
-export const every = <E, R>(ms: number, effect: Effect.Effect<unknown, E, R>): Effect.Effect<never, E, R> =>
-  Effect.repeat(effect, Schedule.spaced(Duration.millis(ms))).pipe(
-    Effect.zipRight(Effect.never),
-    Effect.withClock(wallClock)
-  )
-
-/** Sleeps `ms` on the wall clock (see {@link every}). */
-export const sleep = (ms: number): Effect.Effect<void> => Effect.sleep(Duration.millis(ms)).pipe(Effect.withClock(wallClock))
-
 interface HostRow {
   readonly id: string
   readonly pid: number
@@ -154,7 +139,7 @@ export const layer = (options: Options = {}): Layer.Layer<Service, never, SqlCli
         Effect.orDie,
         Effect.flatMap((rows) => (rows.length === 0 ? register : Effect.void))
       )
-      yield* Effect.forkScoped(every(heartbeatMs, heartbeat))
+      yield* Effect.forkScoped(WallClock.every(heartbeatMs, heartbeat))
       yield* Effect.addFinalizer(() =>
         Effect.all([sql`DELETE FROM session_lease WHERE host_id = ${host}`, sql`DELETE FROM runtime_host WHERE id = ${host}`], {
           discard: true

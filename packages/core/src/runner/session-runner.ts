@@ -2,6 +2,7 @@ export * as SessionRunner from "./session-runner.js"
 
 import { Errors, type Location, type Model } from "@opencode-ai/schema"
 import { Context, Effect, Layer, Option } from "effect"
+import { WallClock } from "../clock/wall-clock.js"
 import { Config } from "../config/config.js"
 import { InstructionCheckpoint } from "../instructions/instruction-checkpoint.js"
 import { SessionInstructions } from "../instructions/session-instructions.js"
@@ -243,7 +244,7 @@ export const layer = (options: Options = {}) => Layer.scoped(
       )
     // Interrupts that other hosts asked this one for.
     yield* Effect.forkScoped(
-      SessionLeases.every(
+      WallClock.every(
         interruptPollMs,
         Effect.flatMap(leases.interruptRequests, Effect.forEach(interruptHere, { discard: true })).pipe(
           Effect.catchAllCause((cause) => Effect.logWarning("looking for interrupt requests failed", cause))
@@ -260,7 +261,7 @@ export const layer = (options: Options = {}) => Layer.scoped(
       yield* Effect.forEach(recovered.pending, coordinator.wake, { discard: true })
       // Sessions a host that stopped since still holds: a drain here claims and settles them.
       yield* Effect.forkScoped(
-        SessionLeases.every(
+        WallClock.every(
           leases.heartbeatMs,
           Effect.flatMap(leases.orphaned, Effect.forEach(coordinator.wake, { discard: true })).pipe(
             Effect.catchAllCause((cause) => Effect.logWarning("looking for stopped hosts failed", cause))
@@ -279,7 +280,7 @@ export const layer = (options: Options = {}) => Layer.scoped(
         // Another live host runs it: ask that host (which also rejects the session's requests), and
         // resolve once it has let the session go.
         yield* leases.requestInterrupt(sessionID)
-        while (yield* leases.heldElsewhere(sessionID)) yield* SessionLeases.sleep(waitPollMs)
+        while (yield* leases.heldElsewhere(sessionID)) yield* WallClock.sleep(waitPollMs)
       }),
       wait: Effect.fn("SessionRunner.wait")(function* (sessionID: string) {
         yield* known.ensure(sessionID)
@@ -295,7 +296,7 @@ export const layer = (options: Options = {}) => Layer.scoped(
           } else {
             unheldWithInput = false
           }
-          yield* SessionLeases.sleep(waitPollMs)
+          yield* WallClock.sleep(waitPollMs)
         }
       }),
       active: Effect.map(coordinator.active, (ids) => Object.fromEntries(ids.map((id) => [id, { type: "running" as const }])))

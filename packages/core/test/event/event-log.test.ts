@@ -1,8 +1,8 @@
 import { it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Chunk, Data, Effect, Exit, Fiber, Layer, Queue, Stream } from "effect"
+import { Chunk, Context, Data, Effect, Exit, Fiber, Layer, Queue, Stream } from "effect"
 import * as path from "node:path"
-import { expect } from "vitest"
+import { describe, expect } from "vitest"
 import { EventLog } from "../../src/event/event-log.js"
 import { LiveBus } from "../../src/event/live-bus.js"
 import { Database } from "../../src/storage/database.js"
@@ -152,3 +152,41 @@ it.scoped("append inside another SQL transaction is a defect and writes nothing"
     })
   )
 )
+
+describe("two processes over one file", () => {
+  /** Two logs over one database file, each with its own connection and bus, as two processes have. */
+  const twoLogs = Effect.gen(function* () {
+    const dir = yield* tempDir
+    const open = Layer.build(
+      EventLog.layer.pipe(
+        Layer.provideMerge(Database.layer({ filename: path.join(dir, "shared.db") })),
+        Layer.provideMerge(LiveBus.layer)
+      )
+    )
+    const a = yield* open
+    const b = yield* open
+    return { a: Context.get(a, EventLog.Service), b: Context.get(b, EventLog.Service), busB: Context.get(b, LiveBus.Service) }
+  })
+
+  it.scopedLive("another process's commits reach this one's live readers, once each, in seq order with no gap", () =>
+    Effect.gen(function* () {
+      const { a, b, busB } = yield* twoLogs
+      const onBus = yield* busB.subscribe()
+      const followed = yield* b.follow("agg_x").pipe(Stream.take(6), Stream.runCollect, Effect.fork)
+      yield* Effect.sleep("20 millis")
+      // A commits 1..3; B commits 4 at once, so B's own event is on its bus before A's are relayed.
+      yield* a.append("agg_x", [draft(1), draft(2)])
+      yield* a.append("agg_x", [draft(3)])
+      yield* b.append("agg_x", [draft(4)])
+      yield* a.append("agg_x", [draft(5), draft(6)])
+      const seen = Chunk.toReadonlyArray(yield* Fiber.join(followed))
+      expect(seqs(seen)).toEqual([1, 2, 3, 4, 5, 6])
+      expect(seen.map((envelope) => (envelope.data as { n: number }).n)).toEqual([1, 2, 3, 4, 5, 6])
+      // The bus got every event once: B's own at commit, A's through the relay.
+      const published = Chunk.toReadonlyArray(yield* Stream.runCollect(Stream.take(onBus, 6)))
+      expect(published.map((envelope) => envelope.durable?.seq).sort()).toEqual([1, 2, 3, 4, 5, 6])
+      yield* Effect.sleep(`${EventLog.relayIntervalMs * 2} millis`)
+      expect(yield* Stream.runCollect(onBus.pipe(Stream.take(1), Stream.timeout("50 millis")))).toEqual(Chunk.empty())
+    })
+  )
+})
