@@ -20,7 +20,10 @@ export interface Report {
   readonly tools: number
   /** Permission and question requests that a stopped call was waiting on, now rejected. */
   readonly requests: number
-  /** Sessions with admitted prompts still waiting for promotion: the caller resumes them. */
+  /**
+   * Sessions with admitted prompts still waiting for promotion, or whose drain stopped with more to
+   * do ({@link continues}): the caller resumes them.
+   */
   readonly pending: ReadonlyArray<string>
 }
 
@@ -101,10 +104,44 @@ export const session = Effect.fn("Recovery.session")(function* (sessionID: strin
 })
 
 /**
- * Startup: settles ({@link session}) every session that has an open Step, admitted input or a
- * request waiting on a call, unless another live host holds its lease (that host is running it).
- * Each is claimed while it is settled and released after. Resolves with what was settled and the
- * sessions that still have input to promote: the caller resumes them.
+ * Records that the session was interrupted, now: a later Recovery does not continue
+ * what its history ended with before this (see {@link continues}). Idempotent.
+ */
+export const interrupted = Effect.fn("Recovery.interrupted")(function* (sessionID: string) {
+  const sql = yield* SqlClient.SqlClient
+  // The Clock the messages' times come from.
+  const now = yield* Clock.currentTimeMillis
+  yield* sql`UPDATE session SET time_interrupted = ${now} WHERE id = ${sessionID}`.pipe(Effect.orDie)
+})
+
+/**
+ * Whether a drain of the session that stopped had more to do without any new input: its
+ * conversation (user and assistant messages) ends with promoted user input that no Step answered,
+ * or with a Step that called tools, and the session was not interrupted after that. A host that
+ * stopped between two Steps leaves exactly this behind; it is resumed as a continuation.
+ */
+export const continues = Effect.fn("Recovery.continues")(function* (sessionID: string) {
+  const sql = yield* SqlClient.SqlClient
+  const [last] = yield* sql<{ readonly info: string; readonly time_interrupted: number | null }>`
+    SELECT m.info, s.time_interrupted FROM message m JOIN session s ON s.id = m.session_id
+    WHERE m.session_id = ${sessionID} AND m.type IN ('user', 'assistant')
+    ORDER BY m.seq DESC LIMIT 1`.pipe(Effect.orDie)
+  if (last === undefined) return false
+  const message = yield* MessageProjection.decodeInfo(last.info)
+  const ended =
+    message.type === "user"
+      ? message.time.created
+      : message.type === "assistant" && message.finish === "tool-calls" && message.error === undefined
+        ? message.time.completed
+        : undefined
+  return ended !== undefined && (last.time_interrupted === null || last.time_interrupted < ended)
+})
+
+/**
+ * Startup: settles ({@link session}) every session that has an open Step, admitted input, a request
+ * waiting on a call or a conversation a Step should continue, unless another live host holds its
+ * lease (that host is running it). Each is claimed while it is settled and released after. Resolves
+ * with what was settled and the sessions to resume.
  */
 export const run = Effect.fn("Recovery.run")(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -116,6 +153,10 @@ export const run = Effect.fn("Recovery.run")(function* () {
       UNION ALL SELECT session_id, 1 FROM session_input WHERE promoted_seq IS NULL
       UNION ALL SELECT session_id, 0 FROM permission_request WHERE status = 'pending' AND origin = 'runner'
       UNION ALL SELECT session_id, 0 FROM question_request WHERE status = 'pending' AND origin = 'runner'
+      UNION ALL SELECT m.session_id, 0 FROM message m
+      JOIN (SELECT session_id, max(seq) AS seq FROM message WHERE type IN ('user', 'assistant') GROUP BY session_id) last
+        ON last.session_id = m.session_id AND last.seq = m.seq
+      WHERE m.type = 'user' OR json_extract(m.info, '$.finish') = 'tool-calls'
     ) GROUP BY session_id ORDER BY session_id`.pipe(Effect.orDie)
   let stranded = 0
   let tools = 0
@@ -124,11 +165,14 @@ export const run = Effect.fn("Recovery.run")(function* () {
   for (const candidate of candidates) {
     const claim = yield* leases.claim(candidate.session_id)
     if (claim._tag === "Held") continue
-    const settled = yield* session(candidate.session_id).pipe(Effect.ensuring(leases.release(candidate.session_id)))
+    const settled = yield* session(candidate.session_id).pipe(
+      Effect.zipWith(continues(candidate.session_id), (settled, continuing) => ({ ...settled, continuing })),
+      Effect.ensuring(leases.release(candidate.session_id))
+    )
     stranded += settled.stranded
     tools += settled.tools
     requests += settled.requests
-    if (candidate.pending === 1) pending.push(candidate.session_id)
+    if (candidate.pending === 1 || settled.continuing) pending.push(candidate.session_id)
   }
   return { stranded, tools, requests, pending } satisfies Report
 })

@@ -46,7 +46,9 @@ import { StepRunner } from "./step-runner.js"
  *
  * Building the layer first runs {@link Recovery} (what a crash left running is failed explicitly,
  * except in sessions another live host holds) and wakes every session that still has admitted
- * input; then, at every heartbeat, it takes over the sessions of hosts that have stopped since.
+ * input or whose drain stopped between Steps with more to do (continued without new input, unless
+ * the session was interrupted since); then, at every heartbeat, it takes over the sessions of hosts
+ * that have stopped since.
  */
 export interface Interface {
   /** Advisory: starts (or coalesces into) the session's drain; resolves immediately. */
@@ -102,11 +104,12 @@ export const layer = (options: Options = {}) => Layer.scoped(
 
     /**
      * Steps until nothing continues. Ends `idle` when it found no input to promote, `stopped` when
-     * something else ended it (a failed Step, blocked instructions, no usable model).
+     * something else ended it (a failed Step, blocked instructions, no usable model). With `resume`
+     * the first Step runs without new input: it continues a conversation a stopped drain left.
      */
-    const steps = (sessionID: string) =>
+    const steps = (sessionID: string, resume: boolean) =>
       Effect.gen(function* () {
-        let continuing = false
+        let continuing = resume
         let step = 1
         let waitedForMcp = false
         // Resolved once per drain, and again only if the session's Location changes (a move).
@@ -216,7 +219,10 @@ export const layer = (options: Options = {}) => Layer.scoped(
               const settled = yield* Recovery.session(sessionID)
               yield* Effect.logInfo("took over a session from a stopped host", { host: claim.from, ...settled })
             }
-            return yield* steps(sessionID)
+            // Resuming after a stopped host (found at startup, or just taken over): its conversation
+            // may end where a Step should follow.
+            const resume = resuming.delete(sessionID) || claim.from !== undefined
+            return yield* steps(sessionID, resume && (yield* Recovery.continues(sessionID)))
           }).pipe(Effect.ensuring(leases.release(sessionID)))
           if (ended !== "idle" || (yield* input.pending(sessionID)).length === 0) return
         }
@@ -226,6 +232,8 @@ export const layer = (options: Options = {}) => Layer.scoped(
         Effect.annotateLogs({ sessionID })
       )
 
+    // Sessions Recovery found at startup, whose next drain checks whether to continue them.
+    const resuming = new Set<string>()
     const coordinator = yield* SessionCoordinator.make(drain)
     // How often `wait` and `interrupt` look at the lease of a session another host runs, and how
     // often this host looks for interrupt requests on its own leases.
@@ -240,7 +248,9 @@ export const layer = (options: Options = {}) => Layer.scoped(
     const interruptHere = (sessionID: string) =>
       coordinator.interrupt(sessionID).pipe(
         Effect.zipRight(permissions.rejectPending(sessionID)),
-        Effect.zipRight(questions.rejectPending(sessionID))
+        Effect.zipRight(questions.rejectPending(sessionID)),
+        // After a restart, what the session's history ended with is not continued.
+        Effect.zipRight(Effect.provide(Recovery.interrupted(sessionID), context))
       )
     // Interrupts that other hosts asked this one for.
     yield* Effect.forkScoped(
@@ -258,6 +268,7 @@ export const layer = (options: Options = {}) => Layer.scoped(
       if (recovered.stranded > 0 || recovered.requests > 0 || recovered.pending.length > 0) {
         yield* Effect.logInfo("recovered after restart", recovered)
       }
+      for (const sessionID of recovered.pending) resuming.add(sessionID)
       yield* Effect.forEach(recovered.pending, coordinator.wake, { discard: true })
       // Sessions a host that stopped since still holds: a drain here claims and settles them.
       yield* Effect.forkScoped(

@@ -47,7 +47,9 @@ export const session = sqliteTable(
     title: text("title").notNull(),
     timeCreated: integer("time_created").notNull(),
     timeUpdated: integer("time_updated").notNull(),
-    info: text("info").notNull()
+    info: text("info").notNull(),
+    /** When the session was last interrupted (wall-clock ms): Recovery does not continue what came before. */
+    timeInterrupted: integer("time_interrupted")
   },
   (table) => [
     index("session_time_created_id_idx").on(table.timeCreated, table.id),

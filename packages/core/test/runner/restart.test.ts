@@ -12,9 +12,11 @@ import {
   SessionInput,
   SessionRunner,
   SessionLeases,
-  Sessions
+  Sessions,
+  Locations
 } from "@opencode-ai/core"
 import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
+import { Identifier } from "@opencode-ai/schema"
 import { scriptedConfig } from "../fixture.js"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel, type Scope } from "effect"
@@ -335,6 +337,108 @@ describe("restart in the middle of a step", () => {
           Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT host_id FROM session_lease WHERE session_id = ${sessionID}`)
         ).pipe(Effect.orDie)
         expect(lease).toBeUndefined()
+      }),
+    60_000
+  )
+
+  it.scopedLive(
+    "a drain stopped between Steps is continued after a restart, unless the session was interrupted",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* ScriptedLLMServer.make()
+        const at = { ...files(), url: server.url }
+        // The state a host leaves when it stops between Steps, written by a Core that runs nothing.
+        const crafted = yield* Effect.gen(function* () {
+          const sessions = yield* Sessions.Service
+          const input = yield* SessionInput.Service
+          const events = yield* SessionEvents.Service
+          const runner = yield* SessionRunner.Service
+          const location = yield* (yield* Locations.Service).resolve({ directory: at.directory })
+          const promoted = (text: string) =>
+            Effect.gen(function* () {
+              const session = yield* sessions.create({ location })
+              yield* input.admit(session.id, { prompt: { text } })
+              expect(yield* input.promoteSteers(session.id)).toBe(1)
+              return session.id as Identifier.SessionID
+            })
+          const afterToolStep = (text: string) =>
+            Effect.gen(function* () {
+              const sessionID = yield* promoted(text)
+              const ids = { timestamp: Date.now(), sessionID, assistantMessageID: Identifier.newMessageID() as Identifier.MessageID }
+              yield* events.append(sessionID, [
+                SessionEvents.draft("session.next.step.started", { ...ids, agent: "build", model: { id: "m", providerID: "scripted" } }),
+                SessionEvents.draft("session.next.tool.called", {
+                  ...ids,
+                  callID: "call_1",
+                  tool: "noop",
+                  input: {},
+                  provider: { executed: false }
+                }),
+                SessionEvents.draft("session.next.tool.success", {
+                  ...ids,
+                  callID: "call_1",
+                  structured: {},
+                  content: [{ type: "text", text: "the tool's result" }],
+                  provider: { executed: false }
+                }),
+                SessionEvents.draft("session.next.step.ended", {
+                  ...ids,
+                  finish: "tool-calls",
+                  cost: 0,
+                  tokens: { input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } }
+                })
+              ])
+              return sessionID
+            })
+          const toolStep = yield* afterToolStep("call the tool")
+          const prompt = yield* promoted("promoted, never answered")
+          const interrupted = yield* afterToolStep("interrupted afterwards")
+          yield* runner.interrupt(interrupted)
+          return { toolStep, prompt, interrupted }
+        }).pipe(
+          Effect.provide(
+            Core.layer({
+              databaseFile: at.databaseFile,
+              directory: at.directory,
+              configDir: path.join(at.directory, "config"),
+              env: {},
+              config: Config.layerTest(scriptedConfig(at.url)),
+              recover: false
+            })
+          ),
+          Effect.scoped,
+          Effect.orDie
+        )
+
+        yield* server.enqueue(reply(text("continued"), finish("stop")), reply(text("continued"), finish("stop")))
+        const { run } = yield* open(at)
+        const typesAfter = (sessionID: string) =>
+          Effect.gen(function* () {
+            yield* run(Effect.flatMap(SessionRunner.Service, (runner) => runner.wait(sessionID))).pipe(Effect.orDie)
+            return typesOf(yield* run(Effect.flatMap(EventLog.Service, (log) => log.read(sessionID))))
+          })
+        expect((yield* typesAfter(crafted.toolStep)).slice(-9)).toEqual([
+          "prompted",
+          "step.started",
+          "tool.called",
+          "tool.success",
+          "step.ended",
+          // Continued: the next Step, with no new input
+          "step.started",
+          "text.started",
+          "text.ended",
+          "step.ended"
+        ])
+        expect((yield* typesAfter(crafted.prompt)).slice(-5)).toEqual(["prompted", "step.started", "text.started", "text.ended", "step.ended"])
+        expect((yield* typesAfter(crafted.interrupted)).at(-1)).toBe("step.ended")
+        expect((yield* typesAfter(crafted.interrupted)).filter((type) => type === "step.started")).toHaveLength(1)
+
+        const requests = yield* server.requests
+        expect(requests.map((request) => request.headers["x-session-id"]).sort()).toEqual([crafted.toolStep, crafted.prompt].sort())
+        const continued = requests.find((request) => request.headers["x-session-id"] === crafted.toolStep)!
+        const messages = (continued.body.messages as Array<any>).slice(1)
+        expect(messages.map((m) => m.role)).toEqual(["user", "assistant", "tool"])
+        expect(messages[2]).toMatchObject({ tool_call_id: "call_1", content: "the tool's result" })
       }),
     60_000
   )

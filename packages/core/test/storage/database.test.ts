@@ -42,7 +42,8 @@ it.scoped("creates the parent directory, migrates, and opens in WAL mode with bu
       { migration_id: 5, name: "questions" },
       { migration_id: 6, name: "nested_instructions" },
       { migration_id: 7, name: "hosts" },
-      { migration_id: 8, name: "interrupt_requests" }
+      { migration_id: 8, name: "interrupt_requests" },
+      { migration_id: 9, name: "continuation" }
     ])
     expect(result.indexes).toEqual(["session_directory_idx", "session_project_id_idx", "session_time_created_id_idx"])
   })
