@@ -156,7 +156,10 @@ export const run = Effect.fn("Recovery.run")(function* () {
       UNION ALL SELECT m.session_id, 0 FROM message m
       JOIN (SELECT session_id, max(seq) AS seq FROM message WHERE type IN ('user', 'assistant') GROUP BY session_id) last
         ON last.session_id = m.session_id AND last.seq = m.seq
-      WHERE m.type = 'user' OR json_extract(m.info, '$.finish') = 'tool-calls'
+      JOIN session s ON s.id = m.session_id
+      WHERE (m.type = 'user' OR json_extract(m.info, '$.finish') = 'tool-calls')
+        AND (s.time_interrupted IS NULL
+          OR s.time_interrupted < coalesce(json_extract(m.info, '$.time.completed'), json_extract(m.info, '$.time.created')))
     ) GROUP BY session_id ORDER BY session_id`.pipe(Effect.orDie)
   let stranded = 0
   let tools = 0
