@@ -2,7 +2,8 @@ export * as ManagedOutput from "./managed-output.js"
 
 import { FileSystem } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
-import { Cause, Clock, Context, Duration, Effect, ExecutionStrategy, Exit, Layer, Schedule, Schema, Scope } from "effect"
+import { Cause, Clock, Context, Duration, Effect, ExecutionStrategy, Exit, Layer, Schema, Scope } from "effect"
+import { WallClock } from "../clock/wall-clock.js"
 import * as nodePath from "node:path"
 
 /**
@@ -203,18 +204,17 @@ export const make = (options: Options): Effect.Effect<Interface, never, FileSyst
   })
 
 /**
- * The store, sweeping expired files at startup and then every `sweepInterval` (default hourly) in a
- * fiber that ends with the layer's scope. Startup does not wait for the first sweep.
+ * The store, sweeping expired files at startup and then every `sweepInterval` of real time (default
+ * hourly) in a fiber that ends with the layer's scope. Startup does not wait for the first sweep.
  */
 export const layer = (options: Options): Layer.Layer<Service, never, FileSystem.FileSystem> =>
   Layer.scoped(
     Service,
     Effect.gen(function* () {
       const store = yield* make(options)
-      yield* store.sweep.pipe(
-        Effect.repeat(Schedule.spaced(options.sweepInterval ?? defaultSweepInterval)),
-        Effect.forkScoped
-      )
+      // On the wall clock, like the files' ages: a TestClock that jumps years ahead must not replay
+      // an hourly sweep for every hour in between.
+      yield* Effect.forkScoped(WallClock.every(options.sweepInterval ?? defaultSweepInterval, store.sweep))
       return Service.of(store)
     })
   )
