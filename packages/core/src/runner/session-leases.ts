@@ -14,9 +14,8 @@ export * as SessionLeases from "./session-leases.js"
  * host name and PID namespace), while its process exists: a host killed with SIGKILL is dead at once
  * for the processes beside it. The lease of a dead host is taken over by the next claim. A host asked
  * to interrupt a session another live host runs records the request on the lease; the holder takes
- * it from there (see SessionRunner). Times here
- * are wall-clock milliseconds (`Date.now()`), never the Effect Clock: they are compared across
- * processes.
+ * it from there (see SessionRunner). Times here are wall-clock milliseconds (`Date.now()`), never the
+ * Effect Clock: they are compared across processes.
  */
 
 import { SqlClient } from "@effect/sql"
