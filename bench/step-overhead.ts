@@ -36,7 +36,6 @@ import * as path from "node:path"
 import { performance } from "node:perf_hooks"
 import {
   Config,
-  type ConfigInfo,
   Core,
   Locations,
   SessionInput,
@@ -179,18 +178,6 @@ const report = (rows: ReadonlyArray<Row>) => {
 
 const { reply, text, toolCall, finish, hold } = LLMScript
 
-const configFor = (baseURL: string) =>
-  ({
-    provider: {
-      scripted: {
-        npm: "@ai-sdk/openai-compatible",
-        options: { baseURL, apiKey: "bench" },
-        models: { m: { name: "Scripted", tool_call: true, limit: { context: 100_000, output: 1000 } } }
-      }
-    },
-    model: "scripted/m"
-  }) as ConfigInfo.Info
-
 /** The runtime's own samples, in process: a tool step, then a final text step, per fresh session. */
 const inProcess = (root: string, llm: ScriptedLLMServer.ScriptedLLMServer, probe: Probe, name = "in-process", perIteration?: {
   readonly start: () => void
@@ -205,7 +192,7 @@ const inProcess = (root: string, llm: ScriptedLLMServer.ScriptedLLMServer, probe
         directory,
         configDir: path.join(root, "config"),
         env: {},
-        config: Config.layerTest(configFor(llm.url))
+        config: Config.layerTest(ScriptedLLMServer.config(llm.url))
       })
     )
     const sessions = Effect.runSync(Effect.provide(Sessions.Service, context))
@@ -302,7 +289,7 @@ const overHttp = (root: string, llm: ScriptedLLMServer.ScriptedLLMServer, probe:
         logLevel: LogLevel.Warning,
         directory,
         env: { XDG_DATA_HOME: path.join(root, "data"), XDG_CONFIG_HOME: path.join(root, "xdg-config") },
-        config: Config.layerTest(configFor(llm.url))
+        config: Config.layerTest(ScriptedLLMServer.config(llm.url))
       })
     )
     const address = Effect.runSync(Effect.provide(HttpServer.HttpServer, context)).address
@@ -324,7 +311,7 @@ const overProcess = (root: string, llm: ScriptedLLMServer.ScriptedLLMServer, pro
     if (!fs.existsSync(bin)) return yield* Effect.dieMessage(`${bin} is missing: run \`pnpm build\` first`)
     const directory = path.join(root, "serve")
     fs.mkdirSync(directory, { recursive: true })
-    fs.writeFileSync(path.join(directory, "opencode.json"), JSON.stringify(configFor(llm.url)))
+    fs.writeFileSync(path.join(directory, "opencode.json"), JSON.stringify(ScriptedLLMServer.config(llm.url)))
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
         spawn(process.execPath, ["--require", serveMarks, bin, "serve", "--port", "0", "--hostname", "127.0.0.1"], {

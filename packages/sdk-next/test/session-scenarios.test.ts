@@ -1,4 +1,5 @@
-import { Config, type ConfigInfo } from "@opencode-ai/core"
+import { Config } from "@opencode-ai/core"
+import { ScriptedLLMServer } from "@opencode-ai/core/testing"
 import { OpenCode } from "@opencode-ai/sdk-next"
 import { Effect } from "effect"
 import * as fs from "node:fs"
@@ -9,7 +10,6 @@ import {
   type MakeHost,
   promiseApi,
   rawRequest,
-  scriptedConfig,
   sessionScenarios
 } from "../../server/test/session-scenarios.suite.js"
 
@@ -23,7 +23,7 @@ const embedded = (llmURL: string) => {
     directory: temp("instance"),
     configDir: path.join(dir, "config"),
     env: {},
-    config: Config.layerTest(scriptedConfig(llmURL) as ConfigInfo.Info)
+    config: Config.layerTest(ScriptedLLMServer.config(llmURL))
   }).pipe(Effect.orDie)
 }
 

@@ -1,6 +1,8 @@
 import { HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer, LogLevel, Scope } from "effect"
 import * as fs from "node:fs"
+import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Serve } from "../src/serve.js"
@@ -55,3 +57,17 @@ export const startServer = (env: Record<string, string> = {}): Effect.Effect<Run
     if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
     return { url: `http://127.0.0.1:${address.port}`, dataHome, configHome: xdgConfig, directory }
   })
+
+/** A listener on 127.0.0.1 that, like `Serve.layer`'s, closes keep-alive connections once they drain at shutdown. */
+export const listener = () => {
+  const server = http.createServer()
+  const closeDrained = Effect.addFinalizer(() =>
+    Effect.sync(() => {
+      const timer = setInterval(() => server.closeIdleConnections(), 25)
+      server.once("close", () => clearInterval(timer))
+    })
+  )
+  return Layer.scopedDiscard(closeDrained).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(() => server, { port: 0, host: "127.0.0.1" }))
+  )
+}

@@ -1,27 +1,11 @@
 import { HttpApiBuilder, HttpServer } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
 import { Config, type ConfigInfo, Core, EventLog } from "@opencode-ai/core"
 import { ScriptedLLMServer } from "@opencode-ai/core/testing"
 import { Context, Effect, Layer, Option } from "effect"
 import * as fs from "node:fs"
-import * as http from "node:http"
 import * as path from "node:path"
 import { Router } from "../src/router.js"
-import { tempDir } from "./harness.js"
-
-/** A listener on 127.0.0.1 that, like `Serve.layer`'s, closes keep-alive connections once they drain at shutdown. */
-const listener = () => {
-  const server = http.createServer()
-  const closeDrained = Effect.addFinalizer(() =>
-    Effect.sync(() => {
-      const timer = setInterval(() => server.closeIdleConnections(), 25)
-      server.once("close", () => clearInterval(timer))
-    })
-  )
-  return Layer.scopedDiscard(closeDrained).pipe(
-    Layer.provideMerge(NodeHttpServer.layer(() => server, { port: 0, host: "127.0.0.1" }))
-  )
-}
+import { listener, tempDir } from "./harness.js"
 
 /**
  * Server's router on a real listener over a Core whose one provider is a scripted LLM server on
@@ -39,14 +23,7 @@ export const scriptedHost = (options: {
     const directory = path.join(root, "project")
     fs.mkdirSync(directory)
     const config = Config.layerTest({
-      provider: {
-        scripted: {
-          npm: "@ai-sdk/openai-compatible",
-          options: { baseURL: llm.url, apiKey: "test-key" },
-          models: { m: { name: "Scripted", tool_call: true, limit: { context: 100_000, output: 1000 } } }
-        }
-      },
-      model: "scripted/m",
+      ...ScriptedLLMServer.config(llm.url),
       ...(options.agent !== undefined ? { agent: options.agent } : {})
     } as ConfigInfo.Info)
     const context = yield* Layer.build(

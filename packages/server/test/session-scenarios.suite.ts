@@ -13,19 +13,6 @@ import { Chunk, Effect, Fiber, type Scope, Stream } from "effect"
 
 const { reply, text, finish, hold, gate, usage } = LLMScript
 
-/** The config document a scenario host is started with: one scripted provider, the default model. */
-export const scriptedConfig = (baseURL: string) => ({
-  provider: {
-    scripted: {
-      npm: "@ai-sdk/openai-compatible",
-      name: "Scripted",
-      options: { baseURL, apiKey: "test-key" },
-      models: { m: { name: "Scripted", tool_call: true, limit: { context: 100_000, output: 1000 } } }
-    }
-  },
-  model: "scripted/m"
-})
-
 /**
  * What the scenarios call, as promises whatever the client underneath. A declared failure rejects
  * with the tagged error value itself (`{_tag, …}`).
@@ -56,7 +43,7 @@ export interface ScenarioHost {
   readonly request: (method: string, path: string, body?: unknown) => Promise<{ readonly status: number; readonly body: any }>
 }
 
-/** Starts a host whose configuration is {@link scriptedConfig} over `llmURL`; closed with the Scope. */
+/** Starts a host whose configuration is `ScriptedLLMServer.config` over `llmURL`; closed with the Scope. */
 export type MakeHost = (llmURL: string) => Effect.Effect<ScenarioHost, never, Scope.Scope>
 
 /** The {@link Api} over the generated Promise client. */

@@ -1,14 +1,12 @@
 import * as Sse from "@effect/experimental/Sse"
 import { HttpApiBuilder, HttpApp, HttpServer } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
 import { Config, Core, EventLog, LiveBus, Locations, Sessions } from "@opencode-ai/core"
 import { Identifier } from "@opencode-ai/schema"
 import { Clock, Context, Effect, Layer, Option, Schedule, type Scope } from "effect"
-import * as http from "node:http"
 import * as path from "node:path"
 import { Router } from "../src/router.js"
 import type { EventStreams } from "../src/sse/event-streams.js"
-import { tempDir } from "./harness.js"
+import { listener, tempDir } from "./harness.js"
 
 /**
  * A host for stream tests: Server's router over a Core the test can reach (to append durable events
@@ -39,20 +37,6 @@ const coreLayer = () => {
 
 export const start = (kind: Kind, eventStreams: EventStreams.Options = {}): Effect.Effect<Host, never, Scope.Scope> =>
   kind === "network" ? network(eventStreams) : inMemory(eventStreams)
-
-/** A listener on 127.0.0.1 that, like `Serve.layer`'s, closes keep-alive connections once they drain at shutdown. */
-const listener = () => {
-  const server = http.createServer()
-  const closeDrained = Effect.addFinalizer(() =>
-    Effect.sync(() => {
-      const timer = setInterval(() => server.closeIdleConnections(), 25)
-      server.once("close", () => clearInterval(timer))
-    })
-  )
-  return Layer.scopedDiscard(closeDrained).pipe(
-    Layer.provideMerge(NodeHttpServer.layer(() => server, { port: 0, host: "127.0.0.1" }))
-  )
-}
 
 /** The listener composition of `Serve.layer` (router, then listener, then Core), with Core exposed. */
 const network = (eventStreams: EventStreams.Options) =>

@@ -21,6 +21,7 @@ import * as Sse from "@effect/experimental/Sse"
 import { Effect, type Scope } from "effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
+import type { ConfigInfo } from "../config/config-info.js"
 import type * as Provider from "../llm/provider.js"
 import * as LLMScript from "./llm-script.js"
 
@@ -305,6 +306,24 @@ const parseJson = (text: string): unknown => {
 }
 
 const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve))
+
+/**
+ * An `opencode.json` document whose one provider (`scripted`, with one model `m` that calls tools)
+ * is the scripted server at `baseURL`, in the given wire protocol (default OpenAI-compatible), and
+ * whose default model is `scripted/m`.
+ */
+export const config = (baseURL: string, options: { readonly protocol?: Provider.Protocol } = {}): ConfigInfo.Info =>
+  ({
+    provider: {
+      scripted: {
+        npm: options.protocol === "anthropic" ? "@ai-sdk/anthropic" : "@ai-sdk/openai-compatible",
+        name: "Scripted",
+        options: { baseURL, apiKey: "test-key" },
+        models: { m: { name: "Scripted", tool_call: true, limit: { context: 100_000, output: 1000 } } }
+      }
+    },
+    model: "scripted/m"
+  }) as ConfigInfo.Info
 
 /** Starts a server in the current Scope. */
 export const make = (options: Options = {}): Effect.Effect<ScriptedLLMServer, never, Scope.Scope> =>

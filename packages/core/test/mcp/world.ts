@@ -67,14 +67,7 @@ export const world = (options: {
     const directory = path.join(root, "project")
     fs.mkdirSync(directory)
     const config = Config.layerTest({
-      provider: {
-        scripted: {
-          npm: "@ai-sdk/openai-compatible",
-          options: { baseURL: server.url, apiKey: "test-key" },
-          models: { m: { name: "Scripted", tool_call: true, limit: { context: 100_000, output: 1000 } } }
-        }
-      },
-      model: "scripted/m",
+      ...ScriptedLLMServer.config(server.url),
       mcp: options.mcp,
       ...(options.agent === undefined ? {} : { agent: options.agent })
     })

@@ -20,7 +20,7 @@ import { Locations } from "../../src/location/locations.js"
 import { SessionRunner } from "../../src/runner/session-runner.js"
 import { Sessions } from "../../src/session/sessions.js"
 import { ToolRegistry } from "../../src/tool/tool-registry.js"
-import { scriptedConfig } from "../fixture.js"
+import { ScriptedLLMServer } from "../../src/testing/scripted-llm-server.js"
 
 const [databaseFile = "", directory = "", llmURL = "", mode = "tool"] = process.argv.slice(2)
 
@@ -57,7 +57,7 @@ Effect.runPromise(
         directory,
         configDir: path.join(directory, "config"),
         env: {},
-        config: Config.layerTest(scriptedConfig(llmURL))
+        config: Config.layerTest(ScriptedLLMServer.config(llmURL))
       })
     ),
     Logger.withMinimumLogLevel(LogLevel.None)

@@ -14,7 +14,7 @@ import { Core } from "../../src/core.js"
 import { Locations } from "../../src/location/locations.js"
 import { SessionLeases } from "../../src/runner/session-leases.js"
 import { Sessions } from "../../src/session/sessions.js"
-import { scriptedConfig, tempDir } from "../fixture.js"
+import { tempDir } from "../fixture.js"
 
 /**
  * Leases between hosts. The Core's own host is one; more hosts over the same connection play other
@@ -163,7 +163,7 @@ describe("two hosts over one database", () => {
         directory: dir,
         configDir: path.join(dir, "config"),
         env: {},
-        config: Config.layerTest(scriptedConfig(server.url)),
+        config: Config.layerTest(ScriptedLLMServer.config(server.url)),
         leases: { heartbeatMs: 50 }
       })
     )

@@ -1,4 +1,4 @@
-import { Config, type ConfigInfo, Core, EventLog, Locations, SessionInput, SessionRunner, Sessions, ToolRegistry } from "@opencode-ai/core"
+import { Config, Core, EventLog, Locations, SessionInput, SessionRunner, Sessions, ToolRegistry } from "@opencode-ai/core"
 import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
@@ -25,16 +25,7 @@ const world = (options: { readonly dataDir?: (root: string) => string } = {}) =>
     fs.mkdirSync(directory)
     const dataDir = options.dataDir?.(root) ?? path.join(root, "data")
     const config = Config.layerTest(
-      {
-        provider: {
-          scripted: {
-            npm: "@ai-sdk/openai-compatible",
-            options: { baseURL: server.url, apiKey: "test-key" },
-            models: { m: { name: "Scripted", tool_call: true, limit: { context: 100_000, output: 1000 } } }
-          }
-        },
-        model: "scripted/m"
-      } as ConfigInfo.Info,
+      ScriptedLLMServer.config(server.url),
       { dataDir }
     )
     const context = yield* Layer.build(

@@ -25,16 +25,8 @@ export const world = (
     const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "opencode-runner-")))
     const directory = path.join(root, "project")
     fs.mkdirSync(directory)
-    const protocol = options.protocol ?? "openai-compatible"
     const config = Config.layerTest({
-      provider: {
-        scripted: {
-          npm: protocol === "anthropic" ? "@ai-sdk/anthropic" : "@ai-sdk/openai-compatible",
-          options: { baseURL: server.url, apiKey: "test-key" },
-          models: { m: { name: "Scripted", tool_call: true, limit: { context: 100_000, output: 1000 } } }
-        }
-      },
-      model: "scripted/m",
+      ...ScriptedLLMServer.config(server.url, options.protocol === undefined ? {} : { protocol: options.protocol }),
       ...(options.agent !== undefined ? { agent: options.agent } : {}),
       ...(options.reference !== undefined ? { reference: options.reference } : {})
     } as ConfigInfo.Info)
