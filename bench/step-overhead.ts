@@ -149,7 +149,9 @@ const summingTracer = (totals: Map<string, number>) =>
 // Statistics
 
 const percentile = (sorted: ReadonlyArray<number>, p: number) =>
-  sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!
+  sorted.length === 0
+    ? Number.NaN
+    : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!
 
 interface Row {
   readonly label: string
@@ -179,10 +181,16 @@ const report = (rows: ReadonlyArray<Row>) => {
 const { reply, text, toolCall, finish, hold } = LLMScript
 
 /** The runtime's own samples, in process: a tool step, then a final text step, per fresh session. */
-const inProcess = (root: string, llm: ScriptedLLMServer.ScriptedLLMServer, probe: Probe, name = "in-process", perIteration?: {
-  readonly start: () => void
-  readonly end: (measured: boolean) => void
-}) =>
+const inProcess = (
+  root: string,
+  llm: ScriptedLLMServer.ScriptedLLMServer,
+  probe: Probe,
+  name = "in-process",
+  perIteration?: {
+    readonly start: () => void
+    readonly end: (measured: boolean) => void
+  }
+) =>
   Effect.gen(function* () {
     const directory = path.join(root, name)
     fs.mkdirSync(directory, { recursive: true })
@@ -198,7 +206,10 @@ const inProcess = (root: string, llm: ScriptedLLMServer.ScriptedLLMServer, probe
     const sessions = Effect.runSync(Effect.provide(Sessions.Service, context))
     const input = Effect.runSync(Effect.provide(SessionInput.Service, context))
     const runner = Effect.runSync(Effect.provide(SessionRunner.Service, context))
-    const location = yield* Effect.provide(Effect.flatMap(Locations.Service, (l) => l.resolve({ directory })), context)
+    const location = yield* Effect.provide(
+      Effect.flatMap(Locations.Service, (l) => l.resolve({ directory })),
+      context
+    )
     yield* Effect.provide(
       Effect.flatMap(ToolRegistry.Service, (registry) =>
         registry.register({
@@ -216,7 +227,10 @@ const inProcess = (root: string, llm: ScriptedLLMServer.ScriptedLLMServer, probe
     const textToIdle: Array<number> = []
     for (let i = 0; i < warmup + iterations; i++) {
       const session = yield* sessions.create({ location })
-      yield* llm.enqueue(reply(toolCall(`call_${i}`, "noop", {}), finish("tool-calls")), reply(text("done"), finish("stop")))
+      yield* llm.enqueue(
+        reply(toolCall(`call_${i}`, "noop", {}), finish("tool-calls")),
+        reply(text("done"), finish("stop"))
+      )
       const from = probe.marks.length
       perIteration?.start()
       const start = performance.now()
@@ -239,7 +253,11 @@ const inProcess = (root: string, llm: ScriptedLLMServer.ScriptedLLMServer, probe
  * client's `wait` request has reached the server, so that neither figure includes the server
  * handling that request: (a) ends before it is sent, (b) starts after it is parked.
  */
-const promptLoop = (client: ReturnType<typeof createOpencodeClient>, llm: ScriptedLLMServer.ScriptedLLMServer, probe: Probe) =>
+const promptLoop = (
+  client: ReturnType<typeof createOpencodeClient>,
+  llm: ScriptedLLMServer.ScriptedLLMServer,
+  probe: Probe
+) =>
   Effect.gen(function* () {
     const admission: Array<number> = []
     const roundTrip: Array<number> = []
@@ -388,7 +406,10 @@ const main = Effect.gen(function* () {
   )
   // Its own requests are not kept: the probe reads the diagnostics channels instead.
   const llm = yield* ScriptedLLMServer.make({ record: false })
-  const marks = yield* Effect.acquireRelease(Effect.sync(() => probe(llm.port)), (p) => Effect.sync(p.close))
+  const marks = yield* Effect.acquireRelease(
+    Effect.sync(() => probe(llm.port)),
+    (p) => Effect.sync(p.close)
+  )
 
   const local = yield* inProcess(root, llm, marks)
   const served = yield* overProcess(root, llm, marks)
@@ -404,22 +425,58 @@ const main = Effect.gen(function* () {
       { label: "(a) admit + wake → provider request (in process)", samples: local.admission, target: true },
       { label: "(a) HTTP prompt → provider request (opencode serve)", samples: served.admission, target: true },
       { label: "    HTTP prompt round trip (opencode serve)", samples: served.roundTrip, target: false },
-      { label: "    HTTP health round trip (opencode serve: the transport alone)", samples: served.health, target: false },
+      {
+        label: "    HTTP health round trip (opencode serve: the transport alone)",
+        samples: served.health,
+        target: false
+      },
       ...(served.split === undefined
         ? []
         : [
-            { label: "      of (a): client → server receives the prompt", samples: served.split.toServer, target: false },
-            { label: "      of (a): server handles it, admission included, until its response ends", samples: served.split.handled, target: false },
-            { label: "      of (a): response end → provider request created (the drain)", samples: served.split.drained, target: false },
-            { label: "      of (a): provider request created → its head sent", samples: served.split.leaving, target: false },
-            { label: "      of (a): head sent → arrives at the scripted server", samples: served.split.toProvider, target: false }
+            {
+              label: "      of (a): client → server receives the prompt",
+              samples: served.split.toServer,
+              target: false
+            },
+            {
+              label: "      of (a): server handles it, admission included, until its response ends",
+              samples: served.split.handled,
+              target: false
+            },
+            {
+              label: "      of (a): response end → provider request created (the drain)",
+              samples: served.split.drained,
+              target: false
+            },
+            {
+              label: "      of (a): provider request created → its head sent",
+              samples: served.split.leaving,
+              target: false
+            },
+            {
+              label: "      of (a): head sent → arrives at the scripted server",
+              samples: served.split.toProvider,
+              target: false
+            }
           ]),
-      { label: "    HTTP prompt → provider request (listener in this thread)", samples: shared.admission, target: false },
+      {
+        label: "    HTTP prompt → provider request (listener in this thread)",
+        samples: shared.admission,
+        target: false
+      },
       { label: "    HTTP prompt round trip (listener in this thread)", samples: shared.roundTrip, target: false },
       { label: "(b) tool step stream end → next provider request", samples: local.toolToNext, target: true },
       { label: "(b) text step stream end → idle (wait resolves, in process)", samples: local.textToIdle, target: true },
-      { label: "(b) text step stream end → idle (HTTP wait, opencode serve)", samples: served.textToIdle, target: true },
-      { label: "    text step stream end → idle (HTTP wait, listener in this thread)", samples: shared.textToIdle, target: false }
+      {
+        label: "(b) text step stream end → idle (HTTP wait, opencode serve)",
+        samples: served.textToIdle,
+        target: true
+      },
+      {
+        label: "    text step stream end → idle (HTTP wait, listener in this thread)",
+        samples: shared.textToIdle,
+        target: false
+      }
     ])
   )
 
@@ -445,9 +502,12 @@ const main = Effect.gen(function* () {
       .sort((a, b) => b.mean - a.mean)
       .slice(0, 25)
     const width = Math.max(...rows.map((row) => row.name.length))
-    console.log(`\nspans: wall time inside each span per prompt (a tool step + a text step), ms; nested spans overlap\n`)
+    console.log(
+      `\nspans: wall time inside each span per prompt (a tool step + a text step), ms; nested spans overlap\n`
+    )
     console.log(`${"".padEnd(width)}      p50     mean`)
-    for (const row of rows) console.log(`${row.name.padEnd(width)} ${row.p50.toFixed(2).padStart(8)} ${row.mean.toFixed(2).padStart(8)}`)
+    for (const row of rows)
+      console.log(`${row.name.padEnd(width)} ${row.p50.toFixed(2).padStart(8)} ${row.mean.toFixed(2).padStart(8)}`)
   }
 })
 

@@ -41,7 +41,8 @@ const limits = { maxLines: 2000, maxBytes: 50 * 1024 }
 /** A pool of distinct chunks of whole 100-byte lines (numbered), cycled to make the output. */
 const pool = Array.from({ length: 32 }, (_, c) => {
   const lines: Array<string> = []
-  for (let i = 0; i < chunkSize / 100; i++) lines.push(`${String(c * 100_000 + i).padStart(10, "0")} ${"ölçü-data ".repeat(8)}`.slice(0, 99))
+  for (let i = 0; i < chunkSize / 100; i++)
+    lines.push(`${String(c * 100_000 + i).padStart(10, "0")} ${"ölçü-data ".repeat(8)}`.slice(0, 99))
   const text = lines.join("\n") + "\n"
   return strings ? text : Buffer.from(text, "utf8")
 })
@@ -94,33 +95,34 @@ const sync = () => {
   }
 }
 
-const boundOnce = (output: ModelToolOutput.Interface, check: boolean) => Effect.gen(function* () {
-  const baseline = settle()
-  const rss = sampler()
-  const started = performance.now()
-  let fed = 0
-  const preview = yield* Effect.scoped(
-    Effect.gen(function* () {
-      const bounder = yield* output.bounder()
-      for (let i = 0; fed < total; i++) {
-        const index = i % pool.length
-        yield* bounder.write(pool[index]!)
-        fed += poolBytes[index]!
-        rss.sample()
-      }
-      return yield* bounder.finish
-    })
-  )
-  const seconds = (performance.now() - started) / 1000
-  const peak = rss.stop()
-  if (Buffer.byteLength(preview.text) > limits.maxBytes || preview.bytes !== fed) throw new Error("bad preview")
-  if (check) {
-    const size = fs.statSync(preview.path!).size
-    if (size !== fed) throw new Error(`the managed file holds ${size} of ${fed} bytes`)
-    fs.rmSync(preview.path!)
-  }
-  return { mibPerSecond: fed / MiB / seconds, rssGrowthMiB: (peak - baseline) / MiB, seconds }
-})
+const boundOnce = (output: ModelToolOutput.Interface, check: boolean) =>
+  Effect.gen(function* () {
+    const baseline = settle()
+    const rss = sampler()
+    const started = performance.now()
+    let fed = 0
+    const preview = yield* Effect.scoped(
+      Effect.gen(function* () {
+        const bounder = yield* output.bounder()
+        for (let i = 0; fed < total; i++) {
+          const index = i % pool.length
+          yield* bounder.write(pool[index]!)
+          fed += poolBytes[index]!
+          rss.sample()
+        }
+        return yield* bounder.finish
+      })
+    )
+    const seconds = (performance.now() - started) / 1000
+    const peak = rss.stop()
+    if (Buffer.byteLength(preview.text) > limits.maxBytes || preview.bytes !== fed) throw new Error("bad preview")
+    if (check) {
+      const size = fs.statSync(preview.path!).size
+      if (size !== fed) throw new Error(`the managed file holds ${size} of ${fed} bytes`)
+      fs.rmSync(preview.path!)
+    }
+    return { mibPerSecond: fed / MiB / seconds, rssGrowthMiB: (peak - baseline) / MiB, seconds }
+  })
 
 /** The same chunks written plainly to a file: the floor set by the disk. */
 const plainWrite = Effect.promise(async () => {
@@ -153,7 +155,12 @@ const main = Effect.gen(function* () {
     sync()
     const bound = yield* boundOnce(output, true)
     const cpu = yield* boundOnce(discarding, false)
-    rows.push({ bound: bound.mibPerSecond, cpu: cpu.mibPerSecond, plain, rss: Math.max(bound.rssGrowthMiB, cpu.rssGrowthMiB) })
+    rows.push({
+      bound: bound.mibPerSecond,
+      cpu: cpu.mibPerSecond,
+      plain,
+      rss: Math.max(bound.rssGrowthMiB, cpu.rssGrowthMiB)
+    })
     console.log(
       `${String(run).padStart(3)}   ${fmt(bound.mibPerSecond)}    ${fmt(cpu.mibPerSecond)}    ${fmt(plain)}        ${(bound.mibPerSecond / plain).toFixed(2)}      ${fmt(bound.rssGrowthMiB)} ${fmt(cpu.rssGrowthMiB)}`
     )

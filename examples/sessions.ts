@@ -17,4 +17,6 @@ const page = await client.sessions.list({ limit: 10 })
 for (const session of page.data) console.log("-", session.id, session.agent ?? "(default agent)", session.title)
 if (page.cursor.next) console.log("more:", (await client.sessions.list({ cursor: page.cursor.next })).data.length)
 
-await client.sessions.list({ limit: 1000 }).catch((e) => console.log("rejected:", isInvalidRequestError(e) ? e.message : e))
+await client.sessions
+  .list({ limit: 1000 })
+  .catch((e) => console.log("rejected:", isInvalidRequestError(e) ? e.message : e))

@@ -21,5 +21,9 @@ if (check) {
   }
   console.log("Generated files are up to date.")
 } else {
-  console.log(stale.length === 0 ? "Generated files were already up to date." : `Updated:\n${stale.map((file) => `  ${file}`).join("\n")}`)
+  console.log(
+    stale.length === 0
+      ? "Generated files were already up to date."
+      : `Updated:\n${stale.map((file) => `  ${file}`).join("\n")}`
+  )
 }

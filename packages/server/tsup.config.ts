@@ -15,5 +15,7 @@ export default defineConfig({
   // Everything but the native addon (tsup lets noExternal win over external, so exclude it here).
   noExternal: [/^(?!better-sqlite3(\/|$))/],
   // Bundled CommonJS dependencies call require() for Node built-ins.
-  banner: { js: `import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);` }
+  banner: {
+    js: `import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);`
+  }
 })

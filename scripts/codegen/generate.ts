@@ -78,5 +78,7 @@ const listFiles = (base: string, directory: string): ReadonlyArray<string> => {
   if (!fs.existsSync(absolute)) return []
   return fs
     .readdirSync(absolute, { withFileTypes: true })
-    .flatMap((entry) => (entry.isDirectory() ? listFiles(base, `${directory}/${entry.name}`) : [`${directory}/${entry.name}`]))
+    .flatMap((entry) =>
+      entry.isDirectory() ? listFiles(base, `${directory}/${entry.name}`) : [`${directory}/${entry.name}`]
+    )
 }

@@ -133,9 +133,19 @@ interface OpenApiOperation {
     readonly style?: string
     readonly schema: JsonSchema.Json
   }>
-  readonly requestBody?: { readonly required?: boolean; readonly content: Readonly<Record<string, { readonly schema: JsonSchema.Json }>> }
+  readonly requestBody?: {
+    readonly required?: boolean
+    readonly content: Readonly<Record<string, { readonly schema: JsonSchema.Json }>>
+  }
   readonly responses: Readonly<
-    Record<string, { readonly content?: Readonly<Record<string, { readonly schema: JsonSchema.Json; readonly "x-effect-stream"?: JsonSchema.Json }>> }>
+    Record<
+      string,
+      {
+        readonly content?: Readonly<
+          Record<string, { readonly schema: JsonSchema.Json; readonly "x-effect-stream"?: JsonSchema.Json }>
+        >
+      }
+    >
   >
 }
 
@@ -175,18 +185,27 @@ export const fromApi = <Id extends string, Groups extends HttpApiGroup.HttpApiGr
       throw new Error(`${where}: header parameters are not represented in the SDK Contract IR`)
     }
     if (!HttpMethod.hasBody(endpoint.method) && Option.isSome(endpoint.payloadSchema)) {
-      throw new Error(`${where}: a ${endpoint.method} payload is not represented in the SDK Contract IR; use setUrlParams`)
+      throw new Error(
+        `${where}: a ${endpoint.method} payload is not represented in the SDK Contract IR; use setUrlParams`
+      )
     }
 
     const decodedPath = decodedProperties(endpoint.pathSchema, decodedComponents)
     const wirePath = op.parameters.filter((parameter) => parameter.in === "path")
-    sameNames(where, "path parameters", wirePath.map((p) => p.name), [...decodedPath.keys()])
-    const pathParams = wirePath.map((parameter): Parameter => ({
-      name: parameter.name,
-      required: parameter.required,
-      schema: canonical(JsonSchema.asSchema(parameter.schema, `${where} path ${parameter.name}`)),
-      decoded: canonical(decodedField(decodedPath, parameter.name, `${where} path`))
-    }))
+    sameNames(
+      where,
+      "path parameters",
+      wirePath.map((p) => p.name),
+      [...decodedPath.keys()]
+    )
+    const pathParams = wirePath.map(
+      (parameter): Parameter => ({
+        name: parameter.name,
+        required: parameter.required,
+        schema: canonical(JsonSchema.asSchema(parameter.schema, `${where} path ${parameter.name}`)),
+        decoded: canonical(decodedField(decodedPath, parameter.name, `${where} path`))
+      })
+    )
 
     const decodedQuery = decodedProperties(endpoint.urlParamsSchema, decodedComponents)
     const queryParams = queryParameters(
@@ -208,7 +227,9 @@ export const fromApi = <Id extends string, Groups extends HttpApiGroup.HttpApiGr
       ...queryParams.map((p) => [p.name, "query parameter"] as const),
       ...(body === null
         ? []
-        : JsonSchema.properties(JsonSchema.resolve(body.schema, components)).map(([name]) => [name, "body field"] as const))
+        : JsonSchema.properties(JsonSchema.resolve(body.schema, components)).map(
+            ([name]) => [name, "body field"] as const
+          ))
     ]
     const seen = new Map<string, string>()
     for (const [name, kind] of inputs) {
@@ -255,7 +276,9 @@ export const fromApi = <Id extends string, Groups extends HttpApiGroup.HttpApiGr
   for (const operation of operations) {
     const other = ids.get(operation.operationId)
     if (other !== undefined) {
-      throw new Error(`operationId ${operation.operationId} is used by both ${other} and ${operation.group}.${operation.name}`)
+      throw new Error(
+        `operationId ${operation.operationId} is used by both ${other} and ${operation.group}.${operation.name}`
+      )
     }
     ids.set(operation.operationId, `${operation.group}.${operation.name}`)
   }
@@ -314,7 +337,10 @@ const decodedField = (decoded: ReadonlyMap<string, JsonSchema.Schema>, name: str
 const sameNames = (where: string, what: string, wire: ReadonlyArray<string>, decoded: ReadonlyArray<string>) => {
   const a = [...wire].sort().join(", ")
   const b = [...decoded].sort().join(", ")
-  if (a !== b) throw new Error(`${where}: ${what} are named [${a}] on the wire but [${b}] decoded; renamed fields are not supported`)
+  if (a !== b)
+    throw new Error(
+      `${where}: ${what} are named [${a}] on the wire but [${b}] decoded; renamed fields are not supported`
+    )
 }
 
 /** Field names of the decoded side of a struct-like schema (struct, class, refinement or transformation of one). */
@@ -328,7 +354,9 @@ const decodedFieldNames = (ast: AST.AST, where: string): ReadonlyArray<string> =
       return decodedFieldNames(ast.f(), where)
     case "Transformation":
       // A Schema.Class is a transformation from its fields struct to an opaque declaration.
-      return ast.to._tag === "Declaration" ? decodedFieldNames(AST.typeAST(ast.from), where) : decodedFieldNames(ast.to, where)
+      return ast.to._tag === "Declaration"
+        ? decodedFieldNames(AST.typeAST(ast.from), where)
+        : decodedFieldNames(ast.to, where)
     default:
       throw new Error(`${where}: the payload must be a struct, found ${ast._tag}`)
   }
@@ -366,7 +394,12 @@ const queryParameters = (
     }
     group.push([member, schema, parameter.required])
   }
-  sameNames(where, "query parameters", out.map((p) => p.name), [...decoded.keys()])
+  sameNames(
+    where,
+    "query parameters",
+    out.map((p) => p.name),
+    [...decoded.keys()]
+  )
   return out.map((parameter): QueryParameter => {
     const group = members.get(parameter.name)
     const schema =
@@ -440,14 +473,22 @@ const streamOf = (
   const declaration = EventStream.declarationOf(endpoint)
   if (declaration === undefined || success.schema === null || success.contentType === null) return null
   const extension = op.responses[String(success.status)]?.content?.[success.contentType]?.["x-effect-stream"]
-  const failureEvent = JsonSchema.isObject(extension) && typeof extension["failureEvent"] === "string" ? extension["failureEvent"] : null
-  if (failureEvent === null) throw new Error(`${where}: the stream's OpenAPI content has no x-effect-stream failureEvent`)
+  const failureEvent =
+    JsonSchema.isObject(extension) && typeof extension["failureEvent"] === "string" ? extension["failureEvent"] : null
+  if (failureEvent === null)
+    throw new Error(`${where}: the stream's OpenAPI content has no x-effect-stream failureEvent`)
   if (declaration.framing === "events") return { framing: "events", event: success.schema, failureEvent }
   const frame = JsonSchema.resolve(success.schema, components)
   const fields = JsonSchema.properties(frame)
   const data = fields.find(([name]) => name === "data")?.[1]
   const content = data === undefined ? undefined : JsonSchema.resolve(data, components)["contentSchema"]
-  if (fields.map(([name]) => name).sort().join(",") !== "data,event,id" || content === undefined) {
+  if (
+    fields
+      .map(([name]) => name)
+      .sort()
+      .join(",") !== "data,event,id" ||
+    content === undefined
+  ) {
     throw new Error(`${where}: a framed stream's success must be the frame {id, event, data} with data's contentSchema`)
   }
   return { framing: "frames", event: canonical(JsonSchema.asSchema(content, `${where} stream event`)), failureEvent }
@@ -457,21 +498,34 @@ const isDataEnvelope = (schema: JsonSchema.Schema | null, components: JsonSchema
   if (schema === null) return false
   const resolved = JsonSchema.resolve(schema, components)
   const names = JsonSchema.properties(resolved).map(([name]) => name)
-  return resolved["type"] === "object" && names.length === 1 && names[0] === "data" && JsonSchema.required(resolved).has("data")
+  return (
+    resolved["type"] === "object" &&
+    names.length === 1 &&
+    names[0] === "data" &&
+    JsonSchema.required(resolved).has("data")
+  )
 }
 
-const declaredErrors = (where: string, op: OpenApiOperation, components: JsonSchema.Components): ReadonlyArray<DeclaredError> => {
+const declaredErrors = (
+  where: string,
+  op: OpenApiOperation,
+  components: JsonSchema.Components
+): ReadonlyArray<DeclaredError> => {
   const out: Array<DeclaredError> = []
   for (const status of Object.keys(op.responses).filter((s) => !/^2\d\d$/.test(s))) {
     const content = op.responses[status]?.content ?? {}
     const json = content["application/json"]
-    if (json === undefined) throw new Error(`${where}: declared error ${status} has no JSON body; errors must be tagged records`)
+    if (json === undefined)
+      throw new Error(`${where}: declared error ${status} has no JSON body; errors must be tagged records`)
     const schema = JsonSchema.asSchema(json.schema, `${where} error ${status}`)
     const anyOf = schema["anyOf"]
-    const members = Array.isArray(anyOf) ? anyOf.map((m, i) => JsonSchema.asSchema(m, `${where} error ${status}[${i}]`)) : [schema]
+    const members = Array.isArray(anyOf)
+      ? anyOf.map((m, i) => JsonSchema.asSchema(m, `${where} error ${status}[${i}]`))
+      : [schema]
     for (const member of members) {
       const tag = tagOf(JsonSchema.resolve(member, components))
-      if (tag === undefined) throw new Error(`${where}: declared error ${status} is not a tagged record (no _tag literal)`)
+      if (tag === undefined)
+        throw new Error(`${where}: declared error ${status} is not a tagged record (no _tag literal)`)
       out.push({ status: Number(status), tag, schema: canonical(member) })
     }
   }

@@ -65,12 +65,14 @@ class Names {
   }
 }
 
-const prefix = (operation: SdkContract.Operation): string => `${TypeScript.pascal(operation.group)}${TypeScript.pascal(operation.name)}`
+const prefix = (operation: SdkContract.Operation): string =>
+  `${TypeScript.pascal(operation.group)}${TypeScript.pascal(operation.name)}`
 
 const describe = (schema: JsonSchema.Schema): string | undefined =>
   typeof schema["description"] === "string" ? schema["description"] : undefined
 
-const outputType = (schema: JsonSchema.Schema, indent = ""): string => TypeScript.render(schema, { ref: TypeScript.typeName }, indent)
+const outputType = (schema: JsonSchema.Schema, indent = ""): string =>
+  TypeScript.render(schema, { ref: TypeScript.typeName }, indent)
 
 /** Whether a rendered type is one object literal (`{…}`), not e.g. a union of them (`{…} | {…}`). */
 const isObjectLiteral = (type: string): boolean => {
@@ -88,7 +90,9 @@ const declaration = (name: string, type: string): string =>
   isObjectLiteral(type) ? `export interface ${name} ${type}\n` : `export type ${name} = ${type}\n`
 
 /** The exported type name of each declared `_tag`; a tag must mean one schema across the whole API. */
-const errorTypeNames = (contract: SdkContract.Contract): ReadonlyMap<string, { readonly schema: JsonSchema.Schema }> => {
+const errorTypeNames = (
+  contract: SdkContract.Contract
+): ReadonlyMap<string, { readonly schema: JsonSchema.Schema }> => {
   const out = new Map<string, { schema: JsonSchema.Schema }>()
   for (const operation of contract.operations) {
     for (const error of operation.errors) {
@@ -140,7 +144,13 @@ const typesFile = (
     }
     blocks.push(
       `/** The declared failures \`${id}\` rejects with. */\n` +
-        declaration(names.claim(`${p}Failure`, `${id} failure`), operation.errors.map((e) => e.tag).filter(unique).join(" | ") || "never")
+        declaration(
+          names.claim(`${p}Failure`, `${id} failure`),
+          operation.errors
+            .map((e) => e.tag)
+            .filter(unique)
+            .join(" | ") || "never"
+        )
     )
   }
   return `${header}\n${blocks.join("\n")}`
@@ -181,7 +191,10 @@ const inputType = (schema: JsonSchema.Schema, indent: string): string =>
 const parameterType = (contract: SdkContract.Contract, parameter: SdkContract.Parameter): string => {
   const decoded = JsonSchema.resolve(parameter.decoded, contract.decodedComponents)
   const wire = JsonSchema.resolve(parameter.schema, contract.components)
-  if (wire["type"] === "string" && (decoded["type"] === "number" || decoded["type"] === "integer" || decoded["type"] === "boolean")) {
+  if (
+    wire["type"] === "string" &&
+    (decoded["type"] === "number" || decoded["type"] === "integer" || decoded["type"] === "boolean")
+  ) {
     return TypeScript.render(decoded, { ref: TypeScript.typeName }, "  ")
   }
   return inputType(parameter.schema, "  ")
@@ -191,8 +204,11 @@ const resultType = (contract: SdkContract.Contract, operation: SdkContract.Opera
   const schema = operation.success.schema
   if (schema === null) return "void"
   if (operation.success.unwrap === null) return outputType(schema)
-  const member = JsonSchema.properties(JsonSchema.resolve(schema, contract.components)).find(([n]) => n === operation.success.unwrap)
-  if (member === undefined) throw new Error(`${operation.group}.${operation.name}: no ${operation.success.unwrap} member to unwrap`)
+  const member = JsonSchema.properties(JsonSchema.resolve(schema, contract.components)).find(
+    ([n]) => n === operation.success.unwrap
+  )
+  if (member === undefined)
+    throw new Error(`${operation.group}.${operation.name}: no ${operation.success.unwrap} member to unwrap`)
   return outputType(member[1])
 }
 
@@ -261,10 +277,16 @@ export const isClientError = (u: unknown): u is ClientError =>
 
 const clientFile = (contract: SdkContract.Contract): string => {
   const groups = groupOperations(contract)
-  const typeImports = contract.operations.flatMap((o) => [`${prefix(o)}Input`, `${prefix(o)}${o.stream === null ? "Result" : "Event"}`])
+  const typeImports = contract.operations.flatMap((o) => [
+    `${prefix(o)}Input`,
+    `${prefix(o)}${o.stream === null ? "Result" : "Event"}`
+  ])
   const streams = contract.operations.some((o) => o.stream !== null)
   const table = contract.operations
-    .map((operation) => `  ${JSON.stringify(`${operation.group}.${operation.name}`)}: ${literal(descriptor(contract, operation), "  ")}`)
+    .map(
+      (operation) =>
+        `  ${JSON.stringify(`${operation.group}.${operation.name}`)}: ${literal(descriptor(contract, operation), "  ")}`
+    )
     .join(",\n")
   const signatures = [...groups]
     .map(([group, operations]) => {
@@ -390,7 +412,9 @@ const literal = (value: unknown, indent: string): string => {
   if (typeof value === "object" && value !== null) {
     const entries = Object.entries(value)
     if (entries.length === 0) return "{}"
-    const members = entries.map(([k, v]) => `${/^\d+$/.test(k) ? k : TypeScript.propertyKey(k)}: ${literal(v, `${indent}  `)}`)
+    const members = entries.map(
+      ([k, v]) => `${/^\d+$/.test(k) ? k : TypeScript.propertyKey(k)}: ${literal(v, `${indent}  `)}`
+    )
     const flat = `{ ${members.join(", ")} }`
     if (flat.length <= 80 && !flat.includes("\n")) return flat
     return `{\n${members.map((m) => `${indent}  ${m}`).join(",\n")}\n${indent}}`

@@ -53,8 +53,10 @@ export const render = (schema: JsonSchema.Schema, options: RenderOptions, indent
   const allOf = schema["allOf"]
   if (!Array.isArray(allOf)) return base
   // Members that only add constraints (a pattern, a bound) render as `unknown` and add nothing.
-  const parts = [base, ...allOf.map((member, i) => render(JsonSchema.asSchema(member, `allOf[${i}]`), options, indent))]
-    .filter((part) => part !== "unknown")
+  const parts = [
+    base,
+    ...allOf.map((member, i) => render(JsonSchema.asSchema(member, `allOf[${i}]`), options, indent))
+  ].filter((part) => part !== "unknown")
   return parts.length === 0 ? "unknown" : [...new Set(parts)].map(parenthesize).join(" & ")
 }
 

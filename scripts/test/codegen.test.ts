@@ -15,8 +15,10 @@ import referenceDocument from "../../packages/protocol/test/fixtures/opencode-v2
 
 /** Every operation of the upstream reference contract, as method, path and operationId. */
 const reference = {
-  operations: Object.entries(referenceDocument.paths as Record<string, Record<string, { operationId: string }>>).flatMap(
-    ([path, methods]) => Object.entries(methods).map(([method, op]) => ({ method: method.toUpperCase(), path, operationId: op.operationId }))
+  operations: Object.entries(
+    referenceDocument.paths as Record<string, Record<string, { operationId: string }>>
+  ).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, op]) => ({ method: method.toUpperCase(), path, operationId: op.operationId }))
   )
 }
 
@@ -99,7 +101,10 @@ describe("SDK Contract IR of Api.OpenCodeApi", () => {
     ])
     expect(get.streaming).toBe("none")
     const list = contract.operations.find((o) => o.group === "sessions" && o.name === "list")!
-    expect(list.errors.filter((e) => e.status === 400).map((e) => e.tag)).toEqual(["InvalidCursorError", "InvalidRequestError"])
+    expect(list.errors.filter((e) => e.status === 400).map((e) => e.tag)).toEqual([
+      "InvalidCursorError",
+      "InvalidRequestError"
+    ])
     const location = contract.operations.find((o) => o.group === "location")!
     expect(location.queryParams.map((p) => [p.name, p.style])).toEqual([["location", "deepObject"]])
     const create = contract.operations.find((o) => o.name === "create")!
@@ -135,23 +140,35 @@ describe("SSE operations in the IR and both emitters", () => {
     expect(content("generated/types.ts")).toContain("export type SessionsEventsEvent = SessionDurableEvent\n")
     expect(content("generated/types.ts")).toContain("export type EventsSubscribeEvent = V2Event\n")
     const promise = content("src/generated/client.ts")
-    expect(promise).toContain("events(input: SessionsEventsInput, options?: Transport.RequestOptions): AsyncIterable<SessionsEventsEvent>")
-    expect(promise).toContain("subscribe(input?: EventsSubscribeInput, options?: Transport.RequestOptions): AsyncIterable<EventsSubscribeEvent>")
+    expect(promise).toContain(
+      "events(input: SessionsEventsInput, options?: Transport.RequestOptions): AsyncIterable<SessionsEventsEvent>"
+    )
+    expect(promise).toContain(
+      "subscribe(input?: EventsSubscribeInput, options?: Transport.RequestOptions): AsyncIterable<EventsSubscribeEvent>"
+    )
     expect(promise).toContain('stream: { failureEvent: "effect/httpapi/stream/failure" }')
     const effect = content("effect/generated/opencode-client.ts")
     expect(effect).toContain(
       'readonly events: (input: Endpoint.Path<"sessions", "events"> & Endpoint.UrlParams<"sessions", "events">) => Stream.Stream<Endpoint.Success<"sessions", "events">["data"], Endpoint.StreamFailure<"sessions", "events">>'
     )
-    expect(effect).toContain('readonly subscribe: (input?: Endpoint.NoInput) => Stream.Stream<Endpoint.Success<"events", "subscribe">, Endpoint.StreamFailure<"events", "subscribe">>')
+    expect(effect).toContain(
+      'readonly subscribe: (input?: Endpoint.NoInput) => Stream.Stream<Endpoint.Success<"events", "subscribe">, Endpoint.StreamFailure<"events", "subscribe">>'
+    )
   })
 
   it("rejects a text/event-stream success without the EventStream declaration", () => {
-    const api = apiWith(HttpApiEndpoint.get("tail", "/x").addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" })))
-    expect(() => SdkContract.fromApi(api)).toThrow(/probe\.tail: a text\/event-stream success needs the EventStream annotation/)
+    const api = apiWith(
+      HttpApiEndpoint.get("tail", "/x").addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" }))
+    )
+    expect(() => SdkContract.fromApi(api)).toThrow(
+      /probe\.tail: a text\/event-stream success needs the EventStream annotation/
+    )
   })
 
   it("reads a probe stream declared with Protocol's EventStream helpers", () => {
-    const Tick = Schema.Struct({ type: Schema.Literal("tick"), n: Schema.Number }).annotations({ identifier: "ProbeTick" })
+    const Tick = Schema.Struct({ type: Schema.Literal("tick"), n: Schema.Number }).annotations({
+      identifier: "ProbeTick"
+    })
     const api = apiWith(
       HttpApiEndpoint.get("tail", "/x")
         .addSuccess(EventStream.frames(Tick))
@@ -159,7 +176,11 @@ describe("SSE operations in the IR and both emitters", () => {
         .annotate(OpenApi.Transform, EventStream.openApi)
     )
     const [operation] = SdkContract.fromApi(api).operations
-    expect(operation?.stream).toEqual({ framing: "frames", event: { $ref: "#/components/schemas/ProbeTick" }, failureEvent: EventStream.failureEvent })
+    expect(operation?.stream).toEqual({
+      framing: "frames",
+      event: { $ref: "#/components/schemas/ProbeTick" },
+      failureEvent: EventStream.failureEvent
+    })
     const types = PromiseEmitter.emit(SdkContract.fromApi(api)).find((f) => f.path.endsWith("types.ts"))!.content
     expect(types).toContain("export type ProbeTailEvent = ProbeTick\n")
   })
@@ -179,7 +200,11 @@ describe("generated files", () => {
       fs.appendFileSync(changed, "// edited\n")
       fs.rmSync(path.join(root, Generate.contractPath))
       fs.writeFileSync(path.join(root, PromiseEmitter.directory, "leftover.ts"), "export {}\n")
-      const stale = [Generate.contractPath, `${PromiseEmitter.directory}/client.ts`, `${PromiseEmitter.directory}/leftover.ts`].sort()
+      const stale = [
+        Generate.contractPath,
+        `${PromiseEmitter.directory}/client.ts`,
+        `${PromiseEmitter.directory}/leftover.ts`
+      ].sort()
       expect(Generate.run({ check: true, root }).stale).toEqual(stale)
       expect(fs.readFileSync(changed, "utf8").endsWith("// edited\n")).toBe(true)
       expect(Generate.run({ check: false, root }).stale).toEqual(stale)
@@ -210,7 +235,9 @@ describe("IR builder and emitters on probe APIs", () => {
         .setPayload(Schema.Struct({ sessionID: Schema.String, title: Schema.String }))
         .addSuccess(Schema.Struct({ ok: Schema.Boolean }))
     )
-    expect(() => SdkContract.fromApi(api)).toThrow(/probe\.update: input name collision: "sessionID" is both a path parameter and a body field/)
+    expect(() => SdkContract.fromApi(api)).toThrow(
+      /probe\.update: input name collision: "sessionID" is both a path parameter and a body field/
+    )
   })
 
   it("rejects a query parameter and a body field with the same name", () => {
@@ -220,13 +247,20 @@ describe("IR builder and emitters on probe APIs", () => {
         .setPayload(Schema.Struct({ title: Schema.String }))
         .addSuccess(Schema.Struct({ ok: Schema.Boolean }))
     )
-    expect(() => SdkContract.fromApi(api)).toThrow(/input name collision: "title" is both a query parameter and a body field/)
+    expect(() => SdkContract.fromApi(api)).toThrow(
+      /input name collision: "title" is both a query parameter and a body field/
+    )
   })
 
   it("rejects a form query parameter that shares its name with a deepObject parameter", () => {
     const api = apiWith(
       HttpApiEndpoint.get("get", "/x")
-        .setUrlParams(Schema.Struct({ location: Schema.optional(Schema.String), "location[directory]": Schema.optional(Schema.String) }))
+        .setUrlParams(
+          Schema.Struct({
+            location: Schema.optional(Schema.String),
+            "location[directory]": Schema.optional(Schema.String)
+          })
+        )
         .addSuccess(Schema.Struct({ ok: Schema.Boolean }))
     )
     expect(() => SdkContract.fromApi(api)).toThrow(/input name collision: query parameter "location" is declared twice/)
@@ -234,7 +268,9 @@ describe("IR builder and emitters on probe APIs", () => {
 
   it("groups bracketed query keys into one deepObject parameter even without an OpenAPI override", () => {
     const api = apiWith(
-      HttpApiEndpoint.get("get", "/x").setUrlParams(LocationGroup.LocationQuery).addSuccess(Schema.Struct({ ok: Schema.Boolean }))
+      HttpApiEndpoint.get("get", "/x")
+        .setUrlParams(LocationGroup.LocationQuery)
+        .addSuccess(Schema.Struct({ ok: Schema.Boolean }))
     )
     const [operation] = SdkContract.fromApi(api).operations
     expect(operation?.queryParams).toEqual([
@@ -284,9 +320,13 @@ describe("IR builder and emitters on probe APIs", () => {
 
   it("the Promise emitter rejects a generated type name that a component already uses", () => {
     const api = apiWith(
-      HttpApiEndpoint.get("get", "/x").addSuccess(Schema.Struct({ ok: Schema.Boolean }).annotations({ identifier: "ProbeGetResult" }))
+      HttpApiEndpoint.get("get", "/x").addSuccess(
+        Schema.Struct({ ok: Schema.Boolean }).annotations({ identifier: "ProbeGetResult" })
+      )
     )
-    expect(() => PromiseEmitter.emit(SdkContract.fromApi(api))).toThrow(/generated type name collision: ProbeGetResult \(probe.get result\)/)
+    expect(() => PromiseEmitter.emit(SdkContract.fromApi(api))).toThrow(
+      /generated type name collision: ProbeGetResult \(probe.get result\)/
+    )
   })
 
   it("the Promise emitter declares a named union of object types as a type alias, not an interface", () => {
@@ -304,7 +344,11 @@ describe("IR builder and emitters on probe APIs", () => {
     const api = HttpApi.make("probe").add(
       HttpApiGroup.make("probe")
         .add(HttpApiEndpoint.get("shown", "/a").addSuccess(Schema.Struct({ ok: Schema.Boolean })))
-        .add(HttpApiEndpoint.get("hidden", "/b").addSuccess(Schema.Struct({ ok: Schema.Boolean })).annotate(OpenApi.Exclude, true))
+        .add(
+          HttpApiEndpoint.get("hidden", "/b")
+            .addSuccess(Schema.Struct({ ok: Schema.Boolean }))
+            .annotate(OpenApi.Exclude, true)
+        )
     )
     expect(SdkContract.fromApi(api).operations.map((o) => o.name)).toEqual(["shown"])
   })

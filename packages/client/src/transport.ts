@@ -58,7 +58,11 @@ export interface Operation {
 }
 
 /** Sends one operation and interprets its response; see {@link make}. */
-export type Send = <A>(operation: Operation, input: object | undefined, options: RequestOptions | undefined) => Promise<A>
+export type Send = <A>(
+  operation: Operation,
+  input: object | undefined,
+  options: RequestOptions | undefined
+) => Promise<A>
 
 /**
  * Binds the client options into a {@link Send}. Validates `baseUrl` synchronously (a relative or invalid
@@ -90,7 +94,11 @@ export const make = (options: ClientOptions): Send => {
       })
       text = await response.text()
     } catch (cause) {
-      throw new ClientError({ reason: "Transport", message: `${operation.name}: request failed: ${describe(cause)}`, cause })
+      throw new ClientError({
+        reason: "Transport",
+        message: `${operation.name}: request failed: ${describe(cause)}`,
+        cause
+      })
     }
     return interpret(operation, response.status, response.headers.get("content-type"), text) as A
   }
@@ -165,7 +173,12 @@ const interpret = (operation: Operation, status: number, contentType: string | n
     const tag = typeof value === "object" && value !== null ? (value as { readonly _tag?: unknown })._tag : undefined
     if (typeof tag === "string" && tags.includes(tag)) throw value
   }
-  throw new ClientError({ reason: "UnexpectedStatus", message: `${operation.name}: unexpected response status ${status}`, status, body: text })
+  throw new ClientError({
+    reason: "UnexpectedStatus",
+    message: `${operation.name}: unexpected response status ${status}`,
+    status,
+    body: text
+  })
 }
 
 const parse = (operation: Operation, status: number, text: string): unknown => {
@@ -187,7 +200,11 @@ const describe = (cause: unknown): string => (cause instanceof Error ? cause.mes
 // ── Server-Sent Events ────────────────────────────────────────────────────────────────────────────
 
 /** Opens one streaming operation; see {@link makeStream}. */
-export type Open = <A>(operation: Operation, input: object | undefined, options: RequestOptions | undefined) => AsyncIterable<A>
+export type Open = <A>(
+  operation: Operation,
+  input: object | undefined,
+  options: RequestOptions | undefined
+) => AsyncIterable<A>
 
 /**
  * Binds the client options into an {@link Open}. Like {@link make} it validates `baseUrl` synchronously
@@ -209,7 +226,13 @@ export type Open = <A>(operation: Operation, input: object | undefined, options:
 export const makeStream = (options: ClientOptions): Open => {
   const root = rootOf(options)
   return <A>(operation: Operation, input: object | undefined, call: RequestOptions | undefined): AsyncIterable<A> => ({
-    [Symbol.asyncIterator]: () => new EventIterator<A>(options, operation, urlOf(root, operation, (input ?? {}) as Readonly<Record<string, unknown>>), call)
+    [Symbol.asyncIterator]: () =>
+      new EventIterator<A>(
+        options,
+        operation,
+        urlOf(root, operation, (input ?? {}) as Readonly<Record<string, unknown>>),
+        call
+      )
   })
 }
 
@@ -362,11 +385,19 @@ class EventIterator<A> implements AsyncIterator<A, undefined> {
   }
 
   private abortError(cause?: unknown): ClientError {
-    return new ClientError({ reason: "Transport", message: `${this.operation.name}: the stream was aborted`, cause: cause ?? this.call?.signal?.reason })
+    return new ClientError({
+      reason: "Transport",
+      message: `${this.operation.name}: the stream was aborted`,
+      cause: cause ?? this.call?.signal?.reason
+    })
   }
 
   private transportError(cause: unknown): ClientError {
-    return new ClientError({ reason: "Transport", message: `${this.operation.name}: stream failed: ${describe(cause)}`, cause })
+    return new ClientError({
+      reason: "Transport",
+      message: `${this.operation.name}: stream failed: ${describe(cause)}`,
+      cause
+    })
   }
 }
 

@@ -7,7 +7,9 @@ import { describe, expect, it } from "vitest"
  * workspace package at run time; `/effect` reaches Effect, Schema and Protocol only, and stays
  * browser-safe (no core, server, database or Node built-in).
  */
-const bundle = async (entry: string): Promise<{ readonly inputs: ReadonlyArray<string>; readonly imports: ReadonlyArray<string> }> => {
+const bundle = async (
+  entry: string
+): Promise<{ readonly inputs: ReadonlyArray<string>; readonly imports: ReadonlyArray<string> }> => {
   const result = await build({
     entryPoints: [path.resolve(__dirname, entry)],
     bundle: true,
@@ -24,8 +26,10 @@ const bundle = async (entry: string): Promise<{ readonly inputs: ReadonlyArray<s
   }
 }
 
-const effectCode = /(node_modules\/(effect|@effect)\/|@opencode-ai\/|packages\/(schema|protocol|core|server|sdk-next)\/)/
-const outsideEffectBoundary = /(@effect\/sql|drizzle|sqlite|@opencode-ai\/(core|server|sdk-next)|^node:|packages\/(core|server|sdk-next)\/)/
+const effectCode =
+  /(node_modules\/(effect|@effect)\/|@opencode-ai\/|packages\/(schema|protocol|core|server|sdk-next)\/)/
+const outsideEffectBoundary =
+  /(@effect\/sql|drizzle|sqlite|@opencode-ai\/(core|server|sdk-next)|^node:|packages\/(core|server|sdk-next)\/)/
 
 describe("@opencode-ai/client (root)", () => {
   it("bundles zero Effect code and no workspace package", async () => {

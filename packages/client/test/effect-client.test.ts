@@ -31,10 +31,14 @@ describe("OpencodeClient.make", () => {
       Effect.provide(
         Layer.effect(
           HttpClient.HttpClient,
-          Effect.map(HttpClient.HttpClient, HttpClient.mapRequest(HttpClientRequest.setHeader("authorization", "Basic dXNlcjpwdw==")))
+          Effect.map(
+            HttpClient.HttpClient,
+            HttpClient.mapRequest(HttpClientRequest.setHeader("authorization", "Basic dXNlcjpwdw=="))
+          )
         ).pipe(Layer.provide(FetchHttpClient.layer))
       )
-    ))
+    )
+  )
 })
 
 describe("decoded values", () => {
@@ -57,7 +61,8 @@ describe("decoded values", () => {
           | ParseResult.ParseError
         >
       >()
-    }).pipe(Effect.provide(FetchHttpClient.layer)))
+    }).pipe(Effect.provide(FetchHttpClient.layer))
+  )
 
   it.effect("sessions.list encodes decoded query values and returns the page whole", () =>
     Effect.gen(function* () {
@@ -70,7 +75,8 @@ describe("decoded values", () => {
       expect(page.data.map((s) => s.id)).toEqual(["ses_1"])
       expect(page.cursor.next).toBe("bmV4dA")
       expectTypeOf(page.cursor.next).toEqualTypeOf<Cursor.Token | undefined>()
-    }).pipe(Effect.provide(FetchHttpClient.layer)))
+    }).pipe(Effect.provide(FetchHttpClient.layer))
+  )
 
   it.effect("location.get sends the deepObject location through Protocol's codec", () =>
     Effect.gen(function* () {
@@ -83,7 +89,8 @@ describe("decoded values", () => {
       ])
       expect(location.workspaceID).toBe("wrk_1")
       expectTypeOf(location.workspaceID).toEqualTypeOf<Identifier.WorkspaceID | undefined>()
-    }).pipe(Effect.provide(FetchHttpClient.layer)))
+    }).pipe(Effect.provide(FetchHttpClient.layer))
+  )
 
   it.effect("sessions.create sends the payload as JSON and unwraps {data}", () =>
     Effect.gen(function* () {
@@ -95,7 +102,8 @@ describe("decoded values", () => {
       expect(info.id).toBe("ses_new")
       yield* opencode.sessions.create()
       expect(JSON.parse(last().body)).toEqual({})
-    }).pipe(Effect.provide(FetchHttpClient.layer)))
+    }).pipe(Effect.provide(FetchHttpClient.layer))
+  )
 
   it.effect("a response that does not decode fails with ParseError", () =>
     Effect.gen(function* () {
@@ -103,13 +111,16 @@ describe("decoded values", () => {
       const opencode = yield* client
       const result = yield* Effect.either(opencode.sessions.get({ sessionID }))
       expect(Either.isLeft(result) && ParseResult.isParseError(result.left)).toBe(true)
-    }).pipe(Effect.provide(FetchHttpClient.layer)))
+    }).pipe(Effect.provide(FetchHttpClient.layer))
+  )
 })
 
 describe("typed failures", () => {
   it.effect("SessionNotFoundError is decoded and caught with Effect.catchTag", () =>
     Effect.gen(function* () {
-      server.reply(() => json(404, { _tag: "SessionNotFoundError", sessionID: "ses_abc", message: "Session not found: ses_abc" }))
+      server.reply(() =>
+        json(404, { _tag: "SessionNotFoundError", sessionID: "ses_abc", message: "Session not found: ses_abc" })
+      )
       const opencode = yield* client
       const caught = yield* opencode.sessions.get({ sessionID }).pipe(
         Effect.as("found"),
@@ -119,7 +130,8 @@ describe("typed failures", () => {
         })
       )
       expect(caught).toBe("missing ses_abc")
-    }).pipe(Effect.provide(FetchHttpClient.layer)))
+    }).pipe(Effect.provide(FetchHttpClient.layer))
+  )
 
   it.effect("API-wide failures are typed on every operation: UnauthorizedError on health.get", () =>
     Effect.gen(function* () {
@@ -130,7 +142,8 @@ describe("typed failures", () => {
         Effect.catchTag("UnauthorizedError", (error) => Effect.succeed(error.message))
       )
       expect(caught).toBe("no")
-    }).pipe(Effect.provide(FetchHttpClient.layer)))
+    }).pipe(Effect.provide(FetchHttpClient.layer))
+  )
 
   it.effect("an undeclared status fails with an HttpClientError", () =>
     Effect.gen(function* () {
@@ -141,5 +154,6 @@ describe("typed failures", () => {
         Effect.catchTag("ResponseError", (error) => Effect.succeed(error.response.status))
       )
       expect(caught).toBe(418)
-    }).pipe(Effect.provide(FetchHttpClient.layer)))
+    }).pipe(Effect.provide(FetchHttpClient.layer))
+  )
 })

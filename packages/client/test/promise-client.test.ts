@@ -247,7 +247,9 @@ describe("ClientError reasons", () => {
   it("UnexpectedStatus: a declared status with an undeclared _tag", async () => {
     // 404 is declared for sessions.get, but only with SessionNotFoundError.
     server.reply(() => json(404, { _tag: "RouteNotFoundError", method: "GET", path: "/x", message: "no route" }))
-    const error = await clientError(createOpencodeClient({ baseUrl: server.baseUrl }).sessions.get({ sessionID: "ses_x" }))
+    const error = await clientError(
+      createOpencodeClient({ baseUrl: server.baseUrl }).sessions.get({ sessionID: "ses_x" })
+    )
     expect(error.reason).toBe("UnexpectedStatus")
     expect(error.status).toBe(404)
     // The same status is undeclared for health.get.
@@ -276,21 +278,27 @@ describe("ClientError reasons", () => {
 
   it("MalformedResponse: a JSON content type with a body that is not JSON", async () => {
     server.reply(() => ({ status: 200, contentType: "application/json", body: '{"data": ' }))
-    const error = await clientError(createOpencodeClient({ baseUrl: server.baseUrl }).sessions.get({ sessionID: "ses_1" }))
+    const error = await clientError(
+      createOpencodeClient({ baseUrl: server.baseUrl }).sessions.get({ sessionID: "ses_1" })
+    )
     expect(error.reason).toBe("MalformedResponse")
     expect(error.cause).toBeInstanceOf(SyntaxError)
   })
 
   it("MalformedResponse: a declared error status with a broken JSON body", async () => {
     server.reply(() => ({ status: 404, contentType: "application/json", body: "{" }))
-    const error = await clientError(createOpencodeClient({ baseUrl: server.baseUrl }).sessions.get({ sessionID: "ses_1" }))
+    const error = await clientError(
+      createOpencodeClient({ baseUrl: server.baseUrl }).sessions.get({ sessionID: "ses_1" })
+    )
     expect(error.reason).toBe("MalformedResponse")
     expect(error.status).toBe(404)
   })
 
   it("does not validate shapes: a syntactically valid mismatch resolves as is", async () => {
     server.reply(() => json(200, { data: { unexpected: true } }))
-    await expect(createOpencodeClient({ baseUrl: server.baseUrl }).sessions.get({ sessionID: "ses_1" })).resolves.toEqual({
+    await expect(
+      createOpencodeClient({ baseUrl: server.baseUrl }).sessions.get({ sessionID: "ses_1" })
+    ).resolves.toEqual({
       unexpected: true
     })
   })

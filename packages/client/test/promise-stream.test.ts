@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ClientError, createOpencodeClient, isClientError, isSessionNotFoundError, type SessionsEventsEvent } from "../src/index.js"
+import {
+  ClientError,
+  createOpencodeClient,
+  isClientError,
+  isSessionNotFoundError,
+  type SessionsEventsEvent
+} from "../src/index.js"
 import { json, type Loopback, refusedUrl, start } from "./loopback.js"
 
 /*
@@ -62,7 +68,9 @@ describe("Promise client event streams", () => {
   })
 
   it("a declared error status rejects the first step with the tagged body; the method itself never throws", async () => {
-    server.reply(() => json(404, { _tag: "SessionNotFoundError", sessionID: "ses_x", message: "Session not found: ses_x" }))
+    server.reply(() =>
+      json(404, { _tag: "SessionNotFoundError", sessionID: "ses_x", message: "Session not found: ses_x" })
+    )
     const client = createOpencodeClient({ baseUrl: server.baseUrl })
     const events = client.sessions.events({ sessionID: "ses_x" })
     const error = await failure(events[Symbol.asyncIterator]().next())
@@ -72,7 +80,11 @@ describe("Promise client event streams", () => {
 
   it("the server's failure frame ends the iteration with a StreamFailure ClientError, after the events before it", async () => {
     const data = JSON.stringify([{ _tag: "Die", defect: { _tag: "SlowConsumerError", message: "too slow" } }])
-    server.reply(() => sse(`event: server.connected\ndata: {"id":"evt_1","type":"server.connected","data":{}}\n\nevent: effect/httpapi/stream/failure\ndata: ${data}\n\n`))
+    server.reply(() =>
+      sse(
+        `event: server.connected\ndata: {"id":"evt_1","type":"server.connected","data":{}}\n\nevent: effect/httpapi/stream/failure\ndata: ${data}\n\n`
+      )
+    )
     const client = createOpencodeClient({ baseUrl: server.baseUrl })
     const seen: Array<string> = []
     const error = await failure(
@@ -103,7 +115,9 @@ describe("Promise client event streams", () => {
     const before = server.received.length
     const aborted = new AbortController()
     aborted.abort()
-    const early = (await failure(client.events.subscribe(undefined, { signal: aborted.signal })[Symbol.asyncIterator]().next())) as ClientError
+    const early = (await failure(
+      client.events.subscribe(undefined, { signal: aborted.signal })[Symbol.asyncIterator]().next()
+    )) as ClientError
     expect(early.reason).toBe("Transport")
     expect(server.received.length).toBe(before)
 

@@ -24,7 +24,10 @@ export const render = (dir: string = migrationsDir): string => {
   const journal = JSON.parse(fs.readFileSync(path.join(dir, "meta", "_journal.json"), "utf8")) as Journal
   const entries = [...journal.entries]
     .sort((a, b) => a.idx - b.idx)
-    .map(({ tag }) => `  { tag: ${JSON.stringify(tag)}, sql: ${JSON.stringify(fs.readFileSync(path.join(dir, `${tag}.sql`), "utf8"))} }`)
+    .map(
+      ({ tag }) =>
+        `  { tag: ${JSON.stringify(tag)}, sql: ${JSON.stringify(fs.readFileSync(path.join(dir, `${tag}.sql`), "utf8"))} }`
+    )
   return [
     `export * as Migrations from "./migrations.js"`,
     ``,

@@ -160,7 +160,9 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
     Locations.layer({ directory: options.directory }).pipe(Layer.provide(NodeContext.layer)),
     Layer.fresh(ToolRegistry.layer),
     Skills.layer({ configDir, env }).pipe(Layer.provide(NodeContext.layer)),
-    References.layer({ dataDir: options.dataDir ?? paths.dataDir, home: os.homedir() }).pipe(Layer.provide(NodeContext.layer)),
+    References.layer({ dataDir: options.dataDir ?? paths.dataDir, home: os.homedir() }).pipe(
+      Layer.provide(NodeContext.layer)
+    ),
     Layer.fresh(PermissionRequests.layer).pipe(Layer.provide(stores)),
     Layer.fresh(QuestionRequests.layer).pipe(Layer.provide(stores)),
     SessionLeases.layer(options.leases).pipe(Layer.provide(stores)),
@@ -193,7 +195,8 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
       // for the session; the next Safe Step Boundary admits them.
       return BuiltinTools.layer({
         toolOutputDir: managed.directory,
-        onRead: (context, target, kind) => Effect.asVoid(nested.note(context.sessionID, context.directory, target, kind))
+        onRead: (context, target, kind) =>
+          Effect.asVoid(nested.note(context.sessionID, context.directory, target, kind))
       })
     })
   ).pipe(Layer.provide(Layer.merge(services, NodeContext.layer)))
@@ -202,9 +205,6 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
       ...(options.retry === undefined ? {} : { retry: options.retry }),
       ...(options.recover === undefined ? {} : { recover: options.recover })
     })
-  ).pipe(
-    Layer.provide(llm),
-    Layer.provide(Layer.mergeAll(services, coreTools, builtinTools))
-  )
+  ).pipe(Layer.provide(llm), Layer.provide(Layer.mergeAll(services, coreTools, builtinTools)))
   return Layer.merge(services, runner)
 }

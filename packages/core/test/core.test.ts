@@ -88,7 +88,12 @@ describe("configuration", () => {
       )
       const config = yield* Config.Service.pipe(
         Effect.provide(
-          Core.layer({ databaseFile: path.join(dir, "opencode.db"), directory: dir, configDir, env: { LOCAL_KEY: "sk-1" } })
+          Core.layer({
+            databaseFile: path.join(dir, "opencode.db"),
+            directory: dir,
+            configDir,
+            env: { LOCAL_KEY: "sk-1" }
+          })
         )
       )
       expect(config.sources).toEqual([path.join(configDir, "opencode.json")])
@@ -105,9 +110,7 @@ describe("configuration", () => {
       fs.mkdirSync(configDir)
       fs.writeFileSync(file, `{\n  "model": "nowhere/none"\n}\n`)
       const databaseFile = path.join(dir, "data", "opencode.db")
-      const exit = yield* Effect.exit(
-        Layer.build(Core.layer({ databaseFile, directory: dir, configDir, env: {} }))
-      )
+      const exit = yield* Effect.exit(Layer.build(Core.layer({ databaseFile, directory: dir, configDir, env: {} })))
       expect(Exit.isFailure(exit)).toBe(true)
       const error = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
       expect(Option.getOrThrow(error)).toMatchObject({ _tag: "ConfigError", file, line: 2, key: "model" })

@@ -45,8 +45,7 @@ export class OpenCodeApi extends base
   .add(ReferenceGroup.group)
   .middleware(Authorization)
   .annotate(OpenApi.Title, "OpenCode V2 API")
-  .annotate(OpenApi.Version, "1.18.33")
-{}
+  .annotate(OpenApi.Version, "1.18.33") {}
 
 /**
  * The operations this API adds beyond the observed upstream contract. Conformance checks every other

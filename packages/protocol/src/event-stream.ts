@@ -114,7 +114,10 @@ const xEffectStream = {
         },
         {
           type: "object",
-          properties: { _tag: { type: "string", enum: ["Interrupt"] }, fiberId: { anyOf: [{ type: "number" }, { type: "null" }] } },
+          properties: {
+            _tag: { type: "string", enum: ["Interrupt"] },
+            fiberId: { anyOf: [{ type: "number" }, { type: "null" }] }
+          },
           required: ["_tag", "fiberId"],
           additionalProperties: false
         }
@@ -134,7 +137,10 @@ export const openApi = (operation: Record<string, any>): Record<string, any> => 
   for (const [status, response] of Object.entries<Record<string, any>>(responses)) {
     const media = response["content"]?.[contentType]
     if (!/^2\d\d$/.test(status) || media === undefined) continue
-    responses[status] = { ...response, content: { ...response["content"], [contentType]: { ...media, "x-effect-stream": xEffectStream } } }
+    responses[status] = {
+      ...response,
+      content: { ...response["content"], [contentType]: { ...media, "x-effect-stream": xEffectStream } }
+    }
   }
   return { ...operation, responses }
 }

@@ -46,4 +46,8 @@ export const remove = HttpApiEndpoint.del("remove", "/api/session/:sessionID/ins
   .addError(Errors.SessionNotFoundError, { status: 404 })
   .annotate(OpenApi.Identifier, "v2.session.instructions.entries.remove")
 
-export const group = HttpApiGroup.make("instructions").add(list).add(put).add(remove).annotate(OpenApi.Title, "sessions")
+export const group = HttpApiGroup.make("instructions")
+  .add(list)
+  .add(put)
+  .add(remove)
+  .annotate(OpenApi.Title, "sessions")

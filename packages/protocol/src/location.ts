@@ -41,7 +41,9 @@ export const LocationQuery = Schema.transform(
 export const documentLocationQuery = (operation: Record<string, unknown>): Record<string, unknown> => ({
   ...operation,
   parameters: [
-    ...(operation.parameters as ReadonlyArray<{ readonly name: string }>).filter((p) => !p.name.startsWith("location[")),
+    ...(operation.parameters as ReadonlyArray<{ readonly name: string }>).filter(
+      (p) => !p.name.startsWith("location[")
+    ),
     {
       name: "location",
       in: "query",

@@ -36,7 +36,9 @@ export interface ReplyPayload extends Schema.Schema.Type<typeof ReplyPayload> {}
 /** `GET /api/permission/request`: the pending requests of the sessions in the Location (default: the instance's). */
 export const listRequests = HttpApiEndpoint.get("listRequests", "/api/permission/request")
   .setUrlParams(LocationQuery)
-  .addSuccess(Schema.Struct({ location: Location.LocationInfo, data: Schema.Array(PermissionRequest.PermissionV2Request) }))
+  .addSuccess(
+    Schema.Struct({ location: Location.LocationInfo, data: Schema.Array(PermissionRequest.PermissionV2Request) })
+  )
   .annotate(OpenApi.Identifier, "v2.permission.request.list")
   .annotate(OpenApi.Transform, documentLocationQuery)
 
@@ -61,7 +63,9 @@ export const removeSaved = HttpApiEndpoint.del("removeSaved", "/api/permission/s
 export const create = HttpApiEndpoint.post("create", "/api/session/:sessionID/permission")
   .setPath(SessionPath)
   .setPayload(CreatePayload)
-  .addSuccess(Schema.Struct({ data: Schema.Struct({ id: Identifier.PermissionID, effect: PermissionRule.PermissionV2Effect }) }))
+  .addSuccess(
+    Schema.Struct({ data: Schema.Struct({ id: Identifier.PermissionID, effect: PermissionRule.PermissionV2Effect }) })
+  )
   .addError(Errors.SessionNotFoundError, { status: 404 })
   .annotate(OpenApi.Identifier, "v2.session.permission.create")
 

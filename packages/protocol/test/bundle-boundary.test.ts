@@ -21,7 +21,8 @@ const bundleInputs = async (entry: string): Promise<{ inputs: Array<string>; imp
   return { inputs, imports }
 }
 
-const forbidden = /(@effect\/sql|drizzle|sqlite|better-sqlite3|@opencode-ai\/(core|server)|^node:|packages\/(core|server)\/)/
+const forbidden =
+  /(@effect\/sql|drizzle|sqlite|better-sqlite3|@opencode-ai\/(core|server)|^node:|packages\/(core|server)\/)/
 
 describe.each([
   ["schema", path.resolve(__dirname, "../../schema/src/index.ts")],

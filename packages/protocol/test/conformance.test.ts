@@ -77,7 +77,11 @@ const sortKeys = (value: Json): Json =>
   Array.isArray(value)
     ? value.map(sortKeys)
     : value && typeof value === "object"
-      ? Object.fromEntries(Object.keys(value).sort().map((k) => [k, sortKeys(value[k])]))
+      ? Object.fromEntries(
+          Object.keys(value)
+            .sort()
+            .map((k) => [k, sortKeys(value[k])])
+        )
       : value
 
 const tagsOf = (schema: Json): Array<string> => {
@@ -101,18 +105,31 @@ const operations = allOperations.filter((o) => !extensions.has(o.op.operationId)
 describe("contract conformance with the upstream reference", () => {
   it("declares at least the foundation operations", () => {
     expect(operations.map((o) => o.op.operationId).sort()).toEqual(
-      expect.arrayContaining(["v2.health.get", "v2.location.get", "v2.session.create", "v2.session.get", "v2.session.list"])
+      expect.arrayContaining([
+        "v2.health.get",
+        "v2.location.get",
+        "v2.session.create",
+        "v2.session.get",
+        "v2.session.list"
+      ])
     )
   })
 
-  describe.each(allOperations.filter((o) => extensions.has(o.op.operationId)))("extension $method $path", ({ path: p, method, op }) => {
-    it("is absent from the reference and follows its conventions (v2 id, 400 and 401 errors)", () => {
-      expect(reference.paths[p]?.[method]).toBeUndefined()
-      expect(op.operationId).toMatch(/^v2\./)
-      expect(tagsOf(shape(op.responses["400"].content["application/json"].schema, ours))).toContain("InvalidRequestError")
-      expect(tagsOf(shape(op.responses["401"].content["application/json"].schema, ours))).toEqual(["UnauthorizedError"])
-    })
-  })
+  describe.each(allOperations.filter((o) => extensions.has(o.op.operationId)))(
+    "extension $method $path",
+    ({ path: p, method, op }) => {
+      it("is absent from the reference and follows its conventions (v2 id, 400 and 401 errors)", () => {
+        expect(reference.paths[p]?.[method]).toBeUndefined()
+        expect(op.operationId).toMatch(/^v2\./)
+        expect(tagsOf(shape(op.responses["400"].content["application/json"].schema, ours))).toContain(
+          "InvalidRequestError"
+        )
+        expect(tagsOf(shape(op.responses["401"].content["application/json"].schema, ours))).toEqual([
+          "UnauthorizedError"
+        ])
+      })
+    }
+  )
 
   describe.each(operations)("$method $path", ({ path: p, method, op }) => {
     const ref: Json = reference.paths[p]?.[method]
@@ -128,7 +145,12 @@ describe("contract conformance with the upstream reference", () => {
         Object.fromEntries(
           (list ?? []).map((param) => [
             `${param.in}:${param.name}`,
-            { required: param.required ?? false, style: param.style, explode: param.explode, schema: shape(param.schema, doc) }
+            {
+              required: param.required ?? false,
+              style: param.style,
+              explode: param.explode,
+              schema: shape(param.schema, doc)
+            }
           ])
         )
       expect(params(op.parameters, ours)).toEqual(params(ref.parameters, reference))
@@ -149,7 +171,9 @@ describe("contract conformance with the upstream reference", () => {
       expect(Object.keys(op.responses).sort()).toEqual(Object.keys(ref.responses).sort())
       for (const status of Object.keys(ref.responses)) {
         const content = (r: Json, doc: Json) =>
-          Object.fromEntries(Object.entries(r.content ?? {}).map(([type, c]: [string, Json]) => [type, shape(c.schema, doc)]))
+          Object.fromEntries(
+            Object.entries(r.content ?? {}).map(([type, c]: [string, Json]) => [type, shape(c.schema, doc)])
+          )
         const mine = content(op.responses[status], ours)
         const theirs = content(ref.responses[status], reference)
         expect(Object.keys(mine), `content types of ${status}`).toEqual(Object.keys(theirs))

@@ -158,7 +158,13 @@ export interface SessionNextShellEnded extends Schema.Schema.Type<typeof Session
 /** A Step began with this agent and model; `assistantMessageID` is the assistant message it fills. */
 export const SessionNextStepStarted = define(
   "session.next.step.started",
-  { ...at, assistantMessageID: SessionMessageID, agent: Schema.String, model: ModelRef, snapshot: Schema.optional(Schema.String) },
+  {
+    ...at,
+    assistantMessageID: SessionMessageID,
+    agent: Schema.String,
+    model: ModelRef,
+    snapshot: Schema.optional(Schema.String)
+  },
   "SessionNextStepStarted"
 )
 export interface SessionNextStepStarted extends Schema.Schema.Type<typeof SessionNextStepStarted> {}
@@ -219,7 +225,12 @@ export interface SessionNextTextEnded extends Schema.Schema.Type<typeof SessionN
 
 export const SessionNextReasoningStarted = define(
   "session.next.reasoning.started",
-  { ...at, assistantMessageID: SessionMessageID, reasoningID: Schema.String, providerMetadata: Schema.optional(LLMProviderMetadata) },
+  {
+    ...at,
+    assistantMessageID: SessionMessageID,
+    reasoningID: Schema.String,
+    providerMetadata: Schema.optional(LLMProviderMetadata)
+  },
   "SessionNextReasoningStarted"
 )
 export interface SessionNextReasoningStarted extends Schema.Schema.Type<typeof SessionNextReasoningStarted> {}
@@ -281,7 +292,14 @@ export interface SessionNextToolInputEnded extends Schema.Schema.Type<typeof Ses
  */
 export const SessionNextToolCalled = define(
   "session.next.tool.called",
-  { ...at, assistantMessageID: SessionMessageID, callID: Schema.String, tool: Schema.String, input: FreeFormObject, provider: ToolProvider },
+  {
+    ...at,
+    assistantMessageID: SessionMessageID,
+    callID: Schema.String,
+    tool: Schema.String,
+    input: FreeFormObject,
+    provider: ToolProvider
+  },
   "SessionNextToolCalled"
 )
 export interface SessionNextToolCalled extends Schema.Schema.Type<typeof SessionNextToolCalled> {}
@@ -289,7 +307,13 @@ export interface SessionNextToolCalled extends Schema.Schema.Type<typeof Session
 /** A running tool reported progress; each report replaces the previous one. */
 export const SessionNextToolProgress = define(
   "session.next.tool.progress",
-  { ...at, assistantMessageID: SessionMessageID, callID: Schema.String, structured: FreeFormObject, content: Schema.Array(LLMToolContent) },
+  {
+    ...at,
+    assistantMessageID: SessionMessageID,
+    callID: Schema.String,
+    structured: FreeFormObject,
+    content: Schema.Array(LLMToolContent)
+  },
   "SessionNextToolProgress"
 )
 export interface SessionNextToolProgress extends Schema.Schema.Type<typeof SessionNextToolProgress> {}
@@ -361,7 +385,13 @@ export interface SessionNextCompactionDelta extends Schema.Schema.Type<typeof Se
 /** A compaction finished: `text` is the summary and `recent` the tail of history kept verbatim. */
 export const SessionNextCompactionEnded = define(
   "session.next.compaction.ended",
-  { ...at, messageID: SessionMessageID, reason: Schema.Literal("auto", "manual"), text: Schema.String, recent: Schema.String },
+  {
+    ...at,
+    messageID: SessionMessageID,
+    reason: Schema.Literal("auto", "manual"),
+    text: Schema.String,
+    recent: Schema.String
+  },
   "SessionNextCompactionEnded"
 )
 export interface SessionNextCompactionEnded extends Schema.Schema.Type<typeof SessionNextCompactionEnded> {}

@@ -41,7 +41,9 @@ export const PermissionV2Request = Schema.Struct({
 export interface PermissionV2Request extends Schema.Schema.Type<typeof PermissionV2Request> {}
 
 /** An answer: allow this once, allow and save the request's patterns, or refuse. */
-export const PermissionV2Reply = Schema.Literal("once", "always", "reject").annotations({ identifier: "PermissionV2Reply" })
+export const PermissionV2Reply = Schema.Literal("once", "always", "reject").annotations({
+  identifier: "PermissionV2Reply"
+})
 export type PermissionV2Reply = typeof PermissionV2Reply.Type
 
 /**

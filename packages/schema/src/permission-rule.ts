@@ -3,7 +3,9 @@ export * as PermissionRule from "./permission-rule.js"
 import { Schema } from "effect"
 
 /** What a matching rule decides: let the action run, refuse it, or ask the user. */
-export const PermissionV2Effect = Schema.Literal("allow", "deny", "ask").annotations({ identifier: "PermissionV2Effect" })
+export const PermissionV2Effect = Schema.Literal("allow", "deny", "ask").annotations({
+  identifier: "PermissionV2Effect"
+})
 export type PermissionV2Effect = typeof PermissionV2Effect.Type
 
 /** One rule: an `action` (e.g. a tool name) on a `resource` pattern, and its effect. */

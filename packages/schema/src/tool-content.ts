@@ -19,5 +19,7 @@ export const ToolFileContent = Schema.Struct({
 export interface ToolFileContent extends Schema.Schema.Type<typeof ToolFileContent> {}
 
 /** One piece of model-visible tool output, discriminated by `type`. */
-export const LLMToolContent = Schema.Union(ToolTextContent, ToolFileContent).annotations({ identifier: "LLMToolContent" })
+export const LLMToolContent = Schema.Union(ToolTextContent, ToolFileContent).annotations({
+  identifier: "LLMToolContent"
+})
 export type LLMToolContent = typeof LLMToolContent.Type

@@ -9,12 +9,19 @@ describe("Cursor.codec", () => {
   it("round-trips a payload through base64url JSON", () => {
     const token = Schema.encodeSync(codec)({ anchor: "ses_1", direction: "previous" })
     expect(token).toMatch(/^[A-Za-z0-9_-]+$/)
-    expect(JSON.parse(Buffer.from(token, "base64url").toString("utf8"))).toEqual({ anchor: "ses_1", direction: "previous" })
+    expect(JSON.parse(Buffer.from(token, "base64url").toString("utf8"))).toEqual({
+      anchor: "ses_1",
+      direction: "previous"
+    })
     expect(Schema.decodeSync(codec)(token)).toEqual({ anchor: "ses_1", direction: "previous" })
   })
 
   it("rejects tokens that are not base64url, not JSON, or not the payload", () => {
-    for (const bad of ["!!!", Buffer.from("not json").toString("base64url"), Buffer.from('{"anchor":1}').toString("base64url")]) {
+    for (const bad of [
+      "!!!",
+      Buffer.from("not json").toString("base64url"),
+      Buffer.from('{"anchor":1}').toString("base64url")
+    ]) {
       expect(Either.isLeft(Schema.decodeUnknownEither(codec)(bad))).toBe(true)
     }
   })

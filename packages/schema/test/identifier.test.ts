@@ -7,7 +7,12 @@ const format = /^([a-z]{3})_([0-9a-f]{12})([0-9A-Za-z]{14})$/
 describe("Identifier", () => {
   it("is the prefix, 12 hex digits of time and 14 base62 characters", () => {
     const now = Date.UTC(2026, 10, 29, 12, 0, 0)
-    for (const id of [Identifier.newSessionID(now), Identifier.newMessageID(now), Identifier.newEventID(now), Identifier.newPartID(now)]) {
+    for (const id of [
+      Identifier.newSessionID(now),
+      Identifier.newMessageID(now),
+      Identifier.newEventID(now),
+      Identifier.newPartID(now)
+    ]) {
       expect(id).toMatch(format)
     }
     expect(Identifier.newSessionID(now).slice(0, 4)).toBe("ses_")

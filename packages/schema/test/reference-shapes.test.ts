@@ -14,7 +14,9 @@ import { describe, expect, it } from "vitest"
 type Json = any
 
 // A copy of `shared/reference/opencode-v2-openapi.json`: the observed upstream 1.18.33 contract.
-const reference: Json = JSON.parse(fs.readFileSync(path.resolve(__dirname, "fixtures/opencode-v2-openapi.json"), "utf8"))
+const reference: Json = JSON.parse(
+  fs.readFileSync(path.resolve(__dirname, "fixtures/opencode-v2-openapi.json"), "utf8")
+)
 const components: Record<string, Json> = reference.components.schemas
 
 // ── Normalization ─────────────────────────────────────────────────────────────────────────────────
@@ -32,7 +34,11 @@ const sortKeys = (value: Json): Json =>
   Array.isArray(value)
     ? value.map(sortKeys)
     : value && typeof value === "object"
-      ? Object.fromEntries(Object.keys(value).sort().map((k) => [k, sortKeys(value[k])]))
+      ? Object.fromEntries(
+          Object.keys(value)
+            .sort()
+            .map((k) => [k, sortKeys(value[k])])
+        )
       : value
 
 const key = (value: Json) => JSON.stringify(sortKeys(value))
@@ -147,7 +153,14 @@ const oneOf =
   "one can match and anyOf accepts exactly what oneOf does"
 
 const residuals: ReadonlyArray<Residual> = [
-  { kind: "substitute", component: "SessionCreated", at: "/properties/data/properties/info", ours: "SessionV2Info", theirs: "Session", reason: createdInfo },
+  {
+    kind: "substitute",
+    component: "SessionCreated",
+    at: "/properties/data/properties/info",
+    ours: "SessionV2Info",
+    theirs: "Session",
+    reason: createdInfo
+  },
   { kind: "oneOf", component: "SessionDurableEvent", at: "", reason: oneOf },
   { kind: "oneOf", component: "SessionHistory", at: "/properties/data/items", reason: oneOf },
   {
@@ -206,7 +219,8 @@ const applyResidual = (ours: Json, theirs: Json, r: Residual): Json => {
       const kept = alternatives.filter((a) => !r.extensions.includes(typeOf(a) ?? ""))
       const index = (other.anyOf as Array<Json>).map(key)
       const positions = kept.map((a) => index.indexOf(key(a)))
-      for (const [i, at] of positions.entries()) expect(at, `${r.component}: ${typeOf(kept[i])} is in the reference union`).toBeGreaterThanOrEqual(0)
+      for (const [i, at] of positions.entries())
+        expect(at, `${r.component}: ${typeOf(kept[i])} is in the reference union`).toBeGreaterThanOrEqual(0)
       // Same relative order as the reference.
       expect(positions).toEqual([...positions].sort((a, b) => a - b))
       return set(ours, r.at, other)
@@ -217,7 +231,9 @@ const applyResidual = (ours: Json, theirs: Json, r: Residual): Json => {
 describe("reference shapes", () => {
   it("compares every identified export, and each one is either in the contract or a listed extension", () => {
     expect(exported.length).toBeGreaterThan(60)
-    const unknown = exported.filter((e) => components[e.component] === undefined && extensions[e.component] === undefined)
+    const unknown = exported.filter(
+      (e) => components[e.component] === undefined && extensions[e.component] === undefined
+    )
     expect(unknown.map((e) => `${e.module}.${e.name} (${e.component})`)).toEqual([])
     for (const name of Object.keys(extensions)) {
       expect(components[name]).toBeUndefined()
@@ -228,14 +244,20 @@ describe("reference shapes", () => {
 
   it("covers every member of the contract's durable union and the session.next live deltas", () => {
     const names = new Set(exported.map((e) => e.component))
-    const durable = (components.SessionDurableEvent.oneOf as Array<Json>).map((m) => m.$ref.replace("#/components/schemas/", ""))
+    const durable = (components.SessionDurableEvent.oneOf as Array<Json>).map((m) =>
+      m.$ref.replace("#/components/schemas/", "")
+    )
     expect(durable.filter((n) => !names.has(n))).toEqual([])
-    const sessionNext = Object.keys(components).filter((n) => n.startsWith("SessionNext") && n !== "SessionNextRetry_error")
+    const sessionNext = Object.keys(components).filter(
+      (n) => n.startsWith("SessionNext") && n !== "SessionNextRetry_error"
+    )
     expect(sessionNext.filter((n) => !names.has(n))).toEqual([])
   })
 
   const compared = [
-    ...new Map(exported.filter((e) => components[counterpart(e.component)] !== undefined).map((e) => [e.component, e])).values()
+    ...new Map(
+      exported.filter((e) => components[counterpart(e.component)] !== undefined).map((e) => [e.component, e])
+    ).values()
   ]
 
   for (const { module, name, component, schema } of compared) {
@@ -259,7 +281,14 @@ const model = { id: "gpt-5-mini", providerID: "openai" }
 const durable = (seq: number, version = 1) => ({ aggregateID: sessionID, seq, version })
 const prompt = {
   text: "Summarize @README.md",
-  files: [{ uri: "file:///repo/README.md", mime: "text/markdown", name: "README.md", source: { start: 10, end: 20, text: "@README.md" } }]
+  files: [
+    {
+      uri: "file:///repo/README.md",
+      mime: "text/markdown",
+      name: "README.md",
+      source: { start: 10, end: 20, text: "@README.md" }
+    }
+  ]
 }
 const tokens = { input: 1200, output: 85, reasoning: 0, cache: { read: 1024, write: 0 } }
 
@@ -281,7 +310,12 @@ const events = {
     id: "evt_228b108e4003AAAAAAAAAAAAA3",
     type: "session.next.context.updated",
     durable: durable(4),
-    data: { timestamp: 1764410000011, sessionID, messageID: "msg_228b108e4003Qq1Rr2Ss3Tt4", text: "<system-reminder>AGENTS.md changed</system-reminder>" }
+    data: {
+      timestamp: 1764410000011,
+      sessionID,
+      messageID: "msg_228b108e4003Qq1Rr2Ss3Tt4",
+      text: "<system-reminder>AGENTS.md changed</system-reminder>"
+    }
   },
   stepStarted: {
     id: "evt_228b108e4004AAAAAAAAAAAAA4",
@@ -299,7 +333,13 @@ const events = {
     id: "evt_228b108e4006AAAAAAAAAAAAA6",
     type: "session.next.text.ended",
     durable: durable(7),
-    data: { timestamp: 1764410000400, sessionID, assistantMessageID, textID: "txt_0", text: "The README describes the build." }
+    data: {
+      timestamp: 1764410000400,
+      sessionID,
+      assistantMessageID,
+      textID: "txt_0",
+      text: "The README describes the build."
+    }
   },
   toolInputStarted: {
     id: "evt_228b108e4007AAAAAAAAAAAAA7",
@@ -317,7 +357,15 @@ const events = {
     id: "evt_228b108e4009AAAAAAAAAAAAA9",
     type: "session.next.tool.called",
     durable: durable(10),
-    data: { timestamp: 1764410000403, sessionID, assistantMessageID, callID: "call_1", tool: "read", input: { path: "README.md" }, provider: { executed: false } }
+    data: {
+      timestamp: 1764410000403,
+      sessionID,
+      assistantMessageID,
+      callID: "call_1",
+      tool: "read",
+      input: { path: "README.md" },
+      provider: { executed: false }
+    }
   },
   toolSuccess: {
     id: "evt_228b108e400aAAAAAAAAAAAAAA",
@@ -338,7 +386,14 @@ const events = {
     id: "evt_228b108e400bAAAAAAAAAAAAAB",
     type: "session.next.tool.failed",
     durable: durable(12),
-    data: { timestamp: 1764410000460, sessionID, assistantMessageID, callID: "call_2", error: { type: "unknown", message: "interrupted" }, provider: { executed: false } }
+    data: {
+      timestamp: 1764410000460,
+      sessionID,
+      assistantMessageID,
+      callID: "call_2",
+      error: { type: "unknown", message: "interrupted" },
+      provider: { executed: false }
+    }
   },
   stepEnded: {
     id: "evt_228b108e400cAAAAAAAAAAAAAC",
@@ -351,7 +406,12 @@ const events = {
     id: "evt_228b108e400dAAAAAAAAAAAAAD",
     type: "session.next.step.failed",
     durable: durable(14, 2),
-    data: { timestamp: 1764410000600, sessionID, assistantMessageID, error: { type: "unknown", message: "context overflow" } }
+    data: {
+      timestamp: 1764410000600,
+      sessionID,
+      assistantMessageID,
+      error: { type: "unknown", message: "context overflow" }
+    }
   },
   reasoningEnded: {
     id: "evt_228b108e400eAAAAAAAAAAAAAE",
@@ -374,7 +434,12 @@ const events = {
       timestamp: 1764410000800,
       sessionID,
       attempt: 1,
-      error: { message: "Service Unavailable", statusCode: 503, isRetryable: true, responseHeaders: { "retry-after": "1" } }
+      error: {
+        message: "Service Unavailable",
+        statusCode: 503,
+        isRetryable: true,
+        responseHeaders: { "retry-after": "1" }
+      }
     }
   },
   agentSwitched: {
@@ -386,9 +451,21 @@ const events = {
 } as const
 
 const deltas = {
-  text: { id: "evt_228b108e4011AAAAAAAAAAAAAH", type: "session.next.text.delta", data: { timestamp: 1764410000200, sessionID, assistantMessageID, textID: "txt_0", delta: "The README" } },
-  reasoning: { id: "evt_228b108e4012AAAAAAAAAAAAAI", type: "session.next.reasoning.delta", data: { timestamp: 1764410000201, sessionID, assistantMessageID, reasoningID: "rs_0", delta: "Need to" } },
-  toolInput: { id: "evt_228b108e4013AAAAAAAAAAAAAJ", type: "session.next.tool.input.delta", data: { timestamp: 1764410000202, sessionID, assistantMessageID, callID: "call_1", delta: '{"pa' } }
+  text: {
+    id: "evt_228b108e4011AAAAAAAAAAAAAH",
+    type: "session.next.text.delta",
+    data: { timestamp: 1764410000200, sessionID, assistantMessageID, textID: "txt_0", delta: "The README" }
+  },
+  reasoning: {
+    id: "evt_228b108e4012AAAAAAAAAAAAAI",
+    type: "session.next.reasoning.delta",
+    data: { timestamp: 1764410000201, sessionID, assistantMessageID, reasoningID: "rs_0", delta: "Need to" }
+  },
+  toolInput: {
+    id: "evt_228b108e4013AAAAAAAAAAAAAJ",
+    type: "session.next.tool.input.delta",
+    data: { timestamp: 1764410000202, sessionID, assistantMessageID, callID: "call_1", delta: '{"pa' }
+  }
 } as const
 
 const roundTrip = <A, I>(schema: Schema.Schema<A, I, never>, value: unknown): A => {
@@ -419,7 +496,9 @@ describe("round trips", () => {
   })
 
   it("omits absent optional keys when encoding", () => {
-    const encoded = Schema.encodeSync(Event.SessionNextStepStarted)(Schema.decodeUnknownSync(Event.SessionNextStepStarted)(events.stepStarted))
+    const encoded = Schema.encodeSync(Event.SessionNextStepStarted)(
+      Schema.decodeUnknownSync(Event.SessionNextStepStarted)(events.stepStarted)
+    )
     expect(Object.keys(encoded).sort()).toEqual(["data", "durable", "id", "type"])
     expect(Object.keys(encoded.data).sort()).toEqual(["agent", "assistantMessageID", "model", "sessionID", "timestamp"])
   })
@@ -436,12 +515,22 @@ describe("round trips", () => {
       durable: durable(1),
       data: {
         sessionID,
-        info: { id: sessionID, projectID: "p1", cost: 0, tokens: { input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } }, time: { created: 1, updated: 1 }, title: "New session", location: { directory: "/repo" } }
+        info: {
+          id: sessionID,
+          projectID: "p1",
+          cost: 0,
+          tokens: { input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } },
+          time: { created: 1, updated: 1 },
+          title: "New session",
+          location: { directory: "/repo" }
+        }
       }
     }
     expect(() => Schema.decodeUnknownSync(Event.SessionDurableEvent)(created)).toThrow()
     expect(roundTrip(Event.SessionLogEvent, created).type).toBe("session.created")
-    expect(roundTrip(Event.SessionHistory, { data: Object.values(events), hasMore: false }).data).toHaveLength(Object.values(events).length)
+    expect(roundTrip(Event.SessionHistory, { data: Object.values(events), hasMore: false }).data).toHaveLength(
+      Object.values(events).length
+    )
   })
 
   it("rejects the contract's violations: a msg id without underscore, a non-object tool input, a missing field", () => {
@@ -476,7 +565,12 @@ describe("round trips", () => {
     })
     const messages = [
       { id: userMessageID, time: { created: 1764410000010 }, text: prompt.text, files: prompt.files, type: "user" },
-      { id: "msg_228b108e4003Qq1Rr2Ss3Tt4", time: { created: 1764410000011 }, type: "system", text: "AGENTS.md changed" },
+      {
+        id: "msg_228b108e4003Qq1Rr2Ss3Tt4",
+        time: { created: 1764410000011 },
+        type: "system",
+        text: "AGENTS.md changed"
+      },
       {
         id: assistantMessageID,
         time: { created: 1764410000012, completed: 1764410000500 },
@@ -484,26 +578,52 @@ describe("round trips", () => {
         agent: "build",
         model,
         content: [
-          { type: "reasoning", id: "rs_0", text: "Need to read the file first.", providerMetadata: { anthropic: { signature: "EqQB" } } },
+          {
+            type: "reasoning",
+            id: "rs_0",
+            text: "Need to read the file first.",
+            providerMetadata: { anthropic: { signature: "EqQB" } }
+          },
           { type: "text", id: "txt_0", text: "Reading it." },
           {
             type: "tool",
             id: "call_1",
             name: "read",
             provider: { executed: false },
-            state: { status: "completed", input: { path: "README.md" }, content: [{ type: "text", text: "# Project" }], structured: {} },
+            state: {
+              status: "completed",
+              input: { path: "README.md" },
+              content: [{ type: "text", text: "# Project" }],
+              structured: {}
+            },
             time: { created: 1764410000403, ran: 1764410000404, completed: 1764410000450 }
           },
-          { type: "tool", id: "call_2", name: "bash", state: { status: "pending", input: '{"comm' }, time: { created: 1764410000460 } }
+          {
+            type: "tool",
+            id: "call_2",
+            name: "bash",
+            state: { status: "pending", input: '{"comm' },
+            time: { created: 1764410000460 }
+          }
         ],
         finish: "tool-calls",
         cost: 0.00042,
         tokens
       },
       { id: "msg_228b108e4010Aa1Bb2Cc3Dd4", time: { created: 1764410000900 }, type: "agent-switched", agent: "plan" },
-      { type: "compaction", reason: "auto", summary: "Earlier: read README.", recent: "", id: "msg_228b108e4030Ee5Ff6Gg7Hh8", time: { created: 1764410001000 } }
+      {
+        type: "compaction",
+        reason: "auto",
+        summary: "Earlier: read README.",
+        recent: "",
+        id: "msg_228b108e4030Ee5Ff6Gg7Hh8",
+        time: { created: 1764410001000 }
+      }
     ]
-    const page = roundTrip(SessionMessages.SessionMessagesResponse, { data: messages, cursor: { next: "eyJhbmNob3IiOiJtc2dfMSJ9" } })
+    const page = roundTrip(SessionMessages.SessionMessagesResponse, {
+      data: messages,
+      cursor: { next: "eyJhbmNob3IiOiJtc2dfMSJ9" }
+    })
     expect(page.data.map((m) => m.type)).toEqual(["user", "system", "assistant", "agent-switched", "compaction"])
   })
 
@@ -517,12 +637,26 @@ describe("round trips", () => {
       steps: 50,
       permissions: [{ action: "bash", resource: "*", effect: "ask" }]
     })
-    expect(() => Schema.decodeUnknownSync(Agent.AgentV2Info)({ id: "x", request: { headers: {}, body: {} }, mode: "primary", hidden: false, steps: 0, permissions: [] })).toThrow()
+    expect(() =>
+      Schema.decodeUnknownSync(Agent.AgentV2Info)({
+        id: "x",
+        request: { headers: {}, body: {} },
+        mode: "primary",
+        hidden: false,
+        steps: 0,
+        permissions: []
+      })
+    ).toThrow()
     roundTrip(ModelInfo.ModelV2Info, {
       id: "gpt-5-mini",
       providerID: "openai",
       name: "GPT-5 mini",
-      api: { id: "gpt-5-mini", type: "native", url: "https://api.openai.com/v1", settings: { protocol: "openai-chat" } },
+      api: {
+        id: "gpt-5-mini",
+        type: "native",
+        url: "https://api.openai.com/v1",
+        settings: { protocol: "openai-chat" }
+      },
       capabilities: { tools: true, input: ["text", "image"], output: ["text"] },
       request: { headers: {}, body: {} },
       variants: [],

@@ -14,14 +14,27 @@ const info: Session.SessionV2Info = {
 
 describe("records", () => {
   it("omit absent optional keys when encoding", () => {
-    expect(Object.keys(Schema.encodeSync(Session.SessionV2Info)(info)).sort()).toEqual(
-      ["cost", "id", "location", "projectID", "time", "title", "tokens"]
-    )
+    expect(Object.keys(Schema.encodeSync(Session.SessionV2Info)(info)).sort()).toEqual([
+      "cost",
+      "id",
+      "location",
+      "projectID",
+      "time",
+      "title",
+      "tokens"
+    ])
   })
 
   it("the durable envelope carries id, type, durable and data", () => {
-    const event = { id: Identifier.newEventID(), type: "session.created" as const, durable: { aggregateID: info.id, seq: 1, version: 1 }, data: { sessionID: info.id, info } }
+    const event = {
+      id: Identifier.newEventID(),
+      type: "session.created" as const,
+      durable: { aggregateID: info.id, seq: 1, version: 1 },
+      data: { sessionID: info.id, info }
+    }
     expect(Schema.decodeUnknownSync(Event.SessionCreated)(JSON.parse(JSON.stringify(event)))).toEqual(event)
-    expect(() => Schema.decodeUnknownSync(Event.SessionCreated)({ ...event, durable: { ...event.durable, seq: 1.5 } })).toThrow()
+    expect(() =>
+      Schema.decodeUnknownSync(Event.SessionCreated)({ ...event, durable: { ...event.durable, seq: 1.5 } })
+    ).toThrow()
   })
 })

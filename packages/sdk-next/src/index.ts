@@ -1,2 +1,12 @@
 export { OpenCode } from "./opencode.js"
-export { Cursor, Errors, Event, Identifier, InstanceEvent, Location, Model, Session, Streaming } from "@opencode-ai/client/effect"
+export {
+  Cursor,
+  Errors,
+  Event,
+  Identifier,
+  InstanceEvent,
+  Location,
+  Model,
+  Session,
+  Streaming
+} from "@opencode-ai/client/effect"

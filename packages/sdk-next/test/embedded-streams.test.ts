@@ -35,10 +35,14 @@ describe("event streams through Embedded OpenCode", () => {
       yield* Effect.repeat(Effect.sleep("5 millis"), { until: () => received.length > 0 })
       expect(received[0]?.type).toBe("server.connected")
       const session = yield* host.sessions.create()
-      yield* Effect.repeat(Effect.sleep("5 millis"), { until: () => received.some((e) => e.type === "session.created") })
+      yield* Effect.repeat(Effect.sleep("5 millis"), {
+        until: () => received.some((e) => e.type === "session.created")
+      })
       const created = received.find((e) => e.type === "session.created")
       expect(created?.data).toMatchObject({ sessionID: session.id, info: { id: session.id } })
-      yield* Effect.repeat(Effect.sleep("5 millis"), { until: () => received.some((e) => e.type === "server.heartbeat") })
+      yield* Effect.repeat(Effect.sleep("5 millis"), {
+        until: () => received.some((e) => e.type === "server.heartbeat")
+      })
       yield* Fiber.interrupt(fiber)
     })
   )
@@ -46,13 +50,17 @@ describe("event streams through Embedded OpenCode", () => {
   it.scopedLive("sessions.events: a typed SessionNotFoundError before streaming; a known session streams", () =>
     Effect.gen(function* () {
       const host = yield* OpenCode.embedded(options())
-      const missing = yield* host.sessions.events({ sessionID: "ses_missing" as never }).pipe(Stream.runDrain, Effect.flip)
+      const missing = yield* host.sessions
+        .events({ sessionID: "ses_missing" as never })
+        .pipe(Stream.runDrain, Effect.flip)
       expect(missing._tag).toBe("SessionNotFoundError")
 
       // Over the host's fetch the response arrives at once (headers, then a heartbeat comment), before
       // any event: the in-memory handler does not buffer the body.
       const session = yield* host.sessions.create()
-      const response = yield* Effect.promise(() => host.fetch(`${OpenCode.embeddedBaseUrl}/api/session/${session.id}/event`))
+      const response = yield* Effect.promise(() =>
+        host.fetch(`${OpenCode.embeddedBaseUrl}/api/session/${session.id}/event`)
+      )
       expect(response.status).toBe(200)
       expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/)
       const reader = response.body!.getReader()
@@ -62,7 +70,14 @@ describe("event streams through Embedded OpenCode", () => {
 
       const promise = createOpencodeClient({ baseUrl: OpenCode.embeddedBaseUrl, fetch: host.fetch })
       const error = yield* Effect.promise(() =>
-        promise.sessions.events({ sessionID: "ses_missing" })[Symbol.asyncIterator]().next().then(() => undefined, (e: unknown) => e)
+        promise.sessions
+          .events({ sessionID: "ses_missing" })
+          [Symbol.asyncIterator]()
+          .next()
+          .then(
+            () => undefined,
+            (e: unknown) => e
+          )
       )
       expect(isSessionNotFoundError(error)).toBe(true)
     })
@@ -84,7 +99,11 @@ describe("event streams through Embedded OpenCode", () => {
 
       yield* Scope.close(scope, Exit.void)
       const types: Array<string> = []
-      for (let step = yield* Effect.promise(() => live.next()); step.done !== true; step = yield* Effect.promise(() => live.next())) {
+      for (
+        let step = yield* Effect.promise(() => live.next());
+        step.done !== true;
+        step = yield* Effect.promise(() => live.next())
+      ) {
         types.push(step.value.type)
       }
       expect(types.filter((t) => t !== "server.heartbeat")).toEqual(["global.disposed"])

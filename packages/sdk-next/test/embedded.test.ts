@@ -15,9 +15,21 @@ describe("Embedded OpenCode", () => {
   it.scopedLive("exposes the client capabilities on one object, without a nested client", () =>
     Effect.gen(function* () {
       const host = yield* OpenCode.embedded(options())
-      expect(Object.keys(host).sort()).toEqual(
-        ["agents", "events", "fetch", "health", "instructions", "location", "models", "permissions", "providers", "questions", "reference", "sessions", "skills"]
-      )
+      expect(Object.keys(host).sort()).toEqual([
+        "agents",
+        "events",
+        "fetch",
+        "health",
+        "instructions",
+        "location",
+        "models",
+        "permissions",
+        "providers",
+        "questions",
+        "reference",
+        "sessions",
+        "skills"
+      ])
       expect(yield* host.health.get()).toEqual({ healthy: true })
       const session = yield* host.sessions.create()
       expect(yield* host.sessions.get({ sessionID: session.id })).toEqual(session)
@@ -125,27 +137,41 @@ describe("Embedded OpenCode", () => {
         ["local", "qwen", { context: 32768, output: 4096 }]
       ])
       const agents = yield* host.agents.list()
-      expect(agents.data.map((agent) => agent.id)).toEqual(["build", "general", "explore", "compaction", "title", "summary", "reviewer"])
-      expect(agents.data.find((agent) => agent.id === "reviewer")).toMatchObject({ mode: "subagent", hidden: false, steps: 2 })
+      expect(agents.data.map((agent) => agent.id)).toEqual([
+        "build",
+        "general",
+        "explore",
+        "compaction",
+        "title",
+        "summary",
+        "reviewer"
+      ])
+      expect(agents.data.find((agent) => agent.id === "reviewer")).toMatchObject({
+        mode: "subagent",
+        hidden: false,
+        steps: 2
+      })
       expect(agents.location.directory).toBe(fs.realpathSync(opts.directory))
     })
   )
 
-  it.scopedLive("fails its creation with the typed ConfigError of an invalid opencode.json, and frees the database", () =>
-    Effect.gen(function* () {
-      const configDir = temp("config")
-      const file = path.join(configDir, "opencode.json")
-      fs.writeFileSync(file, `{\n  "agent": {\n    "build": { "mode": "sideways" }\n  }\n}\n`)
-      const opts = { ...options(), configDir }
-      const error = yield* OpenCode.embedded(opts).pipe(Effect.flip)
-      expect(error).toBeInstanceOf(Config.ConfigError)
-      expect(error).toMatchObject({ _tag: "ConfigError", file, line: 3, key: "agent.build.mode" })
-      expect(error.message).toContain(`${file}:3:`)
-      // Fixed, the same database file opens at once in the same scope: the failed host released it.
-      fs.writeFileSync(file, "{}")
-      const host = yield* OpenCode.embedded(opts)
-      expect(yield* host.health.get()).toEqual({ healthy: true })
-    })
+  it.scopedLive(
+    "fails its creation with the typed ConfigError of an invalid opencode.json, and frees the database",
+    () =>
+      Effect.gen(function* () {
+        const configDir = temp("config")
+        const file = path.join(configDir, "opencode.json")
+        fs.writeFileSync(file, `{\n  "agent": {\n    "build": { "mode": "sideways" }\n  }\n}\n`)
+        const opts = { ...options(), configDir }
+        const error = yield* OpenCode.embedded(opts).pipe(Effect.flip)
+        expect(error).toBeInstanceOf(Config.ConfigError)
+        expect(error).toMatchObject({ _tag: "ConfigError", file, line: 3, key: "agent.build.mode" })
+        expect(error.message).toContain(`${file}:3:`)
+        // Fixed, the same database file opens at once in the same scope: the failed host released it.
+        fs.writeFileSync(file, "{}")
+        const host = yield* OpenCode.embedded(opts)
+        expect(yield* host.health.get()).toEqual({ healthy: true })
+      })
   )
 
   it.scopedLive("serves the Promise client through its in-memory fetch", () =>
@@ -155,7 +181,12 @@ describe("Embedded OpenCode", () => {
       const created = yield* Effect.promise(() => client.sessions.create({}))
       const fetched = yield* Effect.promise(() => client.sessions.get({ sessionID: created.id }))
       expect(fetched).toEqual(created)
-      const failure = yield* Effect.promise(() => client.sessions.get({ sessionID: "ses_nope" }).then(() => undefined, (e) => e))
+      const failure = yield* Effect.promise(() =>
+        client.sessions.get({ sessionID: "ses_nope" }).then(
+          () => undefined,
+          (e) => e
+        )
+      )
       expect(isSessionNotFoundError(failure)).toBe(true)
     })
   )

@@ -15,7 +15,12 @@ const temp = (prefix: string) => fs.mkdtempSync(path.join(os.tmpdir(), `opencode
 interface Sessions {
   readonly create: (input: { location?: { directory: string } }) => Promise<any>
   readonly get: (sessionID: string) => Promise<any>
-  readonly list: (input: { limit?: number; directory?: string; order?: "asc" | "desc"; cursor?: string }) => Promise<any>
+  readonly list: (input: {
+    limit?: number
+    directory?: string
+    order?: "asc" | "desc"
+    cursor?: string
+  }) => Promise<any>
 }
 
 /** The real listener on 127.0.0.1 with an ephemeral port over a fresh database. */

@@ -12,7 +12,9 @@ const hostname = Options.text("hostname").pipe(
   Options.withDefault("127.0.0.1"),
   Options.withDescription("Interface to listen on")
 )
-const printLogs = Options.boolean("print-logs").pipe(Options.withDescription("Write logs to stderr instead of the log file"))
+const printLogs = Options.boolean("print-logs").pipe(
+  Options.withDescription("Write logs to stderr instead of the log file")
+)
 const logLevel = Options.choice("log-level", ["DEBUG", "INFO", "WARN", "ERROR"]).pipe(
   Options.withDefault("INFO" as const),
   Options.withDescription("Minimum level of log lines")

@@ -54,8 +54,14 @@ const api = {
 describe("catalog endpoints over a configured server", () => {
   it.scoped("GET /api/provider and /api/provider/{id} list the configured provider without credentials", () =>
     Effect.gen(function* () {
-      const { url, directory } = yield* startServer({ XDG_CONFIG_HOME: configHome(document), LOCAL_KEY: "sk-local-secret" })
-      const location = { directory: fs.realpathSync(directory), project: { id: expect.any(String), directory: fs.realpathSync(directory) } }
+      const { url, directory } = yield* startServer({
+        XDG_CONFIG_HOME: configHome(document),
+        LOCAL_KEY: "sk-local-secret"
+      })
+      const location = {
+        directory: fs.realpathSync(directory),
+        project: { id: expect.any(String), directory: fs.realpathSync(directory) }
+      }
       const local = { id: "local", name: "Local llama", api, request: { headers: { "X-Title": "opencode" }, body: {} } }
 
       const list = yield* get(`${url}/api/provider`)
@@ -70,7 +76,11 @@ describe("catalog endpoints over a configured server", () => {
 
       const missing = yield* get(`${url}/api/provider/nope`)
       expect(missing.status).toBe(404)
-      expect(missing.body).toEqual({ _tag: "ProviderNotFoundError", providerID: "nope", message: "Provider not found: nope" })
+      expect(missing.body).toEqual({
+        _tag: "ProviderNotFoundError",
+        providerID: "nope",
+        message: "Provider not found: nope"
+      })
     })
   )
 
@@ -79,7 +89,15 @@ describe("catalog endpoints over a configured server", () => {
       const { url } = yield* startServer({ XDG_CONFIG_HOME: configHome(document), LOCAL_KEY: "sk-local-secret" })
       const { status, body } = yield* get(`${url}/api/model`)
       expect(status).toBe(200)
-      const common = { providerID: "local", request: { headers: {}, body: {} }, variants: [], time: { released: 0 }, cost: [], status: "active", enabled: true }
+      const common = {
+        providerID: "local",
+        request: { headers: {}, body: {} },
+        variants: [],
+        time: { released: 0 },
+        cost: [],
+        status: "active",
+        enabled: true
+      }
       expect(body.data).toEqual([
         {
           ...common,
@@ -161,7 +179,11 @@ describe("catalog endpoints over a configured server", () => {
       const query = `location[directory]=${encodeURIComponent(nested)}`
       for (const route of ["/api/agent", "/api/model", "/api/provider", "/api/provider/local"]) {
         const { status, body } = yield* get(`${url}${route}?${query}`)
-        expect({ route, status, directory: body.location.directory }).toEqual({ route, status: 200, directory: fs.realpathSync(nested) })
+        expect({ route, status, directory: body.location.directory }).toEqual({
+          route,
+          status: 200,
+          directory: fs.realpathSync(nested)
+        })
       }
     })
   )
@@ -184,7 +206,9 @@ describe("an invalid opencode.json", () => {
         })
       ).pipe(Effect.flip)
       expect(error).toMatchObject({ _tag: "ConfigError", file, line: 3, key: "agent.build.steps" })
-      expect(error.message).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:3:\\d+: agent\\.build\\.steps: `))
+      expect(error.message).toMatch(
+        new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:3:\\d+: agent\\.build\\.steps: `)
+      )
       // Startup stopped before the database was created.
       expect(fs.existsSync(path.join(dataHome, "opencode", "opencode.db"))).toBe(false)
     })

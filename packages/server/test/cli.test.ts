@@ -49,7 +49,9 @@ const runToExit = (args: ReadonlyArray<string>, env: Record<string, string>) =>
   })
 
 const exited = (child: ChildProcess) =>
-  new Promise<number | null>((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.on("exit", resolve)))
+  new Promise<number | null>((resolve) =>
+    child.exitCode !== null ? resolve(child.exitCode) : child.on("exit", resolve)
+  )
 
 const post = (url: string, body: unknown) =>
   fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }).then(
@@ -91,7 +93,13 @@ describe("opencode serve", () => {
     const body = JSON.stringify({ agent: "build" })
     const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
       const request = http.request(
-        { host: "127.0.0.1", port, method: "POST", path: "/api/session", headers: { "content-type": "application/json", "content-length": body.length } },
+        {
+          host: "127.0.0.1",
+          port,
+          method: "POST",
+          path: "/api/session",
+          headers: { "content-type": "application/json", "content-length": body.length }
+        },
         (res) => {
           let text = ""
           res.on("data", (c) => (text += c))
@@ -115,7 +123,9 @@ describe("opencode serve", () => {
   })
 
   it("writes logs to stderr with --print-logs, and to the log file otherwise", async () => {
-    const printed = await serve(["--port", "0", "--print-logs", "--log-level", "DEBUG"], { XDG_DATA_HOME: tempDir("xdg") })
+    const printed = await serve(["--port", "0", "--print-logs", "--log-level", "DEBUG"], {
+      XDG_DATA_HOME: tempDir("xdg")
+    })
     printed.child.kill("SIGTERM")
     expect(await exited(printed.child)).toBe(0)
     expect(printed.stderr()).toContain("opencode server listening")
@@ -125,14 +135,19 @@ describe("opencode serve", () => {
     quiet.child.kill("SIGTERM")
     expect(await exited(quiet.child)).toBe(0)
     expect(quiet.stderr()).not.toContain("opencode server listening")
-    expect(fs.readFileSync(path.join(data, "opencode", "log", "opencode.log"), "utf8")).toContain("opencode server listening")
+    expect(fs.readFileSync(path.join(data, "opencode", "log", "opencode.log"), "utf8")).toContain(
+      "opencode server listening"
+    )
   })
 
   it("fails startup on an invalid opencode.json, naming the file, the line and the reason", async () => {
     const config = tempDir("config")
     const file = path.join(config, "opencode", "opencode.json")
     fs.mkdirSync(path.dirname(file))
-    fs.writeFileSync(file, `{\n  "provider": {\n    "local": { "npm": "@ai-sdk/openai-compatible", "options": { "baseURL": 5 } }\n  }\n}\n`)
+    fs.writeFileSync(
+      file,
+      `{\n  "provider": {\n    "local": { "npm": "@ai-sdk/openai-compatible", "options": { "baseURL": 5 } }\n  }\n}\n`
+    )
     const data = tempDir("xdg")
     const result = await runToExit(["--port", "0"], { XDG_DATA_HOME: data, XDG_CONFIG_HOME: config })
     expect(result.code).toBe(1)
@@ -159,14 +174,22 @@ describe("opencode serve", () => {
         model: "local/qwen"
       })
     )
-    const { child, url } = await serve(["--port", "0"], { XDG_DATA_HOME: tempDir("xdg"), XDG_CONFIG_HOME: config, LOCAL_KEY: "sk-1" })
+    const { child, url } = await serve(["--port", "0"], {
+      XDG_DATA_HOME: tempDir("xdg"),
+      XDG_CONFIG_HOME: config,
+      LOCAL_KEY: "sk-1"
+    })
     const models = await fetch(`${url}/api/model`).then((r) => r.json() as Promise<any>)
-    expect(models.data.map((m: any) => [m.providerID, m.id, m.limit])).toEqual([["local", "qwen", { context: 32768, output: 4096 }]])
+    expect(models.data.map((m: any) => [m.providerID, m.id, m.limit])).toEqual([
+      ["local", "qwen", { context: 32768, output: 4096 }]
+    ])
     child.kill("SIGTERM")
     expect(await exited(child)).toBe(0)
   })
 
   it("rejects an invalid option with a usage error", async () => {
-    await expect(serve(["--port", "not-a-number"], { XDG_DATA_HOME: tempDir("xdg") })).rejects.toThrow(/exited with [1-9]/)
+    await expect(serve(["--port", "not-a-number"], { XDG_DATA_HOME: tempDir("xdg") })).rejects.toThrow(
+      /exited with [1-9]/
+    )
   })
 })

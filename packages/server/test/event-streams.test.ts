@@ -58,66 +58,78 @@ describe.each(["network", "in-memory"] as const)("event streams (%s host)", (kin
       const missing = yield* open(host, "/api/session/ses_missing/event")
       expect(missing.status).toBe(404)
       expect(missing.headers.get("content-type")).toMatch(/^application\/json/)
-      expect(yield* Effect.promise(() => missing.json())).toMatchObject({ _tag: "SessionNotFoundError", sessionID: "ses_missing" })
+      expect(yield* Effect.promise(() => missing.json())).toMatchObject({
+        _tag: "SessionNotFoundError",
+        sessionID: "ses_missing"
+      })
 
       const session = yield* createSession(host)
       const bad = yield* open(host, `/api/session/${session.id}/event`, { "last-event-id": "evt_1" })
       expect(bad.status).toBe(400)
-      expect(yield* Effect.promise(() => bad.json())).toMatchObject({ _tag: "InvalidRequestError", kind: "header", field: "Last-Event-ID" })
+      expect(yield* Effect.promise(() => bad.json())).toMatchObject({
+        _tag: "InvalidRequestError",
+        kind: "header",
+        field: "Last-Event-ID"
+      })
       const negative = yield* open(host, `/api/session/${session.id}/event?after=-1`)
       expect(negative.status).toBe(400)
     })
   )
 
-  it.scopedLive("replays after ?after or Last-Event-ID, then tails: 0 gaps, 0 duplicates while events are appended", () =>
-    Effect.gen(function* () {
-      const host = yield* start(kind)
-      const session = yield* createSession(host)
-      expect(yield* appendSynthetic(host, session.id, 20)).toBe(21)
-      const last = 301
-      const writer = yield* appendSynthetic(host, session.id, last - 21, 10).pipe(Effect.fork)
+  it.scopedLive(
+    "replays after ?after or Last-Event-ID, then tails: 0 gaps, 0 duplicates while events are appended",
+    () =>
+      Effect.gen(function* () {
+        const host = yield* start(kind)
+        const session = yield* createSession(host)
+        expect(yield* appendSynthetic(host, session.id, 20)).toBe(21)
+        const last = 301
+        const writer = yield* appendSynthetic(host, session.id, last - 21, 10).pipe(Effect.fork)
 
-      /** Reads the stream at `query`/`headers` up to seq `last` and returns the seqs seen. */
-      const read = (query: string, headers: Record<string, string> = {}) =>
-        Effect.gen(function* () {
-          const response = yield* open(host, `/api/session/${session.id}/event${query}`, headers)
-          expect(response.status).toBe(200)
-          expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/)
-          expect(response.headers.get("cache-control")).toBe("no-cache")
-          const reader = new SseReader(response)
-          const seqs: Array<number> = []
-          while (seqs.at(-1) !== last) {
-            const frame = yield* next(reader)
-            if (frame === undefined) return yield* Effect.dieMessage("the stream ended")
-            const envelope = json(frame)
-            // Frames carry `id: <seq>` and `event: <type>`, and the data is the whole envelope.
-            expect(frame.id).toBe(String(envelope.durable.seq))
-            expect(frame.event).toBe(envelope.type)
-            expect(envelope).toMatchObject({ type: "session.next.synthetic", durable: { aggregateID: session.id, version: 1 } })
-            expect(envelope.id).toMatch(/^evt_/)
-            seqs.push(envelope.durable.seq)
-          }
-          yield* Effect.promise(() => reader.cancel())
-          return seqs
-        })
+        /** Reads the stream at `query`/`headers` up to seq `last` and returns the seqs seen. */
+        const read = (query: string, headers: Record<string, string> = {}) =>
+          Effect.gen(function* () {
+            const response = yield* open(host, `/api/session/${session.id}/event${query}`, headers)
+            expect(response.status).toBe(200)
+            expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/)
+            expect(response.headers.get("cache-control")).toBe("no-cache")
+            const reader = new SseReader(response)
+            const seqs: Array<number> = []
+            while (seqs.at(-1) !== last) {
+              const frame = yield* next(reader)
+              if (frame === undefined) return yield* Effect.dieMessage("the stream ended")
+              const envelope = json(frame)
+              // Frames carry `id: <seq>` and `event: <type>`, and the data is the whole envelope.
+              expect(frame.id).toBe(String(envelope.durable.seq))
+              expect(frame.event).toBe(envelope.type)
+              expect(envelope).toMatchObject({
+                type: "session.next.synthetic",
+                durable: { aggregateID: session.id, version: 1 }
+              })
+              expect(envelope.id).toMatch(/^evt_/)
+              seqs.push(envelope.durable.seq)
+            }
+            yield* Effect.promise(() => reader.cancel())
+            return seqs
+          })
 
-      const [afterTen, lastEventId, wins, whole] = yield* Effect.all(
-        [
-          read("?after=10"),
-          read("", { "last-event-id": "15" }),
-          // Last-Event-ID (what a reconnecting SSE client sends) wins over the ?after of the original URL.
-          read("?after=5", { "Last-Event-ID": "40" }),
-          read("")
-        ],
-        { concurrency: "unbounded" }
-      )
-      yield* Fiber.join(writer)
-      expect(afterTen).toEqual(range(11, last))
-      expect(lastEventId).toEqual(range(16, last))
-      expect(wins).toEqual(range(41, last))
-      // session.created (seq 1) is not a SessionDurableEvent: the whole log starts at seq 2.
-      expect(whole).toEqual(range(2, last))
-    })
+        const [afterTen, lastEventId, wins, whole] = yield* Effect.all(
+          [
+            read("?after=10"),
+            read("", { "last-event-id": "15" }),
+            // Last-Event-ID (what a reconnecting SSE client sends) wins over the ?after of the original URL.
+            read("?after=5", { "Last-Event-ID": "40" }),
+            read("")
+          ],
+          { concurrency: "unbounded" }
+        )
+        yield* Fiber.join(writer)
+        expect(afterTen).toEqual(range(11, last))
+        expect(lastEventId).toEqual(range(16, last))
+        expect(wins).toEqual(range(41, last))
+        // session.created (seq 1) is not a SessionDurableEvent: the whole log starts at seq 2.
+        expect(whole).toEqual(range(2, last))
+      })
   )
 
   it.scopedLive("sends heartbeats: comment lines on the session stream, server.heartbeat events on /api/event", () =>
@@ -165,7 +177,10 @@ describe.each(["network", "in-memory"] as const)("event streams (%s host)", (kin
         "session.next.synthetic"
       ])
       expect(frames.every((f) => f?.id === undefined)).toBe(true)
-      expect(json(frames[0])).toMatchObject({ durable: { aggregateID: session.id, seq: 1 }, data: { sessionID: session.id, info: { id: session.id } } })
+      expect(json(frames[0])).toMatchObject({
+        durable: { aggregateID: session.id, seq: 1 },
+        data: { sessionID: session.id, info: { id: session.id } }
+      })
       expect(json(frames[1]).durable.seq).toBe(2)
       expect(json(frames[2])).toMatchObject({ type: "session.next.text.delta", data: { delta: "Hel" } })
       expect(json(frames[2]).durable).toBeUndefined()
@@ -174,38 +189,42 @@ describe.each(["network", "in-memory"] as const)("event streams (%s host)", (kin
     })
   )
 
-  it.scopedLive("a slow consumer (never reads, small buffer) is cut off alone; another subscriber keeps receiving", () =>
-    Effect.gen(function* () {
-      const host = yield* start(kind, { liveCapacity: 4 })
-      const session = yield* createSession(host)
-      const slow = yield* open(host, "/api/event") // never read until the end
-      const fast = new SseReader(yield* open(host, "/api/event"))
-      expect((yield* next(fast))?.event).toBe("server.connected")
-      yield* eventually(Effect.map(subscribers(host), (n) => n === 2))
+  it.scopedLive(
+    "a slow consumer (never reads, small buffer) is cut off alone; another subscriber keeps receiving",
+    () =>
+      Effect.gen(function* () {
+        const host = yield* start(kind, { liveCapacity: 4 })
+        const session = yield* createSession(host)
+        const slow = yield* open(host, "/api/event") // never read until the end
+        const fast = new SseReader(yield* open(host, "/api/event"))
+        expect((yield* next(fast))?.event).toBe("server.connected")
+        yield* eventually(Effect.map(subscribers(host), (n) => n === 2))
 
-      // Big events, so a network consumer's socket buffers fill too and the server stops writing to it.
-      const payload = "x".repeat(64 * 1024)
-      const published = kind === "network" ? 600 : 40
-      for (let i = 0; i < published; i++) {
-        yield* withCore(host, Effect.flatMap(delta(session.id, `${i}:${payload}`), bus(host).publish))
-        const frame = yield* next(fast)
-        expect(json(frame).data.delta.startsWith(`${i}:`)).toBe(true)
-      }
-      // The slow subscriber was detached from the bus; the fast one is still attached and receiving.
-      yield* eventually(Effect.map(subscribers(host), (n) => n === 1))
-      yield* withCore(host, Effect.flatMap(delta(session.id, "after"), bus(host).publish))
-      expect(json(yield* next(fast)).data.delta).toBe("after")
+        // Big events, so a network consumer's socket buffers fill too and the server stops writing to it.
+        const payload = "x".repeat(64 * 1024)
+        const published = kind === "network" ? 600 : 40
+        for (let i = 0; i < published; i++) {
+          yield* withCore(host, Effect.flatMap(delta(session.id, `${i}:${payload}`), bus(host).publish))
+          const frame = yield* next(fast)
+          expect(json(frame).data.delta.startsWith(`${i}:`)).toBe(true)
+        }
+        // The slow subscriber was detached from the bus; the fast one is still attached and receiving.
+        yield* eventually(Effect.map(subscribers(host), (n) => n === 1))
+        yield* withCore(host, Effect.flatMap(delta(session.id, "after"), bus(host).publish))
+        expect(json(yield* next(fast)).data.delta).toBe("after")
 
-      // Reading the slow one now: what was already in transit, then the failure frame, then the end.
-      const reader = new SseReader(slow)
-      const frames: Array<Frame> = []
-      for (let frame = yield* next(reader); frame !== undefined; frame = yield* next(reader)) frames.push(frame)
-      expect(frames.length).toBeLessThan(published)
-      const failure = frames.at(-1)
-      expect(failure?.event).toBe(EventStream.failureEvent)
-      expect(json(failure)).toEqual([{ _tag: "Die", defect: { _tag: "SlowConsumerError", message: expect.stringContaining("4 events") } }])
-      yield* Effect.promise(() => fast.cancel())
-    })
+        // Reading the slow one now: what was already in transit, then the failure frame, then the end.
+        const reader = new SseReader(slow)
+        const frames: Array<Frame> = []
+        for (let frame = yield* next(reader); frame !== undefined; frame = yield* next(reader)) frames.push(frame)
+        expect(frames.length).toBeLessThan(published)
+        const failure = frames.at(-1)
+        expect(failure?.event).toBe(EventStream.failureEvent)
+        expect(json(failure)).toEqual([
+          { _tag: "Die", defect: { _tag: "SlowConsumerError", message: expect.stringContaining("4 events") } }
+        ])
+        yield* Effect.promise(() => fast.cancel())
+      })
   )
 
   it.scopedLive("closing the host ends open streams: global.disposed is the last event of /api/event", () =>
@@ -257,7 +276,8 @@ describe.each(["network", "in-memory"] as const)("event streams (%s host)", (kin
         const types: Array<string> = []
         for await (const event of client.events.subscribe()) {
           types.push(event.type)
-          if (event.type === "server.connected") await Effect.runPromise(withCore(host, Effect.flatMap(delta(session.id, "x"), bus(host).publish)))
+          if (event.type === "server.connected")
+            await Effect.runPromise(withCore(host, Effect.flatMap(delta(session.id, "x"), bus(host).publish)))
           if (event.type === "session.next.text.delta") break
         }
         return types
@@ -271,19 +291,33 @@ describe.each(["network", "in-memory"] as const)("event streams (%s host)", (kin
       expect((yield* Effect.promise(() => aborted.next())).value).toMatchObject({ type: "server.connected" })
       const pending = aborted.next()
       controller.abort()
-      const error = yield* Effect.promise(() => pending.then(() => undefined, (e: unknown) => e))
+      const error = yield* Effect.promise(() =>
+        pending.then(
+          () => undefined,
+          (e: unknown) => e
+        )
+      )
       expect(isClientError(error) && error.reason).toBe("Transport")
       yield* eventually(Effect.map(subscribers(host), (n) => n === 0))
 
       // The durable stream yields envelopes (seq inside); declared failures surface on the first step.
       const durable: Array<number> = []
-      for (const event of yield* Effect.promise(() => take(client.sessions.events({ sessionID: session.id, after: 2 }), 2))) {
+      for (const event of yield* Effect.promise(() =>
+        take(client.sessions.events({ sessionID: session.id, after: 2 }), 2)
+      )) {
         durable.push(event.durable!.seq)
       }
       expect(durable).toEqual([3, 4])
-      const resumed = yield* Effect.promise(() => take(client.sessions.events({ sessionID: session.id }, { headers: { "Last-Event-ID": "3" } }), 1))
+      const resumed = yield* Effect.promise(() =>
+        take(client.sessions.events({ sessionID: session.id }, { headers: { "Last-Event-ID": "3" } }), 1)
+      )
       expect(resumed.map((e) => e.durable?.seq)).toEqual([4])
-      const missing = yield* Effect.promise(() => take(client.sessions.events({ sessionID: "ses_missing" }), 1).then(() => undefined, (e: unknown) => e))
+      const missing = yield* Effect.promise(() =>
+        take(client.sessions.events({ sessionID: "ses_missing" }), 1).then(
+          () => undefined,
+          (e: unknown) => e
+        )
+      )
       expect(isSessionNotFoundError(missing)).toBe(true)
       expect(missing).not.toBeInstanceOf(ClientError)
     })
@@ -298,13 +332,17 @@ describe.each(["network", "in-memory"] as const)("event streams (%s host)", (kin
       )
       const session = yield* createSession(host)
       yield* appendSynthetic(host, session.id, 5)
-      const events = yield* client.sessions.events({ sessionID: session.id, after: 2 }).pipe(Stream.take(3), Stream.runCollect)
+      const events = yield* client.sessions
+        .events({ sessionID: session.id, after: 2 })
+        .pipe(Stream.take(3), Stream.runCollect)
       expect(Chunk.toReadonlyArray(events).map((e) => [e.type, e.durable?.seq])).toEqual([
         ["session.next.synthetic", 3],
         ["session.next.synthetic", 4],
         ["session.next.synthetic", 5]
       ])
-      const missing = yield* client.sessions.events({ sessionID: "ses_missing" as typeof session.id }).pipe(Stream.runDrain, Effect.flip)
+      const missing = yield* client.sessions
+        .events({ sessionID: "ses_missing" as typeof session.id })
+        .pipe(Stream.runDrain, Effect.flip)
       expect(missing._tag).toBe("SessionNotFoundError")
 
       const received: Array<string> = []
@@ -339,7 +377,11 @@ describe("event streams on the real listener (Serve.layer)", () => {
       const scope = yield* Scope.make()
       const { url } = yield* startServer().pipe(Scope.extend(scope))
       const session = yield* Effect.promise(() =>
-        fetch(`${url}/api/session`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" }).then((r) => r.json())
+        fetch(`${url}/api/session`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: "{}"
+        }).then((r) => r.json())
       )
       const live = new SseReader(yield* Effect.promise(() => fetch(`${url}/api/event`)))
       expect((yield* next(live))?.event).toBe("server.connected")

@@ -43,10 +43,16 @@ describe("instruction entries over HTTP", () => {
       const missing = yield* call(`${url}/api/session/ses_missing/instructions/entries`, "GET")
       expect(missing.status).toBe(404)
       expect(missing.body._tag).toBe("SessionNotFoundError")
-      expect((yield* call(`${url}/api/session/ses_missing/instructions/entries/a`, "PUT", { value: 1 })).status).toBe(404)
+      expect((yield* call(`${url}/api/session/ses_missing/instructions/entries/a`, "PUT", { value: 1 })).status).toBe(
+        404
+      )
       for (const key of ["Upper", "-dash", "has%2Fslash", "sp%20ace"]) {
         const bad = yield* call(`${base}/${key}`, "PUT", { value: 1 })
-        expect({ key, status: bad.status, tag: bad.body._tag }).toEqual({ key, status: 400, tag: "InvalidRequestError" })
+        expect({ key, status: bad.status, tag: bad.body._tag }).toEqual({
+          key,
+          status: 400,
+          tag: "InvalidRequestError"
+        })
       }
       for (const body of [{}, { value: 1, extra: true }, { value: undefined }]) {
         const bad = yield* call(`${base}/ok`, "PUT", body)

@@ -37,12 +37,17 @@ describe("questions over HTTP", () => {
   it.scopedLive("ask → reply: listed by session and location, announced on /api/event, answers reach the model", () =>
     Effect.gen(function* () {
       const t = yield* setup
-      const stream = yield* Effect.promise(() => fetch(`${t.url}/api/event`, { headers: { accept: "text/event-stream" } }))
+      const stream = yield* Effect.promise(() =>
+        fetch(`${t.url}/api/event`, { headers: { accept: "text/event-stream" } })
+      )
       const reader = new SseReader(stream)
       yield* Effect.addFinalizer(() => Effect.promise(() => reader.cancel()))
       expect((yield* Effect.promise(() => reader.next()))?.event).toBe("server.connected")
 
-      yield* t.llm.enqueue(reply(toolCall("call_1", "question", { questions }), finish("tool-calls")), reply(text("done"), finish("stop")))
+      yield* t.llm.enqueue(
+        reply(toolCall("call_1", "question", { questions }), finish("tool-calls")),
+        reply(text("done"), finish("stop"))
+      )
       yield* t.prompt("set up the project")
       const [request] = yield* t.pending(1)
       expect(request.id).toMatch(/^que_/)
@@ -52,13 +57,18 @@ describe("questions over HTTP", () => {
         tool: { callID: "call_1" }
       })
       expect(request.tool.messageID).toMatch(/^msg_/)
-      const byLocation = yield* t.call("GET", `/api/question/request?location[directory]=${encodeURIComponent(t.directory)}`)
+      const byLocation = yield* t.call(
+        "GET",
+        `/api/question/request?location[directory]=${encodeURIComponent(t.directory)}`
+      )
       expect(byLocation.status).toBe(200)
       expect(byLocation.body.location.directory).toBe(t.directory)
       expect(byLocation.body.data).toEqual([request])
       expect((yield* t.call("GET", "/api/question/request")).body.data).toEqual([request])
 
-      const answered = yield* t.call("POST", `${t.base}/question/${request.id}/reply`, { answers: [["SQLite"], ["Auth", "Search"]] })
+      const answered = yield* t.call("POST", `${t.base}/question/${request.id}/reply`, {
+        answers: [["SQLite"], ["Auth", "Search"]]
+      })
       expect(answered).toEqual({ status: 204, body: undefined })
       yield* t.wait
       const success = (yield* t.settled("call_1"))!
@@ -66,7 +76,11 @@ describe("questions over HTTP", () => {
       expect((yield* t.call("GET", `${t.base}/question`)).body).toEqual({ data: [] })
       expect(yield* t.call("POST", `${t.base}/question/${request.id}/reply`, { answers: [] })).toEqual({
         status: 404,
-        body: { _tag: "QuestionNotFoundError", requestID: request.id, message: `Question request not found: ${request.id}` }
+        body: {
+          _tag: "QuestionNotFoundError",
+          requestID: request.id,
+          message: `Question request not found: ${request.id}`
+        }
       })
       // The model read the answers on the next turn.
       const requests = yield* t.llm.requests
@@ -80,7 +94,11 @@ describe("questions over HTTP", () => {
         if (frame.event.startsWith("question.")) frames.push({ event: frame.event, data: JSON.parse(frame.data) })
       }
       expect(frames.map((f) => f.event)).toEqual(["question.v2.asked", "question.v2.replied"])
-      expect(frames[0]!.data).toMatchObject({ type: "question.v2.asked", durable: { aggregateID: request.id, seq: 1, version: 1 }, data: request })
+      expect(frames[0]!.data).toMatchObject({
+        type: "question.v2.asked",
+        durable: { aggregateID: request.id, seq: 1, version: 1 },
+        data: request
+      })
       expect(frames[1]!.data).toMatchObject({
         type: "question.v2.replied",
         durable: { aggregateID: request.id, seq: 2 },
@@ -93,7 +111,10 @@ describe("questions over HTTP", () => {
     Effect.gen(function* () {
       const t = yield* setup
       const client = createOpencodeClient({ baseUrl: t.url })
-      yield* t.llm.enqueue(reply(toolCall("call_1", "question", { questions }), finish("tool-calls")), reply(text("ok"), finish("stop")))
+      yield* t.llm.enqueue(
+        reply(toolCall("call_1", "question", { questions }), finish("tool-calls")),
+        reply(text("ok"), finish("stop"))
+      )
       yield* t.prompt("ask me")
       yield* t.pending(1)
       const [request] = yield* Effect.promise(() => client.questions.list({ sessionID: t.session.id }))
@@ -116,17 +137,28 @@ describe("questions over HTTP", () => {
       const [request] = yield* t.pending(1)
       expect((yield* t.call("POST", `${t.base}/interrupt`)).status).toBe(204)
       expect((yield* t.call("GET", `${t.base}/question`)).body).toEqual({ data: [] })
-      expect((yield* t.call("POST", `${t.base}/question/${request.id}/reply`, { answers: [["SQLite"]] })).status).toBe(404)
+      expect((yield* t.call("POST", `${t.base}/question/${request.id}/reply`, { answers: [["SQLite"]] })).status).toBe(
+        404
+      )
       expect(((yield* t.settled("call_1"))!.data as any).error.message).toBe("interrupted")
 
       const missing = "ses_ffffffffffff00000000000000"
-      expect(yield* t.call("GET", `/api/session/${missing}/question`)).toMatchObject({ status: 404, body: { _tag: "SessionNotFoundError" } })
+      expect(yield* t.call("GET", `/api/session/${missing}/question`)).toMatchObject({
+        status: 404,
+        body: { _tag: "SessionNotFoundError" }
+      })
       expect(yield* t.call("POST", `${t.base}/question/que_unknown/reject`)).toEqual({
         status: 404,
-        body: { _tag: "QuestionNotFoundError", requestID: "que_unknown", message: "Question request not found: que_unknown" }
+        body: {
+          _tag: "QuestionNotFoundError",
+          requestID: "que_unknown",
+          message: "Question request not found: que_unknown"
+        }
       })
       expect((yield* t.call("POST", `${t.base}/question/que_unknown/reply`, { answers: "no" })).status).toBe(400)
-      expect((yield* t.call("POST", `${t.base}/question/que_unknown/reply`, { answers: [], extra: 1 })).status).toBe(400)
+      expect((yield* t.call("POST", `${t.base}/question/que_unknown/reply`, { answers: [], extra: 1 })).status).toBe(
+        400
+      )
     })
   )
 })

@@ -31,7 +31,13 @@ export const scriptedHost = (options: {
         Layer.provide(Router.layer({ auth: Option.none() })),
         Layer.provideMerge(listener()),
         Layer.provideMerge(
-          Core.layer({ databaseFile: path.join(root, "opencode.db"), directory, configDir: path.join(root, "config"), env: {}, config })
+          Core.layer({
+            databaseFile: path.join(root, "opencode.db"),
+            directory,
+            configDir: path.join(root, "config"),
+            env: {},
+            config
+          })
         )
       )
     ).pipe(Effect.orDie)
@@ -65,7 +71,11 @@ export const scriptedHost = (options: {
     )
     const settled = (callID: string) =>
       Effect.map(events, (all) =>
-        all.find((e) => (e.type === "session.next.tool.success" || e.type === "session.next.tool.failed") && (e.data as any).callID === callID)
+        all.find(
+          (e) =>
+            (e.type === "session.next.tool.success" || e.type === "session.next.tool.failed") &&
+            (e.data as any).callID === callID
+        )
       )
     return { llm, url, directory, session, base, call, prompt, pending, wait, settled, context }
   })

@@ -16,7 +16,13 @@ const call = (url: string, method: string, body?: unknown) =>
   })
 
 const config = {
-  provider: { local: { npm: "@ai-sdk/openai-compatible", options: { baseURL: "http://127.0.0.1:1/v1" }, models: { qwen: {}, llama: {} } } },
+  provider: {
+    local: {
+      npm: "@ai-sdk/openai-compatible",
+      options: { baseURL: "http://127.0.0.1:1/v1" },
+      models: { qwen: {}, llama: {} }
+    }
+  },
   model: "local/qwen"
 }
 
@@ -33,7 +39,12 @@ describe("POST /api/session/{sessionID}/prompt", () => {
       const { base, session, directory } = yield* setup
       fs.writeFileSync(path.join(directory, "notes.md"), "# notes\n")
       const id = "msg_00000000000100000000000001"
-      const body = { id, prompt: { text: "read @notes", files: [{ uri: "notes.md", name: "notes" }] }, delivery: "queue", resume: false }
+      const body = {
+        id,
+        prompt: { text: "read @notes", files: [{ uri: "notes.md", name: "notes" }] },
+        delivery: "queue",
+        resume: false
+      }
       const first = yield* call(`${base}/prompt`, "POST", body)
       expect(first).toEqual({
         status: 200,
@@ -42,7 +53,16 @@ describe("POST /api/session/{sessionID}/prompt", () => {
             admittedSeq: 2,
             id,
             sessionID: session.id,
-            prompt: { text: "read @notes", files: [{ uri: pathToFileURL(path.join(fs.realpathSync(directory), "notes.md")).href, mime: "text/markdown", name: "notes" }] },
+            prompt: {
+              text: "read @notes",
+              files: [
+                {
+                  uri: pathToFileURL(path.join(fs.realpathSync(directory), "notes.md")).href,
+                  mime: "text/markdown",
+                  name: "notes"
+                }
+              ]
+            },
             delivery: "queue",
             timeCreated: first.body.data.timeCreated
           }
@@ -69,67 +89,79 @@ describe("POST /api/session/{sessionID}/prompt", () => {
 })
 
 describe("agent and model switches, messages, message, context and history", () => {
-  it.scoped("switches are 204 and recorded; messages page with cursors; message, context and history read them back", () =>
-    Effect.gen(function* () {
-      const { url, base, session } = yield* setup
-      expect(yield* call(`${base}/agent`, "POST", { agent: "plan" })).toEqual({ status: 204, body: undefined })
-      expect(yield* call(`${base}/model`, "POST", { model: { providerID: "local", id: "llama" } })).toEqual({ status: 204, body: undefined })
-      expect(yield* call(`${base}/agent`, "POST", { agent: "build" })).toEqual({ status: 204, body: undefined })
-      const info = (yield* call(`${base}`, "GET")).body.data
-      expect(info).toMatchObject({ agent: "build", model: { providerID: "local", id: "llama" } })
+  it.scoped(
+    "switches are 204 and recorded; messages page with cursors; message, context and history read them back",
+    () =>
+      Effect.gen(function* () {
+        const { url, base, session } = yield* setup
+        expect(yield* call(`${base}/agent`, "POST", { agent: "plan" })).toEqual({ status: 204, body: undefined })
+        expect(yield* call(`${base}/model`, "POST", { model: { providerID: "local", id: "llama" } })).toEqual({
+          status: 204,
+          body: undefined
+        })
+        expect(yield* call(`${base}/agent`, "POST", { agent: "build" })).toEqual({ status: 204, body: undefined })
+        const info = (yield* call(`${base}`, "GET")).body.data
+        expect(info).toMatchObject({ agent: "build", model: { providerID: "local", id: "llama" } })
 
-      // Newest first by default, one per page, walked with the next cursor.
-      const walked: Array<string> = []
-      let page = (yield* call(`${base}/message?limit=1`, "GET")).body
-      for (;;) {
-        walked.push(page.data.map((m: { type: string; agent?: string }) => `${m.type}${m.agent ? `:${m.agent}` : ""}`).join())
-        if (page.cursor.next === undefined) break
-        page = (yield* call(`${base}/message?cursor=${page.cursor.next}`, "GET")).body
-      }
-      expect(walked).toEqual(["agent-switched:build", "model-switched", "agent-switched:plan"])
-      const cursor = (yield* call(`${base}/message?limit=1`, "GET")).body.cursor.next
-      const withOrder = yield* call(`${base}/message?cursor=${cursor}&order=asc`, "GET")
-      expect(withOrder.status).toBe(400)
+        // Newest first by default, one per page, walked with the next cursor.
+        const walked: Array<string> = []
+        let page = (yield* call(`${base}/message?limit=1`, "GET")).body
+        for (;;) {
+          walked.push(
+            page.data.map((m: { type: string; agent?: string }) => `${m.type}${m.agent ? `:${m.agent}` : ""}`).join()
+          )
+          if (page.cursor.next === undefined) break
+          page = (yield* call(`${base}/message?cursor=${page.cursor.next}`, "GET")).body
+        }
+        expect(walked).toEqual(["agent-switched:build", "model-switched", "agent-switched:plan"])
+        const cursor = (yield* call(`${base}/message?limit=1`, "GET")).body.cursor.next
+        const withOrder = yield* call(`${base}/message?cursor=${cursor}&order=asc`, "GET")
+        expect(withOrder.status).toBe(400)
 
-      const ascending = (yield* call(`${base}/message?order=asc`, "GET")).body
-      expect(ascending.cursor).toEqual({})
-      const first = ascending.data[0]
-      expect(first).toEqual({ id: first.id, time: { created: first.time.created }, type: "agent-switched", agent: "plan" })
-      expect(yield* call(`${base}/message/${first.id}`, "GET")).toEqual({ status: 200, body: { data: first } })
+        const ascending = (yield* call(`${base}/message?order=asc`, "GET")).body
+        expect(ascending.cursor).toEqual({})
+        const first = ascending.data[0]
+        expect(first).toEqual({
+          id: first.id,
+          time: { created: first.time.created },
+          type: "agent-switched",
+          agent: "plan"
+        })
+        expect(yield* call(`${base}/message/${first.id}`, "GET")).toEqual({ status: 200, body: { data: first } })
 
-      // Another session cannot read it, and is not told it exists.
-      const other = (yield* call(`${url}/api/session`, "POST", {})).body.data
-      const hidden = yield* call(`${url}/api/session/${other.id}/message/${first.id}`, "GET")
-      expect(hidden.status).toBe(404)
-      expect(hidden.body).toMatchObject({ _tag: "MessageNotFoundError", sessionID: other.id, messageID: first.id })
-      const foreignCursor = yield* call(`${url}/api/session/${other.id}/message?cursor=${cursor}`, "GET")
-      expect(foreignCursor.body._tag).toBe("InvalidCursorError")
+        // Another session cannot read it, and is not told it exists.
+        const other = (yield* call(`${url}/api/session`, "POST", {})).body.data
+        const hidden = yield* call(`${url}/api/session/${other.id}/message/${first.id}`, "GET")
+        expect(hidden.status).toBe(404)
+        expect(hidden.body).toMatchObject({ _tag: "MessageNotFoundError", sessionID: other.id, messageID: first.id })
+        const foreignCursor = yield* call(`${url}/api/session/${other.id}/message?cursor=${cursor}`, "GET")
+        expect(foreignCursor.body._tag).toBe("InvalidCursorError")
 
-      expect((yield* call(`${base}/context`, "GET")).body.data.map((m: { type: string }) => m.type)).toEqual([
-        "agent-switched",
-        "model-switched",
-        "agent-switched"
-      ])
+        expect((yield* call(`${base}/context`, "GET")).body.data.map((m: { type: string }) => m.type)).toEqual([
+          "agent-switched",
+          "model-switched",
+          "agent-switched"
+        ])
 
-      const history = (yield* call(`${base}/history?after=2&limit=1`, "GET")).body
-      expect(history).toEqual({
-        data: [
-          {
-            id: history.data[0].id,
-            type: "session.next.model.switched",
-            durable: { aggregateID: session.id, seq: 3, version: 1 },
-            data: {
-              timestamp: history.data[0].data.timestamp,
-              sessionID: session.id,
-              messageID: ascending.data[1].id,
-              model: { providerID: "local", id: "llama" }
+        const history = (yield* call(`${base}/history?after=2&limit=1`, "GET")).body
+        expect(history).toEqual({
+          data: [
+            {
+              id: history.data[0].id,
+              type: "session.next.model.switched",
+              durable: { aggregateID: session.id, seq: 3, version: 1 },
+              data: {
+                timestamp: history.data[0].data.timestamp,
+                sessionID: session.id,
+                messageID: ascending.data[1].id,
+                model: { providerID: "local", id: "llama" }
+              }
             }
-          }
-        ],
-        hasMore: true
+          ],
+          hasMore: true
+        })
+        expect((yield* call(`${base}/history?after=3`, "GET")).body.hasMore).toBe(false)
       })
-      expect((yield* call(`${base}/history?after=3`, "GET")).body.hasMore).toBe(false)
-    })
   )
 
   it.scoped("unknown agents and models are rejected with 400, never a silent 204, and change nothing", () =>

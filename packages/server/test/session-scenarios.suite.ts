@@ -40,7 +40,11 @@ export interface Api {
 export interface ScenarioHost {
   readonly api: Api
   /** A raw request to the same host (for status codes): `{status, body}`, the body parsed when JSON. */
-  readonly request: (method: string, path: string, body?: unknown) => Promise<{ readonly status: number; readonly body: any }>
+  readonly request: (
+    method: string,
+    path: string,
+    body?: unknown
+  ) => Promise<{ readonly status: number; readonly body: any }>
 }
 
 /** Starts a host whose configuration is `ScriptedLLMServer.config` over `llmURL`; closed with the Scope. */
@@ -71,7 +75,9 @@ export const promiseApi = (options: { readonly baseUrl: string; readonly fetch?:
 
 /** Runs an Effect client call as a promise that rejects with the typed failure itself. */
 const run = <A, E>(effect: Effect.Effect<A, E>): Promise<A> =>
-  Effect.runPromise(Effect.either(effect)).then((result) => (result._tag === "Left" ? Promise.reject(result.left) : result.right))
+  Effect.runPromise(Effect.either(effect)).then((result) =>
+    result._tag === "Left" ? Promise.reject(result.left) : result.right
+  )
 
 /** The {@link Api} over the Effect client (the network one, or the embedded host's). */
 export const effectApi = (client: OpencodeClient.Service): Api => ({
@@ -82,14 +88,13 @@ export const effectApi = (client: OpencodeClient.Service): Api => ({
   active: () => run(client.sessions.active()),
   history: (sessionID) => run(client.sessions.history({ sessionID: sessionID as any })),
   messages: (sessionID) => run(client.sessions.messages({ sessionID: sessionID as any, order: "asc" })),
-  message: (sessionID, messageID) => run(client.sessions.message({ sessionID: sessionID as any, messageID: messageID as any })),
+  message: (sessionID, messageID) =>
+    run(client.sessions.message({ sessionID: sessionID as any, messageID: messageID as any })),
   events: (sessionID, after, until) =>
     run(
-      client.sessions.events({ sessionID: sessionID as any, after }).pipe(
-        Stream.takeUntil(until),
-        Stream.runCollect,
-        Effect.map(Chunk.toReadonlyArray)
-      )
+      client.sessions
+        .events({ sessionID: sessionID as any, after })
+        .pipe(Stream.takeUntil(until), Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
     )
 })
 
@@ -141,78 +146,109 @@ export const sessionScenarios = (transports: ReadonlyArray<readonly [string, Mak
       return { llm, ...host, session, id: session.id as string }
     })
 
-    it.scopedLive("a text turn: admitted → prompted → step.started → text.started → text.ended → step.ended(stop)", () =>
-      Effect.gen(function* () {
-        const { llm, api, id } = yield* setup
-        yield* llm.enqueue(reply(text("Hel", "lo", " there"), usage({ input: 10, output: 3 }), finish("stop")))
-        // Watched as it happens: the durable session stream, opened before the prompt.
-        const watching = yield* Effect.fork(call(() => api.events(id, 0, (e) => e.type === "session.next.step.ended")))
-        const admitted = yield* call(() => api.prompt({ sessionID: id, prompt: { text: "hi" } }))
-        expect(admitted).toMatchObject({ sessionID: id, admittedSeq: 2, delivery: "steer", prompt: { text: "hi" } })
-        yield* call(() => api.wait(id))
+    it.scopedLive(
+      "a text turn: admitted → prompted → step.started → text.started → text.ended → step.ended(stop)",
+      () =>
+        Effect.gen(function* () {
+          const { llm, api, id } = yield* setup
+          yield* llm.enqueue(reply(text("Hel", "lo", " there"), usage({ input: 10, output: 3 }), finish("stop")))
+          // Watched as it happens: the durable session stream, opened before the prompt.
+          const watching = yield* Effect.fork(
+            call(() => api.events(id, 0, (e) => e.type === "session.next.step.ended"))
+          )
+          const admitted = yield* call(() => api.prompt({ sessionID: id, prompt: { text: "hi" } }))
+          expect(admitted).toMatchObject({ sessionID: id, admittedSeq: 2, delivery: "steer", prompt: { text: "hi" } })
+          yield* call(() => api.wait(id))
 
-        const history = yield* call(() => api.history(id))
-        expect(history.hasMore).toBe(false)
-        expect(typesOf(history.data)).toEqual(["prompt.admitted", "prompted", "step.started", "text.started", "text.ended", "step.ended"])
-        expect(history.data.map((e) => e.durable.seq)).toEqual([2, 3, 4, 5, 6, 7])
-        for (const event of history.data) expect(event.durable.aggregateID).toBe(id)
-        const byType = (type: string) => history.data.find((e) => e.type === `session.next.${type}`)!.data
-        expect(byType("prompt.admitted").messageID).toBe(admitted.id)
-        expect(byType("prompted")).toMatchObject({ messageID: admitted.id, prompt: { text: "hi" } })
-        expect(byType("step.started")).toMatchObject({ agent: "build", model: { providerID: "scripted", id: "m" } })
-        expect(byType("text.ended").text).toBe("Hello there")
-        expect(byType("step.ended")).toMatchObject({ finish: "stop", tokens: { input: 10, output: 3 } })
+          const history = yield* call(() => api.history(id))
+          expect(history.hasMore).toBe(false)
+          expect(typesOf(history.data)).toEqual([
+            "prompt.admitted",
+            "prompted",
+            "step.started",
+            "text.started",
+            "text.ended",
+            "step.ended"
+          ])
+          expect(history.data.map((e) => e.durable.seq)).toEqual([2, 3, 4, 5, 6, 7])
+          for (const event of history.data) expect(event.durable.aggregateID).toBe(id)
+          const byType = (type: string) => history.data.find((e) => e.type === `session.next.${type}`)!.data
+          expect(byType("prompt.admitted").messageID).toBe(admitted.id)
+          expect(byType("prompted")).toMatchObject({ messageID: admitted.id, prompt: { text: "hi" } })
+          expect(byType("step.started")).toMatchObject({ agent: "build", model: { providerID: "scripted", id: "m" } })
+          expect(byType("text.ended").text).toBe("Hello there")
+          expect(byType("step.ended")).toMatchObject({ finish: "stop", tokens: { input: 10, output: 3 } })
 
-        // The stream delivered exactly the durable events (history and stream carry the `session.next.*`
-        // events; `session.created` at seq 1 is an instance event), and replays them the same afterwards.
-        expect(yield* Fiber.join(watching)).toEqual(history.data)
-        expect(yield* call(() => api.events(id, 0, (e) => e.type === "session.next.step.ended"))).toEqual(history.data)
+          // The stream delivered exactly the durable events (history and stream carry the `session.next.*`
+          // events; `session.created` at seq 1 is an instance event), and replays them the same afterwards.
+          expect(yield* Fiber.join(watching)).toEqual(history.data)
+          expect(yield* call(() => api.events(id, 0, (e) => e.type === "session.next.step.ended"))).toEqual(
+            history.data
+          )
 
-        // Messages: the user turn, then the assistant's.
-        const messages = yield* call(() => api.messages(id))
-        expect(messages.data.map((m) => m.type)).toEqual(["user", "assistant"])
-        expect(messages.data[1].content).toMatchObject([{ type: "text", text: "Hello there" }])
-        expect(yield* call(() => api.message(id, messages.data[0].id))).toEqual(messages.data[0])
+          // Messages: the user turn, then the assistant's.
+          const messages = yield* call(() => api.messages(id))
+          expect(messages.data.map((m) => m.type)).toEqual(["user", "assistant"])
+          expect(messages.data[1].content).toMatchObject([{ type: "text", text: "Hello there" }])
+          expect(yield* call(() => api.message(id, messages.data[0].id))).toEqual(messages.data[0])
 
-        // The provider request: the session's headers, one system message, the user turn.
-        const [request] = yield* llm.requests
-        expect(request!.path).toBe("/v1/chat/completions")
-        expect(request!.headers["x-session-id"]).toBe(id)
-        expect(request!.headers["x-session-affinity"]).toBe(id)
-        expect(request!.body).toMatchObject({ model: "m", stream: true, stream_options: { include_usage: true } })
-        const sent = request!.body.messages as Array<any>
-        expect(sent.map((m) => m.role)).toEqual(["system", "user"])
-        expect(sent[1]).toEqual({ role: "user", content: "hi" })
-      })
+          // The provider request: the session's headers, one system message, the user turn.
+          const [request] = yield* llm.requests
+          expect(request!.path).toBe("/v1/chat/completions")
+          expect(request!.headers["x-session-id"]).toBe(id)
+          expect(request!.headers["x-session-affinity"]).toBe(id)
+          expect(request!.body).toMatchObject({ model: "m", stream: true, stream_options: { include_usage: true } })
+          const sent = request!.body.messages as Array<any>
+          expect(sent.map((m) => m.role)).toEqual(["system", "user"])
+          expect(sent[1]).toEqual({ role: "user", content: "hi" })
+        })
     )
 
-    it.scopedLive("interrupt mid-text → 204: text.ended keeps the partial text, then step.failed; active shows the run", () =>
-      Effect.gen(function* () {
-        const { llm, api, request, id } = yield* setup
-        const held = gate()
-        yield* llm.enqueue(reply(text("partial", " answ"), hold(held), text("er"), finish("stop")))
-        yield* call(() => api.prompt({ sessionID: id, prompt: { text: "talk" } }))
-        yield* held.reached
-        yield* durable(api, id, "text.started")
-        expect(yield* call(() => api.active())).toEqual({ [id]: { type: "running" } })
-        expect(yield* call(() => request("GET", "/api/session/active"))).toEqual({ status: 200, body: { data: { [id]: { type: "running" } } } })
+    it.scopedLive(
+      "interrupt mid-text → 204: text.ended keeps the partial text, then step.failed; active shows the run",
+      () =>
+        Effect.gen(function* () {
+          const { llm, api, request, id } = yield* setup
+          const held = gate()
+          yield* llm.enqueue(reply(text("partial", " answ"), hold(held), text("er"), finish("stop")))
+          yield* call(() => api.prompt({ sessionID: id, prompt: { text: "talk" } }))
+          yield* held.reached
+          yield* durable(api, id, "text.started")
+          expect(yield* call(() => api.active())).toEqual({ [id]: { type: "running" } })
+          expect(yield* call(() => request("GET", "/api/session/active"))).toEqual({
+            status: 200,
+            body: { data: { [id]: { type: "running" } } }
+          })
 
-        expect(yield* call(() => request("POST", `/api/session/${id}/interrupt`))).toEqual({ status: 204, body: undefined })
-        const history = (yield* call(() => api.history(id))).data
-        expect(typesOf(history)).toEqual(["prompt.admitted", "prompted", "step.started", "text.started", "text.ended", "step.failed"])
-        expect(history[4].data.text).toBe("partial answ")
-        expect(history[5].data.error.message).toBe("interrupted")
-        // The provider stream was aborted, not drained.
-        yield* held.aborted
-        expect(yield* (yield* llm.awaitRequest(1)).outcome).toBe("aborted")
-        expect(yield* call(() => api.active())).toEqual({})
+          expect(yield* call(() => request("POST", `/api/session/${id}/interrupt`))).toEqual({
+            status: 204,
+            body: undefined
+          })
+          const history = (yield* call(() => api.history(id))).data
+          expect(typesOf(history)).toEqual([
+            "prompt.admitted",
+            "prompted",
+            "step.started",
+            "text.started",
+            "text.ended",
+            "step.failed"
+          ])
+          expect(history[4].data.text).toBe("partial answ")
+          expect(history[5].data.error.message).toBe("interrupted")
+          // The provider stream was aborted, not drained.
+          yield* held.aborted
+          expect(yield* (yield* llm.awaitRequest(1)).outcome).toBe("aborted")
+          expect(yield* call(() => api.active())).toEqual({})
 
-        // Idle now: interrupt (through the client too) and wait are still fine and change nothing.
-        yield* call(() => api.interrupt(id))
-        expect(yield* call(() => request("POST", `/api/session/${id}/interrupt`))).toEqual({ status: 204, body: undefined })
-        yield* call(() => api.wait(id))
-        expect((yield* call(() => api.history(id))).data).toHaveLength(history.length)
-      })
+          // Idle now: interrupt (through the client too) and wait are still fine and change nothing.
+          yield* call(() => api.interrupt(id))
+          expect(yield* call(() => request("POST", `/api/session/${id}/interrupt`))).toEqual({
+            status: 204,
+            body: undefined
+          })
+          yield* call(() => api.wait(id))
+          expect((yield* call(() => api.history(id))).data).toHaveLength(history.length)
+        })
     )
 
     it.scopedLive("a steer admitted mid-step is promoted after the step and joins the next step of the same run", () =>
@@ -276,39 +312,61 @@ export const sessionScenarios = (transports: ReadonlyArray<readonly [string, Mak
           "text.ended",
           "step.ended"
         ])
-        expect(history.filter((e) => e.type === "session.next.prompted").map((e) => e.data.prompt.text)).toEqual(["one", "two", "three"])
+        expect(history.filter((e) => e.type === "session.next.prompted").map((e) => e.data.prompt.text)).toEqual([
+          "one",
+          "two",
+          "three"
+        ])
         const requests = yield* llm.requests
         expect(requests).toHaveLength(1)
-        expect((requests[0]!.body.messages as Array<any>).slice(1).map((m) => m.content)).toEqual(["one", "two", "three"])
+        expect((requests[0]!.body.messages as Array<any>).slice(1).map((m) => m.content)).toEqual([
+          "one",
+          "two",
+          "three"
+        ])
       })
     )
 
-    it.scopedLive("an unknown session is a 404 SessionNotFoundError on prompt, wait and interrupt; an unknown message is MessageNotFoundError", () =>
-      Effect.gen(function* () {
-        const { api, request, id } = yield* setup
-        const prompt = yield* failure(() => api.prompt({ sessionID: unknownSession, prompt: { text: "anyone?" } }))
-        expect(prompt).toMatchObject({ _tag: "SessionNotFoundError", sessionID: unknownSession })
-        expect(yield* failure(() => api.wait(unknownSession))).toMatchObject({ _tag: "SessionNotFoundError", sessionID: unknownSession })
-        expect(yield* failure(() => api.interrupt(unknownSession))).toMatchObject({ _tag: "SessionNotFoundError", sessionID: unknownSession })
-        for (const [method, path, body] of [
-          ["POST", `/api/session/${unknownSession}/prompt`, { prompt: { text: "anyone?" } }],
-          ["POST", `/api/session/${unknownSession}/wait`, undefined],
-          ["POST", `/api/session/${unknownSession}/interrupt`, undefined]
-        ] as const) {
-          const response = yield* call(() => request(method, path, body))
-          expect(response.status).toBe(404)
-          expect(response.body).toMatchObject({ _tag: "SessionNotFoundError", sessionID: unknownSession })
-          expect(typeof response.body.message).toBe("string")
-        }
+    it.scopedLive(
+      "an unknown session is a 404 SessionNotFoundError on prompt, wait and interrupt; an unknown message is MessageNotFoundError",
+      () =>
+        Effect.gen(function* () {
+          const { api, request, id } = yield* setup
+          const prompt = yield* failure(() => api.prompt({ sessionID: unknownSession, prompt: { text: "anyone?" } }))
+          expect(prompt).toMatchObject({ _tag: "SessionNotFoundError", sessionID: unknownSession })
+          expect(yield* failure(() => api.wait(unknownSession))).toMatchObject({
+            _tag: "SessionNotFoundError",
+            sessionID: unknownSession
+          })
+          expect(yield* failure(() => api.interrupt(unknownSession))).toMatchObject({
+            _tag: "SessionNotFoundError",
+            sessionID: unknownSession
+          })
+          for (const [method, path, body] of [
+            ["POST", `/api/session/${unknownSession}/prompt`, { prompt: { text: "anyone?" } }],
+            ["POST", `/api/session/${unknownSession}/wait`, undefined],
+            ["POST", `/api/session/${unknownSession}/interrupt`, undefined]
+          ] as const) {
+            const response = yield* call(() => request(method, path, body))
+            expect(response.status).toBe(404)
+            expect(response.body).toMatchObject({ _tag: "SessionNotFoundError", sessionID: unknownSession })
+            expect(typeof response.body.message).toBe("string")
+          }
 
-        const missing = yield* failure(() => api.message(id, unknownMessage))
-        expect(missing).toMatchObject({ _tag: "MessageNotFoundError", sessionID: id, messageID: unknownMessage })
-        const raw = yield* call(() => request("GET", `/api/session/${id}/message/${unknownMessage}`))
-        expect(raw.status).toBe(404)
-        expect(raw.body).toMatchObject({ _tag: "MessageNotFoundError", messageID: unknownMessage })
-        // A known session's wait and interrupt while idle are 204.
-        expect(yield* call(() => request("POST", `/api/session/${id}/wait`))).toEqual({ status: 204, body: undefined })
-        expect(yield* call(() => request("POST", `/api/session/${id}/interrupt`))).toEqual({ status: 204, body: undefined })
-      })
+          const missing = yield* failure(() => api.message(id, unknownMessage))
+          expect(missing).toMatchObject({ _tag: "MessageNotFoundError", sessionID: id, messageID: unknownMessage })
+          const raw = yield* call(() => request("GET", `/api/session/${id}/message/${unknownMessage}`))
+          expect(raw.status).toBe(404)
+          expect(raw.body).toMatchObject({ _tag: "MessageNotFoundError", messageID: unknownMessage })
+          // A known session's wait and interrupt while idle are 204.
+          expect(yield* call(() => request("POST", `/api/session/${id}/wait`))).toEqual({
+            status: 204,
+            body: undefined
+          })
+          expect(yield* call(() => request("POST", `/api/session/${id}/interrupt`))).toEqual({
+            status: 204,
+            body: undefined
+          })
+        })
     )
   })

@@ -27,12 +27,20 @@ describe("skill and reference endpoints over the real server", () => {
       const home = configHome({})
       const globalSkill = path.join(home, "opencode", "skills", "review", "SKILL.md")
       writeSkill(globalSkill, "name: review\ndescription: Review a change", "Global review steps.")
-      writeSkill(path.join(home, "opencode", "skill", "shared", "SKILL.md"), "name: shared\ndescription: From the global folder", "global")
+      writeSkill(
+        path.join(home, "opencode", "skill", "shared", "SKILL.md"),
+        "name: shared\ndescription: From the global folder",
+        "global"
+      )
       const { url, directory } = yield* startServer({ XDG_CONFIG_HOME: home })
       const project = fs.realpathSync(directory)
       const projectSkill = path.join(project, ".opencode", "skill", "shared", "SKILL.md")
       writeSkill(projectSkill, "name: shared\ndescription: From the project\nslash: true", "Project body.")
-      writeSkill(path.join(project, ".opencode", "skill", "broken", "SKILL.md"), "name: broken", "no description: skipped")
+      writeSkill(
+        path.join(project, ".opencode", "skill", "broken", "SKILL.md"),
+        "name: broken",
+        "no description: skipped"
+      )
 
       const response = yield* get(`${url}/api/skill`)
       expect(response.status).toBe(200)
@@ -40,19 +48,31 @@ describe("skill and reference endpoints over the real server", () => {
         location: { directory: project, project: { id: expect.any(String), directory: project } },
         data: [
           { name: "review", description: "Review a change", location: globalSkill, content: "Global review steps." },
-          { name: "shared", description: "From the project", slash: true, location: projectSkill, content: "Project body." }
+          {
+            name: "shared",
+            description: "From the project",
+            slash: true,
+            location: projectSkill,
+            content: "Project body."
+          }
         ]
       })
       exact(SkillGroup.SkillsResponse, response.body)
 
       // A nested Location sees its own skills too; a missing directory is a typed 400.
       const nested = path.join(project, "packages", "app")
-      writeSkill(path.join(nested, ".opencode", "skills", "app", "SKILL.md"), "name: app\ndescription: The app's own", "App body.")
+      writeSkill(
+        path.join(nested, ".opencode", "skills", "app", "SKILL.md"),
+        "name: app\ndescription: The app's own",
+        "App body."
+      )
       const inNested = yield* get(`${url}/api/skill?location[directory]=${encodeURIComponent(nested)}`)
       expect(inNested.status).toBe(200)
       expect(inNested.body.data.map((s: { name: string }) => s.name)).toEqual(["app", "review", "shared"])
       expect(inNested.body.location.directory).toBe(nested)
-      const missing = yield* get(`${url}/api/skill?location[directory]=${encodeURIComponent(path.join(project, "nope"))}`)
+      const missing = yield* get(
+        `${url}/api/skill?location[directory]=${encodeURIComponent(path.join(project, "nope"))}`
+      )
       expect(missing.status).toBe(400)
       expect(missing.body._tag).toBe("InvalidRequestError")
     })

@@ -183,7 +183,12 @@ export class SseReader {
 }
 
 export const open = (host: Host, pathAndQuery: string, headers: Record<string, string> = {}, signal?: AbortSignal) =>
-  Effect.promise(() => host.fetch(`${host.url}${pathAndQuery}`, { headers: { accept: "text/event-stream", ...headers }, ...(signal ? { signal } : {}) }))
+  Effect.promise(() =>
+    host.fetch(`${host.url}${pathAndQuery}`, {
+      headers: { accept: "text/event-stream", ...headers },
+      ...(signal ? { signal } : {})
+    })
+  )
 
 /** Waits (polling, without timing assertions) until `check` holds. */
 export const eventually = <E, R>(check: Effect.Effect<boolean, E, R>) =>

@@ -21,16 +21,24 @@ export type Of<Group extends string, Name extends string> = HttpApiEndpoint.Http
 >
 
 /** The decoded path parameters. */
-export type Path<Group extends string, Name extends string> = HttpApiEndpoint.HttpApiEndpoint.PathParsed<Of<Group, Name>>
+export type Path<Group extends string, Name extends string> = HttpApiEndpoint.HttpApiEndpoint.PathParsed<
+  Of<Group, Name>
+>
 
 /** The decoded query parameters. */
-export type UrlParams<Group extends string, Name extends string> = HttpApiEndpoint.HttpApiEndpoint.UrlParams<Of<Group, Name>>
+export type UrlParams<Group extends string, Name extends string> = HttpApiEndpoint.HttpApiEndpoint.UrlParams<
+  Of<Group, Name>
+>
 
 /** The decoded payload (the body fields). */
-export type Payload<Group extends string, Name extends string> = HttpApiEndpoint.HttpApiEndpoint.Payload<Of<Group, Name>>
+export type Payload<Group extends string, Name extends string> = HttpApiEndpoint.HttpApiEndpoint.Payload<
+  Of<Group, Name>
+>
 
 /** The decoded success value, before any envelope is unwrapped. */
-export type Success<Group extends string, Name extends string> = HttpApiEndpoint.HttpApiEndpoint.Success<Of<Group, Name>>
+export type Success<Group extends string, Name extends string> = HttpApiEndpoint.HttpApiEndpoint.Success<
+  Of<Group, Name>
+>
 
 /**
  * Everything a call can fail with: the endpoint's, its group's and the API's declared failures

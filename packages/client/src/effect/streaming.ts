@@ -78,7 +78,10 @@ export const make = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup
             ? (() => {
                 const decode = Schema.decodeUnknown(event)
                 return (frame: Sse.Event) =>
-                  Effect.map(decode({ id: frame.id, event: frame.event, data: frame.data }), (decoded) => (decoded as { readonly data: unknown }).data)
+                  Effect.map(
+                    decode({ id: frame.id, event: frame.event, data: frame.data }),
+                    (decoded) => (decoded as { readonly data: unknown }).data
+                  )
               })()
             : (() => {
                 const decode = Schema.decodeUnknown(Schema.parseJson(event))
@@ -87,12 +90,19 @@ export const make = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup
         endpoints.set(`${group.identifier}.${endpoint.name}`, {
           method: endpoint.method,
           path: endpoint.path,
-          encodePath: Option.map(endpoint.pathSchema, (schema) => Schema.encodeUnknown(schema as unknown as Schema.Schema<unknown, unknown>)),
-          encodeUrlParams: Option.map(endpoint.urlParamsSchema, (schema) => Schema.encodeUnknown(schema as unknown as Schema.Schema<unknown, unknown>)),
+          encodePath: Option.map(endpoint.pathSchema, (schema) =>
+            Schema.encodeUnknown(schema as unknown as Schema.Schema<unknown, unknown>)
+          ),
+          encodeUrlParams: Option.map(endpoint.urlParamsSchema, (schema) =>
+            Schema.encodeUnknown(schema as unknown as Schema.Schema<unknown, unknown>)
+          ),
           status: success[0],
           decodeFrame,
           errors: new Map(
-            [...errors].map(([status, { ast }]) => [status, Option.map(ast, (ast: AST.AST) => Schema.decodeUnknown(Schema.make<unknown, unknown, never>(ast)))])
+            [...errors].map(([status, { ast }]) => [
+              status,
+              Option.map(ast, (ast: AST.AST) => Schema.decodeUnknown(Schema.make<unknown, unknown, never>(ast)))
+            ])
           )
         })
       }
@@ -107,9 +117,14 @@ export const make = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup
             ? ((yield* compiled.encodePath.value(request.path ?? {})) as Record<string, string>)
             : {}
           const url = compiled.path.replace(/:(\w+)\??/g, (_, name: string) => encodeURIComponent(String(path[name])))
-          let httpRequest = HttpClientRequest.make(compiled.method as "GET")(url).pipe(HttpClientRequest.accept(EventStream.contentType))
+          let httpRequest = HttpClientRequest.make(compiled.method as "GET")(url).pipe(
+            HttpClientRequest.accept(EventStream.contentType)
+          )
           if (Option.isSome(compiled.encodeUrlParams)) {
-            const params = (yield* compiled.encodeUrlParams.value(request.urlParams ?? {})) as Record<string, string | undefined>
+            const params = (yield* compiled.encodeUrlParams.value(request.urlParams ?? {})) as Record<
+              string,
+              string | undefined
+            >
             httpRequest = HttpClientRequest.appendUrlParams(httpRequest, definedOnly(params))
           }
           const response = yield* client.execute(httpRequest)
@@ -126,7 +141,9 @@ export const make = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup
           return response.stream.pipe(
             Stream.decodeText(),
             Stream.pipeThroughChannel(Sse.makeChannel()),
-            Stream.mapEffect((frame) => (frame.event === EventStream.failureEvent ? streamFailure(frame) : compiled.decodeFrame(frame)))
+            Stream.mapEffect((frame) =>
+              frame.event === EventStream.failureEvent ? streamFailure(frame) : compiled.decodeFrame(frame)
+            )
           )
         })
       )

@@ -16,5 +16,8 @@ export const clock: Clock.Clock = Clock.make()
 export const sleep = (ms: Duration.DurationInput): Effect.Effect<void> => Effect.sleep(ms).pipe(Effect.withClock(clock))
 
 /** Runs `effect`, then again every `ms` of real time after each run ends, until interrupted or it fails. */
-export const every = <E, R>(ms: Duration.DurationInput, effect: Effect.Effect<unknown, E, R>): Effect.Effect<never, E, R> =>
+export const every = <E, R>(
+  ms: Duration.DurationInput,
+  effect: Effect.Effect<unknown, E, R>
+): Effect.Effect<never, E, R> =>
   Effect.repeat(effect, Schedule.spaced(ms)).pipe(Effect.zipRight(Effect.never), Effect.withClock(clock))

@@ -194,11 +194,13 @@ export const parse = Effect.fn("ConfigSource.parse")(function* (input: Input) {
           reference.startsWith("~/") && home !== undefined
             ? nodePath.join(home, reference.slice(2))
             : nodePath.resolve(input.directory, reference)
-        const content = yield* fs.readFileString(resolved).pipe(
-          Effect.mapError(() =>
-            ConfigErrors.at(position(path), `{file:${reference}} cannot be read (${resolved})`, formatPath(path))
+        const content = yield* fs
+          .readFileString(resolved)
+          .pipe(
+            Effect.mapError(() =>
+              ConfigErrors.at(position(path), `{file:${reference}} cannot be read (${resolved})`, formatPath(path))
+            )
           )
-        )
         contents.set(reference, content.trim())
       }
       out = out.replace(filePattern, (_, reference: string) => contents.get(reference) ?? "")
@@ -272,6 +274,8 @@ const describe = (
   const here = related.filter((issue) => issue.path.length === path.length && startsWith(toPath(issue.path), path))
   const expectations = here.map((issue) => /^Expected (.+), actual (.+)$/s.exec(issue.message))
   if (here.length < 2 || expectations.some((match) => match === null)) return { path, message: deepest.message }
-  const alternatives = [...new Set(expectations.map((match) => (match?.[1]?.startsWith("{") ? "an object of those" : match?.[1])))]
+  const alternatives = [
+    ...new Set(expectations.map((match) => (match?.[1]?.startsWith("{") ? "an object of those" : match?.[1])))
+  ]
   return { path, message: `Expected ${alternatives.join(" | ")}, actual ${expectations[0]?.[2] ?? ""}` }
 }

@@ -130,30 +130,29 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
       return committed
     }, Effect.orDie)
 
-    const append = Effect.fn("EventLog.append")(function* <E>(
-      aggregateID: string,
-      events: ReadonlyArray<Draft>,
-      project?: Projection<E>
-    ) {
-      if (events.length === 0) return []
-      const outer = yield* Effect.serviceOption(SqlClient.TransactionConnection)
-      if (outer._tag === "Some") {
-        return yield* Effect.dieMessage("EventLog.append must not run inside another SQL transaction")
-      }
-      const transaction = insert(aggregateID, events).pipe(
-        Effect.tap((committed) =>
-          project === undefined ? Effect.void : Effect.provideService(project(committed), SqlClient.SqlClient, sql)
-        ),
-        sql.withTransaction,
-        Effect.catchIf((error): error is SqlError.SqlError => error instanceof SqlError.SqlError, Effect.die),
-        Effect.tap((committed) => Effect.sync(() => committed.forEach((envelope) => own.add(envelope.id)))),
-        Effect.tap((committed) => PubSub.publishAll(live, committed)),
-        // Still under the writer permit: the bus sees commits in commit order, and before append
-        // resolves, so a publisher's later live deltas can never overtake its durable events.
-        Effect.tap((committed) => bus.publishAll(committed))
-      )
-      return yield* writer.withPermits(1)(Effect.uninterruptible(transaction))
-    }, (effect, aggregateID) => Effect.annotateLogs(effect, { aggregateID }))
+    const append = Effect.fn("EventLog.append")(
+      function* <E>(aggregateID: string, events: ReadonlyArray<Draft>, project?: Projection<E>) {
+        if (events.length === 0) return []
+        const outer = yield* Effect.serviceOption(SqlClient.TransactionConnection)
+        if (outer._tag === "Some") {
+          return yield* Effect.dieMessage("EventLog.append must not run inside another SQL transaction")
+        }
+        const transaction = insert(aggregateID, events).pipe(
+          Effect.tap((committed) =>
+            project === undefined ? Effect.void : Effect.provideService(project(committed), SqlClient.SqlClient, sql)
+          ),
+          sql.withTransaction,
+          Effect.catchIf((error): error is SqlError.SqlError => error instanceof SqlError.SqlError, Effect.die),
+          Effect.tap((committed) => Effect.sync(() => committed.forEach((envelope) => own.add(envelope.id)))),
+          Effect.tap((committed) => PubSub.publishAll(live, committed)),
+          // Still under the writer permit: the bus sees commits in commit order, and before append
+          // resolves, so a publisher's later live deltas can never overtake its durable events.
+          Effect.tap((committed) => bus.publishAll(committed))
+        )
+        return yield* writer.withPermits(1)(Effect.uninterruptible(transaction))
+      },
+      (effect, aggregateID) => Effect.annotateLogs(effect, { aggregateID })
+    )
 
     const read = Effect.fn("EventLog.read")(function* (aggregateID: string, options?: { readonly after?: number }) {
       const rows = yield* sql`
@@ -175,7 +174,9 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
     // The relay: events other processes committed, found by rowid (which grows in commit order, and
     // events are never deleted), published under the writer permit so that they never interleave
     // with a local commit and its publication.
-    let relayed = (yield* sql<{ readonly last: number | null }>`SELECT max(rowid) AS last FROM event`.pipe(Effect.orDie))[0]?.last ?? 0
+    let relayed =
+      (yield* sql<{ readonly last: number | null }>`SELECT max(rowid) AS last FROM event`.pipe(Effect.orDie))[0]
+        ?.last ?? 0
     const relay = Effect.gen(function* () {
       const fresh = yield* sql<{ readonly rowid: number; readonly id: string }>`
         SELECT rowid, id FROM event WHERE rowid > ${relayed} ORDER BY rowid`.pipe(Effect.orDie)
@@ -200,7 +201,10 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
       yield* bus.publishAll(envelopes)
     }).pipe(writer.withPermits(1), Effect.withSpan("EventLog.relay"))
     yield* Effect.forkScoped(
-      WallClock.every(relayIntervalMs, relay.pipe(Effect.catchAllCause((cause) => Effect.logWarning("relaying other processes' events failed", cause))))
+      WallClock.every(
+        relayIntervalMs,
+        relay.pipe(Effect.catchAllCause((cause) => Effect.logWarning("relaying other processes' events failed", cause)))
+      )
     )
 
     const follow = (

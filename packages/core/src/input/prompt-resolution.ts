@@ -79,7 +79,10 @@ const resolveFile = Effect.fn("PromptResolution.file")(function* (
   // A Windows drive letter ("C:\...") is a path, not a scheme.
   const isPath = protocol === undefined || /^[a-z]:[\\/]/i.test(file.uri)
   if (!isPath && protocol !== "file") {
-    return yield* invalid(field, `Unsupported URI scheme "${protocol}:" in attachment ${index}: use a path, file:, data: or http(s): URI`)
+    return yield* invalid(
+      field,
+      `Unsupported URI scheme "${protocol}:" in attachment ${index}: use a path, file:, data: or http(s): URI`
+    )
   }
   const absolute = isPath
     ? path.resolve(directory, file.uri)
@@ -87,9 +90,15 @@ const resolveFile = Effect.fn("PromptResolution.file")(function* (
         Effect.mapError(() => invalid(field, `Malformed file URL in attachment ${index}: ${file.uri}`))
       )
   const unreadable = (reason: string) => invalid(field, `Cannot attach ${absolute}: ${reason}`)
-  const info = yield* fs.stat(absolute).pipe(
-    Effect.mapError((error) => unreadable(error._tag === "SystemError" && error.reason === "NotFound" ? "no such file or directory" : error.message))
-  )
+  const info = yield* fs
+    .stat(absolute)
+    .pipe(
+      Effect.mapError((error) =>
+        unreadable(
+          error._tag === "SystemError" && error.reason === "NotFound" ? "no such file or directory" : error.message
+        )
+      )
+    )
   if (info.type === "Directory") {
     yield* fs.readDirectory(absolute).pipe(Effect.mapError((error) => unreadable(error.message)))
     return settled(pathToFileURL(absolute).href, directoryMime)

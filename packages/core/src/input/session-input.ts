@@ -202,7 +202,15 @@ export const layer: Layer.Layer<
         const committed = yield* events
           .append(
             session.id,
-            [SessionEvents.draft("session.next.prompt.admitted", { timestamp: now, sessionID: session.id, messageID: id, prompt, delivery })],
+            [
+              SessionEvents.draft("session.next.prompt.admitted", {
+                timestamp: now,
+                sessionID: session.id,
+                messageID: id,
+                prompt,
+                delivery
+              })
+            ],
             store
           )
           .pipe(
@@ -215,7 +223,9 @@ export const layer: Layer.Layer<
           if (stored === undefined) return yield* Effect.dieMessage(`admission of ${id} raced, but no entry is stored`)
           return yield* replay(stored, session.id, input, delivery)
         }
-        yield* Effect.logDebug("prompt admitted").pipe(Effect.annotateLogs({ messageID: id, seq: committed.durable.seq }))
+        yield* Effect.logDebug("prompt admitted").pipe(
+          Effect.annotateLogs({ messageID: id, seq: committed.durable.seq })
+        )
         const record: AdmittedPrompt.SessionInputAdmitted = {
           admittedSeq: committed.durable.seq,
           id,

@@ -23,7 +23,9 @@ export const baseline = (date: string): string => `Current date: ${date}`
 export const update = (date: string): string => `The current date is now ${date}.`
 
 /** Reads the date from the Effect `Clock` (so tests drive it with `TestClock`). */
-export const load: Effect.Effect<string> = Effect.map(Clock.currentTimeMillis, (millis) => calendarDate(new Date(millis)))
+export const load: Effect.Effect<string> = Effect.map(Clock.currentTimeMillis, (millis) =>
+  calendarDate(new Date(millis))
+)
 
 /** The date source. */
 export const instructions: Instructions.Instructions<never> = Instructions.make({

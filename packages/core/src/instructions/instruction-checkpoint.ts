@@ -145,7 +145,9 @@ const currentSeq = (sql: SqlClient.SqlClient, sessionID: string) =>
 export const markCompacted = Effect.fn("InstructionCheckpoint.markCompacted")(
   function* (sessionID: string, seq: number) {
     const sql = yield* SqlClient.SqlClient
-    const [current] = yield* sql<{ readonly seq: number }>`SELECT ${currentSeq(sql, sessionID)} AS seq`.pipe(Effect.orDie)
+    const [current] = yield* sql<{ readonly seq: number }>`SELECT ${currentSeq(sql, sessionID)} AS seq`.pipe(
+      Effect.orDie
+    )
     if (!Number.isInteger(seq) || seq < 1 || seq > (current?.seq ?? 0)) {
       return yield* Effect.dieMessage(`compaction seq ${seq} is not an event of session ${sessionID}`)
     }
@@ -198,180 +200,186 @@ const keyedLock = () => {
     )
 }
 
-export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEvents.Service | KnownSessions.Service> = Layer.effect(
-  Service,
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const events = yield* SessionEvents.Service
-    const serialized = keyedLock()
+export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEvents.Service | KnownSessions.Service> =
+  Layer.effect(
+    Service,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const events = yield* SessionEvents.Service
+      const serialized = keyedLock()
 
-    const ensureSession = (yield* KnownSessions.Service).ensure
+      const ensureSession = (yield* KnownSessions.Service).ensure
 
-    const read = (sessionID: string) =>
-      sql<Row>`
+      const read = (sessionID: string) =>
+        sql<Row>`
         SELECT baseline_text, baseline_seq, applied, compaction_seq, revision
         FROM instruction_checkpoint WHERE session_id = ${sessionID}`.pipe(
-        Effect.orDie,
-        Effect.flatMap(([row]) =>
-          row === undefined
-            ? Effect.succeed(Option.none<Row & { readonly decoded: Instructions.Applied }>())
-            : Effect.map(decodeApplied(row.applied).pipe(Effect.orDie), (decoded) => Option.some({ ...row, decoded }))
+          Effect.orDie,
+          Effect.flatMap(([row]) =>
+            row === undefined
+              ? Effect.succeed(Option.none<Row & { readonly decoded: Instructions.Applied }>())
+              : Effect.map(decodeApplied(row.applied).pipe(Effect.orDie), (decoded) => Option.some({ ...row, decoded }))
+          )
         )
-      )
 
-    /** Stores a first baseline; Stale when another writer stored one first. Resolves with baseline_seq. */
-    const insert = Effect.fn("InstructionCheckpoint.insert")(function* (sessionID: string, baseline: Instructions.Complete) {
-      const now = yield* Clock.currentTimeMillis
-      const applied = yield* encodeApplied(baseline.applied).pipe(Effect.orDie)
-      // `WHERE true` lets SQLite tell the upsert's ON CONFLICT from a join constraint.
-      const rows = yield* sql<{ readonly baseline_seq: number }>`
+      /** Stores a first baseline; Stale when another writer stored one first. Resolves with baseline_seq. */
+      const insert = Effect.fn("InstructionCheckpoint.insert")(function* (
+        sessionID: string,
+        baseline: Instructions.Complete
+      ) {
+        const now = yield* Clock.currentTimeMillis
+        const applied = yield* encodeApplied(baseline.applied).pipe(Effect.orDie)
+        // `WHERE true` lets SQLite tell the upsert's ON CONFLICT from a join constraint.
+        const rows = yield* sql<{ readonly baseline_seq: number }>`
         INSERT INTO instruction_checkpoint
           (session_id, baseline_text, baseline_seq, applied, compaction_seq, revision, time_created, time_updated)
         SELECT ${sessionID}, ${baseline.text}, ${currentSeq(sql, sessionID)}, ${applied}, NULL, 1, ${now}, ${now}
         WHERE true
         ON CONFLICT (session_id) DO NOTHING
         RETURNING baseline_seq`.pipe(Effect.orDie)
-      const [row] = rows
-      if (row === undefined) return yield* new Stale()
-      return row.baseline_seq
-    })
+        const [row] = rows
+        if (row === undefined) return yield* new Stale()
+        return row.baseline_seq
+      })
 
-    /** Replaces the baseline after compaction, compare-and-set on `revision`. Resolves with baseline_seq. */
-    const rewrite = Effect.fn("InstructionCheckpoint.rewrite")(function* (
-      sessionID: string,
-      revision: number,
-      baseline: Instructions.Complete
-    ) {
-      const now = yield* Clock.currentTimeMillis
-      const applied = yield* encodeApplied(baseline.applied).pipe(Effect.orDie)
-      const [row] = yield* sql<{ readonly baseline_seq: number }>`
+      /** Replaces the baseline after compaction, compare-and-set on `revision`. Resolves with baseline_seq. */
+      const rewrite = Effect.fn("InstructionCheckpoint.rewrite")(function* (
+        sessionID: string,
+        revision: number,
+        baseline: Instructions.Complete
+      ) {
+        const now = yield* Clock.currentTimeMillis
+        const applied = yield* encodeApplied(baseline.applied).pipe(Effect.orDie)
+        const [row] = yield* sql<{ readonly baseline_seq: number }>`
         UPDATE instruction_checkpoint
         SET baseline_text = ${baseline.text}, baseline_seq = ${currentSeq(sql, sessionID)}, applied = ${applied},
             revision = revision + 1, time_updated = ${now}
         WHERE session_id = ${sessionID} AND revision = ${revision}
         RETURNING baseline_seq`.pipe(Effect.orDie)
-      if (row === undefined) return yield* new Stale()
-      return row.baseline_seq
-    })
+        if (row === undefined) return yield* new Stale()
+        return row.baseline_seq
+      })
 
-    /** Advances Applied alone, compare-and-set on `revision`; works inside the update's transaction too. */
-    const advance = Effect.fn("InstructionCheckpoint.advance")(function* (
-      sessionID: string,
-      revision: number,
-      next: Instructions.Applied
-    ) {
-      const now = yield* Clock.currentTimeMillis
-      const applied = yield* encodeApplied(next).pipe(Effect.orDie)
-      const rows = yield* sql`
+      /** Advances Applied alone, compare-and-set on `revision`; works inside the update's transaction too. */
+      const advance = Effect.fn("InstructionCheckpoint.advance")(function* (
+        sessionID: string,
+        revision: number,
+        next: Instructions.Applied
+      ) {
+        const now = yield* Clock.currentTimeMillis
+        const applied = yield* encodeApplied(next).pipe(Effect.orDie)
+        const rows = yield* sql`
         UPDATE instruction_checkpoint SET applied = ${applied}, revision = revision + 1, time_updated = ${now}
         WHERE session_id = ${sessionID} AND revision = ${revision}
         RETURNING revision`.pipe(Effect.orDie)
-      if (rows.length === 0) return yield* new Stale()
+        if (rows.length === 0) return yield* new Stale()
+      })
+
+      /**
+       * Publishes one Instruction Update through SessionEvents (so its system message is projected); the
+       * extra projection advances Applied in the same transaction. The session was checked by prepare
+       * and sessions are never deleted, so a missing one here is a defect.
+       */
+      const publish = Effect.fn("InstructionCheckpoint.publish")(function* (
+        sessionID: string,
+        revision: number,
+        updated: Instructions.Updated
+      ) {
+        const now = yield* Clock.currentTimeMillis
+        const messageID = Identifier.newMessageID(now)
+        const data = yield* encodeData({
+          timestamp: now,
+          sessionID: sessionID as Identifier.SessionID,
+          messageID,
+          text: updated.text
+        }).pipe(Effect.orDie)
+        const [committed] = yield* events
+          .append(sessionID, [{ type: ContextUpdated.type, version: ContextUpdated.version, data }], () =>
+            advance(sessionID, revision, updated.applied)
+          )
+          .pipe(Effect.catchTag("SessionNotFoundError", (error) => Effect.die(error)))
+        if (committed === undefined) return yield* Effect.dieMessage("EventLog.append committed no event")
+        return { messageID, text: updated.text, seq: committed.durable.seq } satisfies Update
+      })
+
+      const attempt = <R>(
+        sessionID: string,
+        instructions: Instructions.Instructions<R>
+      ): Effect.Effect<Preparation, never, R> =>
+        Effect.gen(function* () {
+          const stored = yield* read(sessionID)
+
+          if (Option.isNone(stored)) {
+            const baseline = yield* Instructions.initialize(instructions)
+            if (baseline._tag === "Blocked")
+              return { _tag: "Blocked", unavailable: baseline.unavailable } as Preparation
+            const baselineSeq = yield* insert(sessionID, baseline)
+            yield* Effect.logDebug("instruction baseline initialized")
+            return { _tag: "Prepared", baseline: baseline.text, baselineSeq } as Preparation
+          }
+
+          const row = stored.value
+          if (row.compaction_seq !== null && row.compaction_seq > row.baseline_seq) {
+            const baseline = yield* Instructions.rebaseline(instructions, row.decoded)
+            if (baseline._tag === "Blocked")
+              return { _tag: "Blocked", unavailable: baseline.unavailable } as Preparation
+            const baselineSeq = yield* rewrite(sessionID, row.revision, baseline)
+            yield* Effect.logDebug("instruction baseline rebaselined after compaction")
+            return { _tag: "Prepared", baseline: baseline.text, baselineSeq } as Preparation
+          }
+
+          const prepared: Prepared = { _tag: "Prepared", baseline: row.baseline_text, baselineSeq: row.baseline_seq }
+          const reconciled = yield* Instructions.reconcile(instructions, row.decoded)
+          if (reconciled._tag === "Unchanged") return prepared as Preparation
+          if (reconciled.text === "") {
+            yield* advance(sessionID, row.revision, reconciled.applied)
+            return prepared as Preparation
+          }
+          const update = yield* publish(sessionID, row.revision, reconciled)
+          yield* Effect.logDebug("instruction update admitted").pipe(Effect.annotateLogs({ seq: update.seq }))
+          return { ...prepared, update } as Preparation
+        }).pipe(Effect.catchTag("StaleInstructionCheckpoint", () => attempt(sessionID, instructions)))
+
+      const prepare = Effect.fn("InstructionCheckpoint.prepare")(
+        function* <R>(sessionID: string, instructions: Instructions.Instructions<R>) {
+          yield* ensureSession(sessionID)
+          return yield* serialized(sessionID, attempt(sessionID, instructions))
+        },
+        (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      )
+
+      const reset = Effect.fn("InstructionCheckpoint.reset")(
+        function* (sessionID: string) {
+          yield* ensureSession(sessionID)
+          yield* serialized(sessionID, Effect.provideService(clear(sessionID), SqlClient.SqlClient, sql))
+        },
+        (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      )
+
+      const recordCompaction = Effect.fn("InstructionCheckpoint.recordCompaction")(
+        function* (sessionID: string, seq: number) {
+          yield* ensureSession(sessionID)
+          yield* Effect.provideService(markCompacted(sessionID, seq), SqlClient.SqlClient, sql)
+        },
+        (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      )
+
+      const get = Effect.fn("InstructionCheckpoint.get")(
+        function* (sessionID: string) {
+          yield* ensureSession(sessionID)
+          return Option.map(
+            yield* read(sessionID),
+            (row): Checkpoint => ({
+              baseline: row.baseline_text,
+              baselineSeq: row.baseline_seq,
+              applied: row.decoded,
+              ...(row.compaction_seq === null ? {} : { compactionSeq: row.compaction_seq })
+            })
+          )
+        },
+        (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      )
+
+      return Service.of({ prepare, reset, recordCompaction, get })
     })
-
-    /**
-     * Publishes one Instruction Update through SessionEvents (so its system message is projected); the
-     * extra projection advances Applied in the same transaction. The session was checked by prepare
-     * and sessions are never deleted, so a missing one here is a defect.
-     */
-    const publish = Effect.fn("InstructionCheckpoint.publish")(function* (
-      sessionID: string,
-      revision: number,
-      updated: Instructions.Updated
-    ) {
-      const now = yield* Clock.currentTimeMillis
-      const messageID = Identifier.newMessageID(now)
-      const data = yield* encodeData({
-        timestamp: now,
-        sessionID: sessionID as Identifier.SessionID,
-        messageID,
-        text: updated.text
-      }).pipe(Effect.orDie)
-      const [committed] = yield* events
-        .append(sessionID, [{ type: ContextUpdated.type, version: ContextUpdated.version, data }], () =>
-          advance(sessionID, revision, updated.applied)
-        )
-        .pipe(Effect.catchTag("SessionNotFoundError", (error) => Effect.die(error)))
-      if (committed === undefined) return yield* Effect.dieMessage("EventLog.append committed no event")
-      return { messageID, text: updated.text, seq: committed.durable.seq } satisfies Update
-    })
-
-    const attempt = <R>(
-      sessionID: string,
-      instructions: Instructions.Instructions<R>
-    ): Effect.Effect<Preparation, never, R> =>
-      Effect.gen(function* () {
-        const stored = yield* read(sessionID)
-
-        if (Option.isNone(stored)) {
-          const baseline = yield* Instructions.initialize(instructions)
-          if (baseline._tag === "Blocked") return { _tag: "Blocked", unavailable: baseline.unavailable } as Preparation
-          const baselineSeq = yield* insert(sessionID, baseline)
-          yield* Effect.logDebug("instruction baseline initialized")
-          return { _tag: "Prepared", baseline: baseline.text, baselineSeq } as Preparation
-        }
-
-        const row = stored.value
-        if (row.compaction_seq !== null && row.compaction_seq > row.baseline_seq) {
-          const baseline = yield* Instructions.rebaseline(instructions, row.decoded)
-          if (baseline._tag === "Blocked") return { _tag: "Blocked", unavailable: baseline.unavailable } as Preparation
-          const baselineSeq = yield* rewrite(sessionID, row.revision, baseline)
-          yield* Effect.logDebug("instruction baseline rebaselined after compaction")
-          return { _tag: "Prepared", baseline: baseline.text, baselineSeq } as Preparation
-        }
-
-        const prepared: Prepared = { _tag: "Prepared", baseline: row.baseline_text, baselineSeq: row.baseline_seq }
-        const reconciled = yield* Instructions.reconcile(instructions, row.decoded)
-        if (reconciled._tag === "Unchanged") return prepared as Preparation
-        if (reconciled.text === "") {
-          yield* advance(sessionID, row.revision, reconciled.applied)
-          return prepared as Preparation
-        }
-        const update = yield* publish(sessionID, row.revision, reconciled)
-        yield* Effect.logDebug("instruction update admitted").pipe(Effect.annotateLogs({ seq: update.seq }))
-        return { ...prepared, update } as Preparation
-      }).pipe(Effect.catchTag("StaleInstructionCheckpoint", () => attempt(sessionID, instructions)))
-
-    const prepare = Effect.fn("InstructionCheckpoint.prepare")(
-      function* <R>(sessionID: string, instructions: Instructions.Instructions<R>) {
-        yield* ensureSession(sessionID)
-        return yield* serialized(sessionID, attempt(sessionID, instructions))
-      },
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
-    )
-
-    const reset = Effect.fn("InstructionCheckpoint.reset")(
-      function* (sessionID: string) {
-        yield* ensureSession(sessionID)
-        yield* serialized(sessionID, Effect.provideService(clear(sessionID), SqlClient.SqlClient, sql))
-      },
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
-    )
-
-    const recordCompaction = Effect.fn("InstructionCheckpoint.recordCompaction")(
-      function* (sessionID: string, seq: number) {
-        yield* ensureSession(sessionID)
-        yield* Effect.provideService(markCompacted(sessionID, seq), SqlClient.SqlClient, sql)
-      },
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
-    )
-
-    const get = Effect.fn("InstructionCheckpoint.get")(
-      function* (sessionID: string) {
-        yield* ensureSession(sessionID)
-        return Option.map(
-          yield* read(sessionID),
-          (row): Checkpoint => ({
-            baseline: row.baseline_text,
-            baselineSeq: row.baseline_seq,
-            applied: row.decoded,
-            ...(row.compaction_seq === null ? {} : { compactionSeq: row.compaction_seq })
-          })
-        )
-      },
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
-    )
-
-    return Service.of({ prepare, reset, recordCompaction, get })
-  })
-)
+  )

@@ -114,8 +114,8 @@ export const layer = (options: Options): Layer.Layer<Service> =>
       const paths = (location: Location.LocationInfo): ReadonlyArray<string> => {
         const project = projectDisabled
           ? []
-          : Upward.directories(nodePath.resolve(location.directory), nodePath.resolve(location.project.directory)).map((directory) =>
-              nodePath.join(directory, fileName)
+          : Upward.directories(nodePath.resolve(location.directory), nodePath.resolve(location.project.directory)).map(
+              (directory) => nodePath.join(directory, fileName)
             )
         return [...new Set([globalFile, ...project])]
       }

@@ -16,7 +16,9 @@ import { KnownSessions } from "../session/known-sessions.js"
 
 export interface Interface {
   /** The session's entries in key order (the order their sources are declared in). */
-  readonly list: (sessionID: string) => Effect.Effect<ReadonlyArray<InstructionEntry.Entry>, Errors.SessionNotFoundError>
+  readonly list: (
+    sessionID: string
+  ) => Effect.Effect<ReadonlyArray<InstructionEntry.Entry>, Errors.SessionNotFoundError>
   /**
    * Creates or replaces the entry `key` with `value` and resolves with the stored entry. Idempotent:
    * putting the same value again changes nothing the model sees. `key` must match
@@ -43,7 +45,8 @@ const decodeName = Schema.decodeUnknownEither(InstructionEntry.Name)
 const decodeRows = Schema.decodeUnknown(
   Schema.Array(Schema.Struct({ key: InstructionEntry.Name, value: Schema.parseJson(Instructions.Json) }))
 )
-const invalid = (field: "key" | "value", message: string) => new Errors.InvalidRequestError({ kind: "validation", field, message })
+const invalid = (field: "key" | "value", message: string) =>
+  new Errors.InvalidRequestError({ kind: "validation", field, message })
 
 const validateKey = (key: string) =>
   Either.match(decodeName(key), {

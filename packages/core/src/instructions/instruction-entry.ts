@@ -12,13 +12,18 @@ import { Effect, Schema } from "effect"
 import { Instructions } from "./instructions.js"
 
 /** The client-facing, slash-free entry name. */
-export const Name = Schema.String.pipe(Schema.pattern(/^[a-z0-9][a-z0-9._-]*$/), Schema.brand("InstructionEntryName")).annotations({
+export const Name = Schema.String.pipe(
+  Schema.pattern(/^[a-z0-9][a-z0-9._-]*$/),
+  Schema.brand("InstructionEntryName")
+).annotations({
   identifier: "InstructionEntryName"
 })
 export type Name = typeof Name.Type
 
 /** One entry: its name and its JSON value. */
-export const Entry = Schema.Struct({ name: Name, value: Instructions.Json }).annotations({ identifier: "InstructionEntry" })
+export const Entry = Schema.Struct({ name: Name, value: Instructions.Json }).annotations({
+  identifier: "InstructionEntry"
+})
 export interface Entry extends Schema.Schema.Type<typeof Entry> {}
 
 /** The source key of an entry: `api/<name>`. */
@@ -29,11 +34,16 @@ const body = (value: Instructions.Json): string => (typeof value === "string" ? 
 const block = (name: Name, value: Instructions.Json): string =>
   [`<context name="${name}">`, body(value), "</context>"].join("\n")
 
-export const baseline = (name: Name) => (value: Instructions.Json): string => block(name, value)
+export const baseline =
+  (name: Name) =>
+  (value: Instructions.Json): string =>
+    block(name, value)
 
 /** States only the new value, replacing the earlier context of the same name. */
-export const update = (name: Name) => (value: Instructions.Json): string =>
-  [`The context named "${name}" now reads:`, block(name, value)].join("\n")
+export const update =
+  (name: Name) =>
+  (value: Instructions.Json): string =>
+    [`The context named "${name}" now reads:`, block(name, value)].join("\n")
 
 export const removed = (name: Name): string => `The context named "${name}" no longer applies.`
 

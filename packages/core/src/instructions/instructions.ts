@@ -305,7 +305,10 @@ export const make = <A, I, R = never>(spec: Spec<A, I, R>): Instructions<R> => {
     const removal = removalText(spec.removed, value)
     return {
       _tag: "Loaded",
-      entry: removal === undefined ? { key: sourceKey, value: toJson(value) } : { key: sourceKey, value: toJson(value), removal },
+      entry:
+        removal === undefined
+          ? { key: sourceKey, value: toJson(value) }
+          : { key: sourceKey, value: toJson(value), removal },
       baseline: spec.baseline(value),
       against: (prior) => {
         const previous = decode(prior)
@@ -337,8 +340,7 @@ export const make = <A, I, R = never>(spec: Spec<A, I, R>): Instructions<R> => {
  */
 export const combine = <const T extends ReadonlyArray<Instructions<any>>>(
   ...instructions: T
-): Instructions<Context<T[number]>> =>
-  compose<Context<T[number]>>(instructions.flatMap((item) => sourcesOf(item)))
+): Instructions<Context<T[number]>> => compose<Context<T[number]>>(instructions.flatMap((item) => sourcesOf(item)))
 
 // ---------------------------------------------------------------------------------------------------
 // Results
@@ -403,7 +405,9 @@ const initializeErased = Effect.fn("Instructions.initialize")(function* (instruc
   const observations = yield* observeAll(instructions)
   const blocked = observations.filter(({ observed }) => observed._tag === "Unavailable").map(({ source }) => source.key)
   if (blocked.length > 0) {
-    yield* Effect.logDebug("instruction baseline blocked").pipe(Effect.annotateLogs("instructions.unavailable", blocked))
+    yield* Effect.logDebug("instruction baseline blocked").pipe(
+      Effect.annotateLogs("instructions.unavailable", blocked)
+    )
     return { _tag: "Blocked", unavailable: blocked } satisfies Blocked as Baseline
   }
   const texts: Array<string> = []
@@ -534,7 +538,9 @@ const rebaselineErased = Effect.fn("Instructions.rebaseline")(function* (
     }
   }
   if (blocked.length > 0) {
-    yield* Effect.logDebug("instruction rebaseline blocked").pipe(Effect.annotateLogs("instructions.unavailable", blocked))
+    yield* Effect.logDebug("instruction rebaseline blocked").pipe(
+      Effect.annotateLogs("instructions.unavailable", blocked)
+    )
     return { _tag: "Blocked", unavailable: blocked } satisfies Blocked as Baseline
   }
   return { _tag: "Complete", text: join(texts), applied: { sources } } satisfies Complete as Baseline

@@ -66,7 +66,9 @@ export const update = (value: Value, previous: Value): string => {
   const before = new Map(previous.map((file) => [file.path, file.content]))
   const now = new Set(value.map((file) => file.path))
   const changed = value.filter((file) => before.get(file.path) !== file.content).map(render)
-  const gone = previous.filter((file) => !now.has(file.path)).map((file) => `The instructions loaded earlier from ${file.path} no longer apply.`)
+  const gone = previous
+    .filter((file) => !now.has(file.path))
+    .map((file) => `The instructions loaded earlier from ${file.path} no longer apply.`)
   return [...gone, ...changed].join("\n\n")
 }
 

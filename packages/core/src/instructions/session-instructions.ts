@@ -65,52 +65,52 @@ export const layer: Layer.Layer<
   Service,
   never,
   InstructionDiscovery.Service | InstructionEntries.Service | NestedInstructions.Service
-> =
-  Layer.effect(
-    Service,
-    Effect.gen(function* () {
-      const discovery = yield* InstructionDiscovery.Service
-      const entries = yield* InstructionEntries.Service
-      const nested = yield* NestedInstructions.Service
+> = Layer.effect(
+  Service,
+  Effect.gen(function* () {
+    const discovery = yield* InstructionDiscovery.Service
+    const entries = yield* InstructionEntries.Service
+    const nested = yield* NestedInstructions.Service
 
-      /**
-       * Directory, project root, whether the root is a git worktree (`.git` dir or file), platform.
-       * The check is one synchronous `stat`: an asynchronous one waits behind whatever else the event
-       * loop is doing (it cost a Step about 1.5 ms under load).
-       */
-      const environment = (location: Location.LocationInfo) =>
-        EnvironmentSource.make(
-          Effect.try({
-            try: (): EnvironmentSource.Value => ({
-              directory: location.directory,
-              root: location.project.directory,
-              git: nodeFs.statSync(path.join(location.project.directory, ".git"), { throwIfNoEntry: false }) !== undefined,
-              platform: process.platform
-            }),
-            catch: (error) => error
-          }).pipe(Instructions.orUnavailable)
-        )
-
-      const forSession = Effect.fn("SessionInstructions.forSession")(
-        function* <R = never>(sessionID: string, location: Location.LocationInfo, producers: Producers<R> = {}) {
-          const stored = yield* entries.list(sessionID)
-          return Instructions.combine(
-            environment(location),
-            DateSource.instructions,
-            discovery.instructions(location),
-            nested.instructions(sessionID, location),
-            producers.references === undefined ? Instructions.empty : ReferenceGuidance.make(producers.references),
-            producers.mcp === undefined ? Instructions.empty : McpGuidance.make(producers.mcp),
-            producers.agentSkills === undefined ? Instructions.empty : SkillGuidance.make(producers.agentSkills),
-            InstructionEntry.instructions(stored)
-          ) as Instructions.Instructions<R>
-        },
-        (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+    /**
+     * Directory, project root, whether the root is a git worktree (`.git` dir or file), platform.
+     * The check is one synchronous `stat`: an asynchronous one waits behind whatever else the event
+     * loop is doing (it cost a Step about 1.5 ms under load).
+     */
+    const environment = (location: Location.LocationInfo) =>
+      EnvironmentSource.make(
+        Effect.try({
+          try: (): EnvironmentSource.Value => ({
+            directory: location.directory,
+            root: location.project.directory,
+            git:
+              nodeFs.statSync(path.join(location.project.directory, ".git"), { throwIfNoEntry: false }) !== undefined,
+            platform: process.platform
+          }),
+          catch: (error) => error
+        }).pipe(Instructions.orUnavailable)
       )
 
-      return Service.of({ forSession })
-    })
-  )
+    const forSession = Effect.fn("SessionInstructions.forSession")(
+      function* <R = never>(sessionID: string, location: Location.LocationInfo, producers: Producers<R> = {}) {
+        const stored = yield* entries.list(sessionID)
+        return Instructions.combine(
+          environment(location),
+          DateSource.instructions,
+          discovery.instructions(location),
+          nested.instructions(sessionID, location),
+          producers.references === undefined ? Instructions.empty : ReferenceGuidance.make(producers.references),
+          producers.mcp === undefined ? Instructions.empty : McpGuidance.make(producers.mcp),
+          producers.agentSkills === undefined ? Instructions.empty : SkillGuidance.make(producers.agentSkills),
+          InstructionEntry.instructions(stored)
+        ) as Instructions.Instructions<R>
+      },
+      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+    )
+
+    return Service.of({ forSession })
+  })
+)
 
 /** {@link Interface.forSession} through the service in context. */
 export const forSession = <R = never>(

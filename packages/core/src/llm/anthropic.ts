@@ -156,7 +156,11 @@ export const body = (request: LLMRequest.Request): Record<string, unknown> => {
     ...(tools.length === 0
       ? {}
       : {
-          tools: tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: tool.inputSchema })),
+          tools: tools.map((tool) => ({
+            name: tool.name,
+            description: tool.description,
+            input_schema: tool.inputSchema
+          })),
           ...(request.toolChoice === undefined ? {} : { tool_choice: toolChoice(request.toolChoice) })
         }),
     ...(generation.temperature === undefined ? {} : { temperature: generation.temperature }),
@@ -235,7 +239,12 @@ export const decoder = (providerID: string): ProviderHttp.Decoder => {
         const id = `text-${index}`
         const text = string(block?.["text"]) ?? ""
         blocks.set(index, { kind: "text", id, text })
-        return text === "" ? [{ type: "text-start", id }] : [{ type: "text-start", id }, { type: "text-delta", id, delta: text }]
+        return text === ""
+          ? [{ type: "text-start", id }]
+          : [
+              { type: "text-start", id },
+              { type: "text-delta", id, delta: text }
+            ]
       }
       case "thinking": {
         const id = `reasoning-${index}`
@@ -243,7 +252,10 @@ export const decoder = (providerID: string): ProviderHttp.Decoder => {
         blocks.set(index, { kind: "reasoning", id, text, signature: string(block?.["signature"]) ?? "" })
         return text === ""
           ? [{ type: "reasoning-start", id }]
-          : [{ type: "reasoning-start", id }, { type: "reasoning-delta", id, delta: text }]
+          : [
+              { type: "reasoning-start", id },
+              { type: "reasoning-delta", id, delta: text }
+            ]
       }
       case "redacted_thinking": {
         const id = `reasoning-${index}`
@@ -372,7 +384,11 @@ export const decoder = (providerID: string): ProviderHttp.Decoder => {
         }
       })
     }
-    out.push({ type: "finish", reason: finishReason(stopReason), ...(stopReason === undefined ? {} : { raw: stopReason }) })
+    out.push({
+      type: "finish",
+      reason: finishReason(stopReason),
+      ...(stopReason === undefined ? {} : { raw: stopReason })
+    })
     return { events: out }
   }
 

@@ -62,7 +62,11 @@ export const ToolInputDelta = Schema.Struct({
 })
 export interface ToolInputDelta extends Schema.Schema.Type<typeof ToolInputDelta> {}
 /** The raw input text as streamed (JSON, when the model behaved). */
-export const ToolInputEnd = Schema.Struct({ type: Schema.Literal("tool-input-end"), id: Schema.String, text: Schema.String })
+export const ToolInputEnd = Schema.Struct({
+  type: Schema.Literal("tool-input-end"),
+  id: Schema.String,
+  text: Schema.String
+})
 export interface ToolInputEnd extends Schema.Schema.Type<typeof ToolInputEnd> {}
 
 /**
@@ -146,7 +150,14 @@ export const toolCall = (id: string, name: string, inputText: string): ToolCall 
     parsed = JSON.parse(inputText)
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error)
-    return { type: "tool-call", id, name, input: {}, inputText, inputError: `The tool input is not valid JSON: ${reason}` }
+    return {
+      type: "tool-call",
+      id,
+      name,
+      input: {},
+      inputText,
+      inputError: `The tool input is not valid JSON: ${reason}`
+    }
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     return { type: "tool-call", id, name, input: {}, inputText, inputError: "The tool input is not a JSON object" }

@@ -65,7 +65,11 @@ const assistantMessage = (message: LLMRequest.AssistantMessage): Record<string, 
         if (part.replayable !== true && part.text.trim() !== "") texts.push(part.text)
         break
       case "tool-call":
-        calls.push({ id: part.id, type: "function", function: { name: part.name, arguments: JSON.stringify(part.input) } })
+        calls.push({
+          id: part.id,
+          type: "function",
+          function: { name: part.name, arguments: JSON.stringify(part.input) }
+        })
         break
     }
   }
@@ -232,7 +236,9 @@ export const decoder = (providerID: string): ProviderHttp.Decoder => {
       out.push(kind === "text" ? { type: "text-start", id: block.id } : { type: "reasoning-start", id: block.id })
     }
     block.text += delta
-    out.push(kind === "text" ? { type: "text-delta", id: block.id, delta } : { type: "reasoning-delta", id: block.id, delta })
+    out.push(
+      kind === "text" ? { type: "text-delta", id: block.id, delta } : { type: "reasoning-delta", id: block.id, delta }
+    )
   }
 
   const startTool = (out: Array<LLMEvent.Event>, tool: ToolState) => {

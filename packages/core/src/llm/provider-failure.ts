@@ -61,7 +61,10 @@ const isRetryableStatus = (status: number) => status === 408 || status === 425 |
  * delta-seconds (fractions allowed) or an HTTP date relative to `now`. Negative waits become 0;
  * unparseable values are ignored.
  */
-export const retryAfterMs = (headers: Readonly<Record<string, string | undefined>>, now: number): number | undefined => {
+export const retryAfterMs = (
+  headers: Readonly<Record<string, string | undefined>>,
+  now: number
+): number | undefined => {
   const ms = headers["retry-after-ms"]?.trim()
   if (ms !== undefined && /^\d+(?:\.\d+)?$/.test(ms)) return Math.ceil(Number(ms))
   const value = headers["retry-after"]?.trim()
@@ -105,7 +108,11 @@ export const describe = (payload: unknown): Described => {
     ...(message === undefined ? {} : { message }),
     ...(type === undefined || type === "error" ? {} : { type }),
     ...(typeof code === "string" && code !== "" ? { code } : {}),
-    ...(typeof code === "number" ? { status: code } : typeof source["status"] === "number" ? { status: source["status"] } : {})
+    ...(typeof code === "number"
+      ? { status: code }
+      : typeof source["status"] === "number"
+        ? { status: source["status"] }
+        : {})
   }
 }
 
@@ -138,8 +145,7 @@ const classify = (input: Classify): LLMError => {
   const overflow =
     status === 413 || (status !== 429 && [message, ...typeOrCode].some((text) => isOverflowMessage(text)))
   if (overflow) return new ContextOverflowError({ providerID, message, ...withStatus, ...withBody })
-  const retryable =
-    (status !== undefined && isRetryableStatus(status)) || typeOrCode.some((t) => retryableTypes.has(t))
+  const retryable = (status !== undefined && isRetryableStatus(status)) || typeOrCode.some((t) => retryableTypes.has(t))
   const code = described.code ?? described.type
   return new ProviderError({
     providerID,
@@ -174,7 +180,11 @@ export const fromResponse = (input: {
  * OpenAI-compatible `data: {"error": {...}}` chunk or an Anthropic `event: error`. A numeric `code`
  * is read as an HTTP-like status (OpenRouter does this).
  */
-export const fromStreamError = (input: { readonly providerID: string; readonly payload: unknown; readonly data: string }): LLMError => {
+export const fromStreamError = (input: {
+  readonly providerID: string
+  readonly payload: unknown
+  readonly data: string
+}): LLMError => {
   const described = describe(input.payload)
   return classify({
     providerID: input.providerID,

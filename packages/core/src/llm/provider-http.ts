@@ -41,7 +41,8 @@ export const mergeHeaders = (
 }
 
 /** `baseURL` + `/path`, with exactly one slash between them. */
-export const join = (baseURL: string, path: string): string => `${baseURL.replace(/\/+$/, "")}/${path.replace(/^\/+/, "")}`
+export const join = (baseURL: string, path: string): string =>
+  `${baseURL.replace(/\/+$/, "")}/${path.replace(/^\/+/, "")}`
 
 const transport = (providerID: string, error: HttpClientError.HttpClientError): TransportError =>
   new TransportError({
@@ -86,7 +87,13 @@ const checked = (providerID: string, response: HttpClientResponse.HttpClientResp
     if (response.status < 200 || response.status > 299) {
       const body = yield* readText(providerID, response).pipe(Effect.orElseSucceed(() => ""))
       const now = yield* Clock.currentTimeMillis
-      return yield* ProviderFailure.fromResponse({ providerID, status: response.status, headers: response.headers, body, now })
+      return yield* ProviderFailure.fromResponse({
+        providerID,
+        status: response.status,
+        headers: response.headers,
+        body,
+        now
+      })
     }
     const contentType = response.headers["content-type"] ?? ""
     if (!contentType.toLowerCase().includes("text/event-stream")) {
@@ -183,7 +190,10 @@ export const stream = (
         if (failure !== undefined) return Stream.fail(failure)
         if (done) return Stream.empty
         const last = decoder.end()
-        return Stream.concat(Stream.fromIterable(last.events), last.error === undefined ? Stream.empty : Stream.fail(last.error))
+        return Stream.concat(
+          Stream.fromIterable(last.events),
+          last.error === undefined ? Stream.empty : Stream.fail(last.error)
+        )
       })
       return Stream.concat(body, end)
     })
@@ -192,10 +202,17 @@ export const stream = (
 
 /** The body ended before the provider said the response was complete (retryable). */
 export const prematureEnd = (providerID: string): TransportError =>
-  new TransportError({ providerID, message: "The provider stream ended before the response was complete", retryable: true })
+  new TransportError({
+    providerID,
+    message: "The provider stream ended before the response was complete",
+    retryable: true
+  })
 
 /** The JSON of an SSE event's data, or a non-retryable TransportError naming the protocol. */
-export const parseData = (providerID: string, event: Sse.Event): { readonly json: unknown } | { readonly error: LLMError } => {
+export const parseData = (
+  providerID: string,
+  event: Sse.Event
+): { readonly json: unknown } | { readonly error: LLMError } => {
   try {
     return { json: JSON.parse(event.data) }
   } catch {

@@ -35,14 +35,11 @@ export interface Options {
 /** The project ID of a directory outside any git history: a stable hash of its absolute path. */
 export const directoryHash = (directory: string): string => createHash("sha1").update(directory).digest("hex")
 
-const invalid = (field: string, message: string) =>
-  new Errors.InvalidRequestError({ kind: "location", field, message })
+const invalid = (field: string, message: string) => new Errors.InvalidRequestError({ kind: "location", field, message })
 
 const decodeWorkspace = Schema.decodeUnknownEither(Identifier.WorkspaceID)
 
-export const layer = (
-  options: Options
-): Layer.Layer<Service, never, CommandExecutor | Path.Path> =>
+export const layer = (options: Options): Layer.Layer<Service, never, CommandExecutor | Path.Path> =>
   Layer.effect(
     Service,
     Effect.gen(function* () {

@@ -45,7 +45,21 @@ import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotoc
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
-import { Cause, Context, Data, Deferred, Duration, Effect, ExecutionStrategy, Exit, Layer, Option, Ref, Runtime, Scope } from "effect"
+import {
+  Cause,
+  Context,
+  Data,
+  Deferred,
+  Duration,
+  Effect,
+  ExecutionStrategy,
+  Exit,
+  Layer,
+  Option,
+  Ref,
+  Runtime,
+  Scope
+} from "effect"
 import type { AgentCatalog } from "../config/agent-catalog.js"
 import { Config } from "../config/config.js"
 import type { ConfigInfo } from "../config/config-info.js"
@@ -172,7 +186,12 @@ export const layer = (options: Options): Layer.Layer<Service, never, Config.Serv
       const entries = Object.entries(config.info.mcp ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
 
       const statuses = yield* Ref.make<ReadonlyMap<string, Status>>(
-        new Map(entries.map(([name, entry]) => [name, entry.enabled === false ? { _tag: "Disabled" } : { _tag: "Connecting" }]))
+        new Map(
+          entries.map(([name, entry]) => [
+            name,
+            entry.enabled === false ? { _tag: "Disabled" } : { _tag: "Connecting" }
+          ])
+        )
       )
       const setStatus = (name: string, status: Status) =>
         Ref.update(statuses, (current) => new Map(current).set(name, status))
@@ -186,7 +205,10 @@ export const layer = (options: Options): Layer.Layer<Service, never, Config.Serv
       const open = (make: () => Transport, timeout: number) =>
         Effect.gen(function* () {
           const opened = yield* Effect.acquireRelease(
-            Effect.try({ try: () => ({ client: new Client(clientInfo), transport: make() }), catch: (error) => new ConnectError({ message: messageOf(error) }) }),
+            Effect.try({
+              try: () => ({ client: new Client(clientInfo), transport: make() }),
+              catch: (error) => new ConnectError({ message: messageOf(error) })
+            }),
             ({ client, transport }) =>
               Effect.promise(async () => {
                 client.onclose = () => {}
@@ -245,7 +267,9 @@ export const layer = (options: Options): Layer.Layer<Service, never, Config.Serv
             if (Exit.isSuccess(exit)) return { client: exit.value.client, transport: kind } satisfies Connection
             yield* Scope.close(attemptScope, exit)
             if (Exit.isInterrupted(exit)) return yield* Effect.interrupt
-            failures.push(`${kind}: ${Option.match(Cause.failureOption(exit.cause), { onNone: () => Cause.pretty(exit.cause), onSome: (error) => error.message })}`)
+            failures.push(
+              `${kind}: ${Option.match(Cause.failureOption(exit.cause), { onNone: () => Cause.pretty(exit.cause), onSome: (error) => error.message })}`
+            )
           }
           return yield* new ConnectError({ message: failures.join("; ") })
         })
@@ -259,7 +283,9 @@ export const layer = (options: Options): Layer.Layer<Service, never, Config.Serv
               return yield* new ConnectError({ message: `mcp.${name} has no "type" ("local" or "remote")` })
             }
             const connection: Connection =
-              server.type === "local" ? yield* connectLocal(name, server, timeout) : yield* connectRemote(name, server, timeout)
+              server.type === "local"
+                ? yield* connectLocal(name, server, timeout)
+                : yield* connectRemote(name, server, timeout)
             const tools = yield* Effect.tryPromise({
               try: () => listTools(connection.client, timeout),
               catch: (error) => new ConnectError({ message: `tools/list failed: ${messageOf(error)}` })
@@ -293,7 +319,9 @@ export const layer = (options: Options): Layer.Layer<Service, never, Config.Serv
             ...(connection.pid === undefined ? {} : { pid: connection.pid })
           }
           yield* setStatus(name, { ...connected, tools })
-          yield* Effect.logInfo(`MCP server ${name} connected over ${connection.transport} with ${tools.length} tool(s)`)
+          yield* Effect.logInfo(
+            `MCP server ${name} connected over ${connection.transport} with ${tools.length} tool(s)`
+          )
 
           // A server that goes away is no longer usable: Failed (so its guidance is withdrawn).
           client.onclose = () => {

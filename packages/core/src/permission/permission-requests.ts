@@ -162,302 +162,312 @@ const rejectedMessage = (request: Request, feedback: string | undefined) =>
 const deniedMessage = (agent: string, action: string, resource: string) =>
   `Permission denied: the rules of agent "${agent}" do not allow ${action} on ${resource}.`
 
-export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.Service | Sessions.Service | Config.Service> =
-  Layer.effect(
-    Service,
-    Effect.gen(function* () {
-      const sql = yield* SqlClient.SqlClient
-      const log = yield* EventLog.Service
-      const sessions = yield* Sessions.Service
-      const config = yield* Config.Service
-      /** The calls of this process waiting for an answer, by request ID. */
-      const waiting = new Map<string, Deferred.Deferred<Answer>>()
+export const layer: Layer.Layer<
+  Service,
+  never,
+  SqlClient.SqlClient | EventLog.Service | Sessions.Service | Config.Service
+> = Layer.effect(
+  Service,
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const log = yield* EventLog.Service
+    const sessions = yield* Sessions.Service
+    const config = yield* Config.Service
+    /** The calls of this process waiting for an answer, by request ID. */
+    const waiting = new Map<string, Deferred.Deferred<Answer>>()
 
-      const decodeRequest = (row: Pick<Row, "info">) => Schema.decodeUnknownSync(RequestJson)(row.info)
+    const decodeRequest = (row: Pick<Row, "info">) => Schema.decodeUnknownSync(RequestJson)(row.info)
 
-      const savedRules = (projectID: string) =>
-        sql<{ readonly action: string; readonly resource: string }>`
+    const savedRules = (projectID: string) =>
+      sql<{ readonly action: string; readonly resource: string }>`
           SELECT action, resource FROM permission_saved WHERE project_id = ${projectID} ORDER BY time_created, id`.pipe(
-          Effect.orDie,
-          Effect.map(Permission.fromSaved)
-        )
+        Effect.orDie,
+        Effect.map(Permission.fromSaved)
+      )
 
-      const projectOf = (sessionID: string) =>
-        sql<{ readonly project_id: string }>`SELECT project_id FROM session WHERE id = ${sessionID}`.pipe(
-          Effect.orDie,
-          Effect.flatMap((rows) =>
-            rows[0] === undefined ? Errors.SessionNotFoundError.of(sessionID) : Effect.succeed(rows[0].project_id)
-          )
+    const projectOf = (sessionID: string) =>
+      sql<{ readonly project_id: string }>`SELECT project_id FROM session WHERE id = ${sessionID}`.pipe(
+        Effect.orDie,
+        Effect.flatMap((rows) =>
+          rows[0] === undefined ? Errors.SessionNotFoundError.of(sessionID) : Effect.succeed(rows[0].project_id)
         )
+      )
 
-      const pendingRows = (sessionID: string) =>
-        sql<Row>`
+    const pendingRows = (sessionID: string) =>
+      sql<Row>`
           SELECT id, session_id, ruleset, info, status FROM permission_request
           WHERE status = 'pending' AND session_id = ${sessionID} ORDER BY time_created, id`.pipe(Effect.orDie)
 
-      /** Commits a new pending request and its `asked` event. */
-      const insert = (
-        request: Request,
-        owner: { readonly agent: string; readonly origin: "runner" | "api"; readonly ruleset: Permission.Ruleset }
-      ) =>
-        Effect.gen(function* () {
-          const now = yield* Clock.currentTimeMillis
-          const draft: EventLog.Draft = {
-            type: "permission.v2.asked",
-            version: 1,
-            data: Schema.encodeSync(askedData)(request)
-          }
-          yield* log.append(request.id, [draft], () =>
-            Effect.gen(function* () {
-              const sql = yield* SqlClient.SqlClient
-              const found = yield* sql`SELECT 1 AS found FROM session WHERE id = ${request.sessionID}`.pipe(Effect.orDie)
-              if (found.length === 0) return yield* Errors.SessionNotFoundError.of(request.sessionID)
-              yield* sql`INSERT INTO permission_request ${sql.insert({
-                id: request.id,
-                session_id: request.sessionID,
-                agent: owner.agent,
-                origin: owner.origin,
-                ruleset: Schema.encodeSync(RulesetJson)(owner.ruleset),
-                info: Schema.encodeSync(RequestJson)(request),
-                status: "pending",
-                time_created: now
-              })}`.pipe(Effect.orDie)
-            })
-          )
-        })
+    /** Commits a new pending request and its `asked` event. */
+    const insert = (
+      request: Request,
+      owner: { readonly agent: string; readonly origin: "runner" | "api"; readonly ruleset: Permission.Ruleset }
+    ) =>
+      Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        const draft: EventLog.Draft = {
+          type: "permission.v2.asked",
+          version: 1,
+          data: Schema.encodeSync(askedData)(request)
+        }
+        yield* log.append(request.id, [draft], () =>
+          Effect.gen(function* () {
+            const sql = yield* SqlClient.SqlClient
+            const found = yield* sql`SELECT 1 AS found FROM session WHERE id = ${request.sessionID}`.pipe(Effect.orDie)
+            if (found.length === 0) return yield* Errors.SessionNotFoundError.of(request.sessionID)
+            yield* sql`INSERT INTO permission_request ${sql.insert({
+              id: request.id,
+              session_id: request.sessionID,
+              agent: owner.agent,
+              origin: owner.origin,
+              ruleset: Schema.encodeSync(RulesetJson)(owner.ruleset),
+              info: Schema.encodeSync(RequestJson)(request),
+              status: "pending",
+              time_created: now
+            })}`.pipe(Effect.orDie)
+          })
+        )
+      })
 
-      /**
-       * Answers a pending request durably (row and `replied` event in one transaction; with `save`, the
-       * saved permissions too), then wakes the call waiting on it. Fails with PermissionNotFoundError,
-       * writing nothing, when the request is not pending in that session (lost a race, or unknown).
-       */
-      const settle = (
-        requestID: string,
-        sessionID: string,
-        answer: Answer,
-        save: boolean
-      ): Effect.Effect<Request, Errors.PermissionNotFoundError> =>
-        Effect.gen(function* () {
-          const now = yield* Clock.currentTimeMillis
-          let settled: Request | undefined
-          const draft: EventLog.Draft = {
-            type: "permission.v2.replied",
-            version: 1,
-            data: Schema.encodeSync(repliedData)({
-              sessionID: sessionID as Identifier.SessionID,
-              requestID: requestID as Identifier.PermissionID,
-              reply: answer.reply
-            })
-          }
-          yield* log.append(requestID, [draft], () =>
-            Effect.gen(function* () {
-              const sql = yield* SqlClient.SqlClient
-              const [row] = yield* sql<{ readonly info: string }>`
+    /**
+     * Answers a pending request durably (row and `replied` event in one transaction; with `save`, the
+     * saved permissions too), then wakes the call waiting on it. Fails with PermissionNotFoundError,
+     * writing nothing, when the request is not pending in that session (lost a race, or unknown).
+     */
+    const settle = (
+      requestID: string,
+      sessionID: string,
+      answer: Answer,
+      save: boolean
+    ): Effect.Effect<Request, Errors.PermissionNotFoundError> =>
+      Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        let settled: Request | undefined
+        const draft: EventLog.Draft = {
+          type: "permission.v2.replied",
+          version: 1,
+          data: Schema.encodeSync(repliedData)({
+            sessionID: sessionID as Identifier.SessionID,
+            requestID: requestID as Identifier.PermissionID,
+            reply: answer.reply
+          })
+        }
+        yield* log.append(requestID, [draft], () =>
+          Effect.gen(function* () {
+            const sql = yield* SqlClient.SqlClient
+            const [row] = yield* sql<{ readonly info: string }>`
                 UPDATE permission_request
                 SET status = ${answer.reply}, message = ${answer.message ?? null}, time_replied = ${now}
                 WHERE id = ${requestID} AND session_id = ${sessionID} AND status = 'pending'
                 RETURNING info`.pipe(Effect.orDie)
-              if (row === undefined) return yield* Errors.PermissionNotFoundError.of(requestID)
-              const request = decodeRequest(row)
-              settled = request
-              if (!save) return
-              const [session] = yield* sql<{ readonly project_id: string }>`
-                SELECT project_id FROM session WHERE id = ${sessionID}`.pipe(Effect.orDie)
-              if (session === undefined) return
-              const patterns = [...new Set(request.save ?? request.resources)]
-              if (patterns.length === 0) return
-              yield* sql`INSERT INTO permission_saved ${sql.insert(
-                patterns.map((resource) => ({
-                  id: Identifier.create("permission", "ascending", now),
-                  project_id: session.project_id,
-                  action: request.action,
-                  resource,
-                  time_created: now
-                }))
-              )} ON CONFLICT (project_id, action, resource) DO NOTHING`.pipe(Effect.orDie)
-            })
-          )
-          const waiter = waiting.get(requestID)
-          if (waiter !== undefined) yield* Deferred.succeed(waiter, answer)
-          return settled!
-        })
-
-      /** After an `always`: answers the session's other pending requests that the saved permissions now allow. */
-      const approveCovered = (sessionID: string) =>
-        Effect.gen(function* () {
-          const saved = yield* savedRules(yield* projectOf(sessionID).pipe(Effect.orDie))
-          for (const row of yield* pendingRows(sessionID)) {
+            if (row === undefined) return yield* Errors.PermissionNotFoundError.of(requestID)
             const request = decodeRequest(row)
-            const rules = Permission.merge(Schema.decodeUnknownSync(RulesetJson)(row.ruleset), saved)
-            if (Permission.decide(rules, request.action, request.resources).effect !== "allow") continue
-            yield* settle(row.id, sessionID, { reply: "always" }, false).pipe(Effect.ignore)
-          }
-        })
-
-      const newRequest = (sessionID: string, input: Omit<CreateInput, "agent">, id?: string): Request => ({
-        id: (id ?? Identifier.create("permission", "ascending")) as Identifier.PermissionID,
-        sessionID: sessionID as Identifier.SessionID,
-        action: input.action,
-        resources: [...input.resources],
-        ...(input.save !== undefined ? { save: [...input.save] } : {}),
-        ...(input.metadata !== undefined ? { metadata: { ...input.metadata } } : {}),
-        ...(input.source !== undefined ? { source: input.source } : {})
+            settled = request
+            if (!save) return
+            const [session] = yield* sql<{ readonly project_id: string }>`
+                SELECT project_id FROM session WHERE id = ${sessionID}`.pipe(Effect.orDie)
+            if (session === undefined) return
+            const patterns = [...new Set(request.save ?? request.resources)]
+            if (patterns.length === 0) return
+            yield* sql`INSERT INTO permission_saved ${sql.insert(
+              patterns.map((resource) => ({
+                id: Identifier.create("permission", "ascending", now),
+                project_id: session.project_id,
+                action: request.action,
+                resource,
+                time_created: now
+              }))
+            )} ON CONFLICT (project_id, action, resource) DO NOTHING`.pipe(Effect.orDie)
+          })
+        )
+        const waiter = waiting.get(requestID)
+        if (waiter !== undefined) yield* Deferred.succeed(waiter, answer)
+        return settled!
       })
 
-      const ask = Effect.fn("PermissionRequests.ask")(
-        function* (input: AskInput) {
-          const projectID = yield* projectOf(input.sessionID).pipe(Effect.orDie)
-          const rules = Permission.merge(input.agent.permission, yield* savedRules(projectID))
-          const decision = Permission.decide(rules, input.action, input.resources)
-          if (decision.effect === "allow") return
-          if (decision.effect === "deny") {
-            const resource = decision.resource ?? "*"
-            return yield* new PermissionDeniedError({
-              action: input.action,
-              resource,
-              message: deniedMessage(input.agent.name, input.action, resource)
-            })
-          }
-          const request = newRequest(input.sessionID, input)
-          const answer = yield* Effect.uninterruptibleMask((restore) =>
-            Effect.gen(function* () {
-              const deferred = yield* Deferred.make<Answer>()
-              waiting.set(request.id, deferred)
-              yield* insert(request, { agent: input.agent.name, origin: "runner", ruleset: input.agent.permission }).pipe(
-                Effect.orDie
-              )
-              return yield* restore(Deferred.await(deferred)).pipe(
-                // Runs uninterruptibly, before the interruption completes: the request never stays pending.
-                Effect.onInterrupt(() =>
-                  settle(request.id, input.sessionID, { reply: "reject", message: interruptedMessage }, false).pipe(
-                    Effect.ignore
-                  )
+    /** After an `always`: answers the session's other pending requests that the saved permissions now allow. */
+    const approveCovered = (sessionID: string) =>
+      Effect.gen(function* () {
+        const saved = yield* savedRules(yield* projectOf(sessionID).pipe(Effect.orDie))
+        for (const row of yield* pendingRows(sessionID)) {
+          const request = decodeRequest(row)
+          const rules = Permission.merge(Schema.decodeUnknownSync(RulesetJson)(row.ruleset), saved)
+          if (Permission.decide(rules, request.action, request.resources).effect !== "allow") continue
+          yield* settle(row.id, sessionID, { reply: "always" }, false).pipe(Effect.ignore)
+        }
+      })
+
+    const newRequest = (sessionID: string, input: Omit<CreateInput, "agent">, id?: string): Request => ({
+      id: (id ?? Identifier.create("permission", "ascending")) as Identifier.PermissionID,
+      sessionID: sessionID as Identifier.SessionID,
+      action: input.action,
+      resources: [...input.resources],
+      ...(input.save !== undefined ? { save: [...input.save] } : {}),
+      ...(input.metadata !== undefined ? { metadata: { ...input.metadata } } : {}),
+      ...(input.source !== undefined ? { source: input.source } : {})
+    })
+
+    const ask = Effect.fn("PermissionRequests.ask")(
+      function* (input: AskInput) {
+        const projectID = yield* projectOf(input.sessionID).pipe(Effect.orDie)
+        const rules = Permission.merge(input.agent.permission, yield* savedRules(projectID))
+        const decision = Permission.decide(rules, input.action, input.resources)
+        if (decision.effect === "allow") return
+        if (decision.effect === "deny") {
+          const resource = decision.resource ?? "*"
+          return yield* new PermissionDeniedError({
+            action: input.action,
+            resource,
+            message: deniedMessage(input.agent.name, input.action, resource)
+          })
+        }
+        const request = newRequest(input.sessionID, input)
+        const answer = yield* Effect.uninterruptibleMask((restore) =>
+          Effect.gen(function* () {
+            const deferred = yield* Deferred.make<Answer>()
+            waiting.set(request.id, deferred)
+            yield* insert(request, { agent: input.agent.name, origin: "runner", ruleset: input.agent.permission }).pipe(
+              Effect.orDie
+            )
+            return yield* restore(Deferred.await(deferred)).pipe(
+              // Runs uninterruptibly, before the interruption completes: the request never stays pending.
+              Effect.onInterrupt(() =>
+                settle(request.id, input.sessionID, { reply: "reject", message: interruptedMessage }, false).pipe(
+                  Effect.ignore
                 )
               )
-            }).pipe(Effect.ensuring(Effect.sync(() => waiting.delete(request.id))))
-          )
-          if (answer.reply === "reject") {
-            return yield* new PermissionRejectedError({
-              requestID: request.id,
-              message: rejectedMessage(request, answer.message)
-            })
-          }
-        },
-        (effect, input) => Effect.annotateLogs(effect, { sessionID: input.sessionID })
-      )
-
-      const create = Effect.fn("PermissionRequests.create")(
-        function* (sessionID: string, input: CreateInput) {
-          const session = yield* sessions.get(sessionID)
-          if (input.id !== undefined) {
-            const [existing] = yield* sql<{ readonly session_id: string }>`
-              SELECT session_id FROM permission_request WHERE id = ${input.id}`.pipe(Effect.orDie)
-            if (existing !== undefined) {
-              if (existing.session_id !== sessionID) {
-                return yield* new Errors.InvalidRequestError({
-                  kind: "payload",
-                  field: "id",
-                  message: `Permission request ${input.id} belongs to another session`
-                })
-              }
-              return { id: input.id as Identifier.PermissionID, effect: "ask" as const }
-            }
-          }
-          const agent =
-            input.agent !== undefined
-              ? config.agent(input.agent)
-              : Option.orElse(config.agent(session.agent ?? config.defaultAgent), () => config.agent(config.defaultAgent))
-          if (Option.isNone(agent)) {
-            return yield* new Errors.InvalidRequestError({
-              kind: "payload",
-              field: "agent",
-              message: `Unknown agent "${input.agent ?? session.agent ?? config.defaultAgent}"`
-            })
-          }
-          const rules = Permission.merge(agent.value.permission, yield* savedRules(session.projectID))
-          const decision = Permission.decide(rules, input.action, input.resources)
-          const request = newRequest(sessionID, input, input.id)
-          if (decision.effect === "ask") {
-            yield* insert(request, { agent: agent.value.name, origin: "api", ruleset: agent.value.permission }).pipe(
-              Effect.catchTag("SessionNotFoundError", Effect.die)
             )
+          }).pipe(Effect.ensuring(Effect.sync(() => waiting.delete(request.id))))
+        )
+        if (answer.reply === "reject") {
+          return yield* new PermissionRejectedError({
+            requestID: request.id,
+            message: rejectedMessage(request, answer.message)
+          })
+        }
+      },
+      (effect, input) => Effect.annotateLogs(effect, { sessionID: input.sessionID })
+    )
+
+    const create = Effect.fn("PermissionRequests.create")(
+      function* (sessionID: string, input: CreateInput) {
+        const session = yield* sessions.get(sessionID)
+        if (input.id !== undefined) {
+          const [existing] = yield* sql<{ readonly session_id: string }>`
+              SELECT session_id FROM permission_request WHERE id = ${input.id}`.pipe(Effect.orDie)
+          if (existing !== undefined) {
+            if (existing.session_id !== sessionID) {
+              return yield* new Errors.InvalidRequestError({
+                kind: "payload",
+                field: "id",
+                message: `Permission request ${input.id} belongs to another session`
+              })
+            }
+            return { id: input.id as Identifier.PermissionID, effect: "ask" as const }
           }
-          return { id: request.id, effect: decision.effect }
-        },
-        (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
-      )
+        }
+        const agent =
+          input.agent !== undefined
+            ? config.agent(input.agent)
+            : Option.orElse(config.agent(session.agent ?? config.defaultAgent), () => config.agent(config.defaultAgent))
+        if (Option.isNone(agent)) {
+          return yield* new Errors.InvalidRequestError({
+            kind: "payload",
+            field: "agent",
+            message: `Unknown agent "${input.agent ?? session.agent ?? config.defaultAgent}"`
+          })
+        }
+        const rules = Permission.merge(agent.value.permission, yield* savedRules(session.projectID))
+        const decision = Permission.decide(rules, input.action, input.resources)
+        const request = newRequest(sessionID, input, input.id)
+        if (decision.effect === "ask") {
+          yield* insert(request, { agent: agent.value.name, origin: "api", ruleset: agent.value.permission }).pipe(
+            Effect.catchTag("SessionNotFoundError", Effect.die)
+          )
+        }
+        return { id: request.id, effect: decision.effect }
+      },
+      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+    )
 
-      const list = Effect.fn("PermissionRequests.list")(function* (sessionID: string) {
-        yield* projectOf(sessionID)
-        return (yield* pendingRows(sessionID)).map(decodeRequest)
-      })
+    const list = Effect.fn("PermissionRequests.list")(function* (sessionID: string) {
+      yield* projectOf(sessionID)
+      return (yield* pendingRows(sessionID)).map(decodeRequest)
+    })
 
-      const get = Effect.fn("PermissionRequests.get")(function* (sessionID: string, requestID: string) {
-        yield* projectOf(sessionID)
-        const [row] = yield* sql<Pick<Row, "info">>`
+    const get = Effect.fn("PermissionRequests.get")(function* (sessionID: string, requestID: string) {
+      yield* projectOf(sessionID)
+      const [row] = yield* sql<Pick<Row, "info">>`
           SELECT info FROM permission_request
           WHERE id = ${requestID} AND session_id = ${sessionID} AND status = 'pending'`.pipe(Effect.orDie)
-        if (row === undefined) return yield* Errors.PermissionNotFoundError.of(requestID)
-        return decodeRequest(row)
-      })
+      if (row === undefined) return yield* Errors.PermissionNotFoundError.of(requestID)
+      return decodeRequest(row)
+    })
 
-      const listIn = Effect.fn("PermissionRequests.listIn")(function* (location: {
-        readonly directory: string
-        readonly workspaceID?: string | undefined
-      }) {
-        const rows = yield* sql<Pick<Row, "info">>`
+    const listIn = Effect.fn("PermissionRequests.listIn")(function* (location: {
+      readonly directory: string
+      readonly workspaceID?: string | undefined
+    }) {
+      const rows = yield* sql<Pick<Row, "info">>`
           SELECT r.info AS info FROM permission_request r JOIN session s ON s.id = r.session_id
           WHERE r.status = 'pending' AND s.directory = ${location.directory}
           ${location.workspaceID === undefined ? sql.literal("") : sql`AND s.workspace_id = ${location.workspaceID}`}
           ORDER BY r.time_created, r.id`.pipe(Effect.orDie)
-        return rows.map(decodeRequest)
-      })
+      return rows.map(decodeRequest)
+    })
 
-      const reply = Effect.fn("PermissionRequests.reply")(
-        function* (sessionID: string, requestID: string, answer: Answer) {
-          yield* projectOf(sessionID)
-          yield* settle(requestID, sessionID, answer, answer.reply === "always")
-          if (answer.reply === "always") yield* approveCovered(sessionID)
-        },
-        (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
-      )
+    const reply = Effect.fn("PermissionRequests.reply")(
+      function* (sessionID: string, requestID: string, answer: Answer) {
+        yield* projectOf(sessionID)
+        yield* settle(requestID, sessionID, answer, answer.reply === "always")
+        if (answer.reply === "always") yield* approveCovered(sessionID)
+      },
+      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+    )
 
-      const rejectPending = Effect.fn("PermissionRequests.rejectPending")(
-        function* (sessionID: string) {
-          for (const row of yield* pendingRows(sessionID)) {
-            yield* settle(row.id, sessionID, { reply: "reject", message: interruptedMessage }, false).pipe(Effect.ignore)
-          }
-        },
-        (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
-      )
+    const rejectPending = Effect.fn("PermissionRequests.rejectPending")(
+      function* (sessionID: string) {
+        for (const row of yield* pendingRows(sessionID)) {
+          yield* settle(row.id, sessionID, { reply: "reject", message: interruptedMessage }, false).pipe(Effect.ignore)
+        }
+      },
+      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+    )
 
-      const saved = Effect.fn("PermissionRequests.saved")(function* (projectID?: string) {
-        const rows = yield* sql<{ readonly id: string; readonly project_id: string; readonly action: string; readonly resource: string }>`
+    const saved = Effect.fn("PermissionRequests.saved")(function* (projectID?: string) {
+      const rows = yield* sql<{
+        readonly id: string
+        readonly project_id: string
+        readonly action: string
+        readonly resource: string
+      }>`
           SELECT id, project_id, action, resource FROM permission_saved
           ${projectID === undefined ? sql.literal("") : sql`WHERE project_id = ${projectID}`}
           ORDER BY time_created, id`.pipe(Effect.orDie)
-        return rows.map((row): SavedInfo => ({ id: row.id, projectID: row.project_id, action: row.action, resource: row.resource }))
-      })
-
-      const removeSaved = Effect.fn("PermissionRequests.removeSaved")(function* (id: string) {
-        yield* sql`DELETE FROM permission_saved WHERE id = ${id}`.pipe(Effect.orDie)
-      })
-
-      const recover = Effect.fn("PermissionRequests.recover")(function* (sessionID: string) {
-        const stranded = yield* sql<Pick<Row, "id">>`
-          SELECT id FROM permission_request WHERE session_id = ${sessionID} AND status = 'pending' AND origin = 'runner'`.pipe(
-          Effect.orDie
-        )
-        const orphaned = stranded.filter((row) => !waiting.has(row.id))
-        for (const row of orphaned) {
-          yield* settle(row.id, sessionID, { reply: "reject", message: restartedMessage }, false).pipe(Effect.ignore)
-        }
-        return orphaned.length
-      })
-
-      return Service.of({ ask, create, list, get, listIn, reply, rejectPending, saved, removeSaved, recover })
+      return rows.map(
+        (row): SavedInfo => ({ id: row.id, projectID: row.project_id, action: row.action, resource: row.resource })
+      )
     })
-  )
+
+    const removeSaved = Effect.fn("PermissionRequests.removeSaved")(function* (id: string) {
+      yield* sql`DELETE FROM permission_saved WHERE id = ${id}`.pipe(Effect.orDie)
+    })
+
+    const recover = Effect.fn("PermissionRequests.recover")(function* (sessionID: string) {
+      const stranded = yield* sql<Pick<Row, "id">>`
+          SELECT id FROM permission_request WHERE session_id = ${sessionID} AND status = 'pending' AND origin = 'runner'`.pipe(
+        Effect.orDie
+      )
+      const orphaned = stranded.filter((row) => !waiting.has(row.id))
+      for (const row of orphaned) {
+        yield* settle(row.id, sessionID, { reply: "reject", message: restartedMessage }, false).pipe(Effect.ignore)
+      }
+      return orphaned.length
+    })
+
+    return Service.of({ ask, create, list, get, listIn, reply, rejectPending, saved, removeSaved, recover })
+  })
+)
 
 /**
  * The `ask` of a tool call's context: authorizes under the issuing Step's agent and records the call

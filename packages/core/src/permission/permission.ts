@@ -67,7 +67,8 @@ export const decide = (ruleset: Ruleset, action: string, resources: ReadonlyArra
     effect: evaluate(ruleset, action, resource)
   }))
   return (
-    effects.find((item) => item.effect === "deny") ?? effects.find((item) => item.effect === "ask") ?? { effect: "allow" }
+    effects.find((item) => item.effect === "deny") ??
+    effects.find((item) => item.effect === "ask") ?? { effect: "allow" }
   )
 }
 

@@ -79,7 +79,8 @@ type Outcome =
   | { readonly _tag: "replied"; readonly answers: Answers }
   | { readonly _tag: "rejected"; readonly message: string }
 
-export const rejectedMessage = "The user dismissed the question without answering. Do not ask it again unless the user asks."
+export const rejectedMessage =
+  "The user dismissed the question without answering. Do not ask it again unless the user asks."
 export const interruptedMessage = "The question was cancelled: the session was interrupted."
 export const restartedMessage = "The question was cancelled: the server restarted while it was pending."
 
@@ -107,7 +108,11 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
     const insert = (request: Request) =>
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
-        const draft: EventLog.Draft = { type: "question.v2.asked", version: 1, data: Schema.encodeSync(askedData)(request) }
+        const draft: EventLog.Draft = {
+          type: "question.v2.asked",
+          version: 1,
+          data: Schema.encodeSync(askedData)(request)
+        }
         yield* log.append(request.id, [draft], () =>
           Effect.gen(function* () {
             const sql = yield* SqlClient.SqlClient
@@ -185,7 +190,9 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
             return yield* restore(Deferred.await(deferred)).pipe(
               // Runs before the interruption completes: the request never stays pending.
               Effect.onInterrupt(() =>
-                settle(request.id, input.sessionID, { _tag: "rejected", message: interruptedMessage }).pipe(Effect.ignore)
+                settle(request.id, input.sessionID, { _tag: "rejected", message: interruptedMessage }).pipe(
+                  Effect.ignore
+                )
               )
             )
           }).pipe(Effect.ensuring(Effect.sync(() => waiting.delete(request.id))))

@@ -37,7 +37,9 @@ export interface Interface {
    * hidden, as name, path and description; a git reference only once its checkout directory exists.
    * `absent` when there is none. Never fails.
    */
-  readonly guidance: (location: Location.LocationInfo) => Effect.Effect<Instructions.Observation<ReferenceGuidance.Value>>
+  readonly guidance: (
+    location: Location.LocationInfo
+  ) => Effect.Effect<Instructions.Observation<ReferenceGuidance.Value>>
 }
 
 /** Project references; `yield* References.Service`. */
@@ -122,12 +124,15 @@ export const layer = (options: Options): Layer.Layer<Service, never, Config.Serv
       const guidance = Effect.fn("References.guidance")(
         function* (location: Location.LocationInfo) {
           const offered = (yield* list(location)).filter(
-            (reference) => reference.hidden !== true && reference.description !== undefined && reference.description.trim() !== ""
+            (reference) =>
+              reference.hidden !== true && reference.description !== undefined && reference.description.trim() !== ""
           )
           const present = yield* Effect.filter(
             offered,
             (reference) =>
-              reference.source.type === "local" ? Effect.succeed(true) : fs.exists(reference.path).pipe(Effect.orElseSucceed(() => false)),
+              reference.source.type === "local"
+                ? Effect.succeed(true)
+                : fs.exists(reference.path).pipe(Effect.orElseSucceed(() => false)),
             { concurrency: "unbounded" }
           )
           const value = present.map((reference) => ({

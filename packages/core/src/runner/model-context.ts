@@ -72,7 +72,9 @@ const assistantTurn = (
     }
   }
   if (parts.length === 0) return []
-  return results.length > 0 ? [LLMRequest.assistant(...parts), LLMRequest.tool(...results)] : [LLMRequest.assistant(...parts)]
+  return results.length > 0
+    ? [LLMRequest.assistant(...parts), LLMRequest.tool(...results)]
+    : [LLMRequest.assistant(...parts)]
 }
 
 /** Session History → the provider-neutral message list, chronological. */
@@ -110,7 +112,11 @@ export const build = (input: Input): LLMRequest.Request => {
     .filter((part) => part.length > 0)
     .join("\n\n")
   const tools = input.model.toolCall
-    ? input.tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: { ...tool.inputSchema } }))
+    ? input.tools.map((tool) => ({
+        name: tool.name,
+        description: tool.description,
+        inputSchema: { ...tool.inputSchema }
+      }))
     : []
   return {
     model: { providerID: input.provider.id, modelID: input.model.apiID },

@@ -10,7 +10,11 @@ import { SessionEvents } from "../session/session-events.js"
 import { SessionLeases } from "./session-leases.js"
 
 /** What settling a session needs from the environment. */
-export type Requirements = SqlClient.SqlClient | SessionEvents.Service | PermissionRequests.Service | QuestionRequests.Service
+export type Requirements =
+  | SqlClient.SqlClient
+  | SessionEvents.Service
+  | PermissionRequests.Service
+  | QuestionRequests.Service
 
 /** What a startup Recovery found and settled. */
 export interface Report {

@@ -133,16 +133,22 @@ export const layer = (options: Options = {}): Layer.Layer<Service, never, SqlCli
       yield* register
       // A host that was judged dead (and forgotten) while it was only slow registers again.
       const heartbeat = Effect.suspend(
-        () => sql<{ readonly id: string }>`UPDATE runtime_host SET time_seen = ${Date.now()} WHERE id = ${host} RETURNING id`
+        () =>
+          sql<{
+            readonly id: string
+          }>`UPDATE runtime_host SET time_seen = ${Date.now()} WHERE id = ${host} RETURNING id`
       ).pipe(
         Effect.orDie,
         Effect.flatMap((rows) => (rows.length === 0 ? register : Effect.void))
       )
       yield* Effect.forkScoped(WallClock.every(heartbeatMs, heartbeat))
       yield* Effect.addFinalizer(() =>
-        Effect.all([sql`DELETE FROM session_lease WHERE host_id = ${host}`, sql`DELETE FROM runtime_host WHERE id = ${host}`], {
-          discard: true
-        }).pipe(Effect.ignoreLogged)
+        Effect.all(
+          [sql`DELETE FROM session_lease WHERE host_id = ${host}`, sql`DELETE FROM runtime_host WHERE id = ${host}`],
+          {
+            discard: true
+          }
+        ).pipe(Effect.ignoreLogged)
       )
 
       const insert = (sessionID: string, now: number) =>
@@ -155,7 +161,10 @@ export const layer = (options: Options = {}): Layer.Layer<Service, never, SqlCli
         sql<{ readonly holder: string } & (HostRow | { readonly id: null })>`
           SELECT l.host_id AS holder, h.id, h.pid, h.machine, h.time_seen
           FROM session_lease l LEFT JOIN runtime_host h ON h.id = l.host_id
-          WHERE l.session_id = ${sessionID}`.pipe(Effect.orDie, Effect.map((rows) => rows[0]))
+          WHERE l.session_id = ${sessionID}`.pipe(
+          Effect.orDie,
+          Effect.map((rows) => rows[0])
+        )
 
       const claim = Effect.fn("SessionLeases.claim")(function* (sessionID: string) {
         const now = Date.now()
@@ -189,7 +198,9 @@ export const layer = (options: Options = {}): Layer.Layer<Service, never, SqlCli
       // Looked at often: a read first, so that no write lock is taken while there is nothing to take.
       const interruptRequests = Effect.gen(function* () {
         const requested = yield* sql`
-          SELECT 1 FROM session_lease WHERE host_id = ${host} AND time_interrupt_requested IS NOT NULL LIMIT 1`.pipe(Effect.orDie)
+          SELECT 1 FROM session_lease WHERE host_id = ${host} AND time_interrupt_requested IS NOT NULL LIMIT 1`.pipe(
+          Effect.orDie
+        )
         if (requested.length === 0) return []
         const taken = yield* sql<{ readonly session_id: string }>`
           UPDATE session_lease SET time_interrupt_requested = NULL
@@ -197,27 +208,36 @@ export const layer = (options: Options = {}): Layer.Layer<Service, never, SqlCli
         return taken.map((row) => row.session_id)
       }).pipe(Effect.withSpan("SessionLeases.interruptRequests"))
 
-      const release = Effect.fn("SessionLeases.release")(
-        function* (sessionID: string) {
-          yield* sql`DELETE FROM session_lease WHERE session_id = ${sessionID} AND host_id = ${host}`.pipe(Effect.orDie)
-        },
-        Effect.uninterruptible
-      )
+      const release = Effect.fn("SessionLeases.release")(function* (sessionID: string) {
+        yield* sql`DELETE FROM session_lease WHERE session_id = ${sessionID} AND host_id = ${host}`.pipe(Effect.orDie)
+      }, Effect.uninterruptible)
 
       const orphaned = Effect.gen(function* () {
         const now = Date.now()
         const hosts = yield* sql<HostRow>`SELECT id, pid, machine, time_seen FROM runtime_host`.pipe(Effect.orDie)
         const byID = new Map(hosts.map((row) => [row.id, row]))
         const leases = yield* sql<{ readonly session_id: string; readonly host_id: string }>`
-          SELECT session_id, host_id FROM session_lease WHERE host_id <> ${host} ORDER BY time_claimed`.pipe(Effect.orDie)
+          SELECT session_id, host_id FROM session_lease WHERE host_id <> ${host} ORDER BY time_claimed`.pipe(
+          Effect.orDie
+        )
         const dead = leases.filter((lease) => !live(byID.get(lease.host_id), now))
         const holding = new Set(leases.map((lease) => lease.host_id))
         for (const row of hosts) {
-          if (!holding.has(row.id) && !live(row, now)) yield* sql`DELETE FROM runtime_host WHERE id = ${row.id}`.pipe(Effect.orDie)
+          if (!holding.has(row.id) && !live(row, now))
+            yield* sql`DELETE FROM runtime_host WHERE id = ${row.id}`.pipe(Effect.orDie)
         }
         return dead.map((lease) => lease.session_id)
       }).pipe(Effect.withSpan("SessionLeases.orphaned"))
 
-      return Service.of({ host, heartbeatMs, claim, heldElsewhere, requestInterrupt, interruptRequests, release, orphaned })
+      return Service.of({
+        host,
+        heartbeatMs,
+        claim,
+        heldElsewhere,
+        requestInterrupt,
+        interruptRequests,
+        release,
+        orphaned
+      })
     })
   )

@@ -40,7 +40,10 @@ export type Outcome =
   | { readonly _tag: "Overflow"; readonly message: string }
 
 type DurableType = Event.SessionDurableEvent["type"]
-type DataOf<T extends DurableType> = Omit<Extract<Event.SessionDurableEvent, { type: T }>["data"], "timestamp" | "sessionID">
+type DataOf<T extends DurableType> = Omit<
+  Extract<Event.SessionDurableEvent, { type: T }>["data"],
+  "timestamp" | "sessionID"
+>
 
 const errorMessage = (error: LLMError.Any): string => error.message
 
@@ -102,7 +105,9 @@ export const run = Effect.fn("StepRunner.run")(function* (input: Input) {
   // The session exists for the whole Step (sessions are never deleted under a running drain).
   const emit = <T extends DurableType>(type: T, data: DataOf<T>) =>
     Effect.flatMap(Clock.currentTimeMillis, (timestamp) =>
-      events.append(sessionID, [SessionEvents.draft(type, { timestamp, sessionID, ...data } as unknown as SessionEvents.DataOf<T>)])
+      events.append(sessionID, [
+        SessionEvents.draft(type, { timestamp, sessionID, ...data } as unknown as SessionEvents.DataOf<T>)
+      ])
     ).pipe(Effect.asVoid, Effect.orDie)
 
   const publish = (type: string, data: Record<string, unknown>) =>
@@ -116,12 +121,14 @@ export const run = Effect.fn("StepRunner.run")(function* (input: Input) {
   const usage = yield* Ref.make(Option.none<LLMEvent.Usage["tokens"]>())
   const finish = yield* Ref.make("other")
 
-  const closeOpenBlocks = Effect.suspend(() => Effect.forEach([...open], ([id, block]) =>
-    (block.kind === "text"
-      ? emit("session.next.text.ended", { assistantMessageID, textID: id, text: block.text })
-      : emit("session.next.reasoning.ended", { assistantMessageID, reasoningID: id, text: block.text })
-    ).pipe(Effect.ensuring(Effect.sync(() => open.delete(id))))
-  ))
+  const closeOpenBlocks = Effect.suspend(() =>
+    Effect.forEach([...open], ([id, block]) =>
+      (block.kind === "text"
+        ? emit("session.next.text.ended", { assistantMessageID, textID: id, text: block.text })
+        : emit("session.next.reasoning.ended", { assistantMessageID, reasoningID: id, text: block.text })
+      ).pipe(Effect.ensuring(Effect.sync(() => open.delete(id))))
+    )
+  )
 
   /**
    * Runs one durable call: its settlement is published exactly once, even when interrupted. A success
@@ -132,38 +139,47 @@ export const run = Effect.fn("StepRunner.run")(function* (input: Input) {
       Effect.gen(function* () {
         const provider = { executed: false }
         const outcome = yield* input.tools
-                  .settle(call, {
-                    sessionID,
-                    callID: call.id,
-                    messageID: assistantMessageID,
-                    agent: input.agent.name,
-                    directory: input.directory,
-                    // The Step's agent, captured now: a later agent switch does not change this call's policy.
-                    ask: PermissionRequests.forCall(permissions, {
-                      sessionID,
-                      agent: input.agent,
-                      messageID: assistantMessageID,
-                      callID: call.id
-                    }),
-                    progress: (report) => {
-                      // Progress is replaced by the settlement: an oversized report is clipped, never kept.
-                      const update = ModelToolOutput.clip(report, output.limits)
-                      return emit("session.next.tool.progress", {
-                        assistantMessageID,
-                        callID: call.id,
-                        structured: { ...update.structured },
-                        content: update.content
-                      })
-                    }
-                  })
-                  .pipe(Effect.mapError((failure) => failure.message), restore, Effect.exit)
+          .settle(call, {
+            sessionID,
+            callID: call.id,
+            messageID: assistantMessageID,
+            agent: input.agent.name,
+            directory: input.directory,
+            // The Step's agent, captured now: a later agent switch does not change this call's policy.
+            ask: PermissionRequests.forCall(permissions, {
+              sessionID,
+              agent: input.agent,
+              messageID: assistantMessageID,
+              callID: call.id
+            }),
+            progress: (report) => {
+              // Progress is replaced by the settlement: an oversized report is clipped, never kept.
+              const update = ModelToolOutput.clip(report, output.limits)
+              return emit("session.next.tool.progress", {
+                assistantMessageID,
+                callID: call.id,
+                structured: { ...update.structured },
+                content: update.content
+              })
+            }
+          })
+          .pipe(
+            Effect.mapError((failure) => failure.message),
+            restore,
+            Effect.exit
+          )
         if (Exit.isSuccess(outcome)) {
           // Still inside the mask: bounding (and keeping the complete text) and publishing the one
           // settlement cannot be interrupted halfway, and raw oversized output is never published.
           const bounded: ToolRegistry.Result = yield* output.bound(outcome.value).pipe(
             Effect.catchAllCause((cause) =>
               Effect.as(Effect.logError("tool output bounding crashed; the output is dropped", cause), {
-                content: [{ type: "text" as const, text: "[The tool succeeded, but its output could not be processed and was dropped.]" }],
+                content: [
+                  {
+                    type: "text" as const,
+                    text: "[The tool succeeded, but its output could not be processed and was dropped.]"
+                  }
+                ],
                 ...(outcome.value.structured !== undefined ? { structured: outcome.value.structured } : {})
               })
             ),
@@ -183,7 +199,9 @@ export const run = Effect.fn("StepRunner.run")(function* (input: Input) {
           ? "interrupted"
           : Option.getOrElse(Cause.failureOption(outcome.cause), () => Cause.pretty(outcome.cause))
         if (!Cause.isInterruptedOnly(outcome.cause) && Option.isNone(Cause.failureOption(outcome.cause))) {
-          yield* Effect.logError("tool crashed", outcome.cause).pipe(Effect.annotateLogs({ sessionID, tool: call.name }))
+          yield* Effect.logError("tool crashed", outcome.cause).pipe(
+            Effect.annotateLogs({ sessionID, tool: call.name })
+          )
         }
         yield* emit("session.next.tool.failed", {
           assistantMessageID,
@@ -207,7 +225,8 @@ export const run = Effect.fn("StepRunner.run")(function* (input: Input) {
   }
   const durable = <T extends DurableType>(type: T, data: DataOf<T>, committed?: Effect.Effect<void>): Durable => ({
     _tag: "Durable",
-    draft: (timestamp) => SessionEvents.draft(type, { timestamp, sessionID, ...data } as unknown as SessionEvents.DataOf<T>),
+    draft: (timestamp) =>
+      SessionEvents.draft(type, { timestamp, sessionID, ...data } as unknown as SessionEvents.DataOf<T>),
     ...(committed === undefined ? {} : { committed })
   })
   const immediate = (run: Effect.Effect<void>): Immediate => ({ _tag: "Immediate", run })
@@ -276,7 +295,10 @@ export const run = Effect.fn("StepRunner.run")(function* (input: Input) {
         const pending = batch
         batch = []
         return Effect.flatMap(Clock.currentTimeMillis, (timestamp) =>
-          events.append(sessionID, pending.map((item) => item.draft(timestamp)))
+          events.append(
+            sessionID,
+            pending.map((item) => item.draft(timestamp))
+          )
         ).pipe(
           Effect.orDie,
           Effect.zipRight(Effect.forEach(pending, (item) => item.committed ?? Effect.void, { discard: true }))
@@ -308,7 +330,10 @@ export const run = Effect.fn("StepRunner.run")(function* (input: Input) {
       })
   })
 
-  const tokens = Effect.map(Ref.get(usage), Option.getOrElse(() => ({ input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } })))
+  const tokens = Effect.map(
+    Ref.get(usage),
+    Option.getOrElse(() => ({ input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } }))
+  )
 
   const ended = (reason: string) =>
     Effect.flatMap(tokens, (usage) =>

@@ -60,7 +60,10 @@ export class InvalidTransition extends Error {
 
 /** The envelope schema of every durable `session.next.*` type. */
 export const schemaByType: ReadonlyMap<string, Schema.Schema<SessionEvent, any>> = new Map(
-  Event.SessionDurableEvent.members.map((member) => [member.fields.type.literals[0], member as Schema.Schema<SessionEvent, any>])
+  Event.SessionDurableEvent.members.map((member) => [
+    member.fields.type.literals[0],
+    member as Schema.Schema<SessionEvent, any>
+  ])
 )
 
 /**
@@ -171,18 +174,25 @@ export const reduce = (current: Message | undefined, event: SessionEvent): Messa
   const withContent = (content: ReadonlyArray<Content>): Assistant => ({ ...assistant, content })
   const indexOf = (type: Content["type"], itemID: string) =>
     assistant.content.findIndex((item) => item.type === type && item.id === itemID)
-  const replace = (index: number, item: Content) => withContent(assistant.content.map((old, i) => (i === index ? item : old)))
+  const replace = (index: number, item: Content) =>
+    withContent(assistant.content.map((old, i) => (i === index ? item : old)))
   const tool = (callID: string): [number, Tool] => {
     const index = indexOf("tool", callID)
     return index === -1 ? fail(`no tool call ${callID}`) : [index, assistant.content[index] as Tool]
   }
   const settled = (item: Tool) =>
-    item.state.status === "completed" || item.state.status === "error" ? fail(`tool call ${item.id} already settled`) : item
+    item.state.status === "completed" || item.state.status === "error"
+      ? fail(`tool call ${item.id} already settled`)
+      : item
 
   switch (event.type) {
     case "session.next.step.ended": {
       const { snapshot, files } = event.data
-      const merged = { ...assistant.snapshot, ...(snapshot === undefined ? {} : { end: snapshot }), ...(files === undefined ? {} : { files }) }
+      const merged = {
+        ...assistant.snapshot,
+        ...(snapshot === undefined ? {} : { end: snapshot }),
+        ...(files === undefined ? {} : { files })
+      }
       return {
         ...assistant,
         time: { ...assistant.time, completed: at },
@@ -206,7 +216,8 @@ export const reduce = (current: Message | undefined, event: SessionEvent): Messa
     }
 
     case "session.next.reasoning.started": {
-      if (indexOf("reasoning", event.data.reasoningID) !== -1) return fail(`reasoning ${event.data.reasoningID} already started`)
+      if (indexOf("reasoning", event.data.reasoningID) !== -1)
+        return fail(`reasoning ${event.data.reasoningID} already started`)
       const { providerMetadata } = event.data
       return withContent([
         ...assistant.content,
@@ -221,7 +232,8 @@ export const reduce = (current: Message | undefined, event: SessionEvent): Messa
     }
     case "session.next.reasoning.ended": {
       const index = indexOf("reasoning", event.data.reasoningID)
-      const before = index === -1 ? undefined : (assistant.content[index] as SessionMessages.SessionMessageAssistantReasoning)
+      const before =
+        index === -1 ? undefined : (assistant.content[index] as SessionMessages.SessionMessageAssistantReasoning)
       const providerMetadata = event.data.providerMetadata ?? before?.providerMetadata
       const item: Content = {
         type: "reasoning",
@@ -237,7 +249,13 @@ export const reduce = (current: Message | undefined, event: SessionEvent): Messa
       if (indexOf("tool", event.data.callID) !== -1) return fail(`tool call ${event.data.callID} already exists`)
       return withContent([
         ...assistant.content,
-        { type: "tool", id: event.data.callID, name: event.data.name, state: { status: "pending", input: "" }, time: { created: at } }
+        {
+          type: "tool",
+          id: event.data.callID,
+          name: event.data.name,
+          state: { status: "pending", input: "" },
+          time: { created: at }
+        }
       ])
     case "session.next.tool.input.ended": {
       const [index, item] = tool(event.data.callID)
@@ -257,12 +275,21 @@ export const reduce = (current: Message | undefined, event: SessionEvent): Messa
       }
       const item = assistant.content[index] as Tool
       if (item.state.status !== "pending") return fail(`tool call ${callID} is ${item.state.status}, not pending`)
-      return replace(index, { ...item, name: event.data.tool, provider, state: running, time: { ...item.time, ran: at } })
+      return replace(index, {
+        ...item,
+        name: event.data.tool,
+        provider,
+        state: running,
+        time: { ...item.time, ran: at }
+      })
     }
     case "session.next.tool.progress": {
       const [index, item] = tool(event.data.callID)
       if (item.state.status !== "running") return fail(`tool call ${item.id} is ${item.state.status}, not running`)
-      return replace(index, { ...item, state: { ...item.state, structured: event.data.structured, content: event.data.content } })
+      return replace(index, {
+        ...item,
+        state: { ...item.state, structured: event.data.structured, content: event.data.content }
+      })
     }
     case "session.next.tool.success": {
       const [index, item] = tool(event.data.callID)
@@ -320,7 +347,9 @@ const providerAfter = (
 const parseObject = (text: string): { readonly [key: string]: unknown } => {
   try {
     const value: unknown = JSON.parse(text)
-    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {}
+    return typeof value === "object" && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : {}
   } catch {
     return {}
   }
@@ -347,7 +376,10 @@ export const reduceSession = (session: Session.SessionV2Info, event: SessionEven
           input: session.tokens.input + tokens.input,
           output: session.tokens.output + tokens.output,
           reasoning: session.tokens.reasoning + tokens.reasoning,
-          cache: { read: session.tokens.cache.read + tokens.cache.read, write: session.tokens.cache.write + tokens.cache.write }
+          cache: {
+            read: session.tokens.cache.read + tokens.cache.read,
+            write: session.tokens.cache.write + tokens.cache.write
+          }
         }
       })
     }
@@ -357,7 +389,9 @@ export const reduceSession = (session: Session.SessionV2Info, event: SessionEven
       return touch({ ...session, model: event.data.model })
     case "session.next.prompted": {
       // The first prompt names a session that still has its default title.
-      const title = session.title.startsWith(Sessions.defaultTitlePrefix) ? Sessions.titleFromPrompt(event.data.prompt.text) : undefined
+      const title = session.title.startsWith(Sessions.defaultTitlePrefix)
+        ? Sessions.titleFromPrompt(event.data.prompt.text)
+        : undefined
       return touch(title === undefined ? session : { ...session, title })
     }
     case "session.next.step.failed":
@@ -415,7 +449,12 @@ export const apply = Effect.fn("MessageProjection.apply")(function* (committed: 
       Effect.flatMap(([row]) =>
         row === undefined
           ? Effect.succeed(undefined)
-          : Effect.map(decodeInfo(row.info), (message) => ({ sessionID: row.session_id, seq: row.seq, message, created: false }))
+          : Effect.map(decodeInfo(row.info), (message) => ({
+              sessionID: row.session_id,
+              seq: row.seq,
+              message,
+              created: false
+            }))
       )
     )
   const loadSession = (id: string) =>
@@ -453,7 +492,9 @@ export const apply = Effect.fn("MessageProjection.apply")(function* (committed: 
     }
 
     if (changesSession.has(event.type)) {
-      const session = sessions.get(sessionID) ?? (yield* Effect.map(loadSession(sessionID), (info) => ({ before: info, after: info })))
+      const session =
+        sessions.get(sessionID) ??
+        (yield* Effect.map(loadSession(sessionID), (info) => ({ before: info, after: info })))
       sessions.set(sessionID, { before: session.before, after: reduceSession(session.after, event) })
     }
   }

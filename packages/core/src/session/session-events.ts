@@ -28,7 +28,9 @@ export type DataOf<T extends Type> = Extract<Event.SessionDurableEvent, { readon
  * bug, never the user's input).
  */
 export const draft = <T extends Type>(type: T, data: DataOf<T>): EventLog.Draft => {
-  const schema = MessageProjection.schemaByType.get(type) as unknown as Schema.Struct<{ data: Schema.Schema<DataOf<T>, unknown> }>
+  const schema = MessageProjection.schemaByType.get(type) as unknown as Schema.Struct<{
+    data: Schema.Schema<DataOf<T>, unknown>
+  }>
   return { type, version: Event.durableVersion[type], data: Schema.encodeSync(schema.fields.data)(data) }
 }
 
@@ -63,13 +65,18 @@ export const layer: Layer.Layer<Service, never, EventLog.Service | KnownSessions
 
     const append = Effect.fn("SessionEvents.append")(
       function* <E>(sessionID: string, drafts: ReadonlyArray<EventLog.Draft>, extra?: EventLog.Projection<E>) {
-        const project = (committed: ReadonlyArray<EventLog.Envelope>): Effect.Effect<void, E | Errors.SessionNotFoundError, SqlClient.SqlClient> =>
-          known.ensure(sessionID).pipe(
-            Effect.zipRight(MessageProjection.apply(committed)),
-            Effect.zipRight(extra === undefined ? Effect.void : extra(committed))
-          )
+        const project = (
+          committed: ReadonlyArray<EventLog.Envelope>
+        ): Effect.Effect<void, E | Errors.SessionNotFoundError, SqlClient.SqlClient> =>
+          known
+            .ensure(sessionID)
+            .pipe(
+              Effect.zipRight(MessageProjection.apply(committed)),
+              Effect.zipRight(extra === undefined ? Effect.void : extra(committed))
+            )
         const foreign = drafts.find((candidate) => !MessageProjection.schemaByType.has(candidate.type))
-        if (foreign !== undefined) return yield* Effect.dieMessage(`${foreign.type} is not a durable session.next event`)
+        if (foreign !== undefined)
+          return yield* Effect.dieMessage(`${foreign.type} is not a durable session.next event`)
         return yield* log.append(sessionID, drafts, project)
       },
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })

@@ -108,9 +108,14 @@ interface Row {
   readonly info: string
 }
 
-const invalidQuery = (field: string, message: string) => new Errors.InvalidRequestError({ kind: "query", field, message })
+const invalidQuery = (field: string, message: string) =>
+  new Errors.InvalidRequestError({ kind: "query", field, message })
 
-export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | InstructionCheckpoint.Service | KnownSessions.Service> = Layer.effect(
+export const layer: Layer.Layer<
+  Service,
+  never,
+  SqlClient.SqlClient | InstructionCheckpoint.Service | KnownSessions.Service
+> = Layer.effect(
   Service,
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -129,10 +134,14 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | Instructio
           )
         }
         const payload = yield* MessageCursor.decode(input.cursor).pipe(
-          Effect.mapError(() => new Errors.InvalidCursorError({ message: "The cursor is malformed or was not issued by this server" }))
+          Effect.mapError(
+            () => new Errors.InvalidCursorError({ message: "The cursor is malformed or was not issued by this server" })
+          )
         )
         if (payload.query.sessionID !== sessionID) {
-          return yield* new Errors.InvalidCursorError({ message: "The cursor was issued for another session's messages" })
+          return yield* new Errors.InvalidCursorError({
+            message: "The cursor was issued for another session's messages"
+          })
         }
         return payload
       }
@@ -187,7 +196,9 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | Instructio
         return {
           data,
           cursor: {
-            ...(previous === undefined ? {} : { previous: MessageCursor.encode({ query, anchor: previous, direction: "previous" }) }),
+            ...(previous === undefined
+              ? {}
+              : { previous: MessageCursor.encode({ query, anchor: previous, direction: "previous" }) }),
             ...(next === undefined ? {} : { next: MessageCursor.encode({ query, anchor: next, direction: "next" }) })
           }
         } satisfies Page
@@ -201,7 +212,11 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | Instructio
         const [row] = yield* sql<{ readonly info: string }>`
           SELECT info FROM message WHERE id = ${messageID} AND session_id = ${sessionID}`.pipe(Effect.orDie)
         if (row === undefined) {
-          return yield* new Errors.MessageNotFoundError({ sessionID, messageID, message: `Message not found: ${messageID}` })
+          return yield* new Errors.MessageNotFoundError({
+            sessionID,
+            messageID,
+            message: `Message not found: ${messageID}`
+          })
         }
         return yield* MessageProjection.decodeInfo(row.info)
       },
@@ -234,11 +249,18 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | Instructio
         yield* ensureSession(sessionID)
         const after = input.after ?? 0
         const limit = input.limit ?? 100
-        if (!Number.isInteger(after) || after < 0) return yield* invalidQuery("after", "after must be a non-negative integer (a seq)")
+        if (!Number.isInteger(after) || after < 0)
+          return yield* invalidQuery("after", "after must be a non-negative integer (a seq)")
         if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
           return yield* invalidQuery("limit", "limit must be an integer from 1 to 1000")
         }
-        const rows = yield* sql<{ readonly id: string; readonly type: string; readonly seq: number; readonly version: number; readonly data: string }>`
+        const rows = yield* sql<{
+          readonly id: string
+          readonly type: string
+          readonly seq: number
+          readonly version: number
+          readonly data: string
+        }>`
           SELECT id, type, seq, version, data FROM event
           WHERE aggregate_id = ${sessionID} AND seq > ${after} AND type <> 'session.created'
           ORDER BY seq

@@ -39,63 +39,73 @@ export interface Interface {
 /** Agent and model switching; `yield* SessionSelection.Service`. */
 export class Service extends Context.Tag("@opencode-ai/core/SessionSelection")<Service, Interface>() {}
 
-const invalid = (field: string, message: string) => new Errors.InvalidRequestError({ kind: "selection", field, message })
+const invalid = (field: string, message: string) =>
+  new Errors.InvalidRequestError({ kind: "selection", field, message })
 
-export const layer: Layer.Layer<Service, never, Sessions.Service | SessionEvents.Service | Config.Service> = Layer.effect(
-  Service,
-  Effect.gen(function* () {
-    const sessions = yield* Sessions.Service
-    const events = yield* SessionEvents.Service
-    const config = yield* Config.Service
+export const layer: Layer.Layer<Service, never, Sessions.Service | SessionEvents.Service | Config.Service> =
+  Layer.effect(
+    Service,
+    Effect.gen(function* () {
+      const sessions = yield* Sessions.Service
+      const events = yield* SessionEvents.Service
+      const config = yield* Config.Service
 
-    const switchAgent = Effect.fn("SessionSelection.switchAgent")(
-      function* (sessionID: string, agent: string) {
-        const session = yield* sessions.get(sessionID)
-        const found = config.agent(agent)
-        if (Option.isNone(found) || found.value.hidden) {
-          const offered = config.agents.filter((candidate) => !candidate.hidden).map((candidate) => candidate.name)
-          return yield* invalid("agent", `Unknown agent "${agent}"; available: ${offered.join(", ")}`)
-        }
-        if (session.agent === agent) return
-        const now = yield* Clock.currentTimeMillis
-        yield* events.append(session.id, [
-          SessionEvents.draft("session.next.agent.switched", {
-            timestamp: now,
-            sessionID: session.id,
-            messageID: Identifier.newMessageID(now),
-            agent
-          })
-        ])
-      },
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
-    )
+      const switchAgent = Effect.fn("SessionSelection.switchAgent")(
+        function* (sessionID: string, agent: string) {
+          const session = yield* sessions.get(sessionID)
+          const found = config.agent(agent)
+          if (Option.isNone(found) || found.value.hidden) {
+            const offered = config.agents.filter((candidate) => !candidate.hidden).map((candidate) => candidate.name)
+            return yield* invalid("agent", `Unknown agent "${agent}"; available: ${offered.join(", ")}`)
+          }
+          if (session.agent === agent) return
+          const now = yield* Clock.currentTimeMillis
+          yield* events.append(session.id, [
+            SessionEvents.draft("session.next.agent.switched", {
+              timestamp: now,
+              sessionID: session.id,
+              messageID: Identifier.newMessageID(now),
+              agent
+            })
+          ])
+        },
+        (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      )
 
-    const switchModel = Effect.fn("SessionSelection.switchModel")(
-      function* (sessionID: string, model: Model.ModelRef) {
-        const session = yield* sessions.get(sessionID)
-        if (Option.isNone(config.provider(model.providerID))) {
-          return yield* invalid("model", `Unknown provider "${model.providerID}" in model ${model.providerID}/${model.id}`)
-        }
-        if (Option.isNone(config.findModel(model))) {
-          return yield* invalid("model", `Unknown model "${model.id}" of provider "${model.providerID}"`)
-        }
-        const current = session.model
-        if (current !== undefined && current.providerID === model.providerID && current.id === model.id && current.variant === model.variant) {
-          return
-        }
-        const now = yield* Clock.currentTimeMillis
-        yield* events.append(session.id, [
-          SessionEvents.draft("session.next.model.switched", {
-            timestamp: now,
-            sessionID: session.id,
-            messageID: Identifier.newMessageID(now),
-            model
-          })
-        ])
-      },
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
-    )
+      const switchModel = Effect.fn("SessionSelection.switchModel")(
+        function* (sessionID: string, model: Model.ModelRef) {
+          const session = yield* sessions.get(sessionID)
+          if (Option.isNone(config.provider(model.providerID))) {
+            return yield* invalid(
+              "model",
+              `Unknown provider "${model.providerID}" in model ${model.providerID}/${model.id}`
+            )
+          }
+          if (Option.isNone(config.findModel(model))) {
+            return yield* invalid("model", `Unknown model "${model.id}" of provider "${model.providerID}"`)
+          }
+          const current = session.model
+          if (
+            current !== undefined &&
+            current.providerID === model.providerID &&
+            current.id === model.id &&
+            current.variant === model.variant
+          ) {
+            return
+          }
+          const now = yield* Clock.currentTimeMillis
+          yield* events.append(session.id, [
+            SessionEvents.draft("session.next.model.switched", {
+              timestamp: now,
+              sessionID: session.id,
+              messageID: Identifier.newMessageID(now),
+              model
+            })
+          ])
+        },
+        (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      )
 
-    return Service.of({ switchAgent, switchModel })
-  })
-)
+      return Service.of({ switchAgent, switchModel })
+    })
+  )

@@ -7,7 +7,6 @@ import * as path from "node:path"
 import * as EventLog from "../event/event-log.js"
 import * as SessionCursor from "./session-cursor.js"
 
-
 /** The title a session has until its first prompt names it. */
 export const defaultTitlePrefix = "New session - "
 
@@ -68,9 +67,7 @@ export interface Interface {
    * before its first one. A continuation takes only its cursor: any other field is an
    * InvalidRequestError, an undecodable cursor an InvalidCursorError.
    */
-  readonly list: (
-    input?: ListInput
-  ) => Effect.Effect<Page, Errors.InvalidCursorError | Errors.InvalidRequestError>
+  readonly list: (input?: ListInput) => Effect.Effect<Page, Errors.InvalidCursorError | Errors.InvalidRequestError>
 }
 
 /** The session store; `yield* Sessions.Service`. */
@@ -101,7 +98,8 @@ const subpathOf = (location: Location.LocationInfo): string | undefined => {
 /** LIKE with `\` as the escape character: the search text matches literally. */
 const likePattern = (search: string) => `%${search.replace(/[\\%_]/g, (char) => `\\${char}`)}%`
 
-const invalidQuery = (field: string, message: string) => new Errors.InvalidRequestError({ kind: "query", field, message })
+const invalidQuery = (field: string, message: string) =>
+  new Errors.InvalidRequestError({ kind: "query", field, message })
 
 export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.Service> = Layer.effect(
   Service,
@@ -181,7 +179,9 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
           )
         }
         return yield* SessionCursor.decode(input.cursor).pipe(
-          Effect.mapError(() => new Errors.InvalidCursorError({ message: "The cursor is malformed or was not issued by this server" }))
+          Effect.mapError(
+            () => new Errors.InvalidCursorError({ message: "The cursor is malformed or was not issued by this server" })
+          )
         )
       }
       const limit = input.limit ?? 50
@@ -254,7 +254,9 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
       return {
         data,
         cursor: {
-          ...(previous === undefined ? {} : { previous: SessionCursor.encode({ query, anchor: previous, direction: "previous" }) }),
+          ...(previous === undefined
+            ? {}
+            : { previous: SessionCursor.encode({ query, anchor: previous, direction: "previous" }) }),
           ...(next === undefined ? {} : { next: SessionCursor.encode({ query, anchor: next, direction: "next" }) })
         }
       } satisfies Page

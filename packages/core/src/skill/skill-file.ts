@@ -61,7 +61,10 @@ export const parse = (text: string): Either.Either<Parsed, Invalid> => {
   if (error !== undefined) {
     // The library's line is within the front matter, which starts on the file's second line.
     const reason = error.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "")
-    return invalid(`invalid YAML front matter: ${reason}`, error.linePos === undefined ? undefined : error.linePos[0].line + 1)
+    return invalid(
+      `invalid YAML front matter: ${reason}`,
+      error.linePos === undefined ? undefined : error.linePos[0].line + 1
+    )
   }
   const data: unknown = document.toJS()
   if (!isRecord(data)) return invalid("the front matter must be a mapping of keys to values")
@@ -80,6 +83,9 @@ export const parse = (text: string): Either.Either<Parsed, Invalid> => {
     name: name.trim(),
     description: description.trim(),
     ...(slash === undefined ? {} : { slash }),
-    content: lines.slice(close + 1).join("\n").trim()
+    content: lines
+      .slice(close + 1)
+      .join("\n")
+      .trim()
   })
 }

@@ -25,7 +25,9 @@ export const description = [
 
 export const inputSchema = {
   type: "object",
-  properties: { name: { type: "string", description: "The name of the skill to load, as listed among the available skills" } },
+  properties: {
+    name: { type: "string", description: "The name of the skill to load, as listed among the available skills" }
+  },
   required: ["name"],
   additionalProperties: false
 } as const
@@ -55,13 +57,20 @@ export const make = (
   execute: (input, context) =>
     Effect.gen(function* () {
       const requested = typeof input.name === "string" ? input.name.trim() : ""
-      if (requested === "") return yield* new ToolRegistry.ToolFailure({ message: "The skill tool needs the `name` of a skill" })
+      if (requested === "")
+        return yield* new ToolRegistry.ToolFailure({ message: "The skill tool needs the `name` of a skill" })
       const location = yield* resolve(context.directory).pipe(
-        Effect.mapError(() => new ToolRegistry.ToolFailure({ message: `Skills cannot be looked up in ${context.directory}` }))
+        Effect.mapError(
+          () => new ToolRegistry.ToolFailure({ message: `Skills cannot be looked up in ${context.directory}` })
+        )
       )
-      const found = yield* skills.get(location, requested).pipe(
-        Effect.mapError((error) => new ToolRegistry.ToolFailure({ message: `Skills cannot be loaded: ${error.message}` }))
-      )
+      const found = yield* skills
+        .get(location, requested)
+        .pipe(
+          Effect.mapError(
+            (error) => new ToolRegistry.ToolFailure({ message: `Skills cannot be loaded: ${error.message}` })
+          )
+        )
       if (Option.isNone(found)) {
         return yield* new ToolRegistry.ToolFailure({
           message: `Unknown skill "${requested}": use the name of one of the skills listed as available to you`
@@ -80,11 +89,12 @@ export const make = (
  * Registers the skill tool in the ToolRegistry for the lifetime of the layer (project skills are
  * those of the calling session's Location).
  */
-export const layer: Layer.Layer<never, never, ToolRegistry.Service | Skills.Service | Locations.Service> = Layer.scopedDiscard(
-  Effect.gen(function* () {
-    const registry = yield* ToolRegistry.Service
-    const skills = yield* Skills.Service
-    const locations = yield* Locations.Service
-    yield* registry.register(make(skills, (directory) => locations.resolve({ directory })))
-  })
-)
+export const layer: Layer.Layer<never, never, ToolRegistry.Service | Skills.Service | Locations.Service> =
+  Layer.scopedDiscard(
+    Effect.gen(function* () {
+      const registry = yield* ToolRegistry.Service
+      const skills = yield* Skills.Service
+      const locations = yield* Locations.Service
+      yield* registry.register(make(skills, (directory) => locations.resolve({ directory })))
+    })
+  )

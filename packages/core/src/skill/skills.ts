@@ -65,7 +65,10 @@ export interface Interface {
   /** Every skill of `location`, one per name (the winning definition), in name order. */
   readonly list: (location: Location.LocationInfo) => Effect.Effect<ReadonlyArray<Info>, SkillDiscoveryError>
   /** The skill `name` of `location`, if there is one. */
-  readonly get: (location: Location.LocationInfo, name: string) => Effect.Effect<Option.Option<Info>, SkillDiscoveryError>
+  readonly get: (
+    location: Location.LocationInfo,
+    name: string
+  ) => Effect.Effect<Option.Option<Info>, SkillDiscoveryError>
   /**
    * The selected-agent skill guidance loader: the name and description of each skill of `location`
    * that `rules` do not deny (action `skill`, resource the skill's name; a skill that asks is
@@ -89,7 +92,11 @@ const reasonOf = (error: unknown): string | undefined =>
 const isMissing = (error: unknown): boolean => ["NotFound", "BadResource"].includes(reasonOf(error) ?? "")
 
 const messageOf = (error: unknown): string =>
-  error instanceof Error ? error.message : typeof error === "object" && error !== null && "message" in error ? String(error.message) : String(error)
+  error instanceof Error
+    ? error.message
+    : typeof error === "object" && error !== null && "message" in error
+      ? String(error.message)
+      : String(error)
 
 /** How deep below a skill folder a `SKILL.md` is looked for. */
 const maxDepth = 8
@@ -147,7 +154,9 @@ export const layer = (options: Options): Layer.Layer<Service, never, FileSystem.
                 else if (info.value.type === "Directory" && depth < maxDepth) {
                   yield* walk(path, depth + 1).pipe(
                     Effect.catchAll((error) =>
-                      warnOnce(`dir:${path}:${messageOf(error)}`, `skill folder skipped: ${messageOf(error)}`, { directory: path })
+                      warnOnce(`dir:${path}:${messageOf(error)}`, `skill folder skipped: ${messageOf(error)}`, {
+                        directory: path
+                      })
                     )
                   )
                 }
@@ -190,7 +199,9 @@ export const layer = (options: Options): Layer.Layer<Service, never, FileSystem.
           // Precedence order: a later definition replaces an earlier one of the same name.
           const byName = new Map<string, Info>()
           for (const skill of skills) if (skill !== undefined) byName.set(skill.name, skill)
-          return [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) as ReadonlyArray<Info>
+          return [...byName.values()].sort((a, b) =>
+            a.name < b.name ? -1 : a.name > b.name ? 1 : 0
+          ) as ReadonlyArray<Info>
         },
         (effect, location) => Effect.annotateLogs(effect, { directory: location.directory })
       )

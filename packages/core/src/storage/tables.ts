@@ -220,7 +220,9 @@ export const permissionSaved = sqliteTable(
     resource: text("resource").notNull(),
     timeCreated: integer("time_created").notNull()
   },
-  (table) => [uniqueIndex("permission_saved_project_action_resource_idx").on(table.projectID, table.action, table.resource)]
+  (table) => [
+    uniqueIndex("permission_saved_project_action_resource_idx").on(table.projectID, table.action, table.resource)
+  ]
 )
 
 /**

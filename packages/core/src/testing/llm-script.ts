@@ -238,16 +238,21 @@ export type Turn = Reply | HttpError | Overflow | Raw
 
 export const reply = (...parts: ReadonlyArray<Part>): Reply => ({ kind: "reply", parts })
 
-export const httpError = (
-  status: number,
-  options: Omit<HttpError, "kind" | "status"> = {}
-): HttpError => ({ kind: "http-error", status, ...options })
+export const httpError = (status: number, options: Omit<HttpError, "kind" | "status"> = {}): HttpError => ({
+  kind: "http-error",
+  status,
+  ...options
+})
 
 export const overflow = (): Overflow => ({ kind: "overflow" })
 
 export const raw = (
   body: string,
-  options: { readonly status?: number; readonly contentType?: string; readonly headers?: Readonly<Record<string, string>> } = {}
+  options: {
+    readonly status?: number
+    readonly contentType?: string
+    readonly headers?: Readonly<Record<string, string>>
+  } = {}
 ): Raw => ({
   kind: "raw",
   body,

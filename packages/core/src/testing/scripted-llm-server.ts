@@ -92,10 +92,17 @@ const frame = (event: string | undefined, data: unknown): { readonly frame: stri
 })
 
 const streamErrorPayload = (protocol: Protocol, part: LLMScript.StreamErrorPart) => {
-  const table: Record<LLMScript.StreamErrorKind, { openai: [string, string | null]; anthropic: string; message: string }> = {
+  const table: Record<
+    LLMScript.StreamErrorKind,
+    { openai: [string, string | null]; anthropic: string; message: string }
+  > = {
     overloaded: { openai: ["server_error", "overloaded"], anthropic: "overloaded_error", message: "Overloaded" },
     server: { openai: ["server_error", null], anthropic: "api_error", message: "Internal server error" },
-    "rate-limit": { openai: ["rate_limit_error", "rate_limit_exceeded"], anthropic: "rate_limit_error", message: "Rate limit exceeded" },
+    "rate-limit": {
+      openai: ["rate_limit_error", "rate_limit_exceeded"],
+      anthropic: "rate_limit_error",
+      message: "Rate limit exceeded"
+    },
     overflow: {
       openai: ["invalid_request_error", "context_length_exceeded"],
       anthropic: "invalid_request_error",
@@ -104,8 +111,16 @@ const streamErrorPayload = (protocol: Protocol, part: LLMScript.StreamErrorPart)
           ? "prompt is too long: 201234 tokens > 200000 maximum"
           : "This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 tokens."
     },
-    "invalid-request": { openai: ["invalid_request_error", null], anthropic: "invalid_request_error", message: "Invalid request" },
-    auth: { openai: ["authentication_error", "invalid_api_key"], anthropic: "authentication_error", message: "Invalid API key" }
+    "invalid-request": {
+      openai: ["invalid_request_error", null],
+      anthropic: "invalid_request_error",
+      message: "Invalid request"
+    },
+    auth: {
+      openai: ["authentication_error", "invalid_api_key"],
+      anthropic: "authentication_error",
+      message: "Invalid API key"
+    }
   }
   const entry = table[part.error]
   const message = part.message ?? entry.message
@@ -147,7 +162,11 @@ const renderOpenAI = (reply: LLMScript.Reply, request: RecordedRequest, id: stri
         break
       case "tool-call": {
         const index = toolIndex++
-        out.push(chunk({ tool_calls: [{ index, id: part.id, type: "function", function: { name: part.name, arguments: "" } }] }))
+        out.push(
+          chunk({
+            tool_calls: [{ index, id: part.id, type: "function", function: { name: part.name, arguments: "" } }]
+          })
+        )
         for (const args of part.chunks) out.push(chunk({ tool_calls: [{ index, function: { arguments: args } }] }))
         break
       }
@@ -373,7 +392,12 @@ export const make = (options: Options = {}): Effect.Effect<ScriptedLLMServer, ne
           res.end(
             JSON.stringify(
               protocol === "anthropic"
-                ? errorBody(protocol, "invalid_request_error", "prompt is too long: 201234 tokens > 200000 maximum", undefined)
+                ? errorBody(
+                    protocol,
+                    "invalid_request_error",
+                    "prompt is too long: 201234 tokens > 200000 maximum",
+                    undefined
+                  )
                 : errorBody(
                     protocol,
                     "invalid_request_error",
@@ -398,7 +422,8 @@ export const make = (options: Options = {}): Effect.Effect<ScriptedLLMServer, ne
           })
           res.flushHeaders()
           const id = protocol === "anthropic" ? `msg_scripted_${request.index}` : `chatcmpl-scripted-${request.index}`
-          const actions = protocol === "anthropic" ? renderAnthropic(turn, request, id) : renderOpenAI(turn, request, id)
+          const actions =
+            protocol === "anthropic" ? renderAnthropic(turn, request, id) : renderOpenAI(turn, request, id)
           for (const action of actions) {
             if (res.destroyed) return
             if ("frame" in action) {
@@ -451,7 +476,11 @@ export const make = (options: Options = {}): Effect.Effect<ScriptedLLMServer, ne
       const protocol = protocolOfPath(path)
       if (req.method !== "POST" || protocol === undefined) {
         res.writeHead(404, { "content-type": "application/json" })
-        res.end(JSON.stringify({ error: { message: `ScriptedLLMServer: no route for ${req.method} ${path}`, type: "not_found_error" } }))
+        res.end(
+          JSON.stringify({
+            error: { message: `ScriptedLLMServer: no route for ${req.method} ${path}`, type: "not_found_error" }
+          })
+        )
         return
       }
       const turn = queue.shift()

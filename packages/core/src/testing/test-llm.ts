@@ -106,14 +106,21 @@ const render = (reply: LLMScript.Reply): ReadonlyArray<Step> => {
           type: "reasoning-end",
           id,
           text: part.chunks.join(""),
-          ...(part.signature === undefined ? {} : { metadata: { [NativeContinuation.anthropic]: { signature: part.signature } } })
+          ...(part.signature === undefined
+            ? {}
+            : { metadata: { [NativeContinuation.anthropic]: { signature: part.signature } } })
         })
         break
       }
       case "redacted-reasoning": {
         const id = `reasoning-${block++}`
         emit({ type: "reasoning-start", id })
-        emit({ type: "reasoning-end", id, text: "", metadata: { [NativeContinuation.anthropic]: { redactedData: part.data } } })
+        emit({
+          type: "reasoning-end",
+          id,
+          text: "",
+          metadata: { [NativeContinuation.anthropic]: { redactedData: part.data } }
+        })
         break
       }
       case "tool-call": {
@@ -156,7 +163,11 @@ const render = (reply: LLMScript.Reply): ReadonlyArray<Step> => {
 
 const failureOf = (turn: LLMScript.HttpError | LLMScript.Overflow): LLMError => {
   if (turn.kind === "overflow") {
-    return new ContextOverflowError({ providerID, status: 400, message: "prompt is too long: 201234 tokens > 200000 maximum" })
+    return new ContextOverflowError({
+      providerID,
+      status: 400,
+      message: "prompt is too long: 201234 tokens > 200000 maximum"
+    })
   }
   const body = JSON.stringify({
     error: {
@@ -202,62 +213,68 @@ const play = (turn: Turn): Stream.Stream<LLMEvent.Event, LLMError> => {
 }
 
 /** A TestLLM: its controls and the `LLMClient` it backs. */
-export const make: Effect.Effect<{ readonly controls: Interface; readonly client: LLMClient.Interface }> = Effect.sync(() => {
-  const queue: Array<Turn | LLMScript.Raw> = []
-  const calls: Array<Call> = []
-  const arrivals: Array<() => void> = []
+export const make: Effect.Effect<{ readonly controls: Interface; readonly client: LLMClient.Interface }> = Effect.sync(
+  () => {
+    const queue: Array<Turn | LLMScript.Raw> = []
+    const calls: Array<Call> = []
+    const arrivals: Array<() => void> = []
 
-  const client: LLMClient.Interface = {
-    stream: (request) =>
-      Stream.suspend(() => {
-        let settle!: (outcome: Outcome) => void
-        const outcome = new Promise<Outcome>((resolve) => (settle = resolve))
-        calls.push({ index: calls.length + 1, request, outcome: Effect.promise(() => outcome) })
-        for (const wake of arrivals.splice(0)) wake()
-        const turn = queue.shift()
-        if (turn === undefined) {
-          settle("failed")
-          return Stream.dieMessage(`TestLLM: no scripted turn left for call #${calls.length}`)
-        }
-        if (turn.kind === "raw") {
-          settle("failed")
-          return Stream.dieMessage("TestLLM: a raw turn can only be played by the ScriptedLLMServer")
-        }
-        return play(turn).pipe(
-          Stream.ensuringWith((exit) =>
-            Effect.sync(() =>
-              settle(Exit.isSuccess(exit) ? "completed" : Cause.isInterruptedOnly(exit.cause) ? "interrupted" : "failed")
+    const client: LLMClient.Interface = {
+      stream: (request) =>
+        Stream.suspend(() => {
+          let settle!: (outcome: Outcome) => void
+          const outcome = new Promise<Outcome>((resolve) => (settle = resolve))
+          calls.push({ index: calls.length + 1, request, outcome: Effect.promise(() => outcome) })
+          for (const wake of arrivals.splice(0)) wake()
+          const turn = queue.shift()
+          if (turn === undefined) {
+            settle("failed")
+            return Stream.dieMessage(`TestLLM: no scripted turn left for call #${calls.length}`)
+          }
+          if (turn.kind === "raw") {
+            settle("failed")
+            return Stream.dieMessage("TestLLM: a raw turn can only be played by the ScriptedLLMServer")
+          }
+          return play(turn).pipe(
+            Stream.ensuringWith((exit) =>
+              Effect.sync(() =>
+                settle(
+                  Exit.isSuccess(exit) ? "completed" : Cause.isInterruptedOnly(exit.cause) ? "interrupted" : "failed"
+                )
+              )
             )
           )
-        )
-      })
-  }
-
-  const awaitCall = (index: number): Effect.Effect<Call> =>
-    Effect.suspend(() => {
-      const found = calls[index - 1]
-      if (found !== undefined) return Effect.succeed(found)
-      return Effect.async<void>((resume) => {
-        const wake = () => resume(Effect.void)
-        arrivals.push(wake)
-        return Effect.sync(() => {
-          const at = arrivals.indexOf(wake)
-          if (at !== -1) arrivals.splice(at, 1)
         })
-      }).pipe(Effect.zipRight(Effect.suspend(() => awaitCall(index))))
-    })
+    }
 
-  const controls: Interface = {
-    enqueue: (...turns) => Effect.sync(() => void queue.push(...turns)),
-    calls: Effect.sync(() => [...calls]),
-    requests: Effect.sync(() => calls.map((call) => call.request)),
-    awaitCall,
-    remaining: Effect.sync(() => queue.length)
+    const awaitCall = (index: number): Effect.Effect<Call> =>
+      Effect.suspend(() => {
+        const found = calls[index - 1]
+        if (found !== undefined) return Effect.succeed(found)
+        return Effect.async<void>((resume) => {
+          const wake = () => resume(Effect.void)
+          arrivals.push(wake)
+          return Effect.sync(() => {
+            const at = arrivals.indexOf(wake)
+            if (at !== -1) arrivals.splice(at, 1)
+          })
+        }).pipe(Effect.zipRight(Effect.suspend(() => awaitCall(index))))
+      })
+
+    const controls: Interface = {
+      enqueue: (...turns) => Effect.sync(() => void queue.push(...turns)),
+      calls: Effect.sync(() => [...calls]),
+      requests: Effect.sync(() => calls.map((call) => call.request)),
+      awaitCall,
+      remaining: Effect.sync(() => queue.length)
+    }
+    return { controls, client }
   }
-  return { controls, client }
-})
+)
 
 /** Provides `LLMClient.Service` backed by a fresh TestLLM, and its controls as {@link Service}. */
 export const layer: Layer.Layer<LLMClient.Service | Service> = Layer.effectContext(
-  Effect.map(make, ({ controls, client }) => Context.make(Service, controls).pipe(Context.add(LLMClient.Service, client)))
+  Effect.map(make, ({ controls, client }) =>
+    Context.make(Service, controls).pipe(Context.add(LLMClient.Service, client))
+  )
 )

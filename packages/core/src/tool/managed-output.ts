@@ -125,11 +125,17 @@ export const make = (options: Options): Effect.Effect<Interface, never, FileSyst
     const retention = Duration.decode(options.retention ?? defaultRetention)
 
     const failed = (path: string, what: string) => (cause: unknown) =>
-      new WriteError({ path, message: `${what} ${path}: ${cause instanceof Error ? cause.message : String(cause)}`, cause })
+      new WriteError({
+        path,
+        message: `${what} ${path}: ${cause instanceof Error ? cause.message : String(cause)}`,
+        cause
+      })
 
     const create = Effect.gen(function* () {
       const scope = yield* Effect.scope
-      yield* fs.makeDirectory(directory, { recursive: true }).pipe(Effect.mapError(failed(directory, "cannot create directory")))
+      yield* fs
+        .makeDirectory(directory, { recursive: true })
+        .pipe(Effect.mapError(failed(directory, "cannot create directory")))
       const path = nodePath.join(directory, newName(yield* Clock.currentTimeMillis))
       // The file handle lives in its own scope, so a commit can close it before the caller's scope ends.
       const handle = yield* Scope.fork(scope, ExecutionStrategy.sequential)
@@ -190,7 +196,9 @@ export const make = (options: Options): Effect.Effect<Interface, never, FileSyst
       if (removed > 0) yield* Effect.logDebug(`deleted ${removed} expired managed tool output files`)
       return removed
     }).pipe(
-      Effect.catchAll((error) => Effect.as(Effect.logWarning("managed tool output sweep failed", Cause.fail(error)), 0)),
+      Effect.catchAll((error) =>
+        Effect.as(Effect.logWarning("managed tool output sweep failed", Cause.fail(error)), 0)
+      ),
       Effect.withSpan("ManagedOutput.sweep"),
       Effect.annotateLogs({ directory })
     )
@@ -220,4 +228,5 @@ export const layer = (options: Options): Layer.Layer<Service, never, FileSystem.
   )
 
 /** {@link layer} over Node's file system. */
-export const layerNode = (options: Options): Layer.Layer<Service> => layer(options).pipe(Layer.provide(NodeFileSystem.layer))
+export const layerNode = (options: Options): Layer.Layer<Service> =>
+  layer(options).pipe(Layer.provide(NodeFileSystem.layer))

@@ -120,7 +120,10 @@ const normalize = (limits: Limits): Limits => ({
 const WIDEST = 9_999_999_999_999_999
 
 /** The marker line between head and tail (no newline). */
-export const marker = (omitted: { readonly lines: number; readonly bytes: number }, path: string | undefined): string =>
+export const marker = (
+  omitted: { readonly lines: number; readonly bytes: number },
+  path: string | undefined
+): string =>
   path !== undefined
     ? `[… ${omitted.lines} lines (${omitted.bytes} bytes) truncated. The full output is saved to ${path}; read it with offset/limit or search it with grep instead of rerunning the tool …]`
     : `[… ${omitted.lines} lines (${omitted.bytes} bytes) truncated. The full output could not be kept: this output is lossy …]`
@@ -209,7 +212,9 @@ export class Window {
    * The preview: the complete text when it fits; else head + marker + tail, the marker built by
    * `mark` (whose longest form is reserved in the budget).
    */
-  preview(mark: (omitted: { readonly lines: number; readonly bytes: number }) => string): Omit<Preview, "path" | "lossy"> {
+  preview(
+    mark: (omitted: { readonly lines: number; readonly bytes: number }) => string
+  ): Omit<Preview, "path" | "lossy"> {
     const { maxLines, maxBytes } = this.limits
     const total = this.total
     const whole = { lines: this.lines, bytes: total }
@@ -254,7 +259,11 @@ export class Window {
     else {
       let seen = 0
       const from = window[length - 1] === NL ? length - 2 : length - 1
-      for (let i = from < 0 ? -1 : window.lastIndexOf(NL, from); i !== -1; i = i === 0 ? -1 : window.lastIndexOf(NL, i - 1)) {
+      for (
+        let i = from < 0 ? -1 : window.lastIndexOf(NL, from);
+        i !== -1;
+        i = i === 0 ? -1 : window.lastIndexOf(NL, i - 1)
+      ) {
         if (++seen === tailLines) {
           start = i + 1
           break
@@ -314,8 +323,9 @@ const project = (result: ToolRegistry.Result): Projection => {
     text: texts.map((part) => part.text).join("\n"),
     // The bounded text takes the place of the first text part; file parts keep their order.
     content: (text) =>
-      result.content.flatMap((part, i): Array<ToolContent.LLMToolContent> =>
-        part.type !== "text" ? [part] : i === first ? [{ type: "text", text }] : []
+      result.content.flatMap(
+        (part, i): Array<ToolContent.LLMToolContent> =>
+          part.type !== "text" ? [part] : i === first ? [{ type: "text", text }] : []
       )
   }
 }
@@ -456,7 +466,15 @@ export const makeWith = (store: ManagedOutput.Interface, defaults: Limits): Inte
   const boundText = Effect.fn("ModelToolOutput.boundText")(function* (text: string, limits: Limits = defaults) {
     if (fits(text, limits)) {
       const lines = countLines(text)
-      return { text, truncated: false, lossy: false, lines, bytes: utf8Length(text), omittedLines: 0, omittedBytes: 0 } satisfies Preview
+      return {
+        text,
+        truncated: false,
+        lossy: false,
+        lines,
+        bytes: utf8Length(text),
+        omittedLines: 0,
+        omittedBytes: 0
+      } satisfies Preview
     }
     return yield* Effect.scoped(
       Effect.gen(function* () {
@@ -499,4 +517,7 @@ export const layer: Layer.Layer<Service, never, ManagedOutput.Service | Config.S
 
 /** The service under explicit limits (no Config needed). */
 export const layerWith = (limits: Limits): Layer.Layer<Service, never, ManagedOutput.Service> =>
-  Layer.effect(Service, Effect.map(ManagedOutput.Service, (store) => makeWith(store, limits)))
+  Layer.effect(
+    Service,
+    Effect.map(ManagedOutput.Service, (store) => makeWith(store, limits))
+  )

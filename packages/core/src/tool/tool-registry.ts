@@ -58,7 +58,10 @@ export interface Tool {
   readonly description: string
   /** The JSON Schema of the input object. */
   readonly inputSchema: Readonly<Record<string, unknown>>
-  readonly execute: (input: Readonly<Record<string, unknown>>, context: CallContext) => Effect.Effect<Result, ToolFailure>
+  readonly execute: (
+    input: Readonly<Record<string, unknown>>,
+    context: CallContext
+  ) => Effect.Effect<Result, ToolFailure>
 }
 
 /**
@@ -77,7 +80,11 @@ export interface Call {
 /** The tools of one Step: what the model is offered, and how its calls run. */
 export interface Materialized {
   /** The definitions offered to the model, by name; tools the rules deny outright are not among them. */
-  readonly definitions: ReadonlyArray<{ readonly name: string; readonly description: string; readonly inputSchema: Readonly<Record<string, unknown>> }>
+  readonly definitions: ReadonlyArray<{
+    readonly name: string
+    readonly description: string
+    readonly inputSchema: Readonly<Record<string, unknown>>
+  }>
   /**
    * Runs one call. Unknown tools (including hidden ones) and undecodable input fail with a
    * ToolFailure the model can read; otherwise the tool runs with `context`. Interruptible: the
@@ -95,7 +102,9 @@ export interface Interface {
   /** The visible tools (the last registration of each name), by name. */
   readonly list: Effect.Effect<ReadonlyArray<Tool>>
   /** The tools of one Step under `visible`: the names a permission policy offers (see Permission.visibleTools). */
-  readonly materialize: (visible: (names: ReadonlyArray<string>) => ReadonlyArray<string>) => Effect.Effect<Materialized>
+  readonly materialize: (
+    visible: (names: ReadonlyArray<string>) => ReadonlyArray<string>
+  ) => Effect.Effect<Materialized>
 }
 
 export class Service extends Context.Tag("@opencode-ai/core/ToolRegistry")<Service, Interface>() {}
@@ -104,8 +113,9 @@ export const make = Effect.gen(function* () {
   // Every live registration in order; a later one of a name shadows the earlier ones.
   const registrations = yield* Ref.make<ReadonlyArray<Tool>>([])
   const register = (tool: Tool) =>
-    Effect.acquireRelease(Ref.update(registrations, (all) => [...all, tool]), () =>
-      Ref.update(registrations, (all) => all.filter((t) => t !== tool))
+    Effect.acquireRelease(
+      Ref.update(registrations, (all) => [...all, tool]),
+      () => Ref.update(registrations, (all) => all.filter((t) => t !== tool))
     ).pipe(Effect.asVoid)
   const list = Effect.map(Ref.get(registrations), (all) =>
     [...new Map(all.map((tool) => [tool.name, tool] as const)).values()].sort((a, b) => a.name.localeCompare(b.name))
@@ -115,13 +125,20 @@ export const make = Effect.gen(function* () {
       const offered = new Set(visible(all.map((tool) => tool.name)))
       const tools = new Map(all.filter((tool) => offered.has(tool.name)).map((tool) => [tool.name, tool] as const))
       return {
-        definitions: [...tools.values()].map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema })),
+        definitions: [...tools.values()].map((tool) => ({
+          name: tool.name,
+          description: tool.description,
+          inputSchema: tool.inputSchema
+        })),
         settle: (call, context) => {
-          if (call.inputError !== undefined) return Effect.fail(new ToolFailure({ message: `Invalid tool input: ${call.inputError}` }))
+          if (call.inputError !== undefined)
+            return Effect.fail(new ToolFailure({ message: `Invalid tool input: ${call.inputError}` }))
           const tool = tools.get(call.name)
           if (tool === undefined) {
             return Effect.fail(
-              new ToolFailure({ message: `Unknown tool: ${call.name}. Available tools: ${[...tools.keys()].join(", ") || "none"}` })
+              new ToolFailure({
+                message: `Unknown tool: ${call.name}. Available tools: ${[...tools.keys()].join(", ") || "none"}`
+              })
             )
           }
           return tool.execute(call.input, context)

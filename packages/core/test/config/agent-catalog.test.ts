@@ -14,56 +14,64 @@ const failure = <A, E>(result: Either.Either<A, E>): E => {
 
 /** A minimal last-match-wins evaluation (`*` matches anything), enough to read the rulesets. */
 const evaluate = (rules: AgentCatalog.Ruleset, action: string, resource: string) => {
-  const glob = (pattern: string) => new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*")}$`)
-  return [...rules].reverse().find((rule) => glob(rule.action).test(action) && glob(rule.resource).test(resource))?.effect
+  const glob = (pattern: string) =>
+    new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*")}$`)
+  return [...rules].reverse().find((rule) => glob(rule.action).test(action) && glob(rule.resource).test(resource))
+    ?.effect
 }
 
 const provider = {
-  local: { npm: "@ai-sdk/openai-compatible", options: { baseURL: "http://127.0.0.1:1/v1" }, models: { qwen: {}, tiny: {} } }
+  local: {
+    npm: "@ai-sdk/openai-compatible",
+    options: { baseURL: "http://127.0.0.1:1/v1" },
+    models: { qwen: {}, tiny: {} }
+  }
 }
 
 describe("AgentCatalog", () => {
-  it.effect("the built-ins: build and plan primary, general and explore subagents, three hidden ones; no step limit", () =>
-    Effect.gen(function* () {
-      const config = Either.getOrThrow(yield* load({}))
-      assert.deepStrictEqual(
-        config.agents.map(({ name, mode, hidden, native }) => ({ name, mode, hidden, native })),
-        [
-          { name: "build", mode: "primary", hidden: false, native: true },
-          { name: "plan", mode: "primary", hidden: false, native: true },
-          { name: "general", mode: "subagent", hidden: false, native: true },
-          { name: "explore", mode: "subagent", hidden: false, native: true },
-          { name: "compaction", mode: "primary", hidden: true, native: true },
-          { name: "title", mode: "primary", hidden: true, native: true },
-          { name: "summary", mode: "primary", hidden: true, native: true }
-        ]
-      )
-      assert.strictEqual(config.defaultAgent, "build")
-      for (const agent of config.agents) assert.isUndefined(agent.steps, agent.name)
-      const rules = (name: string) => Option.getOrThrow(config.agent(name)).permission
-      // build: every tool
-      assert.strictEqual(evaluate(rules("build"), "edit", "src/a.ts"), "allow")
-      assert.strictEqual(evaluate(rules("build"), "bash", "rm -rf x"), "allow")
-      assert.strictEqual(evaluate(rules("build"), "question", "*"), "allow")
-      assert.strictEqual(evaluate(rules("build"), "plan_exit", "*"), "deny")
-      assert.strictEqual(evaluate(rules("build"), "read", ".env"), "ask")
-      assert.strictEqual(evaluate(rules("build"), "read", ".env.example"), "allow")
-      assert.strictEqual(evaluate(rules("build"), "external_directory", "/etc"), "ask")
-      // plan: edits denied, except plan files
-      assert.strictEqual(evaluate(rules("plan"), "edit", "src/a.ts"), "deny")
-      assert.strictEqual(evaluate(rules("plan"), "edit", ".opencode/plans/p.md"), "allow")
-      assert.strictEqual(evaluate(rules("plan"), "plan_exit", "*"), "allow")
-      assert.strictEqual(evaluate(rules("plan"), "read", "src/a.ts"), "allow")
-      // general: no todo list; explore: read and search only
-      assert.strictEqual(evaluate(rules("general"), "todowrite", "*"), "deny")
-      assert.strictEqual(evaluate(rules("general"), "edit", "a"), "allow")
-      assert.strictEqual(evaluate(rules("explore"), "edit", "a"), "deny")
-      assert.strictEqual(evaluate(rules("explore"), "bash", "ls"), "deny")
-      assert.strictEqual(evaluate(rules("explore"), "grep", "x"), "allow")
-      assert.strictEqual(evaluate(rules("explore"), "read", "a.ts"), "allow")
-      // hidden agents: no tools
-      assert.strictEqual(evaluate(rules("title"), "read", "a.ts"), "deny")
-    })
+  it.effect(
+    "the built-ins: build and plan primary, general and explore subagents, three hidden ones; no step limit",
+    () =>
+      Effect.gen(function* () {
+        const config = Either.getOrThrow(yield* load({}))
+        assert.deepStrictEqual(
+          config.agents.map(({ name, mode, hidden, native }) => ({ name, mode, hidden, native })),
+          [
+            { name: "build", mode: "primary", hidden: false, native: true },
+            { name: "plan", mode: "primary", hidden: false, native: true },
+            { name: "general", mode: "subagent", hidden: false, native: true },
+            { name: "explore", mode: "subagent", hidden: false, native: true },
+            { name: "compaction", mode: "primary", hidden: true, native: true },
+            { name: "title", mode: "primary", hidden: true, native: true },
+            { name: "summary", mode: "primary", hidden: true, native: true }
+          ]
+        )
+        assert.strictEqual(config.defaultAgent, "build")
+        for (const agent of config.agents) assert.isUndefined(agent.steps, agent.name)
+        const rules = (name: string) => Option.getOrThrow(config.agent(name)).permission
+        // build: every tool
+        assert.strictEqual(evaluate(rules("build"), "edit", "src/a.ts"), "allow")
+        assert.strictEqual(evaluate(rules("build"), "bash", "rm -rf x"), "allow")
+        assert.strictEqual(evaluate(rules("build"), "question", "*"), "allow")
+        assert.strictEqual(evaluate(rules("build"), "plan_exit", "*"), "deny")
+        assert.strictEqual(evaluate(rules("build"), "read", ".env"), "ask")
+        assert.strictEqual(evaluate(rules("build"), "read", ".env.example"), "allow")
+        assert.strictEqual(evaluate(rules("build"), "external_directory", "/etc"), "ask")
+        // plan: edits denied, except plan files
+        assert.strictEqual(evaluate(rules("plan"), "edit", "src/a.ts"), "deny")
+        assert.strictEqual(evaluate(rules("plan"), "edit", ".opencode/plans/p.md"), "allow")
+        assert.strictEqual(evaluate(rules("plan"), "plan_exit", "*"), "allow")
+        assert.strictEqual(evaluate(rules("plan"), "read", "src/a.ts"), "allow")
+        // general: no todo list; explore: read and search only
+        assert.strictEqual(evaluate(rules("general"), "todowrite", "*"), "deny")
+        assert.strictEqual(evaluate(rules("general"), "edit", "a"), "allow")
+        assert.strictEqual(evaluate(rules("explore"), "edit", "a"), "deny")
+        assert.strictEqual(evaluate(rules("explore"), "bash", "ls"), "deny")
+        assert.strictEqual(evaluate(rules("explore"), "grep", "x"), "allow")
+        assert.strictEqual(evaluate(rules("explore"), "read", "a.ts"), "allow")
+        // hidden agents: no tools
+        assert.strictEqual(evaluate(rules("title"), "read", "a.ts"), "deny")
+      })
   )
 
   it.effect("with a data directory, managed tool output and plan files are reachable", () =>
@@ -110,39 +118,44 @@ describe("AgentCatalog", () => {
         { mode: review.mode, native: review.native, description: review.description, hidden: review.hidden },
         { mode: "all", native: false, description: "Reviews diffs", hidden: false }
       )
-      assert.deepStrictEqual(review.permission, [...AgentCatalog.defaults(), { action: "edit", resource: "*", effect: "deny" }])
+      assert.deepStrictEqual(review.permission, [
+        ...AgentCatalog.defaults(),
+        { action: "edit", resource: "*", effect: "deny" }
+      ])
     })
   )
 
-  it.effect("permissions: built-in rules, then top-level tools and permission, then the agent's; the last match wins", () =>
-    Effect.gen(function* () {
-      const config = Either.getOrThrow(
-        yield* load({
-          tools: { webfetch: false },
-          permission: { bash: { "*": "ask", "git status": "allow" } },
-          agent: {
-            build: { tools: { write: false }, permission: { bash: { "git push*": "deny" } } },
-            plan: { permission: { edit: "allow" } },
-            general: { permission: "ask" }
-          }
-        })
-      )
-      const rules = (name: string) => Option.getOrThrow(config.agent(name)).permission
-      assert.deepStrictEqual(rules("build").slice(-5), [
-        { action: "webfetch", resource: "*", effect: "deny" },
-        { action: "bash", resource: "*", effect: "ask" },
-        { action: "bash", resource: "git status", effect: "allow" },
-        { action: "edit", resource: "*", effect: "deny" },
-        { action: "bash", resource: "git push*", effect: "deny" }
-      ])
-      assert.strictEqual(evaluate(rules("build"), "bash", "git status"), "allow")
-      assert.strictEqual(evaluate(rules("build"), "bash", "git push origin"), "deny")
-      assert.strictEqual(evaluate(rules("build"), "bash", "ls"), "ask")
-      assert.strictEqual(evaluate(rules("build"), "edit", "a.ts"), "deny")
-      assert.strictEqual(evaluate(rules("plan"), "edit", "a.ts"), "allow")
-      assert.strictEqual(evaluate(rules("plan"), "webfetch", "u"), "deny")
-      assert.strictEqual(evaluate(rules("general"), "read", "a.ts"), "ask")
-    })
+  it.effect(
+    "permissions: built-in rules, then top-level tools and permission, then the agent's; the last match wins",
+    () =>
+      Effect.gen(function* () {
+        const config = Either.getOrThrow(
+          yield* load({
+            tools: { webfetch: false },
+            permission: { bash: { "*": "ask", "git status": "allow" } },
+            agent: {
+              build: { tools: { write: false }, permission: { bash: { "git push*": "deny" } } },
+              plan: { permission: { edit: "allow" } },
+              general: { permission: "ask" }
+            }
+          })
+        )
+        const rules = (name: string) => Option.getOrThrow(config.agent(name)).permission
+        assert.deepStrictEqual(rules("build").slice(-5), [
+          { action: "webfetch", resource: "*", effect: "deny" },
+          { action: "bash", resource: "*", effect: "ask" },
+          { action: "bash", resource: "git status", effect: "allow" },
+          { action: "edit", resource: "*", effect: "deny" },
+          { action: "bash", resource: "git push*", effect: "deny" }
+        ])
+        assert.strictEqual(evaluate(rules("build"), "bash", "git status"), "allow")
+        assert.strictEqual(evaluate(rules("build"), "bash", "git push origin"), "deny")
+        assert.strictEqual(evaluate(rules("build"), "bash", "ls"), "ask")
+        assert.strictEqual(evaluate(rules("build"), "edit", "a.ts"), "deny")
+        assert.strictEqual(evaluate(rules("plan"), "edit", "a.ts"), "allow")
+        assert.strictEqual(evaluate(rules("plan"), "webfetch", "u"), "deny")
+        assert.strictEqual(evaluate(rules("general"), "read", "a.ts"), "ask")
+      })
   )
 
   it.effect("the default agent: default_agent, else build, else the first selectable primary agent", () =>
@@ -179,9 +192,14 @@ describe("AgentCatalog", () => {
   )
 
   it("fromConfig: a single action covers every tool; per-tool objects keep their order", () => {
-    assert.deepStrictEqual(AgentCatalog.fromConfig({ permission: "deny" }), [{ action: "*", resource: "*", effect: "deny" }])
+    assert.deepStrictEqual(AgentCatalog.fromConfig({ permission: "deny" }), [
+      { action: "*", resource: "*", effect: "deny" }
+    ])
     assert.deepStrictEqual(
-      AgentCatalog.fromConfig({ tools: { patch: false, bash: true }, permission: { webfetch: "ask", bash: { "*": "ask", "ls*": "allow" } } }),
+      AgentCatalog.fromConfig({
+        tools: { patch: false, bash: true },
+        permission: { webfetch: "ask", bash: { "*": "ask", "ls*": "allow" } }
+      }),
       [
         { action: "edit", resource: "*", effect: "deny" },
         { action: "bash", resource: "*", effect: "allow" },

@@ -86,15 +86,37 @@ describe("Catalog", () => {
               options: { baseURL: "http://h/v1" },
               models: {
                 small: {},
-                big: { id: "org/big-v2", name: "Big", tool_call: false, reasoning: true, limit: { context: 100, output: 10 } }
+                big: {
+                  id: "org/big-v2",
+                  name: "Big",
+                  tool_call: false,
+                  reasoning: true,
+                  limit: { context: 100, output: 10 }
+                }
               }
             }
           }
         })
       )
       assert.deepStrictEqual(catalog.providers[0]?.models, [
-        { id: "small", apiID: "small", providerID: "local", name: "small", toolCall: true, reasoning: false, limit: { context: 0, output: 0 } },
-        { id: "big", apiID: "org/big-v2", providerID: "local", name: "Big", toolCall: false, reasoning: true, limit: { context: 100, output: 10 } }
+        {
+          id: "small",
+          apiID: "small",
+          providerID: "local",
+          name: "small",
+          toolCall: true,
+          reasoning: false,
+          limit: { context: 0, output: 0 }
+        },
+        {
+          id: "big",
+          apiID: "org/big-v2",
+          providerID: "local",
+          name: "Big",
+          toolCall: false,
+          reasoning: true,
+          limit: { context: 100, output: 10 }
+        }
       ])
       // without `model`, the default is the first configured model
       assert.deepStrictEqual(catalog.model, Option.some({ providerID: "local", id: "small" }))
@@ -106,7 +128,9 @@ describe("Catalog", () => {
 
   it.effect("model and small_model must name a configured provider and model", () =>
     Effect.gen(function* () {
-      const provider = { local: { npm: "@ai-sdk/openai-compatible", options: { baseURL: "http://h/v1" }, models: { qwen: {} } } }
+      const provider = {
+        local: { npm: "@ai-sdk/openai-compatible", options: { baseURL: "http://h/v1" }, models: { qwen: {} } }
+      }
       const ok = Either.getOrThrow(yield* resolve({ provider, model: "local/qwen", small_model: "local/qwen" }))
       assert.deepStrictEqual(ok.smallModel, Option.some({ providerID: "local", id: "qwen" }))
       const bad = failure(yield* resolve({ provider, model: "local/llama" }))

@@ -25,7 +25,11 @@ describe("ConfigSource", () => {
   "server": { "port": 4096, },
 }
 `)
-      assert.deepStrictEqual(source.info, { model: "local/qwen", instructions: ["a.md", "b.md"], server: { port: 4096 } })
+      assert.deepStrictEqual(source.info, {
+        model: "local/qwen",
+        instructions: ["a.md", "b.md"],
+        server: { port: 4096 }
+      })
     })
   )
 
@@ -86,7 +90,10 @@ describe("ConfigSource", () => {
       assert.strictEqual(error.line, 5)
       assert.strictEqual(error.column, 16)
       assert.strictEqual(error.reason, `agent.build.steps: Expected number, actual "many"`)
-      assert.strictEqual(error.message, `/nowhere/opencode.jsonc:5:16: agent.build.steps: Expected number, actual "many"`)
+      assert.strictEqual(
+        error.message,
+        `/nowhere/opencode.jsonc:5:16: agent.build.steps: Expected number, actual "many"`
+      )
     })
   )
 
@@ -96,7 +103,10 @@ describe("ConfigSource", () => {
         yield* Effect.either(parse(`{ "agent": { "build": { "permission": { "bash": { "*": "maybe" } } } } }`))
       )
       assert.strictEqual(error.key, "agent.build.permission.bash.*")
-      assert.strictEqual(error.reason, `agent.build.permission.bash.*: Expected "allow" | "ask" | "deny", actual "maybe"`)
+      assert.strictEqual(
+        error.reason,
+        `agent.build.permission.bash.*: Expected "allow" | "ask" | "deny", actual "maybe"`
+      )
       const top = failure(yield* Effect.either(parse(`{ "permission": 3 }`)))
       assert.strictEqual(top.key, "permission")
       assert.include(top.message, `"allow" | "ask" | "deny" | an object of those, actual 3`)

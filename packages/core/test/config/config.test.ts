@@ -46,46 +46,59 @@ const writeAllSources = (w: World) => {
 }
 
 describe("Config", () => {
-  it.scoped("merges global json, global jsonc, OPENCODE_CONFIG, project files (root to nearest) and OPENCODE_CONFIG_CONTENT, later over earlier", () =>
-    Effect.gen(function* () {
-      const w = yield* world
-      const { files, env } = writeAllSources(w)
-      const config = yield* load(w.options(env))
-      assert.deepStrictEqual(config.sources, [
-        files.globalJson,
-        files.globalJsonc,
-        files.custom,
-        files.projectRoot,
-        files.projectApp,
-        "OPENCODE_CONFIG_CONTENT"
-      ])
-      // the last source wins a scalar; objects merge key by key; arrays are replaced
-      assert.deepStrictEqual(config.server, { port: 1, hostname: "inline", cors: ["http://c"] })
-      assert.deepStrictEqual(config.toolOutput, { maxLines: 10, maxBytes: 100 })
-      assert.deepStrictEqual(config.compaction, { auto: false, prune: false })
-      // instructions concatenate across sources, duplicates dropped
-      assert.deepStrictEqual(config.instructions, ["global.md", "custom.md", "app.md"])
+  it.scoped(
+    "merges global json, global jsonc, OPENCODE_CONFIG, project files (root to nearest) and OPENCODE_CONFIG_CONTENT, later over earlier",
+    () =>
+      Effect.gen(function* () {
+        const w = yield* world
+        const { files, env } = writeAllSources(w)
+        const config = yield* load(w.options(env))
+        assert.deepStrictEqual(config.sources, [
+          files.globalJson,
+          files.globalJsonc,
+          files.custom,
+          files.projectRoot,
+          files.projectApp,
+          "OPENCODE_CONFIG_CONTENT"
+        ])
+        // the last source wins a scalar; objects merge key by key; arrays are replaced
+        assert.deepStrictEqual(config.server, { port: 1, hostname: "inline", cors: ["http://c"] })
+        assert.deepStrictEqual(config.toolOutput, { maxLines: 10, maxBytes: 100 })
+        assert.deepStrictEqual(config.compaction, { auto: false, prune: false })
+        // instructions concatenate across sources, duplicates dropped
+        assert.deepStrictEqual(config.instructions, ["global.md", "custom.md", "app.md"])
 
-      // each source in turn is the last word once the ones after it are gone
-      const withoutInline = yield* load(w.options({ OPENCODE_CONFIG: env.OPENCODE_CONFIG }))
-      assert.strictEqual(withoutInline.server.hostname, "project-app")
-      const onlyRootProject = yield* load({ ...w.options(env), directory: w.worktree, env: { ...w.options().env, OPENCODE_CONFIG: env.OPENCODE_CONFIG } })
-      assert.strictEqual(onlyRootProject.server.hostname, "project-root")
-      const noProject = yield* load(w.options({ OPENCODE_CONFIG: env.OPENCODE_CONFIG, OPENCODE_DISABLE_PROJECT_CONFIG: "1" }))
-      assert.strictEqual(noProject.server.hostname, "custom")
-      const globalOnly = yield* load(w.options({ OPENCODE_DISABLE_PROJECT_CONFIG: "1" }))
-      assert.strictEqual(globalOnly.server.hostname, "global-jsonc")
-      assert.deepStrictEqual(globalOnly.sources, [files.globalJson, files.globalJsonc])
-    })
+        // each source in turn is the last word once the ones after it are gone
+        const withoutInline = yield* load(w.options({ OPENCODE_CONFIG: env.OPENCODE_CONFIG }))
+        assert.strictEqual(withoutInline.server.hostname, "project-app")
+        const onlyRootProject = yield* load({
+          ...w.options(env),
+          directory: w.worktree,
+          env: { ...w.options().env, OPENCODE_CONFIG: env.OPENCODE_CONFIG }
+        })
+        assert.strictEqual(onlyRootProject.server.hostname, "project-root")
+        const noProject = yield* load(
+          w.options({ OPENCODE_CONFIG: env.OPENCODE_CONFIG, OPENCODE_DISABLE_PROJECT_CONFIG: "1" })
+        )
+        assert.strictEqual(noProject.server.hostname, "custom")
+        const globalOnly = yield* load(w.options({ OPENCODE_DISABLE_PROJECT_CONFIG: "1" }))
+        assert.strictEqual(globalOnly.server.hostname, "global-jsonc")
+        assert.deepStrictEqual(globalOnly.sources, [files.globalJson, files.globalJsonc])
+      })
   )
 
-  it.scoped("OPENCODE_DISABLE_PROJECT_CONFIG (\"1\" or \"true\") skips only the project files", () =>
+  it.scoped('OPENCODE_DISABLE_PROJECT_CONFIG ("1" or "true") skips only the project files', () =>
     Effect.gen(function* () {
       const w = yield* world
       const { files, env } = writeAllSources(w)
       for (const flag of ["1", "true", "TRUE"]) {
         const config = yield* load(w.options({ ...env, OPENCODE_DISABLE_PROJECT_CONFIG: flag }))
-        assert.deepStrictEqual(config.sources, [files.globalJson, files.globalJsonc, files.custom, "OPENCODE_CONFIG_CONTENT"])
+        assert.deepStrictEqual(config.sources, [
+          files.globalJson,
+          files.globalJsonc,
+          files.custom,
+          "OPENCODE_CONFIG_CONTENT"
+        ])
         assert.deepStrictEqual(config.instructions, ["global.md", "custom.md"])
       }
       const enabled = yield* load(w.options({ ...env, OPENCODE_DISABLE_PROJECT_CONFIG: "0" }))
@@ -93,21 +106,23 @@ describe("Config", () => {
     })
   )
 
-  it.scoped("the project search stops at worktreeRoot, else at the nearest .git, else searches the directory alone", () =>
-    Effect.gen(function* () {
-      const w = yield* world
-      const { files } = writeAllSources(w)
-      const bounded = yield* load({ ...w.options(), worktreeRoot: w.directory })
-      assert.deepStrictEqual(bounded.sources.slice(2), [files.projectApp])
-      const byGit = yield* load(w.options())
-      assert.deepStrictEqual(byGit.sources.slice(2), [files.projectRoot, files.projectApp])
-      // a directory in no git worktree: only its own files
-      const loose = path.join(w.root, "loose", "dir")
-      w.write(path.join(loose, "opencode.json"), { server: { hostname: "loose" } })
-      const alone = yield* load({ ...w.options(), directory: loose })
-      assert.deepStrictEqual(alone.sources.slice(2), [path.join(loose, "opencode.json")])
-      assert.strictEqual(alone.server.hostname, "loose")
-    })
+  it.scoped(
+    "the project search stops at worktreeRoot, else at the nearest .git, else searches the directory alone",
+    () =>
+      Effect.gen(function* () {
+        const w = yield* world
+        const { files } = writeAllSources(w)
+        const bounded = yield* load({ ...w.options(), worktreeRoot: w.directory })
+        assert.deepStrictEqual(bounded.sources.slice(2), [files.projectApp])
+        const byGit = yield* load(w.options())
+        assert.deepStrictEqual(byGit.sources.slice(2), [files.projectRoot, files.projectApp])
+        // a directory in no git worktree: only its own files
+        const loose = path.join(w.root, "loose", "dir")
+        w.write(path.join(loose, "opencode.json"), { server: { hostname: "loose" } })
+        const alone = yield* load({ ...w.options(), directory: loose })
+        assert.deepStrictEqual(alone.sources.slice(2), [path.join(loose, "opencode.json")])
+        assert.strictEqual(alone.server.hostname, "loose")
+      })
   )
 
   it.scoped("no config at all is valid: built-in agents, no providers, default limits", () =>
@@ -184,7 +199,9 @@ describe("Config", () => {
       assert.strictEqual(syntax.line, 2)
 
       w.write(path.join(w.configDir, "opencode.jsonc"), `{}`)
-      const inline = failure(yield* Effect.either(load(w.options({ OPENCODE_CONFIG_CONTENT: `{"tool_output": {"max_lines": -1}}` }))))
+      const inline = failure(
+        yield* Effect.either(load(w.options({ OPENCODE_CONFIG_CONTENT: `{"tool_output": {"max_lines": -1}}` })))
+      )
       assert.strictEqual(inline.file, ConfigSource.inlineName)
       assert.strictEqual(inline.key, "tool_output.max_lines")
       assert.strictEqual(inline.line, 1)
@@ -225,35 +242,44 @@ describe("Config", () => {
     })
   )
 
-  it.scoped("model references are checked against the merged providers; the error points at the file that set the key", () =>
-    Effect.gen(function* () {
-      const w = yield* world
-      w.write(path.join(w.configDir, "opencode.json"), {
-        provider: {
-          local: { npm: "@ai-sdk/openai-compatible", options: { baseURL: "http://127.0.0.1:1/v1" }, models: { qwen: {} } }
-        },
-        model: "local/qwen"
+  it.scoped(
+    "model references are checked against the merged providers; the error points at the file that set the key",
+    () =>
+      Effect.gen(function* () {
+        const w = yield* world
+        w.write(path.join(w.configDir, "opencode.json"), {
+          provider: {
+            local: {
+              npm: "@ai-sdk/openai-compatible",
+              options: { baseURL: "http://127.0.0.1:1/v1" },
+              models: { qwen: {} }
+            }
+          },
+          model: "local/qwen"
+        })
+        const project = w.write(path.join(w.worktree, "opencode.json"), `{\n  "small_model": "local/nope"\n}`)
+        const error = failure(yield* Effect.either(load(w.options())))
+        assert.strictEqual(error.key, "small_model")
+        assert.strictEqual(error.file, project)
+        assert.strictEqual(error.line, 2)
+        assert.include(
+          error.message,
+          `names model "nope", which provider "local" does not configure (its models: qwen)`
+        )
+
+        w.write(path.join(w.worktree, "opencode.json"), { model: "elsewhere/qwen" })
+        const provider = failure(yield* Effect.either(load(w.options())))
+        assert.strictEqual(provider.key, "model")
+        assert.include(provider.message, `provider "elsewhere", which is not configured (configured: local)`)
+
+        w.write(path.join(w.worktree, "opencode.json"), { model: "qwen" })
+        const unparsable = failure(yield* Effect.either(load(w.options())))
+        assert.include(unparsable.message, `expected "provider/model"`)
+
+        w.write(path.join(w.worktree, "opencode.json"), { small_model: "local/qwen" })
+        const ok = yield* load(w.options())
+        assert.deepStrictEqual(ok.smallModel, Option.some({ providerID: "local", id: "qwen" }))
       })
-      const project = w.write(path.join(w.worktree, "opencode.json"), `{\n  "small_model": "local/nope"\n}`)
-      const error = failure(yield* Effect.either(load(w.options())))
-      assert.strictEqual(error.key, "small_model")
-      assert.strictEqual(error.file, project)
-      assert.strictEqual(error.line, 2)
-      assert.include(error.message, `names model "nope", which provider "local" does not configure (its models: qwen)`)
-
-      w.write(path.join(w.worktree, "opencode.json"), { model: "elsewhere/qwen" })
-      const provider = failure(yield* Effect.either(load(w.options())))
-      assert.strictEqual(provider.key, "model")
-      assert.include(provider.message, `provider "elsewhere", which is not configured (configured: local)`)
-
-      w.write(path.join(w.worktree, "opencode.json"), { model: "qwen" })
-      const unparsable = failure(yield* Effect.either(load(w.options())))
-      assert.include(unparsable.message, `expected "provider/model"`)
-
-      w.write(path.join(w.worktree, "opencode.json"), { small_model: "local/qwen" })
-      const ok = yield* load(w.options())
-      assert.deepStrictEqual(ok.smallModel, Option.some({ providerID: "local", id: "qwen" }))
-    })
   )
 
   it.scoped("Config.layer provides the service, and fails to build on an invalid config", () =>
@@ -277,7 +303,9 @@ describe("Config", () => {
       const config = yield* Effect.provide(
         Config.Service,
         Config.layerTest({
-          provider: { a: { npm: "@ai-sdk/anthropic", options: { apiKey: "k" }, models: { claude: { tool_call: true } } } },
+          provider: {
+            a: { npm: "@ai-sdk/anthropic", options: { apiKey: "k" }, models: { claude: { tool_call: true } } }
+          },
           tool_output: { max_lines: 5 }
         })
       )
@@ -294,10 +322,18 @@ describe("Config", () => {
   it("merge: objects merge recursively, other values are replaced, instructions concatenate", () => {
     assert.deepStrictEqual(
       Config.merge(
-        { server: { port: 1, cors: ["a"] }, instructions: ["x", "y"], agent: { build: { steps: 1, permission: { edit: "ask" } } } },
+        {
+          server: { port: 1, cors: ["a"] },
+          instructions: ["x", "y"],
+          agent: { build: { steps: 1, permission: { edit: "ask" } } }
+        },
         { server: { cors: ["b"] }, instructions: ["y", "z"], agent: { build: { permission: "deny" } } }
       ),
-      { server: { port: 1, cors: ["b"] }, instructions: ["x", "y", "z"], agent: { build: { steps: 1, permission: "deny" } } }
+      {
+        server: { port: 1, cors: ["b"] },
+        instructions: ["x", "y", "z"],
+        agent: { build: { steps: 1, permission: "deny" } }
+      }
     )
     assert.deepStrictEqual(Config.merge({ instructions: ["x"] }, {}), { instructions: ["x"] })
     assert.deepStrictEqual(Config.merge({}, { instructions: ["x"] }), { instructions: ["x"] })

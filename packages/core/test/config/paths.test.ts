@@ -26,6 +26,8 @@ describe("Paths.fromEnv", () => {
   })
 
   it("treats empty variables as unset", () => {
-    expect(Paths.fromEnv({ XDG_DATA_HOME: "", XDG_CONFIG_HOME: "", OPENCODE_DB: "" }, "/home/u")).toEqual(Paths.fromEnv({}, "/home/u"))
+    expect(Paths.fromEnv({ XDG_DATA_HOME: "", XDG_CONFIG_HOME: "", OPENCODE_DB: "" }, "/home/u")).toEqual(
+      Paths.fromEnv({}, "/home/u")
+    )
   })
 })

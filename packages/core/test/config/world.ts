@@ -53,7 +53,10 @@ export const captureLogs = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       logs.push({ level: logLevel.label, message: parts.map(String).join(" ") })
     })
     const result = yield* Effect.either(
-      effect.pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)), Logger.withMinimumLogLevel(LogLevel.Debug))
+      effect.pipe(
+        Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
+        Logger.withMinimumLogLevel(LogLevel.Debug)
+      )
     )
     return { result, logs, warnings: logs.filter((log) => log.level === "WARN").map((log) => log.message) }
   })

@@ -35,7 +35,11 @@ it.scoped("append assigns gapless seqs from 1 per aggregate and read returns the
       expect(seqs(first)).toEqual([1, 2])
       expect(seqs(other)).toEqual([1])
       expect(seqs(second)).toEqual([3])
-      expect(first[0]).toMatchObject({ type: "test.happened", durable: { aggregateID: "agg_a", seq: 1, version: 1 }, data: { n: 1 } })
+      expect(first[0]).toMatchObject({
+        type: "test.happened",
+        durable: { aggregateID: "agg_a", seq: 1, version: 1 },
+        data: { n: 1 }
+      })
       expect(first[0]?.id).toMatch(/^evt_[0-9a-f]{12}[0-9A-Za-z]{14}$/)
 
       const all = yield* log.read("agg_a")
@@ -56,7 +60,11 @@ it.scoped("50 concurrent appends to one aggregate yield seq 1..N with no gaps or
       const sizes = Array.from({ length: 50 }, (_, i) => 1 + (i % 3))
       const results = yield* Effect.forEach(
         sizes,
-        (size, i) => log.append("agg_race", Array.from({ length: size }, (_, k) => draft(i * 10 + k))),
+        (size, i) =>
+          log.append(
+            "agg_race",
+            Array.from({ length: size }, (_, k) => draft(i * 10 + k))
+          ),
         { concurrency: "unbounded" }
       )
       const total = sizes.reduce((a, b) => a + b, 0)
@@ -76,8 +84,13 @@ it.scoped("a failing or dying projection rolls back the sequence bump, the rows 
       const sql = yield* SqlClient.SqlClient
       yield* log.append("agg_p", [draft(1)])
 
-      const writeThen = <E>(fail: Effect.Effect<never, E>) => () =>
-        sql`INSERT INTO event_sequence (aggregate_id, seq) VALUES ('probe', 7)`.pipe(Effect.orDie, Effect.zipRight(fail))
+      const writeThen =
+        <E>(fail: Effect.Effect<never, E>) =>
+        () =>
+          sql`INSERT INTO event_sequence (aggregate_id, seq) VALUES ('probe', 7)`.pipe(
+            Effect.orDie,
+            Effect.zipRight(fail)
+          )
       const failed = yield* Effect.exit(log.append("agg_p", [draft(2), draft(3)], writeThen(new ProjectionFailed())))
       expect(failed).toEqual(Exit.fail(new ProjectionFailed()))
       const died = yield* Effect.exit(log.append("agg_p", [draft(2)], writeThen(Effect.dieMessage("boom"))))
@@ -165,7 +178,11 @@ describe("two processes over one file", () => {
     )
     const a = yield* open
     const b = yield* open
-    return { a: Context.get(a, EventLog.Service), b: Context.get(b, EventLog.Service), busB: Context.get(b, LiveBus.Service) }
+    return {
+      a: Context.get(a, EventLog.Service),
+      b: Context.get(b, EventLog.Service),
+      busB: Context.get(b, LiveBus.Service)
+    }
   })
 
   it.scopedLive("another process's commits reach this one's live readers, once each, in seq order with no gap", () =>

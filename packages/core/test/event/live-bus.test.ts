@@ -27,27 +27,31 @@ describe("LiveBus", () => {
     }).pipe(Effect.provide(LiveBus.layer))
   )
 
-  it.scoped("a subscriber that never reads is cut off with SlowConsumerError; publishers and others are unaffected", () =>
-    Effect.gen(function* () {
-      const bus = yield* LiveBus.Service
-      const slow = yield* bus.subscribe({ capacity: 4 })
-      const fast = yield* bus.subscribe({ capacity: 4 })
-      const received: Array<string> = []
-      const reader = yield* Stream.runForEach(fast, (e) => Effect.sync(() => void received.push(e.id))).pipe(Effect.fork)
-      expect(yield* bus.subscriberCount).toBe(2)
-      for (let n = 1; n <= 20; n++) {
-        yield* bus.publish(event(n)) // never blocks, even with a full subscriber
-        // Let the fast reader keep up, as a live consumer does.
-        yield* Effect.repeat(Effect.yieldNow(), { until: () => received.length >= n })
-      }
-      expect(received).toHaveLength(20)
-      expect(yield* bus.subscriberCount).toBe(1)
-      const exit = yield* Stream.runDrain(slow).pipe(Effect.exit)
-      expect(exit).toEqual(Exit.fail(LiveBus.SlowConsumerError.of(4)))
-      yield* bus.publish(event(21))
-      yield* Effect.repeat(Effect.yieldNow(), { until: () => received.length >= 21 })
-      yield* Fiber.interrupt(reader)
-    }).pipe(Effect.provide(LiveBus.layer))
+  it.scoped(
+    "a subscriber that never reads is cut off with SlowConsumerError; publishers and others are unaffected",
+    () =>
+      Effect.gen(function* () {
+        const bus = yield* LiveBus.Service
+        const slow = yield* bus.subscribe({ capacity: 4 })
+        const fast = yield* bus.subscribe({ capacity: 4 })
+        const received: Array<string> = []
+        const reader = yield* Stream.runForEach(fast, (e) => Effect.sync(() => void received.push(e.id))).pipe(
+          Effect.fork
+        )
+        expect(yield* bus.subscriberCount).toBe(2)
+        for (let n = 1; n <= 20; n++) {
+          yield* bus.publish(event(n)) // never blocks, even with a full subscriber
+          // Let the fast reader keep up, as a live consumer does.
+          yield* Effect.repeat(Effect.yieldNow(), { until: () => received.length >= n })
+        }
+        expect(received).toHaveLength(20)
+        expect(yield* bus.subscriberCount).toBe(1)
+        const exit = yield* Stream.runDrain(slow).pipe(Effect.exit)
+        expect(exit).toEqual(Exit.fail(LiveBus.SlowConsumerError.of(4)))
+        yield* bus.publish(event(21))
+        yield* Effect.repeat(Effect.yieldNow(), { until: () => received.length >= 21 })
+        yield* Fiber.interrupt(reader)
+      }).pipe(Effect.provide(LiveBus.layer))
   )
 
   it.effect("closing a subscription's scope detaches it; shutting the bus down ends every stream", () =>
@@ -147,31 +151,38 @@ describe("EventLog.follow over the bus", () => {
 })
 
 describe("Core.layer", () => {
-  it.scoped("has one bus per instance: the one its EventLog publishes to; two instances on one memo map share none", () =>
-    Effect.gen(function* () {
-      const dir = yield* tempDir
-      const memoMap = yield* Layer.makeMemoMap
-      const scope = yield* Effect.scope
-      const core = (name: string) =>
-        Layer.buildWithMemoMap(
-          Core.layer({ databaseFile: path.join(dir, `${name}.db`), directory: dir, env: {}, config: Config.layerTest({}) }),
-          memoMap,
-          scope
-        )
-      const a = yield* core("a")
-      const b = yield* core("b")
-      expect(Context.get(a, LiveBus.Service)).not.toBe(Context.get(b, LiveBus.Service))
-      const liveA = yield* Context.get(a, LiveBus.Service).subscribe()
-      const liveB = yield* Context.get(b, LiveBus.Service).subscribe()
-      const session = yield* Effect.gen(function* () {
-        const location = yield* (yield* Locations.Service).resolve()
-        return yield* (yield* Sessions.Service).create({ location })
-      }).pipe(Effect.provide(a))
-      const [created] = Chunk.toReadonlyArray(yield* Stream.runCollect(Stream.take(liveA, 1)))
-      expect(created).toMatchObject({ type: "session.created", durable: { aggregateID: session.id, seq: 1 } })
-      yield* Context.get(b, LiveBus.Service).publish(event(1))
-      const [onlyB] = Chunk.toReadonlyArray(yield* Stream.runCollect(Stream.take(liveB, 1)))
-      expect(onlyB?.id).toBe("evt_1")
-    })
+  it.scoped(
+    "has one bus per instance: the one its EventLog publishes to; two instances on one memo map share none",
+    () =>
+      Effect.gen(function* () {
+        const dir = yield* tempDir
+        const memoMap = yield* Layer.makeMemoMap
+        const scope = yield* Effect.scope
+        const core = (name: string) =>
+          Layer.buildWithMemoMap(
+            Core.layer({
+              databaseFile: path.join(dir, `${name}.db`),
+              directory: dir,
+              env: {},
+              config: Config.layerTest({})
+            }),
+            memoMap,
+            scope
+          )
+        const a = yield* core("a")
+        const b = yield* core("b")
+        expect(Context.get(a, LiveBus.Service)).not.toBe(Context.get(b, LiveBus.Service))
+        const liveA = yield* Context.get(a, LiveBus.Service).subscribe()
+        const liveB = yield* Context.get(b, LiveBus.Service).subscribe()
+        const session = yield* Effect.gen(function* () {
+          const location = yield* (yield* Locations.Service).resolve()
+          return yield* (yield* Sessions.Service).create({ location })
+        }).pipe(Effect.provide(a))
+        const [created] = Chunk.toReadonlyArray(yield* Stream.runCollect(Stream.take(liveA, 1)))
+        expect(created).toMatchObject({ type: "session.created", durable: { aggregateID: session.id, seq: 1 } })
+        yield* Context.get(b, LiveBus.Service).publish(event(1))
+        const [onlyB] = Chunk.toReadonlyArray(yield* Stream.runCollect(Stream.take(liveB, 1)))
+        expect(onlyB?.id).toBe("evt_1")
+      })
   )
 })

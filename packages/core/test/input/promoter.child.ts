@@ -14,7 +14,9 @@ import { SessionInput } from "../../src/input/session-input.js"
 
 const [databaseFile = "", directory = "", sessionID = ""] = process.argv.slice(2)
 
-const go = new Promise<void>((resolve) => readline.createInterface({ input: process.stdin }).once("line", () => resolve()))
+const go = new Promise<void>((resolve) =>
+  readline.createInterface({ input: process.stdin }).once("line", () => resolve())
+)
 
 const program = Effect.gen(function* () {
   const inbox = yield* SessionInput.Service

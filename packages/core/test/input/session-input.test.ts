@@ -19,7 +19,9 @@ const promoterScript = path.join(packageDir, "test", "input", "promoter.child.ts
 const input = Effect.map(SessionInput.Service, (service) => service)
 
 const eventTypes = (sessionID: string) =>
-  Effect.flatMap(EventLog.Service, (log) => log.read(sessionID)).pipe(Effect.map((events) => events.map((event) => event.type)))
+  Effect.flatMap(EventLog.Service, (log) => log.read(sessionID)).pipe(
+    Effect.map((events) => events.map((event) => event.type))
+  )
 
 /** The user messages of the session's history, oldest first, by text. */
 const userTexts = (sessionID: string) =>
@@ -28,8 +30,13 @@ const userTexts = (sessionID: string) =>
   )
 
 const promotedSeqs = (sessionID: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ id: string; promoted_seq: number | null }>`SELECT id, promoted_seq FROM session_input WHERE session_id = ${sessionID} ORDER BY admitted_seq`
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql<{
+        id: string
+        promoted_seq: number | null
+      }>`SELECT id, promoted_seq FROM session_input WHERE session_id = ${sessionID} ORDER BY admitted_seq`
   ).pipe(Effect.orDie)
 
 describe("SessionInput.admit", () => {
@@ -49,65 +56,85 @@ describe("SessionInput.admit", () => {
         })
         expect(admitted.id).toMatch(/^msg_/)
         expect(yield* eventTypes(session.id)).toEqual(["session.created", "session.next.prompt.admitted"])
-        const [event] = (yield* (yield* EventLog.Service).read(session.id, { after: 1 }))
-        expect(event?.data).toEqual({ timestamp: admitted.timeCreated, sessionID: session.id, messageID: admitted.id, prompt: { text: "hello" }, delivery: "steer" })
+        const [event] = yield* (yield* EventLog.Service).read(session.id, { after: 1 })
+        expect(event?.data).toEqual({
+          timestamp: admitted.timeCreated,
+          sessionID: session.id,
+          messageID: admitted.id,
+          prompt: { text: "hello" },
+          delivery: "steer"
+        })
         expect(yield* inbox.pending(session.id)).toEqual([admitted])
         expect(yield* userTexts(session.id)).toEqual([])
       })
     )
   )
 
-  it.scoped("is idempotent by id: the same prompt (any key order) returns the stored record, promotedSeq included, and appends nothing", () =>
-    withCore((w) =>
-      Effect.gen(function* () {
-        const inbox = yield* input
-        const session = yield* createSession(w)
-        const id = Identifier.newMessageID()
-        const prompt: AdmittedPrompt.PromptInput = { text: "hi", agents: [{ name: "plan", source: { start: 0, end: 5, text: "@plan" } }] }
-        const first = yield* inbox.admit(session.id, { id, prompt, delivery: "queue" })
-        const reordered = { agents: [{ source: { text: "@plan", end: 5, start: 0 }, name: "plan" }], text: "hi" }
-        expect(yield* inbox.admit(session.id, { id, prompt: reordered, delivery: "queue" })).toEqual(first)
-        expect(yield* eventTypes(session.id)).toHaveLength(2)
+  it.scoped(
+    "is idempotent by id: the same prompt (any key order) returns the stored record, promotedSeq included, and appends nothing",
+    () =>
+      withCore((w) =>
+        Effect.gen(function* () {
+          const inbox = yield* input
+          const session = yield* createSession(w)
+          const id = Identifier.newMessageID()
+          const prompt: AdmittedPrompt.PromptInput = {
+            text: "hi",
+            agents: [{ name: "plan", source: { start: 0, end: 5, text: "@plan" } }]
+          }
+          const first = yield* inbox.admit(session.id, { id, prompt, delivery: "queue" })
+          const reordered = { agents: [{ source: { text: "@plan", end: 5, start: 0 }, name: "plan" }], text: "hi" }
+          expect(yield* inbox.admit(session.id, { id, prompt: reordered, delivery: "queue" })).toEqual(first)
+          expect(yield* eventTypes(session.id)).toHaveLength(2)
 
-        expect(yield* inbox.promoteNextQueued(session.id)).toBe(true)
-        expect(yield* inbox.admit(session.id, { id, prompt, delivery: "queue" })).toEqual({ ...first, promotedSeq: 3 })
-        expect(yield* eventTypes(session.id)).toEqual(["session.created", "session.next.prompt.admitted", "session.next.prompted"])
-      })
-    )
+          expect(yield* inbox.promoteNextQueued(session.id)).toBe(true)
+          expect(yield* inbox.admit(session.id, { id, prompt, delivery: "queue" })).toEqual({
+            ...first,
+            promotedSeq: 3
+          })
+          expect(yield* eventTypes(session.id)).toEqual([
+            "session.created",
+            "session.next.prompt.admitted",
+            "session.next.prompted"
+          ])
+        })
+      )
   )
 
-  it.scoped("the same id with other content, delivery or session, or naming a message in history, is a ConflictError", () =>
-    withCore((w) =>
-      Effect.gen(function* () {
-        const inbox = yield* input
-        const session = yield* createSession(w)
-        const other = yield* createSession(w)
-        const id = Identifier.newMessageID()
-        yield* inbox.admit(session.id, { id, prompt: { text: "a" } })
-        const conflict = (exit: Exit.Exit<unknown, unknown>) => {
-          expect(Exit.isFailure(exit)).toBe(true)
-          const error = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : undefined
-          expect(error?._tag === "Some" && error.value).toMatchObject({ _tag: "ConflictError", resource: "prompt" })
-        }
-        conflict(yield* Effect.exit(inbox.admit(session.id, { id, prompt: { text: "b" } })))
-        conflict(yield* Effect.exit(inbox.admit(session.id, { id, prompt: { text: "a" }, delivery: "queue" })))
-        conflict(yield* Effect.exit(inbox.admit(other.id, { id, prompt: { text: "a" } })))
+  it.scoped(
+    "the same id with other content, delivery or session, or naming a message in history, is a ConflictError",
+    () =>
+      withCore((w) =>
+        Effect.gen(function* () {
+          const inbox = yield* input
+          const session = yield* createSession(w)
+          const other = yield* createSession(w)
+          const id = Identifier.newMessageID()
+          yield* inbox.admit(session.id, { id, prompt: { text: "a" } })
+          const conflict = (exit: Exit.Exit<unknown, unknown>) => {
+            expect(Exit.isFailure(exit)).toBe(true)
+            const error = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : undefined
+            expect(error?._tag === "Some" && error.value).toMatchObject({ _tag: "ConflictError", resource: "prompt" })
+          }
+          conflict(yield* Effect.exit(inbox.admit(session.id, { id, prompt: { text: "b" } })))
+          conflict(yield* Effect.exit(inbox.admit(session.id, { id, prompt: { text: "a" }, delivery: "queue" })))
+          conflict(yield* Effect.exit(inbox.admit(other.id, { id, prompt: { text: "a" } })))
 
-        const assistant = Identifier.newMessageID()
-        yield* (yield* SessionEvents.Service).append(session.id, [
-          SessionEvents.draft("session.next.step.started", {
-            timestamp: 1,
-            sessionID: session.id,
-            assistantMessageID: assistant,
-            agent: "build",
-            model: { id: "qwen", providerID: "local" }
-          })
-        ])
-        conflict(yield* Effect.exit(inbox.admit(session.id, { id: assistant, prompt: { text: "a" } })))
-        expect((yield* inbox.pending(session.id)).map((record) => record.id)).toEqual([id])
-        expect(yield* eventTypes(other.id)).toEqual(["session.created"])
-      })
-    )
+          const assistant = Identifier.newMessageID()
+          yield* (yield* SessionEvents.Service).append(session.id, [
+            SessionEvents.draft("session.next.step.started", {
+              timestamp: 1,
+              sessionID: session.id,
+              assistantMessageID: assistant,
+              agent: "build",
+              model: { id: "qwen", providerID: "local" }
+            })
+          ])
+          conflict(yield* Effect.exit(inbox.admit(session.id, { id: assistant, prompt: { text: "a" } })))
+          expect((yield* inbox.pending(session.id)).map((record) => record.id)).toEqual([id])
+          expect(yield* eventTypes(other.id)).toEqual(["session.created"])
+        })
+      )
   )
 
   it.scoped("an unknown session is SessionNotFoundError, and nothing is written", () =>
@@ -117,58 +144,82 @@ describe("SessionInput.admit", () => {
         expect(yield* Effect.exit(inbox.admit("ses_missing", { prompt: { text: "x" } }))).toEqual(
           Exit.fail(Errors.SessionNotFoundError.of("ses_missing"))
         )
-        expect(yield* Effect.exit(inbox.pending("ses_missing"))).toEqual(Exit.fail(Errors.SessionNotFoundError.of("ses_missing")))
-        expect(yield* Effect.exit(inbox.promoteSteers("ses_missing"))).toEqual(Exit.fail(Errors.SessionNotFoundError.of("ses_missing")))
+        expect(yield* Effect.exit(inbox.pending("ses_missing"))).toEqual(
+          Exit.fail(Errors.SessionNotFoundError.of("ses_missing"))
+        )
+        expect(yield* Effect.exit(inbox.promoteSteers("ses_missing"))).toEqual(
+          Exit.fail(Errors.SessionNotFoundError.of("ses_missing"))
+        )
         expect(yield* (yield* EventLog.Service).read("ses_missing")).toEqual([])
       })
     )
   )
 
-  it.scoped("file attachments resolve against the session's Location to file:// URLs with a media type; unreadable ones are rejected", () =>
-    withCore((w) =>
-      Effect.gen(function* () {
-        const inbox = yield* input
-        const session = yield* createSession(w)
-        fs.mkdirSync(path.join(w.dir, "src"))
-        fs.writeFileSync(path.join(w.dir, "src", "main.ts"), "export {}\n")
-        fs.writeFileSync(path.join(w.dir, "logo.png"), "")
-        fs.writeFileSync(path.join(w.dir, "Makefile"), "all:\n")
-        const admitted = yield* inbox.admit(session.id, {
-          prompt: {
-            text: "look at @main",
-            files: [
-              { uri: "src/main.ts", name: "main", source: { start: 8, end: 13, text: "@main" } },
-              { uri: pathToFileURL(path.join(w.dir, "logo.png")).href },
-              { uri: path.join(w.dir, "Makefile") },
-              { uri: "src", description: "the sources" },
-              { uri: "data:application/json;base64,e30=" },
-              { uri: "data:,hello" },
-              { uri: "https://example.com/spec.pdf" }
-            ]
-          }
-        })
-        const url = (file: string) => pathToFileURL(path.join(w.dir, file)).href
-        expect(admitted.prompt.files).toEqual([
-          { uri: url("src/main.ts"), mime: "text/x-typescript", name: "main", source: { start: 8, end: 13, text: "@main" } },
-          { uri: url("logo.png"), mime: "image/png" },
-          { uri: url("Makefile"), mime: "text/plain" },
-          { uri: url("src"), mime: "application/x-directory", description: "the sources" },
-          { uri: "data:application/json;base64,e30=", mime: "application/json" },
-          { uri: "data:,hello", mime: "text/plain" },
-          { uri: "https://example.com/spec.pdf", mime: "application/pdf" }
-        ])
+  it.scoped(
+    "file attachments resolve against the session's Location to file:// URLs with a media type; unreadable ones are rejected",
+    () =>
+      withCore((w) =>
+        Effect.gen(function* () {
+          const inbox = yield* input
+          const session = yield* createSession(w)
+          fs.mkdirSync(path.join(w.dir, "src"))
+          fs.writeFileSync(path.join(w.dir, "src", "main.ts"), "export {}\n")
+          fs.writeFileSync(path.join(w.dir, "logo.png"), "")
+          fs.writeFileSync(path.join(w.dir, "Makefile"), "all:\n")
+          const admitted = yield* inbox.admit(session.id, {
+            prompt: {
+              text: "look at @main",
+              files: [
+                { uri: "src/main.ts", name: "main", source: { start: 8, end: 13, text: "@main" } },
+                { uri: pathToFileURL(path.join(w.dir, "logo.png")).href },
+                { uri: path.join(w.dir, "Makefile") },
+                { uri: "src", description: "the sources" },
+                { uri: "data:application/json;base64,e30=" },
+                { uri: "data:,hello" },
+                { uri: "https://example.com/spec.pdf" }
+              ]
+            }
+          })
+          const url = (file: string) => pathToFileURL(path.join(w.dir, file)).href
+          expect(admitted.prompt.files).toEqual([
+            {
+              uri: url("src/main.ts"),
+              mime: "text/x-typescript",
+              name: "main",
+              source: { start: 8, end: 13, text: "@main" }
+            },
+            { uri: url("logo.png"), mime: "image/png" },
+            { uri: url("Makefile"), mime: "text/plain" },
+            { uri: url("src"), mime: "application/x-directory", description: "the sources" },
+            { uri: "data:application/json;base64,e30=", mime: "application/json" },
+            { uri: "data:,hello", mime: "text/plain" },
+            { uri: "https://example.com/spec.pdf", mime: "application/pdf" }
+          ])
 
-        const rejected = (uri: string) =>
-          Effect.map(Effect.flip(inbox.admit(session.id, { prompt: { text: "x", files: [{ uri: "src" }, { uri }] } })), (error) => ({
-            tag: error._tag,
-            field: error._tag === "InvalidRequestError" ? error.field : undefined
-          }))
-        for (const uri of ["missing.txt", "file:///definitely/not/here", "ftp://example.com/a", "data:nocomma", "file://host:bad/x"]) {
-          expect({ uri, ...(yield* rejected(uri)) }).toEqual({ uri, tag: "InvalidRequestError", field: "prompt.files.1.uri" })
-        }
-        expect(yield* eventTypes(session.id)).toEqual(["session.created", "session.next.prompt.admitted"])
-      })
-    )
+          const rejected = (uri: string) =>
+            Effect.map(
+              Effect.flip(inbox.admit(session.id, { prompt: { text: "x", files: [{ uri: "src" }, { uri }] } })),
+              (error) => ({
+                tag: error._tag,
+                field: error._tag === "InvalidRequestError" ? error.field : undefined
+              })
+            )
+          for (const uri of [
+            "missing.txt",
+            "file:///definitely/not/here",
+            "ftp://example.com/a",
+            "data:nocomma",
+            "file://host:bad/x"
+          ]) {
+            expect({ uri, ...(yield* rejected(uri)) }).toEqual({
+              uri,
+              tag: "InvalidRequestError",
+              field: "prompt.files.1.uri"
+            })
+          }
+          expect(yield* eventTypes(session.id)).toEqual(["session.created", "session.next.prompt.admitted"])
+        })
+      )
   )
 })
 
@@ -178,7 +229,8 @@ describe("SessionInput promotion", () => {
       Effect.gen(function* () {
         const inbox = yield* input
         const session = yield* createSession(w)
-        const admit = (text: string, delivery: AdmittedPrompt.Delivery) => inbox.admit(session.id, { prompt: { text }, delivery })
+        const admit = (text: string, delivery: AdmittedPrompt.Delivery) =>
+          inbox.admit(session.id, { prompt: { text }, delivery })
         const s1 = yield* admit("steer 1", "steer")
         yield* admit("queue 1", "queue")
         yield* admit("steer 2", "steer")
@@ -231,29 +283,35 @@ describe("SessionInput promotion", () => {
     )
   )
 
-  it.scoped("promotion is one transaction: when consuming one entry fails, no prompted event, message or promoted_seq is kept", () =>
-    withCore((w) =>
-      Effect.gen(function* () {
-        const inbox = yield* input
-        const sql = yield* SqlClient.SqlClient
-        const session = yield* createSession(w)
-        yield* inbox.admit(session.id, { prompt: { text: "one" } })
-        const two = yield* inbox.admit(session.id, { prompt: { text: "two" } })
-        yield* sql.unsafe(`CREATE TRIGGER refuse_promotion BEFORE UPDATE OF promoted_seq ON session_input
+  it.scoped(
+    "promotion is one transaction: when consuming one entry fails, no prompted event, message or promoted_seq is kept",
+    () =>
+      withCore((w) =>
+        Effect.gen(function* () {
+          const inbox = yield* input
+          const sql = yield* SqlClient.SqlClient
+          const session = yield* createSession(w)
+          yield* inbox.admit(session.id, { prompt: { text: "one" } })
+          const two = yield* inbox.admit(session.id, { prompt: { text: "two" } })
+          yield* sql.unsafe(`CREATE TRIGGER refuse_promotion BEFORE UPDATE OF promoted_seq ON session_input
           WHEN NEW.id = '${two.id}' BEGIN SELECT RAISE(ABORT, 'refused'); END`)
-        const exit = yield* Effect.exit(inbox.promoteSteers(session.id))
-        expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(true)
-        expect(yield* eventTypes(session.id)).toEqual(["session.created", "session.next.prompt.admitted", "session.next.prompt.admitted"])
-        expect(yield* userTexts(session.id)).toEqual([])
-        expect((yield* promotedSeqs(session.id)).map((row) => row.promoted_seq)).toEqual([null, null])
-        const [session_] = yield* sql<{ info: string }>`SELECT info FROM session WHERE id = ${session.id}`
-        expect(JSON.parse(session_!.info).time.updated).toBe(session.time.updated)
+          const exit = yield* Effect.exit(inbox.promoteSteers(session.id))
+          expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(true)
+          expect(yield* eventTypes(session.id)).toEqual([
+            "session.created",
+            "session.next.prompt.admitted",
+            "session.next.prompt.admitted"
+          ])
+          expect(yield* userTexts(session.id)).toEqual([])
+          expect((yield* promotedSeqs(session.id)).map((row) => row.promoted_seq)).toEqual([null, null])
+          const [session_] = yield* sql<{ info: string }>`SELECT info FROM session WHERE id = ${session.id}`
+          expect(JSON.parse(session_!.info).time.updated).toBe(session.time.updated)
 
-        yield* sql.unsafe(`DROP TRIGGER refuse_promotion`)
-        expect(yield* inbox.promoteSteers(session.id)).toBe(2)
-        expect(yield* userTexts(session.id)).toEqual(["one", "two"])
-      })
-    )
+          yield* sql.unsafe(`DROP TRIGGER refuse_promotion`)
+          expect(yield* inbox.promoteSteers(session.id)).toBe(2)
+          expect(yield* userTexts(session.id)).toEqual(["one", "two"])
+        })
+      )
   )
 
   /**
@@ -288,7 +346,9 @@ describe("SessionInput promotion", () => {
   /** Every prompt was promoted exactly once: one prompted event, one user message, one promoted_seq each. */
   const promotedOnce = (sessionID: string, texts: ReadonlyArray<string>) =>
     Effect.gen(function* () {
-      const prompted = (yield* (yield* EventLog.Service).read(sessionID)).filter((event) => event.type === "session.next.prompted")
+      const prompted = (yield* (yield* EventLog.Service).read(sessionID)).filter(
+        (event) => event.type === "session.next.prompted"
+      )
       const ids = prompted.map((event) => (event.data as { messageID: string }).messageID)
       expect(ids).toHaveLength(texts.length)
       expect(new Set(ids).size).toBe(texts.length)
@@ -300,7 +360,10 @@ describe("SessionInput promotion", () => {
     withCore((w) =>
       Effect.gen(function* () {
         const { session, texts } = yield* fill(w)
-        const counts = yield* Effect.all(Array.from({ length: 4 }, () => drain(session.id)), { concurrency: "unbounded" })
+        const counts = yield* Effect.all(
+          Array.from({ length: 4 }, () => drain(session.id)),
+          { concurrency: "unbounded" }
+        )
         expect(counts.reduce((a, b) => a + b, 0)).toBe(texts.length)
         yield* promotedOnce(session.id, texts)
       })
@@ -330,7 +393,9 @@ describe("SessionInput promotion", () => {
           })
           child.stderr.on("data", (chunk) => (err += String(chunk)))
           const exited = new Promise<string>((resolve, reject) =>
-            child.on("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`promoter exited ${code}: ${err}`))))
+            child.on("exit", (code) =>
+              code === 0 ? resolve(out) : reject(new Error(`promoter exited ${code}: ${err}`))
+            )
           )
           // A child that dies before it is ready fails the wait instead of hanging it.
           return { started: Promise.race([started, exited.then(() => {})]), exited }
@@ -341,7 +406,9 @@ describe("SessionInput promotion", () => {
         // Give the children a head start: this process joins while they are promoting.
         yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)))
         const mine = yield* drain(session.id)
-        const theirs = (yield* Effect.promise(() => Promise.all(run.map((r) => r.exited)))).map((out) => Number(/promoted (\d+)/.exec(out)?.[1]))
+        const theirs = (yield* Effect.promise(() => Promise.all(run.map((r) => r.exited)))).map((out) =>
+          Number(/promoted (\d+)/.exec(out)?.[1])
+        )
         expect(mine + theirs.reduce((a, b) => a + b, 0)).toBe(texts.length)
         yield* promotedOnce(session.id, texts)
       })

@@ -32,7 +32,8 @@ const furnish = (w: World) =>
     write(files(w).app, "App: tabs, not spaces.\n")
   ])
 
-const createSession = (w: World) => Effect.flatMap(Sessions.Service, (sessions) => sessions.create({ location: w.location }))
+const createSession = (w: World) =>
+  Effect.flatMap(Sessions.Service, (sessions) => sessions.create({ location: w.location }))
 
 /** One simulated Safe Step Boundary: compose the session's Instructions, then prepare. */
 const boundary = <R = never>(
@@ -57,14 +58,25 @@ const stored = (sessionID: string) =>
   )
 
 const rawBaseline = (sessionID: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ readonly baseline_text: string }>`SELECT baseline_text FROM instruction_checkpoint WHERE session_id = ${sessionID}`
-  ).pipe(Effect.map((rows) => rows[0]?.baseline_text), Effect.orDie)
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql<{
+        readonly baseline_text: string
+      }>`SELECT baseline_text FROM instruction_checkpoint WHERE session_id = ${sessionID}`
+  ).pipe(
+    Effect.map((rows) => rows[0]?.baseline_text),
+    Effect.orDie
+  )
 
 const lastSeq = (sessionID: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ readonly seq: number }>`SELECT seq FROM event_sequence WHERE aggregate_id = ${sessionID}`
-  ).pipe(Effect.map((rows) => rows[0]?.seq), Effect.orDie)
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql<{ readonly seq: number }>`SELECT seq FROM event_sequence WHERE aggregate_id = ${sessionID}`
+  ).pipe(
+    Effect.map((rows) => rows[0]?.seq),
+    Effect.orDie
+  )
 
 /** A source whose load waits for `gate` after signalling `entered`; its value never changes. */
 const gated = (entered: Deferred.Deferred<void>, gate: Deferred.Deferred<void>) =>
@@ -78,25 +90,32 @@ const gated = (entered: Deferred.Deferred<void>, gate: Deferred.Deferred<void>) 
 
 describe("InstructionCheckpoint", () => {
   describe("The first Step renders the latest complete Instruction Baseline and creates its InstructionCheckpoint without emitting a redundant Instruction Update; an unavailable initial source blocks the Step instead of persisting an incomplete baseline.", () => {
-    it.scoped("the first prepare stores the complete baseline and emits no event; the next one says nothing either", () =>
-      Effect.gen(function* () {
-        const w = yield* world
-        yield* furnish(w)
-        yield* Effect.gen(function* () {
-          const session = yield* createSession(w)
-          const composed = yield* SessionInstructions.forSession(session.id, w.location)
-          const expected = (yield* Instructions.initialize(composed)) as Instructions.Complete
+    it.scoped(
+      "the first prepare stores the complete baseline and emits no event; the next one says nothing either",
+      () =>
+        Effect.gen(function* () {
+          const w = yield* world
+          yield* furnish(w)
+          yield* Effect.gen(function* () {
+            const session = yield* createSession(w)
+            const composed = yield* SessionInstructions.forSession(session.id, w.location)
+            const expected = (yield* Instructions.initialize(composed)) as Instructions.Complete
 
-          const first = asPrepared(yield* boundary(session.id, w.location))
-          expect(first).toEqual({ _tag: "Prepared", baseline: expected.text, baselineSeq: 1 })
-          for (const rule of ["Global: be brief.", "Root: use pnpm.", "App: tabs, not spaces."]) expect(first.baseline).toContain(rule)
-          expect(yield* eventTypes(session.id)).toEqual(["session.created"])
-          expect(yield* stored(session.id)).toEqual({ baseline: expected.text, baselineSeq: 1, applied: expected.applied })
+            const first = asPrepared(yield* boundary(session.id, w.location))
+            expect(first).toEqual({ _tag: "Prepared", baseline: expected.text, baselineSeq: 1 })
+            for (const rule of ["Global: be brief.", "Root: use pnpm.", "App: tabs, not spaces."])
+              expect(first.baseline).toContain(rule)
+            expect(yield* eventTypes(session.id)).toEqual(["session.created"])
+            expect(yield* stored(session.id)).toEqual({
+              baseline: expected.text,
+              baselineSeq: 1,
+              applied: expected.applied
+            })
 
-          expect(yield* boundary(session.id, w.location)).toEqual(first)
-          expect(yield* eventTypes(session.id)).toEqual(["session.created"])
-        }).pipe(Effect.provide(w.core()))
-      })
+            expect(yield* boundary(session.id, w.location)).toEqual(first)
+            expect(yield* eventTypes(session.id)).toEqual(["session.created"])
+          }).pipe(Effect.provide(w.core()))
+        })
     )
 
     it.scoped("an unavailable initial source blocks and writes nothing; once readable the baseline is created", () =>
@@ -126,41 +145,43 @@ describe("InstructionCheckpoint", () => {
   })
 
   describe("Applied Instructions advances atomically with the corresponding durable Instruction Update.", () => {
-    it.scoped("after an AGENTS.md edit the next prepare publishes exactly one context.updated, with Applied advanced", () =>
-      Effect.gen(function* () {
-        const w = yield* world
-        yield* furnish(w)
-        yield* Effect.gen(function* () {
-          const session = yield* createSession(w)
-          const first = asPrepared(yield* boundary(session.id, w.location))
-          const before = yield* stored(session.id)
+    it.scoped(
+      "after an AGENTS.md edit the next prepare publishes exactly one context.updated, with Applied advanced",
+      () =>
+        Effect.gen(function* () {
+          const w = yield* world
+          yield* furnish(w)
+          yield* Effect.gen(function* () {
+            const session = yield* createSession(w)
+            const first = asPrepared(yield* boundary(session.id, w.location))
+            const before = yield* stored(session.id)
 
-          yield* write(files(w).app, "App: two-space indents.\n")
-          const second = asPrepared(yield* boundary(session.id, w.location))
-          expect(second.baseline).toBe(first.baseline)
-          expect(second.update?.seq).toBe(2)
-          expect(second.update?.text).toContain("App: two-space indents.")
-          expect(second.update?.text).toContain("replace all instruction files loaded earlier")
-          // The complete current set, not a diff: the unchanged files are restated too.
-          expect(second.update?.text).toContain("Root: use pnpm.")
+            yield* write(files(w).app, "App: two-space indents.\n")
+            const second = asPrepared(yield* boundary(session.id, w.location))
+            expect(second.baseline).toBe(first.baseline)
+            expect(second.update?.seq).toBe(2)
+            expect(second.update?.text).toContain("App: two-space indents.")
+            expect(second.update?.text).toContain("replace all instruction files loaded earlier")
+            // The complete current set, not a diff: the unchanged files are restated too.
+            expect(second.update?.text).toContain("Root: use pnpm.")
 
-          const updates = yield* contextUpdates(session.id)
-          expect(updates).toHaveLength(1)
-          expect(updates[0]?.durable).toEqual({ aggregateID: session.id, seq: 2, version: 1 })
-          expect(updates[0]?.data).toEqual({
-            timestamp: expect.any(Number),
-            sessionID: session.id,
-            messageID: second.update?.messageID,
-            text: second.update?.text
-          })
+            const updates = yield* contextUpdates(session.id)
+            expect(updates).toHaveLength(1)
+            expect(updates[0]?.durable).toEqual({ aggregateID: session.id, seq: 2, version: 1 })
+            expect(updates[0]?.data).toEqual({
+              timestamp: expect.any(Number),
+              sessionID: session.id,
+              messageID: second.update?.messageID,
+              text: second.update?.text
+            })
 
-          const after = yield* stored(session.id)
-          expect(after.baseline).toBe(before.baseline)
-          expect(after.applied).not.toEqual(before.applied)
-          const discovered = after.applied.sources.find((source) => source.key === InstructionDiscovery.key)
-          expect(JSON.stringify(discovered?.value)).toContain("App: two-space indents.")
-        }).pipe(Effect.provide(w.core()))
-      })
+            const after = yield* stored(session.id)
+            expect(after.baseline).toBe(before.baseline)
+            expect(after.applied).not.toEqual(before.applied)
+            const discovered = after.applied.sources.find((source) => source.key === InstructionDiscovery.key)
+            expect(JSON.stringify(discovered?.value)).toContain("App: two-space indents.")
+          }).pipe(Effect.provide(w.core()))
+        })
     )
 
     it.scoped("when the projection fails, neither the event nor the Applied change is committed", () =>
@@ -266,37 +287,43 @@ describe("InstructionCheckpoint", () => {
       })
     )
 
-    it.scoped("two hosts on one database file: the late writer's compare-and-set fails, it starts over and finds nothing new", () =>
-      Effect.gen(function* () {
-        const w = yield* world
-        yield* furnish(w)
-        const scope = yield* Effect.scope
-        const hostA = yield* Layer.buildWithScope(w.core(), scope)
-        const hostB = yield* Layer.buildWithScope(w.core(), scope)
-        const inA = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.provide(effect, hostA) as Effect.Effect<A, E>
-        const inB = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.provide(effect, hostB) as Effect.Effect<A, E>
+    it.scoped(
+      "two hosts on one database file: the late writer's compare-and-set fails, it starts over and finds nothing new",
+      () =>
+        Effect.gen(function* () {
+          const w = yield* world
+          yield* furnish(w)
+          const scope = yield* Effect.scope
+          const hostA = yield* Layer.buildWithScope(w.core(), scope)
+          const hostB = yield* Layer.buildWithScope(w.core(), scope)
+          const inA = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.provide(effect, hostA) as Effect.Effect<A, E>
+          const inB = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.provide(effect, hostB) as Effect.Effect<A, E>
 
-        const session = yield* inA(createSession(w))
-        const open = yield* Deferred.make<void>()
-        yield* Deferred.succeed(open, undefined)
-        asPrepared(yield* inA(boundary(session.id, w.location, {}, gated(yield* Deferred.make<void>(), open))))
+          const session = yield* inA(createSession(w))
+          const open = yield* Deferred.make<void>()
+          yield* Deferred.succeed(open, undefined)
+          asPrepared(yield* inA(boundary(session.id, w.location, {}, gated(yield* Deferred.make<void>(), open))))
 
-        yield* write(files(w).app, "App: two-space indents.\n")
-        const entered = yield* Deferred.make<void>()
-        const gate = yield* Deferred.make<void>()
-        // A reads the checkpoint, then waits in a load; B admits the update meanwhile.
-        const late = yield* Effect.fork(inA(boundary(session.id, w.location, {}, gated(entered, gate))))
-        yield* Deferred.await(entered)
-        const early = asPrepared(yield* inB(boundary(session.id, w.location, {}, gated(yield* Deferred.make<void>(), open))))
-        expect(early.update?.seq).toBe(2)
-        yield* Deferred.succeed(gate, undefined)
-        const lateResult = asPrepared(yield* Fiber.join(late))
+          yield* write(files(w).app, "App: two-space indents.\n")
+          const entered = yield* Deferred.make<void>()
+          const gate = yield* Deferred.make<void>()
+          // A reads the checkpoint, then waits in a load; B admits the update meanwhile.
+          const late = yield* Effect.fork(inA(boundary(session.id, w.location, {}, gated(entered, gate))))
+          yield* Deferred.await(entered)
+          const early = asPrepared(
+            yield* inB(boundary(session.id, w.location, {}, gated(yield* Deferred.make<void>(), open)))
+          )
+          expect(early.update?.seq).toBe(2)
+          yield* Deferred.succeed(gate, undefined)
+          const lateResult = asPrepared(yield* Fiber.join(late))
 
-        expect(lateResult.update).toBeUndefined()
-        expect(yield* inA(contextUpdates(session.id))).toHaveLength(1)
-        expect(yield* inA(lastSeq(session.id))).toBe(2)
-        expect(Context.get(hostA, InstructionCheckpoint.Service)).not.toBe(Context.get(hostB, InstructionCheckpoint.Service))
-      })
+          expect(lateResult.update).toBeUndefined()
+          expect(yield* inA(contextUpdates(session.id))).toHaveLength(1)
+          expect(yield* inA(lastSeq(session.id))).toBe(2)
+          expect(Context.get(hostA, InstructionCheckpoint.Service)).not.toBe(
+            Context.get(hostB, InstructionCheckpoint.Service)
+          )
+        })
     )
   })
 
@@ -321,75 +348,85 @@ describe("InstructionCheckpoint", () => {
   })
 
   describe("Completed compaction rebaselines the InstructionCheckpoint from current Instructions and removes earlier Instruction Updates from active projected model history while preserving durable audit history.", () => {
-    it.scoped("a compaction recorded in its own event's transaction makes the next prepare fold the updates into a new baseline", () =>
-      Effect.gen(function* () {
-        const w = yield* world
-        yield* furnish(w)
-        yield* Effect.gen(function* () {
-          const log = yield* EventLog.Service
-          const session = yield* createSession(w)
-          const first = asPrepared(yield* boundary(session.id, w.location))
-          yield* write(files(w).app, "App: two-space indents.\n")
-          const updated = asPrepared(yield* boundary(session.id, w.location))
-          expect(updated.update?.seq).toBe(2)
-          yield* write(files(w).app, "App: four-space indents.\n")
+    it.scoped(
+      "a compaction recorded in its own event's transaction makes the next prepare fold the updates into a new baseline",
+      () =>
+        Effect.gen(function* () {
+          const w = yield* world
+          yield* furnish(w)
+          yield* Effect.gen(function* () {
+            const log = yield* EventLog.Service
+            const session = yield* createSession(w)
+            const first = asPrepared(yield* boundary(session.id, w.location))
+            yield* write(files(w).app, "App: two-space indents.\n")
+            const updated = asPrepared(yield* boundary(session.id, w.location))
+            expect(updated.update?.seq).toBe(2)
+            yield* write(files(w).app, "App: four-space indents.\n")
 
-          // Stand-in for the compaction issue's completed-compaction event, recording in its projection.
-          const [compacted] = yield* log.append(session.id, [{ type: "test.compacted", version: 1, data: {} }], (events) =>
-            InstructionCheckpoint.markCompacted(session.id, events[0]!.durable.seq)
-          )
-          expect(compacted?.durable.seq).toBe(3)
+            // Stand-in for the compaction issue's completed-compaction event, recording in its projection.
+            const [compacted] = yield* log.append(
+              session.id,
+              [{ type: "test.compacted", version: 1, data: {} }],
+              (events) => InstructionCheckpoint.markCompacted(session.id, events[0]!.durable.seq)
+            )
+            expect(compacted?.durable.seq).toBe(3)
 
-          const rebased = asPrepared(yield* boundary(session.id, w.location))
-          expect(rebased.update).toBeUndefined()
-          expect(rebased.baselineSeq).toBe(3)
-          expect(rebased.baseline).not.toBe(first.baseline)
-          expect(rebased.baseline).toContain("App: four-space indents.")
-          expect(rebased.baseline).not.toContain("two-space")
-          // The baseline restates the current set as a baseline, not as a superseding update.
-          expect(rebased.baseline).not.toContain("replace all instruction files")
-          // Durable audit history keeps the earlier update; the runner cuts history at baselineSeq.
-          expect(yield* eventTypes(session.id)).toEqual(["session.created", ContextUpdated.type, "test.compacted"])
-          expect(yield* stored(session.id)).toMatchObject({ baseline: rebased.baseline, baselineSeq: 3, compactionSeq: 3 })
+            const rebased = asPrepared(yield* boundary(session.id, w.location))
+            expect(rebased.update).toBeUndefined()
+            expect(rebased.baselineSeq).toBe(3)
+            expect(rebased.baseline).not.toBe(first.baseline)
+            expect(rebased.baseline).toContain("App: four-space indents.")
+            expect(rebased.baseline).not.toContain("two-space")
+            // The baseline restates the current set as a baseline, not as a superseding update.
+            expect(rebased.baseline).not.toContain("replace all instruction files")
+            // Durable audit history keeps the earlier update; the runner cuts history at baselineSeq.
+            expect(yield* eventTypes(session.id)).toEqual(["session.created", ContextUpdated.type, "test.compacted"])
+            expect(yield* stored(session.id)).toMatchObject({
+              baseline: rebased.baseline,
+              baselineSeq: 3,
+              compactionSeq: 3
+            })
 
-          // Rebaselined once: the next boundary keeps the new baseline and says nothing.
-          expect(yield* boundary(session.id, w.location)).toEqual(rebased)
-        }).pipe(Effect.provide(w.core()))
-      })
+            // Rebaselined once: the next boundary keeps the new baseline and says nothing.
+            expect(yield* boundary(session.id, w.location)).toEqual(rebased)
+          }).pipe(Effect.provide(w.core()))
+        })
     )
 
-    it.scoped("recordCompaction records standalone; an older seq or a session without checkpoint changes nothing; a seq past the log is a defect", () =>
-      Effect.gen(function* () {
-        const w = yield* world
-        yield* furnish(w)
-        yield* Effect.gen(function* () {
-          const checkpoint = yield* InstructionCheckpoint.Service
-          const log = yield* EventLog.Service
-          const session = yield* createSession(w)
-          // No checkpoint yet: nothing to mark, and the first prepare initializes anyway.
-          yield* checkpoint.recordCompaction(session.id, 1)
-          expect(yield* checkpoint.get(session.id)).toEqual(Option.none())
+    it.scoped(
+      "recordCompaction records standalone; an older seq or a session without checkpoint changes nothing; a seq past the log is a defect",
+      () =>
+        Effect.gen(function* () {
+          const w = yield* world
+          yield* furnish(w)
+          yield* Effect.gen(function* () {
+            const checkpoint = yield* InstructionCheckpoint.Service
+            const log = yield* EventLog.Service
+            const session = yield* createSession(w)
+            // No checkpoint yet: nothing to mark, and the first prepare initializes anyway.
+            yield* checkpoint.recordCompaction(session.id, 1)
+            expect(yield* checkpoint.get(session.id)).toEqual(Option.none())
 
-          const first = asPrepared(yield* boundary(session.id, w.location))
-          // A compaction at or before the baseline is already reflected in it.
-          yield* checkpoint.recordCompaction(session.id, 1)
-          yield* write(files(w).app, "App: two-space indents.\n")
-          expect(asPrepared(yield* boundary(session.id, w.location)).update).toBeDefined()
+            const first = asPrepared(yield* boundary(session.id, w.location))
+            // A compaction at or before the baseline is already reflected in it.
+            yield* checkpoint.recordCompaction(session.id, 1)
+            yield* write(files(w).app, "App: two-space indents.\n")
+            expect(asPrepared(yield* boundary(session.id, w.location)).update).toBeDefined()
 
-          yield* write(files(w).app, "App: four-space indents.\n")
-          yield* log.append(session.id, [{ type: "test.compacted", version: 1, data: {} }])
-          yield* checkpoint.recordCompaction(session.id, 3)
-          yield* checkpoint.recordCompaction(session.id, 2)
-          expect((yield* stored(session.id)).compactionSeq).toBe(3)
-          const rebased = asPrepared(yield* boundary(session.id, w.location))
-          expect(rebased.update).toBeUndefined()
-          expect(rebased.baseline).toContain("App: four-space indents.")
-          expect(rebased.baseline).not.toBe(first.baseline)
+            yield* write(files(w).app, "App: four-space indents.\n")
+            yield* log.append(session.id, [{ type: "test.compacted", version: 1, data: {} }])
+            yield* checkpoint.recordCompaction(session.id, 3)
+            yield* checkpoint.recordCompaction(session.id, 2)
+            expect((yield* stored(session.id)).compactionSeq).toBe(3)
+            const rebased = asPrepared(yield* boundary(session.id, w.location))
+            expect(rebased.update).toBeUndefined()
+            expect(rebased.baseline).toContain("App: four-space indents.")
+            expect(rebased.baseline).not.toBe(first.baseline)
 
-          const beyond = yield* Effect.exit(checkpoint.recordCompaction(session.id, 99))
-          expect(Exit.isFailure(beyond) && Cause.isDie(beyond.cause)).toBe(true)
-        }).pipe(Effect.provide(w.core()))
-      })
+            const beyond = yield* Effect.exit(checkpoint.recordCompaction(session.id, 99))
+            expect(Exit.isFailure(beyond) && Cause.isDie(beyond.cause)).toBe(true)
+          }).pipe(Effect.provide(w.core()))
+        })
     )
   })
 
@@ -417,24 +454,26 @@ describe("InstructionCheckpoint", () => {
       })
     )
 
-    it.scoped("Location-scoped instruction producers naturally re-resolve when a moved Session next runs in its destination Location.", () =>
-      Effect.gen(function* () {
-        const w = yield* world
-        yield* furnish(w)
-        const elsewhere = path.join(w.dir, "other")
-        yield* write(path.join(elsewhere, "AGENTS.md"), "Other: run make.\n")
-        const destination = { directory: elsewhere, project: { id: "prj_other", directory: elsewhere } }
-        yield* Effect.gen(function* () {
-          const session = yield* createSession(w)
-          asPrepared(yield* boundary(session.id, w.location))
-          yield* (yield* InstructionCheckpoint.Service).reset(session.id)
-          const moved = asPrepared(yield* boundary(session.id, destination))
-          expect(moved.update).toBeUndefined()
-          expect(moved.baseline).toContain("Other: run make.")
-          expect(moved.baseline).not.toContain("App: tabs")
-          expect(moved.baseline).toContain("Global: be brief.")
-        }).pipe(Effect.provide(w.core()))
-      })
+    it.scoped(
+      "Location-scoped instruction producers naturally re-resolve when a moved Session next runs in its destination Location.",
+      () =>
+        Effect.gen(function* () {
+          const w = yield* world
+          yield* furnish(w)
+          const elsewhere = path.join(w.dir, "other")
+          yield* write(path.join(elsewhere, "AGENTS.md"), "Other: run make.\n")
+          const destination = { directory: elsewhere, project: { id: "prj_other", directory: elsewhere } }
+          yield* Effect.gen(function* () {
+            const session = yield* createSession(w)
+            asPrepared(yield* boundary(session.id, w.location))
+            yield* (yield* InstructionCheckpoint.Service).reset(session.id)
+            const moved = asPrepared(yield* boundary(session.id, destination))
+            expect(moved.update).toBeUndefined()
+            expect(moved.baseline).toContain("Other: run make.")
+            expect(moved.baseline).not.toContain("App: tabs")
+            expect(moved.baseline).toContain("Global: be brief.")
+          }).pipe(Effect.provide(w.core()))
+        })
     )
 
     it.scoped("clear deletes the checkpoint inside the caller's transaction and rolls back with it", () =>
@@ -453,7 +492,9 @@ describe("InstructionCheckpoint", () => {
           )
           expect(refused).toEqual(Exit.fail("refused"))
           expect(Option.isSome(yield* checkpoint.get(session.id))).toBe(true)
-          yield* log.append(session.id, [{ type: "test.moved", version: 1, data: {} }], () => InstructionCheckpoint.clear(session.id))
+          yield* log.append(session.id, [{ type: "test.moved", version: 1, data: {} }], () =>
+            InstructionCheckpoint.clear(session.id)
+          )
           expect(yield* checkpoint.get(session.id)).toEqual(Option.none())
         }).pipe(Effect.provide(w.core()))
       })
@@ -526,7 +567,12 @@ describe("InstructionCheckpoint", () => {
           expect(retry.baseline).toBe(admitted.baseline)
           const updates = yield* contextUpdates(session.id)
           expect(updates.map((update) => update.data)).toEqual([
-            { timestamp: expect.any(Number), sessionID: session.id, messageID: admitted.update?.messageID, text: admitted.update?.text }
+            {
+              timestamp: expect.any(Number),
+              sessionID: session.id,
+              messageID: admitted.update?.messageID,
+              text: admitted.update?.text
+            }
           ])
         }).pipe(Effect.provide(w.core()))
       })
@@ -574,25 +620,27 @@ describe("InstructionCheckpoint", () => {
   })
 
   describe("Unavailable Instruction Source uses stale-while-revalidate semantics and is distinct from a successfully loaded absence, which may emit removal text.", () => {
-    it.scoped("an unreadable AGENTS.md keeps the prior belief silently; deleting the files says they no longer apply", () =>
-      Effect.gen(function* () {
-        const w = yield* world
-        yield* write(files(w).app, "App: tabs, not spaces.\n")
-        yield* Effect.gen(function* () {
-          const session = yield* createSession(w)
-          asPrepared(yield* boundary(session.id, w.location))
-          const before = yield* stored(session.id)
+    it.scoped(
+      "an unreadable AGENTS.md keeps the prior belief silently; deleting the files says they no longer apply",
+      () =>
+        Effect.gen(function* () {
+          const w = yield* world
+          yield* write(files(w).app, "App: tabs, not spaces.\n")
+          yield* Effect.gen(function* () {
+            const session = yield* createSession(w)
+            asPrepared(yield* boundary(session.id, w.location))
+            const before = yield* stored(session.id)
 
-          const readable = yield* unreadable(files(w).app)
-          expect(asPrepared(yield* boundary(session.id, w.location)).update).toBeUndefined()
-          expect(yield* stored(session.id)).toEqual(before)
+            const readable = yield* unreadable(files(w).app)
+            expect(asPrepared(yield* boundary(session.id, w.location)).update).toBeUndefined()
+            expect(yield* stored(session.id)).toEqual(before)
 
-          yield* readable
-          const gone = asPrepared(yield* boundary(session.id, w.location))
-          expect(gone.update?.text).toContain("no longer apply")
-          expect(yield* contextUpdates(session.id)).toHaveLength(1)
-        }).pipe(Effect.provide(w.core()))
-      })
+            yield* readable
+            const gone = asPrepared(yield* boundary(session.id, w.location))
+            expect(gone.update?.text).toContain("no longer apply")
+            expect(yield* contextUpdates(session.id)).toHaveLength(1)
+          }).pipe(Effect.provide(w.core()))
+        })
     )
   })
 
@@ -606,7 +654,9 @@ describe("InstructionCheckpoint", () => {
           asPrepared(yield* boundary(session.id, w.location))
           const producers = { mcp: Effect.succeed([{ name: "docs", instructions: "Search the docs first." }]) }
           const told = asPrepared(yield* boundary(session.id, w.location, producers))
-          expect(told.update?.text).toBe(McpGuidance.baseline([{ name: "docs", instructions: "Search the docs first." }]))
+          expect(told.update?.text).toBe(
+            McpGuidance.baseline([{ name: "docs", instructions: "Search the docs first." }])
+          )
           expect(asPrepared(yield* boundary(session.id, w.location, producers)).update).toBeUndefined()
           expect(yield* contextUpdates(session.id)).toHaveLength(1)
         }).pipe(Effect.provide(w.core()))

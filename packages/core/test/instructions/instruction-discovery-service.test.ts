@@ -15,7 +15,8 @@ import { unreadable, world, write, type World } from "./world.js"
 const discovery = (w: World, env: Record<string, string | undefined> = {}) =>
   InstructionDiscovery.layer({ configDir: w.configDir, env }).pipe(Layer.provide(NodeContext.layer))
 
-const load = (location: World["location"]) => Effect.flatMap(InstructionDiscovery.Service, (service) => service.load(location))
+const load = (location: World["location"]) =>
+  Effect.flatMap(InstructionDiscovery.Service, (service) => service.load(location))
 
 const layout = (w: World) => ({
   global: path.join(w.configDir, "AGENTS.md"),
@@ -27,40 +28,44 @@ const layout = (w: World) => ({
 
 describe("InstructionDiscovery service", () => {
   describe("Ambient discovery reads global and upward-project AGENTS.md files and honors OPENCODE_DISABLE_PROJECT_CONFIG for project files.", () => {
-    it.scoped("global first, then the project files from the Location directory up to the project root, nearest first", () =>
-      Effect.gen(function* () {
-        const w = yield* world
-        const files = layout(w)
-        yield* write(files.global, "global")
-        yield* write(files.root, "root")
-        yield* write(files.packages, "packages")
-        yield* write(files.app, "app")
-        // Above the project root: never part of the project's instructions.
-        yield* write(files.above, "above")
-        yield* Effect.gen(function* () {
-          const service = yield* InstructionDiscovery.Service
-          expect(service.paths(w.location)).toEqual([files.global, files.app, files.packages, files.root])
-          expect(yield* load(w.location)).toEqual([
-            { path: files.global, content: "global" },
-            { path: files.app, content: "app" },
-            { path: files.packages, content: "packages" },
-            { path: files.root, content: "root" }
-          ])
-        }).pipe(Effect.provide(discovery(w)))
-      })
+    it.scoped(
+      "global first, then the project files from the Location directory up to the project root, nearest first",
+      () =>
+        Effect.gen(function* () {
+          const w = yield* world
+          const files = layout(w)
+          yield* write(files.global, "global")
+          yield* write(files.root, "root")
+          yield* write(files.packages, "packages")
+          yield* write(files.app, "app")
+          // Above the project root: never part of the project's instructions.
+          yield* write(files.above, "above")
+          yield* Effect.gen(function* () {
+            const service = yield* InstructionDiscovery.Service
+            expect(service.paths(w.location)).toEqual([files.global, files.app, files.packages, files.root])
+            expect(yield* load(w.location)).toEqual([
+              { path: files.global, content: "global" },
+              { path: files.app, content: "app" },
+              { path: files.packages, content: "packages" },
+              { path: files.root, content: "root" }
+            ])
+          }).pipe(Effect.provide(discovery(w)))
+        })
     )
 
-    it.scoped("a Location outside its project root is searched alone; a path shared by global and project is listed once", () =>
-      Effect.gen(function* () {
-        const w = yield* world
-        const outside = { directory: w.dir, project: { id: "prj_x", directory: w.root } }
-        const selfConfig = { directory: w.configDir, project: { id: "prj_y", directory: w.configDir } }
-        yield* Effect.gen(function* () {
-          const service = yield* InstructionDiscovery.Service
-          expect(service.paths(outside)).toEqual([layout(w).global, path.join(w.dir, "AGENTS.md")])
-          expect(service.paths(selfConfig)).toEqual([layout(w).global])
-        }).pipe(Effect.provide(discovery(w)))
-      })
+    it.scoped(
+      "a Location outside its project root is searched alone; a path shared by global and project is listed once",
+      () =>
+        Effect.gen(function* () {
+          const w = yield* world
+          const outside = { directory: w.dir, project: { id: "prj_x", directory: w.root } }
+          const selfConfig = { directory: w.configDir, project: { id: "prj_y", directory: w.configDir } }
+          yield* Effect.gen(function* () {
+            const service = yield* InstructionDiscovery.Service
+            expect(service.paths(outside)).toEqual([layout(w).global, path.join(w.dir, "AGENTS.md")])
+            expect(service.paths(selfConfig)).toEqual([layout(w).global])
+          }).pipe(Effect.provide(discovery(w)))
+        })
     )
   })
 
@@ -110,7 +115,9 @@ describe("InstructionDiscovery service", () => {
         const files = layout(w)
         yield* write(files.app, "app")
         for (const env of [{}, { OPENCODE_DISABLE_PROJECT_CONFIG: "" }, { OPENCODE_DISABLE_PROJECT_CONFIG: "false" }]) {
-          expect(yield* Effect.provide(load(w.location), discovery(w, env))).toEqual([{ path: files.app, content: "app" }])
+          expect(yield* Effect.provide(load(w.location), discovery(w, env))).toEqual([
+            { path: files.app, content: "app" }
+          ])
         }
       })
     )

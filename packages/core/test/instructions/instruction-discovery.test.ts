@@ -29,33 +29,35 @@ describe("InstructionDiscovery", () => {
     })
   )
 
-  it.effect("When the aggregate discovered instruction set changes, its Instruction Update includes the complete current ordered set and supersedes the prior aggregate value; when no discovered instructions remain, the message states that previously loaded instructions no longer apply.", () =>
-    Effect.gen(function* () {
-      const { source, state } = setup([global, project])
-      const baseline = (yield* Instructions.initialize(source)) as Instructions.Complete
-      state.value = [global, { ...project, content: "Use pnpm 10." }]
-      const update = (yield* Instructions.reconcile(source, baseline.applied)) as Instructions.Updated
-      // the complete set, unchanged files included, in order, after a superseding statement
-      assert.strictEqual(
-        update.text,
-        InstructionDiscovery.update([global, { ...project, content: "Use pnpm 10." }], [global, project])
-      )
-      assert.include(update.text, global.content.trimEnd())
-      assert.isTrue(update.text.indexOf("replace") < update.text.indexOf(global.path))
-      assert.isTrue(update.text.indexOf(global.path) < update.text.indexOf("Use pnpm 10."))
+  it.effect(
+    "When the aggregate discovered instruction set changes, its Instruction Update includes the complete current ordered set and supersedes the prior aggregate value; when no discovered instructions remain, the message states that previously loaded instructions no longer apply.",
+    () =>
+      Effect.gen(function* () {
+        const { source, state } = setup([global, project])
+        const baseline = (yield* Instructions.initialize(source)) as Instructions.Complete
+        state.value = [global, { ...project, content: "Use pnpm 10." }]
+        const update = (yield* Instructions.reconcile(source, baseline.applied)) as Instructions.Updated
+        // the complete set, unchanged files included, in order, after a superseding statement
+        assert.strictEqual(
+          update.text,
+          InstructionDiscovery.update([global, { ...project, content: "Use pnpm 10." }], [global, project])
+        )
+        assert.include(update.text, global.content.trimEnd())
+        assert.isTrue(update.text.indexOf("replace") < update.text.indexOf(global.path))
+        assert.isTrue(update.text.indexOf(global.path) < update.text.indexOf("Use pnpm 10."))
 
-      state.value = []
-      const none = (yield* Instructions.reconcile(source, update.applied)) as Instructions.Updated
-      assert.strictEqual(none._tag, "Updated")
-      assert.match(none.text, /no longer apply/)
-      assert.notInclude(none.text, global.path)
-      assert.deepStrictEqual(yield* Instructions.reconcile(source, none.applied), { _tag: "Unchanged" })
+        state.value = []
+        const none = (yield* Instructions.reconcile(source, update.applied)) as Instructions.Updated
+        assert.strictEqual(none._tag, "Updated")
+        assert.match(none.text, /no longer apply/)
+        assert.notInclude(none.text, global.path)
+        assert.deepStrictEqual(yield* Instructions.reconcile(source, none.applied), { _tag: "Unchanged" })
 
-      // Files appearing after none were known are simply stated.
-      state.value = [project]
-      const again = (yield* Instructions.reconcile(source, none.applied)) as Instructions.Updated
-      assert.strictEqual(again.text, InstructionDiscovery.baseline([project]))
-    })
+        // Files appearing after none were known are simply stated.
+        state.value = [project]
+        const again = (yield* Instructions.reconcile(source, none.applied)) as Instructions.Updated
+        assert.strictEqual(again.text, InstructionDiscovery.baseline([project]))
+      })
   )
 
   it.effect("an empty set says nothing in a baseline; discovery no longer composed retracts the files", () =>

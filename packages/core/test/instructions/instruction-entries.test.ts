@@ -41,28 +41,40 @@ describe("InstructionEntries", () => {
       }).pipe(Effect.provide(w.core()))
 
       yield* Effect.gen(function* () {
-        expect(yield* (yield* InstructionEntries.Service).list(sessionID)).toEqual([{ name: "style", value: "Be very terse." }])
+        expect(yield* (yield* InstructionEntries.Service).list(sessionID)).toEqual([
+          { name: "style", value: "Be very terse." }
+        ])
       }).pipe(Effect.provide(w.core()))
     })
   )
 
-  it.scoped("a key must match ^[a-z0-9][a-z0-9._-]*$ and a value must be JSON: InvalidRequestError naming the field", () =>
-    Effect.gen(function* () {
-      const w = yield* world
-      yield* Effect.gen(function* () {
-        const entries = yield* InstructionEntries.Service
-        const session = yield* (yield* Sessions.Service).create({ location: w.location })
-        for (const key of ["", "Style", "-x", ".x", "a/b", "a b", "é"]) {
-          invalid("key")(yield* Effect.exit(entries.put(session.id, key, "v")))
-          invalid("key")(yield* Effect.exit(entries.remove(session.id, key)))
-        }
-        const notJson: ReadonlyArray<unknown> = [undefined, Number.NaN, Infinity, new Date(0), { nested: [1, undefined] }, () => 1, 1n]
-        for (const value of notJson) {
-          invalid("value")(yield* Effect.exit(entries.put(session.id, "k", value as Instructions.Json)))
-        }
-        expect(yield* entries.list(session.id)).toEqual([])
-      }).pipe(Effect.provide(w.core()))
-    })
+  it.scoped(
+    "a key must match ^[a-z0-9][a-z0-9._-]*$ and a value must be JSON: InvalidRequestError naming the field",
+    () =>
+      Effect.gen(function* () {
+        const w = yield* world
+        yield* Effect.gen(function* () {
+          const entries = yield* InstructionEntries.Service
+          const session = yield* (yield* Sessions.Service).create({ location: w.location })
+          for (const key of ["", "Style", "-x", ".x", "a/b", "a b", "é"]) {
+            invalid("key")(yield* Effect.exit(entries.put(session.id, key, "v")))
+            invalid("key")(yield* Effect.exit(entries.remove(session.id, key)))
+          }
+          const notJson: ReadonlyArray<unknown> = [
+            undefined,
+            Number.NaN,
+            Infinity,
+            new Date(0),
+            { nested: [1, undefined] },
+            () => 1,
+            1n
+          ]
+          for (const value of notJson) {
+            invalid("value")(yield* Effect.exit(entries.put(session.id, "k", value as Instructions.Json)))
+          }
+          expect(yield* entries.list(session.id)).toEqual([])
+        }).pipe(Effect.provide(w.core()))
+      })
   )
 
   it.scoped("an unknown session is SessionNotFoundError for list, put and remove", () =>

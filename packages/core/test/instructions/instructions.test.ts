@@ -58,9 +58,7 @@ const throwsWith = (f: () => unknown, predicate: (error: unknown) => boolean) =>
 const keys = (...input: ReadonlyArray<string>): ReadonlyArray<Instructions.Key> => input.map(Instructions.key)
 
 const entry = (key: string, value: Instructions.Json, removal?: string): Instructions.AppliedSource =>
-  removal === undefined
-    ? { key: Instructions.key(key), value }
-    : { key: Instructions.key(key), value, removal }
+  removal === undefined ? { key: Instructions.key(key), value } : { key: Instructions.key(key), value, removal }
 
 // ---------------------------------------------------------------------------------------------------
 
@@ -108,43 +106,58 @@ describe("Relationships", () => {
     })
   )
 
-  it.effect("The runner explicitly loads and combines instruction built-ins, InstructionDiscovery, selected-agent skill guidance, reference guidance, MCP guidance, and InstructionEntry values. There is no instruction registry.", () =>
-    Effect.gen(function* () {
-      // Producers are loaded concurrently; their Instructions are then combined in a fixed order.
-      const [entries, skills] = yield* Effect.all(
-        [
-          Effect.succeed(InstructionEntry.instructions([{ name: Schema.decodeSync(InstructionEntry.Name)("style"), value: "Be terse." }])),
-          Effect.succeed(SkillGuidance.make(Effect.succeed([{ name: "pdf", description: "PDFs" }])))
-        ],
-        { concurrency: "unbounded" }
-      )
-      const instructions = Instructions.combine(
-        EnvironmentSource.make(Effect.succeed({ directory: "/w", root: "/w", git: true, platform: "linux" })),
-        DateSource.instructions,
-        InstructionDiscovery.make(Effect.succeed([{ path: "/w/AGENTS.md", content: "Use pnpm." }])),
-        ReferenceGuidance.make(Effect.succeed([{ name: "lib", path: "/lib", description: "Library" }])),
-        McpGuidance.make(Effect.succeed([{ name: "docs", instructions: "Search first." }])),
-        skills,
-        entries
-      )
-      assert.deepStrictEqual(
-        instructions.keys,
-        keys(
-          "core/environment",
-          "core/date",
-          "core/instruction-discovery",
-          "core/references",
-          "mcp/instructions",
-          "agent/skills",
-          "api/style"
+  it.effect(
+    "The runner explicitly loads and combines instruction built-ins, InstructionDiscovery, selected-agent skill guidance, reference guidance, MCP guidance, and InstructionEntry values. There is no instruction registry.",
+    () =>
+      Effect.gen(function* () {
+        // Producers are loaded concurrently; their Instructions are then combined in a fixed order.
+        const [entries, skills] = yield* Effect.all(
+          [
+            Effect.succeed(
+              InstructionEntry.instructions([
+                { name: Schema.decodeSync(InstructionEntry.Name)("style"), value: "Be terse." }
+              ])
+            ),
+            Effect.succeed(SkillGuidance.make(Effect.succeed([{ name: "pdf", description: "PDFs" }])))
+          ],
+          { concurrency: "unbounded" }
         )
-      )
-      const baseline = complete(yield* Instructions.initialize(instructions))
-      const positions = ["<env>", "Current date", "/w/AGENTS.md", "<available_references>", "<mcp_instructions>", "<available_skills>", "<context"].map(
-        (marker) => baseline.text.indexOf(marker)
-      )
-      assert.isTrue(positions.every((position, index) => position >= 0 && (index === 0 || position > positions[index - 1]!)), String(positions))
-    })
+        const instructions = Instructions.combine(
+          EnvironmentSource.make(Effect.succeed({ directory: "/w", root: "/w", git: true, platform: "linux" })),
+          DateSource.instructions,
+          InstructionDiscovery.make(Effect.succeed([{ path: "/w/AGENTS.md", content: "Use pnpm." }])),
+          ReferenceGuidance.make(Effect.succeed([{ name: "lib", path: "/lib", description: "Library" }])),
+          McpGuidance.make(Effect.succeed([{ name: "docs", instructions: "Search first." }])),
+          skills,
+          entries
+        )
+        assert.deepStrictEqual(
+          instructions.keys,
+          keys(
+            "core/environment",
+            "core/date",
+            "core/instruction-discovery",
+            "core/references",
+            "mcp/instructions",
+            "agent/skills",
+            "api/style"
+          )
+        )
+        const baseline = complete(yield* Instructions.initialize(instructions))
+        const positions = [
+          "<env>",
+          "Current date",
+          "/w/AGENTS.md",
+          "<available_references>",
+          "<mcp_instructions>",
+          "<available_skills>",
+          "<context"
+        ].map((marker) => baseline.text.indexOf(marker))
+        assert.isTrue(
+          positions.every((position, index) => position >= 0 && (index === 0 || position > positions[index - 1]!)),
+          String(positions)
+        )
+      })
   )
 
   describe("Instructions.combine(...) preserves caller order and rejects duplicate stable namespaced source keys. The runner loads its producers concurrently, then combines them in its fixed declared order.", () => {
@@ -154,7 +167,10 @@ describe("Relationships", () => {
         const b = numberSource("t/b", cell(2))
         const baseline = complete(yield* Instructions.initialize(Instructions.combine(b, a)))
         assert.strictEqual(baseline.text, "t/b=2\n\nt/a=1")
-        assert.deepStrictEqual(baseline.applied.sources.map((source) => source.key), ["t/b", "t/a"])
+        assert.deepStrictEqual(
+          baseline.applied.sources.map((source) => source.key),
+          ["t/b", "t/a"]
+        )
       })
     )
 
@@ -228,28 +244,30 @@ describe("Relationships", () => {
       })
     )
 
-    it.effect("the codec stores the encoded value and its equivalence, not JSON text or identity, decides a change", () =>
-      Effect.gen(function* () {
-        const state = cell(1)
-        const source = Instructions.make({
-          key: "t/n",
-          codec: Schema.NumberFromString,
-          load: Effect.sync(() => state.value),
-          baseline: (value) => `n=${value}`,
-          update: (value) => `n:=${value}`
+    it.effect(
+      "the codec stores the encoded value and its equivalence, not JSON text or identity, decides a change",
+      () =>
+        Effect.gen(function* () {
+          const state = cell(1)
+          const source = Instructions.make({
+            key: "t/n",
+            codec: Schema.NumberFromString,
+            load: Effect.sync(() => state.value),
+            baseline: (value) => `n=${value}`,
+            update: (value) => `n:=${value}`
+          })
+          const baseline = complete(yield* Instructions.initialize(source))
+          assert.deepStrictEqual(baseline.applied.sources, [entry("t/n", "1")])
+          // A differently spelled encoding of an equivalent value is not a change.
+          const respelled = { sources: [entry("t/n", "1.0")] }
+          assert.deepStrictEqual(yield* Instructions.reconcile(source, respelled), { _tag: "Unchanged" })
+          state.value = 2
+          assert.deepStrictEqual(updated(yield* Instructions.reconcile(source, respelled)), {
+            _tag: "Updated",
+            text: "n:=2",
+            applied: { sources: [entry("t/n", "2")] }
+          })
         })
-        const baseline = complete(yield* Instructions.initialize(source))
-        assert.deepStrictEqual(baseline.applied.sources, [entry("t/n", "1")])
-        // A differently spelled encoding of an equivalent value is not a change.
-        const respelled = { sources: [entry("t/n", "1.0")] }
-        assert.deepStrictEqual(yield* Instructions.reconcile(source, respelled), { _tag: "Unchanged" })
-        state.value = 2
-        assert.deepStrictEqual(updated(yield* Instructions.reconcile(source, respelled)), {
-          _tag: "Updated",
-          text: "n:=2",
-          applied: { sources: [entry("t/n", "2")] }
-        })
-      })
     )
 
     it.effect("a fresh but structurally equal value is unchanged", () =>
@@ -306,61 +324,65 @@ describe("Relationships", () => {
     )
   })
 
-  it.effect("Instructions.initialize(...) observes composed Instructions once and produces a complete Instruction Baseline with Applied Instructions.", () =>
-    Effect.gen(function* () {
-      const a = cell(1)
-      const b = cell(2)
-      const quiet = cell<string>("")
-      const gone = cell<number>(Instructions.absent)
-      const instructions = Instructions.combine(
-        numberSource("t/a", a, { removable: true }),
-        Instructions.make({
-          key: "t/quiet",
-          codec: Schema.String,
-          load: Effect.sync(() => {
-            quiet.loads++
-            return quiet.value
+  it.effect(
+    "Instructions.initialize(...) observes composed Instructions once and produces a complete Instruction Baseline with Applied Instructions.",
+    () =>
+      Effect.gen(function* () {
+        const a = cell(1)
+        const b = cell(2)
+        const quiet = cell<string>("")
+        const gone = cell<number>(Instructions.absent)
+        const instructions = Instructions.combine(
+          numberSource("t/a", a, { removable: true }),
+          Instructions.make({
+            key: "t/quiet",
+            codec: Schema.String,
+            load: Effect.sync(() => {
+              quiet.loads++
+              return quiet.value
+            }),
+            baseline: (value) => value,
+            update: (value) => value
           }),
-          baseline: (value) => value,
-          update: (value) => value
-        }),
-        numberSource("t/gone", gone),
-        numberSource("t/b", b)
-      )
-      const baseline = yield* Instructions.initialize(instructions)
-      assert.deepStrictEqual([a.loads, quiet.loads, gone.loads, b.loads], [1, 1, 1, 1])
-      assert.deepStrictEqual(baseline, {
-        _tag: "Complete",
-        // the empty rendering and the absent source add no text and no stray separators
-        text: "t/a=1\n\nt/b=2",
-        applied: { sources: [entry("t/a", 1, "t/a!"), entry("t/quiet", ""), entry("t/b", 2)] }
+          numberSource("t/gone", gone),
+          numberSource("t/b", b)
+        )
+        const baseline = yield* Instructions.initialize(instructions)
+        assert.deepStrictEqual([a.loads, quiet.loads, gone.loads, b.loads], [1, 1, 1, 1])
+        assert.deepStrictEqual(baseline, {
+          _tag: "Complete",
+          // the empty rendering and the absent source add no text and no stray separators
+          text: "t/a=1\n\nt/b=2",
+          applied: { sources: [entry("t/a", 1, "t/a!"), entry("t/quiet", ""), entry("t/b", 2)] }
+        })
       })
-    })
   )
 
-  it.effect("Instructions.reconcile(...) observes composed Instructions once and returns either unchanged or one combined chronological update. It never rewrites the baseline.", () =>
-    Effect.gen(function* () {
-      const a = cell(1)
-      const b = cell(2)
-      const instructions = Instructions.combine(numberSource("t/a", a), numberSource("t/b", b))
-      const baseline = complete(yield* Instructions.initialize(instructions))
-      const baselineText = baseline.text
+  it.effect(
+    "Instructions.reconcile(...) observes composed Instructions once and returns either unchanged or one combined chronological update. It never rewrites the baseline.",
+    () =>
+      Effect.gen(function* () {
+        const a = cell(1)
+        const b = cell(2)
+        const instructions = Instructions.combine(numberSource("t/a", a), numberSource("t/b", b))
+        const baseline = complete(yield* Instructions.initialize(instructions))
+        const baselineText = baseline.text
 
-      assert.deepStrictEqual(yield* Instructions.reconcile(instructions, baseline.applied), { _tag: "Unchanged" })
-      assert.deepStrictEqual([a.loads, b.loads], [2, 2])
+        assert.deepStrictEqual(yield* Instructions.reconcile(instructions, baseline.applied), { _tag: "Unchanged" })
+        assert.deepStrictEqual([a.loads, b.loads], [2, 2])
 
-      b.value = 3
-      const update = updated(yield* Instructions.reconcile(instructions, baseline.applied))
-      assert.deepStrictEqual([a.loads, b.loads], [3, 3])
-      // Only the chronological update: no baseline field, no restatement of unchanged sources.
-      assert.deepStrictEqual(Object.keys(update).sort(), ["_tag", "applied", "text"])
-      assert.strictEqual(update.text, "t/b:=3")
-      assert.deepStrictEqual(update.applied, { sources: [entry("t/a", 1), entry("t/b", 3)] })
-      assert.strictEqual(baseline.text, baselineText)
+        b.value = 3
+        const update = updated(yield* Instructions.reconcile(instructions, baseline.applied))
+        assert.deepStrictEqual([a.loads, b.loads], [3, 3])
+        // Only the chronological update: no baseline field, no restatement of unchanged sources.
+        assert.deepStrictEqual(Object.keys(update).sort(), ["_tag", "applied", "text"])
+        assert.strictEqual(update.text, "t/b:=3")
+        assert.deepStrictEqual(update.applied, { sources: [entry("t/a", 1), entry("t/b", 3)] })
+        assert.strictEqual(baseline.text, baselineText)
 
-      // Idempotent: reconciling again against the advanced Applied says nothing.
-      assert.deepStrictEqual(yield* Instructions.reconcile(instructions, update.applied), { _tag: "Unchanged" })
-    })
+        // Idempotent: reconciling again against the advanced Applied says nothing.
+        assert.deepStrictEqual(yield* Instructions.reconcile(instructions, update.applied), { _tag: "Unchanged" })
+      })
   )
 
   describe("Instructions.rebaseline(...) renders a fresh baseline after completed compaction, recalling previously applied values for sources that are temporarily unavailable.", () => {
@@ -405,29 +427,31 @@ describe("Relationships", () => {
     )
   })
 
-  it.effect("A changed Instruction Source may contribute text to one Instruction Update containing the newly effective state.", () =>
-    Effect.gen(function* () {
-      const seen: Array<[string, string]> = []
-      const state = cell("monday")
-      const day = Instructions.make({
-        key: "t/day",
-        codec: Schema.String,
-        load: Effect.sync(() => state.value),
-        baseline: (value) => `day=${value}`,
-        update: (value, previous) => {
-          seen.push([value, previous])
-          return `day:=${value}`
-        }
+  it.effect(
+    "A changed Instruction Source may contribute text to one Instruction Update containing the newly effective state.",
+    () =>
+      Effect.gen(function* () {
+        const seen: Array<[string, string]> = []
+        const state = cell("monday")
+        const day = Instructions.make({
+          key: "t/day",
+          codec: Schema.String,
+          load: Effect.sync(() => state.value),
+          baseline: (value) => `day=${value}`,
+          update: (value, previous) => {
+            seen.push([value, previous])
+            return `day:=${value}`
+          }
+        })
+        const other = numberSource("t/other", cell(1))
+        const instructions = Instructions.combine(day, other)
+        const baseline = complete(yield* Instructions.initialize(instructions))
+        state.value = "tuesday"
+        const update = updated(yield* Instructions.reconcile(instructions, baseline.applied))
+        assert.strictEqual(update.text, "day:=tuesday")
+        assert.notInclude(update.text, "monday")
+        assert.deepStrictEqual(seen, [["tuesday", "monday"]])
       })
-      const other = numberSource("t/other", cell(1))
-      const instructions = Instructions.combine(day, other)
-      const baseline = complete(yield* Instructions.initialize(instructions))
-      state.value = "tuesday"
-      const update = updated(yield* Instructions.reconcile(instructions, baseline.applied))
-      assert.strictEqual(update.text, "day:=tuesday")
-      assert.notInclude(update.text, "monday")
-      assert.deepStrictEqual(seen, [["tuesday", "monday"]])
-    })
   )
 
   describe("Applied Instructions stores one codec-encoded JSON value and, for removable sources, a pre-rendered removal message per stable Instruction Source key.", () => {
@@ -453,7 +477,11 @@ describe("Relationships", () => {
         assert.deepStrictEqual(update.applied.sources[0], entry("t/names", ["a", "b"], "forget a,b"))
         // The removal text survives the source itself: it is said after the source is no longer composed.
         const removed = updated(yield* Instructions.reconcile(plain, update.applied))
-        assert.deepStrictEqual(removed, { _tag: "Updated", text: "forget a,b", applied: { sources: [entry("t/plain", 7)] } })
+        assert.deepStrictEqual(removed, {
+          _tag: "Updated",
+          text: "forget a,b",
+          applied: { sources: [entry("t/plain", 7)] }
+        })
       })
     )
 
@@ -473,52 +501,59 @@ describe("Relationships", () => {
     })
   })
 
-  it.effect("Changes from multiple Instruction Sources admitted at one safe boundary combine into one Instruction Update.", () =>
-    Effect.gen(function* () {
-      const a = cell(1)
-      const b = cell(2)
-      const c = cell(3)
-      const d = cell<number>(4)
-      const full = Instructions.combine(
-        numberSource("t/a", a),
-        numberSource("t/b", b),
-        numberSource("t/c", c),
-        numberSource("t/d", d, { removable: true }),
-        numberSource("t/gone", cell(0), { removable: true })
-      )
-      const baseline = complete(yield* Instructions.initialize(full))
-      // c changes, a changes, d becomes absent, a new source joins, t/gone is no longer composed.
-      c.value = 30
-      a.value = 10
-      d.value = Instructions.absent
-      const next = Instructions.combine(
-        numberSource("t/new", cell(9)),
-        numberSource("t/a", a),
-        numberSource("t/b", b),
-        numberSource("t/c", c),
-        numberSource("t/d", d, { removable: true })
-      )
-      const update = updated(yield* Instructions.reconcile(next, baseline.applied))
-      // Removals of sources no longer composed come first; then declared order.
-      assert.strictEqual(update.text, ["t/gone!", "t/new=9", "t/a:=10", "t/c:=30", "t/d!"].join(Instructions.separator))
-      assert.deepStrictEqual(update.applied, {
-        sources: [entry("t/new", 9), entry("t/a", 10), entry("t/b", 2), entry("t/c", 30)]
+  it.effect(
+    "Changes from multiple Instruction Sources admitted at one safe boundary combine into one Instruction Update.",
+    () =>
+      Effect.gen(function* () {
+        const a = cell(1)
+        const b = cell(2)
+        const c = cell(3)
+        const d = cell<number>(4)
+        const full = Instructions.combine(
+          numberSource("t/a", a),
+          numberSource("t/b", b),
+          numberSource("t/c", c),
+          numberSource("t/d", d, { removable: true }),
+          numberSource("t/gone", cell(0), { removable: true })
+        )
+        const baseline = complete(yield* Instructions.initialize(full))
+        // c changes, a changes, d becomes absent, a new source joins, t/gone is no longer composed.
+        c.value = 30
+        a.value = 10
+        d.value = Instructions.absent
+        const next = Instructions.combine(
+          numberSource("t/new", cell(9)),
+          numberSource("t/a", a),
+          numberSource("t/b", b),
+          numberSource("t/c", c),
+          numberSource("t/d", d, { removable: true })
+        )
+        const update = updated(yield* Instructions.reconcile(next, baseline.applied))
+        // Removals of sources no longer composed come first; then declared order.
+        assert.strictEqual(
+          update.text,
+          ["t/gone!", "t/new=9", "t/a:=10", "t/c:=30", "t/d!"].join(Instructions.separator)
+        )
+        assert.deepStrictEqual(update.applied, {
+          sources: [entry("t/new", 9), entry("t/a", 10), entry("t/b", 2), entry("t/c", 30)]
+        })
       })
-    })
   )
 
-  it.effect("Instruction changes are sampled and admitted lazily at a Safe Step Boundary, never pushed asynchronously when their source changes.", () =>
-    Effect.gen(function* () {
-      const a = cell(1)
-      const instructions = numberSource("t/a", a)
-      const baseline = complete(yield* Instructions.initialize(instructions))
-      for (const value of [2, 3, 4, 5]) a.value = value
-      // Nothing observed the intermediate values; the next boundary says only the latest one.
-      assert.strictEqual(a.loads, 1)
-      const update = updated(yield* Instructions.reconcile(instructions, baseline.applied))
-      assert.strictEqual(a.loads, 2)
-      assert.strictEqual(update.text, "t/a:=5")
-    })
+  it.effect(
+    "Instruction changes are sampled and admitted lazily at a Safe Step Boundary, never pushed asynchronously when their source changes.",
+    () =>
+      Effect.gen(function* () {
+        const a = cell(1)
+        const instructions = numberSource("t/a", a)
+        const baseline = complete(yield* Instructions.initialize(instructions))
+        for (const value of [2, 3, 4, 5]) a.value = value
+        // Nothing observed the intermediate values; the next boundary says only the latest one.
+        assert.strictEqual(a.loads, 1)
+        const update = updated(yield* Instructions.reconcile(instructions, baseline.applied))
+        assert.strictEqual(a.loads, 2)
+        assert.strictEqual(update.text, "t/a:=5")
+      })
   )
 
   describe("The first Step renders the latest complete Instruction Baseline and creates its InstructionCheckpoint without emitting a redundant Instruction Update; an unavailable initial source blocks the Step instead of persisting an incomplete baseline.", () => {
@@ -535,7 +570,11 @@ describe("Relationships", () => {
         const a = cell<number>(Instructions.unavailable)
         const b = cell(2)
         const c = cell<number>(Instructions.unavailable)
-        const instructions = Instructions.combine(numberSource("t/c", c), numberSource("t/b", b), numberSource("t/a", a))
+        const instructions = Instructions.combine(
+          numberSource("t/c", c),
+          numberSource("t/b", b),
+          numberSource("t/a", a)
+        )
         assert.deepStrictEqual(yield* Instructions.initialize(instructions), {
           _tag: "Blocked",
           unavailable: keys("t/c", "t/a")
@@ -547,21 +586,23 @@ describe("Relationships", () => {
     )
   })
 
-  it.effect("Completed compaction rebaselines the InstructionCheckpoint from current Instructions and removes earlier Instruction Updates from active projected model history while preserving durable audit history.", () =>
-    Effect.gen(function* () {
-      // Algebra part: the fresh baseline alone states everything the dropped updates had said.
-      const a = cell(1)
-      const b = cell(2)
-      const instructions = Instructions.combine(numberSource("t/a", a), numberSource("t/b", b))
-      let applied = complete(yield* Instructions.initialize(instructions)).applied
-      a.value = 10
-      applied = updated(yield* Instructions.reconcile(instructions, applied)).applied
-      b.value = 20
-      applied = updated(yield* Instructions.reconcile(instructions, applied)).applied
-      const fresh = complete(yield* Instructions.rebaseline(instructions, applied))
-      assert.strictEqual(fresh.text, "t/a=10\n\nt/b=20")
-      assert.deepStrictEqual(yield* Instructions.reconcile(instructions, fresh.applied), { _tag: "Unchanged" })
-    })
+  it.effect(
+    "Completed compaction rebaselines the InstructionCheckpoint from current Instructions and removes earlier Instruction Updates from active projected model history while preserving durable audit history.",
+    () =>
+      Effect.gen(function* () {
+        // Algebra part: the fresh baseline alone states everything the dropped updates had said.
+        const a = cell(1)
+        const b = cell(2)
+        const instructions = Instructions.combine(numberSource("t/a", a), numberSource("t/b", b))
+        let applied = complete(yield* Instructions.initialize(instructions)).applied
+        a.value = 10
+        applied = updated(yield* Instructions.reconcile(instructions, applied)).applied
+        b.value = 20
+        applied = updated(yield* Instructions.reconcile(instructions, applied)).applied
+        const fresh = complete(yield* Instructions.rebaseline(instructions, applied))
+        assert.strictEqual(fresh.text, "t/a=10\n\nt/b=20")
+        assert.deepStrictEqual(yield* Instructions.reconcile(instructions, fresh.applied), { _tag: "Unchanged" })
+      })
   )
 
   describe("A newly composed Instruction Source absent from Applied Instructions emits its baseline rendering once at the next Safe Step Boundary.", () => {
@@ -845,14 +886,16 @@ const property = (initial: World, steps: ReadonlyArray<Step>) =>
   })
 
 describe("Property", () => {
-  it.effect("baseline + admitted updates narrate the final belief that initialize of the final state would; unavailable sources never emit", () =>
-    Effect.sync(() =>
-      fc.assert(
-        fc.property(world, fc.array(step, { maxLength: 40 }), (initial, steps) => {
-          Effect.runSync(property(initial, steps))
-        }),
-        { numRuns: 500 }
+  it.effect(
+    "baseline + admitted updates narrate the final belief that initialize of the final state would; unavailable sources never emit",
+    () =>
+      Effect.sync(() =>
+        fc.assert(
+          fc.property(world, fc.array(step, { maxLength: 40 }), (initial, steps) => {
+            Effect.runSync(property(initial, steps))
+          }),
+          { numRuns: 500 }
+        )
       )
-    )
   )
 })

@@ -11,7 +11,14 @@ describe("McpGuidance", () => {
       )) as Instructions.Complete
       assert.strictEqual(
         baseline.text,
-        ["<mcp_instructions>", '  <server name="docs">', "    Line one", "    Line two", "  </server>", "</mcp_instructions>"].join("\n")
+        [
+          "<mcp_instructions>",
+          '  <server name="docs">',
+          "    Line one",
+          "    Line two",
+          "  </server>",
+          "</mcp_instructions>"
+        ].join("\n")
       )
     })
   )

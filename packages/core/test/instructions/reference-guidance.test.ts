@@ -16,7 +16,10 @@ describe("ReferenceGuidance", () => {
           ])
         )
       )) as Instructions.Complete
-      assert.match(some.text, /<available_references>\n {2}<reference>\n {4}<name>alpha<\/name>\n {4}<path>\/refs\/alpha<\/path>\n {4}<description>A docs<\/description>\n {2}<\/reference>\n {2}<reference>\n {4}<name>zeta<\/name>/)
+      assert.match(
+        some.text,
+        /<available_references>\n {2}<reference>\n {4}<name>alpha<\/name>\n {4}<path>\/refs\/alpha<\/path>\n {4}<description>A docs<\/description>\n {2}<\/reference>\n {2}<reference>\n {4}<name>zeta<\/name>/
+      )
     })
   )
 })

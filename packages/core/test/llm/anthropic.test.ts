@@ -82,7 +82,10 @@ describe("request shape", () => {
                 LLMRequest.toolCall("toolu_a", "read", { path: "a" }),
                 LLMRequest.toolCall("toolu_b", "read", { path: "b" })
               ),
-              LLMRequest.tool(LLMRequest.toolResult("toolu_b", "read", "no such file", { isError: true }), LLMRequest.toolResult("toolu_a", "read", "A")),
+              LLMRequest.tool(
+                LLMRequest.toolResult("toolu_b", "read", "no such file", { isError: true }),
+                LLMRequest.toolResult("toolu_a", "read", "A")
+              ),
               LLMRequest.instructionUpdate("AGENTS.md changed: use tabs."),
               LLMRequest.user("Also fix b")
             ]
@@ -133,7 +136,11 @@ describe("request shape", () => {
         role: "user",
         content: [
           { type: "tool_result", tool_use_id: "toolu_1", content: "a b" },
-          { type: "text", text: "<instruction-update>\nDate: 2025-01-02\n</instruction-update>", cache_control: ephemeral }
+          {
+            type: "text",
+            text: "<instruction-update>\nDate: 2025-01-02\n</instruction-update>",
+            cache_control: ephemeral
+          }
         ]
       })
     })
@@ -156,15 +163,27 @@ describe("thinking signatures (Native Continuation Metadata)", () => {
       const events = yield* collect(client.stream(baseRequest()))
       const ends = events.filter((e): e is LLMEvent.ReasoningEnd => e.type === "reasoning-end")
       expect(ends).toEqual([
-        { type: "reasoning-end", id: "reasoning-0", text: "Let me think.", metadata: { anthropic: { signature: "sig-abc123" } } },
-        { type: "reasoning-end", id: "reasoning-1", text: "", metadata: { anthropic: { redactedData: "REDACTED-PAYLOAD" } } }
+        {
+          type: "reasoning-end",
+          id: "reasoning-0",
+          text: "Let me think.",
+          metadata: { anthropic: { signature: "sig-abc123" } }
+        },
+        {
+          type: "reasoning-end",
+          id: "reasoning-1",
+          text: "",
+          metadata: { anthropic: { redactedData: "REDACTED-PAYLOAD" } }
+        }
       ])
 
       // The runner records the parts as streamed, and marks them replayable for the exact same model.
       const history = (replayable: boolean) => [
         LLMRequest.user("Q"),
         LLMRequest.assistant(
-          ...ends.map((end) => LLMRequest.reasoning(end.text, { ...(end.metadata ? { metadata: end.metadata } : {}), replayable })),
+          ...ends.map((end) =>
+            LLMRequest.reasoning(end.text, { ...(end.metadata ? { metadata: end.metadata } : {}), replayable })
+          ),
           LLMRequest.text("Answer.")
         ),
         LLMRequest.user("Next")
@@ -202,13 +221,18 @@ describe("thinking signatures (Native Continuation Metadata)", () => {
           baseRequest({
             messages: [
               LLMRequest.user("Q"),
-              LLMRequest.assistant(LLMRequest.reasoning("thoughts", { replayable: true, metadata: { other: { id: "x" } } })),
+              LLMRequest.assistant(
+                LLMRequest.reasoning("thoughts", { replayable: true, metadata: { other: { id: "x" } } })
+              ),
               LLMRequest.user("Next")
             ]
           })
         )
       )
-      expect((yield* server.awaitRequest(1)).body.messages[1]).toEqual({ role: "assistant", content: [{ type: "text", text: "thoughts" }] })
+      expect((yield* server.awaitRequest(1)).body.messages[1]).toEqual({
+        role: "assistant",
+        content: [{ type: "text", text: "thoughts" }]
+      })
     })
   )
 })
@@ -253,7 +277,10 @@ describe("stream decoding", () => {
         { type: "tool-call", id: "toolu_1", name: "read", input: { path: "a.ts" }, inputText: '{"path":"a.ts"}' },
         { type: "tool-call", id: "toolu_2", name: "grep", input: { pattern: "x" }, inputText: '{"pattern":"x"}' }
       ])
-      expect(events.at(-2)).toEqual({ type: "usage", tokens: { input: 50, output: 70, reasoning: 0, cache: { read: 4000, write: 300 } } })
+      expect(events.at(-2)).toEqual({
+        type: "usage",
+        tokens: { input: 50, output: 70, reasoning: 0, cache: { read: 4000, write: 300 } }
+      })
       expect(events.at(-1)).toEqual({ type: "finish", reason: "tool-calls", raw: "tool_use" })
     })
   )
@@ -323,7 +350,11 @@ describe("errors", () => {
         S.reply(S.streamError("auth")),
         S.reply(S.streamError("invalid-request", "messages: text content blocks must be non-empty"))
       )
-      expect(yield* failure(client.stream(baseRequest()))).toMatchObject({ _tag: "ProviderError", retryable: true, code: "overloaded_error" })
+      expect(yield* failure(client.stream(baseRequest()))).toMatchObject({
+        _tag: "ProviderError",
+        retryable: true,
+        code: "overloaded_error"
+      })
       expect(yield* failure(client.stream(baseRequest()))).toMatchObject({ _tag: "ContextOverflowError" })
       expect(yield* failure(client.stream(baseRequest()))).toMatchObject({ _tag: "ProviderAuthError" })
       expect(yield* failure(client.stream(baseRequest()))).toMatchObject({

@@ -35,7 +35,10 @@ describe("OpenAI-compatible transcripts", () => {
         "finish"
       ])
       expect(events[5]).toEqual({ type: "text-end", id: "text-0", text: "The build passes — ünïcödé ✓." })
-      expect(events[6]).toEqual({ type: "usage", tokens: { input: 425, output: 9, reasoning: 0, cache: { read: 1920, write: 0 } } })
+      expect(events[6]).toEqual({
+        type: "usage",
+        tokens: { input: 425, output: 9, reasoning: 0, cache: { read: 1920, write: 0 } }
+      })
       expect(events[7]).toEqual({ type: "finish", reason: "stop", raw: "stop" })
     })
   )
@@ -48,7 +51,13 @@ describe("OpenAI-compatible transcripts", () => {
         { type: "tool-input-start", id: "call_H8wNn4zYt6Ld", name: "grep" }
       ])
       expect(events.filter((e) => e.type === "tool-call")).toEqual([
-        { type: "tool-call", id: "call_Vq3kP0rB2mXc", name: "read", input: { path: "src/index.ts" }, inputText: '{"path": "src/index.ts"}' },
+        {
+          type: "tool-call",
+          id: "call_Vq3kP0rB2mXc",
+          name: "read",
+          input: { path: "src/index.ts" },
+          inputText: '{"path": "src/index.ts"}'
+        },
         {
           type: "tool-call",
           id: "call_H8wNn4zYt6Ld",
@@ -57,7 +66,10 @@ describe("OpenAI-compatible transcripts", () => {
           inputText: '{"pattern": "TODO", "include": "*.ts"}'
         }
       ])
-      expect(events.at(-2)).toEqual({ type: "usage", tokens: { input: 812, output: 58, reasoning: 0, cache: { read: 0, write: 0 } } })
+      expect(events.at(-2)).toEqual({
+        type: "usage",
+        tokens: { input: 812, output: 58, reasoning: 0, cache: { read: 0, write: 0 } }
+      })
       expect(events.at(-1)).toEqual({ type: "finish", reason: "tool-calls", raw: "tool_calls" })
     })
   )
@@ -79,12 +91,15 @@ describe("OpenAI-compatible transcripts", () => {
       ])
       expect(events[3]).toMatchObject({ text: "The user asks for 17 * 3, which is 51." })
       expect(events[7]).toMatchObject({ text: "17 × 3 = 51" })
-      expect(events[8]).toEqual({ type: "usage", tokens: { input: 64, output: 12, reasoning: 28, cache: { read: 0, write: 0 } } })
+      expect(events[8]).toEqual({
+        type: "usage",
+        tokens: { input: 64, output: 12, reasoning: 28, cache: { read: 0, write: 0 } }
+      })
       expect(events[9]).toEqual({ type: "finish", reason: "length", raw: "length" })
     })
   )
 
-  it.scoped("llama.cpp: a tool call finished with \"stop\" is reported as tool-calls", () =>
+  it.scoped('llama.cpp: a tool call finished with "stop" is reported as tool-calls', () =>
     Effect.gen(function* () {
       const events = yield* collect(yield* replay("openai-compatible", "llamacpp-tool-stop.sse"))
       expect(events.find((e) => e.type === "tool-call")).toMatchObject({
@@ -92,7 +107,10 @@ describe("OpenAI-compatible transcripts", () => {
         name: "bash",
         input: { command: "ls -la" }
       })
-      expect(events.at(-2)).toEqual({ type: "usage", tokens: { input: 1544, output: 21, reasoning: 0, cache: { read: 0, write: 0 } } })
+      expect(events.at(-2)).toEqual({
+        type: "usage",
+        tokens: { input: 1544, output: 21, reasoning: 0, cache: { read: 0, write: 0 } }
+      })
       expect(events.at(-1)).toEqual({ type: "finish", reason: "tool-calls", raw: "stop" })
     })
   )
@@ -157,7 +175,10 @@ describe("Anthropic transcripts", () => {
           inputText: '{"pattern": "**/*.jsonc"}'
         }
       ])
-      expect(events.at(-2)).toEqual({ type: "usage", tokens: { input: 412, output: 187, reasoning: 0, cache: { read: 9216, write: 2048 } } })
+      expect(events.at(-2)).toEqual({
+        type: "usage",
+        tokens: { input: 412, output: 187, reasoning: 0, cache: { read: 9216, write: 2048 } }
+      })
       expect(events.at(-1)).toEqual({ type: "finish", reason: "tool-calls", raw: "tool_use" })
     })
   )
@@ -170,7 +191,10 @@ describe("Anthropic transcripts", () => {
         id: "reasoning-0",
         text: "",
         metadata: {
-          anthropic: { redactedData: "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4mPnZ5sQ7vB8URj2pLmu4qRXo4z" }
+          anthropic: {
+            redactedData:
+              "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4mPnZ5sQ7vB8URj2pLmu4qRXo4z"
+          }
         }
       })
       expect(events.at(-1)).toEqual({ type: "finish", reason: "length", raw: "max_tokens" })
@@ -180,7 +204,12 @@ describe("Anthropic transcripts", () => {
   it.scoped("claude-opus-4: overloaded_error after partial text", () =>
     Effect.gen(function* () {
       const error = yield* failure(yield* replay("anthropic", "anthropic-overloaded-midstream.sse"))
-      expect(error).toMatchObject({ _tag: "ProviderError", retryable: true, code: "overloaded_error", message: "Overloaded" })
+      expect(error).toMatchObject({
+        _tag: "ProviderError",
+        retryable: true,
+        code: "overloaded_error",
+        message: "Overloaded"
+      })
     })
   )
 })

@@ -12,7 +12,11 @@ import { ScriptedLLMServer } from "../../src/testing/scripted-llm-server.js"
 export const setup = (
   protocol: Provider.Protocol,
   options: ScriptedLLMServer.Options = {}
-): Effect.Effect<{ readonly server: ScriptedLLMServer.ScriptedLLMServer; readonly client: LLMClient.Interface }, never, Scope.Scope> =>
+): Effect.Effect<
+  { readonly server: ScriptedLLMServer.ScriptedLLMServer; readonly client: LLMClient.Interface },
+  never,
+  Scope.Scope
+> =>
   Effect.gen(function* () {
     const server = yield* ScriptedLLMServer.make(options)
     const client = yield* clientOf(server.settings(protocol))

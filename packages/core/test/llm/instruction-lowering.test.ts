@@ -54,7 +54,11 @@ describe("InstructionLowering.lower", () => {
 
 describe("LLMRequest.resultsInCallOrder", () => {
   it("orders results by the calls they answer; unknown ids last, in their order", () => {
-    const calls = LLMRequest.assistant(LLMRequest.toolCall("a", "t", {}), LLMRequest.text("x"), LLMRequest.toolCall("b", "t", {}))
+    const calls = LLMRequest.assistant(
+      LLMRequest.toolCall("a", "t", {}),
+      LLMRequest.text("x"),
+      LLMRequest.toolCall("b", "t", {})
+    )
     const message = LLMRequest.tool(
       LLMRequest.toolResult("z", "t", "z"),
       LLMRequest.toolResult("b", "t", "b"),

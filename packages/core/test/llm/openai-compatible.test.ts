@@ -20,7 +20,12 @@ describe("request shape", () => {
       const { server, client } = yield* setup("openai-compatible")
       yield* server.enqueue(S.reply(S.text("ok")))
       // The runner joins the system parts in its order; the adapter must send them as one message, unchanged.
-      const system = ["AGENT PROMPT", "<env>cwd: /repo</env>", "Today is 2025-01-01", "Instructions from: /repo/AGENTS.md\nBe terse."].join("\n\n")
+      const system = [
+        "AGENT PROMPT",
+        "<env>cwd: /repo</env>",
+        "Today is 2025-01-01",
+        "Instructions from: /repo/AGENTS.md\nBe terse."
+      ].join("\n\n")
       yield* collect(
         client.stream(
           baseRequest({
@@ -189,7 +194,10 @@ describe("request shape", () => {
           baseRequest({
             messages: [
               LLMRequest.user("q1"),
-              LLMRequest.assistant(LLMRequest.reasoning("same model thoughts", { replayable: true }), LLMRequest.text("a1")),
+              LLMRequest.assistant(
+                LLMRequest.reasoning("same model thoughts", { replayable: true }),
+                LLMRequest.text("a1")
+              ),
               LLMRequest.user("q2"),
               LLMRequest.assistant(LLMRequest.reasoning("other model thoughts"), LLMRequest.text("a2")),
               LLMRequest.user("q3"),
@@ -251,10 +259,20 @@ describe("stream decoding", () => {
         "usage",
         "finish"
       ])
-      expect(events.find((e) => e.type === "reasoning-end")).toEqual({ type: "reasoning-end", id: "reasoning-0", text: "Need two files" })
+      expect(events.find((e) => e.type === "reasoning-end")).toEqual({
+        type: "reasoning-end",
+        id: "reasoning-0",
+        text: "Need two files"
+      })
       expect(events.find((e) => e.type === "text-end")).toMatchObject({ text: "Reading both" })
       expect(events.filter((e) => e.type === "tool-call")).toEqual([
-        { type: "tool-call", id: "call_1", name: "read", input: { path: "src/a.ts" }, inputText: '{"path":"src/a.ts"}' },
+        {
+          type: "tool-call",
+          id: "call_1",
+          name: "read",
+          input: { path: "src/a.ts" },
+          inputText: '{"path":"src/a.ts"}'
+        },
         {
           type: "tool-call",
           id: "call_2",
@@ -268,7 +286,10 @@ describe("stream decoding", () => {
         { type: "tool-input-end", id: "call_2", text: '{"pattern":"TODO","include":"*.ts"}' }
       ])
       // Disjoint counts: prompt 1000 = 100 fresh + 900 cached; completion 42 = 30 + 12 reasoning.
-      expect(events.at(-2)).toEqual({ type: "usage", tokens: { input: 100, output: 30, reasoning: 12, cache: { read: 900, write: 0 } } })
+      expect(events.at(-2)).toEqual({
+        type: "usage",
+        tokens: { input: 100, output: 30, reasoning: 12, cache: { read: 900, write: 0 } }
+      })
       expect(events.at(-1)).toEqual({ type: "finish", reason: "tool-calls", raw: "tool_calls" })
       expect(yield* (yield* server.awaitRequest(1)).outcome).toBe("completed")
     })
@@ -297,7 +318,9 @@ describe("stream decoding", () => {
   it.scoped("invalid JSON arguments still yield a tool call, flagged with the raw text", () =>
     Effect.gen(function* () {
       const { server, client } = yield* setup("openai-compatible")
-      yield* server.enqueue(S.reply(S.toolCall("call_bad", "read", '{"path": "a.ts"', { chunks: 2 }), S.toolCall("call_empty", "list", "")))
+      yield* server.enqueue(
+        S.reply(S.toolCall("call_bad", "read", '{"path": "a.ts"', { chunks: 2 }), S.toolCall("call_empty", "list", ""))
+      )
       const events = yield* collect(client.stream(baseRequest()))
       const calls = events.filter((e) => e.type === "tool-call")
       expect(calls[0]).toMatchObject({ id: "call_bad", name: "read", input: {}, inputText: '{"path": "a.ts"' })
@@ -362,7 +385,11 @@ describe("errors", () => {
         S.httpError(503, { retryAfter: "Thu, 01 Jan 1970 00:00:05 GMT" })
       )
       expect(yield* failure(client.stream(baseRequest()))).toMatchObject({ retryAfterMs: 1500, retryable: true })
-      expect(yield* failure(client.stream(baseRequest()))).toMatchObject({ status: 503, retryAfterMs: 5000, retryable: true })
+      expect(yield* failure(client.stream(baseRequest()))).toMatchObject({
+        status: 503,
+        retryAfterMs: 5000,
+        retryable: true
+      })
     })
   )
 
@@ -370,7 +397,11 @@ describe("errors", () => {
     Effect.gen(function* () {
       const { server, client } = yield* setup("openai-compatible")
       yield* server.enqueue(S.httpError(503), S.httpError(404, { message: "The model `qwen-test` does not exist" }))
-      expect(yield* failure(client.stream(baseRequest()))).toMatchObject({ _tag: "ProviderError", status: 503, retryable: true })
+      expect(yield* failure(client.stream(baseRequest()))).toMatchObject({
+        _tag: "ProviderError",
+        status: 503,
+        retryable: true
+      })
       expect(yield* failure(client.stream(baseRequest()))).toMatchObject({
         _tag: "ProviderError",
         status: 404,
@@ -395,7 +426,11 @@ describe("errors", () => {
     Effect.gen(function* () {
       const { server, client } = yield* setup("openai-compatible")
       yield* server.enqueue(S.httpError(401), S.httpError(403))
-      expect(yield* failure(client.stream(baseRequest()))).toMatchObject({ _tag: "ProviderAuthError", status: 401, message: "Invalid API key provided" })
+      expect(yield* failure(client.stream(baseRequest()))).toMatchObject({
+        _tag: "ProviderAuthError",
+        status: 401,
+        message: "Invalid API key provided"
+      })
       expect(yield* failure(client.stream(baseRequest()))).toMatchObject({ _tag: "ProviderAuthError", status: 403 })
     })
   )
@@ -403,9 +438,14 @@ describe("errors", () => {
   it.scoped("mid-stream error events fail the stream after the output so far", () =>
     Effect.gen(function* () {
       const { server, client } = yield* setup("openai-compatible")
-      yield* server.enqueue(S.reply(S.text("partial"), S.streamError("overloaded")), S.reply(S.text("x"), S.streamError("overflow")))
+      yield* server.enqueue(
+        S.reply(S.text("partial"), S.streamError("overloaded")),
+        S.reply(S.text("x"), S.streamError("overflow"))
+      )
       const seen: Array<string> = []
-      const error = yield* failure(client.stream(baseRequest()).pipe(Stream.tap((e) => Effect.sync(() => seen.push(e.type)))))
+      const error = yield* failure(
+        client.stream(baseRequest()).pipe(Stream.tap((e) => Effect.sync(() => seen.push(e.type))))
+      )
       expect(seen).toEqual(["text-start", "text-delta"])
       expect(error).toMatchObject({ _tag: "ProviderError", retryable: true, code: "overloaded", message: "Overloaded" })
       expect(yield* failure(client.stream(baseRequest()))).toMatchObject({ _tag: "ContextOverflowError" })
@@ -424,11 +464,21 @@ describe("errors", () => {
     Effect.gen(function* () {
       const { server, client } = yield* setup("openai-compatible")
       yield* server.enqueue(
-        S.raw(JSON.stringify({ error: { message: "quota exceeded", type: "insufficient_quota" } }), { contentType: "application/json" }),
+        S.raw(JSON.stringify({ error: { message: "quota exceeded", type: "insufficient_quota" } }), {
+          contentType: "application/json"
+        }),
         S.raw("<html>proxy</html>", { contentType: "text/html" })
       )
-      expect(yield* failure(client.stream(baseRequest()))).toMatchObject({ _tag: "ProviderError", retryable: false, message: "quota exceeded" })
-      expect(yield* failure(client.stream(baseRequest()))).toMatchObject({ _tag: "ProviderError", status: 200, retryable: false })
+      expect(yield* failure(client.stream(baseRequest()))).toMatchObject({
+        _tag: "ProviderError",
+        retryable: false,
+        message: "quota exceeded"
+      })
+      expect(yield* failure(client.stream(baseRequest()))).toMatchObject({
+        _tag: "ProviderError",
+        status: 200,
+        retryable: false
+      })
     })
   )
 

@@ -90,7 +90,9 @@ describe("connection reuse", () => {
       // A provider that drops the connection instead of ending the chunked body.
       const server = http.createServer((_req, res) => {
         res.writeHead(200, { "content-type": "text/event-stream" })
-        res.write(`data: ${JSON.stringify({ id: "c", choices: [{ index: 0, delta: { content: "hi" }, finish_reason: "stop" }] })}\n\n`)
+        res.write(
+          `data: ${JSON.stringify({ id: "c", choices: [{ index: 0, delta: { content: "hi" }, finish_reason: "stop" }] })}\n\n`
+        )
         res.write("data: [DONE]\n\n", () => setTimeout(() => res.socket?.destroy(), 5))
       })
       const port = yield* Effect.acquireRelease(
@@ -111,7 +113,9 @@ describe("connection reuse", () => {
     const sockets = new Set<net.Socket>()
     const server = http.createServer((_req, res) => {
       res.writeHead(200, { "content-type": "text/event-stream" })
-      res.write(`data: ${JSON.stringify({ id: "c", choices: [{ index: 0, delta: { content: "hi" }, finish_reason: null }] })}\n\n`)
+      res.write(
+        `data: ${JSON.stringify({ id: "c", choices: [{ index: 0, delta: { content: "hi" }, finish_reason: null }] })}\n\n`
+      )
       res.write(`data: ${JSON.stringify({ id: "c", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\n`)
       res.write("data: [DONE]\n\n")
     })
@@ -122,14 +126,16 @@ describe("connection reuse", () => {
       }),
       () => Effect.sync(() => server.close())
     )
-    const closed = new Promise<void>((resolve) => server.on("connection", (socket) => socket.on("close", () => resolve())))
+    const closed = new Promise<void>((resolve) =>
+      server.on("connection", (socket) => socket.on("close", () => resolve()))
+    )
     const settings = { protocol: "openai-compatible", baseURL: `http://127.0.0.1:${port}/v1`, apiKey: "k" } as const
     const client = yield* clientOf(settings, NodeHttpClient.layerUndici)
     const seen: Array<{ readonly type: string; readonly at: number }> = []
     const started = Date.now()
-    yield* client.stream(baseRequest()).pipe(
-      Stream.runForEach((event) => Effect.sync(() => seen.push({ type: event.type, at: Date.now() - started })))
-    )
+    yield* client
+      .stream(baseRequest())
+      .pipe(Stream.runForEach((event) => Effect.sync(() => seen.push({ type: event.type, at: Date.now() - started }))))
     expect(seen.map((event) => event.type)).toEqual(["text-start", "text-delta", "text-end", "finish"])
     // The finish came with [DONE], not after the grace period; the stream ended after it.
     expect(seen.at(-1)!.at).toBeLessThan(Duration.toMillis(ProviderHttp.tailGrace))

@@ -14,8 +14,12 @@ describe("policy math", () => {
   it("retryable errors: retryable ProviderError and TransportError only", () => {
     expect(Retry.isRetryable(retryable())).toBe(true)
     expect(Retry.isRetryable(new LLMError.TransportError({ providerID, message: "reset", retryable: true }))).toBe(true)
-    expect(Retry.isRetryable(new LLMError.TransportError({ providerID, message: "bad url", retryable: false }))).toBe(false)
-    expect(Retry.isRetryable(new LLMError.ProviderError({ providerID, message: "bad", status: 400, retryable: false }))).toBe(false)
+    expect(Retry.isRetryable(new LLMError.TransportError({ providerID, message: "bad url", retryable: false }))).toBe(
+      false
+    )
+    expect(
+      Retry.isRetryable(new LLMError.ProviderError({ providerID, message: "bad", status: 400, retryable: false }))
+    ).toBe(false)
     expect(Retry.isRetryable(new LLMError.ContextOverflowError({ providerID, message: "too long" }))).toBe(false)
     expect(Retry.isRetryable(new LLMError.ProviderAuthError({ providerID, message: "no" }))).toBe(false)
     expect(Retry.isRetryable(new LLMError.ProviderNotFoundError({ providerID, message: "?" }))).toBe(false)
@@ -47,7 +51,8 @@ describe("policy math", () => {
 
 /** Waits (in real time: HTTP is real) until the retrying fiber sleeps on the TestClock. */
 const untilAsleep = Effect.gen(function* () {
-  while ((yield* TestClock.sleeps()).length === 0) yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 2)))
+  while ((yield* TestClock.sleeps()).length === 0)
+    yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 2)))
 })
 
 /** Advances the TestClock once the retrying fiber is asleep (so the wake-up time is exact). */
@@ -71,7 +76,14 @@ describe("Retry.stream over the scripted server", () => {
       const events = yield* Fiber.join(fiber)
 
       expect(events.at(-1)).toMatchObject({ type: "finish", reason: "stop" })
-      expect(retried.map(({ attempt, delayMs, error }) => ({ attempt, delayMs, tag: error._tag, status: "status" in error ? error.status : undefined }))).toEqual([
+      expect(
+        retried.map(({ attempt, delayMs, error }) => ({
+          attempt,
+          delayMs,
+          tag: error._tag,
+          status: "status" in error ? error.status : undefined
+        }))
+      ).toEqual([
         { attempt: 1, delayMs: 2000, tag: "ProviderError", status: 503 },
         { attempt: 2, delayMs: 3000, tag: "ProviderError", status: 429 }
       ])

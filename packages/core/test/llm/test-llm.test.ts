@@ -7,7 +7,8 @@ import { LLMScript as S } from "../../src/testing/llm-script.js"
 import { TestLLM } from "../../src/testing/test-llm.js"
 import { baseRequest, collect, failure, types } from "./harness.js"
 
-const withTestLLM = <A, E>(body: Effect.Effect<A, E, LLMClient.Service | TestLLM.Service>) => Effect.provide(body, TestLLM.layer)
+const withTestLLM = <A, E>(body: Effect.Effect<A, E, LLMClient.Service | TestLLM.Service>) =>
+  Effect.provide(body, TestLLM.layer)
 
 describe("TestLLM", () => {
   it.effect("plays scripted replies as ordered events and records requests", () =>
@@ -48,7 +49,12 @@ describe("TestLLM", () => {
           "usage",
           "finish"
         ])
-        expect(events[2]).toEqual({ type: "reasoning-end", id: "reasoning-0", text: "think", metadata: { anthropic: { signature: "sig" } } })
+        expect(events[2]).toEqual({
+          type: "reasoning-end",
+          id: "reasoning-0",
+          text: "think",
+          metadata: { anthropic: { signature: "sig" } }
+        })
         expect(events[12]).toMatchObject({ type: "tool-call", input: { path: "a" } })
         expect(events[18]).toMatchObject({ type: "tool-call", input: {}, inputText: "{oops" })
         expect(events.at(-1)).toEqual({ type: "finish", reason: "tool-calls" })
@@ -72,7 +78,11 @@ describe("TestLLM", () => {
           TestLLM.fail(exact),
           TestLLM.events({ type: "finish", reason: "length" })
         )
-        expect(yield* failure(llm.stream(baseRequest()))).toMatchObject({ _tag: "ProviderError", retryable: true, retryAfterMs: 2000 })
+        expect(yield* failure(llm.stream(baseRequest()))).toMatchObject({
+          _tag: "ProviderError",
+          retryable: true,
+          retryAfterMs: 2000
+        })
         expect(yield* failure(llm.stream(baseRequest()))).toMatchObject({ _tag: "ContextOverflowError" })
         expect(yield* failure(llm.stream(baseRequest()))).toMatchObject({ _tag: "ProviderError", retryable: true })
         expect(yield* failure(llm.stream(baseRequest()))).toBe(exact)
@@ -97,10 +107,14 @@ describe("TestLLM", () => {
         const released = yield* Effect.fork(collect(llm.stream(baseRequest())))
         yield* first.reached
         yield* first.release
-        expect((yield* Fiber.join(released)).filter((e) => e.type === "text-end").map((e) => e.type === "text-end" && e.text)).toEqual(["a", "b"])
+        expect(
+          (yield* Fiber.join(released)).filter((e) => e.type === "text-end").map((e) => e.type === "text-end" && e.text)
+        ).toEqual(["a", "b"])
 
         const seen: Array<string> = []
-        const interrupted = yield* Effect.fork(llm.stream(baseRequest()).pipe(Stream.runForEach((e) => Effect.sync(() => seen.push(e.type)))))
+        const interrupted = yield* Effect.fork(
+          llm.stream(baseRequest()).pipe(Stream.runForEach((e) => Effect.sync(() => seen.push(e.type))))
+        )
         yield* second.reached
         expect(seen).toEqual(["text-start", "text-delta", "text-end"])
         yield* Fiber.interrupt(interrupted)

@@ -11,18 +11,23 @@ import { Locations } from "../../src/location/locations.js"
 import { tempDir } from "../fixture.js"
 
 const git = (cwd: string, ...args: Array<string>) =>
-  execFileSync("git", ["-c", "user.name=test", "-c", "user.email=test@example.com", "-c", "commit.gpgsign=false", ...args], {
-    cwd,
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "ignore"]
-  }).trim()
+  execFileSync(
+    "git",
+    ["-c", "user.name=test", "-c", "user.email=test@example.com", "-c", "commit.gpgsign=false", ...args],
+    {
+      cwd,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"]
+    }
+  ).trim()
 
 const resolveIn = (directory: string, ref?: Locations.Ref) =>
   Effect.flatMap(Locations.Service, (locations) => locations.resolve(ref)).pipe(
     Effect.provide(Locations.layer({ directory }).pipe(Layer.provide(NodeContext.layer)))
   )
 
-const invalid = (field: string) => Exit.fail(expect.objectContaining({ _tag: "InvalidRequestError", kind: "location", field }))
+const invalid = (field: string) =>
+  Exit.fail(expect.objectContaining({ _tag: "InvalidRequestError", kind: "location", field }))
 
 it.scoped("a directory outside git is its own project, identified by a stable hash of its path", () =>
   Effect.gen(function* () {
@@ -32,7 +37,10 @@ it.scoped("a directory outside git is its own project, identified by a stable ha
     expect(location).toEqual({ directory: dir, project: { id: Locations.directoryHash(dir), directory: dir } })
     expect(location.project.id).toMatch(/^[0-9a-f]{40}$/)
     const sub = yield* resolveIn(dir, { directory: "sub" })
-    expect(sub).toEqual({ directory: path.join(dir, "sub"), project: { id: Locations.directoryHash(path.join(dir, "sub")), directory: path.join(dir, "sub") } })
+    expect(sub).toEqual({
+      directory: path.join(dir, "sub"),
+      project: { id: Locations.directoryHash(path.join(dir, "sub")), directory: path.join(dir, "sub") }
+    })
   })
 )
 
@@ -60,7 +68,10 @@ it.scoped("inside a git worktree the project is the root commit and the director
 it.scoped("resolution is cached per directory for the life of the layer", () =>
   Effect.gen(function* () {
     const dir = yield* tempDir
-    const locations = yield* Effect.provide(Locations.Service, Locations.layer({ directory: dir }).pipe(Layer.provide(NodeContext.layer)))
+    const locations = yield* Effect.provide(
+      Locations.Service,
+      Locations.layer({ directory: dir }).pipe(Layer.provide(NodeContext.layer))
+    )
     const before = yield* locations.resolve()
     git(dir, "init", "-q")
     git(dir, "commit", "-q", "--allow-empty", "-m", "root")
@@ -74,7 +85,9 @@ it.scoped("without a git binary every directory falls back to its hash", () =>
     git(dir, "init", "-q")
     git(dir, "commit", "-q", "--allow-empty", "-m", "root")
     const noGit = CommandExecutor.makeExecutor((command) =>
-      Effect.fail(new SystemError({ reason: "NotFound", module: "Command", method: "spawn", pathOrDescriptor: String(command) }))
+      Effect.fail(
+        new SystemError({ reason: "NotFound", module: "Command", method: "spawn", pathOrDescriptor: String(command) })
+      )
     )
     const location = yield* Effect.flatMap(Locations.Service, (locations) => locations.resolve()).pipe(
       Effect.provide(
@@ -93,7 +106,9 @@ it.scoped("a missing directory or a file is an InvalidRequestError on location.d
     const dir = yield* tempDir
     fs.writeFileSync(path.join(dir, "file.txt"), "x")
     expect(yield* Effect.exit(resolveIn(dir, { directory: "missing" }))).toEqual(invalid("location.directory"))
-    expect(yield* Effect.exit(resolveIn(dir, { directory: path.join(dir, "file.txt") }))).toEqual(invalid("location.directory"))
+    expect(yield* Effect.exit(resolveIn(dir, { directory: path.join(dir, "file.txt") }))).toEqual(
+      invalid("location.directory")
+    )
   })
 )
 

@@ -22,7 +22,9 @@ const server = new McpServer(
   env.MCP_FIXTURE_INSTRUCTIONS ? { instructions: env.MCP_FIXTURE_INSTRUCTIONS } : {}
 )
 for (const name of (env.MCP_FIXTURE_TOOLS ?? "").split(",").filter((name) => name !== "")) {
-  server.registerTool(name, { description: `The ${name} tool` }, async () => ({ content: [{ type: "text", text: name }] }))
+  server.registerTool(name, { description: `The ${name} tool` }, async () => ({
+    content: [{ type: "text", text: name }]
+  }))
 }
 
 const delay = Number(env.MCP_FIXTURE_DELAY_MS ?? 0)

@@ -19,15 +19,31 @@ describe("the mcp config key (upstream shape)", () => {
       const parsed = yield* parse(
         JSON.stringify({
           mcp: {
-            docs: { type: "local", command: ["npx", "-y", "docs-mcp"], environment: { DOCS_HOME: "/srv/docs" }, enabled: true, timeout: 10000 },
-            tracker: { type: "remote", url: "https://mcp.example.test/mcp", headers: { Authorization: "Bearer {env:TRACKER_TOKEN}" } }
+            docs: {
+              type: "local",
+              command: ["npx", "-y", "docs-mcp"],
+              environment: { DOCS_HOME: "/srv/docs" },
+              enabled: true,
+              timeout: 10000
+            },
+            tracker: {
+              type: "remote",
+              url: "https://mcp.example.test/mcp",
+              headers: { Authorization: "Bearer {env:TRACKER_TOKEN}" }
+            }
           }
         }),
         { TRACKER_TOKEN: "t0k" }
       )
       if (Either.isLeft(parsed)) throw parsed.left
       expect(parsed.right.info.mcp).toEqual({
-        docs: { type: "local", command: ["npx", "-y", "docs-mcp"], environment: { DOCS_HOME: "/srv/docs" }, enabled: true, timeout: 10000 },
+        docs: {
+          type: "local",
+          command: ["npx", "-y", "docs-mcp"],
+          environment: { DOCS_HOME: "/srv/docs" },
+          enabled: true,
+          timeout: 10000
+        },
         tracker: { type: "remote", url: "https://mcp.example.test/mcp", headers: { Authorization: "Bearer t0k" } }
       })
     })
@@ -42,7 +58,12 @@ describe("the mcp config key (upstream shape)", () => {
       fs.mkdirSync(project)
       fs.writeFileSync(
         path.join(configDir, "opencode.json"),
-        JSON.stringify({ mcp: { docs: { type: "local", command: ["docs-mcp"] }, other: { type: "remote", url: "http://127.0.0.1:1/mcp" } } })
+        JSON.stringify({
+          mcp: {
+            docs: { type: "local", command: ["docs-mcp"] },
+            other: { type: "remote", url: "http://127.0.0.1:1/mcp" }
+          }
+        })
       )
       fs.writeFileSync(path.join(project, "opencode.json"), JSON.stringify({ mcp: { docs: { enabled: false } } }))
       const config = yield* Config.load({ directory: project, worktreeRoot: project, env: {}, configDir }).pipe(

@@ -72,17 +72,26 @@ describe("McpServers", () => {
     expect(McpServers.select(all, deny("zeta_*"))).toEqual([{ name: "alpha", instructions: "Alpha rules." }])
     expect(McpServers.select(all, deny("*"))).toEqual([{ name: "alpha", instructions: "Alpha rules." }])
     // Denying some resources only is not denying the tool.
-    expect(McpServers.select(all, [...allowAll, { action: "zeta_run", resource: "/secret", effect: "deny" }])).toHaveLength(2)
+    expect(
+      McpServers.select(all, [...allowAll, { action: "zeta_run", resource: "/secret", effect: "deny" }])
+    ).toHaveLength(2)
     // A later allow of one tool re-enables the server.
-    expect(McpServers.select(all, [...deny("zeta_*"), { action: "zeta_run", resource: "*", effect: "allow" }])).toHaveLength(2)
+    expect(
+      McpServers.select(all, [...deny("zeta_*"), { action: "zeta_run", resource: "*", effect: "allow" }])
+    ).toHaveLength(2)
     expect(McpServers.select([{ name: "off", status: { _tag: "Disabled" } }], allowAll)).toBe(Instructions.absent)
-    expect(McpServers.select([...all, { name: "slow", status: { _tag: "Connecting" } }], allowAll)).toBe(Instructions.unavailable)
+    expect(McpServers.select([...all, { name: "slow", status: { _tag: "Connecting" } }], allowAll)).toBe(
+      Instructions.unavailable
+    )
   })
 
   it.scopedLive("a local server: its instructions and tools over stdio, with its own environment", () =>
     Effect.gen(function* () {
       const { service } = yield* servers({
-        docs: local({ MCP_FIXTURE_INSTRUCTIONS: "Search the docs first.\nCite titles.", MCP_FIXTURE_TOOLS: "search,fetch" }),
+        docs: local({
+          MCP_FIXTURE_INSTRUCTIONS: "Search the docs first.\nCite titles.",
+          MCP_FIXTURE_TOOLS: "search,fetch"
+        }),
         off: { ...local({ MCP_FIXTURE_INSTRUCTIONS: "Never." }), enabled: false }
       })
       yield* service.settled
@@ -94,7 +103,9 @@ describe("McpServers", () => {
         tools: ["search", "fetch"]
       })
       expect(yield* statusOf(service, "off")).toEqual({ _tag: "Disabled" })
-      expect(yield* service.guidance(allowAll)).toEqual([{ name: "docs", instructions: "Search the docs first.\nCite titles." }])
+      expect(yield* service.guidance(allowAll)).toEqual([
+        { name: "docs", instructions: "Search the docs first.\nCite titles." }
+      ])
       // Denying one of its two tools keeps it; denying both withdraws it.
       expect(yield* service.guidance(deny("docs_fetch"))).toHaveLength(1)
       expect(yield* service.guidance(deny("docs_*"))).toBe(Instructions.absent)
@@ -104,10 +115,14 @@ describe("McpServers", () => {
   it.scopedLive("closing the scope kills a local server's process", () =>
     Effect.gen(function* () {
       const scope = yield* Scope.make()
-      const { service } = yield* servers({ docs: local({ MCP_FIXTURE_INSTRUCTIONS: "Rules.", MCP_FIXTURE_TOOLS: "search" }) }, scope)
+      const { service } = yield* servers(
+        { docs: local({ MCP_FIXTURE_INSTRUCTIONS: "Rules.", MCP_FIXTURE_TOOLS: "search" }) },
+        scope
+      )
       yield* service.settled
       const status = yield* statusOf(service, "docs")
-      if (status._tag !== "Connected" || status.pid === undefined) throw new Error(`not connected: ${JSON.stringify(status)}`)
+      if (status._tag !== "Connected" || status.pid === undefined)
+        throw new Error(`not connected: ${JSON.stringify(status)}`)
       expect(alive(status.pid)).toBe(true)
       yield* Scope.close(scope, Exit.void)
       expect(yield* gone(status.pid)).toBe(true)
@@ -129,7 +144,14 @@ describe("McpServers", () => {
       expect((yield* statusOf(service, "missing"))._tag).toBe("Failed")
       expect((yield* statusOf(service, "empty"))._tag).toBe("Failed")
       expect(yield* service.guidance(allowAll)).toEqual([{ name: "docs", instructions: "Docs rules." }])
-      expect(logs.some((line) => line.startsWith("WARN") && line.includes("MCP server broken failed to connect") && line.includes("cannot open the index"))).toBe(true)
+      expect(
+        logs.some(
+          (line) =>
+            line.startsWith("WARN") &&
+            line.includes("MCP server broken failed to connect") &&
+            line.includes("cannot open the index")
+        )
+      ).toBe(true)
       expect(logs.some((line) => line.includes("MCP server missing failed to connect"))).toBe(true)
     })
   )
@@ -138,7 +160,10 @@ describe("McpServers", () => {
     Effect.gen(function* () {
       const pidFile = path.join(tempDir("opencode-mcp-pid-"), "pid")
       const { service, logs } = yield* servers({
-        slow: local({ MCP_FIXTURE_INSTRUCTIONS: "Slow rules.", MCP_FIXTURE_DELAY_MS: "60000", MCP_FIXTURE_PIDFILE: pidFile }, { timeout: 1500 })
+        slow: local(
+          { MCP_FIXTURE_INSTRUCTIONS: "Slow rules.", MCP_FIXTURE_DELAY_MS: "60000", MCP_FIXTURE_PIDFILE: pidFile },
+          { timeout: 1500 }
+        )
       })
       expect((yield* statusOf(service, "slow"))._tag).toBe("Connecting")
       expect(yield* service.guidance(allowAll)).toBe(Instructions.unavailable)
@@ -147,7 +172,9 @@ describe("McpServers", () => {
       expect(status).toEqual({ _tag: "Failed", message: "not connected within 1500 ms" })
       // Failed is a successful observation: absent, not unavailable.
       expect(yield* service.guidance(allowAll)).toBe(Instructions.absent)
-      expect(logs.some((line) => line.includes("MCP server slow failed to connect: not connected within 1500 ms"))).toBe(true)
+      expect(
+        logs.some((line) => line.includes("MCP server slow failed to connect: not connected within 1500 ms"))
+      ).toBe(true)
       expect(yield* gone(Number(fs.readFileSync(pidFile, "utf8")))).toBe(true)
     })
   )
@@ -158,13 +185,17 @@ describe("McpServers", () => {
       const url = yield* listen(async (req, res) => {
         tokens.push(req.headers["x-token"] as string | undefined)
         const server = new McpServer({ name: "remote", version: "1.0.0" }, { instructions: "Remote rules." })
-        server.registerTool("lookup", { description: "Look up" }, async () => ({ content: [{ type: "text", text: "ok" }] }))
+        server.registerTool("lookup", { description: "Look up" }, async () => ({
+          content: [{ type: "text", text: "ok" }]
+        }))
         const transport = new StreamableHTTPServerTransport({}) // stateless: no session ids
         res.on("close", () => void server.close())
         await server.connect(transport)
         await transport.handleRequest(req, res)
       })
-      const { service } = yield* servers({ remote: { type: "remote", url: `${url}/mcp`, headers: { "x-token": "secret" } } })
+      const { service } = yield* servers({
+        remote: { type: "remote", url: `${url}/mcp`, headers: { "x-token": "secret" } }
+      })
       yield* service.settled
       expect(yield* statusOf(service, "remote")).toEqual({
         _tag: "Connected",
@@ -186,7 +217,9 @@ describe("McpServers", () => {
         if (req.method === "GET" && target.pathname === "/sse") {
           const transport = new SSEServerTransport("/messages", res)
           sessions.set(transport.sessionId, transport)
-          await new McpServer({ name: "legacy", version: "1.0.0" }, { instructions: "Legacy rules." }).connect(transport)
+          await new McpServer({ name: "legacy", version: "1.0.0" }, { instructions: "Legacy rules." }).connect(
+            transport
+          )
           return
         }
         const transport = sessions.get(target.searchParams.get("sessionId") ?? "")
@@ -198,7 +231,12 @@ describe("McpServers", () => {
       })
       const { service } = yield* servers({ legacy: { type: "remote", url: `${url}/sse` } })
       yield* service.settled
-      expect(yield* statusOf(service, "legacy")).toEqual({ _tag: "Connected", transport: "sse", instructions: "Legacy rules.", tools: [] })
+      expect(yield* statusOf(service, "legacy")).toEqual({
+        _tag: "Connected",
+        transport: "sse",
+        instructions: "Legacy rules.",
+        tools: []
+      })
       expect(yield* service.guidance(deny("*"))).toEqual([{ name: "legacy", instructions: "Legacy rules." }])
     })
   )

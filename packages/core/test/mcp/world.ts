@@ -28,7 +28,9 @@ export const captureLogs = () => {
   const lines: Array<string> = []
   const logger = Logger.make(({ logLevel, message }) => {
     const parts = Array.isArray(message) ? message : [message]
-    lines.push(`${logLevel.label} ${parts.map((part) => (typeof part === "string" ? part : JSON.stringify(part))).join(" ")}`)
+    lines.push(
+      `${logLevel.label} ${parts.map((part) => (typeof part === "string" ? part : JSON.stringify(part))).join(" ")}`
+    )
   })
   return { lines, layer: Logger.replace(Logger.defaultLogger, logger) }
 }
@@ -73,7 +75,13 @@ export const world = (options: {
     })
     const logs = captureLogs()
     const context = yield* Layer.build(
-      Core.layer({ databaseFile: path.join(root, "opencode.db"), directory, configDir: path.join(root, "config"), env: {}, config })
+      Core.layer({
+        databaseFile: path.join(root, "opencode.db"),
+        directory,
+        configDir: path.join(root, "config"),
+        env: {},
+        config
+      })
     ).pipe(Effect.provide(logs.layer), Effect.orDie)
     const run = <A, E>(effect: Effect.Effect<A, E, Core.Services>) => Effect.provide(effect, context)
     const session = yield* run(
@@ -94,7 +102,10 @@ export const world = (options: {
     const systems = Effect.map(server.requests, (requests) =>
       requests.map((request) => {
         const messages = request.body.messages as Array<{ role: string; content: string }>
-        return messages.filter((message) => message.role === "system").map((message) => message.content).join("\n")
+        return messages
+          .filter((message) => message.role === "system")
+          .map((message) => message.content)
+          .join("\n")
       })
     )
     return { server, session, directory, prompt, wait, systems, run, logs: logs.lines }

@@ -1,4 +1,11 @@
-import { type Core, EventLog, PermissionRequests, SessionSelection, Sessions, type ToolRegistry } from "@opencode-ai/core"
+import {
+  type Core,
+  EventLog,
+  PermissionRequests,
+  SessionSelection,
+  Sessions,
+  type ToolRegistry
+} from "@opencode-ai/core"
 import { LLMScript } from "@opencode-ai/core/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Layer } from "effect"
@@ -13,7 +20,11 @@ const { reply, text, toolCall, finish } = LLMScript
 const probe = (gate?: Deferred.Deferred<void>): ToolRegistry.Tool => ({
   name: "probe",
   description: "Probe a target",
-  inputSchema: { type: "object", properties: { target: { type: "string" }, save: { type: "string" } }, required: ["target"] },
+  inputSchema: {
+    type: "object",
+    properties: { target: { type: "string" }, save: { type: "string" } },
+    required: ["target"]
+  },
   execute: (input, ctx) =>
     Effect.gen(function* () {
       if (gate) yield* Deferred.await(gate)
@@ -64,68 +75,79 @@ const setup = (agent: Record<string, unknown> = agents) =>
       })
     const settled = (callID: string) =>
       Effect.map(w.events, (all) =>
-        all.find((e) => (e.type === "session.next.tool.success" || e.type === "session.next.tool.failed") && (e.data as any).callID === callID)
+        all.find(
+          (e) =>
+            (e.type === "session.next.tool.success" || e.type === "session.next.tool.failed") &&
+            (e.data as any).callID === callID
+        )
       )
     const requestLog = (requestID: string) => w.run(Effect.flatMap(EventLog.Service, (log) => log.read(requestID)))
     const switchAgent = (name: string) =>
       w.run(Effect.flatMap(SessionSelection.Service, (s) => s.switchAgent(sessionID, name))).pipe(Effect.orDie)
-    const projectID = (yield* w.run(Effect.flatMap(Sessions.Service, (s) => s.get(sessionID))).pipe(Effect.orDie)).projectID
+    const projectID = (yield* w.run(Effect.flatMap(Sessions.Service, (s) => s.get(sessionID))).pipe(Effect.orDie))
+      .projectID
     return { ...w, service, sessionID, pendingCount, until, settled, requestLog, switchAgent, projectID }
   })
 
 describe("PermissionRequests with the runner", () => {
-  it.scopedLive("ask suspends only that call; `once` lets it run; the request is durable and leaves the pending list", () =>
-    Effect.gen(function* () {
-      const t = yield* setup()
-      yield* t.register(probe())
-      yield* t.register(echo)
-      yield* t.server.enqueue(
-        reply(toolCall("call_p", "probe", { target: "a.txt" }), toolCall("call_e", "echo", { say: "hi" }), finish("tool-calls")),
-        reply(text("done"), finish("stop"))
-      )
-      yield* t.prompt("probe it")
-      const [request] = yield* t.pendingCount(1)
-      // The other call of the same Step settled while this one waits.
-      yield* t.until("tool.success")
-      expect((yield* t.settled("call_e"))?.type).toBe("session.next.tool.success")
-      expect(yield* t.settled("call_p")).toBeUndefined()
-      const step = (yield* t.events).find((e) => e.type === "session.next.step.started")!.data as any
-      expect(request).toEqual({
-        id: request!.id,
-        sessionID: t.sessionID,
-        action: "probe",
-        resources: ["a.txt"],
-        metadata: { note: "probing a.txt" },
-        source: { type: "tool", messageID: step.assistantMessageID, callID: "call_p" }
-      })
-      expect(request!.id).toMatch(/^per_/)
-      expect(yield* t.service.get(t.sessionID, request!.id)).toEqual(request)
-      expect(yield* t.service.listIn({ directory: t.directory })).toEqual([request])
-      expect(yield* t.service.listIn({ directory: "/elsewhere" })).toEqual([])
+  it.scopedLive(
+    "ask suspends only that call; `once` lets it run; the request is durable and leaves the pending list",
+    () =>
+      Effect.gen(function* () {
+        const t = yield* setup()
+        yield* t.register(probe())
+        yield* t.register(echo)
+        yield* t.server.enqueue(
+          reply(
+            toolCall("call_p", "probe", { target: "a.txt" }),
+            toolCall("call_e", "echo", { say: "hi" }),
+            finish("tool-calls")
+          ),
+          reply(text("done"), finish("stop"))
+        )
+        yield* t.prompt("probe it")
+        const [request] = yield* t.pendingCount(1)
+        // The other call of the same Step settled while this one waits.
+        yield* t.until("tool.success")
+        expect((yield* t.settled("call_e"))?.type).toBe("session.next.tool.success")
+        expect(yield* t.settled("call_p")).toBeUndefined()
+        const step = (yield* t.events).find((e) => e.type === "session.next.step.started")!.data as any
+        expect(request).toEqual({
+          id: request!.id,
+          sessionID: t.sessionID,
+          action: "probe",
+          resources: ["a.txt"],
+          metadata: { note: "probing a.txt" },
+          source: { type: "tool", messageID: step.assistantMessageID, callID: "call_p" }
+        })
+        expect(request!.id).toMatch(/^per_/)
+        expect(yield* t.service.get(t.sessionID, request!.id)).toEqual(request)
+        expect(yield* t.service.listIn({ directory: t.directory })).toEqual([request])
+        expect(yield* t.service.listIn({ directory: "/elsewhere" })).toEqual([])
 
-      yield* t.service.reply(t.sessionID, request!.id, { reply: "once" })
-      yield* t.wait
-      const success = (yield* t.settled("call_p"))!
-      expect(success.type).toBe("session.next.tool.success")
-      expect((success.data as any).content).toEqual([{ type: "text", text: "probed a.txt" }])
-      expect(yield* t.service.list(t.sessionID)).toEqual([])
-      expect((yield* Effect.flip(t.service.get(t.sessionID, request!.id)))._tag).toBe("PermissionNotFoundError")
-      // Answering twice is a not-found: the request is no longer pending.
-      expect((yield* Effect.flip(t.service.reply(t.sessionID, request!.id, { reply: "once" })))._tag).toBe(
-        "PermissionNotFoundError"
-      )
-      // Its own aggregate: asked (seq 1), replied (seq 2); nothing in the session's log.
-      const log = yield* t.requestLog(request!.id)
-      expect(log.map((e) => [e.type, e.durable.seq])).toEqual([
-        ["permission.v2.asked", 1],
-        ["permission.v2.replied", 2]
-      ])
-      expect(log[0]!.data).toEqual(request)
-      expect(log[1]!.data).toEqual({ sessionID: t.sessionID, requestID: request!.id, reply: "once" })
-      expect((yield* t.types).some((type) => type.startsWith("permission"))).toBe(false)
-      // `once` saved nothing.
-      expect(yield* t.service.saved()).toEqual([])
-    })
+        yield* t.service.reply(t.sessionID, request!.id, { reply: "once" })
+        yield* t.wait
+        const success = (yield* t.settled("call_p"))!
+        expect(success.type).toBe("session.next.tool.success")
+        expect((success.data as any).content).toEqual([{ type: "text", text: "probed a.txt" }])
+        expect(yield* t.service.list(t.sessionID)).toEqual([])
+        expect((yield* Effect.flip(t.service.get(t.sessionID, request!.id)))._tag).toBe("PermissionNotFoundError")
+        // Answering twice is a not-found: the request is no longer pending.
+        expect((yield* Effect.flip(t.service.reply(t.sessionID, request!.id, { reply: "once" })))._tag).toBe(
+          "PermissionNotFoundError"
+        )
+        // Its own aggregate: asked (seq 1), replied (seq 2); nothing in the session's log.
+        const log = yield* t.requestLog(request!.id)
+        expect(log.map((e) => [e.type, e.durable.seq])).toEqual([
+          ["permission.v2.asked", 1],
+          ["permission.v2.replied", 2]
+        ])
+        expect(log[0]!.data).toEqual(request)
+        expect(log[1]!.data).toEqual({ sessionID: t.sessionID, requestID: request!.id, reply: "once" })
+        expect((yield* t.types).some((type) => type.startsWith("permission"))).toBe(false)
+        // `once` saved nothing.
+        expect(yield* t.service.saved()).toEqual([])
+      })
   )
 
   it.scopedLive("`always` saves the patterns for the project: later calls run without asking until it is removed", () =>
@@ -158,7 +180,10 @@ describe("PermissionRequests with the runner", () => {
       yield* t.service.removeSaved(saved[0]!.id)
       yield* t.service.removeSaved(saved[0]!.id)
       expect(yield* t.service.saved()).toEqual([])
-      yield* t.server.enqueue(reply(toolCall("call_3", "probe", { target: "src/c.ts" }), finish("tool-calls")), reply(text("ok"), finish("stop")))
+      yield* t.server.enqueue(
+        reply(toolCall("call_3", "probe", { target: "src/c.ts" }), finish("tool-calls")),
+        reply(text("ok"), finish("stop"))
+      )
       yield* t.prompt("third")
       const [third] = yield* t.pendingCount(1)
       expect(third!.resources).toEqual(["src/c.ts"])
@@ -201,7 +226,11 @@ describe("PermissionRequests with the runner", () => {
       const t = yield* setup()
       yield* t.register(probe())
       yield* t.server.enqueue(
-        reply(toolCall("call_1", "probe", { target: "prod.db" }), toolCall("call_2", "probe", { target: "other" }), finish("tool-calls")),
+        reply(
+          toolCall("call_1", "probe", { target: "prod.db" }),
+          toolCall("call_2", "probe", { target: "other" }),
+          finish("tool-calls")
+        ),
         reply(text("understood"), finish("stop"))
       )
       yield* t.prompt("probe prod")
@@ -221,7 +250,9 @@ describe("PermissionRequests with the runner", () => {
       )
       // The model reads it as the tool's result.
       const followUp = (yield* t.server.requests)[1]!
-      const results = (followUp.body.messages as Array<any>).filter((m) => m.role === "tool").map((m) => String(m.content))
+      const results = (followUp.body.messages as Array<any>)
+        .filter((m) => m.role === "tool")
+        .map((m) => String(m.content))
       expect(results[0]).toContain("never touch prod, use staging")
       expect((yield* t.requestLog(one.id))[1]!.data).toMatchObject({ reply: "reject" })
     })
@@ -232,7 +263,11 @@ describe("PermissionRequests with the runner", () => {
       const t = yield* setup({ ...agents, build: agents.picky })
       yield* t.register(probe())
       yield* t.server.enqueue(
-        reply(toolCall("call_ok", "probe", { target: "public" }), toolCall("call_no", "probe", { target: "secret.key" }), finish("tool-calls")),
+        reply(
+          toolCall("call_ok", "probe", { target: "public" }),
+          toolCall("call_no", "probe", { target: "secret.key" }),
+          finish("tool-calls")
+        ),
         reply(text("ok"), finish("stop"))
       )
       yield* t.prompt("probe both")
@@ -240,19 +275,26 @@ describe("PermissionRequests with the runner", () => {
       expect((yield* t.settled("call_ok"))?.type).toBe("session.next.tool.success")
       const denied = (yield* t.settled("call_no"))!
       expect(denied.type).toBe("session.next.tool.failed")
-      expect((denied.data as any).error.message).toBe('Permission denied: the rules of agent "build" do not allow probe on secret.key.')
+      expect((denied.data as any).error.message).toBe(
+        'Permission denied: the rules of agent "build" do not allow probe on secret.key.'
+      )
       expect(yield* t.service.list(t.sessionID)).toEqual([])
       const offered = (request: any) => (request.body.tools ?? []).map((tool: any) => tool.function.name)
       expect(offered((yield* t.server.requests)[0])).toContain("probe")
 
       // Under `denier` (probe denied for `*`) the tool is hidden; a call to it anyway is an unknown tool.
       yield* t.switchAgent("denier")
-      yield* t.server.enqueue(reply(toolCall("call_hidden", "probe", { target: "public" }), finish("tool-calls")), reply(text("ok"), finish("stop")))
+      yield* t.server.enqueue(
+        reply(toolCall("call_hidden", "probe", { target: "public" }), finish("tool-calls")),
+        reply(text("ok"), finish("stop"))
+      )
       yield* t.prompt("again")
       yield* t.wait
       const requests = yield* t.server.requests
       expect(offered(requests[2])).not.toContain("probe")
-      expect(((yield* t.settled("call_hidden"))!.data as any).error.message).toMatch(/^Unknown tool: probe\. Available tools: /)
+      expect(((yield* t.settled("call_hidden"))!.data as any).error.message).toMatch(
+        /^Unknown tool: probe\. Available tools: /
+      )
     })
   )
 
@@ -286,7 +328,10 @@ describe("PermissionRequests with the runner", () => {
         yield* t.switchAgent("allower")
         const gate = yield* Deferred.make<void>()
         yield* t.register(probe(gate))
-        yield* t.server.enqueue(reply(toolCall("call_1", "probe", { target: "t" }), finish("tool-calls")), reply(text("ok"), finish("stop")))
+        yield* t.server.enqueue(
+          reply(toolCall("call_1", "probe", { target: "t" }), finish("tool-calls")),
+          reply(text("ok"), finish("stop"))
+        )
         yield* t.prompt("probe")
         yield* t.until("tool.called")
         yield* t.switchAgent("denier")
@@ -304,7 +349,10 @@ describe("PermissionRequests with the runner", () => {
         const t = yield* setup({ ...agents, build: agents.picky })
         const gate = yield* Deferred.make<void>()
         yield* t.register(probe(gate))
-        yield* t.server.enqueue(reply(toolCall("call_1", "probe", { target: "secret" }), finish("tool-calls")), reply(text("ok"), finish("stop")))
+        yield* t.server.enqueue(
+          reply(toolCall("call_1", "probe", { target: "secret" }), finish("tool-calls")),
+          reply(text("ok"), finish("stop"))
+        )
         yield* t.prompt("probe")
         yield* t.until("tool.called")
         yield* t.switchAgent("allower")
@@ -319,7 +367,10 @@ describe("PermissionRequests with the runner", () => {
         const t = yield* setup()
         yield* t.switchAgent("asker")
         yield* t.register(probe())
-        yield* t.server.enqueue(reply(toolCall("call_1", "probe", { target: "t" }), finish("tool-calls")), reply(text("ok"), finish("stop")))
+        yield* t.server.enqueue(
+          reply(toolCall("call_1", "probe", { target: "t" }), finish("tool-calls")),
+          reply(text("ok"), finish("stop"))
+        )
         yield* t.prompt("probe")
         const [request] = yield* t.pendingCount(1)
         yield* t.switchAgent("denier")
@@ -336,12 +387,21 @@ describe("PermissionRequests with the runner", () => {
         const t = yield* setup()
         yield* t.switchAgent("asker")
         yield* t.register(probe())
-        yield* t.server.enqueue(reply(toolCall("call_1", "probe", { target: "t" }), finish("tool-calls")), reply(text("ok"), finish("stop")))
+        yield* t.server.enqueue(
+          reply(toolCall("call_1", "probe", { target: "t" }), finish("tool-calls")),
+          reply(text("ok"), finish("stop"))
+        )
         yield* t.prompt("probe")
         const [runnerRequest] = yield* t.pendingCount(1)
         // A client's request under `denier` is refused outright; under `asker` it waits.
-        expect((yield* t.service.create(t.sessionID, { action: "probe", resources: ["t"], agent: "denier" })).effect).toBe("deny")
-        const clientRequest = yield* t.service.create(t.sessionID, { action: "probe", resources: ["t"], agent: "asker" })
+        expect(
+          (yield* t.service.create(t.sessionID, { action: "probe", resources: ["t"], agent: "denier" })).effect
+        ).toBe("deny")
+        const clientRequest = yield* t.service.create(t.sessionID, {
+          action: "probe",
+          resources: ["t"],
+          agent: "asker"
+        })
         expect(clientRequest.effect).toBe("ask")
         yield* t.service.reply(t.sessionID, runnerRequest!.id, { reply: "always" })
         yield* t.wait
@@ -355,48 +415,65 @@ describe("PermissionRequests with the runner", () => {
     Effect.gen(function* () {
       const t = yield* setup()
       expect((yield* t.service.create(t.sessionID, { action: "read", resources: ["src/a.ts"] })).effect).toBe("allow")
-      expect((yield* t.service.create(t.sessionID, { action: "probe", resources: ["x"], agent: "denier" })).effect).toBe("deny")
+      expect(
+        (yield* t.service.create(t.sessionID, { action: "probe", resources: ["x"], agent: "denier" })).effect
+      ).toBe("deny")
       expect(yield* t.service.list(t.sessionID)).toEqual([])
       const id = "per_00000000000100000000000001"
-      const first = yield* t.service.create(t.sessionID, { id, action: "read", resources: ["/repo/.env"], save: ["*.env"] })
+      const first = yield* t.service.create(t.sessionID, {
+        id,
+        action: "read",
+        resources: ["/repo/.env"],
+        save: ["*.env"]
+      })
       expect(first).toEqual({ id, effect: "ask" })
       expect(yield* t.service.create(t.sessionID, { id, action: "read", resources: ["/repo/.env"] })).toEqual(first)
-      expect(yield* t.service.list(t.sessionID)).toEqual([{ id, sessionID: t.sessionID, action: "read", resources: ["/repo/.env"], save: ["*.env"] }])
-      const unknown = yield* Effect.flip(t.service.create(t.sessionID, { action: "read", resources: ["x"], agent: "nobody" }))
+      expect(yield* t.service.list(t.sessionID)).toEqual([
+        { id, sessionID: t.sessionID, action: "read", resources: ["/repo/.env"], save: ["*.env"] }
+      ])
+      const unknown = yield* Effect.flip(
+        t.service.create(t.sessionID, { action: "read", resources: ["x"], agent: "nobody" })
+      )
       expect(unknown).toMatchObject({ _tag: "InvalidRequestError", field: "agent" })
       const missing = yield* Effect.flip(t.service.create("ses_missing", { action: "read", resources: ["x"] }))
       expect(missing._tag).toBe("SessionNotFoundError")
       // A client's request stays pending until answered; `always` saves its `save` patterns.
       yield* t.service.reply(t.sessionID, id, { reply: "always" })
       expect((yield* t.service.saved()).map((s) => [s.action, s.resource])).toEqual([["read", "*.env"]])
-      expect((yield* t.service.create(t.sessionID, { action: "read", resources: ["/other/.env"] })).effect).toBe("allow")
+      expect((yield* t.service.create(t.sessionID, { action: "read", resources: ["/other/.env"] })).effect).toBe(
+        "allow"
+      )
     })
   )
 
-  it.scopedLive("after a restart, requests a previous process's tool calls waited on are rejected; clients' stay pending", () =>
-    Effect.gen(function* () {
-      const t = yield* setup()
-      yield* t.register(probe())
-      yield* t.server.enqueue(reply(toolCall("call_1", "probe", { target: "t" }), finish("tool-calls")))
-      yield* t.prompt("probe")
-      const [stranded] = yield* t.pendingCount(1)
-      const client = yield* t.service.create(t.sessionID, { action: "probe", resources: ["c"] })
-      // This process's own waiting call is not touched.
-      expect(yield* t.service.recover(t.sessionID)).toBe(0)
-      // A second instance over the same database plays the restarted process.
-      const core = yield* t.run(Effect.context<Core.Services>())
-      const restarted = yield* Layer.build(PermissionRequests.layer).pipe(
-        Effect.provide(core),
-        Effect.map((context) => Context.get(context, PermissionRequests.Service))
-      )
-      expect(yield* restarted.recover(t.sessionID)).toBe(1)
-      expect(yield* t.service.list(t.sessionID)).toEqual([{ id: client.id, sessionID: t.sessionID, action: "probe", resources: ["c"] }])
-      const log = yield* t.requestLog(stranded!.id)
-      expect(log[1]!.data).toEqual({ sessionID: t.sessionID, requestID: stranded!.id, reply: "reject" })
-      // The old waiter's own cleanup finds nothing left to reject.
-      yield* t.interrupt
-      expect(yield* t.service.list(t.sessionID)).toEqual([])
-      expect((yield* t.requestLog(stranded!.id)).length).toBe(2)
-    })
+  it.scopedLive(
+    "after a restart, requests a previous process's tool calls waited on are rejected; clients' stay pending",
+    () =>
+      Effect.gen(function* () {
+        const t = yield* setup()
+        yield* t.register(probe())
+        yield* t.server.enqueue(reply(toolCall("call_1", "probe", { target: "t" }), finish("tool-calls")))
+        yield* t.prompt("probe")
+        const [stranded] = yield* t.pendingCount(1)
+        const client = yield* t.service.create(t.sessionID, { action: "probe", resources: ["c"] })
+        // This process's own waiting call is not touched.
+        expect(yield* t.service.recover(t.sessionID)).toBe(0)
+        // A second instance over the same database plays the restarted process.
+        const core = yield* t.run(Effect.context<Core.Services>())
+        const restarted = yield* Layer.build(PermissionRequests.layer).pipe(
+          Effect.provide(core),
+          Effect.map((context) => Context.get(context, PermissionRequests.Service))
+        )
+        expect(yield* restarted.recover(t.sessionID)).toBe(1)
+        expect(yield* t.service.list(t.sessionID)).toEqual([
+          { id: client.id, sessionID: t.sessionID, action: "probe", resources: ["c"] }
+        ])
+        const log = yield* t.requestLog(stranded!.id)
+        expect(log[1]!.data).toEqual({ sessionID: t.sessionID, requestID: stranded!.id, reply: "reject" })
+        // The old waiter's own cleanup finds nothing left to reject.
+        yield* t.interrupt
+        expect(yield* t.service.list(t.sessionID)).toEqual([])
+        expect((yield* t.requestLog(stranded!.id)).length).toBe(2)
+      })
   )
 })

@@ -1,7 +1,11 @@
 import { AgentCatalog, Permission, Wildcard } from "@opencode-ai/core"
 import { describe, expect, it } from "vitest"
 
-const rule = (action: string, resource: string, effect: Permission.Effect_): Permission.Rule => ({ action, resource, effect })
+const rule = (action: string, resource: string, effect: Permission.Effect_): Permission.Rule => ({
+  action,
+  resource,
+  effect
+})
 
 describe("Wildcard (upstream semantics)", () => {
   it.each([
@@ -51,13 +55,37 @@ describe("Permission.evaluate", () => {
     ["one rule", [rule("read", "*", "allow")], "read", "a.ts", "allow"],
     ["the last match wins", [rule("read", "*", "deny"), rule("read", "*", "allow")], "read", "a.ts", "allow"],
     ["…in either direction", [rule("read", "*", "allow"), rule("read", "*", "deny")], "read", "a.ts", "deny"],
-    ["a later non-matching rule does not count", [rule("read", "*", "deny"), rule("read", "*.md", "allow")], "read", "a.ts", "deny"],
-    ["a specific rule after a general one", [rule("*", "*", "allow"), rule("read", "*.env", "ask")], "read", "/p/.env", "ask"],
-    ["a general rule after a specific one overrides it", [rule("read", "*.env", "ask"), rule("*", "*", "allow")], "read", "/p/.env", "allow"],
+    [
+      "a later non-matching rule does not count",
+      [rule("read", "*", "deny"), rule("read", "*.md", "allow")],
+      "read",
+      "a.ts",
+      "deny"
+    ],
+    [
+      "a specific rule after a general one",
+      [rule("*", "*", "allow"), rule("read", "*.env", "ask")],
+      "read",
+      "/p/.env",
+      "ask"
+    ],
+    [
+      "a general rule after a specific one overrides it",
+      [rule("read", "*.env", "ask"), rule("*", "*", "allow")],
+      "read",
+      "/p/.env",
+      "allow"
+    ],
     ["the action is a wildcard too", [rule("web*", "*", "deny")], "webfetch", "https://x", "deny"],
     ["other actions are untouched", [rule("web*", "*", "deny")], "read", "x", "ask"],
     ["bash prefixes", [rule("bash", "*", "ask"), rule("bash", "git *", "allow")], "bash", "git status", "allow"],
-    ["…and what they do not cover", [rule("bash", "*", "ask"), rule("bash", "git *", "allow")], "bash", "rm -rf /", "ask"]
+    [
+      "…and what they do not cover",
+      [rule("bash", "*", "ask"), rule("bash", "git *", "allow")],
+      "bash",
+      "rm -rf /",
+      "ask"
+    ]
   ] as const)("%s", (_name, rules, action, resource, expected) => {
     expect(Permission.evaluate(rules, action, resource)).toBe(expected)
   })
@@ -66,7 +94,10 @@ describe("Permission.evaluate", () => {
     const rules = [rule("*", "*", "allow"), rule("edit", "*.lock", "deny"), rule("edit", "*.env", "ask")]
     expect(Permission.decide(rules, "edit", ["a.ts", "b.ts"])).toEqual({ effect: "allow" })
     expect(Permission.decide(rules, "edit", ["a.ts", ".env"])).toEqual({ effect: "ask", resource: ".env" })
-    expect(Permission.decide(rules, "edit", [".env", "pnpm.lock", "a.ts"])).toEqual({ effect: "deny", resource: "pnpm.lock" })
+    expect(Permission.decide(rules, "edit", [".env", "pnpm.lock", "a.ts"])).toEqual({
+      effect: "deny",
+      resource: "pnpm.lock"
+    })
     expect(Permission.decide([rule("bash", "*", "ask"), rule("bash", "git *", "allow")], "bash", [])).toEqual({
       effect: "ask",
       resource: "*"
@@ -132,12 +163,12 @@ describe("Permission.visibleTools", () => {
     expect(Permission.visibleTools([rule("bash", "*", "deny")], ["bash", "read"])).toEqual(["read"])
     // Denied only for some resources: offered, refused per call.
     expect(Permission.visibleTools([rule("bash", "rm *", "deny")], ["bash"])).toEqual(["bash"])
-    expect(Permission.visibleTools([rule("*", "*", "deny"), rule("bash", "git *", "allow")], ["bash", "read"])).toEqual([
-      "bash"
-    ])
+    expect(Permission.visibleTools([rule("*", "*", "deny"), rule("bash", "git *", "allow")], ["bash", "read"])).toEqual(
+      ["bash"]
+    )
     // The file-writing tools are governed by `edit`.
-    expect(Permission.visibleTools([rule("edit", "*", "deny")], ["write", "apply_patch", "multiedit", "read"])).toEqual([
-      "read"
-    ])
+    expect(Permission.visibleTools([rule("edit", "*", "deny")], ["write", "apply_patch", "multiedit", "read"])).toEqual(
+      ["read"]
+    )
   })
 })

@@ -15,11 +15,21 @@ const echo: ToolRegistry.Tool = {
 }
 
 const questions = [
-  { question: "Which color?", header: "Color", options: [{ label: "Red", description: "Warm" }, { label: "Blue", description: "Cool" }] },
+  {
+    question: "Which color?",
+    header: "Color",
+    options: [
+      { label: "Red", description: "Warm" },
+      { label: "Blue", description: "Cool" }
+    ]
+  },
   {
     question: "Which sizes?",
     header: "Sizes",
-    options: [{ label: "S", description: "Small" }, { label: "L", description: "Large" }],
+    options: [
+      { label: "S", description: "Small" },
+      { label: "L", description: "Large" }
+    ],
     multiple: true
   }
 ]
@@ -38,7 +48,11 @@ const setup = Effect.gen(function* () {
     })
   const settled = (callID: string) =>
     Effect.map(w.events, (all) =>
-      all.find((e) => (e.type === "session.next.tool.success" || e.type === "session.next.tool.failed") && (e.data as any).callID === callID)
+      all.find(
+        (e) =>
+          (e.type === "session.next.tool.success" || e.type === "session.next.tool.failed") &&
+          (e.data as any).callID === callID
+      )
     )
   const requestLog = (requestID: string) => w.run(Effect.flatMap(EventLog.Service, (log) => log.read(requestID)))
   return { ...w, service, sessionID, pendingCount, settled, requestLog }
@@ -50,7 +64,11 @@ describe("the question tool with the runner", () => {
       const t = yield* setup
       yield* t.register(echo)
       yield* t.server.enqueue(
-        reply(toolCall("call_q", "question", { questions }), toolCall("call_e", "echo", { say: "hi" }), finish("tool-calls")),
+        reply(
+          toolCall("call_q", "question", { questions }),
+          toolCall("call_e", "echo", { say: "hi" }),
+          finish("tool-calls")
+        ),
         reply(text("thanks"), finish("stop"))
       )
       yield* t.prompt("ask me")
@@ -71,7 +89,8 @@ describe("the question tool with the runner", () => {
       yield* t.wait
       const success = (yield* t.settled("call_q"))!
       expect(success.type).toBe("session.next.tool.success")
-      const rendered = 'User has answered your questions: "Which color?"="Blue", "Which sizes?"="S, L". You can now continue with the user\'s answers in mind.'
+      const rendered =
+        'User has answered your questions: "Which color?"="Blue", "Which sizes?"="S, L". You can now continue with the user\'s answers in mind.'
       expect((success.data as any).content).toEqual([{ type: "text", text: rendered }])
       expect((success.data as any).structured).toEqual({ answers: [["Blue"], ["S", "L"]] })
       expect(yield* t.service.list(t.sessionID)).toEqual([])
@@ -89,7 +108,10 @@ describe("the question tool with the runner", () => {
   it.scopedLive("reject fails the call with a readable ToolFailure", () =>
     Effect.gen(function* () {
       const t = yield* setup
-      yield* t.server.enqueue(reply(toolCall("call_q", "question", { questions }), finish("tool-calls")), reply(text("ok"), finish("stop")))
+      yield* t.server.enqueue(
+        reply(toolCall("call_q", "question", { questions }), finish("tool-calls")),
+        reply(text("ok"), finish("stop"))
+      )
       yield* t.prompt("ask me")
       const [request] = yield* t.pendingCount(1)
       yield* t.service.reject(t.sessionID, request!.id)
@@ -119,34 +141,42 @@ describe("the question tool with the runner", () => {
     })
   )
 
-  it.scopedLive("interrupt rejects the pending question durably; a restart rejects what a previous process waited on", () =>
-    Effect.gen(function* () {
-      const t = yield* setup
-      yield* t.server.enqueue(reply(toolCall("call_q", "question", { questions }), finish("tool-calls")))
-      yield* t.prompt("ask me")
-      const [first] = yield* t.pendingCount(1)
-      yield* t.interrupt
-      expect(yield* t.service.list(t.sessionID)).toEqual([])
-      expect(((yield* t.settled("call_q"))!.data as any).error.message).toBe("interrupted")
-      expect((yield* t.requestLog(first!.id)).map((e) => e.type)).toEqual(["question.v2.asked", "question.v2.rejected"])
+  it.scopedLive(
+    "interrupt rejects the pending question durably; a restart rejects what a previous process waited on",
+    () =>
+      Effect.gen(function* () {
+        const t = yield* setup
+        yield* t.server.enqueue(reply(toolCall("call_q", "question", { questions }), finish("tool-calls")))
+        yield* t.prompt("ask me")
+        const [first] = yield* t.pendingCount(1)
+        yield* t.interrupt
+        expect(yield* t.service.list(t.sessionID)).toEqual([])
+        expect(((yield* t.settled("call_q"))!.data as any).error.message).toBe("interrupted")
+        expect((yield* t.requestLog(first!.id)).map((e) => e.type)).toEqual([
+          "question.v2.asked",
+          "question.v2.rejected"
+        ])
 
-      // Recovery: a second instance over the same database plays the restarted process.
-      yield* t.server.enqueue(reply(toolCall("call_r", "question", { questions }), finish("tool-calls")))
-      yield* t.prompt("ask again")
-      const [second] = yield* t.pendingCount(1)
-      expect(yield* t.service.recover(t.sessionID)).toBe(0)
-      const core = yield* t.run(Effect.context<Core.Services>())
-      const restarted = yield* Layer.build(QuestionRequests.layer).pipe(
-        Effect.provide(core),
-        Effect.map((context) => Context.get(context, QuestionRequests.Service))
-      )
-      expect(yield* restarted.recover(t.sessionID)).toBe(1)
-      expect(yield* t.service.list(t.sessionID)).toEqual([])
-      const log = yield* t.requestLog(second!.id)
-      expect(log.map((e) => e.type)).toEqual(["question.v2.asked", "question.v2.rejected"])
-      // The old waiter's own cleanup finds nothing left to reject.
-      yield* t.interrupt
-      expect((yield* t.requestLog(second!.id)).map((e) => e.type)).toEqual(["question.v2.asked", "question.v2.rejected"])
-    })
+        // Recovery: a second instance over the same database plays the restarted process.
+        yield* t.server.enqueue(reply(toolCall("call_r", "question", { questions }), finish("tool-calls")))
+        yield* t.prompt("ask again")
+        const [second] = yield* t.pendingCount(1)
+        expect(yield* t.service.recover(t.sessionID)).toBe(0)
+        const core = yield* t.run(Effect.context<Core.Services>())
+        const restarted = yield* Layer.build(QuestionRequests.layer).pipe(
+          Effect.provide(core),
+          Effect.map((context) => Context.get(context, QuestionRequests.Service))
+        )
+        expect(yield* restarted.recover(t.sessionID)).toBe(1)
+        expect(yield* t.service.list(t.sessionID)).toEqual([])
+        const log = yield* t.requestLog(second!.id)
+        expect(log.map((e) => e.type)).toEqual(["question.v2.asked", "question.v2.rejected"])
+        // The old waiter's own cleanup finds nothing left to reject.
+        yield* t.interrupt
+        expect((yield* t.requestLog(second!.id)).map((e) => e.type)).toEqual([
+          "question.v2.asked",
+          "question.v2.rejected"
+        ])
+      })
   )
 })

@@ -26,7 +26,10 @@ describe("References", () => {
           }
         })
         w.write(path.join(w.worktree, "opencode.json"), {
-          reference: { docs: { path: "../docs", description: "Local docs checkout" }, api: { type: "git", repository: "git@github.com:acme/api.git" } }
+          reference: {
+            docs: { path: "../docs", description: "Local docs checkout" },
+            api: { type: "git", repository: "git@github.com:acme/api.git" }
+          }
         })
         const config = yield* load(w.options())
         expect(config.info.reference).toEqual({
@@ -41,7 +44,10 @@ describe("References", () => {
     it.scoped("an entry that is neither local nor git fails startup naming the key; a stray key only warns", () =>
       Effect.gen(function* () {
         const w = yield* world
-        const file = w.write(path.join(w.worktree, "opencode.json"), `{\n  "reference": {\n    "docs": { "description": "no path" }\n  }\n}`)
+        const file = w.write(
+          path.join(w.worktree, "opencode.json"),
+          `{\n  "reference": {\n    "docs": { "description": "no path" }\n  }\n}`
+        )
         const failed = yield* Effect.either(load(w.options()))
         expect(Either.isLeft(failed)).toBe(true)
         if (Either.isLeft(failed)) {
@@ -72,7 +78,13 @@ describe("References", () => {
     })
     expect(References.resolve("home", { path: "~/notes" }, options).path).toBe("/home/me/notes")
     expect(References.resolve("home", { path: "~" }, options).path).toBe("/home/me")
-    expect(References.resolve("api", { repository: "git@github.com:acme/api.git", branch: "release/2", hidden: true }, options)).toEqual({
+    expect(
+      References.resolve(
+        "api",
+        { repository: "git@github.com:acme/api.git", branch: "release/2", hidden: true },
+        options
+      )
+    ).toEqual({
       name: "api",
       path: "/data/reference/github.com/acme/api@release_2",
       hidden: true,
@@ -104,41 +116,51 @@ describe("References", () => {
           hidden: true,
           source: { type: "git", repository: "https://github.com/acme/alpha", hidden: true }
         },
-        { name: "zeta", path: path.join(w.worktree, "zeta"), description: "Last", source: { type: "local", path: "zeta", description: "Last" } }
+        {
+          name: "zeta",
+          path: path.join(w.worktree, "zeta"),
+          description: "Last",
+          source: { type: "local", path: "zeta", description: "Last" }
+        }
       ])
     })
   )
 
-  it.scoped("reference guidance: described, non-hidden references (a git one once checked out), by name, path and description", () =>
-    Effect.gen(function* () {
-      const w = yield* world
-      const dataDir = path.join(w.root, "data")
-      const info = {
-        reference: {
-          docs: { path: "../docs", description: "Product documentation" },
-          undescribed: { path: "other" },
-          secret: { path: "secret", description: "Hidden from the model", hidden: true },
-          upstream: { repository: "https://github.com/acme/upstream", description: "The upstream project" }
+  it.scoped(
+    "reference guidance: described, non-hidden references (a git one once checked out), by name, path and description",
+    () =>
+      Effect.gen(function* () {
+        const w = yield* world
+        const dataDir = path.join(w.root, "data")
+        const info = {
+          reference: {
+            docs: { path: "../docs", description: "Product documentation" },
+            undescribed: { path: "other" },
+            secret: { path: "secret", description: "Hidden from the model", hidden: true },
+            upstream: { repository: "https://github.com/acme/upstream", description: "The upstream project" }
+          }
+        } as ConfigInfo.Info
+        const location: Location.LocationInfo = {
+          directory: w.directory,
+          project: { id: "prj", directory: w.worktree }
         }
-      } as ConfigInfo.Info
-      const location: Location.LocationInfo = { directory: w.directory, project: { id: "prj", directory: w.worktree } }
-      yield* Effect.gen(function* () {
-        const service = yield* References.Service
-        expect(yield* service.guidance(location)).toEqual([
-          { name: "docs", path: path.join(w.root, "docs"), description: "Product documentation" }
-        ])
-        const checkout = path.join(dataDir, "reference", "github.com", "acme", "upstream")
-        fs.mkdirSync(checkout, { recursive: true })
-        expect(yield* service.guidance(location)).toEqual([
-          { name: "docs", path: path.join(w.root, "docs"), description: "Product documentation" },
-          { name: "upstream", path: checkout, description: "The upstream project" }
-        ])
-      }).pipe(Effect.provide(references(Config.layerTest(info), dataDir, path.join(w.root, "home"))))
+        yield* Effect.gen(function* () {
+          const service = yield* References.Service
+          expect(yield* service.guidance(location)).toEqual([
+            { name: "docs", path: path.join(w.root, "docs"), description: "Product documentation" }
+          ])
+          const checkout = path.join(dataDir, "reference", "github.com", "acme", "upstream")
+          fs.mkdirSync(checkout, { recursive: true })
+          expect(yield* service.guidance(location)).toEqual([
+            { name: "docs", path: path.join(w.root, "docs"), description: "Product documentation" },
+            { name: "upstream", path: checkout, description: "The upstream project" }
+          ])
+        }).pipe(Effect.provide(references(Config.layerTest(info), dataDir, path.join(w.root, "home"))))
 
-      const none = yield* Effect.flatMap(References.Service, (s) => s.guidance(location)).pipe(
-        Effect.provide(references(configLayer(w.options()), dataDir, path.join(w.root, "home")))
-      )
-      expect(Instructions.isAbsent(none)).toBe(true)
-    })
+        const none = yield* Effect.flatMap(References.Service, (s) => s.guidance(location)).pipe(
+          Effect.provide(references(configLayer(w.options()), dataDir, path.join(w.root, "home")))
+        )
+        expect(Instructions.isAbsent(none)).toBe(true)
+      })
   )
 })

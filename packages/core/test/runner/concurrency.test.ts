@@ -12,7 +12,14 @@ const isTool = (turn: number) => turn % 3 === 0
 const TOOLS = Array.from({ length: SESSIONS }, (_, i) => i + 1).filter(isTool).length
 
 const textBlock = ["step.started", "text.started", "text.ended", "step.ended"]
-const toolBlock = ["step.started", "tool.input.started", "tool.input.ended", "tool.called", "tool.success", "step.ended"]
+const toolBlock = [
+  "step.started",
+  "tool.input.started",
+  "tool.input.ended",
+  "tool.called",
+  "tool.success",
+  "step.ended"
+]
 
 describe("20 concurrent sessions", () => {
   it.scopedLive(
@@ -26,7 +33,9 @@ describe("20 concurrent sessions", () => {
           description: "Names the session the call runs in",
           inputSchema: { type: "object", properties: { n: { type: "number" } } },
           execute: (input, context) =>
-            Effect.succeed({ content: [{ type: "text" as const, text: `session ${context.sessionID} turn ${String(input.n)}` }] })
+            Effect.succeed({
+              content: [{ type: "text" as const, text: `session ${context.sessionID} turn ${String(input.n)}` }]
+            })
         })
 
         // Round one: every session's first step holds on one shared gate, so all 20 provider streams
@@ -39,16 +48,22 @@ describe("20 concurrent sessions", () => {
             ? reply(hold(held), toolCall(`call_${turn}`, "whoami", { n: turn }), finish("tool-calls"))
             : reply(text("Hello", " from"), hold(held), text(` turn ${turn}`), finish("stop"))
         })
-        const second = Array.from({ length: TOOLS }, (_, i) => reply(text("Done", ` turn ${SESSIONS + i + 1}`), finish("stop")))
+        const second = Array.from({ length: TOOLS }, (_, i) =>
+          reply(text("Done", ` turn ${SESSIONS + i + 1}`), finish("stop"))
+        )
         yield* w.server.enqueue(...first, ...second)
 
-        const ids = yield* w.run(
-          Effect.gen(function* () {
-            const location = yield* (yield* Locations.Service).resolve({ directory: w.directory })
-            const sessions = yield* Sessions.Service
-            return yield* Effect.forEach(Array.from({ length: SESSIONS }), () => Effect.map(sessions.create({ location }), (s) => s.id))
-          })
-        ).pipe(Effect.orDie)
+        const ids = yield* w
+          .run(
+            Effect.gen(function* () {
+              const location = yield* (yield* Locations.Service).resolve({ directory: w.directory })
+              const sessions = yield* Sessions.Service
+              return yield* Effect.forEach(Array.from({ length: SESSIONS }), () =>
+                Effect.map(sessions.create({ location }), (s) => s.id)
+              )
+            })
+          )
+          .pipe(Effect.orDie)
         const runner = yield* w.run(SessionRunner.Service)
         const input = yield* w.run(SessionInput.Service)
         const log = yield* w.run(EventLog.Service)
@@ -62,7 +77,9 @@ describe("20 concurrent sessions", () => {
         yield* w.server.awaitRequest(SESSIONS)
         expect(Object.keys(yield* runner.active).sort()).toEqual([...ids].sort())
         yield* held.release
-        yield* Effect.forEach(ids, (id) => runner.wait(id), { concurrency: "unbounded", discard: true }).pipe(Effect.orDie)
+        yield* Effect.forEach(ids, (id) => runner.wait(id), { concurrency: "unbounded", discard: true }).pipe(
+          Effect.orDie
+        )
 
         expect(yield* runner.active).toEqual({})
         const requests = yield* w.server.requests
@@ -77,7 +94,8 @@ describe("20 concurrent sessions", () => {
           const toolTurn = turns.length === 2 ? turns[0]! : undefined
           // One step per turn: a tool turn in the first round is followed by a text turn in the second.
           expect(turns.length).toBe(toolTurn === undefined ? 1 : 2)
-          if (toolTurn !== undefined) expect(isTool(toolTurn) && toolTurn <= SESSIONS && turns[1]! > SESSIONS).toBe(true)
+          if (toolTurn !== undefined)
+            expect(isTool(toolTurn) && toolTurn <= SESSIONS && turns[1]! > SESSIONS).toBe(true)
           else expect(isTool(turns[0]!)).toBe(false)
 
           const events = yield* log.read(id)
@@ -117,7 +135,13 @@ describe("20 concurrent sessions", () => {
             expect(messages.slice(2)).toMatchObject([
               {
                 role: "assistant",
-                tool_calls: [{ id: `call_${toolTurn}`, type: "function", function: { name: "whoami", arguments: JSON.stringify({ n: toolTurn }) } }]
+                tool_calls: [
+                  {
+                    id: `call_${toolTurn}`,
+                    type: "function",
+                    function: { name: "whoami", arguments: JSON.stringify({ n: toolTurn }) }
+                  }
+                ]
               },
               { role: "tool", tool_call_id: `call_${toolTurn}`, content: `session ${id} turn ${toolTurn}` }
             ])

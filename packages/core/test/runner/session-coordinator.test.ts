@@ -81,36 +81,41 @@ describe("SessionCoordinator", () => {
     })
   )
 
-  it.scoped("interrupt stops the drain, runs its interruption handling first, drops the follow-up, and is idempotent", () =>
-    Effect.gen(function* () {
-      const settled = yield* Ref.make(false)
-      const entered = yield* Deferred.make<void>()
-      const runs = yield* Ref.make(0)
-      const coordinator = yield* SessionCoordinator.make(() =>
-        Ref.update(runs, (n) => n + 1).pipe(
-          Effect.zipRight(Deferred.succeed(entered, undefined)),
-          Effect.zipRight(Effect.never),
-          Effect.onInterrupt(() => Ref.set(settled, true))
+  it.scoped(
+    "interrupt stops the drain, runs its interruption handling first, drops the follow-up, and is idempotent",
+    () =>
+      Effect.gen(function* () {
+        const settled = yield* Ref.make(false)
+        const entered = yield* Deferred.make<void>()
+        const runs = yield* Ref.make(0)
+        const coordinator = yield* SessionCoordinator.make(() =>
+          Ref.update(runs, (n) => n + 1).pipe(
+            Effect.zipRight(Deferred.succeed(entered, undefined)),
+            Effect.zipRight(Effect.never),
+            Effect.onInterrupt(() => Ref.set(settled, true))
+          )
         )
-      )
-      yield* coordinator.interrupt("ses_a")
-      yield* coordinator.wake("ses_a")
-      yield* Deferred.await(entered)
-      yield* coordinator.wake("ses_a")
-      yield* coordinator.interrupt("ses_a")
-      expect(yield* Ref.get(settled)).toBe(true)
-      expect(yield* coordinator.active).toEqual([])
-      yield* coordinator.wait("ses_a")
-      expect(yield* Ref.get(runs)).toBe(1)
-      yield* coordinator.interrupt("ses_a")
-    })
+        yield* coordinator.interrupt("ses_a")
+        yield* coordinator.wake("ses_a")
+        yield* Deferred.await(entered)
+        yield* coordinator.wake("ses_a")
+        yield* coordinator.interrupt("ses_a")
+        expect(yield* Ref.get(settled)).toBe(true)
+        expect(yield* coordinator.active).toEqual([])
+        yield* coordinator.wait("ses_a")
+        expect(yield* Ref.get(runs)).toBe(1)
+        yield* coordinator.interrupt("ses_a")
+      })
   )
 
   it.scoped("a drain that dies leaves the session idle; the next wake drains again", () =>
     Effect.gen(function* () {
       const runs = yield* Ref.make(0)
       const coordinator = yield* SessionCoordinator.make(() =>
-        Effect.flatMap(Ref.updateAndGet(runs, (n) => n + 1), (n) => (n === 1 ? Effect.dieMessage("boom") : Effect.void))
+        Effect.flatMap(
+          Ref.updateAndGet(runs, (n) => n + 1),
+          (n) => (n === 1 ? Effect.dieMessage("boom") : Effect.void)
+        )
       )
       yield* coordinator.wake("ses_a")
       yield* coordinator.wait("ses_a")

@@ -23,24 +23,40 @@ import { tempDir } from "../fixture.js"
 const setup = Effect.gen(function* () {
   const dir = yield* tempDir
   const core = yield* Layer.build(
-    Core.layer({ databaseFile: path.join(dir, "opencode.db"), directory: dir, configDir: path.join(dir, "config"), env: {}, config: Config.layerTest({}) })
+    Core.layer({
+      databaseFile: path.join(dir, "opencode.db"),
+      directory: dir,
+      configDir: path.join(dir, "config"),
+      env: {},
+      config: Config.layerTest({})
+    })
   )
   const run = <A, E>(effect: Effect.Effect<A, E, Core.Services>) => Effect.provide(effect, core)
   const sql = yield* run(SqlClient.SqlClient)
   const location = yield* run(Effect.flatMap(Locations.Service, (locations) => locations.resolve({ directory: dir })))
-  const session = () => run(Effect.flatMap(Sessions.Service, (sessions) => sessions.create({ location }))).pipe(Effect.map((s) => s.id))
+  const session = () =>
+    run(Effect.flatMap(Sessions.Service, (sessions) => sessions.create({ location }))).pipe(Effect.map((s) => s.id))
   /** Another host over the same database, open until `close` (or the test's end). */
   const host = Effect.gen(function* () {
     const scope = yield* Scope.make()
     yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
-    const context = yield* Layer.buildWithScope(SessionLeases.layer({ heartbeatMs: 50 }), scope).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+    const context = yield* Layer.buildWithScope(SessionLeases.layer({ heartbeatMs: 50 }), scope).pipe(
+      Effect.provideService(SqlClient.SqlClient, sql)
+    )
     return { leases: Context.get(context, SessionLeases.Service), close: Scope.close(scope, Exit.void) }
   })
-  const hostRows = sql<{ readonly id: string }>`SELECT id FROM runtime_host ORDER BY id`.pipe(Effect.map((rows) => rows.map((row) => row.id)))
+  const hostRows = sql<{ readonly id: string }>`SELECT id FROM runtime_host ORDER BY id`.pipe(
+    Effect.map((rows) => rows.map((row) => row.id))
+  )
   const holder = (sessionID: string) =>
-    sql<{ readonly host_id: string }>`SELECT host_id FROM session_lease WHERE session_id = ${sessionID}`.pipe(Effect.map((rows) => rows[0]?.host_id))
+    sql<{ readonly host_id: string }>`SELECT host_id FROM session_lease WHERE session_id = ${sessionID}`.pipe(
+      Effect.map((rows) => rows[0]?.host_id)
+    )
   /** A host row, as a stopped (or far away) host left it, holding `sessionID`. */
-  const stoppedHost = (row: { readonly id: string; readonly pid: number; readonly machine: string; readonly seen: number }, sessionID: string) =>
+  const stoppedHost = (
+    row: { readonly id: string; readonly pid: number; readonly machine: string; readonly seen: number },
+    sessionID: string
+  ) =>
     Effect.all([
       sql`INSERT INTO runtime_host (id, pid, machine, time_started, time_seen) VALUES (${row.id}, ${row.pid}, ${row.machine}, ${row.seen}, ${row.seen})`,
       sql`INSERT INTO session_lease (session_id, host_id, time_claimed) VALUES (${sessionID}, ${row.id}, ${row.seen})`
@@ -80,24 +96,28 @@ it.scopedLive("one host holds a session at a time; releasing lets another claim 
   })
 )
 
-it.scopedLive("a host on this machine whose process is gone is dead at once: its sessions are orphaned and taken over", () =>
-  Effect.gen(function* () {
-    const t = yield* setup
-    const sessionID = yield* t.session()
-    const pid = yield* exitedPid
-    // The machine identity as this process writes it: read back from the Core's own host row.
-    const [mine] = yield* t.sql<{ readonly machine: string }>`SELECT machine FROM runtime_host WHERE id = ${t.own.host}`
-    expect(mine!.machine.startsWith(`${os.hostname()}|`)).toBe(true)
-    yield* t.stoppedHost({ id: "crashed", pid, machine: mine!.machine, seen: Date.now() }, sessionID)
+it.scopedLive(
+  "a host on this machine whose process is gone is dead at once: its sessions are orphaned and taken over",
+  () =>
+    Effect.gen(function* () {
+      const t = yield* setup
+      const sessionID = yield* t.session()
+      const pid = yield* exitedPid
+      // The machine identity as this process writes it: read back from the Core's own host row.
+      const [mine] = yield* t.sql<{
+        readonly machine: string
+      }>`SELECT machine FROM runtime_host WHERE id = ${t.own.host}`
+      expect(mine!.machine.startsWith(`${os.hostname()}|`)).toBe(true)
+      yield* t.stoppedHost({ id: "crashed", pid, machine: mine!.machine, seen: Date.now() }, sessionID)
 
-    const other = yield* t.host
-    expect(yield* other.leases.orphaned).toEqual([sessionID])
-    expect(yield* other.leases.claim(sessionID)).toEqual({ _tag: "Claimed", from: "crashed" })
-    expect(yield* t.holder(sessionID)).toBe(other.leases.host)
-    // Holding nothing now, the dead host is forgotten at the next look.
-    expect(yield* other.leases.orphaned).toEqual([])
-    expect(yield* t.hostRows).not.toContain("crashed")
-  })
+      const other = yield* t.host
+      expect(yield* other.leases.orphaned).toEqual([sessionID])
+      expect(yield* other.leases.claim(sessionID)).toEqual({ _tag: "Claimed", from: "crashed" })
+      expect(yield* t.holder(sessionID)).toBe(other.leases.host)
+      // Holding nothing now, the dead host is forgotten at the next look.
+      expect(yield* other.leases.orphaned).toEqual([])
+      expect(yield* t.hostRows).not.toContain("crashed")
+    })
 )
 
 it.scopedLive("a host elsewhere is live while its heartbeat is recent, dead once it is older than the expiry", () =>
@@ -108,7 +128,12 @@ it.scopedLive("a host elsewhere is live while its heartbeat is recent, dead once
     // Another machine: its pid cannot be checked from here, and happens to be ours.
     yield* t.stoppedHost({ id: "far-recent", pid: process.pid, machine: "elsewhere|", seen: Date.now() }, recent)
     yield* t.stoppedHost(
-      { id: "far-silent", pid: process.pid, machine: "elsewhere|", seen: Date.now() - SessionLeases.defaultExpiryMs - 1_000 },
+      {
+        id: "far-silent",
+        pid: process.pid,
+        machine: "elsewhere|",
+        seen: Date.now() - SessionLeases.defaultExpiryMs - 1_000
+      },
       silent
     )
     const other = yield* t.host
@@ -128,7 +153,8 @@ it.scopedLive("a host writes its heartbeat, and closing it deletes its row and i
     const a = yield* t.host
     const sessionID = yield* t.session()
     yield* a.leases.claim(sessionID)
-    const seen = () => t.sql<{ readonly time_seen: number }>`SELECT time_seen FROM runtime_host WHERE id = ${a.leases.host}`
+    const seen = () =>
+      t.sql<{ readonly time_seen: number }>`SELECT time_seen FROM runtime_host WHERE id = ${a.leases.host}`
     const first = (yield* seen())[0]!.time_seen
     yield* Effect.sleep("150 millis")
     expect((yield* seen())[0]!.time_seen).toBeGreaterThan(first)
@@ -146,13 +172,16 @@ it.scopedLive("a host writes its heartbeat, and closing it deletes its row and i
 /** The host holding the session's lease, read through one Core's connection. */
 const holderOf = (run: <A, E>(effect: Effect.Effect<A, E, Core.Services>) => Effect.Effect<A, E>, sessionID: string) =>
   run(
-    Effect.flatMap(SqlClient.SqlClient, (sql) =>
-      sql<{ readonly host_id: string }>`SELECT host_id FROM session_lease WHERE session_id = ${sessionID}`
-    ).pipe(Effect.orDie, Effect.map((rows) => rows[0]?.host_id))
+    Effect.flatMap(
+      SqlClient.SqlClient,
+      (sql) => sql<{ readonly host_id: string }>`SELECT host_id FROM session_lease WHERE session_id = ${sessionID}`
+    ).pipe(
+      Effect.orDie,
+      Effect.map((rows) => rows[0]?.host_id)
+    )
   )
 
 describe("two hosts over one database", () => {
-
   /** Two Cores over one file in this process, a session, and a way to prompt it through either. */
   const twoHosts = Effect.gen(function* () {
     const dir = yield* tempDir
@@ -169,66 +198,79 @@ describe("two hosts over one database", () => {
     )
     const a = yield* open
     const b = yield* open
-    const on = (context: Context.Context<Core.Services>) => <A, E>(effect: Effect.Effect<A, E, Core.Services>) =>
-      Effect.provide(effect, context)
+    const on =
+      (context: Context.Context<Core.Services>) =>
+      <A, E>(effect: Effect.Effect<A, E, Core.Services>) =>
+        Effect.provide(effect, context)
     const [onA, onB] = [on(a), on(b)]
     const location = yield* onA(Effect.flatMap(Locations.Service, (locations) => locations.resolve({ directory: dir })))
     const sessionID = (yield* onA(Effect.flatMap(Sessions.Service, (sessions) => sessions.create({ location })))).id
     const prompt = (run: typeof onA, text: string) =>
       run(
-        Effect.flatMap(SessionInput.Service, (input) => input.admit(sessionID, { prompt: { text }, delivery: "queue" })).pipe(
-          Effect.zipRight(Effect.flatMap(SessionRunner.Service, (runner) => runner.wake(sessionID)))
-        )
+        Effect.flatMap(SessionInput.Service, (input) =>
+          input.admit(sessionID, { prompt: { text }, delivery: "queue" })
+        ).pipe(Effect.zipRight(Effect.flatMap(SessionRunner.Service, (runner) => runner.wake(sessionID))))
       )
     const runner = (run: typeof onA) => run(SessionRunner.Service)
     const events = onA(Effect.flatMap(EventLog.Service, (log) => log.read(sessionID)))
     return { server, onA, onB, sessionID, prompt, runner, events }
   })
 
-  it.scopedLive("input admitted on the host that does not run the session is run by the one that does; wait waits for it", () =>
-    Effect.gen(function* () {
-      const { server, onA, onB, sessionID, prompt, runner, events: read } = yield* twoHosts
-      const wait = (run: typeof onA) => Effect.flatMap(runner(run), (r) => r.wait(sessionID))
+  it.scopedLive(
+    "input admitted on the host that does not run the session is run by the one that does; wait waits for it",
+    () =>
+      Effect.gen(function* () {
+        const { server, onA, onB, sessionID, prompt, runner, events: read } = yield* twoHosts
+        const wait = (run: typeof onA) => Effect.flatMap(runner(run), (r) => r.wait(sessionID))
 
-      const held = LLMScript.gate()
-      yield* server.enqueue(
-        LLMScript.reply(LLMScript.text("first"), LLMScript.hold(held), LLMScript.finish("stop")),
-        LLMScript.reply(LLMScript.text("second"), LLMScript.finish("stop"))
-      )
-      yield* prompt(onA, "run on A")
-      yield* held.reached
-      // B finds the session held by A: it runs nothing itself, and its wait follows A's drain.
-      yield* prompt(onB, "admitted on B")
-      const waiting = yield* Effect.fork(wait(onB))
-      yield* Effect.sleep("300 millis")
-      expect(yield* Fiber.poll(waiting)).toEqual(Option.none())
-      expect(yield* Effect.flatMap(runner(onB), (r) => r.active)).toEqual({})
-      expect(Object.keys(yield* Effect.flatMap(runner(onA), (r) => r.active))).toEqual([sessionID])
+        const held = LLMScript.gate()
+        yield* server.enqueue(
+          LLMScript.reply(LLMScript.text("first"), LLMScript.hold(held), LLMScript.finish("stop")),
+          LLMScript.reply(LLMScript.text("second"), LLMScript.finish("stop"))
+        )
+        yield* prompt(onA, "run on A")
+        yield* held.reached
+        // B finds the session held by A: it runs nothing itself, and its wait follows A's drain.
+        yield* prompt(onB, "admitted on B")
+        const waiting = yield* Effect.fork(wait(onB))
+        yield* Effect.sleep("300 millis")
+        expect(yield* Fiber.poll(waiting)).toEqual(Option.none())
+        expect(yield* Effect.flatMap(runner(onB), (r) => r.active)).toEqual({})
+        expect(Object.keys(yield* Effect.flatMap(runner(onA), (r) => r.active))).toEqual([sessionID])
 
-      yield* held.release
-      yield* Fiber.join(waiting).pipe(Effect.orDie)
-      // A ran both prompts, one Step each, in admission order.
-      const events = yield* read
-      const prompted = events.filter((e) => e.type === "session.next.prompted").map((e) => (e.data as any).prompt.text)
-      expect(prompted).toEqual(["run on A", "admitted on B"])
-      expect(events.filter((e) => e.type === "session.next.step.ended")).toHaveLength(2)
-      expect(yield* onB(Effect.flatMap(SessionInput.Service, (input) => input.pending(sessionID)))).toEqual([])
-      expect(yield* holderOf(onB, sessionID)).toBeUndefined()
+        yield* held.release
+        yield* Fiber.join(waiting).pipe(Effect.orDie)
+        // A ran both prompts, one Step each, in admission order.
+        const events = yield* read
+        const prompted = events
+          .filter((e) => e.type === "session.next.prompted")
+          .map((e) => (e.data as any).prompt.text)
+        expect(prompted).toEqual(["run on A", "admitted on B"])
+        expect(events.filter((e) => e.type === "session.next.step.ended")).toHaveLength(2)
+        expect(yield* onB(Effect.flatMap(SessionInput.Service, (input) => input.pending(sessionID)))).toEqual([])
+        expect(yield* holderOf(onB, sessionID)).toBeUndefined()
 
-      // Idle everywhere, the next prompt runs on whichever host wakes it.
-      yield* server.enqueue(LLMScript.reply(LLMScript.text("third"), LLMScript.finish("stop")))
-      yield* prompt(onB, "run on B")
-      yield* wait(onA)
-      yield* wait(onB)
-      expect((yield* server.requests).length).toBe(3)
-    })
+        // Idle everywhere, the next prompt runs on whichever host wakes it.
+        yield* server.enqueue(LLMScript.reply(LLMScript.text("third"), LLMScript.finish("stop")))
+        yield* prompt(onB, "run on B")
+        yield* wait(onA)
+        yield* wait(onB)
+        expect((yield* server.requests).length).toBe(3)
+      })
   )
 
   it.scopedLive("interrupt on the host that does not run the session interrupts it where it runs", () =>
     Effect.gen(function* () {
       const { server, onA, onB, sessionID, prompt, runner, events } = yield* twoHosts
       const held = LLMScript.gate()
-      yield* server.enqueue(LLMScript.reply(LLMScript.text("Once upon"), LLMScript.hold(held), LLMScript.text(" a time"), LLMScript.finish("stop")))
+      yield* server.enqueue(
+        LLMScript.reply(
+          LLMScript.text("Once upon"),
+          LLMScript.hold(held),
+          LLMScript.text(" a time"),
+          LLMScript.finish("stop")
+        )
+      )
       yield* prompt(onA, "tell me a story")
       yield* held.reached
       yield* prompt(onB, "queued on B")
@@ -246,4 +288,3 @@ describe("two hosts over one database", () => {
     })
   )
 })
-

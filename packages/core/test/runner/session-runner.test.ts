@@ -16,7 +16,10 @@ const echo = (block?: Deferred.Deferred<void>) => ({
   execute: (input: Readonly<Record<string, unknown>>) =>
     Effect.gen(function* () {
       if (block) yield* Deferred.await(block)
-      return { content: [{ type: "text" as const, text: `echo: ${String(input.say)}` }], structured: { said: input.say } }
+      return {
+        content: [{ type: "text" as const, text: `echo: ${String(input.say)}` }],
+        structured: { said: input.say }
+      }
     })
 })
 
@@ -42,7 +45,10 @@ describe("SessionRunner", () => {
       expect(ended.tokens.output).toBe(3)
       expect((all.find((e) => e.type === "session.next.text.ended")!.data as any).text).toBe("Hello there")
       expect(ended).toMatchObject({ cost: 0 })
-      expect(all.find((e) => e.type === "session.next.step.started")!.data).toMatchObject({ agent: "build", model: { id: "m", providerID: "scripted" } })
+      expect(all.find((e) => e.type === "session.next.step.started")!.data).toMatchObject({
+        agent: "build",
+        model: { id: "m", providerID: "scripted" }
+      })
       // The session record is kept current: titled by its first prompt, tokens summed.
       const session = yield* w.run(Effect.flatMap(Sessions.Service, (s) => s.get(w.session.id)))
       expect(session.title).toBe("hi")
@@ -51,71 +57,90 @@ describe("SessionRunner", () => {
     })
   )
 
-  it.scopedLive("the request: one system message (agent prompt, then the baseline), the user turn, session headers", () =>
-    Effect.gen(function* () {
-      const w = yield* world()
-      fs.writeFileSync(path.join(w.directory, "AGENTS.md"), "Always answer in haiku.")
-      yield* w.server.enqueue(reply(text("ok"), finish("stop")))
-      yield* w.prompt("hello")
-      yield* w.wait
-      const [request] = yield* w.server.requests
-      const messages = request!.body.messages as Array<{ role: string; content: string }>
-      expect(messages.filter((m) => m.role === "system")).toHaveLength(1)
-      expect(messages[0]!.role).toBe("system")
-      const system = messages[0]!.content
-      expect(system.indexOf("You are OpenCode")).toBe(0)
-      expect(system).toContain(w.directory)
-      expect(system).toContain("Always answer in haiku.")
-      expect(system.indexOf(w.directory)).toBeLessThan(system.indexOf("Always answer in haiku."))
-      expect(messages[1]).toEqual({ role: "user", content: "hello" })
-      expect(request!.body.stream).toBe(true)
-      expect(request!.headers["x-session-id"]).toBe(w.session.id)
-      expect(request!.headers["x-session-affinity"]).toBe(w.session.id)
-    })
+  it.scopedLive(
+    "the request: one system message (agent prompt, then the baseline), the user turn, session headers",
+    () =>
+      Effect.gen(function* () {
+        const w = yield* world()
+        fs.writeFileSync(path.join(w.directory, "AGENTS.md"), "Always answer in haiku.")
+        yield* w.server.enqueue(reply(text("ok"), finish("stop")))
+        yield* w.prompt("hello")
+        yield* w.wait
+        const [request] = yield* w.server.requests
+        const messages = request!.body.messages as Array<{ role: string; content: string }>
+        expect(messages.filter((m) => m.role === "system")).toHaveLength(1)
+        expect(messages[0]!.role).toBe("system")
+        const system = messages[0]!.content
+        expect(system.indexOf("You are OpenCode")).toBe(0)
+        expect(system).toContain(w.directory)
+        expect(system).toContain("Always answer in haiku.")
+        expect(system.indexOf(w.directory)).toBeLessThan(system.indexOf("Always answer in haiku."))
+        expect(messages[1]).toEqual({ role: "user", content: "hello" })
+        expect(request!.body.stream).toBe(true)
+        expect(request!.headers["x-session-id"]).toBe(w.session.id)
+        expect(request!.headers["x-session-affinity"]).toBe(w.session.id)
+      })
   )
 
-  it.scopedLive("a tool step with parallel calls: input, called, settled, step.ended(tool-calls), then the next step", () =>
-    Effect.gen(function* () {
-      const w = yield* world()
-      yield* w.register(echo())
-      yield* w.server.enqueue(
-        reply(toolCall("call_a", "echo", { say: "one" }), toolCall("call_b", "echo", { say: "two" }), finish("tool-calls")),
-        reply(text("done"), finish("stop"))
-      )
-      yield* w.prompt("use the tool twice")
-      yield* w.wait
-      const types = yield* w.types
-      expect(types.slice(0, 4)).toEqual(["session.created", "prompt.admitted", "prompted", "step.started"])
-      const firstStep = types.slice(4, types.indexOf("step.ended") + 1)
-      expect(firstStep.filter((t) => t === "tool.input.started")).toHaveLength(2)
-      expect(firstStep.filter((t) => t === "tool.called")).toHaveLength(2)
-      expect(firstStep.filter((t) => t === "tool.success")).toHaveLength(2)
-      // Each call is durable before it settles.
-      for (const id of ["call_a", "call_b"]) {
-        const all = yield* w.events
-        const called = all.findIndex((e) => e.type === "session.next.tool.called" && (e.data as any).callID === id)
-        const settled = all.findIndex((e) => e.type === "session.next.tool.success" && (e.data as any).callID === id)
-        expect(called).toBeGreaterThan(0)
-        expect(settled).toBeGreaterThan(called)
-      }
-      expect(types.slice(types.indexOf("step.ended"))).toEqual(["step.ended", "step.started", "text.started", "text.ended", "step.ended"])
-      const ends = (yield* w.events).filter((e) => e.type === "session.next.step.ended").map((e) => (e.data as any).finish)
-      expect(ends).toEqual(["tool-calls", "stop"])
-      // The second request carries both results as role:tool messages, in call order.
-      const second = (yield* w.server.requests)[1]!
-      const tools = (second.body.messages as Array<any>).filter((m) => m.role === "tool")
-      expect(tools.map((m) => [m.tool_call_id, m.content])).toEqual([
-        ["call_a", "echo: one"],
-        ["call_b", "echo: two"]
-      ])
-    })
+  it.scopedLive(
+    "a tool step with parallel calls: input, called, settled, step.ended(tool-calls), then the next step",
+    () =>
+      Effect.gen(function* () {
+        const w = yield* world()
+        yield* w.register(echo())
+        yield* w.server.enqueue(
+          reply(
+            toolCall("call_a", "echo", { say: "one" }),
+            toolCall("call_b", "echo", { say: "two" }),
+            finish("tool-calls")
+          ),
+          reply(text("done"), finish("stop"))
+        )
+        yield* w.prompt("use the tool twice")
+        yield* w.wait
+        const types = yield* w.types
+        expect(types.slice(0, 4)).toEqual(["session.created", "prompt.admitted", "prompted", "step.started"])
+        const firstStep = types.slice(4, types.indexOf("step.ended") + 1)
+        expect(firstStep.filter((t) => t === "tool.input.started")).toHaveLength(2)
+        expect(firstStep.filter((t) => t === "tool.called")).toHaveLength(2)
+        expect(firstStep.filter((t) => t === "tool.success")).toHaveLength(2)
+        // Each call is durable before it settles.
+        for (const id of ["call_a", "call_b"]) {
+          const all = yield* w.events
+          const called = all.findIndex((e) => e.type === "session.next.tool.called" && (e.data as any).callID === id)
+          const settled = all.findIndex((e) => e.type === "session.next.tool.success" && (e.data as any).callID === id)
+          expect(called).toBeGreaterThan(0)
+          expect(settled).toBeGreaterThan(called)
+        }
+        expect(types.slice(types.indexOf("step.ended"))).toEqual([
+          "step.ended",
+          "step.started",
+          "text.started",
+          "text.ended",
+          "step.ended"
+        ])
+        const ends = (yield* w.events)
+          .filter((e) => e.type === "session.next.step.ended")
+          .map((e) => (e.data as any).finish)
+        expect(ends).toEqual(["tool-calls", "stop"])
+        // The second request carries both results as role:tool messages, in call order.
+        const second = (yield* w.server.requests)[1]!
+        const tools = (second.body.messages as Array<any>).filter((m) => m.role === "tool")
+        expect(tools.map((m) => [m.tool_call_id, m.content])).toEqual([
+          ["call_a", "echo: one"],
+          ["call_b", "echo: two"]
+        ])
+      })
   )
 
   it.scopedLive("a steer admitted mid-step is promoted after the step and joins the next step of the same run", () =>
     Effect.gen(function* () {
       const w = yield* world()
       const held = gate()
-      yield* w.server.enqueue(reply(text("working"), hold(held), finish("stop")), reply(text("adjusted"), finish("stop")))
+      yield* w.server.enqueue(
+        reply(text("working"), hold(held), finish("stop")),
+        reply(text("adjusted"), finish("stop"))
+      )
       yield* w.prompt("start")
       yield* held.reached
       yield* w.prompt("also do this", { delivery: "steer" })
@@ -157,8 +182,14 @@ describe("SessionRunner", () => {
       yield* held.release
       yield* w.wait
       const types = yield* w.types
-      const prompted = types.map((t, i) => [t, i] as const).filter(([t]) => t === "prompted").map(([, i]) => i)
-      const ended = types.map((t, i) => [t, i] as const).filter(([t]) => t === "step.ended").map(([, i]) => i)
+      const prompted = types
+        .map((t, i) => [t, i] as const)
+        .filter(([t]) => t === "prompted")
+        .map(([, i]) => i)
+      const ended = types
+        .map((t, i) => [t, i] as const)
+        .filter(([t]) => t === "step.ended")
+        .map(([, i]) => i)
       expect(prompted).toHaveLength(2)
       expect(ended).toHaveLength(3)
       // The queued prompt is promoted only after the second step (the end of the continuing run).
@@ -179,30 +210,34 @@ describe("SessionRunner", () => {
       expect(yield* w.server.requests).toHaveLength(0)
       yield* w.prompt("three")
       yield* w.wait
-      const prompted = (yield* w.events).filter((e) => e.type === "session.next.prompted").map((e) => (e.data as any).prompt.text)
+      const prompted = (yield* w.events)
+        .filter((e) => e.type === "session.next.prompted")
+        .map((e) => (e.data as any).prompt.text)
       expect(prompted).toEqual(["one", "two", "three"])
       expect(yield* w.server.requests).toHaveLength(1)
     })
   )
 
-  it.scopedLive("interrupt mid-text: text.ended with the partial text, then step.failed; the provider request is aborted", () =>
-    Effect.gen(function* () {
-      const w = yield* world()
-      const held = gate()
-      yield* w.server.enqueue(reply(text("partial answ"), hold(held), text("er"), finish("stop")))
-      yield* w.prompt("talk")
-      yield* held.reached
-      yield* w.interrupt
-      const types = yield* w.types
-      expect(types.slice(-3)).toEqual(["text.started", "text.ended", "step.failed"])
-      const all = yield* w.events
-      expect((all.find((e) => e.type === "session.next.text.ended")!.data as any).text).toBe("partial answ")
-      expect((all.at(-1)!.data as any).error.message).toBe("interrupted")
-      yield* held.aborted
-      // Idempotent, and on an idle session too.
-      yield* w.interrupt
-      expect((yield* w.events).length).toBe(all.length)
-    })
+  it.scopedLive(
+    "interrupt mid-text: text.ended with the partial text, then step.failed; the provider request is aborted",
+    () =>
+      Effect.gen(function* () {
+        const w = yield* world()
+        const held = gate()
+        yield* w.server.enqueue(reply(text("partial answ"), hold(held), text("er"), finish("stop")))
+        yield* w.prompt("talk")
+        yield* held.reached
+        yield* w.interrupt
+        const types = yield* w.types
+        expect(types.slice(-3)).toEqual(["text.started", "text.ended", "step.failed"])
+        const all = yield* w.events
+        expect((all.find((e) => e.type === "session.next.text.ended")!.data as any).text).toBe("partial answ")
+        expect((all.at(-1)!.data as any).error.message).toBe("interrupted")
+        yield* held.aborted
+        // Idempotent, and on an idle session too.
+        yield* w.interrupt
+        expect((yield* w.events).length).toBe(all.length)
+      })
   )
 
   it.scopedLive("interrupt mid-tool: tool.failed(interrupted), then step.ended(tool-calls)", () =>
@@ -226,7 +261,11 @@ describe("SessionRunner", () => {
   it.scopedLive("503 then retries: each retry is a durable retried event, then the step succeeds", () =>
     Effect.gen(function* () {
       const w = yield* world()
-      yield* w.server.enqueue(httpError(503), httpError(503, { retryAfter: "0" }), reply(text("finally"), finish("stop")))
+      yield* w.server.enqueue(
+        httpError(503),
+        httpError(503, { retryAfter: "0" }),
+        reply(text("finally"), finish("stop"))
+      )
       yield* w.prompt("hi")
       yield* w.wait
       const types = yield* w.types
@@ -240,49 +279,57 @@ describe("SessionRunner", () => {
     })
   )
 
-  it.scopedLive("the first request carries the baseline; an AGENTS.md edit yields exactly one update on the next step", () =>
-    Effect.gen(function* () {
-      const w = yield* world()
-      fs.writeFileSync(path.join(w.directory, "AGENTS.md"), "Rule one.")
-      yield* w.server.enqueue(reply(text("a"), finish("stop")), reply(text("b"), finish("stop")), reply(text("c"), finish("stop")))
-      yield* w.prompt("first")
-      yield* w.wait
-      expect((yield* w.types).filter((t) => t === "context.updated")).toHaveLength(0)
-      fs.writeFileSync(path.join(w.directory, "AGENTS.md"), "Rule two.")
-      yield* w.prompt("second")
-      yield* w.wait
-      yield* w.prompt("third")
-      yield* w.wait
-      const types = yield* w.types
-      expect(types.filter((t) => t === "context.updated")).toHaveLength(1)
-      // The update is admitted at the boundary, before the prompt it precedes is promoted.
-      expect(types.indexOf("context.updated")).toBeLessThan(types.lastIndexOf("prompted") - 0)
-      const [first, second] = yield* w.server.requests
-      const baseline = (first!.body.messages as Array<any>)[0].content as string
-      expect(baseline).toContain("Rule one.")
-      // The baseline is the provider-cache prefix: unchanged on the next request.
-      expect((second!.body.messages as Array<any>)[0].content).toBe(baseline)
-      expect(JSON.stringify(second!.body.messages)).toContain("Rule two.")
-    })
+  it.scopedLive(
+    "the first request carries the baseline; an AGENTS.md edit yields exactly one update on the next step",
+    () =>
+      Effect.gen(function* () {
+        const w = yield* world()
+        fs.writeFileSync(path.join(w.directory, "AGENTS.md"), "Rule one.")
+        yield* w.server.enqueue(
+          reply(text("a"), finish("stop")),
+          reply(text("b"), finish("stop")),
+          reply(text("c"), finish("stop"))
+        )
+        yield* w.prompt("first")
+        yield* w.wait
+        expect((yield* w.types).filter((t) => t === "context.updated")).toHaveLength(0)
+        fs.writeFileSync(path.join(w.directory, "AGENTS.md"), "Rule two.")
+        yield* w.prompt("second")
+        yield* w.wait
+        yield* w.prompt("third")
+        yield* w.wait
+        const types = yield* w.types
+        expect(types.filter((t) => t === "context.updated")).toHaveLength(1)
+        // The update is admitted at the boundary, before the prompt it precedes is promoted.
+        expect(types.indexOf("context.updated")).toBeLessThan(types.lastIndexOf("prompted") - 0)
+        const [first, second] = yield* w.server.requests
+        const baseline = (first!.body.messages as Array<any>)[0].content as string
+        expect(baseline).toContain("Rule one.")
+        // The baseline is the provider-cache prefix: unchanged on the next request.
+        expect((second!.body.messages as Array<any>)[0].content).toBe(baseline)
+        expect(JSON.stringify(second!.body.messages)).toContain("Rule two.")
+      })
   )
 
-  it.scopedLive("at the agent's step limit the last step has tools disabled and carries the max-steps instruction", () =>
-    Effect.gen(function* () {
-      const w = yield* world({ agent: { build: { steps: 2 } } })
-      yield* w.register(echo())
-      yield* w.server.enqueue(
-        reply(toolCall("call_1", "echo", { say: "1" }), finish("tool-calls")),
-        reply(text("summary"), finish("stop"))
-      )
-      yield* w.prompt("loop")
-      yield* w.wait
-      const [first, last] = yield* w.server.requests
-      expect(first!.body.tool_choice).toBeUndefined()
-      expect(last!.body.tool_choice).toBe("none")
-      const lastMessage = (last!.body.messages as Array<any>).at(-1)
-      expect(lastMessage.role).toBe("assistant")
-      expect(lastMessage.content).toContain("MAXIMUM STEPS REACHED")
-    })
+  it.scopedLive(
+    "at the agent's step limit the last step has tools disabled and carries the max-steps instruction",
+    () =>
+      Effect.gen(function* () {
+        const w = yield* world({ agent: { build: { steps: 2 } } })
+        yield* w.register(echo())
+        yield* w.server.enqueue(
+          reply(toolCall("call_1", "echo", { say: "1" }), finish("tool-calls")),
+          reply(text("summary"), finish("stop"))
+        )
+        yield* w.prompt("loop")
+        yield* w.wait
+        const [first, last] = yield* w.server.requests
+        expect(first!.body.tool_choice).toBeUndefined()
+        expect(last!.body.tool_choice).toBe("none")
+        const lastMessage = (last!.body.messages as Array<any>).at(-1)
+        expect(lastMessage.role).toBe("assistant")
+        expect(lastMessage.content).toContain("MAXIMUM STEPS REACHED")
+      })
   )
 
   it.scopedLive("the coordinator runs one drain per session and reports it active meanwhile", () =>
@@ -292,7 +339,9 @@ describe("SessionRunner", () => {
       yield* w.server.enqueue(reply(text("x"), hold(held), finish("stop")))
       yield* w.prompt("go")
       yield* held.reached
-      const runner = yield* w.run(Effect.flatMap((yield* Effect.promise(() => import("@opencode-ai/core"))).SessionRunner.Service, Effect.succeed))
+      const runner = yield* w.run(
+        Effect.flatMap((yield* Effect.promise(() => import("@opencode-ai/core"))).SessionRunner.Service, Effect.succeed)
+      )
       expect(yield* runner.active).toEqual({ [w.session.id]: { type: "running" } })
       const waiter = yield* Effect.fork(w.wait)
       yield* held.release
@@ -310,10 +359,17 @@ describe("instruction source changes", () => {
       yield* w.prompt("first")
       yield* w.wait
       const before = (yield* w.events).length
-      const entries = yield* w.run(Effect.flatMap((yield* Effect.promise(() => import("@opencode-ai/core"))).InstructionEntries.Service, Effect.succeed))
+      const entries = yield* w.run(
+        Effect.flatMap(
+          (yield* Effect.promise(() => import("@opencode-ai/core"))).InstructionEntries.Service,
+          Effect.succeed
+        )
+      )
       yield* entries.put(w.session.id, "style", "Answer tersely.")
       yield* Effect.forEach(Array.from({ length: 20 }), () => Effect.yieldNow())
-      const runner = yield* w.run(Effect.flatMap((yield* Effect.promise(() => import("@opencode-ai/core"))).SessionRunner.Service, Effect.succeed))
+      const runner = yield* w.run(
+        Effect.flatMap((yield* Effect.promise(() => import("@opencode-ai/core"))).SessionRunner.Service, Effect.succeed)
+      )
       expect(yield* runner.active).toEqual({})
       expect((yield* w.events).length).toBe(before)
       expect(yield* w.server.requests).toHaveLength(1)

@@ -1,4 +1,14 @@
-import { Config, ConfigInfo, Core, EventLog, Locations, SessionInput, SessionRunner, Sessions, ToolRegistry } from "@opencode-ai/core"
+import {
+  Config,
+  ConfigInfo,
+  Core,
+  EventLog,
+  Locations,
+  SessionInput,
+  SessionRunner,
+  Sessions,
+  ToolRegistry
+} from "@opencode-ai/core"
 import { ScriptedLLMServer } from "@opencode-ai/core/testing"
 import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
@@ -6,7 +16,14 @@ import * as os from "node:os"
 import * as path from "node:path"
 
 /** Retries without waiting, so a retry test needs no clock. */
-export const fastRetry = { maxAttempts: 4, initialDelayMs: 1, factor: 1, maxDelayMs: 1, jitter: 0, maxRetryAfterMs: 60_000 }
+export const fastRetry = {
+  maxAttempts: 4,
+  initialDelayMs: 1,
+  factor: 1,
+  maxDelayMs: 1,
+  jitter: 0,
+  maxRetryAfterMs: 60_000
+}
 
 /**
  * A Core over a fresh database whose one provider is a scripted LLM server on 127.0.0.1, speaking
@@ -65,6 +82,9 @@ export const world = (
     const events = run(Effect.flatMap(EventLog.Service, (log) => log.read(session.id)))
     const types = Effect.map(events, (all) => all.map((e) => e.type.replace("session.next.", "")))
     const register = (tool: ToolRegistry.Tool) =>
-      Effect.provide(Effect.flatMap(ToolRegistry.Service, (r) => r.register(tool)), context)
+      Effect.provide(
+        Effect.flatMap(ToolRegistry.Service, (r) => r.register(tool)),
+        context
+      )
     return { server, session, directory, prompt, wait, interrupt, events, types, register, run }
   })

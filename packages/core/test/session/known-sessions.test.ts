@@ -25,7 +25,10 @@ it.scoped("what one database knows is not known to another in the same process",
     const [a, b] = [yield* world, yield* world]
     const first = yield* Layer.build(a.core())
     const second = yield* Layer.build(b.core())
-    yield* Effect.provide(Effect.flatMap(Sessions.Service, (s) => s.create({ id, location: a.location })), first)
+    yield* Effect.provide(
+      Effect.flatMap(Sessions.Service, (s) => s.create({ id, location: a.location })),
+      first
+    )
     const ensure = Effect.flatMap(KnownSessions.Service, (known) => Effect.exit(known.ensure(id)))
     expect(yield* Effect.provide(ensure, first)).toEqual(Exit.void)
     expect(yield* Effect.provide(ensure, second)).toEqual(Exit.fail(Errors.SessionNotFoundError.of(id)))

@@ -23,7 +23,10 @@ const tokens = { input: 10, output: 5, reasoning: 2, cache: { read: 3, write: 1 
 
 let clock = 1000
 /** A decoded durable event of `type` with `data` (timestamp and sessionID filled in). */
-const event = <T extends Type>(type: T, data: Omit<SessionEvents.DataOf<T>, "timestamp" | "sessionID">): Event.SessionDurableEvent =>
+const event = <T extends Type>(
+  type: T,
+  data: Omit<SessionEvents.DataOf<T>, "timestamp" | "sessionID">
+): Event.SessionDurableEvent =>
   ({
     id: "evt_test" as Identifier.EventID,
     type,
@@ -44,7 +47,11 @@ describe("MessageProjection.reduce", () => {
   it("prompted → a user message with the prompt's text and attachments", () => {
     clock = 0
     const prompt = { text: "hi", files: [{ uri: "file:///a.ts", mime: "text/plain" }], agents: [{ name: "plan" }] }
-    expect(fold([event("session.next.prompted", { messageID: "msg_user" as Identifier.MessageID, prompt, delivery: "steer" })])).toEqual({
+    expect(
+      fold([
+        event("session.next.prompted", { messageID: "msg_user" as Identifier.MessageID, prompt, delivery: "steer" })
+      ])
+    ).toEqual({
       id: "msg_user",
       time: { created: 1 },
       type: "user",
@@ -82,7 +89,9 @@ describe("MessageProjection.reduce", () => {
       type: "model-switched",
       model
     })
-    expect(fold([event("session.next.compaction.ended", { messageID, reason: "auto", text: "summary", recent: "tail" })])).toEqual({
+    expect(
+      fold([event("session.next.compaction.ended", { messageID, reason: "auto", text: "summary", recent: "tail" })])
+    ).toEqual({
       id: messageID,
       time: { created: 5 },
       type: "compaction",
@@ -98,7 +107,14 @@ describe("MessageProjection.reduce", () => {
         started(100),
         event("session.next.text.started", { assistantMessageID, textID: "t1" }),
         event("session.next.text.ended", { assistantMessageID, textID: "t1", text: "Hello, world" }),
-        event("session.next.step.ended", { assistantMessageID, finish: "stop", cost: 0.25, tokens, snapshot: "snap2", files: ["a.ts"] })
+        event("session.next.step.ended", {
+          assistantMessageID,
+          finish: "stop",
+          cost: 0.25,
+          tokens,
+          snapshot: "snap2",
+          files: ["a.ts"]
+        })
       ])
     ).toEqual({
       id: assistantMessageID,
@@ -117,20 +133,40 @@ describe("MessageProjection.reduce", () => {
   it("text.started alone leaves an empty block; a text.ended without its start still records the whole text", () => {
     const open = fold([started(0), event("session.next.text.started", { assistantMessageID, textID: "t1" })])
     expect((open as SessionMessages.SessionMessageAssistant).content).toEqual([{ type: "text", id: "t1", text: "" }])
-    const whole = fold([started(0), event("session.next.text.ended", { assistantMessageID, textID: "t9", text: "all of it" })])
-    expect((whole as SessionMessages.SessionMessageAssistant).content).toEqual([{ type: "text", id: "t9", text: "all of it" }])
+    const whole = fold([
+      started(0),
+      event("session.next.text.ended", { assistantMessageID, textID: "t9", text: "all of it" })
+    ])
+    expect((whole as SessionMessages.SessionMessageAssistant).content).toEqual([
+      { type: "text", id: "t9", text: "all of it" }
+    ])
   })
 
   it("reasoning keeps its Native Continuation Metadata and times; the ended metadata wins", () => {
     const message = fold([
       started(0),
-      event("session.next.reasoning.started", { assistantMessageID, reasoningID: "r1", providerMetadata: { anthropic: { a: 1 } } }),
-      event("session.next.reasoning.ended", { assistantMessageID, reasoningID: "r1", text: "thinking", providerMetadata: { anthropic: { signature: "sig" } } }),
+      event("session.next.reasoning.started", {
+        assistantMessageID,
+        reasoningID: "r1",
+        providerMetadata: { anthropic: { a: 1 } }
+      }),
+      event("session.next.reasoning.ended", {
+        assistantMessageID,
+        reasoningID: "r1",
+        text: "thinking",
+        providerMetadata: { anthropic: { signature: "sig" } }
+      }),
       event("session.next.reasoning.started", { assistantMessageID, reasoningID: "r2" }),
       event("session.next.reasoning.ended", { assistantMessageID, reasoningID: "r2", text: "more" })
     ]) as SessionMessages.SessionMessageAssistant
     expect(message.content).toEqual([
-      { type: "reasoning", id: "r1", text: "thinking", providerMetadata: { anthropic: { signature: "sig" } }, time: { created: 1, completed: 2 } },
+      {
+        type: "reasoning",
+        id: "r1",
+        text: "thinking",
+        providerMetadata: { anthropic: { signature: "sig" } },
+        time: { created: 1, completed: 2 }
+      },
       { type: "reasoning", id: "r2", text: "more", time: { created: 3, completed: 4 } }
     ])
   })
@@ -140,8 +176,19 @@ describe("MessageProjection.reduce", () => {
       started(0),
       event("session.next.tool.input.started", { assistantMessageID, callID: "c1", name: "read" }),
       event("session.next.tool.input.ended", { assistantMessageID, callID: "c1", text: '{"path":"a.ts"}' }),
-      event("session.next.tool.called", { assistantMessageID, callID: "c1", tool: "read", input: { path: "a.ts" }, provider: { executed: false } }),
-      event("session.next.tool.progress", { assistantMessageID, callID: "c1", structured: { lines: 1 }, content: [{ type: "text", text: "1 line" }] }),
+      event("session.next.tool.called", {
+        assistantMessageID,
+        callID: "c1",
+        tool: "read",
+        input: { path: "a.ts" },
+        provider: { executed: false }
+      }),
+      event("session.next.tool.progress", {
+        assistantMessageID,
+        callID: "c1",
+        structured: { lines: 1 },
+        content: [{ type: "text", text: "1 line" }]
+      }),
       event("session.next.tool.success", {
         assistantMessageID,
         callID: "c1",
@@ -161,7 +208,12 @@ describe("MessageProjection.reduce", () => {
       { status: "pending", input: "" },
       { status: "pending", input: '{"path":"a.ts"}' },
       { status: "running", input: { path: "a.ts" }, structured: {}, content: [] },
-      { status: "running", input: { path: "a.ts" }, structured: { lines: 1 }, content: [{ type: "text", text: "1 line" }] },
+      {
+        status: "running",
+        input: { path: "a.ts" },
+        structured: { lines: 1 },
+        content: [{ type: "text", text: "1 line" }]
+      },
       {
         status: "completed",
         input: { path: "a.ts" },
@@ -185,15 +237,38 @@ describe("MessageProjection.reduce", () => {
     const error = { type: "unknown" as const, message: "interrupted" }
     const message = fold([
       started(0),
-      event("session.next.tool.called", { assistantMessageID, callID: "c1", tool: "bash", input: { command: "ls" }, provider: { executed: false } }),
-      event("session.next.tool.progress", { assistantMessageID, callID: "c1", structured: { n: 1 }, content: [{ type: "text", text: "a" }] }),
+      event("session.next.tool.called", {
+        assistantMessageID,
+        callID: "c1",
+        tool: "bash",
+        input: { command: "ls" },
+        provider: { executed: false }
+      }),
+      event("session.next.tool.progress", {
+        assistantMessageID,
+        callID: "c1",
+        structured: { n: 1 },
+        content: [{ type: "text", text: "a" }]
+      }),
       event("session.next.tool.failed", { assistantMessageID, callID: "c1", error, provider: { executed: false } }),
       event("session.next.tool.input.started", { assistantMessageID, callID: "c2", name: "edit" }),
       event("session.next.tool.input.ended", { assistantMessageID, callID: "c2", text: '{"file":"x"}' }),
-      event("session.next.tool.failed", { assistantMessageID, callID: "c2", error, result: "partial", provider: { executed: false } })
+      event("session.next.tool.failed", {
+        assistantMessageID,
+        callID: "c2",
+        error,
+        result: "partial",
+        provider: { executed: false }
+      })
     ]) as SessionMessages.SessionMessageAssistant
     expect(message.content.map((item) => (item as SessionMessages.SessionMessageAssistantTool).state)).toEqual([
-      { status: "error", input: { command: "ls" }, content: [{ type: "text", text: "a" }], structured: { n: 1 }, error },
+      {
+        status: "error",
+        input: { command: "ls" },
+        content: [{ type: "text", text: "a" }],
+        structured: { n: 1 },
+        error
+      },
       { status: "error", input: { file: "x" }, content: [], structured: {}, error, result: "partial" }
     ])
     expect(message.content[0]).toMatchObject({ name: "bash", time: { created: 1, ran: 1, completed: 3 } })
@@ -206,24 +281,61 @@ describe("MessageProjection.reduce", () => {
       event("session.next.text.ended", { assistantMessageID, textID: "t1", text: "partial" }),
       event("session.next.step.failed", { assistantMessageID, error })
     ])
-    expect(message).toMatchObject({ time: { created: 0, completed: 2 }, error, content: [{ type: "text", text: "partial" }] })
+    expect(message).toMatchObject({
+      time: { created: 0, completed: 2 },
+      error,
+      content: [{ type: "text", text: "partial" }]
+    })
   })
 
   it("a transition the log should never contain throws InvalidTransition", () => {
-    const invalid = (events: ReadonlyArray<Event.SessionDurableEvent>) => expect(() => fold(events)).toThrow(MessageProjection.InvalidTransition)
+    const invalid = (events: ReadonlyArray<Event.SessionDurableEvent>) =>
+      expect(() => fold(events)).toThrow(MessageProjection.InvalidTransition)
     invalid([event("session.next.text.started", { assistantMessageID, textID: "t1" })])
     invalid([started(0), started(1)])
-    invalid([event("session.next.synthetic", { messageID: assistantMessageID, text: "x" }), event("session.next.text.started", { assistantMessageID, textID: "t" })])
-    invalid([started(0), event("session.next.tool.success", { assistantMessageID, callID: "nope", structured: {}, content: [], provider: { executed: false } })])
-    const called = event("session.next.tool.called", { assistantMessageID, callID: "c", tool: "t", input: {}, provider: { executed: false } })
-    const success = event("session.next.tool.success", { assistantMessageID, callID: "c", structured: {}, content: [], provider: { executed: false } })
+    invalid([
+      event("session.next.synthetic", { messageID: assistantMessageID, text: "x" }),
+      event("session.next.text.started", { assistantMessageID, textID: "t" })
+    ])
+    invalid([
+      started(0),
+      event("session.next.tool.success", {
+        assistantMessageID,
+        callID: "nope",
+        structured: {},
+        content: [],
+        provider: { executed: false }
+      })
+    ])
+    const called = event("session.next.tool.called", {
+      assistantMessageID,
+      callID: "c",
+      tool: "t",
+      input: {},
+      provider: { executed: false }
+    })
+    const success = event("session.next.tool.success", {
+      assistantMessageID,
+      callID: "c",
+      structured: {},
+      content: [],
+      provider: { executed: false }
+    })
     invalid([started(0), called, success, success])
     invalid([started(0), called, called])
-    invalid([started(0), event("session.next.tool.input.started", { assistantMessageID, callID: "c", name: "t" }), success])
+    invalid([
+      started(0),
+      event("session.next.tool.input.started", { assistantMessageID, callID: "c", name: "t" }),
+      success
+    ])
   })
 
   it("a second prompted for an existing user message leaves it unchanged (the inbox claim rejects it)", () => {
-    const prompted = event("session.next.prompted", { messageID: "msg_u" as Identifier.MessageID, prompt: { text: "a" }, delivery: "steer" })
+    const prompted = event("session.next.prompted", {
+      messageID: "msg_u" as Identifier.MessageID,
+      prompt: { text: "a" },
+      delivery: "steer"
+    })
     const once = fold([prompted])
     expect(MessageProjection.reduce(once, prompted)).toBe(once)
   })
@@ -241,12 +353,28 @@ describe("MessageProjection.reduceSession", () => {
       location: { directory: "/" }
     }
     clock = 6000
-    const ended = MessageProjection.reduceSession(session, event("session.next.step.ended", { assistantMessageID, finish: "stop", cost: 0.5, tokens }))
-    expect(ended).toEqual({ ...session, cost: 1.5, tokens: { input: 11, output: 6, reasoning: 3, cache: { read: 4, write: 2 } }, time: { created: 0, updated: 6001 } })
+    const ended = MessageProjection.reduceSession(
+      session,
+      event("session.next.step.ended", { assistantMessageID, finish: "stop", cost: 0.5, tokens })
+    )
+    expect(ended).toEqual({
+      ...session,
+      cost: 1.5,
+      tokens: { input: 11, output: 6, reasoning: 3, cache: { read: 4, write: 2 } },
+      time: { created: 0, updated: 6001 }
+    })
     clock = 10
-    const switched = MessageProjection.reduceSession(ended, event("session.next.agent.switched", { messageID: "msg_a" as Identifier.MessageID, agent: "plan" }))
+    const switched = MessageProjection.reduceSession(
+      ended,
+      event("session.next.agent.switched", { messageID: "msg_a" as Identifier.MessageID, agent: "plan" })
+    )
     expect(switched).toEqual({ ...ended, agent: "plan" })
-    expect(MessageProjection.reduceSession(switched, event("session.next.model.switched", { messageID: "msg_m" as Identifier.MessageID, model })).model).toEqual(model)
+    expect(
+      MessageProjection.reduceSession(
+        switched,
+        event("session.next.model.switched", { messageID: "msg_m" as Identifier.MessageID, model })
+      ).model
+    ).toEqual(model)
     const untouched = event("session.next.text.started", { assistantMessageID, textID: "t" })
     expect(MessageProjection.reduceSession(session, untouched)).toBe(session)
   })
@@ -276,10 +404,37 @@ describe("SessionEvents.append projects in the append's transaction", () => {
           draft("session.next.step.ended", { ...at, assistantMessageID: assistant, finish: "stop", cost: 0.5, tokens })
         ])
         yield* events.append(id, [
-          draft("session.next.step.started", { ...at, timestamp: 50, assistantMessageID: second, agent: "build", model }),
-          draft("session.next.tool.called", { ...at, assistantMessageID: second, callID: "c", tool: "read", input: { a: 1 }, provider: { executed: false } }),
-          draft("session.next.tool.success", { ...at, assistantMessageID: second, callID: "c", structured: {}, content: [{ type: "text", text: "ok" }], provider: { executed: false } }),
-          draft("session.next.step.ended", { ...at, timestamp: 60, assistantMessageID: second, finish: "tool-calls", cost: 0.25, tokens })
+          draft("session.next.step.started", {
+            ...at,
+            timestamp: 50,
+            assistantMessageID: second,
+            agent: "build",
+            model
+          }),
+          draft("session.next.tool.called", {
+            ...at,
+            assistantMessageID: second,
+            callID: "c",
+            tool: "read",
+            input: { a: 1 },
+            provider: { executed: false }
+          }),
+          draft("session.next.tool.success", {
+            ...at,
+            assistantMessageID: second,
+            callID: "c",
+            structured: {},
+            content: [{ type: "text", text: "ok" }],
+            provider: { executed: false }
+          }),
+          draft("session.next.step.ended", {
+            ...at,
+            timestamp: 60,
+            assistantMessageID: second,
+            finish: "tool-calls",
+            cost: 0.25,
+            tokens
+          })
         ])
 
         expect(yield* history.message(id, assistant)).toEqual({
@@ -295,7 +450,13 @@ describe("SessionEvents.append projects in the append's transaction", () => {
         })
         expect((yield* history.message(id, second)) as SessionMessages.SessionMessageAssistant).toMatchObject({
           finish: "tool-calls",
-          content: [{ type: "tool", id: "c", state: { status: "completed", input: { a: 1 }, content: [{ type: "text", text: "ok" }] } }]
+          content: [
+            {
+              type: "tool",
+              id: "c",
+              state: { status: "completed", input: { a: 1 }, content: [{ type: "text", text: "ok" }] }
+            }
+          ]
         })
         const after = yield* (yield* Sessions.Service).get(id)
         expect(after.cost).toBe(0.75)
@@ -318,10 +479,18 @@ describe("SessionEvents.append projects in the append's transaction", () => {
         const agentMessage = Identifier.newMessageID()
         yield* events.append(session.id, [
           draft("session.next.agent.switched", { ...at, messageID: agentMessage, agent: "plan" }),
-          draft("session.next.model.switched", { ...at, messageID: Identifier.newMessageID(), model: { id: "llama", providerID: "local" } })
+          draft("session.next.model.switched", {
+            ...at,
+            messageID: Identifier.newMessageID(),
+            model: { id: "llama", providerID: "local" }
+          })
         ])
         const after = yield* (yield* Sessions.Service).get(session.id)
-        expect(after).toMatchObject({ agent: "plan", model: { id: "llama", providerID: "local" }, time: { updated: at.timestamp } })
+        expect(after).toMatchObject({
+          agent: "plan",
+          model: { id: "llama", providerID: "local" },
+          time: { updated: at.timestamp }
+        })
         expect(yield* (yield* SessionHistory.Service).message(session.id, agentMessage)).toEqual({
           id: agentMessage,
           time: { created: at.timestamp },
@@ -340,13 +509,20 @@ describe("SessionEvents.append projects in the append's transaction", () => {
         const session = yield* createSession(w)
         const at = { timestamp: 1, sessionID: session.id }
         const assistant = Identifier.newMessageID()
-        const started = draft("session.next.step.started", { ...at, assistantMessageID: assistant, agent: "build", model })
+        const started = draft("session.next.step.started", {
+          ...at,
+          assistantMessageID: assistant,
+          agent: "build",
+          model
+        })
 
         const failed = yield* Effect.exit(events.append(session.id, [started], () => Effect.fail("refused" as const)))
         expect(failed).toEqual(Exit.fail("refused"))
 
         const broken = yield* Effect.exit(
-          events.append(session.id, [draft("session.next.text.started", { ...at, assistantMessageID: assistant, textID: "t" })])
+          events.append(session.id, [
+            draft("session.next.text.started", { ...at, assistantMessageID: assistant, textID: "t" })
+          ])
         )
         expect(Exit.isFailure(broken) && Cause.isDie(broken.cause)).toBe(true)
 
@@ -366,11 +542,15 @@ describe("SessionEvents.append projects in the append's transaction", () => {
       Effect.gen(function* () {
         const events = yield* SessionEvents.Service
         const session = yield* createSession(w)
-        const exit = yield* Effect.exit(events.append(session.id, [{ type: "session.next.text.started", version: 1, data: { nope: 1 } }]))
+        const exit = yield* Effect.exit(
+          events.append(session.id, [{ type: "session.next.text.started", version: 1, data: { nope: 1 } }])
+        )
         expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(true)
         const other = yield* Effect.exit(events.append(session.id, [{ type: "session.created", version: 1, data: {} }]))
         expect(Exit.isFailure(other) && Cause.isDie(other.cause)).toBe(true)
-        expect(() => draft("session.next.text.started", { timestamp: 1, sessionID: session.id, textID: "t" } as never)).toThrow()
+        expect(() =>
+          draft("session.next.text.started", { timestamp: 1, sessionID: session.id, textID: "t" } as never)
+        ).toThrow()
         expect((yield* (yield* EventLog.Service).read(session.id)).length).toBe(1)
       })
     )

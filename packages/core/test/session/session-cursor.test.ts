@@ -48,7 +48,12 @@ it.scoped(
       const next = random(20250101)
       const base = Date.UTC(2025, 0, 1)
       const sessionID = () =>
-        `ses_${Math.floor(next() * 0xffff_ffff_ffff).toString(16).padStart(12, "0")}${Array.from({ length: 14 }, () => BASE62[Math.floor(next() * 62)]).join("")}` as Identifier.SessionID
+        `ses_${Math.floor(next() * 0xffff_ffff_ffff)
+          .toString(16)
+          .padStart(
+            12,
+            "0"
+          )}${Array.from({ length: 14 }, () => BASE62[Math.floor(next() * 62)]).join("")}` as Identifier.SessionID
 
       yield* Effect.gen(function* () {
         const sessions = yield* Sessions.Service
@@ -62,7 +67,10 @@ it.scoped(
         const insertSome = Effect.suspend(() => Effect.replicateEffect(createSomewhere, Math.floor(next() * 4)))
         yield* Effect.replicateEffect(createSomewhere, 1000)
 
-        for (const [order, limit] of [["desc", 37], ["asc", 64]] as const) {
+        for (const [order, limit] of [
+          ["desc", 37],
+          ["asc", 64]
+        ] as const) {
           const before: Array<string> = []
           for (let page = yield* sessions.list({ order, limit: 200 }); ; ) {
             before.push(...page.data.map((session) => session.id))

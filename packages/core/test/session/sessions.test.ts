@@ -116,7 +116,9 @@ it.scoped("list orders newest first by default, asc on request, and applies the 
       yield* TestClock.adjust(10)
       const b = yield* sessions.create({ location: at("/repo/pkg", "wrk_x") })
       yield* TestClock.adjust(10)
-      const c = yield* sessions.create({ location: { directory: "/other", project: { id: "prj_other", directory: "/other" } } })
+      const c = yield* sessions.create({
+        location: { directory: "/other", project: { id: "prj_other", directory: "/other" } }
+      })
       yield* TestClock.adjust(10)
       const d = yield* sessions.create({ location: at("/repo/pkg") })
 
@@ -139,7 +141,9 @@ it.scoped("limit defaults to 50, and values outside 1..200 are an InvalidRequest
   withCore(
     Effect.gen(function* () {
       const sessions = yield* Sessions.Service
-      yield* Effect.forEach(Array.from({ length: 51 }), () => sessions.create({ location: at("/repo") }), { discard: true })
+      yield* Effect.forEach(Array.from({ length: 51 }), () => sessions.create({ location: at("/repo") }), {
+        discard: true
+      })
       const page = yield* sessions.list()
       expect(page.data).toHaveLength(50)
       expect(page.cursor.next).toBeDefined()
@@ -147,7 +151,9 @@ it.scoped("limit defaults to 50, and values outside 1..200 are an InvalidRequest
       expect((yield* sessions.list({ limit: 1 })).data).toHaveLength(1)
       for (const limit of [0, 201, 1.5, -1]) {
         const exit = yield* Effect.exit(sessions.list({ limit }))
-        expect(exit).toEqual(Exit.fail(expect.objectContaining({ _tag: "InvalidRequestError", kind: "query", field: "limit" })))
+        expect(exit).toEqual(
+          Exit.fail(expect.objectContaining({ _tag: "InvalidRequestError", kind: "query", field: "limit" }))
+        )
       }
     })
   )
@@ -228,10 +234,20 @@ it.scoped("a continuation takes only its cursor; an undecodable cursor is an Inv
   withCore(
     Effect.gen(function* () {
       const sessions = yield* Sessions.Service
-      yield* Effect.forEach(Array.from({ length: 3 }), () => sessions.create({ location: at("/repo") }), { discard: true })
+      yield* Effect.forEach(Array.from({ length: 3 }), () => sessions.create({ location: at("/repo") }), {
+        discard: true
+      })
       const cursor = (yield* sessions.list({ limit: 1, search: "session" })).cursor.next!
 
-      const fields = { order: "asc", limit: 1, search: "x", directory: "/repo", workspace: "wrk_1", project: "p", subpath: "s" } as const
+      const fields = {
+        order: "asc",
+        limit: 1,
+        search: "x",
+        directory: "/repo",
+        workspace: "wrk_1",
+        project: "p",
+        subpath: "s"
+      } as const
       for (const [field, value] of Object.entries(fields)) {
         const exit = yield* Effect.exit(sessions.list({ cursor, [field]: value }))
         expect(exit).toEqual(Exit.fail(expect.objectContaining({ _tag: "InvalidRequestError", kind: "query", field })))
@@ -239,11 +255,15 @@ it.scoped("a continuation takes only its cursor; an undecodable cursor is an Inv
       // Absent fields do not count, even when spelled out as undefined.
       expect((yield* sessions.list({ cursor, order: undefined })).data).toHaveLength(1)
 
-      const tampered = Buffer.from(JSON.stringify({ query: { order: "desc", limit: 9999 }, anchor: { time: 0, id: "x" }, direction: "next" })).toString("base64url")
+      const tampered = Buffer.from(
+        JSON.stringify({ query: { order: "desc", limit: 9999 }, anchor: { time: 0, id: "x" }, direction: "next" })
+      ).toString("base64url")
       for (const garbage of ["garbage!", "", Buffer.from("{}").toString("base64url"), tampered]) {
         const exit = yield* Effect.exit(sessions.list({ cursor: garbage }))
         expect(exit).toEqual(Exit.fail(expect.objectContaining({ _tag: "InvalidCursorError" })))
-        expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" && exit.cause.error instanceof Errors.InvalidCursorError).toBe(true)
+        expect(
+          Exit.isFailure(exit) && exit.cause._tag === "Fail" && exit.cause.error instanceof Errors.InvalidCursorError
+        ).toBe(true)
       }
     })
   )

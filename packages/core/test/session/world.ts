@@ -54,4 +54,5 @@ export const world: Effect.Effect<World, never, Scope.Scope> = Effect.map(tempDi
 export const withCore = <A, E>(body: (w: World) => Effect.Effect<A, E, Core.Services | Scope.Scope>) =>
   Effect.flatMap(world, (w) => Effect.provide(body(w), w.core()))
 
-export const createSession = (w: World) => Effect.flatMap(Sessions.Service, (sessions) => sessions.create({ location: w.location }))
+export const createSession = (w: World) =>
+  Effect.flatMap(Sessions.Service, (sessions) => sessions.create({ location: w.location }))

@@ -11,24 +11,47 @@ const invalid = (text: string) => {
 describe("SkillFile.parse", () => {
   it("reads name and description from the front matter and the trimmed body after it", () => {
     const parsed = SkillFile.parse(
-      ["---", "name: pdf", "description: Work with PDF files", "license: MIT", "---", "", "# PDF", "", "Use pdftotext.", ""].join("\n")
+      [
+        "---",
+        "name: pdf",
+        "description: Work with PDF files",
+        "license: MIT",
+        "---",
+        "",
+        "# PDF",
+        "",
+        "Use pdftotext.",
+        ""
+      ].join("\n")
     )
-    expect(parsed).toEqual(Either.right({ name: "pdf", description: "Work with PDF files", content: "# PDF\n\nUse pdftotext." }))
+    expect(parsed).toEqual(
+      Either.right({ name: "pdf", description: "Work with PDF files", content: "# PDF\n\nUse pdftotext." })
+    )
   })
 
   it("accepts quoted and folded YAML values, a byte order mark, CRLF line ends and `slash`", () => {
-    const text = "\uFEFF---\r\nname: \"release-notes\"\r\ndescription: >-\r\n  Write release notes\r\n  from the changelog\r\nslash: true\r\n---\r\nBody\r\n"
+    const text =
+      '\uFEFF---\r\nname: "release-notes"\r\ndescription: >-\r\n  Write release notes\r\n  from the changelog\r\nslash: true\r\n---\r\nBody\r\n'
     expect(SkillFile.parse(text)).toEqual(
-      Either.right({ name: "release-notes", description: "Write release notes from the changelog", slash: true, content: "Body" })
+      Either.right({
+        name: "release-notes",
+        description: "Write release notes from the changelog",
+        slash: true,
+        content: "Body"
+      })
     )
   })
 
   it("an empty body is allowed", () => {
-    expect(SkillFile.parse("---\nname: a\ndescription: b\n---")).toEqual(Either.right({ name: "a", description: "b", content: "" }))
+    expect(SkillFile.parse("---\nname: a\ndescription: b\n---")).toEqual(
+      Either.right({ name: "a", description: "b", content: "" })
+    )
   })
 
   it("rejects a file without front matter, or with unclosed front matter", () => {
-    expect(invalid("# Just markdown\nname: x").message).toBe("line 1: no front matter: the file must start with a `---` line")
+    expect(invalid("# Just markdown\nname: x").message).toBe(
+      "line 1: no front matter: the file must start with a `---` line"
+    )
     expect(invalid("\n---\nname: a\ndescription: b\n---\n").line).toBe(1)
     expect(invalid("---\nname: a\ndescription: b\n").message).toBe("the front matter is not closed by a `---` line")
   })
@@ -38,7 +61,9 @@ describe("SkillFile.parse", () => {
     const error = invalid("---\nname: a\ndescription: Use when: deploying\n---\nbody")
     expect(error.line).toBe(3)
     expect(error.message).toMatch(/^line 3: invalid YAML front matter: /)
-    expect(invalid("---\nname: a\nname: b\ndescription: c\n---\n").message).toMatch(/^line 3: invalid YAML front matter: Map keys must be unique/)
+    expect(invalid("---\nname: a\nname: b\ndescription: c\n---\n").message).toMatch(
+      /^line 3: invalid YAML front matter: Map keys must be unique/
+    )
     expect(invalid("---\nname: 'a\ndescription: c\n---\n").reason).toMatch(/invalid YAML front matter/)
   })
 
@@ -54,6 +79,8 @@ describe("SkillFile.parse", () => {
     expect(invalid("---\nname: |\n  two\n  lines\ndescription: b\n---\n").reason).toBe("`name` must be a single line")
     expect(invalid("---\nname: a\n---\n").reason).toBe("`description` must be a non-empty string")
     expect(invalid("---\nname: a\ndescription: [x]\n---\n").reason).toBe("`description` must be a non-empty string")
-    expect(invalid("---\nname: a\ndescription: b\nslash: yes please\n---\n").reason).toBe("`slash` must be true or false")
+    expect(invalid("---\nname: a\ndescription: b\nslash: yes please\n---\n").reason).toBe(
+      "`slash` must be true or false"
+    )
   })
 })

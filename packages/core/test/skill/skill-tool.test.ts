@@ -28,7 +28,11 @@ const context = (directory: string, answer: (request: ToolRegistry.PermissionAsk
         asked.push(request)
         return answer(request) === "allow"
           ? Effect.void
-          : Effect.fail(new ToolRegistry.ToolFailure({ message: `Permission denied: ${request.action} ${request.resources.join(", ")}` }))
+          : Effect.fail(
+              new ToolRegistry.ToolFailure({
+                message: `Permission denied: ${request.action} ${request.resources.join(", ")}`
+              })
+            )
       }),
     progress: () => Effect.void
   }
@@ -41,7 +45,9 @@ const setup = Effect.gen(function* () {
   const configDir = path.join(dir, "config")
   fs.mkdirSync(project, { recursive: true })
   const location: Location.LocationInfo = { directory: project, project: { id: "prj", directory: project } }
-  const skills = yield* Skills.Service.pipe(Effect.provide(Skills.layer({ configDir, env: {} }).pipe(Layer.provide(NodeContext.layer))))
+  const skills = yield* Skills.Service.pipe(
+    Effect.provide(Skills.layer({ configDir, env: {} }).pipe(Layer.provide(NodeContext.layer)))
+  )
   const tool = SkillTool.make(skills, (directory) =>
     directory === project ? Effect.succeed(location) : Effect.fail(new Error(`no such location ${directory}`))
   )
@@ -94,8 +100,12 @@ describe("the skill tool", () => {
       expect(failureMessage(yield* Effect.exit(w.tool.execute({ name: "nope" }, ctx)))).toBe(
         'Unknown skill "nope": use the name of one of the skills listed as available to you'
       )
-      expect(failureMessage(yield* Effect.exit(w.tool.execute({}, ctx)))).toBe("The skill tool needs the `name` of a skill")
-      expect(failureMessage(yield* Effect.exit(w.tool.execute({ name: 3 }, ctx)))).toBe("The skill tool needs the `name` of a skill")
+      expect(failureMessage(yield* Effect.exit(w.tool.execute({}, ctx)))).toBe(
+        "The skill tool needs the `name` of a skill"
+      )
+      expect(failureMessage(yield* Effect.exit(w.tool.execute({ name: 3 }, ctx)))).toBe(
+        "The skill tool needs the `name` of a skill"
+      )
       expect(asked).toEqual([])
     })
   )
@@ -105,9 +115,13 @@ describe("the skill tool", () => {
       const w = yield* setup
       writeSkill(path.join(w.project, ".opencode", "skills", "local", "SKILL.md"), "local", "Local body")
       const elsewhere = context(path.join(w.dir, "elsewhere"), () => "allow")
-      expect(failureMessage(yield* Effect.exit(w.tool.execute({ name: "local" }, elsewhere.ctx)))).toContain("Skills cannot be looked up")
+      expect(failureMessage(yield* Effect.exit(w.tool.execute({ name: "local" }, elsewhere.ctx)))).toContain(
+        "Skills cannot be looked up"
+      )
       const here = context(w.project, () => "allow")
-      expect(((yield* w.tool.execute({ name: "local" }, here.ctx)).content[0] as { text: string }).text).toContain("Local body")
+      expect(((yield* w.tool.execute({ name: "local" }, here.ctx)).content[0] as { text: string }).text).toContain(
+        "Local body"
+      )
     })
   )
 })

@@ -44,7 +44,8 @@ const collectingWarnings = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function* () {
     const warnings: Array<string> = []
     const logger = Logger.make(({ logLevel, message }) => {
-      if (logLevel._tag === "Warning") warnings.push((Array.isArray(message) ? message : [message]).map(String).join(" "))
+      if (logLevel._tag === "Warning")
+        warnings.push((Array.isArray(message) ? message : [message]).map(String).join(" "))
     })
     const result = yield* effect.pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
     return { result, warnings }
@@ -66,51 +67,68 @@ describe("Skills", () => {
 
       const skills = yield* list(w.location).pipe(Effect.provide(layer(w.configDir)))
       expect(skills).toEqual([
-        { name: "app", description: "In the Location directory", location: path.join(w.app, ".opencode", "skills", "app", "SKILL.md"), content: "Body of app" },
-        { name: "deep", description: "Deep in the root", location: path.join(w.root, ".opencode", "skill", "deep", "nested", "tree", "SKILL.md"), content: "Body of deep" },
-        { name: "global-one", description: "A global skill", location: path.join(w.configDir, "skills", "global-one", "SKILL.md"), content: "Body of global-one" }
+        {
+          name: "app",
+          description: "In the Location directory",
+          location: path.join(w.app, ".opencode", "skills", "app", "SKILL.md"),
+          content: "Body of app"
+        },
+        {
+          name: "deep",
+          description: "Deep in the root",
+          location: path.join(w.root, ".opencode", "skill", "deep", "nested", "tree", "SKILL.md"),
+          content: "Body of deep"
+        },
+        {
+          name: "global-one",
+          description: "A global skill",
+          location: path.join(w.configDir, "skills", "global-one", "SKILL.md"),
+          content: "Body of global-one"
+        }
       ])
     })
   )
 
-  it.scoped("precedence on a name clash: nearer project folders over farther ones over global; skills/ over skill/", () =>
-    Effect.gen(function* () {
-      const w = yield* setup
-      skill(path.join(w.configDir, "skill", "a", "SKILL.md"), "shared", "global skill/")
-      skill(path.join(w.configDir, "skills", "a", "SKILL.md"), "shared", "global skills/")
-      skill(path.join(w.configDir, "skills", "b", "SKILL.md"), "global-only", "global skills/")
-      skill(path.join(w.root, ".opencode", "skills", "a", "SKILL.md"), "shared", "root skills/")
-      skill(path.join(w.root, ".opencode", "skills", "c", "SKILL.md"), "root-only", "root skills/")
-      skill(path.join(w.root, "packages", ".opencode", "skill", "a", "SKILL.md"), "shared", "packages skill/")
-      skill(path.join(w.app, ".opencode", "skill", "a", "SKILL.md"), "shared", "app skill/")
-      skill(path.join(w.app, ".opencode", "skill", "d", "SKILL.md"), "root-only", "app skill/")
+  it.scoped(
+    "precedence on a name clash: nearer project folders over farther ones over global; skills/ over skill/",
+    () =>
+      Effect.gen(function* () {
+        const w = yield* setup
+        skill(path.join(w.configDir, "skill", "a", "SKILL.md"), "shared", "global skill/")
+        skill(path.join(w.configDir, "skills", "a", "SKILL.md"), "shared", "global skills/")
+        skill(path.join(w.configDir, "skills", "b", "SKILL.md"), "global-only", "global skills/")
+        skill(path.join(w.root, ".opencode", "skills", "a", "SKILL.md"), "shared", "root skills/")
+        skill(path.join(w.root, ".opencode", "skills", "c", "SKILL.md"), "root-only", "root skills/")
+        skill(path.join(w.root, "packages", ".opencode", "skill", "a", "SKILL.md"), "shared", "packages skill/")
+        skill(path.join(w.app, ".opencode", "skill", "a", "SKILL.md"), "shared", "app skill/")
+        skill(path.join(w.app, ".opencode", "skill", "d", "SKILL.md"), "root-only", "app skill/")
 
-      const service = yield* Skills.Service.pipe(Effect.provide(layer(w.configDir)))
-      expect(service.folders(w.location)).toEqual([
-        path.join(w.configDir, "skill"),
-        path.join(w.configDir, "skills"),
-        path.join(w.root, ".opencode", "skill"),
-        path.join(w.root, ".opencode", "skills"),
-        path.join(w.root, "packages", ".opencode", "skill"),
-        path.join(w.root, "packages", ".opencode", "skills"),
-        path.join(w.app, ".opencode", "skill"),
-        path.join(w.app, ".opencode", "skills")
-      ])
-      const byName = Object.fromEntries((yield* service.list(w.location)).map((s) => [s.name, s.description]))
-      expect(byName).toEqual({ shared: "app skill/", "global-only": "global skills/", "root-only": "app skill/" })
+        const service = yield* Skills.Service.pipe(Effect.provide(layer(w.configDir)))
+        expect(service.folders(w.location)).toEqual([
+          path.join(w.configDir, "skill"),
+          path.join(w.configDir, "skills"),
+          path.join(w.root, ".opencode", "skill"),
+          path.join(w.root, ".opencode", "skills"),
+          path.join(w.root, "packages", ".opencode", "skill"),
+          path.join(w.root, "packages", ".opencode", "skills"),
+          path.join(w.app, ".opencode", "skill"),
+          path.join(w.app, ".opencode", "skills")
+        ])
+        const byName = Object.fromEntries((yield* service.list(w.location)).map((s) => [s.name, s.description]))
+        expect(byName).toEqual({ shared: "app skill/", "global-only": "global skills/", "root-only": "app skill/" })
 
-      // From the project root, the nested package's skills are not in scope.
-      const atRoot = yield* service.list({ directory: w.root, project: w.location.project })
-      expect(Object.fromEntries(atRoot.map((s) => [s.name, s.description]))).toEqual({
-        shared: "root skills/",
-        "global-only": "global skills/",
-        "root-only": "root skills/"
+        // From the project root, the nested package's skills are not in scope.
+        const atRoot = yield* service.list({ directory: w.root, project: w.location.project })
+        expect(Object.fromEntries(atRoot.map((s) => [s.name, s.description]))).toEqual({
+          shared: "root skills/",
+          "global-only": "global skills/",
+          "root-only": "root skills/"
+        })
+        expect(yield* service.get(w.location, "global-only")).toEqual(
+          Option.some(expect.objectContaining({ location: path.join(w.configDir, "skills", "b", "SKILL.md") }))
+        )
+        expect(yield* service.get(w.location, "nope")).toEqual(Option.none())
       })
-      expect(yield* service.get(w.location, "global-only")).toEqual(
-        Option.some(expect.objectContaining({ location: path.join(w.configDir, "skills", "b", "SKILL.md") }))
-      )
-      expect(yield* service.get(w.location, "nope")).toEqual(Option.none())
-    })
   )
 
   it.scoped("OPENCODE_DISABLE_PROJECT_CONFIG turns project skills off; global ones remain", () =>
@@ -118,7 +136,9 @@ describe("Skills", () => {
       const w = yield* setup
       skill(path.join(w.configDir, "skill", "g", "SKILL.md"), "g", "global")
       skill(path.join(w.app, ".opencode", "skill", "p", "SKILL.md"), "p", "project")
-      const skills = yield* list(w.location).pipe(Effect.provide(layer(w.configDir, { OPENCODE_DISABLE_PROJECT_CONFIG: "true" })))
+      const skills = yield* list(w.location).pipe(
+        Effect.provide(layer(w.configDir, { OPENCODE_DISABLE_PROJECT_CONFIG: "true" }))
+      )
       expect(skills.map((s) => s.name)).toEqual(["g"])
     })
   )
@@ -133,7 +153,9 @@ describe("Skills", () => {
       fs.symlinkSync(path.join(w.app, ".opencode", "skill"), path.join(w.app, ".opencode", "skill", "loop"))
       fs.symlinkSync(path.join(w.dir, "missing"), path.join(w.app, ".opencode", "skill", "dangling"))
       const skills = yield* list(w.location).pipe(Effect.provide(layer(w.configDir)))
-      expect(skills.map((s) => [s.name, s.location])).toEqual([["lint", path.join(w.app, ".opencode", "skill", "lint", "SKILL.md")]])
+      expect(skills.map((s) => [s.name, s.location])).toEqual([
+        ["lint", path.join(w.app, ".opencode", "skill", "lint", "SKILL.md")]
+      ])
     })
   )
 
@@ -192,8 +214,18 @@ describe("Skills", () => {
       Effect.gen(function* () {
         const w = yield* setup
         skill(path.join(w.app, ".opencode", "skill", "docs", "SKILL.md"), "docs", "Write docs", "SECRET BODY docs")
-        skill(path.join(w.app, ".opencode", "skill", "deploy", "SKILL.md"), "deploy", "Deploy the app", "SECRET BODY deploy")
-        skill(path.join(w.app, ".opencode", "skill", "internal-x", "SKILL.md"), "internal-x", "Internal", "SECRET BODY internal")
+        skill(
+          path.join(w.app, ".opencode", "skill", "deploy", "SKILL.md"),
+          "deploy",
+          "Deploy the app",
+          "SECRET BODY deploy"
+        )
+        skill(
+          path.join(w.app, ".opencode", "skill", "internal-x", "SKILL.md"),
+          "internal-x",
+          "Internal",
+          "SECRET BODY internal"
+        )
         yield* Effect.gen(function* () {
           const service = yield* Skills.Service
           const all = yield* service.guidance(w.location, rules(["*", "*", "allow"]))
@@ -213,11 +245,18 @@ describe("Skills", () => {
           expect(JSON.stringify(some)).not.toContain("SECRET")
           expect(JSON.stringify(some)).not.toContain("SKILL.md")
           // Only one allowed after a blanket deny.
-          expect(yield* service.guidance(w.location, rules(["*", "*", "allow"], ["skill", "*", "deny"], ["skill", "docs", "allow"]))).toEqual([
-            { name: "docs", description: "Write docs" }
-          ])
+          expect(
+            yield* service.guidance(
+              w.location,
+              rules(["*", "*", "allow"], ["skill", "*", "deny"], ["skill", "docs", "allow"])
+            )
+          ).toEqual([{ name: "docs", description: "Write docs" }])
           // The skill tool denied outright: the guidance is absent.
-          expect(Instructions.isAbsent(yield* service.guidance(w.location, rules(["*", "*", "allow"], ["skill", "*", "deny"])))).toBe(true)
+          expect(
+            Instructions.isAbsent(
+              yield* service.guidance(w.location, rules(["*", "*", "allow"], ["skill", "*", "deny"]))
+            )
+          ).toBe(true)
         }).pipe(Effect.provide(layer(w.configDir)))
       })
     )
@@ -226,7 +265,9 @@ describe("Skills", () => {
       Effect.gen(function* () {
         const w = yield* setup
         const allow = rules(["*", "*", "allow"])
-        const none = yield* Effect.flatMap(Skills.Service, (s) => s.guidance(w.location, allow)).pipe(Effect.provide(layer(w.configDir)))
+        const none = yield* Effect.flatMap(Skills.Service, (s) => s.guidance(w.location, allow)).pipe(
+          Effect.provide(layer(w.configDir))
+        )
         expect(Instructions.isAbsent(none)).toBe(true)
 
         // A file system on which the app's skill folder cannot be listed (permission denied).
@@ -238,12 +279,21 @@ describe("Skills", () => {
             ...real,
             readDirectory: (p: string, o?: FileSystem.ReadDirectoryOptions) =>
               p === blocked
-                ? Effect.fail(new SystemError({ reason: "PermissionDenied", module: "FileSystem", method: "readDirectory", pathOrDescriptor: p }))
+                ? Effect.fail(
+                    new SystemError({
+                      reason: "PermissionDenied",
+                      module: "FileSystem",
+                      method: "readDirectory",
+                      pathOrDescriptor: p
+                    })
+                  )
                 : real.readDirectory(p, o)
           }))
         ).pipe(Layer.provide(NodeContext.layer))
         const service = Skills.layer({ configDir: w.configDir, env: {} }).pipe(Layer.provide(denying))
-        const observed = yield* Effect.flatMap(Skills.Service, (s) => s.guidance(w.location, allow)).pipe(Effect.provide(service))
+        const observed = yield* Effect.flatMap(Skills.Service, (s) => s.guidance(w.location, allow)).pipe(
+          Effect.provide(service)
+        )
         expect(Instructions.isUnavailable(observed)).toBe(true)
         const listed = yield* Effect.exit(list(w.location).pipe(Effect.provide(service)))
         expect(Exit.isFailure(listed)).toBe(true)

@@ -23,8 +23,13 @@ it.scoped("creates the parent directory, migrates, and opens in WAL mode with bu
       const [journal] = yield* sql<{ journal_mode: string }>`PRAGMA journal_mode`
       const [timeout] = yield* sql<{ timeout: number }>`PRAGMA busy_timeout`
       const [foreignKeys] = yield* sql<{ foreign_keys: number }>`PRAGMA foreign_keys`
-      const applied = yield* sql<{ migration_id: number; name: string }>`SELECT migration_id, name FROM effect_sql_migrations`
-      const indexes = yield* sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'session' AND sql IS NOT NULL ORDER BY name`
+      const applied = yield* sql<{
+        migration_id: number
+        name: string
+      }>`SELECT migration_id, name FROM effect_sql_migrations`
+      const indexes = yield* sql<{
+        name: string
+      }>`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'session' AND sql IS NOT NULL ORDER BY name`
       return { tables: yield* tables, journal, timeout, foreignKeys, applied, indexes: indexes.map((row) => row.name) }
     }).pipe(Effect.provide(Database.layer({ filename })))
 

@@ -27,31 +27,33 @@ const T0 = Date.UTC(2025, 0, 1)
 const DAY = 24 * 60 * 60 * 1000
 
 describe("ManagedOutput", () => {
-  it.live("Managed Tool Output Files use globally unique names in one shared flat directory; their absolute paths are readable by ordinary tools", () =>
-    Effect.gen(function* () {
-      const directory = path.join(tempDir(), "data", "tool-output")
-      expect(fs.existsSync(directory)).toBe(false)
-      const output = yield* store(directory)
-      const texts = Array.from({ length: 300 }, (_, i) => `output ${i} é😀\n`.repeat(i + 1))
-      const paths = yield* Effect.forEach(texts, (text) => output.write(text), { concurrency: "unbounded" })
-      // Created on demand; one flat directory of plain files, every name unique and of our pattern.
-      expect(new Set(paths).size).toBe(300)
-      const entries = fs.readdirSync(directory, { withFileTypes: true })
-      expect(entries).toHaveLength(300)
-      for (const entry of entries) {
-        expect(entry.isFile()).toBe(true)
-        expect(entry.name).toMatch(ManagedOutput.namePattern)
-      }
-      paths.forEach((file, i) => {
-        expect(path.isAbsolute(file)).toBe(true)
-        expect(path.dirname(file)).toBe(directory)
-        expect(fs.readFileSync(file, "utf8")).toBe(texts[i])
-        expect(output.owns(file)).toBe(true)
+  it.live(
+    "Managed Tool Output Files use globally unique names in one shared flat directory; their absolute paths are readable by ordinary tools",
+    () =>
+      Effect.gen(function* () {
+        const directory = path.join(tempDir(), "data", "tool-output")
+        expect(fs.existsSync(directory)).toBe(false)
+        const output = yield* store(directory)
+        const texts = Array.from({ length: 300 }, (_, i) => `output ${i} é😀\n`.repeat(i + 1))
+        const paths = yield* Effect.forEach(texts, (text) => output.write(text), { concurrency: "unbounded" })
+        // Created on demand; one flat directory of plain files, every name unique and of our pattern.
+        expect(new Set(paths).size).toBe(300)
+        const entries = fs.readdirSync(directory, { withFileTypes: true })
+        expect(entries).toHaveLength(300)
+        for (const entry of entries) {
+          expect(entry.isFile()).toBe(true)
+          expect(entry.name).toMatch(ManagedOutput.namePattern)
+        }
+        paths.forEach((file, i) => {
+          expect(path.isAbsolute(file)).toBe(true)
+          expect(path.dirname(file)).toBe(directory)
+          expect(fs.readFileSync(file, "utf8")).toBe(texts[i])
+          expect(output.owns(file)).toBe(true)
+        })
+        expect(output.owns("/etc/passwd")).toBe(false)
+        expect(output.owns(path.join(directory, "sub", path.basename(paths[0]!)))).toBe(false)
+        expect(output.owns(path.join(directory, "notes.txt"))).toBe(false)
       })
-      expect(output.owns("/etc/passwd")).toBe(false)
-      expect(output.owns(path.join(directory, "sub", path.basename(paths[0]!)))).toBe(false)
-      expect(output.owns(path.join(directory, "notes.txt"))).toBe(false)
-    })
   )
 
   it.live("a writer streams chunks (text and bytes) and commits a complete file; an uncommitted one is deleted", () =>
@@ -93,40 +95,48 @@ describe("ManagedOutput", () => {
     })
   )
 
-  it.scoped("A Managed Tool Output File is temporary and may expire after its retention period: the sweep deletes only expired managed files", () =>
-    Effect.gen(function* () {
-      const directory = path.join(tempDir(), "tool-output")
-      const output = yield* store(directory)
-      // A missing directory is empty, and the sweep does not create it.
-      expect(yield* output.sweep).toBe(0)
-      expect(fs.existsSync(directory)).toBe(false)
+  it.scoped(
+    "A Managed Tool Output File is temporary and may expire after its retention period: the sweep deletes only expired managed files",
+    () =>
+      Effect.gen(function* () {
+        const directory = path.join(tempDir(), "tool-output")
+        const output = yield* store(directory)
+        // A missing directory is empty, and the sweep does not create it.
+        expect(yield* output.sweep).toBe(0)
+        expect(fs.existsSync(directory)).toBe(false)
 
-      yield* TestClock.setTime(T0)
-      const old = yield* output.write("old")
-      yield* TestClock.adjust(Duration.days(6))
-      const recent = yield* output.write("recent")
-      // Not ours: other names, a near-miss of our pattern, and a directory with our pattern.
-      const foreign = ["notes.txt", "tool_short", `${path.basename(old)}.txt`, "tool_00000000000Gabcdefghijklmn", "TOOL_000000000001abcdefghijklmn"]
-      for (const name of foreign) fs.writeFileSync(path.join(directory, name), "keep")
-      const lookalike = path.join(directory, ManagedOutput.newName(0))
-      fs.mkdirSync(lookalike)
+        yield* TestClock.setTime(T0)
+        const old = yield* output.write("old")
+        yield* TestClock.adjust(Duration.days(6))
+        const recent = yield* output.write("recent")
+        // Not ours: other names, a near-miss of our pattern, and a directory with our pattern.
+        const foreign = [
+          "notes.txt",
+          "tool_short",
+          `${path.basename(old)}.txt`,
+          "tool_00000000000Gabcdefghijklmn",
+          "TOOL_000000000001abcdefghijklmn"
+        ]
+        for (const name of foreign) fs.writeFileSync(path.join(directory, name), "keep")
+        const lookalike = path.join(directory, ManagedOutput.newName(0))
+        fs.mkdirSync(lookalike)
 
-      // 7 days after `old` was created: not yet expired.
-      yield* TestClock.adjust(Duration.days(1))
-      expect(yield* output.sweep).toBe(0)
-      // One millisecond later, it is.
-      yield* TestClock.adjust(Duration.millis(1))
-      expect(yield* output.sweep).toBe(1)
-      expect(fs.existsSync(old)).toBe(false)
-      expect(fs.readFileSync(recent, "utf8")).toBe("recent")
-      for (const name of foreign) expect(fs.existsSync(path.join(directory, name))).toBe(true)
-      expect(fs.statSync(lookalike).isDirectory()).toBe(true)
+        // 7 days after `old` was created: not yet expired.
+        yield* TestClock.adjust(Duration.days(1))
+        expect(yield* output.sweep).toBe(0)
+        // One millisecond later, it is.
+        yield* TestClock.adjust(Duration.millis(1))
+        expect(yield* output.sweep).toBe(1)
+        expect(fs.existsSync(old)).toBe(false)
+        expect(fs.readFileSync(recent, "utf8")).toBe("recent")
+        for (const name of foreign) expect(fs.existsSync(path.join(directory, name))).toBe(true)
+        expect(fs.statSync(lookalike).isDirectory()).toBe(true)
 
-      yield* TestClock.adjust(Duration.days(6))
-      expect(yield* output.sweep).toBe(1)
-      expect(fs.existsSync(recent)).toBe(false)
-      expect(fs.readdirSync(directory)).toHaveLength(foreign.length + 1)
-    })
+        yield* TestClock.adjust(Duration.days(6))
+        expect(yield* output.sweep).toBe(1)
+        expect(fs.existsSync(recent)).toBe(false)
+        expect(fs.readdirSync(directory)).toHaveLength(foreign.length + 1)
+      })
   )
 
   it.live("the layer sweeps at startup and then periodically, on the wall clock", () =>
@@ -138,7 +148,9 @@ describe("ManagedOutput", () => {
       const expiring = path.join(directory, ManagedOutput.newName(now - 7 * DAY + 3_000))
       fs.writeFileSync(expired, "")
       fs.writeFileSync(expiring, "")
-      yield* Layer.build(ManagedOutput.layer({ directory, sweepInterval: Duration.millis(100) }).pipe(Layer.provide(NodeContext.layer)))
+      yield* Layer.build(
+        ManagedOutput.layer({ directory, sweepInterval: Duration.millis(100) }).pipe(Layer.provide(NodeContext.layer))
+      )
       expect(yield* eventually(() => !fs.existsSync(expired))).toBe(true)
       expect(fs.existsSync(expiring)).toBe(true)
       // A later sweep finds the other one expired, three seconds after the layer started.

@@ -16,7 +16,10 @@ const tempDir = () => {
 afterAll(() => temps.forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })))
 
 /** ModelToolOutput under `limits` over a managed store in a fresh `tool-output` dir. */
-const setup = (limits: ModelToolOutput.Limits = { maxLines: 2000, maxBytes: 50 * 1024 }, directory = path.join(tempDir(), "tool-output")) => ({
+const setup = (
+  limits: ModelToolOutput.Limits = { maxLines: 2000, maxBytes: 50 * 1024 },
+  directory = path.join(tempDir(), "tool-output")
+) => ({
   directory,
   layer: ModelToolOutput.layerWith(limits).pipe(
     Layer.provideMerge(ManagedOutput.layer({ directory })),
@@ -26,11 +29,15 @@ const setup = (limits: ModelToolOutput.Limits = { maxLines: 2000, maxBytes: 50 *
 
 const bound = (result: ToolRegistry.Result, limits?: ModelToolOutput.Limits, directory?: string) => {
   const { layer } = setup(limits, directory)
-  return Effect.provide(Effect.flatMap(ModelToolOutput.Service, (output) => output.bound(result)), layer)
+  return Effect.provide(
+    Effect.flatMap(ModelToolOutput.Service, (output) => output.bound(result)),
+    layer
+  )
 }
 
 const text = (value: string): ToolRegistry.Result => ({ content: [{ type: "text", text: value }] })
-const textOf = (result: ToolRegistry.Result) => result.content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("\n")
+const textOf = (result: ToolRegistry.Result) =>
+  result.content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("\n")
 const bytes = (value: string) => Buffer.byteLength(value, "utf8")
 const numbered = (count: number, width = 0) =>
   Array.from({ length: count }, (_, i) => `line ${i + 1}`.padEnd(width, ".")).join("\n") + "\n"
@@ -51,20 +58,22 @@ const captureLogs = <A, E, R>(effect: Effect.Effect<A, E, R>) => {
 }
 
 describe("ModelToolOutput", () => {
-  it.live("Oversized textual Model Tool Output retains a bounded preview in Session history while its complete text moves to managed tool-output storage", () =>
-    Effect.gen(function* () {
-      const { directory } = setup()
-      const raw = numbered(200_000) // ~2.3 MB
-      const bounded = yield* bound(text(raw), undefined, directory)
-      const preview = textOf(bounded)
-      expect(bounded.truncated).toBe(true)
-      expect(bytes(preview)).toBeLessThanOrEqual(50 * 1024)
-      expect(ModelToolOutput.countLines(preview)).toBeLessThanOrEqual(2000)
-      expect(bounded.outputPaths).toHaveLength(1)
-      // The complete text, byte for byte, in one file of the managed directory.
-      expect(path.dirname(bounded.outputPaths![0]!)).toBe(directory)
-      expect(fs.readFileSync(bounded.outputPaths![0]!, "utf8")).toBe(raw)
-    })
+  it.live(
+    "Oversized textual Model Tool Output retains a bounded preview in Session history while its complete text moves to managed tool-output storage",
+    () =>
+      Effect.gen(function* () {
+        const { directory } = setup()
+        const raw = numbered(200_000) // ~2.3 MB
+        const bounded = yield* bound(text(raw), undefined, directory)
+        const preview = textOf(bounded)
+        expect(bounded.truncated).toBe(true)
+        expect(bytes(preview)).toBeLessThanOrEqual(50 * 1024)
+        expect(ModelToolOutput.countLines(preview)).toBeLessThanOrEqual(2000)
+        expect(bounded.outputPaths).toHaveLength(1)
+        // The complete text, byte for byte, in one file of the managed directory.
+        expect(path.dirname(bounded.outputPaths![0]!)).toBe(directory)
+        expect(fs.readFileSync(bounded.outputPaths![0]!, "utf8")).toBe(raw)
+      })
   )
 
   it.live("small output is unchanged and creates no file", () =>
@@ -72,7 +81,12 @@ describe("ModelToolOutput", () => {
       const { directory } = setup()
       const result = { ...text("hello\nworld\n"), structured: { ok: true } }
       const bounded = yield* bound(result, undefined, directory)
-      expect(bounded).toMatchObject({ content: result.content, structured: result.structured, truncated: false, lossy: false })
+      expect(bounded).toMatchObject({
+        content: result.content,
+        structured: result.structured,
+        truncated: false,
+        lossy: false
+      })
       expect(bounded.outputPaths).toBeUndefined()
       expect(files(directory)).toEqual([])
     })
@@ -151,7 +165,11 @@ describe("ModelToolOutput", () => {
         const b = numbered(60).toUpperCase()
         const file = { type: "file" as const, uri: "file:///tmp/image.png", mime: "image/png" }
         // Each part fits alone; together they exceed the line limit.
-        const bounded = yield* bound({ content: [{ type: "text", text: a }, file, { type: "text", text: b }] }, limits, directory)
+        const bounded = yield* bound(
+          { content: [{ type: "text", text: a }, file, { type: "text", text: b }] },
+          limits,
+          directory
+        )
         expect(bounded.truncated).toBe(true)
         expect(bounded.content).toHaveLength(2)
         expect(bounded.content[1]).toEqual(file)
@@ -175,7 +193,9 @@ describe("ModelToolOutput", () => {
         expect(bytes(tail!)).toBeGreaterThan(20_000)
         const [, lines, omitted] = /\[… (\d+) lines \((\d+) bytes\)/.exec(preview)!
         expect(Number(omitted)).toBe(bytes(raw) - bytes(head!) - bytes(tail!.slice(1)))
-        expect(Number(lines)).toBe(20_000 - ModelToolOutput.countLines(head!) - ModelToolOutput.countLines(tail!.slice(1)))
+        expect(Number(lines)).toBe(
+          20_000 - ModelToolOutput.countLines(head!) - ModelToolOutput.countLines(tail!.slice(1))
+        )
       })
     )
 
@@ -246,35 +266,39 @@ describe("ModelToolOutput", () => {
     })
   })
 
-  it.live("A truncated Model Tool Output identifies its complete text both in the bounded model-visible preview and as a typed managed output path; managed output paths do not modify the tool's validated structured result", () =>
-    Effect.gen(function* () {
-      const structured = Object.freeze({ exitCode: 0, nested: Object.freeze({ lines: 100_000 }) })
-      const result = { ...text(numbered(100_000)), structured }
-      const bounded = yield* bound(result)
-      const managed = bounded.outputPaths![0]!
-      expect(textOf(bounded)).toContain(`The full output is saved to ${managed}`)
-      expect(bounded.structured).toBe(structured)
-      expect(structured).toEqual({ exitCode: 0, nested: { lines: 100_000 } })
-      // The managed path is a plain file: ordinary reads work.
-      expect(fs.statSync(managed).isFile()).toBe(true)
-      expect(fs.readFileSync(managed, "utf8").split("\n")[41_999]).toBe("line 42000")
-    })
+  it.live(
+    "A truncated Model Tool Output identifies its complete text both in the bounded model-visible preview and as a typed managed output path; managed output paths do not modify the tool's validated structured result",
+    () =>
+      Effect.gen(function* () {
+        const structured = Object.freeze({ exitCode: 0, nested: Object.freeze({ lines: 100_000 }) })
+        const result = { ...text(numbered(100_000)), structured }
+        const bounded = yield* bound(result)
+        const managed = bounded.outputPaths![0]!
+        expect(textOf(bounded)).toContain(`The full output is saved to ${managed}`)
+        expect(bounded.structured).toBe(structured)
+        expect(structured).toEqual({ exitCode: 0, nested: { lines: 100_000 } })
+        // The managed path is a plain file: ordinary reads work.
+        expect(fs.statSync(managed).isFile()).toBe(true)
+        expect(fs.readFileSync(managed, "utf8").split("\n")[41_999]).toBe("line 42000")
+      })
   )
 
   describe("When a structured-only result would exceed the Model Tool Output limit, its validated structured value remains unchanged for Session consumers while model replay uses a bounded textual JSON preview and optional managed output path", () => {
-    it.live("oversized: the structured value is untouched; content is a bounded JSON preview; the file holds the JSON", () =>
-      Effect.gen(function* () {
-        const structured = { rows: Array.from({ length: 5000 }, (_, i) => ({ id: i, name: `row ${i}` })) }
-        const bounded = yield* bound({ content: [], structured })
-        expect(bounded.structured).toBe(structured)
-        expect(bounded.truncated).toBe(true)
-        const preview = textOf(bounded)
-        expect(preview.startsWith('{\n  "rows": [\n')).toBe(true)
-        expect(bytes(preview)).toBeLessThanOrEqual(50 * 1024)
-        const json = fs.readFileSync(bounded.outputPaths![0]!, "utf8")
-        expect(json).toBe(JSON.stringify(structured, null, 2))
-        expect(JSON.parse(json)).toEqual(structured)
-      })
+    it.live(
+      "oversized: the structured value is untouched; content is a bounded JSON preview; the file holds the JSON",
+      () =>
+        Effect.gen(function* () {
+          const structured = { rows: Array.from({ length: 5000 }, (_, i) => ({ id: i, name: `row ${i}` })) }
+          const bounded = yield* bound({ content: [], structured })
+          expect(bounded.structured).toBe(structured)
+          expect(bounded.truncated).toBe(true)
+          const preview = textOf(bounded)
+          expect(preview.startsWith('{\n  "rows": [\n')).toBe(true)
+          expect(bytes(preview)).toBeLessThanOrEqual(50 * 1024)
+          const json = fs.readFileSync(bounded.outputPaths![0]!, "utf8")
+          expect(json).toBe(JSON.stringify(structured, null, 2))
+          expect(JSON.parse(json)).toEqual(structured)
+        })
     )
 
     it.live("within the limit: the model sees the whole JSON", () =>
@@ -315,7 +339,9 @@ describe("ModelToolOutput", () => {
         const root = tempDir()
         fs.writeFileSync(path.join(root, "not-a-directory"), "")
         const directory = path.join(root, "not-a-directory", "tool-output")
-        const { value: bounded, logs } = yield* captureLogs(bound({ ...text(numbered(100_000)), structured: { ok: true } }, undefined, directory))
+        const { value: bounded, logs } = yield* captureLogs(
+          bound({ ...text(numbered(100_000)), structured: { ok: true } }, undefined, directory)
+        )
         expect(bounded.truncated).toBe(true)
         expect(bounded.lossy).toBe(true)
         expect(bounded.outputPaths).toBeUndefined()
@@ -430,7 +456,10 @@ describe("ModelToolOutput", () => {
   })
 
   it("clip: an oversized progress report is clipped without a file", () => {
-    const clipped = ModelToolOutput.clip({ ...text(numbered(5000)), structured: { n: 1 } }, { maxLines: 100, maxBytes: 4096 })
+    const clipped = ModelToolOutput.clip(
+      { ...text(numbered(5000)), structured: { n: 1 } },
+      { maxLines: 100, maxBytes: 4096 }
+    )
     const preview = textOf(clipped)
     expect(preview).toContain("not shown in this progress report")
     expect(ModelToolOutput.countLines(preview)).toBeLessThanOrEqual(100)

@@ -28,8 +28,9 @@ describe("ToolRegistry", () => {
       const inner = yield* Scope.make()
       yield* registry.register(tool("echo", "first")).pipe(Scope.extend(outer))
       yield* registry.register(tool("echo", "second")).pipe(Scope.extend(inner))
-      const run = Effect.flatMap(registry.materialize((names) => names), (m) =>
-        m.settle({ id: "c", name: "echo", input: {} }, context)
+      const run = Effect.flatMap(
+        registry.materialize((names) => names),
+        (m) => m.settle({ id: "c", name: "echo", input: {} }, context)
       )
       expect(textOf(yield* run)).toBe("second")
       yield* Scope.close(inner, Exit.void)
@@ -50,7 +51,9 @@ describe("ToolRegistry", () => {
           expect(m.definitions.map((d) => d.name)).toEqual(["read"])
           const hidden = yield* m.settle({ id: "c", name: "bash", input: {} }, context).pipe(Effect.flip)
           expect(hidden.message).toBe("Unknown tool: bash. Available tools: read")
-          const invalid = yield* m.settle({ id: "c", name: "read", input: {}, inputError: "not JSON" }, context).pipe(Effect.flip)
+          const invalid = yield* m
+            .settle({ id: "c", name: "read", input: {}, inputError: "not JSON" }, context)
+            .pipe(Effect.flip)
           expect(invalid.message).toBe("Invalid tool input: not JSON")
           expect(textOf(yield* m.settle({ id: "c", name: "read", input: {} }, context))).toBe("r")
         })

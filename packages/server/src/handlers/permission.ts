@@ -20,7 +20,9 @@ export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "permissions", (handl
       )
       .handle("listSaved", ({ urlParams }) => Effect.map(permissions.saved(urlParams.projectID), (data) => ({ data })))
       .handle("removeSaved", ({ path }) => permissions.removeSaved(path.id))
-      .handle("create", ({ path, payload }) => Effect.map(permissions.create(path.sessionID, payload), (data) => ({ data })))
+      .handle("create", ({ path, payload }) =>
+        Effect.map(permissions.create(path.sessionID, payload), (data) => ({ data }))
+      )
       .handle("list", ({ path }) => Effect.map(permissions.list(path.sessionID), (data) => ({ data })))
       .handle("get", ({ path }) => Effect.map(permissions.get(path.sessionID, path.requestID), (data) => ({ data })))
       .handle("reply", ({ path, payload }) => permissions.reply(path.sessionID, path.requestID, payload))

@@ -7,10 +7,13 @@ import { Effect } from "effect"
 type PathOnly = { readonly path: { readonly sessionID: Identifier.SessionID } }
 
 /** `GET /api/session/active`: this process's foreground drains. */
-export const active = () => Effect.flatMap(SessionRunner.Service, (runner) => Effect.map(runner.active, (data) => ({ data })))
+export const active = () =>
+  Effect.flatMap(SessionRunner.Service, (runner) => Effect.map(runner.active, (data) => ({ data })))
 
 /** `POST /api/session/{sessionID}/interrupt`: 204 once the running Step (if any) has settled. */
-export const interrupt = ({ path }: PathOnly) => Effect.flatMap(SessionRunner.Service, (runner) => runner.interrupt(path.sessionID))
+export const interrupt = ({ path }: PathOnly) =>
+  Effect.flatMap(SessionRunner.Service, (runner) => runner.interrupt(path.sessionID))
 
 /** `POST /api/session/{sessionID}/wait`: 204 once the session is idle. */
-export const wait = ({ path }: PathOnly) => Effect.flatMap(SessionRunner.Service, (runner) => runner.wait(path.sessionID))
+export const wait = ({ path }: PathOnly) =>
+  Effect.flatMap(SessionRunner.Service, (runner) => runner.wait(path.sessionID))

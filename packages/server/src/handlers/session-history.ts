@@ -10,8 +10,13 @@ interface SessionPath {
 }
 
 /** `GET /api/session/{sessionID}/message`: one Page of the session's messages. */
-export const messages = ({ path, urlParams }: { readonly path: SessionPath; readonly urlParams: SessionHistoryApi.MessagesQuery }) =>
-  Effect.flatMap(SessionHistory.Service, (history) => history.messages(path.sessionID, urlParams))
+export const messages = ({
+  path,
+  urlParams
+}: {
+  readonly path: SessionPath
+  readonly urlParams: SessionHistoryApi.MessagesQuery
+}) => Effect.flatMap(SessionHistory.Service, (history) => history.messages(path.sessionID, urlParams))
 
 /** `GET /api/session/{sessionID}/message/{messageID}`: one message of the session. */
 export const message = ({ path }: { readonly path: SessionPath & { readonly messageID: Identifier.MessageID } }) =>
@@ -21,8 +26,15 @@ export const message = ({ path }: { readonly path: SessionPath & { readonly mess
 
 /** `GET /api/session/{sessionID}/context`: the projected Session History. */
 export const context = ({ path }: { readonly path: SessionPath }) =>
-  Effect.flatMap(SessionHistory.Service, (history) => history.context(path.sessionID)).pipe(Effect.map((data) => ({ data })))
+  Effect.flatMap(SessionHistory.Service, (history) => history.context(path.sessionID)).pipe(
+    Effect.map((data) => ({ data }))
+  )
 
 /** `GET /api/session/{sessionID}/history`: a slice of the session's durable event log. */
-export const history = ({ path, urlParams }: { readonly path: SessionPath; readonly urlParams: SessionHistoryApi.HistoryQuery }) =>
-  Effect.flatMap(SessionHistory.Service, (service) => service.history(path.sessionID, urlParams))
+export const history = ({
+  path,
+  urlParams
+}: {
+  readonly path: SessionPath
+  readonly urlParams: SessionHistoryApi.HistoryQuery
+}) => Effect.flatMap(SessionHistory.Service, (service) => service.history(path.sessionID, urlParams))

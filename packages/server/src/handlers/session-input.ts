@@ -10,10 +10,20 @@ import { Effect } from "effect"
  * (unless `resume: false`) wakes the session's drain. The wake is advisory: the response does not wait
  * for any Step, and an admission is never lost if the wake coalesces into a running drain.
  */
-export const prompt = ({ path, payload }: { readonly path: { readonly sessionID: Identifier.SessionID }; readonly payload: SessionInputApi.PromptPayload }) =>
+export const prompt = ({
+  path,
+  payload
+}: {
+  readonly path: { readonly sessionID: Identifier.SessionID }
+  readonly payload: SessionInputApi.PromptPayload
+}) =>
   Effect.gen(function* () {
     const input = yield* SessionInput.Service
-    const data = yield* input.admit(path.sessionID, { id: payload.id, prompt: payload.prompt, delivery: payload.delivery })
+    const data = yield* input.admit(path.sessionID, {
+      id: payload.id,
+      prompt: payload.prompt,
+      delivery: payload.delivery
+    })
     if (payload.resume !== false) yield* (yield* SessionRunner.Service).wake(path.sessionID)
     return { data }
   })

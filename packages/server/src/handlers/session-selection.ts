@@ -9,9 +9,19 @@ interface SessionPath {
 }
 
 /** `POST /api/session/{sessionID}/agent`: selects the agent of the session's next Steps (204). */
-export const switchAgent = ({ path, payload }: { readonly path: SessionPath; readonly payload: { readonly agent: string } }) =>
-  Effect.flatMap(SessionSelection.Service, (selection) => selection.switchAgent(path.sessionID, payload.agent))
+export const switchAgent = ({
+  path,
+  payload
+}: {
+  readonly path: SessionPath
+  readonly payload: { readonly agent: string }
+}) => Effect.flatMap(SessionSelection.Service, (selection) => selection.switchAgent(path.sessionID, payload.agent))
 
 /** `POST /api/session/{sessionID}/model`: selects the model of the session's next Steps (204). */
-export const switchModel = ({ path, payload }: { readonly path: SessionPath; readonly payload: { readonly model: Model.ModelRef } }) =>
-  Effect.flatMap(SessionSelection.Service, (selection) => selection.switchModel(path.sessionID, payload.model))
+export const switchModel = ({
+  path,
+  payload
+}: {
+  readonly path: SessionPath
+  readonly payload: { readonly model: Model.ModelRef }
+}) => Effect.flatMap(SessionSelection.Service, (selection) => selection.switchModel(path.sessionID, payload.model))

@@ -41,7 +41,9 @@ const decodeBasic = (header: string | undefined): Option.Option<{ username: stri
   if (!header || !/^basic /i.test(header)) return Option.none()
   const decoded = Buffer.from(header.slice(6).trim(), "base64").toString("utf8")
   const colon = decoded.indexOf(":")
-  return colon < 0 ? Option.none() : Option.some({ username: decoded.slice(0, colon), password: decoded.slice(colon + 1) })
+  return colon < 0
+    ? Option.none()
+    : Option.some({ username: decoded.slice(0, colon), password: decoded.slice(colon + 1) })
 }
 
 /** Whether an `Authorization` header satisfies the credentials. */
@@ -50,8 +52,10 @@ export const accepts = (credentials: Credentials, header: string | undefined): b
     onNone: () => false,
     onSome: (given) =>
       // Evaluate both comparisons so the timing does not reveal which part was wrong.
-      [sameBytes(given.username, credentials.username), sameBytes(given.password, Redacted.value(credentials.password))]
-        .every(Boolean)
+      [
+        sameBytes(given.username, credentials.username),
+        sameBytes(given.password, Redacted.value(credentials.password))
+      ].every(Boolean)
   })
 
 /**

@@ -60,11 +60,14 @@ const translate = (cause: Cause.Cause<never>) =>
       }
       if (HttpServerError.isServerError(error) && error._tag === "RouteNotFound") {
         const path = request.url.split("?")[0] ?? request.url
-        return json(404, new Errors.RouteNotFoundError({
-          method: request.method,
-          path,
-          message: `No route for ${request.method} ${path}`
-        }))
+        return json(
+          404,
+          new Errors.RouteNotFoundError({
+            method: request.method,
+            path,
+            message: `No route for ${request.method} ${path}`
+          })
+        )
       }
       return yield* Effect.failCause(cause)
     }
@@ -86,18 +89,20 @@ const translate = (cause: Cause.Cause<never>) =>
  */
 export const layer = HttpApiBuilder.middleware(
   Api.OpenCodeApi,
-  Effect.map(BasicAuth.Policy, (policy) => (app) =>
-    Effect.gen(function* () {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const denied = yield* BasicAuth.verify(request.headers.authorization).pipe(
-        Effect.provideService(BasicAuth.Policy, policy),
-        Effect.flip,
-        Effect.option
-      )
-      if (Option.isSome(denied)) {
-        return json(401, denied.value, { "www-authenticate": `Basic realm="opencode", charset="UTF-8"` })
-      }
-      return yield* app
-    }).pipe(Effect.catchAllCause(translate))
+  Effect.map(
+    BasicAuth.Policy,
+    (policy) => (app) =>
+      Effect.gen(function* () {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const denied = yield* BasicAuth.verify(request.headers.authorization).pipe(
+          Effect.provideService(BasicAuth.Policy, policy),
+          Effect.flip,
+          Effect.option
+        )
+        if (Option.isSome(denied)) {
+          return json(401, denied.value, { "www-authenticate": `Basic realm="opencode", charset="UTF-8"` })
+        }
+        return yield* app
+      }).pipe(Effect.catchAllCause(translate))
   )
 )

@@ -40,7 +40,9 @@ export const layer = (options: Options = {}): Layer.Layer<Service> =>
     Effect.gen(function* () {
       const heartbeat = Duration.decode(options.heartbeat ?? defaultHeartbeat)
       if (!Duration.greaterThan(heartbeat, Duration.zero)) {
-        return yield* Effect.dieMessage(`the event stream heartbeat must be positive, got ${Duration.format(heartbeat)}`)
+        return yield* Effect.dieMessage(
+          `the event stream heartbeat must be positive, got ${Duration.format(heartbeat)}`
+        )
       }
       const closing = yield* Deferred.make<void>()
       yield* Effect.addFinalizer(() => Deferred.succeed(closing, undefined))

@@ -9,7 +9,9 @@ import { EventStreams } from "./event-streams.js"
 import { SseFraming } from "./sse-framing.js"
 
 /** The types the stream carries: the contract's `SessionDurableEvent` (not `session.created`). */
-const durableTypes: ReadonlySet<string> = new Set(Event.SessionDurableEvent.members.map((m) => m.fields.type.literals[0]))
+const durableTypes: ReadonlySet<string> = new Set(
+  Event.SessionDurableEvent.members.map((m) => m.fields.type.literals[0])
+)
 
 const lastEventIdHeader = "last-event-id"
 

@@ -19,8 +19,11 @@ import { Cause, Effect, Option, Stream } from "effect"
  */
 
 /** One event frame. `data` must be a single line (compact JSON is). */
-export const event = (frame: { readonly id?: string | undefined; readonly event: string; readonly data: string }): string =>
-  Sse.encoder.write({ _tag: "Event", id: frame.id, event: frame.event, data: frame.data })
+export const event = (frame: {
+  readonly id?: string | undefined
+  readonly event: string
+  readonly data: string
+}): string => Sse.encoder.write({ _tag: "Event", id: frame.id, event: frame.event, data: frame.data })
 
 /** A comment line: ignored by clients, it keeps proxies and idle-timeouts from closing the stream. */
 export const comment = (text: string): string => `: ${text}\n\n`
@@ -45,7 +48,10 @@ export const failure = (cause: Cause.Cause<unknown>): string => {
 }
 
 const describe = (error: unknown): { readonly _tag: string; readonly message: string } => {
-  const record = typeof error === "object" && error !== null ? (error as { readonly _tag?: unknown; readonly message?: unknown }) : {}
+  const record =
+    typeof error === "object" && error !== null
+      ? (error as { readonly _tag?: unknown; readonly message?: unknown })
+      : {}
   return {
     _tag: typeof record._tag === "string" ? record._tag : "UnknownError",
     message: typeof record.message === "string" ? record.message : "The stream failed"

@@ -11,7 +11,7 @@ import { WriteTool } from "./write-tool.js"
 
 export const Input = Schema.Struct({
   patchText: Schema.String.annotations({
-    description: "The whole patch, from \"*** Begin Patch\" to \"*** End Patch\""
+    description: 'The whole patch, from "*** Begin Patch" to "*** End Patch"'
   })
 })
 export type Input = typeof Input.Type
@@ -102,7 +102,8 @@ export const make = Effect.gen(function* () {
             break
           }
           case "delete": {
-            if ((yield* current(target)) === undefined) return yield* BuiltinTool.fail(`Cannot delete ${target}: no such file`)
+            if ((yield* current(target)) === undefined)
+              return yield* BuiltinTool.fail(`Cannot delete ${target}: no such file`)
             yield* plan(target, undefined)
             break
           }
@@ -153,31 +154,39 @@ export const make = Effect.gen(function* () {
 
       // Write everything; if a write fails, restore what was already written (best effort).
       const done: Array<Change> = []
-      const restore = () => Effect.forEach(
-        [...done].reverse(),
-        (change) =>
-          change.before === undefined
-            ? fs.remove(change.path).pipe(Effect.ignore)
-            : fs.writeFileString(change.path, change.before).pipe(Effect.ignore),
-        { discard: true }
-      )
+      const restore = () =>
+        Effect.forEach(
+          [...done].reverse(),
+          (change) =>
+            change.before === undefined
+              ? fs.remove(change.path).pipe(Effect.ignore)
+              : fs.writeFileString(change.path, change.before).pipe(Effect.ignore),
+          { discard: true }
+        )
       const write = (change: Change) =>
         (change.after === undefined
           ? fs.remove(change.path).pipe(Effect.mapError(BuiltinTool.fileFailure("delete", change.path)))
-          : fs.makeDirectory(path.dirname(change.path), { recursive: true }).pipe(
-              Effect.zipRight(fs.writeFileString(change.path, change.after)),
-              Effect.mapError(BuiltinTool.fileFailure("write", change.path))
-            )
+          : fs
+              .makeDirectory(path.dirname(change.path), { recursive: true })
+              .pipe(
+                Effect.zipRight(fs.writeFileString(change.path, change.after)),
+                Effect.mapError(BuiltinTool.fileFailure("write", change.path))
+              )
         ).pipe(Effect.tap(() => Effect.sync(() => done.push(change))))
       // Deletions last, so a move writes its destination before removing its source.
-      const ordered = [...files.filter((f) => f.change.after !== undefined), ...files.filter((f) => f.change.after === undefined)]
+      const ordered = [
+        ...files.filter((f) => f.change.after !== undefined),
+        ...files.filter((f) => f.change.after === undefined)
+      ]
       yield* Effect.forEach(ordered, (file) => write(file.change), { discard: true }).pipe(
         Effect.tapError(restore),
         Effect.uninterruptible
       )
 
       // A move reads as one entry (its source's deletion is part of it).
-      const movedSources = new Set(files.flatMap((file) => (file.change.movedFrom !== undefined ? [file.change.movedFrom] : [])))
+      const movedSources = new Set(
+        files.flatMap((file) => (file.change.movedFrom !== undefined ? [file.change.movedFrom] : []))
+      )
       const reported = files.filter((file) => !(file.type === "delete" && movedSources.has(file.change.path)))
       const summary = reported.map((file) =>
         file.change.movedFrom !== undefined

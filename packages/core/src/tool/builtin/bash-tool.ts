@@ -17,10 +17,11 @@ export const Input = Schema.Struct({
     description: `How long the command may run, in milliseconds. Default ${defaultTimeoutMs} (2 minutes).`
   }),
   workdir: Schema.optional(Schema.String).annotations({
-    description: "The directory to run in (absolute, or relative to the working directory). Default: the working directory. Use this instead of `cd dir && ...`."
+    description:
+      "The directory to run in (absolute, or relative to the working directory). Default: the working directory. Use this instead of `cd dir && ...`."
   }),
   description: Schema.optional(Schema.String).annotations({
-    description: "What the command does, in a few words (e.g. \"List files in src\")"
+    description: 'What the command does, in a few words (e.g. "List files in src")'
   })
 })
 export type Input = typeof Input.Type
@@ -87,7 +88,9 @@ class Output {
 
   text(): string {
     const tail = this.tail.join("")
-    return this.omitted === 0 ? this.head + tail : `${this.head}\n\n[... ${this.omitted} characters of output omitted ...]\n\n${tail}`
+    return this.omitted === 0
+      ? this.head + tail
+      : `${this.head}\n\n[... ${this.omitted} characters of output omitted ...]\n\n${tail}`
   }
 
   latest(chars: number): string {
@@ -215,13 +218,18 @@ export const make = (options: Options = {}) =>
           if (output.version === published) return Effect.void
           published = output.version
           return context
-            .progress({ content: [{ type: "text", text: output.latest(progressChars) }], structured: { ...about, running: true } })
+            .progress({
+              content: [{ type: "text", text: output.latest(progressChars) }],
+              structured: { ...about, running: true }
+            })
             .pipe(Effect.uninterruptible)
         })
 
         const ended = yield* Effect.scoped(
           Effect.gen(function* () {
-            yield* Effect.forkScoped(Effect.repeat(publish, Schedule.spaced(progressInterval)).pipe(Effect.delay(progressInterval)))
+            yield* Effect.forkScoped(
+              Effect.repeat(publish, Schedule.spaced(progressInterval)).pipe(Effect.delay(progressInterval))
+            )
             return yield* run(input.command, cwd, Duration.millis(timeoutMs), output)
           })
         )

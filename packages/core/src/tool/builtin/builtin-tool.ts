@@ -63,7 +63,9 @@ export const fail = (message: string) => new ToolRegistry.ToolFailure({ message 
 
 /** A text-only result. */
 export const text = (value: string, structured?: Readonly<Record<string, unknown>>): ToolRegistry.Result =>
-  structured === undefined ? { content: [{ type: "text", text: value }] } : { content: [{ type: "text", text: value }], structured }
+  structured === undefined
+    ? { content: [{ type: "text", text: value }] }
+    : { content: [{ type: "text", text: value }], structured }
 
 /** Whether a file-system error says the path does not exist. */
 export const isNotFound = (error: PlatformError): boolean => error._tag === "SystemError" && error.reason === "NotFound"

@@ -27,7 +27,9 @@ export interface Options {
 export const names = ["read", "write", "edit", "apply_patch", "bash", "glob", "grep", "todowrite"] as const
 
 /** Every built-in tool, over the given file system. */
-export const make = (options: Options = {}): Effect.Effect<ReadonlyArray<ToolRegistry.Tool>, never, FileSystem.FileSystem> =>
+export const make = (
+  options: Options = {}
+): Effect.Effect<ReadonlyArray<ToolRegistry.Tool>, never, FileSystem.FileSystem> =>
   Effect.all([
     ReadTool.make({ toolOutputDir: options.toolOutputDir, onRead: options.onRead }),
     WriteTool.make,

@@ -53,7 +53,11 @@ export const replace = (content: string, oldString: string, newString: string, r
     if (replaceAll) return { _tag: "Replaced", content: content.split(search).join(replacement), count }
     const at = content.indexOf(search)
     // Slicing, not String.replace: `$&` and friends in newString must stay literal.
-    return { _tag: "Replaced", content: content.slice(0, at) + replacement + content.slice(at + search.length), count: 1 }
+    return {
+      _tag: "Replaced",
+      content: content.slice(0, at) + replacement + content.slice(at + search.length),
+      count: 1
+    }
   }
   return { _tag: "NotFound" }
 }
@@ -75,7 +79,9 @@ export const make = Effect.gen(function* () {
         return yield* BuiltinTool.fail(`Cannot edit ${target}: it is a directory`)
       }
       const exists = Option.isSome(info)
-      const before = exists ? yield* fs.readFileString(target).pipe(Effect.mapError(BuiltinTool.fileFailure("read", target))) : ""
+      const before = exists
+        ? yield* fs.readFileString(target).pipe(Effect.mapError(BuiltinTool.fileFailure("read", target)))
+        : ""
       let after: string
       let count: number
       if (input.oldString === "") {
@@ -87,7 +93,10 @@ export const make = Effect.gen(function* () {
         after = input.newString
         count = 1
       } else {
-        if (!exists) return yield* BuiltinTool.fail(`File not found: ${target} (to create a file, use write or an empty oldString)`)
+        if (!exists)
+          return yield* BuiltinTool.fail(
+            `File not found: ${target} (to create a file, use write or an empty oldString)`
+          )
         const result = replace(before, input.oldString, input.newString, input.replaceAll ?? false)
         if (result._tag === "NotFound") {
           return yield* BuiltinTool.fail(

@@ -14,10 +14,12 @@ export const maxCandidates = 10_000
 
 export const Input = Schema.Struct({
   pattern: Schema.String.annotations({
-    description: "The glob to match file paths against, relative to the search directory, e.g. \"**/*.ts\" or \"src/**/*.{js,jsx}\""
+    description:
+      'The glob to match file paths against, relative to the search directory, e.g. "**/*.ts" or "src/**/*.{js,jsx}"'
   }),
   path: Schema.optional(Schema.String).annotations({
-    description: "The directory to search in (absolute, or relative to the working directory). Default: the working directory."
+    description:
+      "The directory to search in (absolute, or relative to the working directory). Default: the working directory."
   })
 })
 export type Input = typeof Input.Type
@@ -37,7 +39,11 @@ export const make = Effect.gen(function* () {
     execute: Effect.fn("GlobTool.execute")(function* (input: Input, context: ToolRegistry.CallContext) {
       const root = input.path === undefined ? context.directory : ToolPath.resolve(context, input.path)
       yield* ToolPath.authorize(context, root, { kind: "directory" })
-      yield* context.ask({ action: "glob", resources: [input.pattern], metadata: { pattern: input.pattern, path: root } })
+      yield* context.ask({
+        action: "glob",
+        resources: [input.pattern],
+        metadata: { pattern: input.pattern, path: root }
+      })
       const info = yield* fs.stat(root).pipe(Effect.option)
       if (Option.isNone(info) || info.value.type !== "Directory") {
         return yield* BuiltinTool.fail(`Cannot search ${root}: it is not a directory`)
@@ -48,7 +54,10 @@ export const make = Effect.gen(function* () {
         found,
         (file) =>
           fs.stat(file).pipe(
-            Effect.map((stat) => ({ file, mtime: Option.match(stat.mtime, { onNone: () => 0, onSome: (date) => date.getTime() }) })),
+            Effect.map((stat) => ({
+              file,
+              mtime: Option.match(stat.mtime, { onNone: () => 0, onSome: (date) => date.getTime() })
+            })),
             Effect.orElseSucceed(() => ({ file, mtime: 0 }))
           ),
         { concurrency: 32 }

@@ -24,13 +24,14 @@ export interface Options {
 
 export const Input = Schema.Struct({
   pattern: Schema.String.annotations({
-    description: "The regular expression (JavaScript syntax) to search file contents for, e.g. \"function\\s+\\w+\""
+    description: 'The regular expression (JavaScript syntax) to search file contents for, e.g. "function\\s+\\w+"'
   }),
   path: Schema.optional(Schema.String).annotations({
-    description: "The directory or file to search (absolute, or relative to the working directory). Default: the working directory."
+    description:
+      "The directory or file to search (absolute, or relative to the working directory). Default: the working directory."
   }),
   include: Schema.optional(Schema.String).annotations({
-    description: "Only search files matching this glob, e.g. \"*.ts\" or \"*.{ts,tsx}\""
+    description: 'Only search files matching this glob, e.g. "*.ts" or "*.{ts,tsx}"'
   })
 })
 export type Input = typeof Input.Type
@@ -69,10 +70,9 @@ export const make = (options: Options = {}) =>
           for (let i = 0; i < lines.length && check(lines[i]!, i + 1); i++);
           return matches
         }
-        const sample = yield* fs.stream(file, { bytesToRead: BinaryFile.sampleSize }).pipe(
-          Stream.runHead,
-          Effect.map(Option.getOrElse(() => new Uint8Array(0)))
-        )
+        const sample = yield* fs
+          .stream(file, { bytesToRead: BinaryFile.sampleSize })
+          .pipe(Stream.runHead, Effect.map(Option.getOrElse(() => new Uint8Array(0))))
         if (BinaryFile.looksBinary(sample)) return matches
         let line = 0
         yield* fs.stream(file).pipe(
@@ -92,16 +92,25 @@ export const make = (options: Options = {}) =>
         try {
           regex = new RegExp(input.pattern)
         } catch (error) {
-          return yield* BuiltinTool.fail(`Invalid regular expression ${JSON.stringify(input.pattern)}: ${(error as Error).message}`)
+          return yield* BuiltinTool.fail(
+            `Invalid regular expression ${JSON.stringify(input.pattern)}: ${(error as Error).message}`
+          )
         }
         const root = input.path === undefined ? context.directory : ToolPath.resolve(context, input.path)
         const info = yield* fs.stat(root).pipe(Effect.option)
         const isFile = Option.isSome(info) && info.value.type === "File"
-        yield* ToolPath.authorize(context, root, { kind: isFile ? "file" : "directory", managedDir: options.toolOutputDir })
+        yield* ToolPath.authorize(context, root, {
+          kind: isFile ? "file" : "directory",
+          managedDir: options.toolOutputDir
+        })
         yield* context.ask({
           action: "grep",
           resources: [input.pattern],
-          metadata: { pattern: input.pattern, path: root, ...(input.include !== undefined ? { include: input.include } : {}) }
+          metadata: {
+            pattern: input.pattern,
+            path: root,
+            ...(input.include !== undefined ? { include: input.include } : {})
+          }
         })
         if (Option.isNone(info)) return yield* BuiltinTool.fail(`Cannot search ${root}: no such file or directory`)
 
@@ -109,9 +118,7 @@ export const make = (options: Options = {}) =>
           ? [root]
           : yield* FileWalk.files({
               root,
-              ...(input.include !== undefined
-                ? { match: FileWalk.matcher(input.include) }
-                : {})
+              ...(input.include !== undefined ? { match: FileWalk.matcher(input.include) } : {})
             })
 
         const matches: Array<Match> = []
@@ -136,7 +143,9 @@ export const make = (options: Options = {}) =>
           new Set(matches.map((match) => match.file)),
           (file) =>
             fs.stat(file).pipe(
-              Effect.map((stat) => mtimes.set(file, Option.match(stat.mtime, { onNone: () => 0, onSome: (d) => d.getTime() }))),
+              Effect.map((stat) =>
+                mtimes.set(file, Option.match(stat.mtime, { onNone: () => 0, onSome: (d) => d.getTime() }))
+              ),
               Effect.ignore
             ),
           { concurrency: 32, discard: true }

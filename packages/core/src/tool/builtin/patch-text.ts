@@ -36,7 +36,12 @@ export interface Chunk {
 export type Hunk =
   | { readonly type: "add"; readonly path: string; readonly contents: string }
   | { readonly type: "delete"; readonly path: string }
-  | { readonly type: "update"; readonly path: string; readonly movePath?: string; readonly chunks: ReadonlyArray<Chunk> }
+  | {
+      readonly type: "update"
+      readonly path: string
+      readonly movePath?: string
+      readonly chunks: ReadonlyArray<Chunk>
+    }
 
 const BEGIN = "*** Begin Patch"
 const END = "*** End Patch"
@@ -53,7 +58,11 @@ const EOF_MARKER = "*** End of File"
  */
 export const parse = (text: string): Either.Either<ReadonlyArray<Hunk>, string> => {
   let lines = text.trim().split(/\r?\n/)
-  if (lines.length >= 2 && /^<<['"]?\w+['"]?$/.test(lines[0]!.trim()) && /^\w+$/.test(lines[lines.length - 1]!.trim())) {
+  if (
+    lines.length >= 2 &&
+    /^<<['"]?\w+['"]?$/.test(lines[0]!.trim()) &&
+    /^\w+$/.test(lines[lines.length - 1]!.trim())
+  ) {
     lines = lines.slice(1, -1)
   }
   if (lines[0]?.trim() !== BEGIN) return Either.left(`The patch must start with "${BEGIN}"`)
@@ -97,7 +106,9 @@ export const parse = (text: string): Either.Either<ReadonlyArray<Hunk>, string> 
         i++
       }
       const chunks: Array<Chunk> = []
-      let current: { context?: string; oldLines: Array<string>; newLines: Array<string>; endOfFile: boolean } | undefined
+      let current:
+        | { context?: string; oldLines: Array<string>; newLines: Array<string>; endOfFile: boolean }
+        | undefined
       const flush = () => {
         if (current !== undefined && (current.oldLines.length > 0 || current.newLines.length > 0)) chunks.push(current)
         current = undefined
@@ -105,7 +116,8 @@ export const parse = (text: string): Either.Either<ReadonlyArray<Hunk>, string> 
       while (i < body.length) {
         const next = body[i]!
         if (next.trim() === EOF_MARKER) {
-          if (current === undefined) return Either.left(`"${EOF_MARKER}" without a chunk in Update File ${file} at ${at(i)}`)
+          if (current === undefined)
+            return Either.left(`"${EOF_MARKER}" without a chunk in Update File ${file} at ${at(i)}`)
           current.endOfFile = true
           flush()
           i++
@@ -184,7 +196,11 @@ export const seek = (
  * does not match. Chunks apply in order, each searched after the previous one. The file keeps its line
  * ending style (LF or CRLF) and ends with a newline. Pure.
  */
-export const applyChunks = (file: string, content: string, chunks: ReadonlyArray<Chunk>): Either.Either<string, string> => {
+export const applyChunks = (
+  file: string,
+  content: string,
+  chunks: ReadonlyArray<Chunk>
+): Either.Either<string, string> => {
   const eol = content.includes("\r\n") ? "\r\n" : "\n"
   const lines = content.split(/\r?\n/)
   if (lines[lines.length - 1] === "") lines.pop()

@@ -31,7 +31,10 @@ const description = `Asks the user questions during execution, and waits for the
 - If you recommend an option, list it first and add "(Recommended)" to its label.`
 
 /** What the model reads: each question with its answer (an unanswered one says so). */
-export const render = (questions: ReadonlyArray<{ readonly question: string }>, answers: QuestionRequests.Answers): string =>
+export const render = (
+  questions: ReadonlyArray<{ readonly question: string }>,
+  answers: QuestionRequests.Answers
+): string =>
   `User has answered your questions: ${questions
     .map((question, index) => {
       const answer = answers[index] ?? []

@@ -42,7 +42,9 @@ export interface Options {
    * Called after each successful read of a file or directory (not for a failed one), before the
    * result is returned: e.g. NestedInstructions notes the AGENTS.md files near the target.
    */
-  readonly onRead?: ((context: ToolRegistry.CallContext, target: string, kind: "file" | "directory") => Effect.Effect<void>) | undefined
+  readonly onRead?:
+    | ((context: ToolRegistry.CallContext, target: string, kind: "file" | "directory") => Effect.Effect<void>)
+    | undefined
 }
 
 const description = `Reads a file or lists a directory.
@@ -82,7 +84,9 @@ export const make = (options: Options = {}) =>
 
     const readDirectory = (target: string, input: Input) =>
       Effect.gen(function* () {
-        const names = yield* fs.readDirectory(target).pipe(Effect.mapError(BuiltinTool.fileFailure("read the directory", target)))
+        const names = yield* fs
+          .readDirectory(target)
+          .pipe(Effect.mapError(BuiltinTool.fileFailure("read the directory", target)))
         const entries = yield* Effect.forEach(
           names,
           (name) =>
@@ -100,7 +104,9 @@ export const make = (options: Options = {}) =>
           ? `(Showing entries ${start + 1}-${start + shown.length} of ${entries.length}. Use offset=${start + shown.length + 1} to continue.)`
           : `(${entries.length} entries)`
         return BuiltinTool.text(
-          [`<path>${target}</path>`, "<type>directory</type>", "<entries>", ...shown, "", footer, "</entries>"].join("\n"),
+          [`<path>${target}</path>`, "<type>directory</type>", "<entries>", ...shown, "", footer, "</entries>"].join(
+            "\n"
+          ),
           { path: target, type: "directory", entries: entries.length, truncated: more }
         )
       })
@@ -137,7 +143,10 @@ export const make = (options: Options = {}) =>
                 stopped = "limit"
                 return false
               }
-              const shown = line.length > maxLineLength ? `${line.slice(0, maxLineLength)}... (line truncated to ${maxLineLength} characters)` : line
+              const shown =
+                line.length > maxLineLength
+                  ? `${line.slice(0, maxLineLength)}... (line truncated to ${maxLineLength} characters)`
+                  : line
               const numbered = `${lineNumber}: ${shown}`
               const size = Buffer.byteLength(numbered, "utf8") + 1
               if (bytes + size > maxBytes && lines.length > 0) {
@@ -153,7 +162,9 @@ export const make = (options: Options = {}) =>
         )
         if (lines.length === 0 && lineNumber === 0) {
           return BuiltinTool.text(
-            [`<path>${target}</path>`, "<type>file</type>", "<content>", "(The file is empty.)", "</content>"].join("\n"),
+            [`<path>${target}</path>`, "<type>file</type>", "<content>", "(The file is empty.)", "</content>"].join(
+              "\n"
+            ),
             { path: target, type: "file", lines: 0, truncated: false }
           )
         }
@@ -197,18 +208,27 @@ export const make = (options: Options = {}) =>
         if (Option.isNone(info)) {
           const hints = yield* similar(fs, target)
           return yield* BuiltinTool.fail(
-            hints.length === 0 ? `File not found: ${target}` : `File not found: ${target}\nDid you mean one of these?\n${hints.join("\n")}`
+            hints.length === 0
+              ? `File not found: ${target}`
+              : `File not found: ${target}\nDid you mean one of these?\n${hints.join("\n")}`
           )
         }
-        const read = (kind: "file" | "directory") => <A>(result: A) =>
-          options.onRead === undefined ? Effect.succeed(result) : Effect.as(options.onRead(context, target, kind), result)
+        const read =
+          (kind: "file" | "directory") =>
+          <A>(result: A) =>
+            options.onRead === undefined
+              ? Effect.succeed(result)
+              : Effect.as(options.onRead(context, target, kind), result)
         if (isDirectory) return yield* readDirectory(target, input).pipe(Effect.flatMap(read("directory")))
         const type = attachmentType(target)
         if (type !== undefined) {
           const size = Number(info.value.size)
           return yield* read("file")({
             content: [
-              { type: "text", text: `Read ${type === "application/pdf" ? "PDF" : "image"} file ${target} (${type}, ${size} bytes); it is attached.` },
+              {
+                type: "text",
+                text: `Read ${type === "application/pdf" ? "PDF" : "image"} file ${target} (${type}, ${size} bytes); it is attached.`
+              },
               { type: "file", uri: pathToFileURL(target).href, mime: type, name: path.basename(target) }
             ],
             structured: { path: target, type: "attachment", mime: type, size }

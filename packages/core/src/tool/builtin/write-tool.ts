@@ -50,11 +50,14 @@ export const make = Effect.gen(function* () {
         .pipe(Effect.mapError(BuiltinTool.fileFailure("create the directory of", target)))
       yield* fs.writeFileString(target, input.content).pipe(Effect.mapError(BuiltinTool.fileFailure("write", target)))
       const created = Option.isNone(info)
-      return BuiltinTool.text(`${created ? "Created" : "Overwrote"} ${target} (${Buffer.byteLength(input.content, "utf8")} bytes).`, {
-        path: target,
-        created,
-        diff
-      })
+      return BuiltinTool.text(
+        `${created ? "Created" : "Overwrote"} ${target} (${Buffer.byteLength(input.content, "utf8")} bytes).`,
+        {
+          path: target,
+          created,
+          diff
+        }
+      )
     })
   })
 })

@@ -55,10 +55,21 @@ describe("apply_patch", () => {
       expect(asks).toHaveLength(1)
       expect(asks[0]!.action).toBe("edit")
       expect([...asks[0]!.resources].sort()).toEqual(
-        [path.join("src", "new.ts"), path.join("src", "app.ts"), "old.txt", path.join("docs", "guide.md"), path.join("docs", "manual.md")].sort()
+        [
+          path.join("src", "new.ts"),
+          path.join("src", "app.ts"),
+          "old.txt",
+          path.join("docs", "guide.md"),
+          path.join("docs", "manual.md")
+        ].sort()
       )
       expect(String(asks[0]!.metadata!.diff)).toContain("+  console.log('hello')")
-      expect((result.structured!.files as Array<any>).map((f) => f.type).sort()).toEqual(["add", "delete", "move", "update"])
+      expect((result.structured!.files as Array<any>).map((f) => f.type).sort()).toEqual([
+        "add",
+        "delete",
+        "move",
+        "update"
+      ])
     })
   )
 
@@ -96,18 +107,22 @@ describe("apply_patch", () => {
     Effect.gen(function* () {
       const p = project({ "a.txt": "a\n" })
       const { ctx } = context(p.directory)
-      expect(yield* failure(call("apply_patch", { patchText: patch("*** Delete File: gone.txt") }, ctx))).toContain("no such file")
-      expect(yield* failure(call("apply_patch", { patchText: patch("*** Update File: gone.txt", "-a", "+b") }, ctx))).toContain(
+      expect(yield* failure(call("apply_patch", { patchText: patch("*** Delete File: gone.txt") }, ctx))).toContain(
         "no such file"
       )
+      expect(
+        yield* failure(call("apply_patch", { patchText: patch("*** Update File: gone.txt", "-a", "+b") }, ctx))
+      ).toContain("no such file")
       expect(yield* failure(call("apply_patch", { patchText: "*** Update File: a.txt\n-a\n+b" }, ctx))).toContain(
         'must start with "*** Begin Patch"'
       )
-      expect(yield* failure(call("apply_patch", { patchText: patch("*** Frobnicate: a.txt") }, ctx))).toContain("Invalid patch")
-      const denied = context(p.directory, () => "deny")
-      expect(yield* failure(call("apply_patch", { patchText: patch("*** Update File: a.txt", "-a", "+b") }, denied.ctx))).toContain(
-        "Permission denied: edit"
+      expect(yield* failure(call("apply_patch", { patchText: patch("*** Frobnicate: a.txt") }, ctx))).toContain(
+        "Invalid patch"
       )
+      const denied = context(p.directory, () => "deny")
+      expect(
+        yield* failure(call("apply_patch", { patchText: patch("*** Update File: a.txt", "-a", "+b") }, denied.ctx))
+      ).toContain("Permission denied: edit")
       expect(fs.readFileSync(p.file("a.txt"), "utf8")).toBe("a\n")
     })
   )
@@ -115,10 +130,12 @@ describe("apply_patch", () => {
   it.live("a path outside the Location asks external_directory before anything else", () =>
     Effect.gen(function* () {
       const p = project()
-      const { ctx, asks } = context(p.directory, (request) => (request.action === "external_directory" ? "deny" : "allow"))
-      expect(yield* failure(call("apply_patch", { patchText: patch("*** Add File: ../outside/x.txt", "+x") }, ctx))).toContain(
-        "external_directory"
+      const { ctx, asks } = context(p.directory, (request) =>
+        request.action === "external_directory" ? "deny" : "allow"
       )
+      expect(
+        yield* failure(call("apply_patch", { patchText: patch("*** Add File: ../outside/x.txt", "+x") }, ctx))
+      ).toContain("external_directory")
       expect(asks).toEqual([
         {
           action: "external_directory",
@@ -134,7 +151,16 @@ describe("apply_patch", () => {
 describe("PatchText", () => {
   it("parses every operation; the first chunk may omit @@; End of File marks the chunk", () => {
     const parsed = PatchText.parse(
-      patch("*** Add File: a", "+1", "*** Delete File: b", "*** Update File: c", " ctx", "-old", "+new", "*** End of File")
+      patch(
+        "*** Add File: a",
+        "+1",
+        "*** Delete File: b",
+        "*** Update File: c",
+        " ctx",
+        "-old",
+        "+new",
+        "*** End of File"
+      )
     )
     expect(Either.getOrThrow(parsed)).toEqual([
       { type: "add", path: "a", contents: "1\n" },
@@ -155,13 +181,19 @@ describe("PatchText", () => {
   })
 
   it("a pure addition goes at the end; an End of File chunk matches the last lines; CRLF is kept", () => {
-    expect(Either.getOrThrow(PatchText.applyChunks("f", "a\n", [{ oldLines: [], newLines: ["b"], endOfFile: false }]))).toBe("a\nb\n")
     expect(
-      Either.getOrThrow(PatchText.applyChunks("f", "x\ny\nx\n", [{ oldLines: ["x"], newLines: ["z"], endOfFile: true }]))
+      Either.getOrThrow(PatchText.applyChunks("f", "a\n", [{ oldLines: [], newLines: ["b"], endOfFile: false }]))
+    ).toBe("a\nb\n")
+    expect(
+      Either.getOrThrow(
+        PatchText.applyChunks("f", "x\ny\nx\n", [{ oldLines: ["x"], newLines: ["z"], endOfFile: true }])
+      )
     ).toBe("x\ny\nz\n")
-    expect(Either.getOrThrow(PatchText.applyChunks("f", "a\r\nb\r\n", [{ oldLines: ["b"], newLines: ["c"], endOfFile: false }]))).toBe(
-      "a\r\nc\r\n"
-    )
+    expect(
+      Either.getOrThrow(
+        PatchText.applyChunks("f", "a\r\nb\r\n", [{ oldLines: ["b"], newLines: ["c"], endOfFile: false }])
+      )
+    ).toBe("a\r\nc\r\n")
   })
 
   it("names the lines that do not match", () => {

@@ -9,7 +9,11 @@ describe("bash", () => {
     Effect.gen(function* () {
       const p = project()
       const { ctx, asks } = context(p.directory)
-      const result = yield* call("bash", { command: "echo hello; echo oops >&2; exit 3", description: "Say hello" }, ctx)
+      const result = yield* call(
+        "bash",
+        { command: "echo hello; echo oops >&2; exit 3", description: "Say hello" },
+        ctx
+      )
       expect(textOf(result)).toBe("hello\noops\n\nExit code: 3")
       expect(result.structured).toEqual({
         command: "echo hello; echo oops >&2; exit 3",
@@ -34,7 +38,9 @@ describe("bash", () => {
       const p = project({ "sub/file.txt": "x" })
       const { ctx } = context(p.directory)
       expect(textOf(yield* call("bash", { command: "pwd" }, ctx))).toContain(p.directory)
-      expect(textOf(yield* call("bash", { command: "pwd; ls", workdir: "sub" }, ctx))).toContain(`${p.file("sub")}\nfile.txt`)
+      expect(textOf(yield* call("bash", { command: "pwd; ls", workdir: "sub" }, ctx))).toContain(
+        `${p.file("sub")}\nfile.txt`
+      )
       expect(yield* failure(call("bash", { command: "pwd", workdir: "nope" }, ctx))).toContain("is not a directory")
     })
   )
@@ -43,7 +49,9 @@ describe("bash", () => {
     Effect.gen(function* () {
       const p = project()
       const outside = context(p.directory, (request) => (request.action === "external_directory" ? "deny" : "allow"))
-      expect(yield* failure(call("bash", { command: "touch made", workdir: p.outside }, outside.ctx))).toContain("external_directory")
+      expect(yield* failure(call("bash", { command: "touch made", workdir: p.outside }, outside.ctx))).toContain(
+        "external_directory"
+      )
       expect(outside.asks[0]!.resources).toEqual([path.join(p.outside, "*")])
       const denied = context(p.directory, () => "deny")
       expect(yield* failure(call("bash", { command: "touch made" }, denied.ctx))).toContain("Permission denied: bash")
@@ -56,12 +64,9 @@ describe("bash", () => {
     Effect.gen(function* () {
       const p = project()
       const { ctx, progress } = context(p.directory)
-      const result = yield* call(
-        "bash",
-        { command: "for i in 1 2 3 4; do echo step$i; sleep 0.2; done" },
-        ctx,
-        { bash: { progressInterval: "50 millis" } }
-      )
+      const result = yield* call("bash", { command: "for i in 1 2 3 4; do echo step$i; sleep 0.2; done" }, ctx, {
+        bash: { progressInterval: "50 millis" }
+      })
       expect(textOf(result)).toBe("step1\nstep2\nstep3\nstep4\n\nExit code: 0")
       expect(progress.length).toBeGreaterThanOrEqual(2)
       // Throttled: far fewer updates than 50 ms ticks over ~800 ms; only changes are published.
@@ -70,7 +75,10 @@ describe("bash", () => {
       expect(texts[0]).toContain("step1")
       expect(texts.some((text) => !text.includes("step4"))).toBe(true)
       expect(new Set(texts).size).toBe(texts.length)
-      expect(progress[0]!.structured).toMatchObject({ running: true, command: "for i in 1 2 3 4; do echo step$i; sleep 0.2; done" })
+      expect(progress[0]!.structured).toMatchObject({
+        running: true,
+        command: "for i in 1 2 3 4; do echo step$i; sleep 0.2; done"
+      })
     })
   )
 
@@ -97,7 +105,9 @@ describe("bash", () => {
       const p = project()
       const pids = p.file("pids")
       const { ctx } = context(p.directory)
-      const fiber = yield* Effect.fork(call("bash", { command: stubborn(pids) }, ctx, { bash: { killGrace: "200 millis" } }))
+      const fiber = yield* Effect.fork(
+        call("bash", { command: stubborn(pids) }, ctx, { bash: { killGrace: "200 millis" } })
+      )
       const recorded = yield* pidsIn(pids, 4)
       expect(recorded.every(isAlive)).toBe(true)
       yield* Fiber.interrupt(fiber)

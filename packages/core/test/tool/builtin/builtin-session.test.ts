@@ -26,7 +26,10 @@ describe("built-in tools in a session", () => {
           }),
           finish("tool-calls")
         ),
-        reply(toolCall("call_bash", "bash", { command: "grep -c hello src/app.ts && echo ran-in-$(basename $PWD)" }), finish("tool-calls")),
+        reply(
+          toolCall("call_bash", "bash", { command: "grep -c hello src/app.ts && echo ran-in-$(basename $PWD)" }),
+          finish("tool-calls")
+        ),
         reply(text("Done: greet now says hello."), finish("stop"))
       )
       yield* w.prompt("make greet say hello")
@@ -57,7 +60,8 @@ describe("built-in tools in a session", () => {
 
       // What the model read back, as role:tool messages.
       const toolResult = (request: number, callID: string): string =>
-        (requests[request]!.body.messages as Array<any>).find((m) => m.role === "tool" && m.tool_call_id === callID)!.content
+        (requests[request]!.body.messages as Array<any>).find((m) => m.role === "tool" && m.tool_call_id === callID)!
+          .content
       const file = path.join(w.directory, "src", "app.ts")
       expect(toolResult(1, "call_read")).toContain("2:   // TODO: say hello")
       expect(toolResult(1, "call_read")).toContain(`<path>${file}</path>`)
@@ -67,27 +71,31 @@ describe("built-in tools in a session", () => {
 
       // The edit reached the disk; the edit's success carries its diff for session consumers.
       expect(fs.readFileSync(file, "utf8")).toBe('export function greet() {\n  return "hello"\n}\n')
-      const edited = events.find((e) => e.type === "session.next.tool.success" && (e.data as any).callID === "call_edit")!
+      const edited = events.find(
+        (e) => e.type === "session.next.tool.success" && (e.data as any).callID === "call_edit"
+      )!
       expect((edited.data as any).structured.diff).toContain('+  return "hello"')
     })
   )
 
-  it.scopedLive("interrupting the session during bash kills the command's whole process group; the call fails as interrupted", () =>
-    Effect.gen(function* () {
-      const w = yield* world()
-      const pids = path.join(w.directory, "pids")
-      yield* w.server.enqueue(
-        reply(toolCall("call_bash", "bash", { command: stubborn(pids) }), finish("tool-calls")),
-        reply(text("unused"), finish("stop"))
-      )
-      yield* w.prompt("run something long")
-      const recorded = yield* pidsIn(pids, 4)
-      expect(recorded.every(isAlive)).toBe(true)
-      yield* w.interrupt
-      yield* w.wait
-      expect(yield* reap(recorded)).toEqual([])
-      const failed = (yield* w.events).find((e) => e.type === "session.next.tool.failed")!
-      expect(failed.data).toMatchObject({ callID: "call_bash", error: { message: "interrupted" } })
-    })
+  it.scopedLive(
+    "interrupting the session during bash kills the command's whole process group; the call fails as interrupted",
+    () =>
+      Effect.gen(function* () {
+        const w = yield* world()
+        const pids = path.join(w.directory, "pids")
+        yield* w.server.enqueue(
+          reply(toolCall("call_bash", "bash", { command: stubborn(pids) }), finish("tool-calls")),
+          reply(text("unused"), finish("stop"))
+        )
+        yield* w.prompt("run something long")
+        const recorded = yield* pidsIn(pids, 4)
+        expect(recorded.every(isAlive)).toBe(true)
+        yield* w.interrupt
+        yield* w.wait
+        expect(yield* reap(recorded)).toEqual([])
+        const failed = (yield* w.events).find((e) => e.type === "session.next.tool.failed")!
+        expect(failed.data).toMatchObject({ callID: "call_bash", error: { message: "interrupted" } })
+      })
   )
 })

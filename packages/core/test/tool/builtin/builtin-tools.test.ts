@@ -52,7 +52,10 @@ describe("BuiltinTools", () => {
         required: ["newString", "oldString", "path"]
       })
       expect(yield* shape("apply_patch")).toEqual({ properties: ["patchText"], required: ["patchText"] })
-      expect(yield* shape("bash")).toEqual({ properties: ["command", "description", "timeout", "workdir"], required: ["command"] })
+      expect(yield* shape("bash")).toEqual({
+        properties: ["command", "description", "timeout", "workdir"],
+        required: ["command"]
+      })
       expect(yield* shape("glob")).toEqual({ properties: ["path", "pattern"], required: ["pattern"] })
       expect(yield* shape("grep")).toEqual({ properties: ["include", "path", "pattern"], required: ["pattern"] })
       expect(yield* shape("todowrite")).toEqual({ properties: ["todos"], required: ["todos"] })

@@ -32,7 +32,11 @@ describe("edit", () => {
       expect(message).toContain("occurs 2 times")
       expect(message).toContain("replaceAll")
       expect(fs.readFileSync(p.file("a.txt"), "utf8")).toBe("x = 1\nx = 1\n")
-      const result = yield* call("edit", { path: "a.txt", oldString: "x = 1", newString: "x = 2", replaceAll: true }, ctx)
+      const result = yield* call(
+        "edit",
+        { path: "a.txt", oldString: "x = 1", newString: "x = 2", replaceAll: true },
+        ctx
+      )
       expect(fs.readFileSync(p.file("a.txt"), "utf8")).toBe("x = 2\nx = 2\n")
       expect(result.structured).toMatchObject({ replacements: 2 })
     })
@@ -42,11 +46,19 @@ describe("edit", () => {
     Effect.gen(function* () {
       const p = project({ "a.txt": "hello\n" })
       const { ctx } = context(p.directory)
-      expect(yield* failure(call("edit", { path: "a.txt", oldString: "bye", newString: "x" }, ctx))).toContain("oldString was not found")
-      expect(yield* failure(call("edit", { path: "a.txt", oldString: "hello", newString: "hello" }, ctx))).toContain("identical")
-      expect(yield* failure(call("edit", { path: "b.txt", oldString: "a", newString: "b" }, ctx))).toContain("File not found")
+      expect(yield* failure(call("edit", { path: "a.txt", oldString: "bye", newString: "x" }, ctx))).toContain(
+        "oldString was not found"
+      )
+      expect(yield* failure(call("edit", { path: "a.txt", oldString: "hello", newString: "hello" }, ctx))).toContain(
+        "identical"
+      )
+      expect(yield* failure(call("edit", { path: "b.txt", oldString: "a", newString: "b" }, ctx))).toContain(
+        "File not found"
+      )
       const denied = context(p.directory, () => "deny")
-      expect(yield* failure(call("edit", { path: "a.txt", oldString: "hello", newString: "bye" }, denied.ctx))).toContain("Permission denied")
+      expect(
+        yield* failure(call("edit", { path: "a.txt", oldString: "hello", newString: "bye" }, denied.ctx))
+      ).toContain("Permission denied")
       expect(fs.readFileSync(p.file("a.txt"), "utf8")).toBe("hello\n")
     })
   )
@@ -57,7 +69,9 @@ describe("edit", () => {
       const { ctx } = context(p.directory)
       yield* call("edit", { path: "new/b.txt", oldString: "", newString: "fresh\n" }, ctx)
       expect(fs.readFileSync(p.file("new/b.txt"), "utf8")).toBe("fresh\n")
-      expect(yield* failure(call("edit", { path: "a.txt", oldString: "", newString: "x" }, ctx))).toContain("already has content")
+      expect(yield* failure(call("edit", { path: "a.txt", oldString: "", newString: "x" }, ctx))).toContain(
+        "already has content"
+      )
     })
   )
 

@@ -18,11 +18,15 @@ describe("glob", () => {
       const result = yield* call("glob", { pattern: "**/*.ts" }, ctx)
       expect(textOf(result)).toBe([p.file("src/deep/b.ts"), p.file("top.ts"), p.file("src/a.ts")].join("\n"))
       expect(result.structured).toEqual({ count: 3, truncated: false })
-      expect(asks).toEqual([{ action: "glob", resources: ["**/*.ts"], metadata: { pattern: "**/*.ts", path: p.directory } }])
+      expect(asks).toEqual([
+        { action: "glob", resources: ["**/*.ts"], metadata: { pattern: "**/*.ts", path: p.directory } }
+      ])
       // Under a path; a pattern without "/" matches names at any depth, braces work.
-      expect(textOf(yield* call("glob", { pattern: "*.{js,ts}", path: "src" }, ctx)).split("\n").sort()).toEqual(
-        [p.file("src/a.ts"), p.file("src/c.js"), p.file("src/deep/b.ts")].sort()
-      )
+      expect(
+        textOf(yield* call("glob", { pattern: "*.{js,ts}", path: "src" }, ctx))
+          .split("\n")
+          .sort()
+      ).toEqual([p.file("src/a.ts"), p.file("src/c.js"), p.file("src/deep/b.ts")].sort())
       expect(textOf(yield* call("glob", { pattern: "src/*.ts" }, ctx))).toBe(p.file("src/a.ts"))
     })
   )
@@ -41,9 +45,17 @@ describe("glob", () => {
         "pkg/src.js": ""
       })
       const { ctx } = context(p.directory)
-      const found = textOf(yield* call("glob", { pattern: "**/*" }, ctx)).split("\n").sort()
+      const found = textOf(yield* call("glob", { pattern: "**/*" }, ctx))
+        .split("\n")
+        .sort()
       expect(found).toEqual(
-        [p.file(".gitignore"), p.file("keep.js"), p.file(".hidden/x.js"), p.file("pkg/.gitignore"), p.file("pkg/src.js")].sort()
+        [
+          p.file(".gitignore"),
+          p.file("keep.js"),
+          p.file(".hidden/x.js"),
+          p.file("pkg/.gitignore"),
+          p.file("pkg/src.js")
+        ].sort()
       )
     })
   )
@@ -55,13 +67,19 @@ describe("glob", () => {
       const p = project(files)
       const { ctx } = context(p.directory)
       const many = yield* call("glob", { pattern: "*.txt" }, ctx)
-      expect(textOf(many).split("\n").filter((line) => line.startsWith("/"))).toHaveLength(100)
+      expect(
+        textOf(many)
+          .split("\n")
+          .filter((line) => line.startsWith("/"))
+      ).toHaveLength(100)
       expect(textOf(many)).toContain("Showing the 100 newest of 120 matches")
       expect(many.structured).toEqual({ count: 120, truncated: true })
       expect(textOf(yield* call("glob", { pattern: "*.md" }, ctx))).toBe("No files found")
       expect(yield* failure(call("glob", { pattern: "*", path: "missing" }, ctx))).toContain("not a directory")
       const outside = context(p.directory, (request) => (request.action === "external_directory" ? "deny" : "allow"))
-      expect(yield* failure(call("glob", { pattern: "*", path: p.outside }, outside.ctx))).toContain("external_directory")
+      expect(yield* failure(call("glob", { pattern: "*", path: p.outside }, outside.ctx))).toContain(
+        "external_directory"
+      )
       expect(outside.asks[0]!.resources).toEqual([path.join(p.outside, "*")])
     })
   )

@@ -28,7 +28,11 @@ describe("grep", () => {
       )
       expect(result.structured).toEqual({ matches: 3, truncated: false })
       expect(asks).toEqual([
-        { action: "grep", resources: ["function\\s+\\w+\\("], metadata: { pattern: "function\\s+\\w+\\(", path: p.directory } }
+        {
+          action: "grep",
+          resources: ["function\\s+\\w+\\("],
+          metadata: { pattern: "function\\s+\\w+\\(", path: p.directory }
+        }
       ])
     })
   )
@@ -44,7 +48,9 @@ describe("grep", () => {
       const underSrc = textOf(yield* call("grep", { pattern: "needle", path: "src", include: "*.{js,ts}" }, ctx))
       expect(underSrc).toContain("Found 2 matches")
       expect(underSrc).not.toContain("lib")
-      expect(textOf(yield* call("grep", { pattern: "needle", path: "src/b.js" }, ctx))).toBe(`Found 1 match\n${p.file("src/b.js")}:1: needle`)
+      expect(textOf(yield* call("grep", { pattern: "needle", path: "src/b.js" }, ctx))).toBe(
+        `Found 1 match\n${p.file("src/b.js")}:1: needle`
+      )
     })
   )
 
@@ -59,7 +65,9 @@ describe("grep", () => {
         "src.js": "needle\n"
       })
       const { ctx } = context(p.directory)
-      expect(textOf(yield* call("grep", { pattern: "needle" }, ctx))).toBe(`Found 1 match\n${p.file("src.js")}:1: needle`)
+      expect(textOf(yield* call("grep", { pattern: "needle" }, ctx))).toBe(
+        `Found 1 match\n${p.file("src.js")}:1: needle`
+      )
     })
   )
 
@@ -83,26 +91,36 @@ describe("grep", () => {
       const p = project({ "a.txt": "a\n" })
       const { ctx } = context(p.directory)
       expect(textOf(yield* call("grep", { pattern: "zzz" }, ctx))).toBe("No matches found")
-      expect(yield* failure(call("grep", { pattern: "(unclosed" }, ctx))).toContain('Invalid regular expression "(unclosed"')
-      expect(yield* failure(call("grep", { pattern: "a", path: "missing" }, ctx))).toContain("no such file or directory")
+      expect(yield* failure(call("grep", { pattern: "(unclosed" }, ctx))).toContain(
+        'Invalid regular expression "(unclosed"'
+      )
+      expect(yield* failure(call("grep", { pattern: "a", path: "missing" }, ctx))).toContain(
+        "no such file or directory"
+      )
     })
   )
 
-  it.live("a large file (managed tool output) is searched line by line; the managed directory needs no external ask", () =>
-    Effect.gen(function* () {
-      const p = project()
-      const toolOutputDir = path.join(tempDir(), "tool-output")
-      fs.mkdirSync(toolOutputDir)
-      const managed = path.join(toolOutputDir, "tool_0190000000000abcdefghijklmn")
-      const line = `${"x".repeat(99)}\n`
-      fs.writeFileSync(managed, `${line.repeat(20_000)}the needle line\n${line.repeat(100)}`)
-      const { ctx, asks } = context(p.directory, (request) => (request.action === "external_directory" ? "deny" : "allow"))
-      const result = yield* call("grep", { pattern: "needle", path: managed }, ctx, { toolOutputDir })
-      expect(textOf(result)).toBe(`Found 1 match\n${managed}:20001: the needle line`)
-      expect(asks.map((ask) => ask.action)).toEqual(["grep"])
-      // Any other outside directory asks.
-      expect(yield* failure(call("grep", { pattern: "needle", path: p.outside }, ctx, { toolOutputDir }))).toContain("external_directory")
-      expect(asks[1]).toMatchObject({ action: "external_directory", resources: [path.join(p.outside, "*")] })
-    })
+  it.live(
+    "a large file (managed tool output) is searched line by line; the managed directory needs no external ask",
+    () =>
+      Effect.gen(function* () {
+        const p = project()
+        const toolOutputDir = path.join(tempDir(), "tool-output")
+        fs.mkdirSync(toolOutputDir)
+        const managed = path.join(toolOutputDir, "tool_0190000000000abcdefghijklmn")
+        const line = `${"x".repeat(99)}\n`
+        fs.writeFileSync(managed, `${line.repeat(20_000)}the needle line\n${line.repeat(100)}`)
+        const { ctx, asks } = context(p.directory, (request) =>
+          request.action === "external_directory" ? "deny" : "allow"
+        )
+        const result = yield* call("grep", { pattern: "needle", path: managed }, ctx, { toolOutputDir })
+        expect(textOf(result)).toBe(`Found 1 match\n${managed}:20001: the needle line`)
+        expect(asks.map((ask) => ask.action)).toEqual(["grep"])
+        // Any other outside directory asks.
+        expect(yield* failure(call("grep", { pattern: "needle", path: p.outside }, ctx, { toolOutputDir }))).toContain(
+          "external_directory"
+        )
+        expect(asks[1]).toMatchObject({ action: "external_directory", resources: [path.join(p.outside, "*")] })
+      })
   )
 })

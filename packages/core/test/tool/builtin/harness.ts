@@ -43,7 +43,11 @@ export const context = (directory: string, answer: (request: ToolRegistry.Permis
         asks.push(request)
         return answer(request) === "allow"
           ? Effect.void
-          : Effect.fail(new ToolRegistry.ToolFailure({ message: `Permission denied: ${request.action} ${request.resources.join(", ")}` }))
+          : Effect.fail(
+              new ToolRegistry.ToolFailure({
+                message: `Permission denied: ${request.action} ${request.resources.join(", ")}`
+              })
+            )
       }),
     progress: (update) => Effect.sync(() => void progress.push(update))
   }
@@ -116,9 +120,7 @@ export const reap = (pids: ReadonlyArray<number>, ms?: number) =>
 export const pidsIn = (file: string, count: number) =>
   Effect.gen(function* () {
     for (let i = 0; i < 400; i++) {
-      const pids = fs.existsSync(file)
-        ? fs.readFileSync(file, "utf8").split(/\s+/).filter(Boolean).map(Number)
-        : []
+      const pids = fs.existsSync(file) ? fs.readFileSync(file, "utf8").split(/\s+/).filter(Boolean).map(Number) : []
       if (pids.length >= count) return pids
       yield* Effect.sleep("25 millis")
     }

@@ -21,7 +21,9 @@ describe("read", () => {
       expect(text).toContain("(End of file - total 2 lines)")
       expect(result.structured).toMatchObject({ path: p.file("src/a.ts"), type: "file", lines: 2, truncated: false })
       // Every read asks `read` with the absolute path (the agents' rules allow it).
-      expect(asks).toEqual([{ action: "read", resources: [p.file("src/a.ts")], metadata: { filepath: p.file("src/a.ts") } }])
+      expect(asks).toEqual([
+        { action: "read", resources: [p.file("src/a.ts")], metadata: { filepath: p.file("src/a.ts") } }
+      ])
     })
   )
 
@@ -43,7 +45,11 @@ describe("read", () => {
 
   it.live("the default limit is 2000 lines; long lines are cut; output stops at 50 KiB on a line boundary", () =>
     Effect.gen(function* () {
-      const p = project({ "many.txt": lines(2500), "long.txt": `${"x".repeat(5000)}\nshort\n`, "wide.txt": `${"y".repeat(1000)}\n`.repeat(200) })
+      const p = project({
+        "many.txt": lines(2500),
+        "long.txt": `${"x".repeat(5000)}\nshort\n`,
+        "wide.txt": `${"y".repeat(1000)}\n`.repeat(200)
+      })
       const { ctx } = context(p.directory)
       const many = textOf(yield* call("read", { path: "many.txt" }, ctx))
       expect(many).toContain("2000: line 2000")
@@ -98,7 +104,9 @@ describe("read", () => {
     Effect.gen(function* () {
       const p = project({ "data.dat2": new Uint8Array([0x41, 0x00, 0x42, 0x43]), "lib.so": "text really" })
       const { ctx } = context(p.directory)
-      expect(yield* failure(call("read", { path: "data.dat2" }, ctx))).toBe(`Cannot read binary file: ${p.file("data.dat2")}`)
+      expect(yield* failure(call("read", { path: "data.dat2" }, ctx))).toBe(
+        `Cannot read binary file: ${p.file("data.dat2")}`
+      )
       expect(yield* failure(call("read", { path: "lib.so" }, ctx))).toBe(`Cannot read binary file: ${p.file("lib.so")}`)
     })
   )
@@ -109,7 +117,12 @@ describe("read", () => {
       const p = project({ "logo.png": png, "doc.pdf": "%PDF-1.4\n" })
       const { ctx } = context(p.directory)
       const image = yield* call("read", { path: "logo.png" }, ctx)
-      expect(image.content[1]).toEqual({ type: "file", uri: pathToFileURL(p.file("logo.png")).href, mime: "image/png", name: "logo.png" })
+      expect(image.content[1]).toEqual({
+        type: "file",
+        uri: pathToFileURL(p.file("logo.png")).href,
+        mime: "image/png",
+        name: "logo.png"
+      })
       expect(image.structured).toMatchObject({ type: "attachment", mime: "image/png", size: png.length })
       const pdf = yield* call("read", { path: "doc.pdf" }, ctx)
       expect(pdf.content[1]).toMatchObject({ type: "file", mime: "application/pdf" })
@@ -122,7 +135,9 @@ describe("read", () => {
       const rules = AgentCatalog.builtins().build.rules
       // The context answers as the build agent's rules say; an `ask` verdict is refused here.
       const { ctx, asks } = context(p.directory, (request) =>
-        request.resources.every((resource) => Permission.evaluate(rules, request.action, resource) === "allow") ? "allow" : "deny"
+        request.resources.every((resource) => Permission.evaluate(rules, request.action, resource) === "allow")
+          ? "allow"
+          : "deny"
       )
       expect(yield* failure(call("read", { path: ".env" }, ctx))).toContain("Permission denied: read")
       expect(yield* failure(call("read", { path: ".env.local" }, ctx))).toContain("Permission denied: read")
@@ -173,7 +188,9 @@ describe("read", () => {
       fs.mkdirSync(toolOutputDir)
       const managed = path.join(toolOutputDir, "tool_0190000000000abcdefghijklmn")
       fs.writeFileSync(managed, "full output\n")
-      const { ctx, asks } = context(p.directory, (request) => (request.action === "external_directory" ? "deny" : "allow"))
+      const { ctx, asks } = context(p.directory, (request) =>
+        request.action === "external_directory" ? "deny" : "allow"
+      )
       expect(textOf(yield* call("read", { path: managed }, ctx, { toolOutputDir }))).toContain("1: full output")
       expect(asks.map((ask) => ask.action)).toEqual(["read"])
       // Without the managed directory configured, the same path is external.

@@ -28,7 +28,9 @@ describe("todowrite", () => {
     Effect.gen(function* () {
       const p = project()
       const { ctx } = context(p.directory)
-      const message = yield* failure(call("todowrite", { todos: [{ content: "x", status: "doing", priority: "high" }] }, ctx))
+      const message = yield* failure(
+        call("todowrite", { todos: [{ content: "x", status: "doing", priority: "high" }] }, ctx)
+      )
       expect(message).toContain("Invalid input for the todowrite tool")
       expect(message).toContain("todos.0.status")
       const rules = AgentCatalog.builtins().general.rules

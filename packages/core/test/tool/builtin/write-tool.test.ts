@@ -36,12 +36,16 @@ describe("write", () => {
     Effect.gen(function* () {
       const p = project({ "sub/x.txt": "x" })
       const denied = context(p.directory, () => "deny")
-      expect(yield* failure(call("write", { path: "a.txt", content: "x" }, denied.ctx))).toContain("Permission denied: edit")
+      expect(yield* failure(call("write", { path: "a.txt", content: "x" }, denied.ctx))).toContain(
+        "Permission denied: edit"
+      )
       expect(fs.existsSync(p.file("a.txt"))).toBe(false)
       const { ctx } = context(p.directory)
       expect(yield* failure(call("write", { path: "sub", content: "x" }, ctx))).toContain("it is a directory")
       const outside = context(p.directory, (request) => (request.action === "external_directory" ? "deny" : "allow"))
-      expect(yield* failure(call("write", { path: "../outside/o.txt", content: "x" }, outside.ctx))).toContain("external_directory")
+      expect(yield* failure(call("write", { path: "../outside/o.txt", content: "x" }, outside.ctx))).toContain(
+        "external_directory"
+      )
       expect(outside.asks[0]!.resources).toEqual([path.join(p.outside, "*")])
       expect(fs.existsSync(path.join(p.outside, "o.txt"))).toBe(false)
     })
