@@ -24,9 +24,7 @@
  * wall time spent inside each `Effect.fn` span (spans nest and overlap, and tracing costs time, so
  * that run is not used for the figures above).
  */
-import { HttpServer } from "@effect/platform"
-import { createOpencodeClient } from "@opencode-ai/client"
-import { Effect, Fiber, Layer, Logger, LogLevel, Tracer } from "effect"
+
 import { spawn } from "node:child_process"
 import * as diagnostics from "node:diagnostics_channel"
 import * as fs from "node:fs"
@@ -34,6 +32,9 @@ import type * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import { performance } from "node:perf_hooks"
+import { HttpServer } from "@effect/platform"
+import { createOpencodeClient } from "@opencode-ai/client"
+import { Effect, Fiber, Layer, Logger, LogLevel, Tracer } from "effect"
 import {
   Config,
   Core,

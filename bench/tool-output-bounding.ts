@@ -17,12 +17,13 @@
  * The run checks the preview is within the limit and the file holds every byte, then deletes it.
  * Figures are printed, never asserted (DESIGN §7.10).
  */
-import { Effect, Layer } from "effect"
+
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { performance } from "node:perf_hooks"
+import { Effect, Layer } from "effect"
 import { ManagedOutput, ModelToolOutput } from "../packages/core/src/index.js"
 
 const argument = (name: string, fallback: number) => {

@@ -1,8 +1,8 @@
 export * as SdkContract from "./ir.js"
 
-import { HttpApi, HttpMethod, OpenApi } from "@effect/platform"
 import type { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
-import { Context, JSONSchema, Option, SchemaAST as AST } from "effect"
+import { HttpApi, HttpMethod, OpenApi } from "@effect/platform"
+import { SchemaAST as AST, Context, JSONSchema, Option } from "effect"
 import { EventStream } from "../../packages/protocol/src/event-stream.js"
 import { JsonSchema } from "./json-schema.js"
 

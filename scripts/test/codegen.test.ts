@@ -1,17 +1,17 @@
-import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { Api, EventStream, LocationGroup } from "../../packages/protocol/src/index.js"
+import referenceDocument from "../../packages/protocol/test/fixtures/opencode-v2-openapi.json" with { type: "json" }
+import { EffectEmitter } from "../codegen/effect-emitter.js"
 import { Generate } from "../codegen/generate.js"
 import { SdkContract } from "../codegen/ir.js"
 import { JsonSchema } from "../codegen/json-schema.js"
-import { EffectEmitter } from "../codegen/effect-emitter.js"
 import { PromiseEmitter } from "../codegen/promise-emitter.js"
-import referenceDocument from "../../packages/protocol/test/fixtures/opencode-v2-openapi.json" with { type: "json" }
 
 /** Every operation of the upstream reference contract, as method, path and operationId. */
 const reference = {

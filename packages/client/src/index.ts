@@ -3,7 +3,7 @@
  * this entry imports nothing from `effect`, `@effect/*` or `@opencode-ai/*`.
  */
 export { createOpencodeClient, type OpencodeClient } from "./generated/client.js"
-export { ClientError, isClientError, type ClientErrorReason } from "./generated/client-error.js"
+export { ClientError, type ClientErrorReason, isClientError } from "./generated/client-error.js"
 export * from "./generated/guards.js"
 export type * from "./generated/types.js"
 export type { ClientOptions, RequestOptions } from "./transport.js"

@@ -1,5 +1,5 @@
-import { build, type Metafile } from "esbuild"
 import * as path from "node:path"
+import { build, type Metafile } from "esbuild"
 import { describe, expect, it } from "vitest"
 
 /**

@@ -1,7 +1,7 @@
-import { Effect, type Scope } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { Effect, type Scope } from "effect"
 
 /** A fresh temporary directory, removed when the scope closes (after anything opened later). */
 export const tempDir: Effect.Effect<string, never, Scope.Scope> = Effect.acquireRelease(

@@ -1,7 +1,7 @@
 export * as EventStream from "./event-stream.js"
 
 import { HttpApiSchema } from "@effect/platform"
-import { Context, Option, Schema, SchemaAST as AST } from "effect"
+import { SchemaAST as AST, Context, Option, Schema } from "effect"
 
 /*
  * Server-Sent Event streams in the HttpApi. Effect 3's HttpApi has no streaming success type, so a

@@ -1,5 +1,5 @@
-import { build } from "esbuild"
 import * as path from "node:path"
+import { build } from "esbuild"
 import { describe, expect, it } from "vitest"
 
 /**

@@ -1,6 +1,6 @@
-import { OpenApiDocument } from "@opencode-ai/protocol"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { OpenApiDocument } from "@opencode-ai/protocol"
 import { describe, expect, it } from "vitest"
 
 describe("openapi.json", () => {

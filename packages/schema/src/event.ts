@@ -1,14 +1,14 @@
 export * as Event from "./event.js"
 
 import { Schema } from "effect"
-import { EventID, SessionID, SessionMessageID } from "./identifier.js"
+import { Delivery, Prompt } from "./admitted-prompt.js"
 import { FreeFormObject } from "./free-form.js"
+import { EventID, SessionID, SessionMessageID } from "./identifier.js"
 import { LocationRef } from "./location.js"
 import { ModelRef } from "./model.js"
-import { Delivery, Prompt } from "./admitted-prompt.js"
 import { LLMProviderMetadata } from "./provider-metadata.js"
-import { SessionErrorUnknown, SessionNextRetryError } from "./session-error.js"
 import { RevertState, SessionV2Info, Tokens } from "./session.js"
+import { SessionErrorUnknown, SessionNextRetryError } from "./session-error.js"
 import { LLMToolContent } from "./tool-content.js"
 
 /**

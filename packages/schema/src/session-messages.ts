@@ -1,14 +1,14 @@
 export * as SessionMessages from "./session-messages.js"
 
 import { Schema } from "effect"
-import { Token } from "./cursor.js"
-import { SessionID, SessionMessageID } from "./identifier.js"
-import { FreeFormObject } from "./free-form.js"
-import { ModelRef } from "./model.js"
 import { PromptAgentAttachment, PromptFileAttachment } from "./admitted-prompt.js"
+import { Token } from "./cursor.js"
+import { FreeFormObject } from "./free-form.js"
+import { SessionID, SessionMessageID } from "./identifier.js"
+import { ModelRef } from "./model.js"
 import { LLMProviderMetadata } from "./provider-metadata.js"
-import { SessionErrorUnknown } from "./session-error.js"
 import { Tokens } from "./session.js"
+import { SessionErrorUnknown } from "./session-error.js"
 import { LLMToolContent } from "./tool-content.js"
 
 /*

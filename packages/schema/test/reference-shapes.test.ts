@@ -1,7 +1,7 @@
-import * as Schemas from "@opencode-ai/schema"
-import { JSONSchema, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import * as Schemas from "@opencode-ai/schema"
+import { JSONSchema, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 
 /**

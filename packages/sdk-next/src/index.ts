@@ -1,4 +1,3 @@
-export { OpenCode } from "./opencode.js"
 export {
   Cursor,
   Errors,
@@ -10,3 +9,4 @@ export {
   Session,
   Streaming
 } from "@opencode-ai/client/effect"
+export { OpenCode } from "./opencode.js"

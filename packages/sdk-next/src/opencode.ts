@@ -1,12 +1,12 @@
 export * as OpenCode from "./opencode.js"
 
+import * as os from "node:os"
+import * as path from "node:path"
 import { FetchHttpClient } from "@effect/platform"
 import { OpencodeClient } from "@opencode-ai/client/effect"
 import { type Config, Paths } from "@opencode-ai/core"
 import { type EventStreams, WebHandler } from "@opencode-ai/server"
 import { Effect, ExecutionStrategy, Exit, type Layer, Schema, Scope } from "effect"
-import * as os from "node:os"
-import * as path from "node:path"
 
 export interface EmbeddedOptions {
   /** The SQLite file. Defaults to the XDG data dir's `opencode.db` (or `OPENCODE_DB`). */

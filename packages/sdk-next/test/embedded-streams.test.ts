@@ -1,11 +1,11 @@
-import { createOpencodeClient, isSessionNotFoundError } from "@opencode-ai/client"
-import { Config } from "@opencode-ai/core"
-import { OpenCode } from "@opencode-ai/sdk-next"
-import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Scope, Stream } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { createOpencodeClient, isSessionNotFoundError } from "@opencode-ai/client"
+import { Config } from "@opencode-ai/core"
+import { OpenCode } from "@opencode-ai/sdk-next"
+import { Effect, Exit, Fiber, Scope, Stream } from "effect"
 
 /*
  * The event streams through Embedded OpenCode: the same client, the in-memory router as transport.

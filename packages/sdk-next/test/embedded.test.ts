@@ -1,12 +1,12 @@
-import { createOpencodeClient, isSessionNotFoundError } from "@opencode-ai/client"
-import { Config } from "@opencode-ai/core"
-import { OpenCode } from "@opencode-ai/sdk-next"
-import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Scope } from "effect"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { createOpencodeClient, isSessionNotFoundError } from "@opencode-ai/client"
+import { Config } from "@opencode-ai/core"
+import { OpenCode } from "@opencode-ai/sdk-next"
+import { Effect, Exit, Scope } from "effect"
 
 const temp = (prefix: string) => fs.mkdtempSync(path.join(os.tmpdir(), `opencode-${prefix}-`))
 const options = () => ({ databaseFile: path.join(temp("embedded"), "opencode.db"), directory: temp("instance") })

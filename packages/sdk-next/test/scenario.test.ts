@@ -1,13 +1,13 @@
-import { FetchHttpClient } from "@effect/platform"
-import { createOpencodeClient } from "@opencode-ai/client"
-import { OpencodeClient } from "@opencode-ai/client/effect"
-import { Serve } from "@opencode-ai/server"
-import { OpenCode } from "@opencode-ai/sdk-next"
-import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, LogLevel, type Scope } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { FetchHttpClient } from "@effect/platform"
+import { describe, expect, it } from "@effect/vitest"
+import { createOpencodeClient } from "@opencode-ai/client"
+import { OpencodeClient } from "@opencode-ai/client/effect"
+import { OpenCode } from "@opencode-ai/sdk-next"
+import { Serve } from "@opencode-ai/server"
+import { Effect, Layer, LogLevel, type Scope } from "effect"
 
 const temp = (prefix: string) => fs.mkdtempSync(path.join(os.tmpdir(), `opencode-${prefix}-`))
 

@@ -1,5 +1,5 @@
 export { BasicAuth } from "./middleware/basic-auth.js"
 export { Router } from "./router.js"
 export { Serve } from "./serve.js"
-export { WebHandler } from "./web-handler.js"
 export { EventStreams } from "./sse/event-streams.js"
+export { WebHandler } from "./web-handler.js"

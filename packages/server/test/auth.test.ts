@@ -1,5 +1,5 @@
-import { OpenApiDocument } from "@opencode-ai/protocol"
 import { describe, expect, it } from "@effect/vitest"
+import { OpenApiDocument } from "@opencode-ai/protocol"
 import { Effect } from "effect"
 import { startServer } from "./harness.js"
 

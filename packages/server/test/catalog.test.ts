@@ -1,7 +1,7 @@
-import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, LogLevel } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, LogLevel } from "effect"
 import { Serve } from "../src/serve.js"
 import { configHome, startServer, tempDir } from "./harness.js"
 

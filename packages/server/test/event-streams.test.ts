@@ -1,10 +1,11 @@
-import { describe, expect, it } from "@effect/vitest"
 import { FetchHttpClient } from "@effect/platform"
+import { describe, expect, it } from "@effect/vitest"
 import { ClientError, createOpencodeClient, isClientError, isSessionNotFoundError } from "@opencode-ai/client"
 import { OpencodeClient } from "@opencode-ai/client/effect"
 import { LiveBus } from "@opencode-ai/core"
 import { EventStream } from "@opencode-ai/protocol"
 import { Chunk, Effect, Exit, Fiber, Scope, Stream } from "effect"
+import { startServer } from "./harness.js"
 import {
   appendSynthetic,
   bus,
@@ -18,7 +19,6 @@ import {
   start,
   withCore
 } from "./stream-harness.js"
-import { startServer } from "./harness.js"
 
 /*
  * The two SSE streams (`GET /api/session/{id}/event`, `GET /api/event`) end to end, against the real

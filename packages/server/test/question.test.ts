@@ -1,6 +1,6 @@
+import { describe, expect, it } from "@effect/vitest"
 import { createOpencodeClient } from "@opencode-ai/client"
 import { LLMScript } from "@opencode-ai/core/testing"
-import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { scriptedHost } from "./scripted-host.js"
 import { SseReader } from "./stream-harness.js"

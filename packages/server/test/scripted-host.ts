@@ -1,9 +1,9 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { HttpApiBuilder, HttpServer } from "@effect/platform"
 import { Config, type ConfigInfo, Core, EventLog } from "@opencode-ai/core"
 import { ScriptedLLMServer } from "@opencode-ai/core/testing"
 import { Context, Effect, Layer, Option } from "effect"
-import * as fs from "node:fs"
-import * as path from "node:path"
 import { Router } from "../src/router.js"
 import { listener, tempDir } from "./harness.js"
 

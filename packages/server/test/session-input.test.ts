@@ -1,8 +1,8 @@
-import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
 import { configHome, startServer } from "./harness.js"
 
 const call = (url: string, method: string, body?: unknown) =>

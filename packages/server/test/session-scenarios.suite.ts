@@ -5,10 +5,11 @@
  * `ScriptedLLMServer` on 127.0.0.1. `session-scenarios.test.ts` here and in `sdk-next` supply the
  * hosts and clients.
  */
+
+import { describe, expect, it } from "@effect/vitest"
 import { createOpencodeClient } from "@opencode-ai/client"
 import type { OpencodeClient } from "@opencode-ai/client/effect"
 import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
-import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Fiber, type Scope, Stream } from "effect"
 
 const { reply, text, finish, hold, gate, usage } = LLMScript

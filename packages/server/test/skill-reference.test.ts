@@ -1,8 +1,8 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { ReferenceGroup, SkillGroup } from "@opencode-ai/protocol"
 import { Effect, Schema } from "effect"
-import * as fs from "node:fs"
-import * as path from "node:path"
 import { configHome, startServer, tempDir } from "./harness.js"
 
 const get = (url: string) =>

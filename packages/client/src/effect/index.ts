@@ -4,6 +4,7 @@
  * package. Imports only `effect`, `@effect/platform`, `@effect/experimental` (its `Sse` parser),
  * `@opencode-ai/protocol` and `@opencode-ai/schema`.
  */
+
+export { Cursor, Errors, Event, Identifier, InstanceEvent, Location, Model, Session } from "@opencode-ai/schema"
 export * as OpencodeClient from "./generated/opencode-client.js"
 export * as Streaming from "./streaming.js"
-export { Cursor, Errors, Event, Identifier, InstanceEvent, Location, Model, Session } from "@opencode-ai/schema"

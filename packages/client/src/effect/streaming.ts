@@ -12,7 +12,7 @@ import {
   type HttpClientResponse
 } from "@effect/platform"
 import { EventStream } from "@opencode-ai/protocol"
-import { Data, Effect, Option, Schema, Stream, type SchemaAST as AST } from "effect"
+import { type SchemaAST as AST, Data, Effect, Option, Schema, Stream } from "effect"
 
 /**
  * The server ended a stream with its failure frame (`effect/httpapi/stream/failure`), e.g. because

@@ -7,7 +7,7 @@ export * as WallClock from "./wall-clock.js"
  * neither replay every period in between nor wait for ever.
  */
 
-import { Clock, Duration, Effect, Schedule } from "effect"
+import { Clock, type Duration, Effect, Schedule } from "effect"
 
 /** The live clock. */
 export const clock: Clock.Clock = Clock.make()

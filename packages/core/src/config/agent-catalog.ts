@@ -16,9 +16,9 @@ export * as AgentCatalog from "./agent-catalog.js"
  * top-level `tools` and `permission`, then the agent's `tools` and `permission`.
  */
 
+import * as nodePath from "node:path"
 import type { Model as ModelSchema } from "@opencode-ai/schema"
 import { Effect, Either } from "effect"
-import * as nodePath from "node:path"
 import * as Catalog from "./catalog.js"
 import * as ConfigErrors from "./config-error.js"
 import type * as ConfigInfo from "./config-info.js"

@@ -18,10 +18,10 @@ export * as ConfigSource from "./config-source.js"
  *    the line of the value.
  */
 
+import * as nodePath from "node:path"
 import { FileSystem } from "@effect/platform"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import * as Jsonc from "jsonc-parser"
-import * as nodePath from "node:path"
 import * as ConfigErrors from "./config-error.js"
 import * as ConfigInfo from "./config-info.js"
 

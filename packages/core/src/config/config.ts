@@ -23,17 +23,17 @@ export * as Config from "./config.js"
  * replaces whole (a reference is local or git by its keys).
  */
 
+import * as nodePath from "node:path"
 import { FileSystem } from "@effect/platform"
 import type { Model as ModelSchema } from "@opencode-ai/schema"
 import { Context, Effect, Layer, Option } from "effect"
-import * as nodePath from "node:path"
+import { Upward } from "../location/upward.js"
 import * as AgentCatalog from "./agent-catalog.js"
 import * as Catalog from "./catalog.js"
 import * as ConfigErrors from "./config-error.js"
 import type * as ConfigInfo from "./config-info.js"
 import * as ConfigSource from "./config-source.js"
 import { EnvFlag } from "./env-flag.js"
-import { Upward } from "../location/upward.js"
 
 export { ConfigError } from "./config-error.js"
 

@@ -1,8 +1,8 @@
 export * as EventLog from "./event-log.js"
 
 import { SqlClient, SqlError } from "@effect/sql"
-import { Event, Identifier } from "@opencode-ai/schema"
-import { Chunk, Clock, Context, Effect, Layer, PubSub, Schema, Stream, type Queue, type Scope } from "effect"
+import { type Event, Identifier } from "@opencode-ai/schema"
+import { Chunk, Clock, Context, Effect, Layer, PubSub, type Queue, Schema, type Scope, Stream } from "effect"
 import { WallClock } from "../clock/wall-clock.js"
 import * as LiveBus from "./live-bus.js"
 

@@ -1,7 +1,7 @@
 export * as LiveBus from "./live-bus.js"
 
 import { Event, Identifier } from "@opencode-ai/schema"
-import { Clock, Context, Effect, Layer, Queue, Schema, Stream, type Scope } from "effect"
+import { Clock, Context, Effect, Layer, Queue, Schema, type Scope, Stream } from "effect"
 
 /*
  * The LiveBus: the in-process, instance-wide live event bus behind `GET /api/event`.

@@ -19,14 +19,14 @@ export * as PromptResolution from "./prompt-resolution.js"
  * Names, descriptions, sources and agent attachments are carried through unchanged.
  */
 
+import * as path from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
 import { FileSystem } from "@effect/platform"
 import { type AdmittedPrompt, Errors } from "@opencode-ai/schema"
 import { Effect } from "effect"
 import { Mime } from "mime"
 import otherTypes from "mime/types/other.js"
 import standardTypes from "mime/types/standard.js"
-import * as path from "node:path"
-import { fileURLToPath, pathToFileURL } from "node:url"
 
 /**
  * The media types by extension: the `mime` database, except where it names a non-text type for a

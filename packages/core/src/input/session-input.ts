@@ -23,10 +23,10 @@ import { SqlClient } from "@effect/sql"
 import { AdmittedPrompt, Errors, Identifier } from "@opencode-ai/schema"
 import { Clock, Context, Data, Effect, Layer, Schema } from "effect"
 import type * as EventLog from "../event/event-log.js"
+import { KnownSessions } from "../session/known-sessions.js"
 import * as SessionEvents from "../session/session-events.js"
 import * as Sessions from "../session/sessions.js"
 import * as PromptResolution from "./prompt-resolution.js"
-import { KnownSessions } from "../session/known-sessions.js"
 
 export interface AdmitInput {
   /** The user message the prompt becomes; makes admission idempotent. Default: a fresh message ID. */

@@ -25,12 +25,12 @@ export * as InstructionCheckpoint from "./instruction-checkpoint.js"
  */
 
 import { SqlClient } from "@effect/sql"
-import { Errors, Identifier } from "@opencode-ai/schema"
+import { type Errors, Identifier } from "@opencode-ai/schema"
 import { Clock, Context, Data, Effect, Layer, Option, Schema } from "effect"
+import { KnownSessions } from "../session/known-sessions.js"
 import * as SessionEvents from "../session/session-events.js"
 import { ContextUpdated } from "./context-updated.js"
 import { Instructions } from "./instructions.js"
-import { KnownSessions } from "../session/known-sessions.js"
 
 /** What a session's checkpoint holds. */
 export interface Checkpoint {

@@ -10,13 +10,13 @@ export * as InstructionDiscovery from "./instruction-discovery.js"
  * supersedes the earlier one; an empty set says the earlier files no longer apply.
  */
 
-import type { Location } from "@opencode-ai/schema"
-import { Context, Effect, Layer, Schema } from "effect"
 import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
-import { Instructions } from "./instructions.js"
+import type { Location } from "@opencode-ai/schema"
+import { Context, Effect, Layer, Schema } from "effect"
 import { EnvFlag } from "../config/env-flag.js"
 import { Upward } from "../location/upward.js"
+import { Instructions } from "./instructions.js"
 
 export const key: Instructions.Key = Instructions.key("core/instruction-discovery")
 

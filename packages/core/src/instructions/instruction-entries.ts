@@ -10,9 +10,9 @@ export * as InstructionEntries from "./instruction-entries.js"
 import { SqlClient } from "@effect/sql"
 import { Errors } from "@opencode-ai/schema"
 import { Clock, Context, Effect, Either, Layer, Schema } from "effect"
+import { KnownSessions } from "../session/known-sessions.js"
 import { InstructionEntry } from "./instruction-entry.js"
 import { Instructions } from "./instructions.js"
-import { KnownSessions } from "../session/known-sessions.js"
 
 export interface Interface {
   /** The session's entries in key order (the order their sources are declared in). */

@@ -27,11 +27,11 @@ export * as NestedInstructions from "./nested-instructions.js"
  * restart, and folds into every later baseline while the session stays in that Location.
  */
 
+import * as nodeFs from "node:fs"
+import * as nodePath from "node:path"
 import { SqlClient } from "@effect/sql"
 import type { Location } from "@opencode-ai/schema"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
-import * as nodeFs from "node:fs"
-import * as nodePath from "node:path"
 import { EnvFlag } from "../config/env-flag.js"
 import { Instructions } from "./instructions.js"
 

@@ -13,10 +13,10 @@ export * as SessionInstructions from "./session-instructions.js"
  * keys); everything else is a loader that the prepare observes, all sources concurrently.
  */
 
-import type { Errors, Location } from "@opencode-ai/schema"
-import { Context, Effect, Layer } from "effect"
 import * as nodeFs from "node:fs"
 import * as path from "node:path"
+import type { Errors, Location } from "@opencode-ai/schema"
+import { Context, Effect, Layer } from "effect"
 import { DateSource } from "./date-source.js"
 import { EnvironmentSource } from "./environment-source.js"
 import { InstructionDiscovery } from "./instruction-discovery.js"

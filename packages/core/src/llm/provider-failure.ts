@@ -14,7 +14,7 @@ export * as ProviderFailure from "./provider-failure.js"
  * 4. anything else → a non-retryable {@link ProviderError}.
  */
 
-import { type Any as LLMError, ContextOverflowError, ProviderAuthError, ProviderError } from "./llm-error.js"
+import { ContextOverflowError, type Any as LLMError, ProviderAuthError, ProviderError } from "./llm-error.js"
 
 /** Response bodies kept on errors are cut to this many characters. */
 export const maxBodyLength = 16_384

@@ -13,9 +13,9 @@ export * as ProviderHttp from "./provider-http.js"
 import * as Sse from "@effect/experimental/Sse"
 import { HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
 import { Clock, Duration, Effect, Exit, Fiber, Runtime, Scope, Stream } from "effect"
+import { WallClock } from "../clock/wall-clock.js"
 import { type Any as LLMError, ProviderError, TransportError } from "./llm-error.js"
 import type * as LLMEvent from "./llm-event.js"
-import { WallClock } from "../clock/wall-clock.js"
 import * as ProviderFailure from "./provider-failure.js"
 
 export interface Exchange {

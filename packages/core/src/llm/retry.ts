@@ -49,7 +49,7 @@ export const isRetryable = (error: LLMError): boolean =>
 
 /** The backoff delay before retry `retry` (1-based) for a uniform `random` in [0, 1). */
 export const backoff = (retry: number, random: number, policy: Policy = defaultPolicy): number => {
-  const base = Math.min(policy.maxDelayMs, policy.initialDelayMs * Math.pow(policy.factor, Math.max(0, retry - 1)))
+  const base = Math.min(policy.maxDelayMs, policy.initialDelayMs * policy.factor ** Math.max(0, retry - 1))
   const jitter = Math.min(1, Math.max(0, policy.jitter)) * Math.min(1, Math.max(0, random))
   return Math.round(base * (1 - jitter))
 }

@@ -1,11 +1,11 @@
 export * as Locations from "./locations.js"
 
-import { Command, Path } from "@effect/platform"
-import type { CommandExecutor } from "@effect/platform/CommandExecutor"
-import { Errors, Identifier, Location } from "@opencode-ai/schema"
-import { Cache, Context, Duration, Effect, Either, Layer, Option, Schema, Stream } from "effect"
 import { createHash } from "node:crypto"
 import * as nodeFs from "node:fs"
+import { Command, Path } from "@effect/platform"
+import type { CommandExecutor } from "@effect/platform/CommandExecutor"
+import { Errors, Identifier, type Location } from "@opencode-ai/schema"
+import { Cache, Context, Duration, Effect, Either, Layer, Option, Schema, Stream } from "effect"
 
 /** What a request names: a directory (absolute, or relative to the instance directory) and a workspace. */
 export interface Ref {

@@ -13,10 +13,10 @@ export * as References from "./references.js"
  * The config is read once at startup, so the list only changes with the Location.
  */
 
+import * as nodePath from "node:path"
 import { FileSystem } from "@effect/platform"
 import type { Location, Reference } from "@opencode-ai/schema"
 import { Context, Effect, Layer } from "effect"
-import * as nodePath from "node:path"
 import { Config } from "../config/config.js"
 import type { ConfigInfo } from "../config/config-info.js"
 import { Instructions } from "../instructions/instructions.js"

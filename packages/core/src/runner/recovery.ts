@@ -1,11 +1,11 @@
 export * as Recovery from "./recovery.js"
 
 import { SqlClient } from "@effect/sql"
-import { Identifier } from "@opencode-ai/schema"
+import type { Identifier } from "@opencode-ai/schema"
 import { Clock, Effect } from "effect"
-import { MessageProjection } from "../session/message-projection.js"
 import { PermissionRequests } from "../permission/permission-requests.js"
 import { QuestionRequests } from "../question/question-requests.js"
+import { MessageProjection } from "../session/message-projection.js"
 import { SessionEvents } from "../session/session-events.js"
 import { SessionLeases } from "./session-leases.js"
 

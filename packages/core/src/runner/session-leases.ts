@@ -18,11 +18,11 @@ export * as SessionLeases from "./session-leases.js"
  * Effect Clock: they are compared across processes.
  */
 
-import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer } from "effect"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
+import { SqlClient } from "@effect/sql"
+import { Context, Effect, Layer } from "effect"
 import { WallClock } from "../clock/wall-clock.js"
 
 export interface Options {

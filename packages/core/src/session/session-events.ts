@@ -9,8 +9,8 @@ export * as SessionEvents from "./session-events.js"
  * or the other way round.
  */
 
-import { SqlClient } from "@effect/sql"
-import { Errors, Event } from "@opencode-ai/schema"
+import type { SqlClient } from "@effect/sql"
+import { type Errors, Event } from "@opencode-ai/schema"
 import { Context, Effect, Layer, Schema } from "effect"
 import * as EventLog from "../event/event-log.js"
 import * as KnownSessions from "./known-sessions.js"

@@ -15,9 +15,9 @@ import { SqlClient } from "@effect/sql"
 import { type Cursor, Errors, type Event, type SessionMessages } from "@opencode-ai/schema"
 import { Context, Effect, Layer, Option } from "effect"
 import * as InstructionCheckpoint from "../instructions/instruction-checkpoint.js"
+import { KnownSessions } from "./known-sessions.js"
 import * as MessageCursor from "./message-cursor.js"
 import * as MessageProjection from "./message-projection.js"
-import { KnownSessions } from "./known-sessions.js"
 
 /** A first page (query fields, all optional) or a continuation (`cursor` alone). */
 export interface MessagesInput {

@@ -1,9 +1,9 @@
 export * as Sessions from "./sessions.js"
 
-import { SqlClient } from "@effect/sql"
-import { Errors, Identifier, Session, type Cursor, type Location, type Model } from "@opencode-ai/schema"
-import { Clock, Context, Data, Effect, Layer, Schema } from "effect"
 import * as path from "node:path"
+import { SqlClient } from "@effect/sql"
+import { type Cursor, Errors, Identifier, type Location, type Model, Session } from "@opencode-ai/schema"
+import { Clock, Context, Data, Effect, Layer, Schema } from "effect"
 import * as EventLog from "../event/event-log.js"
 import * as SessionCursor from "./session-cursor.js"
 

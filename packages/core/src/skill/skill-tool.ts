@@ -8,9 +8,9 @@ export * as SkillTool from "./skill-tool.js"
  * permission, or a skill folder that cannot be searched is a ToolFailure the model can read.
  */
 
+import * as nodePath from "node:path"
 import type { Location } from "@opencode-ai/schema"
 import { Effect, Layer, Option } from "effect"
-import * as nodePath from "node:path"
 import { Locations } from "../location/locations.js"
 import { ToolRegistry } from "../tool/tool-registry.js"
 import { Skills } from "./skills.js"

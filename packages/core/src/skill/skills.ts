@@ -19,11 +19,11 @@ export * as Skills from "./skills.js"
  * skill's name, is ({@link Interface.guidance}, and the skill tool's `ask`).
  */
 
+import * as nodeFs from "node:fs"
+import * as nodePath from "node:path"
 import { FileSystem } from "@effect/platform"
 import type { Location } from "@opencode-ai/schema"
 import { Context, Effect, Either, Layer, Option, Schema } from "effect"
-import * as nodeFs from "node:fs"
-import * as nodePath from "node:path"
 import type { AgentCatalog } from "../config/agent-catalog.js"
 import { EnvFlag } from "../config/env-flag.js"
 import { Instructions } from "../instructions/instructions.js"

@@ -1,11 +1,11 @@
 export * as Database from "./database.js"
 
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { NodeContext } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { SqliteClient, SqliteMigrator } from "@effect/sql-sqlite-node"
 import { Effect, Layer } from "effect"
-import * as fs from "node:fs"
-import * as path from "node:path"
 import { Migrations } from "./migrations.js"
 
 export interface Options {

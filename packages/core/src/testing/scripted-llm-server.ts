@@ -17,10 +17,10 @@ export * as ScriptedLLMServer from "./scripted-llm-server.js"
  * replies included) and stops listening.
  */
 
-import * as Sse from "@effect/experimental/Sse"
-import { Effect, type Scope } from "effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
+import * as Sse from "@effect/experimental/Sse"
+import { Effect, type Scope } from "effect"
 import type { ConfigInfo } from "../config/config-info.js"
 import type * as Provider from "../llm/provider.js"
 import * as LLMScript from "./llm-script.js"

@@ -1,10 +1,10 @@
 export * as ManagedOutput from "./managed-output.js"
 
+import * as nodePath from "node:path"
 import { FileSystem } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
 import { Cause, Clock, Context, Duration, Effect, ExecutionStrategy, Exit, Layer, Schema, Scope } from "effect"
 import { WallClock } from "../clock/wall-clock.js"
-import * as nodePath from "node:path"
 
 /**
  * The Managed Tool Output store: complete tool output too large for Session history, kept as plain

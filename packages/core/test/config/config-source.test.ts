@@ -1,7 +1,7 @@
+import * as path from "node:path"
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
-import * as path from "node:path"
 import { ConfigSource } from "../../src/config/config-source.js"
 import { captureLogs, world } from "./world.js"
 

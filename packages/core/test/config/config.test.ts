@@ -1,9 +1,9 @@
+import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, Option } from "effect"
-import * as path from "node:path"
 import { Config } from "../../src/config/config.js"
 import { ConfigSource } from "../../src/config/config-source.js"
-import { captureLogs, layer, load, world, type World } from "./world.js"
+import { captureLogs, layer, load, type World, world } from "./world.js"
 
 const failure = <A, E>(result: Either.Either<A, E>): E => {
   if (Either.isRight(result)) throw new Error("expected a failure")

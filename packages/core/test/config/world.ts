@@ -1,7 +1,7 @@
-import { NodeContext } from "@effect/platform-node"
-import { Effect, Layer, Logger, LogLevel, type Scope } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { NodeContext } from "@effect/platform-node"
+import { Effect, Layer, Logger, LogLevel, type Scope } from "effect"
 import { Config } from "../../src/config/config.js"
 import { tempDir } from "../fixture.js"
 

@@ -1,6 +1,6 @@
+import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Context, Effect, Exit, Fiber, Layer, Scope, Stream } from "effect"
-import * as path from "node:path"
 import { Config } from "../../src/config/config.js"
 import { Core } from "../../src/core.js"
 import { EventLog } from "../../src/event/event-log.js"

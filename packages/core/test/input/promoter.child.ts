@@ -5,9 +5,10 @@
  *
  *   node --import tsx test/input/promoter.child.ts <databaseFile> <directory> <sessionID>
  */
-import { Effect } from "effect"
+
 import * as path from "node:path"
 import * as readline from "node:readline"
+import { Effect } from "effect"
 import { Config } from "../../src/config/config.js"
 import { Core } from "../../src/core.js"
 import { SessionInput } from "../../src/input/session-input.js"

@@ -1,8 +1,8 @@
-import { it } from "@effect/vitest"
+import * as path from "node:path"
 import { SqlClient } from "@effect/sql"
+import { it } from "@effect/vitest"
 import { Errors } from "@opencode-ai/schema"
 import { Cause, Context, Deferred, Effect, Exit, Fiber, Layer, Option, Queue, Schema } from "effect"
-import * as path from "node:path"
 import { describe, expect } from "vitest"
 import { EventLog } from "../../src/event/event-log.js"
 import { ContextUpdated } from "../../src/instructions/context-updated.js"
@@ -13,7 +13,7 @@ import { Instructions } from "../../src/instructions/instructions.js"
 import { McpGuidance } from "../../src/instructions/mcp-guidance.js"
 import { SessionInstructions } from "../../src/instructions/session-instructions.js"
 import { Sessions } from "../../src/session/sessions.js"
-import { contextUpdates, eventTypes, unreadable, world, write, type World } from "./world.js"
+import { contextUpdates, eventTypes, unreadable, type World, world, write } from "./world.js"
 
 // Every test drives `prepare` directly at simulated Safe Step Boundaries over a real SQLite session;
 // the runner that calls it at real boundaries comes with the execution issue.

@@ -1,13 +1,13 @@
-import { it } from "@effect/vitest"
-import { NodeContext } from "@effect/platform-node"
-import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { NodeContext } from "@effect/platform-node"
+import { it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
 import { describe, expect } from "vitest"
 import { Core } from "../../src/core.js"
 import { InstructionDiscovery } from "../../src/instructions/instruction-discovery.js"
 import { Instructions } from "../../src/instructions/instructions.js"
-import { unreadable, world, write, type World } from "./world.js"
+import { unreadable, type World, world, write } from "./world.js"
 
 // The Location-scoped service over real files. The pure value and renderers are covered in
 // instruction-discovery.test.ts.

@@ -1,5 +1,5 @@
-import { NodeHttpClient } from "@effect/platform-node"
 import type { HttpClient } from "@effect/platform"
+import { NodeHttpClient } from "@effect/platform-node"
 import { Chunk, Effect, Either, Layer, type Scope, Stream } from "effect"
 import type { LLMClient } from "../../src/llm/llm-client.js"
 import type { LLMError } from "../../src/llm/llm-error.js"

@@ -1,9 +1,9 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Config } from "@opencode-ai/core"
 import { Effect, Either } from "effect"
-import * as fs from "node:fs"
-import * as path from "node:path"
 import { ConfigSource } from "../../src/config/config-source.js"
 import { tempDir } from "./world.js"
 

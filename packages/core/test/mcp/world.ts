@@ -1,10 +1,10 @@
-import { Config, type ConfigInfo, Core, Locations, SessionInput, SessionRunner, Sessions } from "@opencode-ai/core"
-import { ScriptedLLMServer } from "@opencode-ai/core/testing"
-import { Effect, Layer, Logger } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { Config, type ConfigInfo, Core, Locations, SessionInput, SessionRunner, Sessions } from "@opencode-ai/core"
+import { ScriptedLLMServer } from "@opencode-ai/core/testing"
+import { Effect, Layer, Logger } from "effect"
 
 /** The stdio MCP server of these tests (see fixture-server.mjs for its environment variables). */
 export const fixture = fileURLToPath(new URL("./fixture-server.mjs", import.meta.url))

@@ -1,3 +1,4 @@
+import { describe, expect, it } from "@effect/vitest"
 import {
   type Core,
   EventLog,
@@ -7,7 +8,6 @@ import {
   type ToolRegistry
 } from "@opencode-ai/core"
 import { LLMScript } from "@opencode-ai/core/testing"
-import { describe, expect, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Layer } from "effect"
 import { world } from "../runner/world.js"
 

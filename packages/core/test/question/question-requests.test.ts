@@ -1,6 +1,6 @@
+import { describe, expect, it } from "@effect/vitest"
 import { type Core, EventLog, QuestionRequests, QuestionTool, type ToolRegistry } from "@opencode-ai/core"
 import { LLMScript } from "@opencode-ai/core/testing"
-import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import { world } from "../runner/world.js"
 

@@ -1,6 +1,6 @@
+import { describe, expect, it } from "@effect/vitest"
 import { EventLog, Locations, SessionInput, SessionRunner, Sessions } from "@opencode-ai/core"
 import { LLMScript } from "@opencode-ai/core/testing"
-import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { world } from "./world.js"
 

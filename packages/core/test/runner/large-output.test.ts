@@ -1,7 +1,7 @@
-import { LLMScript } from "@opencode-ai/core/testing"
-import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
 import * as fs from "node:fs"
+import { describe, expect, it } from "@effect/vitest"
+import { LLMScript } from "@opencode-ai/core/testing"
+import { Effect } from "effect"
 import { world } from "./world.js"
 
 const { reply, text, toolCall, finish } = LLMScript

@@ -1,9 +1,9 @@
-import { InstructionCheckpoint, NestedInstructions } from "@opencode-ai/core"
-import { LLMScript } from "@opencode-ai/core/testing"
-import { describe, expect, it } from "@effect/vitest"
-import { Effect, Option } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { InstructionCheckpoint, NestedInstructions } from "@opencode-ai/core"
+import { LLMScript } from "@opencode-ai/core/testing"
+import { Effect, Option } from "effect"
 import { world } from "./world.js"
 
 const { reply, text, toolCall, finish } = LLMScript

@@ -10,8 +10,9 @@
  *   prompt as `queue`, which stays pending behind the running Step;
  * - `text`: waits for `text.started` (the parent's scripted reply holds the text open with a gate).
  */
-import { Effect, Logger, LogLevel } from "effect"
+
 import * as path from "node:path"
+import { Effect, Logger, LogLevel } from "effect"
 import { Config } from "../../src/config/config.js"
 import { Core } from "../../src/core.js"
 import { EventLog } from "../../src/event/event-log.js"
@@ -19,8 +20,8 @@ import { SessionInput } from "../../src/input/session-input.js"
 import { Locations } from "../../src/location/locations.js"
 import { SessionRunner } from "../../src/runner/session-runner.js"
 import { Sessions } from "../../src/session/sessions.js"
-import { ToolRegistry } from "../../src/tool/tool-registry.js"
 import { ScriptedLLMServer } from "../../src/testing/scripted-llm-server.js"
+import { ToolRegistry } from "../../src/tool/tool-registry.js"
 
 const [databaseFile = "", directory = "", llmURL = "", mode = "tool"] = process.argv.slice(2)
 

@@ -1,5 +1,11 @@
+import * as childProcess from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 import { NodeContext } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
+import { describe, expect, it } from "@effect/vitest"
 import {
   Config,
   Core,
@@ -7,23 +13,17 @@ import {
   EventLog,
   KnownSessions,
   LiveBus,
+  Locations,
   Recovery,
   SessionEvents,
   SessionInput,
+  type SessionLeases,
   SessionRunner,
-  SessionLeases,
-  Sessions,
-  Locations
+  Sessions
 } from "@opencode-ai/core"
 import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
 import { Identifier } from "@opencode-ai/schema"
-import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel, type Scope } from "effect"
-import * as childProcess from "node:child_process"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 
 /**
  * A restart in the middle of a Step: a host in a child process (`restart.child.ts`) is killed with

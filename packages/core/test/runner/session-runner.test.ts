@@ -1,9 +1,9 @@
-import { Sessions } from "@opencode-ai/core"
-import { LLMScript } from "@opencode-ai/core/testing"
-import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { Sessions } from "@opencode-ai/core"
+import { LLMScript } from "@opencode-ai/core/testing"
+import { Deferred, Effect, Fiber } from "effect"
 import { world } from "./world.js"
 
 const { reply, text, toolCall, usage, finish, hold, gate, httpError } = LLMScript

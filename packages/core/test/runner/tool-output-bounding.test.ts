@@ -1,3 +1,7 @@
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { afterAll, describe, expect, it } from "@effect/vitest"
 import {
   Config,
   Core,
@@ -9,11 +13,7 @@ import {
   ToolRegistry
 } from "@opencode-ai/core"
 import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
-import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
 import { fastRetry } from "./world.js"
 
 const { reply, text, toolCall, finish } = LLMScript

@@ -1,6 +1,9 @@
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import {
   Config,
-  ConfigInfo,
+  type ConfigInfo,
   Core,
   EventLog,
   Locations,
@@ -11,9 +14,6 @@ import {
 } from "@opencode-ai/core"
 import { ScriptedLLMServer } from "@opencode-ai/core/testing"
 import { Effect, Layer } from "effect"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
 
 /** Retries without waiting, so a retry test needs no clock. */
 export const fastRetry = {

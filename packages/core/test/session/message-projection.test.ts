@@ -1,7 +1,7 @@
-import { it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Errors, type Event, Identifier, Session, type SessionMessages } from "@opencode-ai/schema"
-import { Cause, Effect, Exit, Option } from "effect"
+import { it } from "@effect/vitest"
+import { Errors, type Event, Identifier, type Session, type SessionMessages } from "@opencode-ai/schema"
+import { Cause, Effect, Exit, Option, Schema } from "effect"
 import { describe, expect } from "vitest"
 import { EventLog } from "../../src/event/event-log.js"
 import { InstructionCheckpoint } from "../../src/instructions/instruction-checkpoint.js"
@@ -10,7 +10,6 @@ import { MessageProjection } from "../../src/session/message-projection.js"
 import { SessionEvents } from "../../src/session/session-events.js"
 import { SessionHistory } from "../../src/session/session-history.js"
 import { Sessions } from "../../src/session/sessions.js"
-import { Schema } from "effect"
 import { createSession, withCore } from "./world.js"
 
 type Message = SessionMessages.SessionMessage

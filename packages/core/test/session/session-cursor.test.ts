@@ -1,7 +1,7 @@
+import * as path from "node:path"
 import { it } from "@effect/vitest"
 import type { Identifier, Location } from "@opencode-ai/schema"
 import { Clock, Effect } from "effect"
-import * as path from "node:path"
 import { expect } from "vitest"
 import { Core } from "../../src/core.js"
 import { SessionCursor } from "../../src/session/session-cursor.js"

@@ -6,9 +6,9 @@ import { SessionInput } from "../../src/input/session-input.js"
 import { InstructionCheckpoint } from "../../src/instructions/instruction-checkpoint.js"
 import { Instructions } from "../../src/instructions/instructions.js"
 import { MessageCursor } from "../../src/session/message-cursor.js"
+import { SessionCursor } from "../../src/session/session-cursor.js"
 import { SessionEvents } from "../../src/session/session-events.js"
 import { SessionHistory } from "../../src/session/session-history.js"
-import { SessionCursor } from "../../src/session/session-cursor.js"
 import { createSession, withCore } from "./world.js"
 
 const model = { id: "qwen", providerID: "local" }

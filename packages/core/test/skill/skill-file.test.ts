@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest"
 import { Either } from "effect"
+import { describe, expect, it } from "vitest"
 import { SkillFile } from "../../src/skill/skill-file.js"
 
 const invalid = (text: string) => {

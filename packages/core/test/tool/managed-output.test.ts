@@ -1,10 +1,10 @@
-import { NodeContext } from "@effect/platform-node"
-import { ManagedOutput } from "@opencode-ai/core"
-import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Layer, TestClock } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { NodeContext } from "@effect/platform-node"
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { ManagedOutput } from "@opencode-ai/core"
+import { Duration, Effect, Layer, TestClock } from "effect"
 
 const temps: Array<string> = []
 const tempDir = () => {

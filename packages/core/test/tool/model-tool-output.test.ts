@@ -1,11 +1,11 @@
-import { NodeContext } from "@effect/platform-node"
-import { Config, type ConfigInfo, ManagedOutput, ModelToolOutput, type ToolRegistry } from "@opencode-ai/core"
-import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, Layer, Logger, LogLevel } from "effect"
-import fc from "fast-check"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { NodeContext } from "@effect/platform-node"
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { Config, type ConfigInfo, ManagedOutput, ModelToolOutput, type ToolRegistry } from "@opencode-ai/core"
+import { Cause, Effect, Layer, Logger, LogLevel } from "effect"
+import fc from "fast-check"
 
 const temps: Array<string> = []
 const tempDir = () => {

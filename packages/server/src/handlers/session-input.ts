@@ -1,8 +1,8 @@
 export * as SessionInputHandlers from "./session-input.js"
 
 import { SessionInput, SessionRunner } from "@opencode-ai/core"
-import type { Identifier } from "@opencode-ai/schema"
 import type { SessionInputApi } from "@opencode-ai/protocol"
+import type { Identifier } from "@opencode-ai/schema"
 import { Effect } from "effect"
 
 /**

@@ -1,8 +1,8 @@
 export * as ApplyPatchTool from "./apply-patch-tool.js"
 
+import * as path from "node:path"
 import { FileSystem } from "@effect/platform"
 import { Effect, Either, Option, Schema } from "effect"
-import * as path from "node:path"
 import type { ToolRegistry } from "../tool-registry.js"
 import { BuiltinTool } from "./builtin-tool.js"
 import { PatchText } from "./patch-text.js"

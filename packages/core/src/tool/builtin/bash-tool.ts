@@ -1,9 +1,9 @@
 export * as BashTool from "./bash-tool.js"
 
-import { FileSystem } from "@effect/platform"
-import { Deferred, Duration, Effect, Exit, Option, Schedule, Schema } from "effect"
 import * as childProcess from "node:child_process"
 import * as nodeFs from "node:fs"
+import { FileSystem } from "@effect/platform"
+import { Deferred, Duration, Effect, Exit, Option, Schedule, Schema } from "effect"
 import type { ToolRegistry } from "../tool-registry.js"
 import { BuiltinTool } from "./builtin-tool.js"
 import { ToolPath } from "./tool-path.js"

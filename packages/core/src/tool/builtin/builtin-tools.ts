@@ -1,6 +1,6 @@
 export * as BuiltinTools from "./builtin-tools.js"
 
-import { FileSystem } from "@effect/platform"
+import type { FileSystem } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { ToolRegistry } from "../tool-registry.js"
 import { ApplyPatchTool } from "./apply-patch-tool.js"

@@ -1,8 +1,8 @@
 export * as EditTool from "./edit-tool.js"
 
+import * as path from "node:path"
 import { FileSystem } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
-import * as path from "node:path"
 import type { ToolRegistry } from "../tool-registry.js"
 import { BuiltinTool } from "./builtin-tool.js"
 import { ToolPath } from "./tool-path.js"

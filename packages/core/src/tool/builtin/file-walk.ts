@@ -1,11 +1,11 @@
 export * as FileWalk from "./file-walk.js"
 
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { Effect } from "effect"
 import { fdir } from "fdir"
 import ignore, { type Ignore } from "ignore"
 import picomatch from "picomatch"
-import * as fs from "node:fs"
-import * as path from "node:path"
 
 export interface Options {
   /** The directory to walk (absolute). */

@@ -1,7 +1,7 @@
 export * as ToolPath from "./tool-path.js"
 
-import { Effect } from "effect"
 import * as path from "node:path"
+import { Effect } from "effect"
 import type { ToolRegistry } from "../tool-registry.js"
 
 /**

@@ -1,9 +1,9 @@
 export * as WriteTool from "./write-tool.js"
 
+import * as path from "node:path"
 import { FileSystem } from "@effect/platform"
 import { createTwoFilesPatch } from "diff"
 import { Effect, Option, Schema } from "effect"
-import * as path from "node:path"
 import type { ToolRegistry } from "../tool-registry.js"
 import { BuiltinTool } from "./builtin-tool.js"
 import { ToolPath } from "./tool-path.js"

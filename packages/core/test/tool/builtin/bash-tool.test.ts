@@ -1,7 +1,7 @@
-import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Fiber } from "effect"
 import { call, context, failure, isAlive, pidsIn, project, reap, stubborn, textOf } from "./harness.js"
 
 describe("bash", () => {

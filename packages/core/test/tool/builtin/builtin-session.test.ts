@@ -1,8 +1,8 @@
-import { LLMScript } from "@opencode-ai/core/testing"
-import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { LLMScript } from "@opencode-ai/core/testing"
+import { Effect } from "effect"
 import { world } from "../../runner/world.js"
 import { isAlive, pidsIn, reap, stubborn } from "./harness.js"
 

@@ -1,5 +1,5 @@
-import { ToolRegistry } from "@opencode-ai/core"
 import { describe, expect, it } from "@effect/vitest"
+import { ToolRegistry } from "@opencode-ai/core"
 import { Effect, JSONSchema, type Schema } from "effect"
 import { ApplyPatchTool } from "../../../src/tool/builtin/apply-patch-tool.js"
 import { BashTool } from "../../../src/tool/builtin/bash-tool.js"

@@ -1,7 +1,7 @@
-import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
 import { call, context, failure, project, tempDir, textOf } from "./harness.js"
 
 const touch = (file: string, seconds: number) => fs.utimesSync(file, seconds, seconds)

@@ -1,8 +1,8 @@
-import { NodeContext } from "@effect/platform-node"
-import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { NodeContext } from "@effect/platform-node"
+import { Effect } from "effect"
 import { BuiltinTools } from "../../../src/tool/builtin/builtin-tools.js"
 import { ToolRegistry } from "../../../src/tool/tool-registry.js"
 
