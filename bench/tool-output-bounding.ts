@@ -44,7 +44,7 @@ const pool = Array.from({ length: 32 }, (_, c) => {
   const lines: Array<string> = []
   for (let i = 0; i < chunkSize / 100; i++)
     lines.push(`${String(c * 100_000 + i).padStart(10, "0")} ${"ölçü-data ".repeat(8)}`.slice(0, 99))
-  const text = lines.join("\n") + "\n"
+  const text = `${lines.join("\n")}\n`
   return strings ? text : Buffer.from(text, "utf8")
 })
 const poolBytes = pool.map((chunk) => (typeof chunk === "string" ? Buffer.byteLength(chunk) : chunk.length))

@@ -439,7 +439,7 @@ const requestBody = (where: string, op: OpenApiOperation, components: JsonSchema
   const contentType = types[0] as string
   const schema = JsonSchema.asSchema(op.requestBody.content[contentType]?.schema, `${where} body`)
   const resolved = JsonSchema.resolve(schema, components)
-  if (resolved["type"] !== "object") {
+  if (resolved.type !== "object") {
     throw new Error(`${where}: the body must be an object schema so its fields can join the input`)
   }
   return { contentType, required: op.requestBody.required === true, schema: canonical(schema) }
@@ -474,14 +474,14 @@ const streamOf = (
   if (declaration === undefined || success.schema === null || success.contentType === null) return null
   const extension = op.responses[String(success.status)]?.content?.[success.contentType]?.["x-effect-stream"]
   const failureEvent =
-    JsonSchema.isObject(extension) && typeof extension["failureEvent"] === "string" ? extension["failureEvent"] : null
+    JsonSchema.isObject(extension) && typeof extension.failureEvent === "string" ? extension.failureEvent : null
   if (failureEvent === null)
     throw new Error(`${where}: the stream's OpenAPI content has no x-effect-stream failureEvent`)
   if (declaration.framing === "events") return { framing: "events", event: success.schema, failureEvent }
   const frame = JsonSchema.resolve(success.schema, components)
   const fields = JsonSchema.properties(frame)
   const data = fields.find(([name]) => name === "data")?.[1]
-  const content = data === undefined ? undefined : JsonSchema.resolve(data, components)["contentSchema"]
+  const content = data === undefined ? undefined : JsonSchema.resolve(data, components).contentSchema
   if (
     fields
       .map(([name]) => name)
@@ -499,7 +499,7 @@ const isDataEnvelope = (schema: JsonSchema.Schema | null, components: JsonSchema
   const resolved = JsonSchema.resolve(schema, components)
   const names = JsonSchema.properties(resolved).map(([name]) => name)
   return (
-    resolved["type"] === "object" &&
+    resolved.type === "object" &&
     names.length === 1 &&
     names[0] === "data" &&
     JsonSchema.required(resolved).has("data")
@@ -518,7 +518,7 @@ const declaredErrors = (
     if (json === undefined)
       throw new Error(`${where}: declared error ${status} has no JSON body; errors must be tagged records`)
     const schema = JsonSchema.asSchema(json.schema, `${where} error ${status}`)
-    const anyOf = schema["anyOf"]
+    const anyOf = schema.anyOf
     const members = Array.isArray(anyOf)
       ? anyOf.map((m, i) => JsonSchema.asSchema(m, `${where} error ${status}[${i}]`))
       : [schema]
@@ -535,6 +535,6 @@ const declaredErrors = (
 const tagOf = (schema: JsonSchema.Schema): string | undefined => {
   const tag = JsonSchema.properties(schema).find(([name]) => name === "_tag")?.[1]
   if (tag === undefined) return undefined
-  const values = tag["enum"] ?? (tag["const"] === undefined ? undefined : [tag["const"]])
+  const values = tag.enum ?? (tag.const === undefined ? undefined : [tag.const])
   return Array.isArray(values) && values.length === 1 && typeof values[0] === "string" ? values[0] : undefined
 }

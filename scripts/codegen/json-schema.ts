@@ -25,7 +25,7 @@ export const asSchema = (value: unknown, where: string): Schema => {
 
 /** The component name of a `{ $ref }` schema, or `undefined` when the schema is not a reference. */
 export const refName = (schema: Schema): string | undefined => {
-  const ref = schema["$ref"]
+  const ref = schema.$ref
   if (typeof ref !== "string") return undefined
   if (!ref.startsWith(refPrefix)) throw new Error(`unsupported $ref ${ref}: only ${refPrefix}<Name> is understood`)
   return ref.slice(refPrefix.length)
@@ -74,7 +74,7 @@ export const reachable = (roots: ReadonlyArray<Json>, components: Components): S
 
 /** The property schemas of an object schema, in declared order. */
 export const properties = (schema: Schema): ReadonlyArray<readonly [string, Schema]> => {
-  const props = schema["properties"]
+  const props = schema.properties
   if (props === undefined) return []
   if (!isObject(props)) throw new Error(`"properties" must be an object`)
   return Object.keys(props).map((name) => [name, asSchema(props[name], `property ${name}`)] as const)
@@ -82,7 +82,7 @@ export const properties = (schema: Schema): ReadonlyArray<readonly [string, Sche
 
 /** The `required` names of an object schema. */
 export const required = (schema: Schema): ReadonlySet<string> => {
-  const names = schema["required"]
+  const names = schema.required
   return new Set(Array.isArray(names) ? names.filter((name): name is string => typeof name === "string") : [])
 }
 

@@ -69,7 +69,7 @@ const prefix = (operation: SdkContract.Operation): string =>
   `${TypeScript.pascal(operation.group)}${TypeScript.pascal(operation.name)}`
 
 const describe = (schema: JsonSchema.Schema): string | undefined =>
-  typeof schema["description"] === "string" ? schema["description"] : undefined
+  typeof schema.description === "string" ? schema.description : undefined
 
 const outputType = (schema: JsonSchema.Schema, indent = ""): string =>
   TypeScript.render(schema, { ref: TypeScript.typeName }, indent)
@@ -192,8 +192,8 @@ const parameterType = (contract: SdkContract.Contract, parameter: SdkContract.Pa
   const decoded = JsonSchema.resolve(parameter.decoded, contract.decodedComponents)
   const wire = JsonSchema.resolve(parameter.schema, contract.components)
   if (
-    wire["type"] === "string" &&
-    (decoded["type"] === "number" || decoded["type"] === "integer" || decoded["type"] === "boolean")
+    wire.type === "string" &&
+    (decoded.type === "number" || decoded.type === "integer" || decoded.type === "boolean")
   ) {
     return TypeScript.render(decoded, { ref: TypeScript.typeName }, "  ")
   }

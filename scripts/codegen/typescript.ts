@@ -43,14 +43,14 @@ export interface RenderOptions {
 export const render = (schema: JsonSchema.Schema, options: RenderOptions, indent = ""): string => {
   const ref = JsonSchema.refName(schema)
   if (ref !== undefined) return options.ref(ref)
-  if (Array.isArray(schema["enum"])) return union(schema["enum"].map(literal))
-  if (schema["const"] !== undefined) return literal(schema["const"])
-  const alternatives = schema["anyOf"] ?? schema["oneOf"]
+  if (Array.isArray(schema.enum)) return union(schema.enum.map(literal))
+  if (schema.const !== undefined) return literal(schema.const)
+  const alternatives = schema.anyOf ?? schema.oneOf
   if (Array.isArray(alternatives)) {
     return union(alternatives.map((member, i) => render(JsonSchema.asSchema(member, `anyOf[${i}]`), options, indent)))
   }
   const base = renderType(schema, options, indent)
-  const allOf = schema["allOf"]
+  const allOf = schema.allOf
   if (!Array.isArray(allOf)) return base
   // Members that only add constraints (a pattern, a bound) render as `unknown` and add nothing.
   const parts = [
@@ -61,7 +61,7 @@ export const render = (schema: JsonSchema.Schema, options: RenderOptions, indent
 }
 
 const renderType = (schema: JsonSchema.Schema, options: RenderOptions, indent: string): string => {
-  const type = schema["type"]
+  const type = schema.type
   if (Array.isArray(type)) {
     return union(type.map((t) => renderType({ ...schema, type: t }, options, indent)))
   }
@@ -80,20 +80,20 @@ const renderType = (schema: JsonSchema.Schema, options: RenderOptions, indent: s
     case "object":
       return renderObject(schema, options, indent)
     case undefined:
-      return schema["properties"] !== undefined ? renderObject(schema, options, indent) : "unknown"
+      return schema.properties !== undefined ? renderObject(schema, options, indent) : "unknown"
     default:
       throw new Error(`unsupported JSON Schema type ${JSON.stringify(type)}`)
   }
 }
 
 const renderArray = (schema: JsonSchema.Schema, options: RenderOptions, indent: string): string => {
-  const prefix = schema["prefixItems"]
-  const items = schema["items"]
+  const prefix = schema.prefixItems
+  const items = schema.items
   if (Array.isArray(prefix) || Array.isArray(items)) {
     const fixed = (Array.isArray(prefix) ? prefix : (items as ReadonlyArray<JsonSchema.Json>)).map((member, i) =>
       render(JsonSchema.asSchema(member, `items[${i}]`), options, indent)
     )
-    const rest = Array.isArray(prefix) ? items : schema["additionalItems"]
+    const rest = Array.isArray(prefix) ? items : schema.additionalItems
     const tail = JsonSchema.isObject(rest) ? [`...Array<${render(rest, options, indent)}>`] : []
     return `readonly [${[...fixed, ...tail].join(", ")}]`
   }
@@ -103,12 +103,12 @@ const renderArray = (schema: JsonSchema.Schema, options: RenderOptions, indent: 
 const renderObject = (schema: JsonSchema.Schema, options: RenderOptions, indent: string): string => {
   const props = JsonSchema.properties(schema)
   const required = JsonSchema.required(schema)
-  const additional = schema["additionalProperties"]
+  const additional = schema.additionalProperties
   const inner = `${indent}  `
   const lines = props.map(([name, property]) => {
     const optional = !required.has(name)
     const type = render(property, options, inner)
-    const description = typeof property["description"] === "string" ? property["description"] : undefined
+    const description = typeof property.description === "string" ? property.description : undefined
     const suffix = optional && options.optionalUndefined === true ? " | undefined" : ""
     return `${docComment(description, inner)}${inner}readonly ${propertyKey(name)}${optional ? "?" : ""}: ${type}${suffix}`
   })

@@ -311,8 +311,8 @@ describe("IR builder and emitters on probe APIs", () => {
     )
     const probe = SdkContract.fromApi(api)
     const [limit] = probe.operations[0]!.queryParams
-    expect(JsonSchema.resolve(limit!.schema, probe.components)["type"]).toBe("string")
-    expect(JsonSchema.resolve(limit!.decoded, probe.decodedComponents)["type"]).toBe("number")
+    expect(JsonSchema.resolve(limit!.schema, probe.components).type).toBe("string")
+    expect(JsonSchema.resolve(limit!.decoded, probe.decodedComponents).type).toBe("number")
     // The Promise emitter types such a parameter by its decoded form.
     const types = PromiseEmitter.emit(probe).find((f) => f.path.endsWith("types.ts"))!.content
     expect(types).toContain("readonly limit: number\n")

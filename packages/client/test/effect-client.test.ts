@@ -26,7 +26,7 @@ describe("OpencodeClient.make", () => {
       const opencode = yield* client
       const health = yield* opencode.health.get()
       expect(health).toEqual({ healthy: true })
-      expect(last().headers["authorization"]).toBe("Basic dXNlcjpwdw==")
+      expect(last().headers.authorization).toBe("Basic dXNlcjpwdw==")
     }).pipe(
       Effect.provide(
         Layer.effect(

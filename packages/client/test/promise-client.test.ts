@@ -156,12 +156,12 @@ describe("headers", () => {
       headers: { Authorization: "Basic client", "x-client": "1" }
     })
     await client.health.get({}, { headers: { authorization: "Basic call", "x-call": "2" } })
-    expect(last().headers["authorization"]).toBe("Basic call")
+    expect(last().headers.authorization).toBe("Basic call")
     expect(last().headers["x-client"]).toBe("1")
     expect(last().headers["x-call"]).toBe("2")
-    expect(last().headers["accept"]).toBe("application/json")
+    expect(last().headers.accept).toBe("application/json")
     await client.health.get()
-    expect(last().headers["authorization"]).toBe("Basic client")
+    expect(last().headers.authorization).toBe("Basic client")
     expect(last().headers["x-call"]).toBeUndefined()
   })
 

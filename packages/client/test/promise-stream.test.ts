@@ -56,7 +56,7 @@ describe("Promise client event streams", () => {
     const request = server.received.at(-1)!
     expect(request.url.pathname).toBe(`/api/session/${sessionID}/event`)
     expect(request.url.searchParams.get("after")).toBe("1")
-    expect(request.headers["accept"]).toBe("text/event-stream")
+    expect(request.headers.accept).toBe("text/event-stream")
     expect(request.headers["last-event-id"]).toBe("1")
     // Comment lines are skipped; each event's data is the envelope, its seq being the frame id.
     expect(first).toEqual({ done: false, value: envelope(2) })

@@ -133,13 +133,13 @@ const xEffectStream = {
  * adds `x-effect-stream` to the operation's `text/event-stream` success content.
  */
 export const openApi = (operation: Record<string, any>): Record<string, any> => {
-  const responses = { ...operation["responses"] }
+  const responses = { ...operation.responses }
   for (const [status, response] of Object.entries<Record<string, any>>(responses)) {
-    const media = response["content"]?.[contentType]
+    const media = response.content?.[contentType]
     if (!/^2\d\d$/.test(status) || media === undefined) continue
     responses[status] = {
       ...response,
-      content: { ...response["content"], [contentType]: { ...media, "x-effect-stream": xEffectStream } }
+      content: { ...response.content, [contentType]: { ...media, "x-effect-stream": xEffectStream } }
     }
   }
   return { ...operation, responses }

@@ -189,7 +189,7 @@ export const parse = Effect.fn("ConfigSource.parse")(function* (input: Input) {
       const contents = new Map<string, string>()
       for (const reference of references) {
         if (contents.has(reference)) continue
-        const home = input.env["HOME"]
+        const home = input.env.HOME
         const resolved =
           reference.startsWith("~/") && home !== undefined
             ? nodePath.join(home, reference.slice(2))

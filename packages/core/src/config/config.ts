@@ -170,11 +170,11 @@ export const read = Effect.fn("Config.read")(function* (options: Options) {
   for (const name of fileNames) yield* readFile(nodePath.join(nodePath.resolve(options.configDir), name), false)
 
   // 2. $OPENCODE_CONFIG
-  const explicit = options.env["OPENCODE_CONFIG"]
+  const explicit = options.env.OPENCODE_CONFIG
   if (explicit !== undefined && explicit !== "") yield* readFile(nodePath.resolve(directory, explicit), true)
 
   // 3. project, root first so that the nearest directory wins
-  if (!EnvFlag.isOn(options.env["OPENCODE_DISABLE_PROJECT_CONFIG"])) {
+  if (!EnvFlag.isOn(options.env.OPENCODE_DISABLE_PROJECT_CONFIG)) {
     let root = options.worktreeRoot === undefined ? undefined : nodePath.resolve(options.worktreeRoot)
     if (root === undefined) {
       for (const candidate of Upward.directories(directory, nodePath.parse(directory).root)) {
@@ -190,7 +190,7 @@ export const read = Effect.fn("Config.read")(function* (options: Options) {
   }
 
   // 4. $OPENCODE_CONFIG_CONTENT
-  const inline = options.env["OPENCODE_CONFIG_CONTENT"]
+  const inline = options.env.OPENCODE_CONFIG_CONTENT
   if (inline !== undefined && inline !== "") {
     sources.push(
       yield* ConfigSource.parse({ file: ConfigSource.inlineName, directory, text: inline, env: options.env })

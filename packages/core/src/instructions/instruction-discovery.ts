@@ -108,7 +108,7 @@ export const layer = (options: Options): Layer.Layer<Service> =>
   Layer.effect(
     Service,
     Effect.gen(function* () {
-      const projectDisabled = EnvFlag.isOn(options.env["OPENCODE_DISABLE_PROJECT_CONFIG"])
+      const projectDisabled = EnvFlag.isOn(options.env.OPENCODE_DISABLE_PROJECT_CONFIG)
       const globalFile = nodePath.join(nodePath.resolve(options.configDir), fileName)
 
       const paths = (location: Location.LocationInfo): ReadonlyArray<string> => {

@@ -152,7 +152,7 @@ export const layer = (options: Options): Layer.Layer<Service, never, SqlClient.S
     Service,
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
-      const disabled = EnvFlag.isOn(options.env["OPENCODE_DISABLE_PROJECT_CONFIG"])
+      const disabled = EnvFlag.isOn(options.env.OPENCODE_DISABLE_PROJECT_CONFIG)
 
       const note = Effect.fn("NestedInstructions.note")(
         function* (sessionID: string, directory: string, target: string, kind: "file" | "directory") {

@@ -128,7 +128,7 @@ export const messages = (request: LLMRequest.Request): ReadonlyArray<Turn> => {
   }
   const last = turns[turns.length - 1]
   const lastBlock = last?.content[last.content.length - 1]
-  if (last !== undefined && lastBlock !== undefined && cacheable.has(String(lastBlock["type"]))) {
+  if (last !== undefined && lastBlock !== undefined && cacheable.has(String(lastBlock.type))) {
     last.content[last.content.length - 1] = { ...lastBlock, cache_control: { type: "ephemeral" } }
   }
   return turns
@@ -225,19 +225,19 @@ export const decoder = (providerID: string): ProviderHttp.Decoder => {
     const value = record(raw)
     if (value === undefined) return
     const current: UsageState = usage ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }
-    current.input = number(value["input_tokens"]) ?? current.input
-    current.output = number(value["output_tokens"]) ?? current.output
-    current.cacheRead = number(value["cache_read_input_tokens"]) ?? current.cacheRead
-    current.cacheWrite = number(value["cache_creation_input_tokens"]) ?? current.cacheWrite
+    current.input = number(value.input_tokens) ?? current.input
+    current.output = number(value.output_tokens) ?? current.output
+    current.cacheRead = number(value.cache_read_input_tokens) ?? current.cacheRead
+    current.cacheWrite = number(value.cache_creation_input_tokens) ?? current.cacheWrite
     usage = current
   }
 
   const start = (index: number, raw: unknown): Array<LLMEvent.Event> => {
     const block = record(raw)
-    switch (string(block?.["type"])) {
+    switch (string(block?.type)) {
       case "text": {
         const id = `text-${index}`
-        const text = string(block?.["text"]) ?? ""
+        const text = string(block?.text) ?? ""
         blocks.set(index, { kind: "text", id, text })
         return text === ""
           ? [{ type: "text-start", id }]
@@ -248,8 +248,8 @@ export const decoder = (providerID: string): ProviderHttp.Decoder => {
       }
       case "thinking": {
         const id = `reasoning-${index}`
-        const text = string(block?.["thinking"]) ?? ""
-        blocks.set(index, { kind: "reasoning", id, text, signature: string(block?.["signature"]) ?? "" })
+        const text = string(block?.thinking) ?? ""
+        blocks.set(index, { kind: "reasoning", id, text, signature: string(block?.signature) ?? "" })
         return text === ""
           ? [{ type: "reasoning-start", id }]
           : [
@@ -259,13 +259,13 @@ export const decoder = (providerID: string): ProviderHttp.Decoder => {
       }
       case "redacted_thinking": {
         const id = `reasoning-${index}`
-        blocks.set(index, { kind: "reasoning", id, text: "", signature: "", redacted: string(block?.["data"]) ?? "" })
+        blocks.set(index, { kind: "reasoning", id, text: "", signature: "", redacted: string(block?.data) ?? "" })
         return [{ type: "reasoning-start", id }]
       }
       case "tool_use": {
-        const id = string(block?.["id"]) ?? `toolu_${index}`
-        const name = string(block?.["name"]) ?? ""
-        const input = record(block?.["input"])
+        const id = string(block?.id) ?? `toolu_${index}`
+        const name = string(block?.name) ?? ""
+        const input = record(block?.input)
         const initial = input === undefined || Object.keys(input).length === 0 ? "" : JSON.stringify(input)
         blocks.set(index, { kind: "tool", id, name, args: "", initial })
         return [{ type: "tool-input-start", id, name }]
@@ -280,25 +280,25 @@ export const decoder = (providerID: string): ProviderHttp.Decoder => {
     const block = blocks.get(index)
     const value = record(raw)
     if (block === undefined || value === undefined) return []
-    switch (string(value["type"])) {
+    switch (string(value.type)) {
       case "text_delta": {
-        const text = string(value["text"]) ?? ""
+        const text = string(value.text) ?? ""
         if (block.kind !== "text" || text === "") return []
         block.text += text
         return [{ type: "text-delta", id: block.id, delta: text }]
       }
       case "thinking_delta": {
-        const text = string(value["thinking"]) ?? ""
+        const text = string(value.thinking) ?? ""
         if (block.kind !== "reasoning" || text === "") return []
         block.text += text
         return [{ type: "reasoning-delta", id: block.id, delta: text }]
       }
       case "signature_delta": {
-        if (block.kind === "reasoning") block.signature += string(value["signature"]) ?? ""
+        if (block.kind === "reasoning") block.signature += string(value.signature) ?? ""
         return []
       }
       case "input_json_delta": {
-        const json = string(value["partial_json"]) ?? ""
+        const json = string(value.partial_json) ?? ""
         if (block.kind !== "tool" || json === "") return []
         block.args += json
         return [{ type: "tool-input-delta", id: block.id, delta: json }]
@@ -344,20 +344,20 @@ export const decoder = (providerID: string): ProviderHttp.Decoder => {
     if ("error" in parsed) return { events: [], error: parsed.error }
     const data = record(parsed.json)
     if (data === undefined) return { events: [] }
-    const index = number(data["index"]) ?? 0
-    switch (string(data["type"]) ?? sse.event) {
+    const index = number(data.index) ?? 0
+    switch (string(data.type) ?? sse.event) {
       case "message_start":
-        readUsage(record(data["message"])?.["usage"])
+        readUsage(record(data.message)?.usage)
         return { events: [] }
       case "content_block_start":
-        return { events: start(index, data["content_block"]) }
+        return { events: start(index, data.content_block) }
       case "content_block_delta":
-        return { events: delta(index, data["delta"]) }
+        return { events: delta(index, data.delta) }
       case "content_block_stop":
         return { events: stop(index) }
       case "message_delta":
-        stopReason = string(record(data["delta"])?.["stop_reason"]) ?? stopReason
-        readUsage(data["usage"])
+        stopReason = string(record(data.delta)?.stop_reason) ?? stopReason
+        readUsage(data.usage)
         return { events: [] }
       case "message_stop":
         stopped = true

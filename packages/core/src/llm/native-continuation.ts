@@ -23,12 +23,12 @@ export const anthropic = "anthropic"
 
 /** The Anthropic thinking signature carried by `metadata`, if any. */
 export const anthropicSignature = (metadata: Metadata | undefined): string | undefined => {
-  const value = metadata?.[anthropic]?.["signature"]
+  const value = metadata?.[anthropic]?.signature
   return typeof value === "string" && value !== "" ? value : undefined
 }
 
 /** The encrypted payload of an Anthropic `redacted_thinking` block carried by `metadata`, if any. */
 export const anthropicRedactedData = (metadata: Metadata | undefined): string | undefined => {
-  const value = metadata?.[anthropic]?.["redactedData"]
+  const value = metadata?.[anthropic]?.redactedData
   return typeof value === "string" && value !== "" ? value : undefined
 }

@@ -105,7 +105,7 @@ export const messages = (request: LLMRequest.Request): ReadonlyArray<Record<stri
         lastAssistant = message
         const wire = assistantMessage(message)
         // A message with nothing the protocol can carry (e.g. only replayable reasoning) is dropped.
-        if (wire["content"] !== null || wire["tool_calls"] !== undefined) out.push(wire)
+        if (wire.content !== null || wire.tool_calls !== undefined) out.push(wire)
         break
       }
       case "tool":
@@ -182,11 +182,11 @@ const finishReason = (raw: string | undefined, sawToolCalls: boolean): LLMEvent.
 
 /** Disjoint token counts from an OpenAI-style usage object (see `LLMEvent.Usage`). */
 export const tokens = (usage: Readonly<Record<string, unknown>>): LLMEvent.Usage["tokens"] => {
-  const prompt = number(usage["prompt_tokens"]) ?? 0
-  const completion = number(usage["completion_tokens"]) ?? 0
+  const prompt = number(usage.prompt_tokens) ?? 0
+  const completion = number(usage.completion_tokens) ?? 0
   const cached =
-    number(record(usage["prompt_tokens_details"])?.["cached_tokens"]) ?? number(usage["prompt_cache_hit_tokens"]) ?? 0
-  const reasoning = number(record(usage["completion_tokens_details"])?.["reasoning_tokens"]) ?? 0
+    number(record(usage.prompt_tokens_details)?.cached_tokens) ?? number(usage.prompt_cache_hit_tokens) ?? 0
+  const reasoning = number(record(usage.completion_tokens_details)?.reasoning_tokens) ?? 0
   return {
     input: Math.max(0, prompt - cached),
     output: Math.max(0, completion - reasoning),
@@ -250,16 +250,16 @@ export const decoder = (providerID: string): ProviderHttp.Decoder => {
   const toolDelta = (out: Array<LLMEvent.Event>, raw: unknown, position: number) => {
     const call = record(raw)
     if (call === undefined) return
-    const index = number(call["index"]) ?? position
-    const fn = record(call["function"])
-    const name = string(fn?.["name"])
+    const index = number(call.index) ?? position
+    const fn = record(call.function)
+    const name = string(fn?.name)
     // Arguments are a JSON string; a few servers (older Ollama) send the decoded object instead.
-    const rawArgs = fn?.["arguments"]
+    const rawArgs = fn?.arguments
     const args = string(rawArgs) ?? (record(rawArgs) === undefined ? "" : JSON.stringify(rawArgs))
     let tool = tools.get(index)
     if (tool === undefined) {
       closeBlock(out)
-      tool = { index, id: string(call["id"]) || `call_${counter++}`, name: name ?? "", args: "", started: false }
+      tool = { index, id: string(call.id) || `call_${counter++}`, name: name ?? "", args: "", started: false }
       tools.set(index, tool)
     } else if (!tool.started && name !== undefined) {
       // A few servers stream the name in pieces before any arguments.
@@ -291,25 +291,25 @@ export const decoder = (providerID: string): ProviderHttp.Decoder => {
     if ("error" in parsed) return { events: [], error: parsed.error }
     const chunk = record(parsed.json)
     if (chunk === undefined) return { events: [] }
-    if (chunk["error"] !== undefined && chunk["error"] !== null) {
+    if (chunk.error !== undefined && chunk.error !== null) {
       return { events: [], error: ProviderFailure.fromStreamError({ providerID, payload: chunk, data: sse.data }) }
     }
     const out: Array<LLMEvent.Event> = []
-    const choice = record(array(chunk["choices"])[0])
-    const delta = record(choice?.["delta"])
+    const choice = record(array(chunk.choices)[0])
+    const delta = record(choice?.delta)
     if (delta !== undefined) {
-      const reasoning = string(delta["reasoning_content"]) ?? string(delta["reasoning"])
+      const reasoning = string(delta.reasoning_content) ?? string(delta.reasoning)
       if (reasoning !== undefined && reasoning !== "") appendBlock(out, "reasoning", reasoning)
-      const content = string(delta["content"])
+      const content = string(delta.content)
       if (content !== undefined && content !== "") appendBlock(out, "text", content)
-      array(delta["tool_calls"]).forEach((call, position) => toolDelta(out, call, position))
+      array(delta.tool_calls).forEach((call, position) => toolDelta(out, call, position))
     }
-    const reason = string(choice?.["finish_reason"])
+    const reason = string(choice?.finish_reason)
     if (reason !== undefined && finish === undefined) {
       finish = { raw: reason }
       flushTools(out)
     }
-    const rawUsage = record(chunk["usage"]) ?? record(record(chunk["x_groq"])?.["usage"])
+    const rawUsage = record(chunk.usage) ?? record(record(chunk.x_groq)?.usage)
     if (rawUsage !== undefined) usage = tokens(rawUsage)
     return { events: out }
   }

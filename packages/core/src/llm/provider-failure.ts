@@ -94,24 +94,24 @@ const nonEmpty = (value: unknown): string | undefined => (typeof value === "stri
 export const describe = (payload: unknown): Described => {
   const root = record(payload)
   if (root === undefined) return {}
-  const inner = record(root["error"])
+  const inner = record(root.error)
   const source = inner ?? root
-  const code = source["code"]
+  const code = source.code
   const message =
-    nonEmpty(source["message"]) ??
-    nonEmpty(root["error"]) ??
-    nonEmpty(root["message"]) ??
-    nonEmpty(root["detail"]) ??
-    (record(root["detail"]) === undefined ? undefined : JSON.stringify(root["detail"]))
-  const type = nonEmpty(source["type"]) ?? (inner === undefined ? undefined : nonEmpty(root["type"]))
+    nonEmpty(source.message) ??
+    nonEmpty(root.error) ??
+    nonEmpty(root.message) ??
+    nonEmpty(root.detail) ??
+    (record(root.detail) === undefined ? undefined : JSON.stringify(root.detail))
+  const type = nonEmpty(source.type) ?? (inner === undefined ? undefined : nonEmpty(root.type))
   return {
     ...(message === undefined ? {} : { message }),
     ...(type === undefined || type === "error" ? {} : { type }),
     ...(typeof code === "string" && code !== "" ? { code } : {}),
     ...(typeof code === "number"
       ? { status: code }
-      : typeof source["status"] === "number"
-        ? { status: source["status"] }
+      : typeof source.status === "number"
+        ? { status: source.status }
         : {})
   }
 }

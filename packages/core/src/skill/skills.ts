@@ -106,7 +106,7 @@ export const layer = (options: Options): Layer.Layer<Service, never, FileSystem.
     Service,
     Effect.gen(function* () {
       const fs = yield* FileSystem.FileSystem
-      const projectDisabled = EnvFlag.isOn(options.env["OPENCODE_DISABLE_PROJECT_CONFIG"])
+      const projectDisabled = EnvFlag.isOn(options.env.OPENCODE_DISABLE_PROJECT_CONFIG)
       const configDir = nodePath.resolve(options.configDir)
       // Problems already reported, so that a bad file warns once, not at every Step.
       const warned = new Set<string>()

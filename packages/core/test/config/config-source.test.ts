@@ -152,7 +152,7 @@ describe("ConfigSource", () => {
       const info = Either.getOrThrow(result).info
       assert.strictEqual(info.model, "local/qwen")
       assert.deepStrictEqual(info.instructions, ["/docs/rules.md"])
-      assert.deepStrictEqual(info.provider?.["p"]?.options, { apiKey: "", headers: { "x-team": "team-" } })
+      assert.deepStrictEqual(info.provider?.p?.options, { apiKey: "", headers: { "x-team": "team-" } })
       assert.deepStrictEqual(warnings, [
         `Config /nowhere/opencode.jsonc:4:47: provider.p.options.apiKey: {env:MISSING} is not set; using ""`
       ])
@@ -170,8 +170,8 @@ describe("ConfigSource", () => {
         { HOME: path.join(w.root, "home") },
         w.worktree
       )
-      assert.strictEqual(source.info.agent?.["review"]?.prompt, "Review carefully.")
-      assert.strictEqual(source.info.provider?.["p"]?.options?.apiKey, "sk-home")
+      assert.strictEqual(source.info.agent?.review?.prompt, "Review carefully.")
+      assert.strictEqual(source.info.provider?.p?.options?.apiKey, "sk-home")
       const error = failure(
         yield* Effect.either(parse(`{\n  "agent": { "x": { "prompt": "{file:missing.md}" } }\n}`, {}, w.worktree))
       )

@@ -41,7 +41,7 @@ describe("request shape", () => {
         "x-session-id": "ses_1",
         "x-session-affinity": "ses_1"
       })
-      expect(request.headers["authorization"]).toBeUndefined()
+      expect(request.headers.authorization).toBeUndefined()
       expect(request.body).toEqual({
         model: "claude-sonnet-4-20250514",
         max_tokens: 2048,

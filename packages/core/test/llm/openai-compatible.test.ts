@@ -47,9 +47,9 @@ describe("request shape", () => {
       expect(request.headers["x-session-id"]).toBe("ses_abc")
       expect(request.headers["x-session-affinity"]).toBe("ses_abc")
       // The request's own headers win over the adapter's defaults.
-      expect(request.headers["authorization"]).toBe("Bearer override")
+      expect(request.headers.authorization).toBe("Bearer override")
       expect(request.headers["content-type"]).toBe("application/json")
-      expect(request.headers["traceparent"]).toBeUndefined()
+      expect(request.headers.traceparent).toBeUndefined()
       expect(request.body).toEqual({
         model: "qwen-test",
         messages: [
@@ -81,7 +81,7 @@ describe("request shape", () => {
       yield* collect(client.stream(baseRequest()))
       yield* collect(client.stream(baseRequest({ tools: [readTool], toolChoice: { type: "tool", name: "read" } })))
       const [first, second] = yield* server.requests
-      expect(first?.headers["authorization"]).toBe("Bearer test-key")
+      expect(first?.headers.authorization).toBe("Bearer test-key")
       expect(first?.body.tools).toBeUndefined()
       expect(first?.body.tool_choice).toBeUndefined()
       expect(second?.body.tool_choice).toEqual({ type: "function", function: { name: "read" } })
@@ -96,7 +96,7 @@ describe("request shape", () => {
       yield* collect(client.stream(baseRequest()))
       const request = yield* server.awaitRequest(1)
       expect(request.path).toBe("/v1/chat/completions")
-      expect(request.headers["authorization"]).toBeUndefined()
+      expect(request.headers.authorization).toBeUndefined()
     })
   )
 

@@ -11,7 +11,7 @@ const env = process.env
 // Before loading the SDK, so that the pid is known even if the process is killed while loading.
 if (env.MCP_FIXTURE_PIDFILE) fs.writeFileSync(env.MCP_FIXTURE_PIDFILE, String(process.pid))
 if (env.MCP_FIXTURE_CRASH) {
-  process.stderr.write(env.MCP_FIXTURE_CRASH + "\n")
+  process.stderr.write(`${env.MCP_FIXTURE_CRASH}\n`)
   process.exit(3)
 }
 const { McpServer } = await import("@modelcontextprotocol/sdk/server/mcp.js")

@@ -69,7 +69,7 @@ describe("ManagedOutput", () => {
           return yield* writer.commit
         })
       )
-      expect(fs.readFileSync(committed, "utf8")).toBe("héllo wörld\n" + "x".repeat(200_000))
+      expect(fs.readFileSync(committed, "utf8")).toBe(`héllo wörld\n${"x".repeat(200_000)}`)
       expect(fs.statSync(committed).mode & 0o777).toBe(0o600)
       yield* Effect.scoped(
         Effect.gen(function* () {

@@ -40,7 +40,7 @@ const textOf = (result: ToolRegistry.Result) =>
   result.content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("\n")
 const bytes = (value: string) => Buffer.byteLength(value, "utf8")
 const numbered = (count: number, width = 0) =>
-  Array.from({ length: count }, (_, i) => `line ${i + 1}`.padEnd(width, ".")).join("\n") + "\n"
+  `${Array.from({ length: count }, (_, i) => `line ${i + 1}`.padEnd(width, ".")).join("\n")}\n`
 const files = (directory: string) => (fs.existsSync(directory) ? fs.readdirSync(directory) : [])
 const MARKER = /\[… \d+ lines \(\d+ bytes\) truncated\.[^\n]*…\]/
 
@@ -142,14 +142,14 @@ describe("ModelToolOutput", () => {
         const { directory } = setup()
         const limits = { maxLines: 10, maxBytes: 1000 }
         // 10 lines, exactly 1000 bytes.
-        const exact = Array.from({ length: 10 }, () => "x".repeat(99) + "\n").join("")
+        const exact = Array.from({ length: 10 }, () => `${"x".repeat(99)}\n`).join("")
         expect(bytes(exact)).toBe(1000)
         const fitted = yield* bound(text(exact), limits, directory)
         expect(fitted.truncated).toBe(false)
         expect(textOf(fitted)).toBe(exact)
         expect(files(directory)).toEqual([])
-        expect((yield* bound(text(exact + "y"), limits)).truncated).toBe(true)
-        expect((yield* bound(text(exact.slice(1) + "\n"), limits)).truncated).toBe(true) // 11 lines, 1000 bytes
+        expect((yield* bound(text(`${exact}y`), limits)).truncated).toBe(true)
+        expect((yield* bound(text(`${exact.slice(1)}\n`), limits)).truncated).toBe(true) // 11 lines, 1000 bytes
         // A final line without a newline counts as a line, a trailing newline does not add one.
         expect(ModelToolOutput.countLines("a\nb")).toBe(2)
         expect(ModelToolOutput.countLines("a\nb\n")).toBe(2)
@@ -201,7 +201,7 @@ describe("ModelToolOutput", () => {
 
     it.live("one huge line is cut at character boundaries rather than dropped", () =>
       Effect.gen(function* () {
-        const raw = "start" + "z".repeat(200_000) + "end"
+        const raw = `start${"z".repeat(200_000)}end`
         const preview = textOf(yield* bound(text(raw)))
         expect(preview.startsWith("startzzz")).toBe(true)
         expect(preview.endsWith("zzzend")).toBe(true)
@@ -316,7 +316,7 @@ describe("ModelToolOutput", () => {
     it.live("oversized: the tool's paths come first, then the fallback file with exactly the text received", () =>
       Effect.gen(function* () {
         // A tool that already shaped its output (kept its own file) and still returned too much.
-        const received = "shaped by the tool: 😀é€\n" + numbered(50_000)
+        const received = `shaped by the tool: 😀é€\n${numbered(50_000)}`
         const bounded = yield* bound({ ...text(received), outputPaths: ["/var/tool/own-output.log"] })
         expect(bounded.outputPaths).toHaveLength(2)
         expect(bounded.outputPaths![0]).toBe("/var/tool/own-output.log")
@@ -383,7 +383,7 @@ describe("ModelToolOutput", () => {
           Effect.scoped(
             Effect.gen(function* () {
               const bounder = yield* output.bounder()
-              for (let i = 0; i < 10; i++) yield* bounder.write("x".repeat(400_000) + "\n")
+              for (let i = 0; i < 10; i++) yield* bounder.write(`${"x".repeat(400_000)}\n`)
               return yield* bounder.finish
             })
           )

@@ -7,7 +7,7 @@ import { AgentCatalog } from "../../../src/config/agent-catalog.js"
 import { Permission } from "../../../src/permission/permission.js"
 import { call, context, failure, project, tempDir, textOf } from "./harness.js"
 
-const lines = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}`).join("\n") + "\n"
+const lines = (n: number) => `${Array.from({ length: n }, (_, i) => `line ${i + 1}`).join("\n")}\n`
 
 describe("read", () => {
   it.live("a text file: numbered lines, the path, the end of the file", () =>
