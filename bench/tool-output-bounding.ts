@@ -64,7 +64,14 @@ const sampler = () => {
     if (rss > peak) peak = rss
   }
   const timer = setInterval(sample, 5)
-  return { sample, stop: () => (clearInterval(timer), sample(), peak) }
+  return {
+    sample,
+    stop: () => {
+      clearInterval(timer)
+      sample()
+      return peak
+    }
+  }
 }
 
 const settle = () => {

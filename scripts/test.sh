@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 npx -y pnpm@12.4.2 run generate:check
 npx -y pnpm@12.4.2 run typecheck
+npx biome ci .
 results="$(mktemp -d)/vitest.json"
 status=0
 npx vitest run --reporter=default --reporter=json --outputFile.json="$results" || status=$?

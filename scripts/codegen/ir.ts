@@ -499,10 +499,7 @@ const isDataEnvelope = (schema: JsonSchema.Schema | null, components: JsonSchema
   const resolved = JsonSchema.resolve(schema, components)
   const names = JsonSchema.properties(resolved).map(([name]) => name)
   return (
-    resolved.type === "object" &&
-    names.length === 1 &&
-    names[0] === "data" &&
-    JsonSchema.required(resolved).has("data")
+    resolved.type === "object" && names.length === 1 && names[0] === "data" && JsonSchema.required(resolved).has("data")
   )
 }
 

@@ -381,7 +381,10 @@ const methodDoc = (operation: SdkContract.Operation, p: string): string => {
 /** The runtime description of one operation, in the shape of `Transport.Operation`. */
 const descriptor = (contract: SdkContract.Contract, operation: SdkContract.Operation) => {
   const errors: Record<string, Array<string>> = {}
-  for (const error of operation.errors) (errors[String(error.status)] ??= []).push(error.tag)
+  for (const error of operation.errors) {
+    const status = String(error.status)
+    errors[status] = [...(errors[status] ?? []), error.tag]
+  }
   return {
     name: `${operation.group}.${operation.name}`,
     method: operation.method,

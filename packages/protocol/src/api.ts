@@ -25,9 +25,8 @@ const base = (() => {
   const api = HttpApi.make("opencode")
   return Object.assign(Object.create(Object.getPrototypeOf(api)), api, {
     errorSchema: InvalidRequestError
-  }) as HttpApi.HttpApi<"opencode", never, InvalidRequestError>
+  }) as HttpApi.HttpApi<"opencode", never, typeof InvalidRequestError.Type>
 })()
-type InvalidRequestError = typeof InvalidRequestError.Type
 
 /** The OpenCode V2 HTTP API: every group, the Authorization middleware on every route. */
 export class OpenCodeApi extends base

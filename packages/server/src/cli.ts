@@ -37,7 +37,11 @@ export const serve = Command.make("serve", { port, hostname, printLogs, logLevel
     Effect.catchTag("ConfigError", (error) =>
       Console.error(`opencode: invalid configuration: ${error.message}`).pipe(
         // Reported here in the user's terms; exiting through a failure would print it again as a cause.
-        Effect.zipRight(Effect.sync(() => void (process.exitCode = 1)))
+        Effect.zipRight(
+          Effect.sync(() => {
+            process.exitCode = 1
+          })
+        )
       )
     )
   )

@@ -250,7 +250,11 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
               return Stream.concat(Stream.fromIterable(past), tail)
             })
           ).pipe(
-            Stream.tap((envelope) => Effect.sync(() => void (delivered = envelope.durable.seq))),
+            Stream.tap((envelope) =>
+              Effect.sync(() => {
+                delivered = envelope.durable.seq
+              })
+            ),
             // Fell behind the bus: the log has everything, so read on from the last delivered seq.
             Stream.catchTag("SlowConsumerError", () => Stream.suspend(() => from(delivered)))
           )

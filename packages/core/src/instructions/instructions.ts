@@ -251,6 +251,7 @@ interface Composed extends Instructions<unknown> {
 const proto = {
   [TypeId]: { _R: (_: never) => _ },
   pipe(this: unknown) {
+    // biome-ignore lint/complexity/noArguments: Effect's pipeArguments takes the call's IArguments
     return pipeArguments(this, arguments)
   }
 }

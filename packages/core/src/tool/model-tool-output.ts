@@ -116,8 +116,8 @@ const normalize = (limits: Limits): Limits => ({
   maxBytes: Math.max(0, Math.floor(limits.maxBytes))
 })
 
-// Wide enough for any count of bytes or lines we can hold (< 2^53).
-const WIDEST = 9_999_999_999_999_999
+// Wider than any count of bytes or lines we can hold (< 2^53): 17 digits.
+const WIDEST = 1e16
 
 /** The marker line between head and tail (no newline). */
 export const marker = (

@@ -371,7 +371,10 @@ describe("ModelToolOutput", () => {
               ++writes === 3
                 ? Effect.fail(new ManagedOutput.WriteError({ path: "/fake/tool_0", message: "disk full" }))
                 : Effect.sync(() => void events.push("write")),
-            commit: Effect.sync(() => (events.push("commit"), "/fake/tool_0")),
+            commit: Effect.sync(() => {
+              events.push("commit")
+              return "/fake/tool_0"
+            }),
             discard: Effect.sync(() => void events.push("discard"))
           }),
           write: () => Effect.die("unused"),
