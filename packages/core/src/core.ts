@@ -24,8 +24,15 @@ import * as McpServers from "./mcp/mcp-servers.js"
 import * as PermissionRequests from "./permission/permission-requests.js"
 import * as QuestionRequests from "./question/question-requests.js"
 import * as References from "./reference/references.js"
+import * as ModelContext from "./runner/model-context.js"
+import * as Recovery from "./runner/recovery.js"
+import * as SafeStepBoundary from "./runner/safe-step-boundary.js"
+import * as SessionDrain from "./runner/session-drain.js"
 import * as SessionLeases from "./runner/session-leases.js"
 import * as SessionRunner from "./runner/session-runner.js"
+import * as StepRunner from "./runner/step-runner.js"
+import * as StepSelection from "./runner/step-selection.js"
+import * as ToolSettlement from "./runner/tool-settlement.js"
 import * as KnownSessions from "./session/known-sessions.js"
 import * as SessionEvents from "./session/session-events.js"
 import * as SessionHistory from "./session/session-history.js"
@@ -100,6 +107,13 @@ export type Services =
   | ModelToolOutput.Service
   | McpServers.Service
   | SessionRunner.Service
+  // The runner's stages, each usable on its own (hosts drive sessions through SessionRunner).
+  | Recovery.Service
+  | SafeStepBoundary.Service
+  | StepSelection.Service
+  | ModelContext.Service
+  | StepRunner.Service
+  | SessionDrain.Service
 
 /**
  * The runtime over one database file: it resolves once the database is open and migrated. Each
@@ -200,11 +214,22 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
       })
     })
   ).pipe(Layer.provide(Layer.merge(services, NodeContext.layer)))
+  // The runner's stages, each a layer bound to its dependencies here (see SessionDrain for their order).
+  const stages = Layer.mergeAll(
+    Layer.fresh(Recovery.layer),
+    Layer.fresh(SafeStepBoundary.layer),
+    Layer.fresh(StepSelection.layer),
+    Layer.fresh(ModelContext.layer),
+    StepRunner.layer(options.retry === undefined ? {} : { retry: options.retry }).pipe(
+      Layer.provide(Layer.fresh(ToolSettlement.layer)),
+      Layer.provide(llm)
+    )
+  )
   const runner = Layer.fresh(
-    SessionRunner.layer({
-      ...(options.retry === undefined ? {} : { retry: options.retry }),
-      ...(options.recover === undefined ? {} : { recover: options.recover })
-    })
-  ).pipe(Layer.provide(llm), Layer.provide(Layer.mergeAll(services, coreTools, builtinTools)))
+    SessionRunner.layer(options.recover === undefined ? {} : { recover: options.recover })
+  ).pipe(
+    Layer.provideMerge(Layer.fresh(SessionDrain.layer).pipe(Layer.provideMerge(stages))),
+    Layer.provide(Layer.mergeAll(services, coreTools, builtinTools))
+  )
   return Layer.merge(services, runner)
 }

@@ -1,11 +1,15 @@
 export * as ModelContext from "./model-context.js"
 
-import type { Model, SessionMessages } from "@opencode-ai/schema"
+import type { Errors, Model, SessionMessages } from "@opencode-ai/schema"
+import { Context, Effect, Layer } from "effect"
 import type { AgentCatalog } from "../config/agent-catalog.js"
 import type { Catalog } from "../config/catalog.js"
 import { LLMRequest } from "../llm/llm-request.js"
 import { AgentPrompt } from "../prompt/agent-prompt.js"
+import { SessionHistory } from "../session/session-history.js"
 import type { ToolRegistry } from "../tool/tool-registry.js"
+import type { SafeStepBoundary } from "./safe-step-boundary.js"
+import type { StepSelection } from "./step-selection.js"
 
 /** Everything one Step's model request is assembled from; all of it sampled at the Step's start. */
 export interface Input {
@@ -135,3 +139,46 @@ export const build = (input: Input): LLMRequest.Request => {
     headers: { "x-session-id": input.sessionID, "x-session-affinity": input.sessionID }
   }
 }
+
+export interface Interface {
+  /**
+   * The Model Context of one Step, as one provider request: reads the session's Session History as
+   * of now (SessionHistory.context, without the Instruction Updates the boundary's baseline already
+   * contains, i.e. those at or before `instructions.baselineSeq`) and {@link build}s the request from
+   * it, the Step's selection and the Instruction Baseline the boundary prepared. Writes nothing, so
+   * interrupting it leaves nothing behind. Unknown session → SessionNotFoundError.
+   */
+  readonly assemble: (input: {
+    readonly sessionID: string
+    readonly selection: StepSelection.Selected
+    readonly instructions: Pick<SafeStepBoundary.Ready, "baseline" | "baselineSeq">
+  }) => Effect.Effect<LLMRequest.Request, Errors.SessionNotFoundError>
+}
+
+/** `yield* ModelContext.Service`. */
+export class Service extends Context.Tag("@opencode-ai/core/ModelContext")<Service, Interface>() {}
+
+export const layer: Layer.Layer<Service, never, SessionHistory.Service> = Layer.effect(
+  Service,
+  Effect.gen(function* () {
+    const history = yield* SessionHistory.Service
+    const assemble = Effect.fn("ModelContext.assemble")(function* (input: {
+      readonly sessionID: string
+      readonly selection: StepSelection.Selected
+      readonly instructions: Pick<SafeStepBoundary.Ready, "baseline" | "baselineSeq">
+    }) {
+      const { selection } = input
+      return build({
+        sessionID: input.sessionID,
+        agent: selection.agent,
+        provider: selection.provider,
+        model: selection.model,
+        baseline: input.instructions.baseline,
+        history: yield* history.context(input.sessionID, { baselineSeq: input.instructions.baselineSeq }),
+        tools: selection.offered.definitions,
+        lastStep: selection.lastStep
+      })
+    })
+    return Service.of({ assemble })
+  })
+)

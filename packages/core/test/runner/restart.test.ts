@@ -266,7 +266,12 @@ describe("restart in the middle of a step", () => {
         yield* server.enqueue(reply(text("I am back"), finish("stop")))
         const { events, pending, run } = yield* restart(at, sessionID)
         // Idempotent: nothing is left open for another run to find.
-        expect(yield* run(Recovery.run())).toEqual({ stranded: 0, tools: 0, requests: 0, pending: [] })
+        expect(yield* run(Effect.flatMap(Recovery.Service, (recovery) => recovery.run))).toEqual({
+          stranded: 0,
+          tools: 0,
+          requests: 0,
+          pending: []
+        })
 
         expect(typesOf(events)).toEqual([
           "session.created",

@@ -1,9 +1,12 @@
-export * as SessionCoordinator from "./session-coordinator.js"
+export * as SessionExecution from "./session-execution.js"
 
 import { Context, Deferred, Effect, Fiber, Layer, type Scope } from "effect"
 
 /**
- * The process-local, per-session execution coordinator.
+ * Execution: the process-local, per-session coordinator. One Execution of a session is one busy
+ * period, from the first wake until the session is idle again; it runs one or more Session Drains
+ * (see SessionDrain), one at a time. Drain and Execution settlement are observed here and nowhere
+ * else: neither leaves a durable record.
  *
  * ```
  *            wake                      drain ends, no follow-up
@@ -37,7 +40,7 @@ export interface Interface {
   readonly active: Effect.Effect<ReadonlyArray<string>>
 }
 
-export class Service extends Context.Tag("@opencode-ai/core/SessionCoordinator")<Service, Interface>() {}
+export class Service extends Context.Tag("@opencode-ai/core/SessionExecution")<Service, Interface>() {}
 
 /** What one drain does: promote eligible input and run Steps until nothing continues. Never fails. */
 export type Drain = (sessionID: string) => Effect.Effect<void>
@@ -99,7 +102,7 @@ export const make = (drain: Drain): Effect.Effect<Interface, never, Scope.Scope>
       )
     }
 
-    const wake = Effect.fn("SessionCoordinator.wake")(function* (sessionID: string) {
+    const wake = Effect.fn("SessionExecution.wake")(function* (sessionID: string) {
       yield* locked(
         Effect.gen(function* () {
           const entry = entries.get(sessionID)
@@ -115,7 +118,7 @@ export const make = (drain: Drain): Effect.Effect<Interface, never, Scope.Scope>
       )
     })
 
-    const interrupt = Effect.fn("SessionCoordinator.interrupt")(function* (sessionID: string) {
+    const interrupt = Effect.fn("SessionExecution.interrupt")(function* (sessionID: string) {
       const entry = yield* locked(
         Effect.sync(() => {
           const entry = entries.get(sessionID)
@@ -126,7 +129,7 @@ export const make = (drain: Drain): Effect.Effect<Interface, never, Scope.Scope>
       if (entry !== undefined) yield* Fiber.interrupt(entry.fiber)
     })
 
-    const wait = Effect.fn("SessionCoordinator.wait")(function* (sessionID: string) {
+    const wait = Effect.fn("SessionExecution.wait")(function* (sessionID: string) {
       const entry = yield* locked(Effect.sync(() => entries.get(sessionID)))
       if (entry !== undefined) yield* Deferred.await(entry.idle)
     })

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Option, Ref, Scope } from "effect"
-import { SessionCoordinator } from "../../src/runner/session-coordinator.js"
+import { SessionExecution } from "../../src/runner/session-execution.js"
 
 /** A drain that records each run and blocks on a gate the test opens. */
 const gatedDrain = Effect.gen(function* () {
   const runs = yield* Ref.make(0)
   const started = yield* Ref.make<ReadonlyArray<Deferred.Deferred<void>>>([])
   const gates: Array<Deferred.Deferred<void>> = []
-  const drain: SessionCoordinator.Drain = () =>
+  const drain: SessionExecution.Drain = () =>
     Effect.gen(function* () {
       const entered = yield* Deferred.make<void>()
       const gate = yield* Deferred.make<void>()
@@ -27,11 +27,11 @@ const gatedDrain = Effect.gen(function* () {
   return { drain, runs, nth }
 })
 
-describe("SessionCoordinator", () => {
+describe("SessionExecution", () => {
   it.scoped("runs one drain at a time and coalesces wakes during a drain into one follow-up", () =>
     Effect.gen(function* () {
       const { drain, runs, nth } = yield* gatedDrain
-      const coordinator = yield* SessionCoordinator.make(drain)
+      const coordinator = yield* SessionExecution.make(drain)
       yield* coordinator.wake("ses_a")
       const first = yield* nth(1)
       yield* Effect.forEach(Array.from({ length: 10 }), () => coordinator.wake("ses_a"), { concurrency: "unbounded" })
@@ -49,7 +49,7 @@ describe("SessionCoordinator", () => {
   it.scoped("lists running sessions in active, and sessions drain independently", () =>
     Effect.gen(function* () {
       const { drain, nth } = yield* gatedDrain
-      const coordinator = yield* SessionCoordinator.make(drain)
+      const coordinator = yield* SessionExecution.make(drain)
       yield* coordinator.wake("ses_a")
       const a = yield* nth(1)
       yield* coordinator.wake("ses_b")
@@ -67,7 +67,7 @@ describe("SessionCoordinator", () => {
   it.scoped("wait resolves at once when idle, and only after the drain and its follow-up otherwise", () =>
     Effect.gen(function* () {
       const { drain, nth } = yield* gatedDrain
-      const coordinator = yield* SessionCoordinator.make(drain)
+      const coordinator = yield* SessionExecution.make(drain)
       yield* coordinator.wait("ses_idle")
       yield* coordinator.wake("ses_a")
       const first = yield* nth(1)
@@ -88,7 +88,7 @@ describe("SessionCoordinator", () => {
         const settled = yield* Ref.make(false)
         const entered = yield* Deferred.make<void>()
         const runs = yield* Ref.make(0)
-        const coordinator = yield* SessionCoordinator.make(() =>
+        const coordinator = yield* SessionExecution.make(() =>
           Ref.update(runs, (n) => n + 1).pipe(
             Effect.zipRight(Deferred.succeed(entered, undefined)),
             Effect.zipRight(Effect.never),
@@ -111,7 +111,7 @@ describe("SessionCoordinator", () => {
   it.scoped("a drain that dies leaves the session idle; the next wake drains again", () =>
     Effect.gen(function* () {
       const runs = yield* Ref.make(0)
-      const coordinator = yield* SessionCoordinator.make(() =>
+      const coordinator = yield* SessionExecution.make(() =>
         Effect.flatMap(
           Ref.updateAndGet(runs, (n) => n + 1),
           (n) => (n === 1 ? Effect.dieMessage("boom") : Effect.void)
@@ -130,7 +130,7 @@ describe("SessionCoordinator", () => {
       const interrupted = yield* Ref.make(0)
       const entered = yield* Deferred.make<void>()
       const scope = yield* Scope.make()
-      const coordinator = yield* SessionCoordinator.make(() =>
+      const coordinator = yield* SessionExecution.make(() =>
         Deferred.succeed(entered, undefined).pipe(
           Effect.zipRight(Effect.never),
           Effect.onInterrupt(() => Ref.update(interrupted, (n) => n + 1))
@@ -148,7 +148,7 @@ describe("SessionCoordinator", () => {
       // Each "admission" bumps pending and then wakes; a drain consumes everything pending at once.
       const pending = yield* Ref.make(0)
       const consumed = yield* Ref.make(0)
-      const coordinator = yield* SessionCoordinator.make(() =>
+      const coordinator = yield* SessionExecution.make(() =>
         Effect.gen(function* () {
           yield* Effect.yieldNow()
           const n = yield* Ref.getAndSet(pending, 0)

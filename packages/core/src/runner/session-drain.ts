@@ -1,0 +1,183 @@
+export * as SessionDrain from "./session-drain.js"
+
+import type { Location } from "@opencode-ai/schema"
+import { Context, Effect, Layer } from "effect"
+import { SessionInput } from "../input/session-input.js"
+import { Locations } from "../location/locations.js"
+import { KnownSessions } from "../session/known-sessions.js"
+import { Sessions } from "../session/sessions.js"
+import { ModelContext } from "./model-context.js"
+import { Recovery } from "./recovery.js"
+import { SafeStepBoundary } from "./safe-step-boundary.js"
+import { SessionLeases } from "./session-leases.js"
+import { StepRunner } from "./step-runner.js"
+import { StepSelection } from "./step-selection.js"
+
+/**
+ * Session Drain: one process-local span of a session's execution that promotes eligible input and
+ * runs the Steps it requires until no immediate continuation remains. It has no durable identity and
+ * leaves no transcript boundary; SessionExecution runs drains one at a time per session.
+ *
+ * Each Step of a drain goes through the named stages, in this order:
+ *   1. {@link SafeStepBoundary}: instructions prepared, then Prompt Promotion (`Ready` or `Blocked`).
+ *      A manual compaction requested meanwhile would run here, before the Step is selected;
+ *   2. {@link StepSelection}: the session's agent, model and tools, sampled now;
+ *   3. {@link ModelContext}: the Step's provider request, from Session History and the baseline.
+ *      An automatic compaction (the projected request is too large) would run here, before it is sent;
+ *   4. {@link StepRunner}: the provider stream and the settlement of its tool calls.
+ * A Step that called tools continues the drain (unless the agent's step allowance is spent); one that
+ * finished without tools lets the next boundary decide (a steer or a queued prompt may keep it
+ * going); a failed Step, blocked instructions or no usable model end it.
+ */
+export interface Interface {
+  /**
+   * One drain of the session: claims its lease (SessionLeases), settles what a stopped holder left
+   * open (Recovery.session) when the lease was taken over, runs Steps, and releases the lease however
+   * it ends. When another live host holds the session, its own drain promotes this input at its next
+   * Safe Step Boundary, so there is nothing to do here. A drain that went idle looks at the input once
+   * more after releasing: input admitted by another host while this one was finishing found the
+   * session held and was left to it. Failures (an unknown session, a Location that no longer
+   * resolves) are logged and end the drain; they never escape it. Interrupting it interrupts the
+   * running Step, which settles durably first (see StepRunner.run), then releases the lease.
+   */
+  readonly run: (sessionID: string) => Effect.Effect<void>
+  /**
+   * Marks the session as found by a startup Recovery: its next drain that claims the lease first
+   * checks whether its conversation ends where a Step should follow (Recovery.continues) and, if so,
+   * runs that Step without new input.
+   */
+  readonly resumeNext: (sessionID: string) => Effect.Effect<void>
+}
+
+/** `yield* SessionDrain.Service`. */
+export class Service extends Context.Tag("@opencode-ai/core/SessionDrain")<Service, Interface>() {}
+
+export const layer: Layer.Layer<
+  Service,
+  never,
+  | Sessions.Service
+  | Locations.Service
+  | SessionInput.Service
+  | KnownSessions.Service
+  | SessionLeases.Service
+  | Recovery.Service
+  | SafeStepBoundary.Service
+  | StepSelection.Service
+  | ModelContext.Service
+  | StepRunner.Service
+> = Layer.effect(
+  Service,
+  Effect.gen(function* () {
+    const sessions = yield* Sessions.Service
+    const locations = yield* Locations.Service
+    const input = yield* SessionInput.Service
+    const known = yield* KnownSessions.Service
+    const leases = yield* SessionLeases.Service
+    const recovery = yield* Recovery.Service
+    const boundary = yield* SafeStepBoundary.Service
+    const selection = yield* StepSelection.Service
+    const modelContext = yield* ModelContext.Service
+    const stepRunner = yield* StepRunner.Service
+
+    // Sessions Recovery found at startup, whose next drain checks whether to continue them.
+    const resuming = new Set<string>()
+
+    /**
+     * Steps until nothing continues. Ends `idle` when it found no input to promote, `stopped` when
+     * something else ended it (a failed Step, blocked instructions, no usable model). With `resume`
+     * the first Step runs without new input: it continues a conversation a stopped drain left.
+     */
+    const steps = (sessionID: string, resume: boolean) =>
+      Effect.gen(function* () {
+        let continuing = resume
+        // The Step's number since input was last promoted: the agent's step allowance counts it.
+        let step = 1
+        let waitedForMcp = false
+        // Resolved once per drain, and again only if the session's Location changes (a move).
+        let resolved: { readonly key: string; readonly location: Location.LocationInfo } | undefined
+        while (true) {
+          if (!continuing && (yield* input.pending(sessionID)).length === 0) return "idle" as const
+          const before = yield* sessions.get(sessionID)
+          const key = JSON.stringify(before.location)
+          if (resolved?.key !== key) resolved = { key, location: yield* locations.resolve(before.location) }
+          const location = resolved.location
+
+          // 1. Safe Step Boundary.
+          const crossed = yield* boundary.cross({
+            sessionID,
+            location,
+            agent: selection.agent(before.agent),
+            continuing
+          })
+          if (crossed._tag === "Blocked") {
+            // MCP servers still connecting block a first baseline only until their connections settle
+            // (each has a deadline, and a settled server never reports "connecting" again): wait for
+            // that once, then try the boundary again rather than leave the input stranded.
+            if (!waitedForMcp && crossed.connecting) {
+              waitedForMcp = true
+              yield* boundary.settled
+              continue
+            }
+            yield* Effect.logWarning("instructions unavailable; the step waits", { unavailable: crossed.unavailable })
+            return "stopped" as const
+          }
+          if (!continuing && crossed.promoted === 0) return "stopped" as const
+          if (crossed.promoted > 0) step = 1
+
+          // 2. Step selection: switches admitted after this apply to the next Step.
+          const selected = yield* selection.select(sessionID, step)
+          if (selected._tag === "Unusable") {
+            yield* stepRunner.failBeforeOutput({
+              sessionID,
+              agent: selected.agent,
+              model: selected.model,
+              message: selected.message
+            })
+            return "stopped" as const
+          }
+
+          // 3. Model Context.
+          const request = yield* modelContext.assemble({ sessionID, selection: selected, instructions: crossed })
+
+          // 4. The Step.
+          const outcome = yield* stepRunner.run({
+            sessionID,
+            directory: location.directory,
+            agent: selected.agent,
+            model: selected.ref,
+            request,
+            tools: selected.runnable
+          })
+          step++
+          if (outcome._tag !== "Continue" && outcome._tag !== "Stop") return "stopped" as const
+          continuing = outcome._tag === "Continue" && !selected.lastStep
+        }
+      })
+
+    const run = (sessionID: string) =>
+      Effect.gen(function* () {
+        // An unknown session fails here (logged below) rather than at the lease's foreign key.
+        yield* known.ensure(sessionID)
+        while (true) {
+          const claim = yield* leases.claim(sessionID)
+          if (claim._tag === "Held") return
+          const ended = yield* Effect.gen(function* () {
+            if (claim.from !== undefined) {
+              const settled = yield* recovery.session(sessionID)
+              yield* Effect.logInfo("took over a session from a stopped host", { host: claim.from, ...settled })
+            }
+            // Resuming after a stopped host (found at startup, or just taken over): its conversation
+            // may end where a Step should follow.
+            const resume = resuming.delete(sessionID) || claim.from !== undefined
+            return yield* steps(sessionID, resume && (yield* recovery.continues(sessionID)))
+          }).pipe(Effect.ensuring(leases.release(sessionID)))
+          if (ended !== "idle" || (yield* input.pending(sessionID)).length === 0) return
+        }
+      }).pipe(
+        Effect.catchAll((error) => Effect.logWarning("session drain stopped", error)),
+        Effect.annotateLogs({ sessionID })
+      )
+
+    return Service.of({ run, resumeNext: (sessionID) => Effect.sync(() => void resuming.add(sessionID)) })
+  })
+)

@@ -1,0 +1,145 @@
+export * as ToolSettlement from "./tool-settlement.js"
+
+import type { Identifier } from "@opencode-ai/schema"
+import { Cause, Context, Effect, Exit, Layer, Option } from "effect"
+import type { AgentCatalog } from "../config/agent-catalog.js"
+import type { LLMEvent } from "../llm/llm-event.js"
+import { PermissionRequests } from "../permission/permission-requests.js"
+import { SessionEvents } from "../session/session-events.js"
+import { ModelToolOutput } from "../tool/model-tool-output.js"
+import type { ToolRegistry } from "../tool/tool-registry.js"
+import { StepEvent } from "./step-event.js"
+
+/** One tool call of a running Step, with what the Step knows about it. */
+export interface Input {
+  readonly sessionID: string
+  /** The assistant message (the Step) that issued the call. */
+  readonly assistantMessageID: typeof Identifier.SessionMessageID.Type
+  /** The Step's agent, sampled at the Step's start: a later agent switch does not change this call's policy. */
+  readonly agent: AgentCatalog.Agent
+  /** The session's Location directory, for the tool. */
+  readonly directory: string
+  /** The Step's tools: how the call runs. */
+  readonly tools: ToolRegistry.Materialized
+  /** The call, already durable as `session.next.tool.called`. */
+  readonly call: LLMEvent.ToolCall
+}
+
+export interface Interface {
+  /**
+   * Runs one durable tool call to its settlement and publishes that settlement exactly once:
+   *
+   * ```
+   * tool.called ─► (tool.progress)* ─► tool.success (bounded Model Tool Output) | tool.failed
+   * ```
+   *
+   * Each `tool.progress` report is its own transaction, clipped to the output limits (it is replaced
+   * by the settlement and never kept). A success is bounded by ModelToolOutput (the complete text may
+   * move to a Managed Tool Output File) and published as one `tool.success`; bounding and publishing
+   * happen inside one uninterruptible region, so raw oversized output is never published and an
+   * interruption cannot land between the two. A tool failure, a denied or rejected permission, a
+   * crash (logged) or an interruption is published as one `tool.failed` (`"interrupted"` for an
+   * interruption). The tool itself is interruptible: interrupting this effect interrupts the tool,
+   * and this resolves once the settlement has committed. Never fails.
+   */
+  readonly settle: (input: Input) => Effect.Effect<void>
+}
+
+/** `yield* ToolSettlement.Service`. */
+export class Service extends Context.Tag("@opencode-ai/core/ToolSettlement")<Service, Interface>() {}
+
+export const layer: Layer.Layer<
+  Service,
+  never,
+  SessionEvents.Service | PermissionRequests.Service | ModelToolOutput.Service
+> = Layer.effect(
+  Service,
+  Effect.gen(function* () {
+    const events = yield* SessionEvents.Service
+    const permissions = yield* PermissionRequests.Service
+    const output = yield* ModelToolOutput.Service
+
+    const settle = (input: Input) =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.gen(function* () {
+          const { sessionID, assistantMessageID, call } = input
+          const emit = <T extends SessionEvents.Type>(type: T, data: StepEvent.Data<T>) =>
+            StepEvent.append(events, sessionID, [StepEvent.make(type, data)])
+          const provider = { executed: false }
+          const outcome = yield* input.tools
+            .settle(call, {
+              sessionID,
+              callID: call.id,
+              messageID: assistantMessageID,
+              agent: input.agent.name,
+              directory: input.directory,
+              // The Step's agent, captured now: a later agent switch does not change this call's policy.
+              ask: PermissionRequests.forCall(permissions, {
+                sessionID,
+                agent: input.agent,
+                messageID: assistantMessageID,
+                callID: call.id
+              }),
+              progress: (report) => {
+                // Progress is replaced by the settlement: an oversized report is clipped, never kept.
+                const update = ModelToolOutput.clip(report, output.limits)
+                return emit("session.next.tool.progress", {
+                  assistantMessageID,
+                  callID: call.id,
+                  structured: { ...update.structured },
+                  content: update.content
+                })
+              }
+            })
+            .pipe(
+              Effect.mapError((failure) => failure.message),
+              restore,
+              Effect.exit
+            )
+          if (Exit.isSuccess(outcome)) {
+            // Still inside the mask: bounding (and keeping the complete text) and publishing the one
+            // settlement cannot be interrupted halfway, and raw oversized output is never published.
+            const bounded: ToolRegistry.Result = yield* output.bound(outcome.value).pipe(
+              Effect.catchAllCause((cause) =>
+                Effect.as(Effect.logError("tool output bounding crashed; the output is dropped", cause), {
+                  content: [
+                    {
+                      type: "text" as const,
+                      text: "[The tool succeeded, but its output could not be processed and was dropped.]"
+                    }
+                  ],
+                  ...(outcome.value.structured !== undefined ? { structured: outcome.value.structured } : {})
+                })
+              ),
+              Effect.annotateLogs({ sessionID, tool: call.name, callID: call.id })
+            )
+            yield* emit("session.next.tool.success", {
+              assistantMessageID,
+              callID: call.id,
+              structured: { ...bounded.structured },
+              content: bounded.content,
+              ...(bounded.outputPaths !== undefined ? { outputPaths: bounded.outputPaths } : {}),
+              provider
+            })
+            return
+          }
+          const message = Cause.isInterruptedOnly(outcome.cause)
+            ? "interrupted"
+            : Option.getOrElse(Cause.failureOption(outcome.cause), () => Cause.pretty(outcome.cause))
+          if (!Cause.isInterruptedOnly(outcome.cause) && Option.isNone(Cause.failureOption(outcome.cause))) {
+            yield* Effect.logError("tool crashed", outcome.cause).pipe(
+              Effect.annotateLogs({ sessionID, tool: call.name })
+            )
+          }
+          yield* emit("session.next.tool.failed", {
+            assistantMessageID,
+            callID: call.id,
+            error: { type: "unknown", message },
+            provider
+          })
+        })
+      )
+
+    return Service.of({ settle })
+  })
+)
