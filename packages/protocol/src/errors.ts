@@ -8,12 +8,15 @@ export const status = {
   InvalidRequestError: 400,
   InvalidCursorError: 400,
   UnauthorizedError: 401,
+  ForbiddenOriginError: 403,
+  ForbiddenHostError: 403,
   SessionNotFoundError: 404,
   MessageNotFoundError: 404,
   PermissionNotFoundError: 404,
   ProviderNotFoundError: 404,
   RouteNotFoundError: 404,
   ConflictError: 409,
+  UnsupportedMediaTypeError: 415,
   UnknownError: 500,
   ServiceUnavailableError: 503
 } as const

@@ -68,6 +68,37 @@ export class RouteNotFoundError extends Schema.TaggedError<RouteNotFoundError>()
   message: Schema.String
 }) {}
 
+/**
+ * A request that carries a body whose `Content-Type` is not `application/json` (parameters such as
+ * `charset` aside); `contentType` is the type sent, absent when the request named none.
+ */
+export class UnsupportedMediaTypeError extends Schema.TaggedError<UnsupportedMediaTypeError>()(
+  "UnsupportedMediaTypeError",
+  {
+    message: Schema.String,
+    contentType: Schema.optional(Schema.String)
+  }
+) {}
+
+/**
+ * A request whose `Origin` header is neither the server's own origin nor one the server was told
+ * to allow (`--cors`, `server.cors`); `origin` is the header as sent (at most 200 characters).
+ */
+export class ForbiddenOriginError extends Schema.TaggedError<ForbiddenOriginError>()("ForbiddenOriginError", {
+  message: Schema.String,
+  origin: Schema.String
+}) {}
+
+/**
+ * A request to a loopback listener whose `Host` header names neither a loopback address nor
+ * `localhost` with the listener's port (DNS rebinding); `host` is the header as sent (at most 200
+ * characters), absent when there was none.
+ */
+export class ForbiddenHostError extends Schema.TaggedError<ForbiddenHostError>()("ForbiddenHostError", {
+  message: Schema.String,
+  host: Schema.optional(Schema.String)
+}) {}
+
 /** A provider ID that names no configured provider. */
 export class ProviderNotFoundError extends Schema.TaggedError<ProviderNotFoundError>()("ProviderNotFoundError", {
   providerID: Schema.String,

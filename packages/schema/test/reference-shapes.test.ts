@@ -106,6 +106,9 @@ const extensions: Record<string, string> = {
   ServerHeartbeat:
     "the seed requires heartbeat lifecycle events on the live stream; upstream's V2Event has none, so it is ours",
   RouteNotFoundError: "foundation error for unknown /api paths; upstream answers those without a typed body",
+  UnsupportedMediaTypeError: "a body that is not application/json (415); upstream parses any body as JSON",
+  ForbiddenOriginError: "a browser Origin that is not allowed (403); upstream accepts any Origin",
+  ForbiddenHostError: "a foreign Host on a loopback listener (403, DNS rebinding); upstream accepts any Host",
   JsonValue: "any JSON value (the Instructions work's InstructionEntry values); upstream inlines no such component"
 }
 

@@ -1,7 +1,8 @@
 export * as Cli from "./cli.js"
 
-import { Command, Options } from "@effect/cli"
-import { Console, Effect, LogLevel } from "effect"
+import { Command, HelpDoc, Options, ValidationError } from "@effect/cli"
+import { Console, Effect, LogLevel, Option } from "effect"
+import { RequestOrigin } from "./middleware/request-origin.js"
 import { Serve } from "./serve.js"
 
 const port = Options.integer("port").pipe(
@@ -20,20 +21,50 @@ const logLevel = Options.choice("log-level", ["DEBUG", "INFO", "WARN", "ERROR"])
   Options.withDescription("Minimum level of log lines")
 )
 
+const cors = Options.text("cors").pipe(
+  Options.repeated,
+  Options.mapEffect((origins) =>
+    Effect.forEach(origins, (origin) =>
+      Option.match(RequestOrigin.parse(origin), {
+        onNone: () =>
+          Effect.fail(
+            ValidationError.invalidValue(
+              HelpDoc.p(`--cors ${origin}: expected an origin such as http://localhost:3000 (scheme, host, port)`)
+            )
+          ),
+        onSome: Effect.succeed
+      })
+    )
+  ),
+  Options.withDescription("Also allow this browser origin, with CORS (repeatable; adds to server.cors)")
+)
+const pure = Options.boolean("pure").pipe(
+  Options.withDescription("Run without external plugins (accepted for compatibility: this server loads none)")
+)
+const mdns = Options.boolean("mdns").pipe(
+  Options.withDescription("Accepted for compatibility and ignored: this server does not announce itself over mDNS")
+)
+
 const levels = { DEBUG: LogLevel.Debug, INFO: LogLevel.Info, WARN: LogLevel.Warning, ERROR: LogLevel.Error } as const
 
 /**
- * `opencode serve`: runs until SIGINT or SIGTERM, then shuts down gracefully. An invalid
- * `opencode.json(c)` stops it before it listens: the file, line and reason go to stderr and the
- * process exits with status 1.
+ * `opencode serve`: runs until SIGINT or SIGTERM, then shuts down gracefully. `--cors <origin>`
+ * (repeatable) allows a browser origin besides the server's own; `--pure` changes nothing (there are
+ * no plugins to leave out) and `--mdns` is ignored with a warning; both exist so that upstream's
+ * launch lines work unchanged. An invalid `opencode.json(c)` stops it before it listens: the file,
+ * line and reason go to stderr and the process exits with status 1.
  */
-export const serve = Command.make("serve", { port, hostname, printLogs, logLevel }, (options) =>
-  Serve.run({
-    port: options.port,
-    hostname: options.hostname,
-    printLogs: options.printLogs,
-    logLevel: levels[options.logLevel]
-  }).pipe(
+export const serve = Command.make("serve", { port, hostname, printLogs, logLevel, cors, pure, mdns }, (options) =>
+  Effect.zipRight(
+    options.mdns ? Console.error("opencode: warning: --mdns is not supported and has no effect") : Effect.void,
+    Serve.run({
+      port: options.port,
+      hostname: options.hostname,
+      printLogs: options.printLogs,
+      logLevel: levels[options.logLevel],
+      cors: options.cors
+    })
+  ).pipe(
     Effect.catchTag("ConfigError", (error) =>
       Console.error(`opencode: invalid configuration: ${error.message}`).pipe(
         // Reported here in the user's terms; exiting through a failure would print it again as a cause.

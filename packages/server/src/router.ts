@@ -18,6 +18,7 @@ import { SkillHandlers } from "./handlers/skill.js"
 import { AuthorizationLive } from "./middleware/authorization.js"
 import { BasicAuth } from "./middleware/basic-auth.js"
 import { RequestErrors } from "./middleware/request-errors.js"
+import { RequestOrigin } from "./middleware/request-origin.js"
 import { EventStreams } from "./sse/event-streams.js"
 
 export interface Options {
@@ -25,6 +26,8 @@ export interface Options {
   readonly auth: Option.Option<BasicAuth.Credentials>
   /** The SSE streams' heartbeat period and live buffer size (defaults: 15 s, `LiveBus.defaultCapacity`). */
   readonly eventStreams?: EventStreams.Options | undefined
+  /** Allowed origins and the listener whose `Host` is checked; none for the embedded host. */
+  readonly origin?: RequestOrigin.Options | undefined
 }
 
 /**
@@ -56,5 +59,5 @@ export const layer = (options: Options) => {
     api,
     HttpApiBuilder.middlewareOpenApi({ path: "/doc" }).pipe(Layer.provide(api)),
     RequestErrors.layer
-  ).pipe(Layer.provide(BasicAuth.layer(options.auth)))
+  ).pipe(Layer.provide([BasicAuth.layer(options.auth), RequestOrigin.layer(options.origin ?? {})]))
 }

@@ -7,8 +7,9 @@ import * as path from "node:path"
 import { HttpApiBuilder, HttpServer, PlatformLogger } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { type Config, Core, Paths } from "@opencode-ai/core"
-import { Console, Effect, Layer, Logger, type LogLevel } from "effect"
+import { Console, Effect, Layer, Logger, type LogLevel, Option } from "effect"
 import { BasicAuth } from "./middleware/basic-auth.js"
+import { RequestOrigin } from "./middleware/request-origin.js"
 import { Router } from "./router.js"
 import type { EventStreams } from "./sse/event-streams.js"
 
@@ -26,6 +27,8 @@ export interface Options {
   readonly config?: Layer.Layer<Config.Service, Config.ConfigError>
   /** The SSE streams' heartbeat period and live buffer size (defaults: 15 s, `LiveBus.defaultCapacity`). */
   readonly eventStreams?: EventStreams.Options
+  /** Origins allowed to call the server from a browser besides its own (`--cors`), added to `server.cors`. */
+  readonly cors?: ReadonlyArray<string>
 }
 
 /**
@@ -53,11 +56,20 @@ export const layer = (options: Options) => {
       )
     })
   )
-  return HttpApiBuilder.serve().pipe(
-    Layer.provide(Router.layer({ auth: BasicAuth.fromEnv(env), eventStreams: options.eventStreams })),
-    Layer.provideMerge(listener),
-    Layer.provide(core)
+  // The router learns the bound address (the port may have been 0) for its Host and Origin rules.
+  const router = Layer.unwrapEffect(
+    Effect.map(HttpServer.HttpServer, ({ address }) =>
+      Router.layer({
+        auth: BasicAuth.fromEnv(env),
+        eventStreams: options.eventStreams,
+        origin: {
+          cors: options.cors,
+          ...(address._tag === "TcpAddress" ? { listener: { hostname: address.hostname, port: address.port } } : {})
+        }
+      })
+    )
   )
+  return HttpApiBuilder.serve().pipe(Layer.provide(router), Layer.provideMerge(listener), Layer.provide(core))
 }
 
 /**
@@ -97,6 +109,16 @@ export const run = (options: Options) =>
     const url = address._tag === "TcpAddress" ? `http://${address.hostname}:${address.port}` : address.path
     yield* Console.log(`opencode server listening on ${url}`)
     yield* Effect.logInfo("opencode server listening").pipe(Effect.annotateLogs({ url }))
+    const env = options.env ?? process.env
+    if (
+      address._tag === "TcpAddress" &&
+      !RequestOrigin.isLoopback(address.hostname) &&
+      Option.isNone(BasicAuth.fromEnv(env))
+    ) {
+      const warning = `opencode: warning: listening on ${url}, which is not a loopback address, with no password: anyone who can reach it can run commands as this user. Set OPENCODE_SERVER_PASSWORD.`
+      yield* Console.error(warning)
+      yield* Effect.logWarning(warning)
+    }
     return yield* Effect.never
   }).pipe(
     Effect.provide(layer(options)),

@@ -51,8 +51,8 @@ const cases: ReadonlyArray<Case> = [
     path: "/api/session",
     body: "hello",
     contentType: "text/plain",
-    status: 400,
-    tag: "InvalidRequestError"
+    status: 415,
+    tag: "UnsupportedMediaTypeError"
   },
   {
     name: "wrong type for id",

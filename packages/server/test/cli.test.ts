@@ -187,6 +187,67 @@ describe("opencode serve", () => {
     expect(await exited(child)).toBe(0)
   })
 
+  it("--cors (repeatable) and server.cors allow those origins, with CORS; other origins get 403", async () => {
+    const config = tempDir("config")
+    fs.mkdirSync(path.join(config, "opencode"))
+    fs.writeFileSync(
+      path.join(config, "opencode", "opencode.json"),
+      JSON.stringify({ server: { cors: ["https://configured.example"] } })
+    )
+    const { child, url } = await serve(
+      ["--port", "0", "--cors", "http://a.example", "--cors", "http://localhost:5173"],
+      { XDG_DATA_HOME: tempDir("xdg"), XDG_CONFIG_HOME: config }
+    )
+    for (const origin of ["http://a.example", "http://localhost:5173", "https://configured.example"]) {
+      const response = await fetch(`${url}/api/health`, { headers: { origin } })
+      expect(response.status, origin).toBe(200)
+      expect(response.headers.get("access-control-allow-origin"), origin).toBe(origin)
+    }
+    const refused = await fetch(`${url}/api/health`, { headers: { origin: "http://b.example" } })
+    expect(refused.status).toBe(403)
+    expect(((await refused.json()) as { _tag: string })._tag).toBe("ForbiddenOriginError")
+    child.kill("SIGTERM")
+    expect(await exited(child)).toBe(0)
+  })
+
+  it("refuses a --cors value that is not an origin", async () => {
+    const result = await runToExit(["--port", "0", "--cors", "a.example/path"], { XDG_DATA_HOME: tempDir("xdg") })
+    expect(result.code).not.toBe(0)
+    expect(result.stdout).not.toContain("listening")
+    expect(result.stdout + result.stderr).toContain("--cors a.example/path: expected an origin")
+  })
+
+  it("accepts --pure (no effect: there are no plugins) and --mdns (ignored, with a warning)", async () => {
+    const { child, url, stderr } = await serve(["--port", "0", "--pure", "--mdns"], { XDG_DATA_HOME: tempDir("xdg") })
+    expect(await fetch(`${url}/api/health`).then((r) => r.status)).toBe(200)
+    child.kill("SIGTERM")
+    expect(await exited(child)).toBe(0)
+    expect(stderr()).toContain("--mdns is not supported and has no effect")
+    const plain = await serve(["--port", "0", "--pure"], { XDG_DATA_HOME: tempDir("xdg") })
+    plain.child.kill("SIGTERM")
+    expect(await exited(plain.child)).toBe(0)
+    expect(plain.stderr()).not.toContain("warning")
+  })
+
+  it("warns at start-up when it listens beyond loopback without a password", async () => {
+    const open = await serve(["--port", "0", "--hostname", "0.0.0.0"], { XDG_DATA_HOME: tempDir("xdg") })
+    open.child.kill("SIGTERM")
+    expect(await exited(open.child)).toBe(0)
+    expect(open.stderr()).toMatch(/warning: listening on http:\/\/0\.0\.0\.0:\d+, which is not a loopback address/)
+    expect(open.stderr()).toContain("OPENCODE_SERVER_PASSWORD")
+    const guarded = await serve(["--port", "0", "--hostname", "0.0.0.0"], {
+      XDG_DATA_HOME: tempDir("xdg"),
+      OPENCODE_SERVER_PASSWORD: "pw"
+    })
+    guarded.child.kill("SIGTERM")
+    expect(await exited(guarded.child)).toBe(0)
+    expect(guarded.stderr()).not.toContain("warning")
+    const loopback = await serve(["--port", "0"], { XDG_DATA_HOME: tempDir("xdg") })
+    loopback.child.kill("SIGTERM")
+    expect(await exited(loopback.child)).toBe(0)
+    expect(loopback.stderr()).not.toContain("warning")
+  })
+
   it("rejects an invalid option with a usage error", async () => {
     await expect(serve(["--port", "not-a-number"], { XDG_DATA_HOME: tempDir("xdg") })).rejects.toThrow(
       /exited with [1-9]/

@@ -5,6 +5,8 @@ import { Api } from "@opencode-ai/protocol"
 import { Errors } from "@opencode-ai/schema"
 import { Cause, Effect, Option } from "effect"
 import { BasicAuth } from "./basic-auth.js"
+import { JsonBody } from "./json-body.js"
+import { RequestOrigin } from "./request-origin.js"
 
 const json = (status: number, body: unknown, headers?: Record<string, string>) =>
   HttpServerResponse.unsafeJson(body, { status, ...(headers ? { headers } : {}) })
@@ -84,18 +86,23 @@ const translate = (cause: Cause.Cause<never>) =>
   })
 
 /**
- * The API-wide middleware: Basic auth for every route (including `/doc` and unknown paths), then
- * the bad-request translation above.
+ * The API-wide middleware, for every route (including `/doc`, the event streams and unknown paths):
+ * first the origin, host and CORS rules (`RequestOrigin.check`) and the JSON-only body rule
+ * (`JsonBody.check`), then Basic auth, then the bad-request translation above.
  */
 export const layer = HttpApiBuilder.middleware(
   Api.OpenCodeApi,
   Effect.map(
-    BasicAuth.Policy,
+    Effect.all({ auth: BasicAuth.Policy, origins: RequestOrigin.Policy }),
     (policy) => (app) =>
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
+        const refused = yield* RequestOrigin.check(policy.origins, request)
+        if (Option.isSome(refused)) return refused.value
+        const unsupported = JsonBody.check(request)
+        if (Option.isSome(unsupported)) return unsupported.value
         const denied = yield* BasicAuth.verify(request.headers.authorization).pipe(
-          Effect.provideService(BasicAuth.Policy, policy),
+          Effect.provideService(BasicAuth.Policy, policy.auth),
           Effect.flip,
           Effect.option
         )
