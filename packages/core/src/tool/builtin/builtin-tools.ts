@@ -21,6 +21,8 @@ export interface Options {
   /** Passed to the read tool: called after each successful read (see `ReadTool.Options.onRead`). */
   readonly onRead?: ReadTool.Options["onRead"]
   readonly bash?: BashTool.Options | undefined
+  /** Passed to the grep tool (its matching time limit); `toolOutputDir` above is passed to it too. */
+  readonly grep?: Pick<GrepTool.Options, "timeLimit"> | undefined
 }
 
 /** The built-in tool names, in the order they are listed here. (`question` and `skill` live elsewhere.) */
@@ -37,7 +39,7 @@ export const make = (
     ApplyPatchTool.make,
     BashTool.make(options.bash),
     GlobTool.make,
-    GrepTool.make({ toolOutputDir: options.toolOutputDir }),
+    GrepTool.make({ ...options.grep, toolOutputDir: options.toolOutputDir }),
     TodoWriteTool.make
   ])
 

@@ -1,11 +1,12 @@
 export * as GrepTool from "./grep-tool.js"
 
 import { FileSystem } from "@effect/platform"
-import { Effect, Option, Schema, Stream } from "effect"
+import { Chunk, Duration, Effect, Option, Schema, Stream } from "effect"
 import type { ToolRegistry } from "../tool-registry.js"
 import { BinaryFile } from "./binary-file.js"
 import { BuiltinTool } from "./builtin-tool.js"
 import { FileWalk } from "./file-walk.js"
+import { RegexSearch } from "./regex-search.js"
 import { ToolPath } from "./tool-path.js"
 
 /** The most matching lines one call returns. */
@@ -20,6 +21,11 @@ const wholeFileBytes = 1024 * 1024
 export interface Options {
   /** The Managed Tool Output directory: searchable without an `external_directory` ask. */
   readonly toolOutputDir?: string | undefined
+  /**
+   * The time matching may take in one call (default `RegexSearch.defaultTimeLimit`, 15 s). Matching
+   * runs in a worker thread; past the limit the worker is terminated and the call fails readably.
+   */
+  readonly timeLimit?: Duration.DurationInput | undefined
 }
 
 export const Input = Schema.Struct({
@@ -53,21 +59,22 @@ export const make = (options: Options = {}) =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
 
-    /** The matching lines of one file, up to `room` of them; binary files have none. */
-    const search = (file: string, size: number, regex: RegExp, room: number) =>
+    const timeLimit = options.timeLimit ?? RegexSearch.defaultTimeLimit
+
+    /**
+     * The matching lines of one file, up to `room` of them; binary and unreadable files have none.
+     * The file is read here; the matching runs in `searcher`'s worker (a whole file, or a batch of
+     * streamed lines, per request).
+     */
+    const search = (file: string, size: number, searcher: RegexSearch.Searcher, room: number) =>
       Effect.gen(function* () {
         const matches: Array<Match> = []
-        const check = (text: string, line: number) => {
-          if (!regex.test(text)) return true
+        const add = (text: string, line: number) =>
           matches.push({ file, line, text: text.length > maxLineLength ? `${text.slice(0, maxLineLength)}...` : text })
-          return matches.length < room
-        }
         if (size <= wholeFileBytes) {
           const bytes = yield* fs.readFile(file)
           if (BinaryFile.looksBinary(bytes.subarray(0, BinaryFile.sampleSize))) return matches
-          const lines = new TextDecoder().decode(bytes).split(/\r?\n/)
-          if (lines[lines.length - 1] === "") lines.pop()
-          for (let i = 0; i < lines.length && check(lines[i]!, i + 1); i++);
+          for (const found of yield* searcher.file(bytes, room)) add(found.text, found.line)
           return matches
         }
         const sample = yield* fs
@@ -78,19 +85,30 @@ export const make = (options: Options = {}) =>
         yield* fs.stream(file).pipe(
           Stream.decodeText("utf-8"),
           Stream.splitLines,
-          Stream.runForEachWhile((text) => Effect.sync(() => check(text, ++line)))
+          Stream.chunks,
+          Stream.runForEachWhile((chunk) =>
+            Effect.map(searcher.lines(Array.from(chunk), room - matches.length), (found) => {
+              for (const index of found) add(Chunk.unsafeGet(chunk, index), line + index + 1)
+              line += chunk.length
+              return matches.length < room
+            })
+          )
         )
         return matches
-      }).pipe(Effect.orElseSucceed(() => [] as Array<Match>))
+      }).pipe(
+        Effect.catchTags({
+          BadArgument: () => Effect.succeed([] as Array<Match>),
+          SystemError: () => Effect.succeed([] as Array<Match>)
+        })
+      )
 
     return BuiltinTool.define({
       name: "grep",
       description,
       input: Input,
       execute: Effect.fn("GrepTool.execute")(function* (input: Input, context: ToolRegistry.CallContext) {
-        let regex: RegExp
         try {
-          regex = new RegExp(input.pattern)
+          new RegExp(input.pattern)
         } catch (error) {
           return yield* BuiltinTool.fail(
             `Invalid regular expression ${JSON.stringify(input.pattern)}: ${(error as Error).message}`
@@ -122,18 +140,31 @@ export const make = (options: Options = {}) =>
             })
 
         const matches: Array<Match> = []
-        yield* Effect.forEach(
-          files,
-          (file) =>
-            Effect.gen(function* () {
-              const room = maxCandidates - matches.length
-              if (room <= 0 || (!isFile && BinaryFile.hasBinaryExtension(file))) return
-              const stat = yield* fs.stat(file).pipe(Effect.option)
-              if (Option.isNone(stat) || stat.value.type !== "File") return
-              const found = yield* search(file, Number(stat.value.size), regex, room)
-              matches.push(...found.slice(0, maxCandidates - matches.length))
-            }),
-          { concurrency: 8, discard: true }
+        yield* Effect.gen(function* () {
+          const searcher = yield* RegexSearch.make(input.pattern, { timeLimit })
+          yield* Effect.forEach(
+            files,
+            (file) =>
+              Effect.gen(function* () {
+                const room = maxCandidates - matches.length
+                if (room <= 0 || (!isFile && BinaryFile.hasBinaryExtension(file))) return
+                const stat = yield* fs.stat(file).pipe(Effect.option)
+                if (Option.isNone(stat) || stat.value.type !== "File") return
+                const found = yield* search(file, Number(stat.value.size), searcher, room)
+                matches.push(...found.slice(0, maxCandidates - matches.length))
+              }),
+            { concurrency: 8, discard: true }
+          )
+        }).pipe(
+          Effect.scoped,
+          Effect.catchTags({
+            "RegexSearch.TimeLimitExceeded": (error) =>
+              BuiltinTool.fail(
+                `The pattern ${JSON.stringify(input.pattern)} took longer than ${Duration.format(Duration.millis(error.limitMs))} to match, so the search was stopped. Simplify it (nested quantifiers such as (a+)+ can backtrack without end) or narrow path and include.`
+              ),
+            "RegexSearch.MatchFailed": (error) =>
+              BuiltinTool.fail(`Searching for ${JSON.stringify(input.pattern)} failed: ${error.message}`)
+          })
         )
         if (matches.length === 0) return BuiltinTool.text("No matches found", { matches: 0, truncated: false })
 

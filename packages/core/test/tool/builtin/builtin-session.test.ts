@@ -1,10 +1,13 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { LLMScript } from "@opencode-ai/core/testing"
 import { Effect } from "effect"
+import { GrepTool } from "../../../src/tool/builtin/grep-tool.js"
+import { RegexSearch } from "../../../src/tool/builtin/regex-search.js"
 import { world } from "../../runner/world.js"
-import { isAlive, pidsIn, reap, stubborn } from "./harness.js"
+import { blockedDuring, isAlive, pidsIn, reap, stubborn } from "./harness.js"
 
 const { reply, text, toolCall, finish } = LLMScript
 
@@ -96,6 +99,49 @@ describe("built-in tools in a session", () => {
         expect(yield* reap(recorded)).toEqual([])
         const failed = (yield* w.events).find((e) => e.type === "session.next.tool.failed")!
         expect(failed.data).toMatchObject({ callID: "call_bash", error: { message: "interrupted" } })
+      })
+  )
+
+  it.scopedLive(
+    "a catastrophic grep pattern from the model fails readably within the time limit; the event loop stays free",
+    () =>
+      Effect.gen(function* () {
+        const w = yield* world()
+        // The real grep with a 1 s limit replaces the built-in (default 15 s) for this instance. While it
+        // runs, the event loop is watched for as long as a worker is matching.
+        const grep = yield* GrepTool.make({ timeLimit: "1 second" }).pipe(Effect.provide(NodeContext.layer))
+        const matching = () => RegexSearch.workers().live > RegexSearch.workers().idle
+        const watched: Array<{ readonly worst: number; readonly ticks: number }> = []
+        yield* w.register({
+          ...grep,
+          execute: (input, context) =>
+            blockedDuring(grep.execute(input, context), matching).pipe(
+              Effect.tap((watch) => watched.push(watch)),
+              Effect.flatMap(({ exit }) => exit)
+            )
+        })
+        fs.writeFileSync(path.join(w.directory, "evil.txt"), `${"a".repeat(29)}b\n`)
+        yield* w.server.enqueue(
+          reply(toolCall("call_grep", "grep", { pattern: "^(a+)+$" }), finish("tool-calls")),
+          reply(text("That pattern is too slow."), finish("stop"))
+        )
+        const started = performance.now()
+        yield* w.prompt("find the a-lines")
+        yield* w.wait
+        expect(performance.now() - started).toBeLessThan(10_000)
+        // About 1 s of matching, watched tick by tick: the main thread was never busy for 50 ms.
+        expect(watched).toHaveLength(1)
+        expect(watched[0]!.ticks).toBeGreaterThan(20)
+        expect(watched[0]!.worst).toBeLessThan(50)
+
+        const message =
+          'The pattern "^(a+)+$" took longer than 1s to match, so the search was stopped. Simplify it (nested quantifiers such as (a+)+ can backtrack without end) or narrow path and include.'
+        const failed = (yield* w.events).find((e) => e.type === "session.next.tool.failed")!
+        expect(failed.data).toMatchObject({ callID: "call_grep", error: { message } })
+        const requests = yield* w.server.requests
+        const toolMessage = (requests[1]!.body.messages as Array<any>).find((m) => m.role === "tool")
+        expect(toolMessage.content).toContain(message)
+        expect(yield* w.types).toContain("step.ended")
       })
   )
 })

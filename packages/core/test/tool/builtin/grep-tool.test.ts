@@ -1,10 +1,17 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
-import { call, context, failure, project, tempDir, textOf } from "./harness.js"
+import { Effect, Exit, Fiber } from "effect"
+import { RegexSearch } from "../../../src/tool/builtin/regex-search.js"
+import { blockedDuring, call, context, failure, project, tempDir, textOf, tool } from "./harness.js"
 
 const touch = (file: string, seconds: number) => fs.utimesSync(file, seconds, seconds)
+
+/** `^(a+)+$` backtracks exponentially over this line: about 14 s on the main thread, where it froze the server. */
+const catastrophic = { pattern: "^(a+)+$", line: `${"a".repeat(29)}b` }
+
+/** Worker threads grep has leased and not yet returned or terminated. */
+const busyWorkers = () => RegexSearch.workers().live - RegexSearch.workers().idle
 
 describe("grep", () => {
   it.live("returns file:line: text for each matching line, newest files first; asks grep with the pattern", () =>
@@ -122,5 +129,80 @@ describe("grep", () => {
         )
         expect(asks[1]).toMatchObject({ action: "external_directory", resources: [path.join(p.outside, "*")] })
       })
+  )
+
+  it.live("a large file's streamed lines stop at the candidate bound like small files do", () =>
+    Effect.gen(function* () {
+      const p = project({ "big.log": `${"x".repeat(1023)}\n`.repeat(1100) + "hit\n".repeat(1500) })
+      const { ctx } = context(p.directory)
+      const result = yield* call("grep", { pattern: "^hit$" }, ctx)
+      expect(textOf(result).split("\n")[0]).toBe(
+        "Found more than 1000 matches (showing 100; narrow the pattern, path or include)"
+      )
+      expect(textOf(result).split("\n")[1]).toBe(`${p.file("big.log")}:1101: hit`)
+      expect(result.structured).toEqual({ matches: 1000, truncated: true })
+    })
+  )
+
+  it.live(
+    "a catastrophic pattern fails readably once the time limit is spent, and the event loop stays free meanwhile",
+    () =>
+      Effect.gen(function* () {
+        const p = project({ "evil.txt": `${catastrophic.line}\n`, "fine.txt": "aaa\n" })
+        const { ctx } = context(p.directory)
+        const grep = yield* tool("grep", { grep: { timeLimit: "1 second" } })
+        const started = performance.now()
+        // The event loop is watched while a worker matches (before the fix: never, the regex froze it).
+        const { exit, worst, ticks } = yield* blockedDuring(
+          failure(grep.execute({ pattern: catastrophic.pattern }, ctx)),
+          () => busyWorkers() > 0
+        )
+        const elapsed = performance.now() - started
+        expect(exit).toEqual(
+          Exit.succeed(
+            'The pattern "^(a+)+$" took longer than 1s to match, so the search was stopped. Simplify it (nested quantifiers such as (a+)+ can backtrack without end) or narrow path and include.'
+          )
+        )
+        expect(elapsed).toBeGreaterThanOrEqual(1000)
+        expect(elapsed).toBeLessThan(5000)
+        expect(ticks).toBeGreaterThan(20)
+        expect(worst).toBeLessThan(50)
+        // The stuck worker was terminated, not returned to the pool.
+        expect(busyWorkers()).toBe(0)
+        // The next search gets a fresh worker and works.
+        expect(textOf(yield* call("grep", { pattern: "^a+$" }, ctx))).toBe(
+          `Found 1 match\n${p.file("fine.txt")}:1: aaa`
+        )
+      })
+  )
+
+  it.live("interrupting a call mid-match returns promptly and leaves no worker running", () =>
+    Effect.gen(function* () {
+      const p = project({ "evil.txt": `${catastrophic.line}\n` })
+      const { ctx } = context(p.directory)
+      const grep = yield* tool("grep")
+      const before = RegexSearch.workers().live
+      const { exit, worst, ticks } = yield* blockedDuring(
+        Effect.gen(function* () {
+          const fiber = yield* Effect.fork(grep.execute({ pattern: catastrophic.pattern }, ctx))
+          // Wait (up to 5 s) until a worker is matching, then a little longer.
+          for (let i = 0; i < 200 && busyWorkers() === 0; i++) yield* Effect.sleep("25 millis")
+          const busy = busyWorkers()
+          yield* Effect.sleep("200 millis")
+          const interrupting = performance.now()
+          yield* Fiber.interrupt(fiber)
+          return { busy, interruptMs: performance.now() - interrupting }
+        }),
+        () => busyWorkers() > 0
+      )
+      const result = yield* exit
+      expect(result.busy).toBe(1)
+      expect(result.interruptMs).toBeLessThan(1000)
+      expect(ticks).toBeGreaterThan(5)
+      expect(worst).toBeLessThan(50)
+      // The worker's thread has exited by the time the interrupt returned.
+      expect(busyWorkers()).toBe(0)
+      expect(RegexSearch.workers().live).toBeLessThanOrEqual(before)
+    })
   )
 })

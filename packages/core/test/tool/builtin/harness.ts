@@ -1,6 +1,7 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { performance } from "node:perf_hooks"
 import { NodeContext } from "@effect/platform-node"
 import { Effect } from "effect"
 import { BuiltinTools } from "../../../src/tool/builtin/builtin-tools.js"
@@ -139,3 +140,31 @@ export const stubborn = (pids: string) =>
     `echo $$ >> ${pids}`,
     "wait"
   ].join("; ")
+
+/**
+ * Runs `effect` while a 10 ms timer watches the event loop: the effect's outcome (as an Exit), and
+ * `worst`, the longest the main thread was busy between two ticks (ms of event-loop utilization's
+ * active time, so a descheduled idle process on a loaded machine does not count; a callback that
+ * blocks the thread counts whole, since no tick can fire during it). With `only`, a tick counts only
+ * when `only()` held at the previous tick or holds at this one; `ticks` says how many counted.
+ */
+export const blockedDuring = <A, E>(effect: Effect.Effect<A, E>, only: () => boolean = () => true) =>
+  Effect.gen(function* () {
+    let worst = 0
+    let ticks = 0
+    let heldBefore = only()
+    let last = performance.eventLoopUtilization()
+    const timer = setInterval(() => {
+      const now = performance.eventLoopUtilization()
+      const active = performance.eventLoopUtilization(now, last).active
+      last = now
+      const held = only()
+      const counted = held || heldBefore
+      heldBefore = held
+      if (!counted) return
+      ticks++
+      worst = Math.max(worst, active)
+    }, 10)
+    const exit = yield* Effect.exit(effect).pipe(Effect.ensuring(Effect.sync(() => clearInterval(timer))))
+    return { exit, worst, ticks }
+  })
