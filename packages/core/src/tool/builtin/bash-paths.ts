@@ -85,6 +85,8 @@ interface State {
 type Value =
   | { readonly kind: "static"; readonly text: string; readonly glob: boolean; readonly tilde: boolean }
   | { readonly kind: "dynamic" }
+  /** A loop variable (`for f in a b; do … "$f"`): one of the loop's static words. */
+  | { readonly kind: "choices"; readonly values: ReadonlyArray<Value> }
 
 type Mode = "read" | "write"
 
@@ -188,8 +190,15 @@ const unquote = (text: string) => text.replace(/\\(.)/gs, "$1")
 const hasGlob = (raw: string) => /[*?[]|\{[^}]*[,.][^}]*\}/.test(raw.replace(/\\./gs, ""))
 
 /** The value of an argument node, when its text does not depend on the shell's state. */
-const wordValue = (node: Node): Value => {
+const wordValue = (node: Node, loops: ReadonlyMap<string, ReadonlyArray<Value>> = new Map()): Value => {
+  const loopVariable = (expansion: Node): Value | undefined => {
+    const name = expansion.type === "simple_expansion" ? expansion.namedChildren[0] : undefined
+    const values = name?.type === "variable_name" ? loops.get(name.text) : undefined
+    return values === undefined ? undefined : { kind: "choices", values }
+  }
   switch (node.type) {
+    case "simple_expansion":
+      return loopVariable(node) ?? { kind: "dynamic" }
     case "word":
     case "number": {
       const raw = node.text
@@ -198,6 +207,9 @@ const wordValue = (node: Node): Value => {
     case "raw_string":
       return { kind: "static", text: node.text.slice(1, -1), glob: false, tilde: false }
     case "string": {
+      const only = node.namedChildren.length === 1 ? node.namedChildren[0] : undefined
+      const variable = only === undefined ? undefined : loopVariable(only)
+      if (variable !== undefined) return variable
       let text = ""
       for (const child of node.namedChildren) {
         if (child.type !== "string_content") return { kind: "dynamic" }
@@ -211,7 +223,7 @@ const wordValue = (node: Node): Value => {
       let tilde = false
       node.namedChildren.forEach((child, index) => {
         const part = wordValue(child)
-        if (part.kind === "dynamic") {
+        if (part.kind !== "static") {
           glob = true
           text = "\0"
           return
@@ -235,6 +247,15 @@ const union = (a: ReadonlyArray<Cwd>, b: ReadonlyArray<Cwd>): ReadonlyArray<Cwd>
 }
 const merge = (a: State, b: State): State => ({ cwds: union(a.cwds, b.cwds), unknown: a.unknown || b.unknown })
 
+/** How a statement may leave the working directory (see `Walk.outcome`). */
+interface Outcome {
+  readonly ok: State
+  readonly fail: State
+  readonly entry: State
+}
+const same = (state: State): Outcome => ({ ok: state, fail: state, entry: state })
+const settle = (outcome: Outcome): State => merge(outcome.ok, outcome.fail)
+
 const isDirectory = (target: string) => {
   try {
     return nodeFs.statSync(target).isDirectory()
@@ -255,6 +276,8 @@ class Walk {
   unknownRead = false
   unknownWrite = false
   readonly reasons = new Set<string>()
+  /** The loop variables in scope, with the static words they take (see {@link Value}). */
+  readonly loops = new Map<string, ReadonlyArray<Value>>()
   /** Nesting of `bash -c` / `eval` strings, bounded. */
   depth = 0
 
@@ -266,6 +289,10 @@ class Walk {
 
   /** Records `value` as a path read or written from the working directories of `state`. */
   path(value: Value, mode: Mode, state: State, what: string) {
+    if (value.kind === "choices") {
+      for (const choice of value.values) this.path(choice, mode, state, what)
+      return
+    }
     if (value.kind === "dynamic") return this.unknown(mode, `${what}: a path that depends on the shell's state`)
     let text = value.text
     if (text === "" || text === "-" || isDevice(text)) return
@@ -285,44 +312,61 @@ class Walk {
     for (const cwd of state.cwds) this.uses.push({ path: `${cwd.physical}/${text}`, write })
   }
 
+  /** The states a walk may leave, for callers that do not care whether it succeeded. */
   walk(node: Node, state: State): State {
+    return settle(this.outcome(node, state))
+  }
+
+  /**
+   * Walks `node` from `state`: the states after it succeeded and after it failed (an `&&` continues
+   * from the first, an `||` from the second, a `;` from either), and the state its last simple
+   * command starts from (where tree-sitter hangs `a && b > f`'s redirection, which is `b`'s).
+   */
+  outcome(node: Node, state: State): Outcome {
     switch (node.type) {
       case "program":
       case "compound_statement":
       case "do_group":
         return this.sequence(node.children, state)
       case "list": {
-        // `a && b`, `a || b`: b may not run, so after it both states are possible.
         const [left, right] = node.namedChildren
+        const operator = node.children.find((child) => child !== null && !child.isNamed)?.type
         if (left === undefined || right === undefined || node.namedChildren.length !== 2) {
           return this.sequence(node.children, state)
         }
-        const after = this.walk(left, state)
-        return merge(after, this.walk(right, after))
+        const first = this.outcome(left, state)
+        if (operator === "||") {
+          const second = this.outcome(right, first.fail)
+          return { ok: merge(first.ok, second.ok), fail: second.fail, entry: second.entry }
+        }
+        const second = this.outcome(right, first.ok)
+        return { ok: second.ok, fail: merge(first.fail, second.fail), entry: second.entry }
       }
       case "pipeline":
         for (const child of node.namedChildren) this.walk(child, state)
-        return state
+        return same(state)
       case "subshell":
       case "command_substitution":
       case "process_substitution":
         this.sequence(node.children, state)
-        return state
+        return same(state)
       case "redirected_statement": {
         const body = node.childForFieldName("body")
-        const after = body === null ? state : this.walk(body, state)
-        const around = merge(state, after)
-        for (const child of node.namedChildren) if (child.id !== body?.id) this.walk(child, around)
-        return after
+        const result = body === null ? same(state) : this.outcome(body, state)
+        // On a list the redirection is its last command's; on a group, loop or pipeline it applies
+        // before the body runs.
+        const at = body?.type === "list" ? result.entry : state
+        for (const child of node.namedChildren) if (child.id !== body?.id) this.walk(child, at)
+        return result
       }
       case "file_redirect":
         this.redirect(node, state)
-        return state
+        return same(state)
       case "heredoc_redirect":
       case "herestring_redirect":
         // The body is data; a redirection written after the here-doc's start is still a file.
         for (const child of node.namedChildren) if (child.type === "file_redirect") this.redirect(child, state)
-        return state
+        return same(state)
       case "if_statement":
       case "elif_clause":
       case "else_clause":
@@ -331,16 +375,37 @@ class Walk {
       case "while_statement":
       case "for_statement":
       case "c_style_for_statement": {
-        let reached = state
-        for (const child of node.namedChildren) reached = merge(reached, this.walk(child, reached))
-        const loop = node.type === "while_statement" || node.type.endsWith("for_statement")
-        return loop && changesDirectory(node) ? { ...reached, unknown: true } : reached
+        // Any branch may run (a loop body any number of times): every state reached stays possible.
+        // A `for` over static words binds its variable to them for the body.
+        const variable = node.type === "for_statement" ? node.childForFieldName("variable") : null
+        if (variable !== null) {
+          const values = node.childrenForFieldName("value").map((word) => wordValue(word, this.loops))
+          if (values.length > 0 && values.every((value) => value.kind === "static")) {
+            const previous = this.loops.get(variable.text)
+            this.loops.set(variable.text, values)
+            try {
+              return this.loop(node, state)
+            } finally {
+              if (previous === undefined) this.loops.delete(variable.text)
+              else this.loops.set(variable.text, previous)
+            }
+          }
+          // A variable over dynamic words stays unknown; an outer one of that name no longer applies.
+          const previous = this.loops.get(variable.text)
+          this.loops.delete(variable.text)
+          try {
+            return this.loop(node, state)
+          } finally {
+            if (previous !== undefined) this.loops.set(variable.text, previous)
+          }
+        }
+        return this.loop(node, state)
       }
       case "function_definition": {
         // The body runs wherever the function is called from: its relative paths are unknown.
         const body = node.childForFieldName("body")
         if (body !== null) this.walk(body, { ...state, unknown: true })
-        return changesDirectory(node) ? { ...state, unknown: true } : state
+        return same(changesDirectory(node) ? { ...state, unknown: true } : state)
       }
       case "command":
         return this.command(node, state)
@@ -349,16 +414,27 @@ class Walk {
     }
   }
 
+  /** A conditional or loop: every state its parts reach stays possible; a loop that cd's is untracked. */
+  loop(node: Node, state: State): Outcome {
+    let reached = state
+    for (const child of node.namedChildren) reached = merge(reached, this.walk(child, reached))
+    const loop = node.type === "while_statement" || node.type.endsWith("for_statement")
+    return same(loop && changesDirectory(node) ? { ...reached, unknown: true } : reached)
+  }
+
   /** Named children in order; a statement followed by `&` runs as a job and changes nothing after it. */
-  sequence(children: ReadonlyArray<Node | null>, state: State): State {
-    let current = state
+  sequence(children: ReadonlyArray<Node | null>, state: State): Outcome {
+    let last = same(state)
     children.forEach((child, index) => {
       if (child === null || !child.isNamed) return
+      const start = settle(last)
       const next = children[index + 1]
-      if (next?.type === "&") this.walk(child, current)
-      else current = this.walk(child, current)
+      if (next?.type === "&") {
+        this.walk(child, start)
+        last = same(start)
+      } else last = this.outcome(child, start)
     })
-    return current
+    return last
   }
 
   redirect(node: Node, state: State) {
@@ -369,10 +445,10 @@ class Walk {
     if (operator === "<&" || operator === ">&-" || operator === "<&-") return
     if ((operator === ">&" || operator === "&>") && destination.type === "number") return
     if (operator === ">&" && destination.text === "-") return
-    this.path(wordValue(destination), operator === "<" ? "read" : "write", state, `redirection ${operator}`)
+    this.path(wordValue(destination, this.loops), operator === "<" ? "read" : "write", state, `redirection ${operator}`)
   }
 
-  command(node: Node, state: State): State {
+  command(node: Node, state: State): Outcome {
     const words: Array<Node> = []
     for (const child of node.namedChildren) {
       if (child.type === "variable_assignment") this.walk(child, state)
@@ -383,17 +459,20 @@ class Walk {
         words.push(child.type === "command_name" ? (child.namedChildren[0] ?? child) : child)
       }
     }
-    return this.run(words.map(wordValue), state)
+    return this.run(
+      words.map((word) => wordValue(word, this.loops)),
+      state
+    )
   }
 
   /** Classifies one simple command by its words (the name first). */
-  run(words: ReadonlyArray<Value>, state: State, viaXargs = false): State {
+  run(words: ReadonlyArray<Value>, state: State, viaXargs = false): Outcome {
     let index = 0
     while (index < words.length) {
       const head = words[index]!
-      if (head.kind === "dynamic") {
+      if (head.kind !== "static") {
         this.unknown("write", "a command whose name depends on the shell's state")
-        return state
+        return same(state)
       }
       const name = path.basename(head.text)
       if (name === "xargs" || name === "timeout" || wrappers.has(name)) {
@@ -412,13 +491,13 @@ class Walk {
       }
       break
     }
-    if (index >= words.length) return state
+    if (index >= words.length) return same(state)
     const name = path.basename((words[index] as { text: string }).text)
     const args = words.slice(index + 1)
     return this.classify(name, args, state, viaXargs)
   }
 
-  classify(name: string, args: ReadonlyArray<Value>, state: State, viaXargs: boolean): State {
+  classify(name: string, args: ReadonlyArray<Value>, state: State, viaXargs: boolean): Outcome {
     const what = name
     // Options and positionals; `--opt=value` values that look like paths are kept too.
     const positional: Array<Value> = []
@@ -455,9 +534,9 @@ class Walk {
 
     if (cdLike.has(name)) {
       const target = positional[0] ?? { kind: "static", text: "~", glob: false, tilde: true }
-      if (target.kind === "static" && target.text === "-") return { ...state, unknown: true }
+      if (target.kind === "static" && target.text === "-") return same({ ...state, unknown: true })
       this.path(target, "read", state, what)
-      if (target.kind === "dynamic" || target.glob) return { ...state, unknown: true }
+      if (target.kind !== "static" || target.glob) return same({ ...state, unknown: true })
       const text = target.tilde ? os.homedir() + target.text.slice(1) : target.text
       const physicalMode = options.includes("-P")
       const next: Array<Cwd> = []
@@ -467,37 +546,42 @@ class Walk {
           ? ToolPath.realPathSync(path.isAbsolute(text) ? text : `${cwd.physical}/${text}`)
           : path.resolve(cwd.logical, text)
         const physical = ToolPath.realPathSync(logical)
-        if (isDirectory(physical)) next.push({ logical: physicalMode ? physical : logical, physical })
-        else fails = true
+        next.push({ logical: physicalMode ? physical : logical, physical })
+        if (!isDirectory(physical)) fails = true
       }
-      // A directory that does not exist (yet) may still be entered if the command creates it.
-      return { cwds: fails ? union(state.cwds, next) : next.length > 0 ? next : state.cwds, unknown: state.unknown }
+      // Succeeded, the cd leads to its directory. It fails only if a directory does not exist (yet: the
+      // command may create it), and then the directory stays.
+      return {
+        ok: { cwds: next, unknown: state.unknown },
+        fail: fails ? state : { cwds: [], unknown: state.unknown },
+        entry: state
+      }
     }
-    if (name === "popd") return { ...state, unknown: true }
+    if (name === "popd") return same({ ...state, unknown: true })
     if (shells.has(name) || name === "eval") {
       const script = name === "eval" ? args : positional.slice(0, 1)
       const runsString = name === "eval" || options.some((option) => /^-[a-z]*c[a-z]*$/.test(option))
       if (!runsString) {
         all(positional.slice(0, 1), "read")
-        return state
+        return same(state)
       }
-      if (script.some((value) => value.kind === "dynamic") || this.depth >= 4) {
+      if (script.some((value) => value.kind !== "static") || this.depth >= 4) {
         this.unknown("write", `${name}: a command string that depends on the shell's state`)
-        return state
+        return same(state)
       }
       this.depth++
       const text = script.map((value) => (value as { text: string }).text).join(" ")
       const nested = this.nested?.(text, state)
       this.depth--
-      return name === "eval" && nested !== undefined ? nested : state
+      return same(name === "eval" && nested !== undefined ? nested : state)
     }
-    if (noPaths.has(name)) return state
+    if (noPaths.has(name)) return same(state)
 
     if (readAll.has(name)) {
       all(positional, "read")
       if (positional.length === 0 && cwdByDefault.has(name)) all([dot], "read")
       pathLikeOptions("read")
-      return state
+      return same(state)
     }
     if (readAfterPattern.has(name)) {
       const explicit =
@@ -510,7 +594,7 @@ class Walk {
       all(paths, inPlace ? "write" : "read")
       if (paths.length === 0 && cwdByDefault.has(name)) all([dot], "read")
       pathLikeOptions(inPlace ? "write" : "read")
-      return state
+      return same(state)
     }
     if (name === "find") {
       const roots: Array<Value> = []
@@ -524,16 +608,16 @@ class Walk {
       all(roots.length === 0 ? [dot] : roots, writes ? "write" : "read")
       for (const arg of args.slice(roots.length))
         if (looksLikePath(arg)) this.path(arg, writes ? "write" : "read", state, what)
-      return state
+      return same(state)
     }
     if (writeAll.has(name)) {
       all(positional, "write")
       pathLikeOptions("write")
-      return state
+      return same(state)
     }
     if (writeAfterFirst.has(name)) {
       all(positional.slice(options.some((option) => option.startsWith("--reference")) ? 0 : 1), "write")
-      return state
+      return same(state)
     }
     if (copyLike.has(name)) {
       const target = options.findIndex((option) => option === "-t" || option.startsWith("--target-directory"))
@@ -548,7 +632,7 @@ class Walk {
         all(positional.slice(0, -1), "read")
         all(positional.slice(-1), "write")
       }
-      return state
+      return same(state)
     }
     if (name === "dd") {
       for (const arg of args) {
@@ -558,11 +642,11 @@ class Walk {
         if (arg.text.startsWith("of="))
           this.path({ ...arg, text: arg.text.slice(3), tilde: arg.text.startsWith("of=~") }, "write", state, what)
       }
-      return state
+      return same(state)
     }
     // Any other program: its arguments that look like paths.
     for (const arg of [...positional, ...optionValues]) if (looksLikePath(arg)) this.path(arg, "read", state, what)
-    return state
+    return same(state)
   }
 
   /** Set by {@link analyze}: walks a nested command string (`bash -c`, `eval`) from `state`. */
