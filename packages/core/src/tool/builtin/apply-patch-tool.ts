@@ -62,13 +62,27 @@ export const make = Effect.gen(function* () {
       if (Either.isLeft(parsed)) return yield* BuiltinTool.fail(`Invalid patch: ${parsed.left}`)
       const hunks = parsed.right
 
-      // Outside directories are authorized before anything is read.
-      const targets = hunks.flatMap((hunk) =>
+      // Every path is resolved to its real path (symlinks followed; a new file's nearest existing
+      // parent), and outside directories are authorized before anything is read. Changes are keyed,
+      // named in the edit ask and written by real path.
+      const named = hunks.flatMap((hunk) =>
         hunk.type === "update" && hunk.movePath !== undefined ? [hunk.path, hunk.movePath] : [hunk.path]
       )
-      for (const target of new Set(targets.map((file) => ToolPath.resolve(context, file)))) {
+      const realDir = yield* ToolPath.locationDir(context)
+      const resolved = new Map<string, ToolPath.Target>()
+      for (const file of new Set(named)) {
+        resolved.set(file, yield* ToolPath.classify(context, realDir, ToolPath.resolve(context, file)))
+      }
+      const names = new Map<string, string>()
+      const authorized = new Set<string>()
+      for (const target of resolved.values()) {
+        names.set(target.path, target.name)
+        if (authorized.has(target.path)) continue
+        authorized.add(target.path)
         yield* ToolPath.authorize(context, target, { kind: "file" })
       }
+      const real = (file: string) => resolved.get(file)!.path
+      const nameOf = (target: string) => names.get(target)!
 
       // Plan every change in memory; a later hunk on the same file sees the earlier one's result.
       const changes = new Map<string, Change>()
@@ -94,7 +108,7 @@ export const make = Effect.gen(function* () {
         })
 
       for (const hunk of hunks) {
-        const target = ToolPath.resolve(context, hunk.path)
+        const target = real(hunk.path)
         switch (hunk.type) {
           case "add": {
             yield* current(target)
@@ -110,12 +124,12 @@ export const make = Effect.gen(function* () {
           case "update": {
             const before = yield* current(target)
             if (before === undefined) return yield* BuiltinTool.fail(`Cannot update ${target}: no such file`)
-            const applied = PatchText.applyChunks(ToolPath.relative(context, target), before, hunk.chunks)
+            const applied = PatchText.applyChunks(nameOf(target), before, hunk.chunks)
             if (Either.isLeft(applied)) return yield* BuiltinTool.fail(`Patch does not apply: ${applied.left}`)
             if (hunk.movePath === undefined) {
               yield* plan(target, applied.right)
             } else {
-              const destination = ToolPath.resolve(context, hunk.movePath)
+              const destination = real(hunk.movePath)
               if (destination !== target) {
                 yield* plan(target, undefined)
                 const moved = yield* plan(destination, applied.right)
@@ -132,7 +146,7 @@ export const make = Effect.gen(function* () {
       const files = [...changes.values()]
         .filter((change) => change.before !== change.after || change.movedFrom !== undefined)
         .map((change) => {
-          const name = ToolPath.relative(context, change.path)
+          const name = nameOf(change.path)
           const type = change.after === undefined ? "delete" : change.before === undefined ? "add" : "update"
           return {
             change,
@@ -190,7 +204,7 @@ export const make = Effect.gen(function* () {
       const reported = files.filter((file) => !(file.type === "delete" && movedSources.has(file.change.path)))
       const summary = reported.map((file) =>
         file.change.movedFrom !== undefined
-          ? `R ${ToolPath.relative(context, file.change.movedFrom)} -> ${file.name}`
+          ? `R ${nameOf(file.change.movedFrom)} -> ${file.name}`
           : `${file.type === "add" ? "A" : file.type === "delete" ? "D" : "M"} ${file.name}`
       )
       return BuiltinTool.text(`Success. Updated the following files:\n${summary.join("\n")}`, {

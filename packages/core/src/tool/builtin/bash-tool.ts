@@ -5,6 +5,7 @@ import * as nodeFs from "node:fs"
 import { FileSystem } from "@effect/platform"
 import { Deferred, Duration, Effect, Exit, Option, Schedule, Schema } from "effect"
 import type { ToolRegistry } from "../tool-registry.js"
+import { BashPaths } from "./bash-paths.js"
 import { BuiltinTool } from "./builtin-tool.js"
 import { ToolPath } from "./tool-path.js"
 
@@ -187,14 +188,18 @@ export const make = (options: Options = {}) =>
       description,
       input: Input,
       execute: Effect.fn("BashTool.execute")(function* (input: Input, context: ToolRegistry.CallContext) {
-        const cwd = input.workdir === undefined ? context.directory : ToolPath.resolve(context, input.workdir)
+        // The workdir is confined by its real path (symlinks resolved).
+        const workdir = yield* ToolPath.target(context, input.workdir ?? ".")
+        const cwd = workdir.path
         if (input.workdir !== undefined) {
-          yield* ToolPath.authorize(context, cwd, { kind: "directory" })
+          yield* ToolPath.authorize(context, workdir, { kind: "directory" })
           const info = yield* fs.stat(cwd).pipe(Effect.option)
           if (Option.isNone(info) || info.value.type !== "Directory") {
             return yield* BuiltinTool.fail(`The workdir ${cwd} is not a directory`)
           }
         }
+        // The paths the command's text shows: outside ones ask external_directory, writes ask edit.
+        yield* BashPaths.authorize(context, input.command, cwd)
         yield* context.ask({
           action: "bash",
           resources: [input.command],

@@ -72,8 +72,10 @@ export const make = Effect.gen(function* () {
       if (input.oldString === input.newString) {
         return yield* BuiltinTool.fail("oldString and newString are identical: there is nothing to change")
       }
-      const target = ToolPath.resolve(context, input.path)
-      yield* ToolPath.authorize(context, target, { kind: "file" })
+      // The real path (symlinks resolved) is what is confined, named in the edit ask, and written.
+      const resolved = yield* ToolPath.target(context, input.path)
+      const target = resolved.path
+      yield* ToolPath.authorize(context, resolved, { kind: "file" })
       const info = yield* fs.stat(target).pipe(Effect.option)
       if (Option.isSome(info) && info.value.type === "Directory") {
         return yield* BuiltinTool.fail(`Cannot edit ${target}: it is a directory`)
@@ -111,7 +113,7 @@ export const make = Effect.gen(function* () {
         after = result.content
         count = result.count
       }
-      const name = ToolPath.relative(context, target)
+      const name = resolved.name
       const diff = WriteTool.unifiedDiff(name, before, after)
       yield* context.ask({ action: "edit", resources: [name], metadata: { filepath: target, diff } })
       if (!exists) {

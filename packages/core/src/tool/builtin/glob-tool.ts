@@ -37,8 +37,11 @@ export const make = Effect.gen(function* () {
     description,
     input: Input,
     execute: Effect.fn("GlobTool.execute")(function* (input: Input, context: ToolRegistry.CallContext) {
-      const root = input.path === undefined ? context.directory : ToolPath.resolve(context, input.path)
-      yield* ToolPath.authorize(context, root, { kind: "directory" })
+      // The real path (symlinks resolved) is what is confined and walked. The walk lists symlinked
+      // entries by name (inside the directory) and does not descend into symlinked directories.
+      const resolved = yield* ToolPath.target(context, input.path ?? ".")
+      const root = resolved.path
+      yield* ToolPath.authorize(context, resolved, { kind: "directory" })
       yield* context.ask({
         action: "glob",
         resources: [input.pattern],

@@ -114,10 +114,12 @@ export const make = (options: Options = {}) =>
             `Invalid regular expression ${JSON.stringify(input.pattern)}: ${(error as Error).message}`
           )
         }
-        const root = input.path === undefined ? context.directory : ToolPath.resolve(context, input.path)
+        // The real path (symlinks resolved) is what is confined and searched.
+        const resolved = yield* ToolPath.target(context, input.path ?? ".")
+        const root = resolved.path
         const info = yield* fs.stat(root).pipe(Effect.option)
         const isFile = Option.isSome(info) && info.value.type === "File"
-        yield* ToolPath.authorize(context, root, {
+        yield* ToolPath.authorize(context, resolved, {
           kind: isFile ? "file" : "directory",
           managedDir: options.toolOutputDir
         })
@@ -132,12 +134,23 @@ export const make = (options: Options = {}) =>
         })
         if (Option.isNone(info)) return yield* BuiltinTool.fail(`Cannot search ${root}: no such file or directory`)
 
-        const files = isFile
-          ? [root]
+        // A walk's symlinked files that lead out of the Location and the root ask external_directory
+        // (one ask); refused, they are left out and the output says so.
+        const walked = isFile
+          ? { files: [root], skipped: 0 }
           : yield* FileWalk.files({
               root,
               ...(input.include !== undefined ? { match: FileWalk.matcher(input.include) } : {})
-            })
+            }).pipe(
+              Effect.flatMap((found) =>
+                ToolPath.confineWalk(context, found, { root, managedDir: options.toolOutputDir })
+              )
+            )
+        const files = walked.files
+        const skippedNote =
+          walked.skipped === 0
+            ? ""
+            : `\n\n(${walked.skipped} symlinked file${walked.skipped === 1 ? "" : "s"} leading outside the working directory ${walked.skipped === 1 ? "was" : "were"} not searched: permission refused.)`
 
         const matches: Array<Match> = []
         yield* Effect.gen(function* () {
@@ -166,7 +179,8 @@ export const make = (options: Options = {}) =>
               BuiltinTool.fail(`Searching for ${JSON.stringify(input.pattern)} failed: ${error.message}`)
           })
         )
-        if (matches.length === 0) return BuiltinTool.text("No matches found", { matches: 0, truncated: false })
+        if (matches.length === 0)
+          return BuiltinTool.text(`No matches found${skippedNote}`, { matches: 0, truncated: false })
 
         // Newest files first, lines in order within a file.
         const mtimes = new Map<string, number>()
@@ -194,7 +208,7 @@ export const make = (options: Options = {}) =>
               ? `Found ${matches.length} matches (showing ${shown.length}; narrow the pattern, path or include)`
               : `Found ${matches.length} match${matches.length === 1 ? "" : "es"}`
         return BuiltinTool.text(
-          [header, ...shown.map((match) => `${match.file}:${match.line}: ${match.text}`)].join("\n"),
+          [header, ...shown.map((match) => `${match.file}:${match.line}: ${match.text}`)].join("\n") + skippedNote,
           { matches: matches.length, truncated }
         )
       })

@@ -196,14 +196,17 @@ export const make = (options: Options = {}) =>
       description,
       input: Input,
       execute: Effect.fn("ReadTool.execute")(function* (input: Input, context: ToolRegistry.CallContext) {
-        const target = ToolPath.resolve(context, input.path)
+        // The real path (symlinks resolved) is what is confined, asked about and read.
+        const resolved = yield* ToolPath.target(context, input.path)
+        const target = resolved.path
         const info = yield* fs.stat(target).pipe(Effect.option)
         const isDirectory = Option.isSome(info) && info.value.type === "Directory"
-        yield* ToolPath.authorize(context, target, {
+        yield* ToolPath.authorize(context, resolved, {
           kind: isDirectory ? "directory" : "file",
           managedDir: options.toolOutputDir
         })
-        // Every read asks: the agents' rules allow reads, except `.env` files, which ask.
+        // Every read asks: the agents' rules allow reads, except `.env` files, which ask (a symlink
+        // to a `.env` file asks as that file does).
         yield* context.ask({ action: "read", resources: [target], metadata: { filepath: target } })
         if (Option.isNone(info)) {
           const hints = yield* similar(fs, target)

@@ -33,8 +33,11 @@ export const make = Effect.gen(function* () {
     description,
     input: Input,
     execute: Effect.fn("WriteTool.execute")(function* (input: Input, context: ToolRegistry.CallContext) {
-      const target = ToolPath.resolve(context, input.path)
-      yield* ToolPath.authorize(context, target, { kind: "file" })
+      // The real path (symlinks resolved; a new file's nearest existing parent) is what is confined,
+      // named in the edit ask, and written.
+      const resolved = yield* ToolPath.target(context, input.path)
+      const target = resolved.path
+      yield* ToolPath.authorize(context, resolved, { kind: "file" })
       const info = yield* fs.stat(target).pipe(Effect.option)
       if (Option.isSome(info) && info.value.type === "Directory") {
         return yield* BuiltinTool.fail(`Cannot write ${target}: it is a directory`)
@@ -42,7 +45,7 @@ export const make = Effect.gen(function* () {
       const before = Option.isSome(info)
         ? yield* fs.readFileString(target).pipe(Effect.mapError(BuiltinTool.fileFailure("read", target)))
         : ""
-      const name = ToolPath.relative(context, target)
+      const name = resolved.name
       const diff = unifiedDiff(name, before, input.content)
       yield* context.ask({ action: "edit", resources: [name], metadata: { filepath: target, diff } })
       yield* fs
