@@ -153,7 +153,7 @@ describe("grep", () => {
         const grep = yield* tool("grep", { grep: { timeLimit: "1 second" } })
         const started = performance.now()
         // The event loop is watched while a worker matches (before the fix: never, the regex froze it).
-        const { exit, worst, ticks } = yield* blockedDuring(
+        const { exit, worst, p95, ticks } = yield* blockedDuring(
           failure(grep.execute({ pattern: catastrophic.pattern }, ctx)),
           () => busyWorkers() > 0
         )
@@ -166,7 +166,10 @@ describe("grep", () => {
         expect(elapsed).toBeGreaterThanOrEqual(1000)
         expect(elapsed).toBeLessThan(5000)
         expect(ticks).toBeGreaterThan(20)
-        expect(worst).toBeLessThan(50)
+        // Matching on the main thread would hold it for the whole second; a loaded machine may stretch
+        // a single tick, so the bound is on the typical tick and the worst stays far from the limit.
+        expect(p95).toBeLessThan(50)
+        expect(worst).toBeLessThan(500)
         // The stuck worker was terminated, not returned to the pool.
         expect(busyWorkers()).toBe(0)
         // The next search gets a fresh worker and works.
@@ -182,7 +185,7 @@ describe("grep", () => {
       const { ctx } = context(p.directory)
       const grep = yield* tool("grep")
       const before = RegexSearch.workers().live
-      const { exit, worst, ticks } = yield* blockedDuring(
+      const { exit, worst, p95, ticks } = yield* blockedDuring(
         Effect.gen(function* () {
           const fiber = yield* Effect.fork(grep.execute({ pattern: catastrophic.pattern }, ctx))
           // Wait (up to 5 s) until a worker is matching, then a little longer.
@@ -199,7 +202,8 @@ describe("grep", () => {
       expect(result.busy).toBe(1)
       expect(result.interruptMs).toBeLessThan(1000)
       expect(ticks).toBeGreaterThan(5)
-      expect(worst).toBeLessThan(50)
+      expect(p95).toBeLessThan(50)
+      expect(worst).toBeLessThan(500)
       // The worker's thread has exited by the time the interrupt returned.
       expect(busyWorkers()).toBe(0)
       expect(RegexSearch.workers().live).toBeLessThanOrEqual(before)
