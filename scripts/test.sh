@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# One command: set up the workspace, verify generated files and types, then run every test.
+# One command: install the system packages the tests need (scripts/system-deps.sh: Chromium), set up
+# the workspace, verify generated files and types, then run every test.
 # Ends with the line `tests: N passed, N failed`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/system-deps.sh
 bash scripts/setup.sh
 npx -y pnpm@12.4.2 run generate:check
 npx -y pnpm@12.4.2 run typecheck
