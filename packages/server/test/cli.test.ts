@@ -1,7 +1,9 @@
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as path from "node:path"
+import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
+import { Effect, Exit, Scope } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { tempDir } from "./harness.js"
 
@@ -52,6 +54,14 @@ const exited = (child: ChildProcess) =>
   new Promise<number | null>((resolve) =>
     child.exitCode !== null ? resolve(child.exitCode) : child.on("exit", resolve)
   )
+
+/** The live processes (zombies ignored) whose command line mentions `.tag`, from `ps`. */
+const processesTagged = (tag: string) =>
+  execFileSync("ps", ["-eo", "pid=,stat=,args="], { encoding: "utf8" })
+    .split("\n")
+    .map((line) => /^\s*(\d+)\s+(\S+)\s+(.*)$/.exec(line))
+    .filter((m): m is RegExpExecArray => m !== null && !m[2]!.startsWith("Z") && m[3]!.includes(`.${tag}`))
+    .map((m) => ({ pid: Number(m[1]), args: m[3]! }))
 
 const post = (url: string, body: unknown) =>
   fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }).then(
@@ -252,5 +262,44 @@ describe("opencode serve", () => {
     await expect(serve(["--port", "not-a-number"], { XDG_DATA_HOME: tempDir("xdg") })).rejects.toThrow(
       /exited with [1-9]/
     )
+  })
+
+  it("a SIGTERM while bash runs ends every process the command started, then exits", async () => {
+    const scope = Effect.runSync(Scope.make())
+    const tag = String(100_000 + Math.floor(Math.random() * 900_000))
+    try {
+      const llm = await Effect.runPromise(ScriptedLLMServer.make().pipe(Scope.extend(scope)))
+      const config = tempDir("config")
+      fs.mkdirSync(path.join(config, "opencode"))
+      fs.writeFileSync(
+        path.join(config, "opencode", "opencode.json"),
+        JSON.stringify(ScriptedLLMServer.config(llm.url))
+      )
+      // A background job, a setsid job, a double-forked setsid job, and a shell that ignores SIGTERM.
+      const command = [
+        `sleep 301.${tag} &`,
+        `setsid sleep 311.${tag} &`,
+        `(setsid sh -c 'sleep 321.${tag}; true' &)`,
+        `trap '' TERM; sleep 331.${tag}`
+      ].join("\n")
+      const { reply, toolCall, text, finish } = LLMScript
+      await Effect.runPromise(
+        llm.enqueue(
+          reply(toolCall("call_bash", "bash", { command }), finish("tool-calls")),
+          reply(text("unused"), finish("stop"))
+        )
+      )
+      const { child, url } = await serve(["--port", "0"], { XDG_DATA_HOME: tempDir("xdg"), XDG_CONFIG_HOME: config })
+      const session = await post(`${url}/api/session`, {})
+      await post(`${url}/api/session/${session.data.id}/prompt`, { prompt: { text: "run something stubborn" } })
+      for (let i = 0; i < 400 && processesTagged(tag).length < 4; i++) await new Promise((r) => setTimeout(r, 25))
+      expect(processesTagged(tag).length).toBeGreaterThanOrEqual(4)
+      child.kill("SIGTERM")
+      expect(await exited(child)).toBe(0)
+      expect(processesTagged(tag).map(({ args }) => args)).toEqual([])
+    } finally {
+      for (const { pid } of processesTagged(tag)) process.kill(pid, "SIGKILL")
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+    }
   })
 })

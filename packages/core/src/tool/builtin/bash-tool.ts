@@ -1,12 +1,12 @@
 export * as BashTool from "./bash-tool.js"
 
-import * as childProcess from "node:child_process"
 import * as nodeFs from "node:fs"
 import { FileSystem } from "@effect/platform"
 import { Deferred, Duration, Effect, Exit, Option, Schedule, Schema } from "effect"
 import type { ToolRegistry } from "../tool-registry.js"
 import { BashPaths } from "./bash-paths.js"
 import { BuiltinTool } from "./builtin-tool.js"
+import { ProcessTree } from "./process-tree.js"
 import { ToolPath } from "./tool-path.js"
 
 /** How long a command may run when the call gives no `timeout`. */
@@ -32,7 +32,10 @@ export interface Options {
   readonly shell?: string
   /** How often, at most, the output so far is published as progress; default 250 ms. */
   readonly progressInterval?: Duration.DurationInput
-  /** How long a killed group's leader gets after SIGTERM before the group gets SIGKILL; default 1 s. */
+  /**
+   * How long the processes a command leaves behind (all of them, at its end, timeout or
+   * interruption) get after SIGTERM before they get SIGKILL; default 1 s.
+   */
   readonly killGrace?: Duration.DurationInput
 }
 
@@ -40,6 +43,7 @@ const description = `Runs a shell command and returns its output (stdout and std
 
 - The command runs in the working directory unless \`workdir\` is given; prefer \`workdir\` over \`cd\`.
 - It stops after \`timeout\` milliseconds (default 2 minutes): the command and everything it started are killed.
+- No process outlives the command: when it ends (or times out, or is interrupted), every process it started is killed, background (\`&\`), \`nohup\`, \`setsid\` and daemonized ones included. To use a server, start it and use it in the same command.
 - Quote paths that contain spaces. Chain dependent commands with \`&&\`.
 - Prefer the dedicated tools to read (read), search (grep, glob) and change files (edit, write, apply_patch).`
 
@@ -107,15 +111,6 @@ interface Ended {
 
 const defaultShell = () => (nodeFs.existsSync("/bin/bash") ? "/bin/bash" : "/bin/sh")
 
-/** Sends `signal` to every process of the group led by `pid`; a group already gone is fine. */
-const signalGroup = (pid: number, signal: NodeJS.Signals) => {
-  try {
-    process.kill(-pid, signal)
-  } catch {
-    // ESRCH: nothing left in the group.
-  }
-}
-
 export const make = (options: Options = {}) =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
@@ -124,26 +119,30 @@ export const make = (options: Options = {}) =>
     const killGrace = Duration.decode(options.killGrace ?? "1 second")
 
     /**
-     * Runs `command` in its own process group (spawned detached: the shell leads a new group, and
-     * everything it starts, grandchildren included, belongs to it unless it makes its own).
+     * Runs `command` as the leader of a Process Tree (`ProcessTree.spawn`: its own session and
+     * process group, and a scope id in the environment of everything it starts), which is
+     * terminated however the run ends:
      *
-     * - **Exit:** resolves when the shell exits; output still in flight is drained briefly, and
-     *   background jobs the command left running keep running, as in a terminal.
-     * - **Timeout:** the group is killed and the result says the command timed out.
-     * - **Interruption** (the session is interrupted): the group is killed before the interruption
-     *   completes. Killing is SIGTERM to the group, up to `killGrace` for the shell to exit, then
-     *   SIGKILL to the group, so a child that ignores SIGTERM does not survive.
+     * - **Exit:** resolves when the shell exits; output still in flight is drained briefly, then
+     *   whatever the command left running (background, `nohup`, `setsid` and double-forked jobs) is
+     *   killed before the call returns.
+     * - **Timeout:** the tree is killed and the result says the command timed out.
+     * - **Interruption** (the session is interrupted, or the Core closes and interrupts its
+     *   sessions): the tree is killed before the interruption completes.
+     *
+     * Killing (`ProcessTree.terminate`) is SIGTERM to every member, up to `killGrace` for them to
+     * exit, then SIGKILL until none is left; it runs in the release, whose waits are plain sleeps, so
+     * it returns within about `killGrace` + 1 s whatever the command does (ignoring SIGTERM included).
      */
     const run = (command: string, cwd: string, timeout: Duration.Duration, output: Output) =>
       Effect.acquireUseRelease(
         Effect.gen(function* () {
           const exited = yield* Deferred.make<Ended, Error>()
           const closed = yield* Deferred.make<void>()
-          const child = childProcess.spawn(shell, ["-c", command], {
+          const { child, tree } = ProcessTree.spawn(shell, ["-c", command], {
             cwd,
-            detached: true,
             stdio: ["ignore", "pipe", "pipe"],
-            env: { ...process.env }
+            env: process.env
           })
           const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() }
           child.stdout?.on("data", (chunk: Buffer) => output.append(decoders.stdout.decode(chunk, { stream: true })))
@@ -154,7 +153,7 @@ export const make = (options: Options = {}) =>
             output.append(decoders.stdout.decode() + decoders.stderr.decode())
             Deferred.unsafeDone(closed, Exit.void)
           })
-          return { child, exited, closed }
+          return { child, tree, exited, closed }
         }),
         ({ child, exited, closed }) =>
           Effect.gen(function* () {
@@ -170,14 +169,9 @@ export const make = (options: Options = {}) =>
             child.stderr?.destroy()
             return ended
           }),
-        ({ child, exited }) =>
+        ({ child, tree }) =>
           Effect.gen(function* () {
-            if (child.pid === undefined || (yield* Deferred.isDone(exited))) return
-            const pid = child.pid
-            signalGroup(pid, "SIGTERM")
-            yield* Deferred.await(exited).pipe(Effect.ignore, Effect.timeoutOption(killGrace))
-            signalGroup(pid, "SIGKILL")
-            yield* Deferred.await(exited).pipe(Effect.ignore, Effect.timeoutOption(killGrace))
+            yield* ProcessTree.terminate(tree, killGrace)
             child.stdout?.destroy()
             child.stderr?.destroy()
           })

@@ -1,8 +1,23 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber } from "effect"
-import { call, context, failure, isAlive, pidsIn, project, reap, stubborn, textOf } from "./harness.js"
+import { Duration, Effect, Fiber } from "effect"
+import {
+  call,
+  context,
+  escapees,
+  failure,
+  freshTag,
+  isAlive,
+  pidsIn,
+  project,
+  reap,
+  sleeps,
+  stubborn,
+  taggedRunning,
+  tagLeftovers,
+  textOf
+} from "./harness.js"
 
 describe("bash", () => {
   it.live("runs the command: stdout and stderr interleaved, the exit code; asks bash with the command", () =>
@@ -123,12 +138,64 @@ describe("bash", () => {
     Effect.gen(function* () {
       const p = project()
       const { ctx } = context(p.directory)
+      const tag = freshTag()
       const started = Date.now()
-      const result = yield* call("bash", { command: `sleep 30 & echo $! > ${p.file("bg")}; echo done` }, ctx)
+      const result = yield* call("bash", { command: `sleep ${sleeps(tag, 1)[0]} & echo done` }, ctx)
       expect(Date.now() - started).toBeLessThan(5000)
       expect(textOf(result)).toBe("done\n\nExit code: 0")
-      // Background jobs are left running, as in a terminal; clean this one up.
-      process.kill(Number(fs.readFileSync(p.file("bg"), "utf8").trim()), "SIGKILL")
+      expect(yield* tagLeftovers(tag)).toEqual([])
+    })
+  )
+})
+
+describe("bash: no process outlives its call", () => {
+  const killGrace = 500
+  const options = { bash: { killGrace: Duration.millis(killGrace) } }
+
+  it.live("background, nohup, setsid and double-forked setsid jobs are killed when the command exits normally", () =>
+    Effect.gen(function* () {
+      const p = project()
+      const { ctx } = context(p.directory)
+      const tag = freshTag()
+      const result = yield* call("bash", { command: escapees(tag, "sleep 0.5; echo done") }, ctx, options)
+      expect(textOf(result)).toBe("done\n\nExit code: 0")
+      expect(result.structured).toMatchObject({ exitCode: 0, timedOut: false })
+      expect(yield* tagLeftovers(tag)).toEqual([])
+    })
+  )
+
+  it.live("a command that ignores SIGTERM is killed at its timeout, within the grace and a second", () =>
+    Effect.gen(function* () {
+      const p = project()
+      const { ctx } = context(p.directory)
+      const tag = freshTag()
+      const timeout = 1500
+      const started = Date.now()
+      const result = yield* call(
+        "bash",
+        { command: escapees(tag, `trap '' TERM; sleep ${sleeps(tag, 6)[5]}`), timeout },
+        ctx,
+        options
+      )
+      expect(Date.now() - started).toBeLessThan(timeout + killGrace + 1000)
+      expect(textOf(result)).toContain(`The command timed out after ${timeout} ms`)
+      expect(yield* tagLeftovers(tag)).toEqual([])
+    })
+  )
+
+  it.live("interrupting a command that ignores SIGTERM returns within the grace and a second, leaving nothing", () =>
+    Effect.gen(function* () {
+      const p = project()
+      const { ctx } = context(p.directory)
+      const tag = freshTag()
+      const fiber = yield* Effect.fork(
+        call("bash", { command: escapees(tag, `trap '' TERM; sleep ${sleeps(tag, 6)[5]}`) }, ctx, options)
+      )
+      yield* taggedRunning(tag, 6)
+      const started = Date.now()
+      yield* Fiber.interrupt(fiber)
+      expect(Date.now() - started).toBeLessThan(killGrace + 1000)
+      expect(yield* tagLeftovers(tag)).toEqual([])
     })
   )
 })

@@ -3,11 +3,22 @@ import * as path from "node:path"
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { LLMScript } from "@opencode-ai/core/testing"
-import { Effect } from "effect"
+import { Effect, Exit, Scope } from "effect"
 import { GrepTool } from "../../../src/tool/builtin/grep-tool.js"
 import { RegexSearch } from "../../../src/tool/builtin/regex-search.js"
 import { world } from "../../runner/world.js"
-import { blockedDuring, isAlive, pidsIn, reap, stubborn } from "./harness.js"
+import {
+  blockedDuring,
+  escapees,
+  freshTag,
+  isAlive,
+  pidsIn,
+  reap,
+  sleeps,
+  stubborn,
+  taggedRunning,
+  tagLeftovers
+} from "./harness.js"
 
 const { reply, text, toolCall, finish } = LLMScript
 
@@ -144,5 +155,49 @@ describe("built-in tools in a session", () => {
         expect(toolMessage.content).toContain(message)
         expect(yield* w.types).toContain("step.ended")
       })
+  )
+  // The Core's bash kills with the default grace of 1 s.
+  const killGrace = 1000
+
+  it.scopedLive(
+    "interrupting the session while bash runs a command that ignores SIGTERM returns within the grace and a second; no process of it is left",
+    () =>
+      Effect.gen(function* () {
+        const w = yield* world()
+        const tag = freshTag()
+        const command = escapees(tag, `trap '' TERM; sleep ${sleeps(tag, 6)[5]}`)
+        yield* w.server.enqueue(
+          reply(toolCall("call_bash", "bash", { command }), finish("tool-calls")),
+          reply(text("unused"), finish("stop"))
+        )
+        yield* w.prompt("run something stubborn")
+        yield* taggedRunning(tag, 6)
+        const started = Date.now()
+        yield* w.interrupt
+        expect(Date.now() - started).toBeLessThan(killGrace + 1000)
+        expect(yield* tagLeftovers(tag)).toEqual([])
+        yield* w.wait
+        const failed = (yield* w.events).find((e) => e.type === "session.next.tool.failed")!
+        expect(failed.data).toMatchObject({ callID: "call_bash", error: { message: "interrupted" } })
+      })
+  )
+
+  it.scopedLive("closing the Core while bash runs kills every process the command started", () =>
+    Effect.gen(function* () {
+      const scope = yield* Scope.make()
+      const w = yield* world().pipe(Scope.extend(scope))
+      const tag = freshTag()
+      const command = escapees(tag, `trap '' TERM; sleep ${sleeps(tag, 6)[5]}`)
+      yield* w.server.enqueue(
+        reply(toolCall("call_bash", "bash", { command }), finish("tool-calls")),
+        reply(text("unused"), finish("stop"))
+      )
+      yield* w.prompt("run something stubborn")
+      yield* taggedRunning(tag, 6)
+      const started = Date.now()
+      yield* Scope.close(scope, Exit.void)
+      expect(Date.now() - started).toBeLessThan(killGrace + 1000)
+      expect(yield* tagLeftovers(tag)).toEqual([])
+    })
   )
 })

@@ -1,3 +1,4 @@
+import * as childProcess from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -173,3 +174,76 @@ export const blockedDuring = <A, E>(effect: Effect.Effect<A, E>, only: () => boo
       p95: sorted[Math.floor(sorted.length * 0.95)] ?? 0
     }
   })
+
+/**
+ * A fresh random tag for `sleep` durations (`sleeps(tag)`), so a test finds exactly its own processes
+ * with `ps` (`processesTagged`), whatever else runs on the machine.
+ */
+export const freshTag = () => String(100_000 + Math.floor(Math.random() * 900_000))
+
+/** `count` distinct `sleep` durations of about five minutes, each ending in `.tag`. */
+export const sleeps = (tag: string, count: number) => Array.from({ length: count }, (_, i) => `3${i}1.${tag}`)
+
+/**
+ * The live processes (`ps -eo pid,stat,args`, zombies ignored: this machine's init reaps orphans
+ * late) whose command line mentions `.tag`.
+ */
+export const processesTagged = (tag: string): Array<{ pid: number; args: string }> =>
+  childProcess
+    .execFileSync("ps", ["-eo", "pid=,stat=,args="], { encoding: "utf8" })
+    .split("\n")
+    .map((line) => /^\s*(\d+)\s+(\S+)\s+(.*)$/.exec(line))
+    .filter((match): match is RegExpExecArray => match !== null)
+    .filter((match) => !match[2]!.startsWith("Z") && match[3]!.includes(`.${tag}`))
+    .map((match) => ({ pid: Number(match[1]), args: match[3]! }))
+
+/** Waits until at least `count` processes tagged `tag` are alive (the command has started them all). */
+export const taggedRunning = (tag: string, count: number) =>
+  Effect.gen(function* () {
+    for (let i = 0; i < 400; i++) {
+      if (processesTagged(tag).length >= count) return
+      yield* Effect.sleep("25 millis")
+    }
+    throw new Error(`fewer than ${count} processes tagged ${tag} ever ran: ${JSON.stringify(processesTagged(tag))}`)
+  })
+
+/**
+ * The processes tagged `tag` still alive after up to `ms` (normally none: the tool killed them before
+ * it returned, and the kernel needs a moment at most); any found are then killed so a failing test
+ * leaves nothing behind.
+ */
+export const tagLeftovers = (tag: string, ms = 1000) =>
+  Effect.gen(function* () {
+    const deadline = Date.now() + ms
+    let left = processesTagged(tag)
+    while (left.length > 0 && Date.now() < deadline) {
+      yield* Effect.sleep("25 millis")
+      left = processesTagged(tag)
+    }
+    for (const { pid } of left) {
+      try {
+        process.kill(pid, "SIGKILL")
+      } catch {
+        // already gone
+      }
+    }
+    return left.map(({ args }) => args)
+  })
+
+/**
+ * A command that starts, each tagged with one of `sleeps(tag, 5)`: a background job, a `nohup` job,
+ * a `setsid` job (a new session), a double-forked `setsid` job whose parent exits at once (reparented
+ * to init, outside the tool's group, session and process tree), and a background job that ignores
+ * SIGTERM; then runs `tail`.
+ */
+export const escapees = (tag: string, tail: string) => {
+  const [a, b, c, d, e] = sleeps(tag, 5)
+  return [
+    `sleep ${a} &`,
+    `nohup sleep ${b} >/dev/null 2>&1 &`,
+    `setsid sleep ${c} &`,
+    `(setsid sh -c 'sleep ${d}; true' &)`,
+    `(trap '' TERM; exec sleep ${e}) &`,
+    tail
+  ].join("\n")
+}

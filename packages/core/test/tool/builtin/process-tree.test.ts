@@ -1,0 +1,80 @@
+import * as childProcess from "node:child_process"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { ProcessTree } from "../../../src/tool/builtin/process-tree.js"
+import { freshTag, processesTagged, sleeps, taggedRunning, tagLeftovers } from "./harness.js"
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const moduleFile = path.resolve(here, "../../../src/tool/builtin/process-tree.ts")
+
+/** Spawns `script` with `sh -c` as a tree, its output ignored. */
+const spawnTree = (script: string) => ProcessTree.spawn("/bin/sh", ["-c", script], { stdio: "ignore" })
+
+describe("ProcessTree", () => {
+  it.live("finds members that cleared their environment: in the group, and a leader that exec'd env -i", () =>
+    Effect.gen(function* () {
+      const tag = freshTag()
+      const [a, b] = sleeps(tag, 2)
+      const { tree } = spawnTree(`env -i sleep ${a} & exec env -i sleep ${b}`)
+      yield* taggedRunning(tag, 2)
+      // Both have an empty environment: found by the group rule and as the unreaped leader.
+      const tagged = processesTagged(tag).map(({ pid }) => pid)
+      expect([...ProcessTree.members(tree)].sort()).toEqual(expect.arrayContaining(tagged))
+      yield* ProcessTree.terminate(tree, "200 millis")
+      expect(ProcessTree.members(tree)).toEqual([])
+      expect(yield* tagLeftovers(tag)).toEqual([])
+    })
+  )
+
+  it.live("ends a tree that ignores SIGTERM and keeps forking daemons, within the grace and a second", () =>
+    Effect.gen(function* () {
+      const tag = freshTag()
+      const [a] = sleeps(tag, 1)
+      const { tree } = spawnTree(
+        `trap '' TERM; while :; do (setsid sh -c 'trap "" TERM; sleep ${a}' &); sleep 0.01; done`
+      )
+      yield* taggedRunning(tag, 20)
+      const started = Date.now()
+      yield* ProcessTree.terminate(tree, "300 millis")
+      expect(Date.now() - started).toBeLessThan(300 + 1000)
+      expect(yield* tagLeftovers(tag, 200)).toEqual([])
+    })
+  )
+
+  it.live("terminating a tree with nothing left returns at once, and twice is harmless", () =>
+    Effect.gen(function* () {
+      const { child, tree } = spawnTree("true")
+      yield* Effect.async<void>((resume) => void child.once("exit", () => resume(Effect.void)))
+      const started = Date.now()
+      yield* ProcessTree.terminate(tree, "5 seconds")
+      yield* ProcessTree.terminate(tree, "5 seconds")
+      expect(Date.now() - started).toBeLessThan(1000)
+    })
+  )
+
+  it.live("a host that exits without terminating its trees kills them on its way out", () =>
+    Effect.gen(function* () {
+      const tag = freshTag()
+      const [a, b] = sleeps(tag, 2)
+      const script = [
+        `import { ProcessTree } from ${JSON.stringify(moduleFile)}`,
+        `ProcessTree.spawn("/bin/sh", ["-c", ${JSON.stringify(`sleep ${a} & (setsid sleep ${b} &); wait`)}], { stdio: "ignore" })`,
+        "setTimeout(() => process.exit(0), 1000)"
+      ].join("\n")
+      const host = childProcess.spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+        stdio: ["ignore", "ignore", "pipe"]
+      })
+      let stderr = ""
+      host.stderr.on("data", (chunk) => (stderr += String(chunk)))
+      yield* taggedRunning(tag, 2)
+      const code = yield* Effect.async<number | null>((resume) => {
+        if (host.exitCode !== null) return resume(Effect.succeed(host.exitCode))
+        host.once("exit", (exit) => resume(Effect.succeed(exit)))
+      })
+      expect({ code, stderr }).toEqual({ code: 0, stderr: "" })
+      expect(yield* tagLeftovers(tag)).toEqual([])
+    })
+  )
+})
