@@ -148,6 +148,11 @@ const submitForm = (page: Page, action: string, enctype: string, fields: Readonl
     )
   )
 
+// Counted as a failed test in CI (a failing beforeAll alone would report the suite's tests as skipped).
+it.runIf(hasChromium || inCI)("Chromium is installed for the browser tests", () => {
+  expect(fs.existsSync(chromiumPath), `${chromiumPath} (scripts/system-deps.sh installs it)`).toBe(true)
+})
+
 describe.skipIf(!hasChromium && !inCI)("a page on another origin, in headless Chromium", () => {
   beforeAll(async () => {
     if (!hasChromium) throw new Error(`${chromiumPath} is missing: CI must install Chromium (scripts/system-deps.sh)`)
