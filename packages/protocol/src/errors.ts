@@ -14,6 +14,7 @@ export const status = {
   ProviderNotFoundError: 404,
   RouteNotFoundError: 404,
   ConflictError: 409,
+  PayloadTooLargeError: 413,
   UnknownError: 500,
   ServiceUnavailableError: 503
 } as const

@@ -27,7 +27,9 @@ const components: Record<string, Json> = reference.components.schemas
 // merged into one constraint set, `required` is sorted, and duplicate `anyOf` alternatives collapse
 // (a single one is unwrapped). `anyOf` order is kept: we declare unions in the contract's order.
 
-const DROPPED = new Set(["description", "title", "examples", "$comment", "$schema", "$id", "$defs"])
+// Also removed: `maxLength`, our input bounds (prompt text, attachment URIs); upstream's strings are
+// unbounded, and a bound changes no shape a client builds.
+const DROPPED = new Set(["description", "title", "examples", "$comment", "$schema", "$id", "$defs", "maxLength"])
 const NAME_MAPS = new Set(["properties", "patternProperties", "definitions"])
 
 const sortKeys = (value: Json): Json =>
@@ -106,6 +108,7 @@ const extensions: Record<string, string> = {
   ServerHeartbeat:
     "the seed requires heartbeat lifecycle events on the live stream; upstream's V2Event has none, so it is ours",
   RouteNotFoundError: "foundation error for unknown /api paths; upstream answers those without a typed body",
+  PayloadTooLargeError: "the 413 of a body over server.max_body; upstream has no body limit",
   JsonValue: "any JSON value (the Instructions work's InstructionEntry values); upstream inlines no such component"
 }
 
