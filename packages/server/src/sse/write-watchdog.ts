@@ -20,7 +20,8 @@ import { Clock, Duration, Effect, Option, Schedule, Stream } from "effect"
 /**
  * `body`, watched: when a chunk it delivered is not followed by the next pull within `timeout`,
  * `onStall` runs once (it must end the response: see {@link release}). Checks every quarter of
- * `timeout`, so a stall is acted on between 1 and 1.25 × `timeout` after the last progress.
+ * `timeout`; a stall is acted on once `timeout` has passed and four checks in a row found the same
+ * chunk still owed (about 1 to 1.25 × `timeout` after the last progress, on a process that runs).
  */
 export const watch = <A, E, R>(
   body: Stream.Stream<A, E, R>,
@@ -31,11 +32,24 @@ export const watch = <A, E, R>(
     Effect.gen(function* () {
       const pull = yield* Stream.toPull(body)
       const limit = Duration.toMillis(timeout)
-      // The time the last chunk was handed over, while its next pull is owed; undefined otherwise.
+      // When the last chunk was handed over, while its next pull is owed; undefined otherwise.
       let owedSince: number | undefined
+      // Chunks handed over so far, and how many checks in a row saw the same one still owed.
+      let delivered = 0
+      let seen = -1
+      let idleChecks = 0
       const check = Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
-        return owedSince !== undefined && now - owedSince >= limit
+        if (owedSince === undefined || delivered !== seen) {
+          seen = delivered
+          idleChecks = 0
+          return false
+        }
+        idleChecks++
+        // Both: `timeout` of wall time, and four checks that each found the writer still stuck. A
+        // process that was paused as a whole (every fiber late, the client's reads too) is not
+        // mistaken for a client that stopped reading.
+        return idleChecks >= 4 && now - owedSince >= limit
       })
       yield* check.pipe(
         Effect.repeat({
@@ -54,6 +68,7 @@ export const watch = <A, E, R>(
             Effect.flatMap(Clock.currentTimeMillis, (now) =>
               Effect.sync(() => {
                 owedSince = now
+                delivered++
               })
             )
           )
