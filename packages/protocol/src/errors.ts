@@ -17,6 +17,7 @@ export const status = {
   RouteNotFoundError: 404,
   ConflictError: 409,
   UnsupportedMediaTypeError: 415,
+  PayloadTooLargeError: 413,
   UnknownError: 500,
   ServiceUnavailableError: 503
 } as const

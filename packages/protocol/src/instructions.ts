@@ -19,7 +19,22 @@ export interface InstructionEntryInfo extends Schema.Schema.Type<typeof Instruct
 
 export const SessionPath = Schema.Struct({ sessionID: Identifier.SessionID })
 export const EntryPath = Schema.Struct({ sessionID: Identifier.SessionID, key: EntryKey })
-export const PutPayload = Schema.Struct({ value: Json.Value }).annotations(strict)
+/** The largest instruction entry accepted: its value as compact JSON is at most 256 KiB (characters). */
+export const maxEntryValueLength = 256 * 1024
+
+/** An entry's value on `put`: any JSON value of at most {@link maxEntryValueLength} characters. */
+export const EntryValue = Json.Value.pipe(
+  Schema.filter((value) => JSON.stringify(value).length <= maxEntryValueLength, {
+    message: () => `An instruction entry value is at most ${maxEntryValueLength} characters of JSON`,
+    description: `Any JSON value of at most ${maxEntryValueLength} characters (256 KiB) as compact JSON`
+  })
+)
+
+export const PutPayload = Schema.Struct({
+  value: Schema.propertySignature(EntryValue).annotations({
+    description: `Any JSON value of at most ${maxEntryValueLength} characters (256 KiB) as compact JSON`
+  })
+}).annotations(strict)
 
 /** `GET /api/session/{sessionID}/instructions/entries`: the session's entries in key order. */
 export const list = HttpApiEndpoint.get("list", "/api/session/:sessionID/instructions/entries")

@@ -16,7 +16,9 @@ const reference: Json = JSON.parse(fs.readFileSync(referenceFile, "utf8"))
 const ours: Json = JSON.parse(JSON.stringify(OpenApiDocument.make()))
 
 // `$id` constrains nothing: Effect uses it only to name its built-ins (`{"$id": "/schemas/unknown"}`).
-const DOC_KEYS = new Set(["description", "title", "examples", "$comment", "$id"])
+// `maxLength` is our input bound (prompt text, attachment URIs; see the README's limits): upstream's
+// strings are unbounded, and a bound changes no shape a client builds.
+const DOC_KEYS = new Set(["description", "title", "examples", "$comment", "$id", "maxLength"])
 
 /**
  * Components compared by name only: their shapes differ from the reference on purpose, and

@@ -3,6 +3,15 @@ export * as AdmittedPrompt from "./admitted-prompt.js"
 import { Schema } from "effect"
 import { SessionID, SessionMessageID } from "./identifier.js"
 
+/** The longest prompt text accepted, in characters (UTF-16 code units): 1 MiB. */
+export const maxTextLength = 1024 * 1024
+
+/**
+ * The largest attachment accepted: 5 MiB. It bounds the length of an attachment's URI (a `data:`
+ * URL carries its content inline) and, at admission, the size on disk of an attached file.
+ */
+export const maxAttachmentBytes = 5 * 1024 * 1024
+
 /**
  * Where an attachment was mentioned in the prompt text: the character span `[start, end)` and the
  * text found there, so a client can render the mention in place.
@@ -19,7 +28,12 @@ export interface PromptSource extends Schema.Schema.Type<typeof PromptSource> {}
  * description and its mention in the text. The media type is not required here; admission settles it.
  */
 export const PromptInputFileAttachment = Schema.Struct({
-  uri: Schema.String,
+  uri: Schema.String.pipe(
+    Schema.maxLength(maxAttachmentBytes, {
+      message: () => `An attachment URI is at most ${maxAttachmentBytes} characters`,
+      description: `At most ${maxAttachmentBytes} characters (5 MiB); an attached file is at most ${maxAttachmentBytes} bytes`
+    })
+  ),
   name: Schema.optional(Schema.String),
   description: Schema.optional(Schema.String),
   source: Schema.optional(PromptSource)
@@ -45,7 +59,12 @@ export interface PromptAgentAttachment extends Schema.Schema.Type<typeof PromptA
 
 /** What a client submits as a prompt: the text and any file and agent attachments. */
 export const PromptInput = Schema.Struct({
-  text: Schema.String,
+  text: Schema.String.pipe(
+    Schema.maxLength(maxTextLength, {
+      message: () => `Prompt text is at most ${maxTextLength} characters`,
+      description: `The prompt text: at most ${maxTextLength} characters (1 MiB)`
+    })
+  ),
   files: Schema.optional(Schema.Array(PromptInputFileAttachment)),
   agents: Schema.optional(Schema.Array(PromptAgentAttachment))
 }).annotations({ identifier: "PromptInput" })

@@ -1,6 +1,7 @@
 export * as Errors from "./errors.js"
 
 import { Schema } from "effect"
+import { clip } from "./quote.js"
 
 /**
  * The tagged failure payloads shared by the runtime and its clients. Each one is a plain tagged
@@ -11,7 +12,7 @@ export class SessionNotFoundError extends Schema.TaggedError<SessionNotFoundErro
   message: Schema.String
 }) {
   static of(sessionID: string): SessionNotFoundError {
-    return new SessionNotFoundError({ sessionID, message: `Session not found: ${sessionID}` })
+    return new SessionNotFoundError({ sessionID, message: `Session not found: ${clip(sessionID)}` })
   }
 }
 
@@ -27,7 +28,7 @@ export class PermissionNotFoundError extends Schema.TaggedError<PermissionNotFou
   message: Schema.String
 }) {
   static of(requestID: string): PermissionNotFoundError {
-    return new PermissionNotFoundError({ requestID, message: `Permission request not found: ${requestID}` })
+    return new PermissionNotFoundError({ requestID, message: `Permission request not found: ${clip(requestID)}` })
   }
 }
 
@@ -37,7 +38,7 @@ export class QuestionNotFoundError extends Schema.TaggedError<QuestionNotFoundEr
   message: Schema.String
 }) {
   static of(requestID: string): QuestionNotFoundError {
-    return new QuestionNotFoundError({ requestID, message: `Question request not found: ${requestID}` })
+    return new QuestionNotFoundError({ requestID, message: `Question request not found: ${clip(requestID)}` })
   }
 }
 
@@ -99,13 +100,22 @@ export class ForbiddenHostError extends Schema.TaggedError<ForbiddenHostError>()
   host: Schema.optional(Schema.String)
 }) {}
 
+/**
+ * A request body larger than the server accepts (`server.max_body`, 10 MiB by default): `limit` is
+ * that size in bytes. Nothing of the request was acted on.
+ */
+export class PayloadTooLargeError extends Schema.TaggedError<PayloadTooLargeError>()("PayloadTooLargeError", {
+  message: Schema.String,
+  limit: Schema.Number
+}) {}
+
 /** A provider ID that names no configured provider. */
 export class ProviderNotFoundError extends Schema.TaggedError<ProviderNotFoundError>()("ProviderNotFoundError", {
   providerID: Schema.String,
   message: Schema.String
 }) {
   static of(providerID: string): ProviderNotFoundError {
-    return new ProviderNotFoundError({ providerID, message: `Provider not found: ${providerID}` })
+    return new ProviderNotFoundError({ providerID, message: `Provider not found: ${clip(providerID)}` })
   }
 }
 

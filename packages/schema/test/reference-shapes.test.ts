@@ -27,7 +27,9 @@ const components: Record<string, Json> = reference.components.schemas
 // merged into one constraint set, `required` is sorted, and duplicate `anyOf` alternatives collapse
 // (a single one is unwrapped). `anyOf` order is kept: we declare unions in the contract's order.
 
-const DROPPED = new Set(["description", "title", "examples", "$comment", "$schema", "$id", "$defs"])
+// Also removed: `maxLength`, our input bounds (prompt text, attachment URIs); upstream's strings are
+// unbounded, and a bound changes no shape a client builds.
+const DROPPED = new Set(["description", "title", "examples", "$comment", "$schema", "$id", "$defs", "maxLength"])
 const NAME_MAPS = new Set(["properties", "patternProperties", "definitions"])
 
 const sortKeys = (value: Json): Json =>
@@ -109,6 +111,7 @@ const extensions: Record<string, string> = {
   UnsupportedMediaTypeError: "a body that is not application/json (415); upstream parses any body as JSON",
   ForbiddenOriginError: "a browser Origin that is not allowed (403); upstream accepts any Origin",
   ForbiddenHostError: "a foreign Host on a loopback listener (403, DNS rebinding); upstream accepts any Host",
+  PayloadTooLargeError: "the 413 of a body over server.max_body; upstream has no body limit",
   JsonValue: "any JSON value (the Instructions work's InstructionEntry values); upstream inlines no such component"
 }
 

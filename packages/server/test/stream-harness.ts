@@ -97,9 +97,9 @@ export const createSession = (host: Host) =>
 /**
  * Appends `count` durable `session.next.synthetic` events, one commit each; resolves with the last
  * seq. `pace` yields to the scheduler (a 1 ms sleep) every that many commits, so concurrent readers
- * connect while the log is still growing.
+ * connect while the log is still growing. `text` replaces each event's short text.
  */
-export const appendSynthetic = (host: Host, sessionID: string, count: number, pace?: number) =>
+export const appendSynthetic = (host: Host, sessionID: string, count: number, pace?: number, text?: string) =>
   withCore(
     host,
     Effect.gen(function* () {
@@ -111,7 +111,7 @@ export const appendSynthetic = (host: Host, sessionID: string, count: number, pa
           {
             type: "session.next.synthetic",
             version: 1,
-            data: { timestamp: now, sessionID, messageID: Identifier.newMessageID(now), text: `note ${i}` }
+            data: { timestamp: now, sessionID, messageID: Identifier.newMessageID(now), text: text ?? `note ${i}` }
           }
         ])
         last = committed?.durable.seq ?? last

@@ -305,12 +305,14 @@ export interface PromptFileAttachment {
 }
 
 export interface PromptInput {
+  /** The prompt text: at most 1048576 characters (1 MiB) */
   readonly text: string
   readonly files?: ReadonlyArray<PromptInputFileAttachment>
   readonly agents?: ReadonlyArray<PromptAgentAttachment>
 }
 
 export interface PromptInputFileAttachment {
+  /** At most 5242880 characters (5 MiB); an attached file is at most 5242880 bytes */
   readonly uri: string
   readonly name?: string
   readonly description?: string
@@ -1920,6 +1922,7 @@ export interface InstructionsPutInput {
   readonly sessionID: string
   /** a string matching the pattern ^[a-z0-9][a-z0-9._-]*$ */
   readonly key: string
+  /** Any JSON value of at most 262144 characters (256 KiB) as compact JSON */
   readonly value: JsonValue
 }
 

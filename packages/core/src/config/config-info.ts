@@ -120,7 +120,11 @@ export const Server = Schema.Struct({
   port: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 65535)), { exact: true }),
   hostname: Schema.optionalWith(Schema.String, { exact: true }),
   mdns: Schema.optionalWith(Schema.Boolean, { exact: true }),
-  cors: Schema.optionalWith(Schema.Array(Schema.String), { exact: true })
+  cors: Schema.optionalWith(Schema.Array(Schema.String), { exact: true }),
+  /** The largest request body accepted, in bytes (default 10 MiB); a larger one gets a 413. */
+  max_body: Schema.optionalWith(PositiveInt, { exact: true }),
+  /** How long an event stream may make no write progress before it is closed, in ms (default 30 s). */
+  sse_write_timeout: Schema.optionalWith(PositiveInt, { exact: true })
 })
 export interface Server extends Schema.Schema.Type<typeof Server> {}
 

@@ -14,7 +14,8 @@ export * as PromptResolution from "./prompt-resolution.js"
  * - an `http(s):` URL → kept as is (not fetched); the media type comes from the extension
  *   (`application/octet-stream` when unknown).
  *
- * Anything else (another scheme, a missing or unreadable file, a malformed URL) is an
+ * Anything else (another scheme, a missing or unreadable file, a file larger than
+ * `AdmittedPrompt.maxAttachmentBytes` (5 MiB), a malformed URL) is an
  * InvalidRequestError (kind `prompt`) naming the attachment's field, e.g. `prompt.files.0.uri`.
  * Names, descriptions, sources and agent attachments are carried through unchanged.
  */
@@ -22,7 +23,7 @@ export * as PromptResolution from "./prompt-resolution.js"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { FileSystem } from "@effect/platform"
-import { type AdmittedPrompt, Errors } from "@opencode-ai/schema"
+import { AdmittedPrompt, Errors, Quote } from "@opencode-ai/schema"
 import { Effect } from "effect"
 import { Mime } from "mime"
 import otherTypes from "mime/types/other.js"
@@ -71,7 +72,7 @@ const resolveFile = Effect.fn("PromptResolution.file")(function* (
   }
   if (protocol === "http" || protocol === "https") {
     const pathname = yield* Effect.try(() => new URL(file.uri).pathname).pipe(
-      Effect.mapError(() => invalid(field, `Malformed URL in attachment ${index}: ${file.uri}`))
+      Effect.mapError(() => invalid(field, `Malformed URL in attachment ${index}: ${Quote.input(file.uri)}`))
     )
     return settled(file.uri, mime.getType(pathname) ?? "application/octet-stream")
   }
@@ -81,15 +82,15 @@ const resolveFile = Effect.fn("PromptResolution.file")(function* (
   if (!isPath && protocol !== "file") {
     return yield* invalid(
       field,
-      `Unsupported URI scheme "${protocol}:" in attachment ${index}: use a path, file:, data: or http(s): URI`
+      `Unsupported URI scheme ${Quote.input(`${protocol}:`)} in attachment ${index}: use a path, file:, data: or http(s): URI`
     )
   }
   const absolute = isPath
     ? path.resolve(directory, file.uri)
     : yield* Effect.try(() => fileURLToPath(file.uri)).pipe(
-        Effect.mapError(() => invalid(field, `Malformed file URL in attachment ${index}: ${file.uri}`))
+        Effect.mapError(() => invalid(field, `Malformed file URL in attachment ${index}: ${Quote.input(file.uri)}`))
       )
-  const unreadable = (reason: string) => invalid(field, `Cannot attach ${absolute}: ${reason}`)
+  const unreadable = (reason: string) => invalid(field, `Cannot attach ${Quote.clip(absolute)}: ${reason}`)
   const info = yield* fs
     .stat(absolute)
     .pipe(
@@ -104,6 +105,11 @@ const resolveFile = Effect.fn("PromptResolution.file")(function* (
     return settled(pathToFileURL(absolute).href, directoryMime)
   }
   if (info.type !== "File") return yield* unreadable(`not a regular file (${info.type})`)
+  if (info.size > AdmittedPrompt.maxAttachmentBytes) {
+    return yield* unreadable(
+      `${info.size} bytes is over the attachment limit of ${AdmittedPrompt.maxAttachmentBytes} bytes`
+    )
+  }
   yield* fs.access(absolute, { readable: true }).pipe(Effect.mapError((error) => unreadable(error.message)))
   return settled(pathToFileURL(absolute).href, mime.getType(absolute) ?? "text/plain")
 })

@@ -8,7 +8,7 @@ export * as InstructionEntries from "./instruction-entries.js"
  */
 
 import { SqlClient } from "@effect/sql"
-import { Errors } from "@opencode-ai/schema"
+import { Errors, Quote } from "@opencode-ai/schema"
 import { Clock, Context, Effect, Either, Layer, Schema } from "effect"
 import { KnownSessions } from "../session/known-sessions.js"
 import { InstructionEntry } from "./instruction-entry.js"
@@ -51,9 +51,7 @@ const invalid = (field: "key" | "value", message: string) =>
 const validateKey = (key: string) =>
   Either.match(decodeName(key), {
     onLeft: () =>
-      Effect.fail(
-        invalid("key", `Invalid instruction entry key ${JSON.stringify(key)}: expected ^[a-z0-9][a-z0-9._-]*$`)
-      ),
+      Effect.fail(invalid("key", `Invalid instruction entry key ${Quote.input(key)}: expected ^[a-z0-9][a-z0-9._-]*$`)),
     onRight: Effect.succeed
   })
 

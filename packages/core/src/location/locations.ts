@@ -4,7 +4,7 @@ import { createHash } from "node:crypto"
 import * as nodeFs from "node:fs"
 import { Command, Path } from "@effect/platform"
 import type { CommandExecutor } from "@effect/platform/CommandExecutor"
-import { Errors, Identifier, type Location } from "@opencode-ai/schema"
+import { Errors, Identifier, type Location, Quote } from "@opencode-ai/schema"
 import { Cache, Context, Duration, Effect, Either, Layer, Option, Schema, Stream } from "effect"
 
 /** What a request names: a directory (absolute, or relative to the instance directory) and a workspace. */
@@ -80,9 +80,9 @@ export const layer = (options: Options): Layer.Layer<Service, never, CommandExec
       // trip through the thread pool costs milliseconds under load (see bench/step-overhead.ts).
       const directory = Effect.fn("Locations.directory")(function* (requested: string | undefined) {
         const absolute = requested === undefined ? base : path.resolve(base, requested)
-        const missing = () => invalid("location.directory", `Directory does not exist: ${absolute}`)
+        const missing = () => invalid("location.directory", `Directory does not exist: ${Quote.clip(absolute)}`)
         const info = yield* Effect.try({ try: () => nodeFs.statSync(absolute), catch: missing })
-        if (!info.isDirectory()) return yield* invalid("location.directory", `Not a directory: ${absolute}`)
+        if (!info.isDirectory()) return yield* invalid("location.directory", `Not a directory: ${Quote.clip(absolute)}`)
         return yield* Effect.try({ try: () => nodeFs.realpathSync.native(absolute), catch: missing })
       })
 
@@ -92,7 +92,8 @@ export const layer = (options: Options): Layer.Layer<Service, never, CommandExec
           workspace === undefined
             ? undefined
             : yield* Either.match(decodeWorkspace(workspace), {
-                onLeft: () => Effect.fail(invalid("location.workspace", `Not a workspace ID: ${workspace}`)),
+                onLeft: () =>
+                  Effect.fail(invalid("location.workspace", `Not a workspace ID: ${Quote.input(workspace)}`)),
                 onRight: Effect.succeed
               })
         const resolved = yield* directory(ref?.directory)

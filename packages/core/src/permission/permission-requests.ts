@@ -1,7 +1,7 @@
 export * as PermissionRequests from "./permission-requests.js"
 
 import { SqlClient } from "@effect/sql"
-import { Errors, Identifier, PermissionRequest, PermissionRule } from "@opencode-ai/schema"
+import { Errors, Identifier, PermissionRequest, PermissionRule, Quote } from "@opencode-ai/schema"
 import { Clock, Context, Deferred, Effect, Layer, Option, Schema } from "effect"
 import type { AgentCatalog } from "../config/agent-catalog.js"
 import { Config } from "../config/config.js"
@@ -374,7 +374,7 @@ export const layer: Layer.Layer<
           return yield* new Errors.InvalidRequestError({
             kind: "payload",
             field: "agent",
-            message: `Unknown agent "${input.agent ?? session.agent ?? config.defaultAgent}"`
+            message: `Unknown agent ${Quote.input(input.agent ?? session.agent ?? config.defaultAgent)}`
           })
         }
         const rules = Permission.merge(agent.value.permission, yield* savedRules(session.projectID))

@@ -12,7 +12,7 @@ export * as SessionHistory from "./session-history.js"
  */
 
 import { SqlClient } from "@effect/sql"
-import { type Cursor, Errors, type Event, type SessionMessages } from "@opencode-ai/schema"
+import { type Cursor, Errors, type Event, Quote, type SessionMessages } from "@opencode-ai/schema"
 import { Context, Effect, Layer, Option } from "effect"
 import * as InstructionCheckpoint from "../instructions/instruction-checkpoint.js"
 import { KnownSessions } from "./known-sessions.js"
@@ -215,7 +215,7 @@ export const layer: Layer.Layer<
           return yield* new Errors.MessageNotFoundError({
             sessionID,
             messageID,
-            message: `Message not found: ${messageID}`
+            message: `Message not found: ${Quote.clip(messageID)}`
           })
         }
         return yield* MessageProjection.decodeInfo(row.info)

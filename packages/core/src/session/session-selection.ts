@@ -8,7 +8,7 @@ export * as SessionSelection from "./session-selection.js"
  * restarts the current one; the InstructionCheckpoint and the conversation are left as they are.
  */
 
-import { Errors, Identifier, type Model } from "@opencode-ai/schema"
+import { Errors, Identifier, type Model, Quote } from "@opencode-ai/schema"
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import * as Config from "../config/config.js"
 import * as SessionEvents from "./session-events.js"
@@ -56,7 +56,7 @@ export const layer: Layer.Layer<Service, never, Sessions.Service | SessionEvents
           const found = config.agent(agent)
           if (Option.isNone(found) || found.value.hidden) {
             const offered = config.agents.filter((candidate) => !candidate.hidden).map((candidate) => candidate.name)
-            return yield* invalid("agent", `Unknown agent "${agent}"; available: ${offered.join(", ")}`)
+            return yield* invalid("agent", `Unknown agent ${Quote.input(agent)}; available: ${offered.join(", ")}`)
           }
           if (session.agent === agent) return
           const now = yield* Clock.currentTimeMillis
@@ -78,11 +78,14 @@ export const layer: Layer.Layer<Service, never, Sessions.Service | SessionEvents
           if (Option.isNone(config.provider(model.providerID))) {
             return yield* invalid(
               "model",
-              `Unknown provider "${model.providerID}" in model ${model.providerID}/${model.id}`
+              `Unknown provider ${Quote.input(model.providerID)} in model ${Quote.clip(`${model.providerID}/${model.id}`)}`
             )
           }
           if (Option.isNone(config.findModel(model))) {
-            return yield* invalid("model", `Unknown model "${model.id}" of provider "${model.providerID}"`)
+            return yield* invalid(
+              "model",
+              `Unknown model ${Quote.input(model.id)} of provider ${Quote.input(model.providerID)}`
+            )
           }
           const current = session.model
           if (

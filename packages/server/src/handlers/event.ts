@@ -7,6 +7,7 @@ import { InstanceEvent } from "@opencode-ai/schema"
 import { Effect, Schedule, Stream } from "effect"
 import { EventStreams } from "../sse/event-streams.js"
 import { SseFraming } from "../sse/sse-framing.js"
+import { WriteWatchdog } from "../sse/write-watchdog.js"
 
 /** The types the stream carries: what the contract's `V2Event` declares; anything else on the bus stays in process. */
 const v2Types: ReadonlySet<string> = new Set(InstanceEvent.V2Event.members.map((m) => m.fields.type.literals[0]))
@@ -19,13 +20,14 @@ const lifecycle = (type: "server.connected" | "server.heartbeat" | "global.dispo
  * `server.connected` is sent once the subscriber is attached to the LiveBus, so everything published
  * after a client has seen it is delivered; `server.heartbeat` follows every heartbeat period;
  * `global.disposed` is the last event when the server shuts down. A subscriber cut off by the bus for
- * being too slow gets a failure frame instead.
+ * being too slow gets a failure frame instead; one that stops reading altogether (no write progress
+ * for the write timeout) has its connection closed.
  */
 export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "events", (handlers) =>
   Effect.gen(function* () {
     const bus = yield* LiveBus.Service
     const streams = yield* EventStreams.Service
-    return handlers.handleRaw("subscribe", () =>
+    return handlers.handleRaw("subscribe", ({ request }) =>
       Effect.gen(function* () {
         const disposed = yield* lifecycle("global.disposed")
         const frames = Stream.unwrapScoped(
@@ -42,7 +44,10 @@ export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "events", (handlers) 
             return Stream.concat(Stream.make(connected), Stream.merge(events, heartbeats, { haltStrategy: "left" }))
           })
         )
-        return SseFraming.response(SseFraming.body(frames, { closing: streams.closing, onClose: disposed }))
+        return SseFraming.response(SseFraming.body(frames, { closing: streams.closing, onClose: disposed }), {
+          timeout: streams.writeTimeout,
+          onStall: WriteWatchdog.release(request)
+        })
       })
     )
   })

@@ -1,17 +1,41 @@
 export * as RequestErrors from "./request-errors.js"
 
-import { HttpApiBuilder, HttpApiError, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import {
+  HttpApiBuilder,
+  HttpApiError,
+  HttpServerError,
+  HttpServerRequest,
+  HttpServerResponse,
+  Multipart
+} from "@effect/platform"
+import { Config } from "@opencode-ai/core"
 import { Api } from "@opencode-ai/protocol"
-import { Errors } from "@opencode-ai/schema"
+import { Errors, Quote } from "@opencode-ai/schema"
 import { Cause, Effect, Option } from "effect"
 import { BasicAuth } from "./basic-auth.js"
+import { BodyLimit } from "./body-limit.js"
 import { JsonBody } from "./json-body.js"
 import { RequestOrigin } from "./request-origin.js"
 
 const json = (status: number, body: unknown, headers?: Record<string, string>) =>
   HttpServerResponse.unsafeJson(body, { status, ...(headers ? { headers } : {}) })
 
-const pathOf = (issue: HttpApiError.HttpApiDecodeError["issues"][number]): string => issue.path.map(String).join(".")
+// A key of the request is input too: a path names at most 200 characters of it.
+const pathOf = (issue: HttpApiError.HttpApiDecodeError["issues"][number]): string =>
+  Quote.clip(issue.path.map(String).join("."))
+
+/** At most this many fields are described; the rest are counted. */
+const maxFields = 10
+
+/**
+ * An issue's message with the offending value (`…, actual <value>`) cut to 200 characters, and the
+ * schema's side to 400: the decoder quotes the whole value, however large.
+ */
+const bounded = (message: string): string => {
+  const at = message.lastIndexOf(", actual ")
+  if (at === -1) return Quote.clip(message, 400)
+  return `${Quote.clip(message.slice(0, at), 400)}, actual ${Quote.clip(message.slice(at + ", actual ".length))}`
+}
 
 const fieldOf = (error: HttpApiError.HttpApiDecodeError): string | undefined => {
   const first = error.issues[0]
@@ -27,20 +51,23 @@ const describe = (error: HttpApiError.HttpApiDecodeError): string => {
   const byField = new Map<string, Array<string>>()
   for (const issue of error.issues) {
     const messages = byField.get(pathOf(issue)) ?? []
-    if (!messages.includes(issue.message)) messages.push(issue.message)
+    const message = bounded(issue.message)
+    if (!messages.includes(message)) messages.push(message)
     byField.set(pathOf(issue), messages)
   }
   const lines = [...byField].map(([field, messages]) => {
     const specific = messages.filter((m) => !m.startsWith("Expected undefined,"))
     return `${field === "" ? "request" : field}: ${(specific.length > 0 ? specific : messages).join(" or ")}`
   })
-  return lines.length > 0 ? `Invalid request: ${lines.join("; ")}` : error.message
+  const shown = lines.length > maxFields ? [...lines.slice(0, maxFields), `${lines.length - maxFields} more`] : lines
+  return shown.length > 0 ? `Invalid request: ${shown.join("; ")}` : bounded(error.message)
 }
 
 /**
  * Turns what the framework reports for a bad request into the contract's tagged JSON errors:
  * - a schema decode failure (path, query or body) → `InvalidRequestError` 400 (`kind: "validation"`);
- * - a body that is not JSON → `InvalidRequestError` 400 (`kind: "body"`);
+ * - a body that is not JSON, or a multipart body that cannot be read → `InvalidRequestError` 400
+ *   (`kind: "body"`);
  * - a path that names no operation → `RouteNotFoundError` 404.
  * Any other defect is logged and answered with a JSON 500 that carries no internals.
  */
@@ -61,7 +88,7 @@ const translate = (cause: Cause.Cause<never>) =>
         })
       }
       if (HttpServerError.isServerError(error) && error._tag === "RouteNotFound") {
-        const path = request.url.split("?")[0] ?? request.url
+        const path = Quote.clip(request.url.split("?")[0] ?? request.url)
         return json(
           404,
           new Errors.RouteNotFoundError({
@@ -79,6 +106,12 @@ const translate = (cause: Cause.Cause<never>) =>
       if (HttpServerError.isServerError(error) && error._tag === "RequestError" && error.reason === "Decode") {
         return yield* new Errors.InvalidRequestError({ message: "The request body is not valid JSON", kind: "body" })
       }
+      if (error instanceof Multipart.MultipartError) {
+        return yield* new Errors.InvalidRequestError({
+          message: `The multipart body cannot be read (${error.reason})`,
+          kind: "body"
+        })
+      }
       yield* Effect.logError("Unhandled failure while serving a request", cause)
       return json(500, { _tag: "UnknownError", message: "Internal server error" })
     }
@@ -88,12 +121,13 @@ const translate = (cause: Cause.Cause<never>) =>
 /**
  * The API-wide middleware, for every route (including `/doc`, the event streams and unknown paths):
  * first the origin, host and CORS rules (`RequestOrigin.check`) and the JSON-only body rule
- * (`JsonBody.check`), then Basic auth, then the bad-request translation above.
+ * (`JsonBody.check`), then Basic auth, then the body limit (`server.max_body`, see BodyLimit), then
+ * the bad-request translation above.
  */
 export const layer = HttpApiBuilder.middleware(
   Api.OpenCodeApi,
   Effect.map(
-    Effect.all({ auth: BasicAuth.Policy, origins: RequestOrigin.Policy }),
+    Effect.all({ auth: BasicAuth.Policy, origins: RequestOrigin.Policy, config: Config.Service }),
     (policy) => (app) =>
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
@@ -109,7 +143,7 @@ export const layer = HttpApiBuilder.middleware(
         if (Option.isSome(denied)) {
           return json(401, denied.value, { "www-authenticate": `Basic realm="opencode", charset="UTF-8"` })
         }
-        return yield* app
+        return yield* BodyLimit.guard(app, policy.config.server.max_body ?? BodyLimit.defaultMaxBody)
       }).pipe(Effect.catchAllCause(translate))
   )
 )

@@ -7,6 +7,7 @@ import { Errors, Event } from "@opencode-ai/schema"
 import { Effect, Stream } from "effect"
 import { EventStreams } from "./event-streams.js"
 import { SseFraming } from "./sse-framing.js"
+import { WriteWatchdog } from "./write-watchdog.js"
 
 /** The types the stream carries: the contract's `SessionDurableEvent` (not `session.created`). */
 const durableTypes: ReadonlySet<string> = new Set(
@@ -42,7 +43,8 @@ export const resumeAfter = (
  * The `sessions.events` handler (`GET /api/session/{sessionID}/event`, see the endpoint's doc):
  * validates the resume position and the session before answering, so those failures are typed JSON
  * responses; then streams `EventLog.follow` (replay after the position, then live commits, no gap and
- * no duplicate) as `id: <seq>` frames, with comment heartbeats.
+ * no duplicate) as `id: <seq>` frames, with comment heartbeats. A client that stops reading for the
+ * write timeout has its connection closed; it resumes with `Last-Event-ID`.
  */
 export const make = Effect.gen(function* () {
   const sessions = yield* Sessions.Service
@@ -69,7 +71,8 @@ export const make = Effect.gen(function* () {
       // A heartbeat right away (the response starts without waiting for an event), then periodically.
       const heartbeats = Stream.tick(streams.heartbeat).pipe(Stream.as(SseFraming.comment("heartbeat")))
       return SseFraming.response(
-        SseFraming.body(Stream.merge(frames, heartbeats, { haltStrategy: "left" }), { closing: streams.closing })
+        SseFraming.body(Stream.merge(frames, heartbeats, { haltStrategy: "left" }), { closing: streams.closing }),
+        { timeout: streams.writeTimeout, onStall: WriteWatchdog.release(request) }
       )
     }).pipe(Effect.annotateLogs({ sessionID: path.sessionID }), Effect.withSpan("SessionEventStream.open"))
 })

@@ -3,7 +3,8 @@ export * as SseFraming from "./sse-framing.js"
 import * as Sse from "@effect/experimental/Sse"
 import { HttpServerResponse } from "@effect/platform"
 import { EventStream } from "@opencode-ai/protocol"
-import { Cause, Effect, Option, Stream } from "effect"
+import { Cause, type Duration, Effect, Option, Stream } from "effect"
+import { WriteWatchdog } from "./write-watchdog.js"
 
 /*
  * The SSE wire format of both event streams (see `EventStream` in protocol):
@@ -84,10 +85,19 @@ export const body = <E>(
 
 /**
  * The `200 text/event-stream` response. `no-cache` and `x-accel-buffering: no` keep caches and
- * buffering proxies from holding frames back.
+ * buffering proxies from holding frames back. With `stall`, a client that reads nothing for
+ * `stall.timeout` while a frame waits to be written has `stall.onStall` run (see WriteWatchdog).
  */
-export const response = (body: Stream.Stream<string>): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.stream(Stream.encodeText(body), {
-    contentType: EventStream.contentType,
-    headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
-  })
+export const response = (
+  body: Stream.Stream<string>,
+  stall?: { readonly timeout: Duration.Duration; readonly onStall: Effect.Effect<void> }
+): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.stream(
+    stall === undefined
+      ? Stream.encodeText(body)
+      : WriteWatchdog.watch(Stream.encodeText(body), stall.timeout, stall.onStall),
+    {
+      contentType: EventStream.contentType,
+      headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
+    }
+  )
