@@ -2,7 +2,8 @@ import { defineConfig } from "tsup"
 
 /**
  * `opencode` as one ESM file for Node 20. Workspace packages and npm dependencies are bundled;
- * better-sqlite3 stays external because it is a native addon.
+ * better-sqlite3 stays external because it is a native addon, and so do web-tree-sitter and
+ * tree-sitter-bash (bash's parser): they load their .wasm files from their own package directories.
  */
 export default defineConfig({
   entry: { bin: "src/bin.ts" },
@@ -12,8 +13,8 @@ export default defineConfig({
   outDir: "dist",
   clean: true,
   sourcemap: true,
-  // Everything but the native addon (tsup lets noExternal win over external, so exclude it here).
-  noExternal: [/^(?!better-sqlite3(\/|$))/],
+  // Everything but those three (tsup lets noExternal win over external, so exclude it here).
+  noExternal: [/^(?!(better-sqlite3|web-tree-sitter|tree-sitter-bash)(\/|$))/],
   // Bundled CommonJS dependencies call require() for Node built-ins.
   banner: {
     js: `import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);`

@@ -171,12 +171,21 @@ const defaults: ReadonlyArray<Row> = [
     tag: "InvalidRequestError"
   },
   {
-    finding: "5,000-deep JSON with no content type → 400",
+    finding: "5,000-deep JSON as a prompt → 400",
     method: "POST",
     path: (s) => `/api/session/${s}/prompt`,
+    headers: json,
     body: `{"prompt":${deepArray}}`,
     status: 400,
     tag: "InvalidRequestError"
+  },
+  {
+    finding: "5,000-deep JSON with no content type → 415",
+    method: "POST",
+    path: (s) => `/api/session/${s}/prompt`,
+    body: `{"prompt":${deepArray}}`,
+    status: 415,
+    tag: "UnsupportedMediaTypeError"
   },
   {
     finding: "unparsable multipart body → 4xx",
