@@ -1,15 +1,13 @@
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as path from "node:path"
-import { HttpServer } from "@effect/platform"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Config } from "@opencode-ai/core"
 import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
 import Database from "better-sqlite3"
-import { Effect, Layer, LogLevel } from "effect"
+import { Effect } from "effect"
 import { type Browser, chromium, type Page } from "playwright-core"
-import { Serve } from "../src/serve.js"
-import { tempDir } from "./harness.js"
+import { startServer } from "./harness.js"
 
 /**
  * A real headless Chromium on a page served from another loopback origin (another port) tries to
@@ -55,22 +53,10 @@ const server = (options: { readonly cors?: ReadonlyArray<string>; readonly env?:
       reply(toolCall("call_1", "bash", { command: "touch pwned", description: "touch" }), finish("tool-calls")),
       reply(text("done"), finish("stop"))
     )
-    const dataHome = tempDir("browser-data")
-    const directory = fs.realpathSync(tempDir("browser-project"))
-    const context = yield* Layer.build(
-      Serve.layer({
-        port: 0,
-        hostname: "127.0.0.1",
-        printLogs: true,
-        logLevel: LogLevel.None,
-        directory,
-        env: { XDG_DATA_HOME: dataHome, XDG_CONFIG_HOME: tempDir("browser-config"), ...options.env },
-        config: Config.layerTest(ScriptedLLMServer.config(llm.url)),
-        ...(options.cors === undefined ? {} : { cors: options.cors })
-      })
-    ).pipe(Effect.orDie)
-    const address = (yield* HttpServer.HttpServer.pipe(Effect.provide(context))).address
-    if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
+    const { url, port, dataHome, directory } = yield* startServer(options.env, {
+      config: Config.layerTest(ScriptedLLMServer.config(llm.url)),
+      ...(options.cors === undefined ? {} : { cors: options.cors })
+    })
     const database = path.join(dataHome, "opencode", "opencode.db")
     /** The session ids in the database, read from the file itself. */
     const stored = Effect.sync(() => {
@@ -83,13 +69,13 @@ const server = (options: { readonly cors?: ReadonlyArray<string>; readonly env?:
     })
     /** The session ids the server lists to a trusted caller (no Origin, from this process). */
     const listed = Effect.promise(async () => {
-      const response = await fetch(`http://127.0.0.1:${address.port}/api/session`)
+      const response = await fetch(`${url}/api/session`)
       expect(response.status).toBe(200)
       return ((await response.json()) as { data: Array<{ id: string }> }).data.map((session) => session.id)
     })
     return {
-      url: `http://127.0.0.1:${address.port}`,
-      port: address.port,
+      url,
+      port,
       directory,
       llm,
       stored,

@@ -35,9 +35,13 @@ export const configHome = (document: unknown): string => {
 /**
  * Starts the real listener on 127.0.0.1 with an ephemeral port, a temporary XDG data home (so a
  * fresh SQLite file), an empty temporary XDG config home (never the user's `~/.config`) and a
- * temporary instance directory; `env` adds to or overrides those. Closed with the enclosing Scope.
+ * temporary instance directory; `env` adds to or overrides those, and `serve` sets further
+ * `Serve.layer` options (e.g. a test configuration, allowed origins). Closed with the enclosing Scope.
  */
-export const startServer = (env: Record<string, string> = {}): Effect.Effect<Running, never, Scope.Scope> =>
+export const startServer = (
+  env: Record<string, string> = {},
+  serve: Partial<Pick<Serve.Options, "config" | "cors">> = {}
+): Effect.Effect<Running & { readonly port: number }, never, Scope.Scope> =>
   Effect.gen(function* () {
     const dataHome = tempDir("data")
     const xdgConfig = env.XDG_CONFIG_HOME ?? tempDir("config")
@@ -49,13 +53,14 @@ export const startServer = (env: Record<string, string> = {}): Effect.Effect<Run
         printLogs: true,
         logLevel: LogLevel.None,
         directory,
-        env: { XDG_DATA_HOME: dataHome, ...env, XDG_CONFIG_HOME: xdgConfig }
+        env: { XDG_DATA_HOME: dataHome, ...env, XDG_CONFIG_HOME: xdgConfig },
+        ...serve
       })
     ).pipe(Effect.orDie)
     const server = yield* HttpServer.HttpServer.pipe(Effect.provide(context))
     const address = server.address
     if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
-    return { url: `http://127.0.0.1:${address.port}`, dataHome, configHome: xdgConfig, directory }
+    return { url: `http://127.0.0.1:${address.port}`, port: address.port, dataHome, configHome: xdgConfig, directory }
   })
 
 /** A listener on 127.0.0.1 that, like `Serve.layer`'s, closes keep-alive connections once they drain at shutdown. */

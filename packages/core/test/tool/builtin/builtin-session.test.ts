@@ -159,19 +159,29 @@ describe("built-in tools in a session", () => {
   // The Core's bash kills with the default grace of 1 s.
   const killGrace = 1000
 
+  /**
+   * Has the model run a bash command that starts every kind of escapee and then ignores SIGTERM in
+   * the foreground; returns once all six of its processes run, with the tag that finds them.
+   */
+  const runStubborn = (w: Effect.Effect.Success<ReturnType<typeof world>>) =>
+    Effect.gen(function* () {
+      const tag = freshTag()
+      const command = escapees(tag, `trap '' TERM; sleep ${sleeps(tag, 6)[5]}`)
+      yield* w.server.enqueue(
+        reply(toolCall("call_bash", "bash", { command }), finish("tool-calls")),
+        reply(text("unused"), finish("stop"))
+      )
+      yield* w.prompt("run something stubborn")
+      yield* taggedRunning(tag, 6)
+      return tag
+    })
+
   it.scopedLive(
     "interrupting the session while bash runs a command that ignores SIGTERM returns within the grace and a second; no process of it is left",
     () =>
       Effect.gen(function* () {
         const w = yield* world()
-        const tag = freshTag()
-        const command = escapees(tag, `trap '' TERM; sleep ${sleeps(tag, 6)[5]}`)
-        yield* w.server.enqueue(
-          reply(toolCall("call_bash", "bash", { command }), finish("tool-calls")),
-          reply(text("unused"), finish("stop"))
-        )
-        yield* w.prompt("run something stubborn")
-        yield* taggedRunning(tag, 6)
+        const tag = yield* runStubborn(w)
         const started = Date.now()
         yield* w.interrupt
         expect(Date.now() - started).toBeLessThan(killGrace + 1000)
@@ -186,14 +196,7 @@ describe("built-in tools in a session", () => {
     Effect.gen(function* () {
       const scope = yield* Scope.make()
       const w = yield* world().pipe(Scope.extend(scope))
-      const tag = freshTag()
-      const command = escapees(tag, `trap '' TERM; sleep ${sleeps(tag, 6)[5]}`)
-      yield* w.server.enqueue(
-        reply(toolCall("call_bash", "bash", { command }), finish("tool-calls")),
-        reply(text("unused"), finish("stop"))
-      )
-      yield* w.prompt("run something stubborn")
-      yield* taggedRunning(tag, 6)
+      const tag = yield* runStubborn(w)
       const started = Date.now()
       yield* Scope.close(scope, Exit.void)
       expect(Date.now() - started).toBeLessThan(killGrace + 1000)
