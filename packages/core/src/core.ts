@@ -5,6 +5,7 @@ import * as nodePath from "node:path"
 import { NodeContext, NodeHttpClient } from "@effect/platform-node"
 import type { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
+import * as Compaction from "./compaction/compaction.js"
 import * as Config from "./config/config.js"
 import type { ConfigError } from "./config/config-error.js"
 import * as Paths from "./config/paths.js"
@@ -113,6 +114,7 @@ export type Services =
   | StepSelection.Service
   | ModelContext.Service
   | StepRunner.Service
+  | Compaction.Service
   | SessionDrain.Service
 
 /**
@@ -215,15 +217,16 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
     })
   ).pipe(Layer.provide(Layer.merge(services, NodeContext.layer)))
   // The runner's stages, each a layer bound to its dependencies here (see SessionDrain for their order).
+  const retry = options.retry === undefined ? {} : { retry: options.retry }
+  const boundary = Layer.fresh(SafeStepBoundary.layer)
   const stages = Layer.mergeAll(
     Layer.fresh(Recovery.layer),
-    Layer.fresh(SafeStepBoundary.layer),
+    boundary,
     Layer.fresh(StepSelection.layer),
     Layer.fresh(ModelContext.layer),
-    StepRunner.layer(options.retry === undefined ? {} : { retry: options.retry }).pipe(
-      Layer.provide(Layer.fresh(ToolSettlement.layer)),
-      Layer.provide(llm)
-    )
+    StepRunner.layer(retry).pipe(Layer.provide(Layer.fresh(ToolSettlement.layer)), Layer.provide(llm)),
+    // Compaction rebaselines from the Instructions the boundary composes.
+    Compaction.layer(retry).pipe(Layer.provide(boundary), Layer.provide(llm))
   )
   const runner = Layer.fresh(
     SessionRunner.layer(options.recover === undefined ? {} : { recover: options.recover })

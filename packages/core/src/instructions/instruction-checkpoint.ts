@@ -27,6 +27,7 @@ export * as InstructionCheckpoint from "./instruction-checkpoint.js"
 import { SqlClient } from "@effect/sql"
 import { type Errors, Identifier } from "@opencode-ai/schema"
 import { Clock, Context, Data, Effect, Layer, Option, Schema } from "effect"
+import type { EventLog } from "../event/event-log.js"
 import { KnownSessions } from "../session/known-sessions.js"
 import * as SessionEvents from "../session/session-events.js"
 import { ContextUpdated } from "./context-updated.js"
@@ -73,6 +74,14 @@ export interface Blocked {
 
 export type Preparation = Prepared | Blocked
 
+/** What {@link Interface.compacted} committed. */
+export interface Compacted {
+  /** The seq of the compaction's own event (the first draft). */
+  readonly seq: number
+  /** The baseline was replaced in the same transaction (false: the next prepare renders it). */
+  readonly rebaselined: boolean
+}
+
 export interface Interface {
   /**
    * Prepares the instruction state of the next Step of `sessionID` from `instructions`, observing
@@ -110,6 +119,24 @@ export interface Interface {
    * the compaction event's own transaction.
    */
   readonly recordCompaction: (sessionID: string, seq: number) => Effect.Effect<void, Errors.SessionNotFoundError>
+  /**
+   * Completes a compaction: appends `drafts` (the compaction's `compaction.ended` first, then what
+   * follows it, such as a synthetic continuation) and, in that SAME transaction, rebaselines the
+   * checkpoint from `instructions` (`Instructions.rebaseline` against the stored Applied record,
+   * observed once before the transaction): the new baseline, its Applied record and `baseline_seq`
+   * (the session's seq after the drafts) are stored, and the compaction is recorded at the seq of
+   * the first draft. So the completed compaction and its baseline commit together or not at all, and
+   * every earlier Instruction Update falls before the new baseline. When the rebaseline is blocked (a
+   * source never told to the model is unavailable) the compaction is recorded instead and the next
+   * prepare rebaselines; without a checkpoint the drafts are appended alone (the next prepare
+   * initializes). Serialized with {@link prepare}; a conflicting write starts it over. Resolves with
+   * the seq of the first draft and whether the baseline was replaced.
+   */
+  readonly compacted: <R>(
+    sessionID: string,
+    instructions: Instructions.Instructions<R>,
+    drafts: ReadonlyArray<EventLog.Draft>
+  ) => Effect.Effect<Compacted, Errors.SessionNotFoundError, R>
   /** The stored checkpoint, if any. */
   readonly get: (sessionID: string) => Effect.Effect<Option.Option<Checkpoint>, Errors.SessionNotFoundError>
 }
@@ -242,17 +269,22 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
         return row.baseline_seq
       })
 
-      /** Replaces the baseline after compaction, compare-and-set on `revision`. Resolves with baseline_seq. */
+      /**
+       * Replaces the baseline after compaction, compare-and-set on `revision`; with `compactionSeq` it
+       * also records that compaction. Resolves with baseline_seq.
+       */
       const rewrite = Effect.fn("InstructionCheckpoint.rewrite")(function* (
         sessionID: string,
         revision: number,
-        baseline: Instructions.Complete
+        baseline: Instructions.Complete,
+        compactionSeq?: number
       ) {
         const now = yield* Clock.currentTimeMillis
         const applied = yield* encodeApplied(baseline.applied).pipe(Effect.orDie)
         const [row] = yield* sql<{ readonly baseline_seq: number }>`
         UPDATE instruction_checkpoint
         SET baseline_text = ${baseline.text}, baseline_seq = ${currentSeq(sql, sessionID)}, applied = ${applied},
+            compaction_seq = coalesce(${compactionSeq ?? null}, compaction_seq),
             revision = revision + 1, time_updated = ${now}
         WHERE session_id = ${sessionID} AND revision = ${revision}
         RETURNING baseline_seq`.pipe(Effect.orDie)
@@ -364,6 +396,54 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
         (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
       )
 
+      const completeAttempt = <R>(
+        sessionID: string,
+        instructions: Instructions.Instructions<R>,
+        drafts: ReadonlyArray<EventLog.Draft>
+      ): Effect.Effect<Compacted, Errors.SessionNotFoundError, R> =>
+        Effect.gen(function* () {
+          const stored = yield* read(sessionID)
+          const firstSeq = (committed: ReadonlyArray<EventLog.Envelope>) => {
+            const first = committed[0]
+            return first === undefined
+              ? Effect.dieMessage("a compaction appended no event")
+              : Effect.succeed(first.durable.seq)
+          }
+          if (Option.isNone(stored)) {
+            return { seq: yield* firstSeq(yield* events.append(sessionID, drafts)), rebaselined: false }
+          }
+          const row = stored.value
+          const baseline = yield* Instructions.rebaseline(instructions, row.decoded)
+          const committed = yield* events.append(sessionID, drafts, (envelopes) =>
+            Effect.flatMap(firstSeq(envelopes), (seq) =>
+              baseline._tag === "Complete"
+                ? Effect.asVoid(rewrite(sessionID, row.revision, baseline, seq))
+                : markCompacted(sessionID, seq)
+            )
+          )
+          if (baseline._tag === "Blocked") {
+            yield* Effect.logWarning(
+              "compaction completed; the baseline is rebaselined once its sources are available",
+              {
+                unavailable: baseline.unavailable
+              }
+            )
+          }
+          return { seq: yield* firstSeq(committed), rebaselined: baseline._tag === "Complete" }
+        }).pipe(Effect.catchTag("StaleInstructionCheckpoint", () => completeAttempt(sessionID, instructions, drafts)))
+
+      const compacted = Effect.fn("InstructionCheckpoint.compacted")(
+        function* <R>(
+          sessionID: string,
+          instructions: Instructions.Instructions<R>,
+          drafts: ReadonlyArray<EventLog.Draft>
+        ) {
+          yield* ensureSession(sessionID)
+          return yield* serialized(sessionID, completeAttempt(sessionID, instructions, drafts))
+        },
+        (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      )
+
       const get = Effect.fn("InstructionCheckpoint.get")(
         function* (sessionID: string) {
           yield* ensureSession(sessionID)
@@ -380,6 +460,6 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
         (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
       )
 
-      return Service.of({ prepare, reset, recordCompaction, get })
+      return Service.of({ prepare, reset, recordCompaction, compacted, get })
     })
   )

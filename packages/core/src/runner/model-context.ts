@@ -2,10 +2,14 @@ export * as ModelContext from "./model-context.js"
 
 import type { Errors, Model, SessionMessages } from "@opencode-ai/schema"
 import { Context, Effect, Layer } from "effect"
+import { ContextBudget } from "../compaction/context-budget.js"
+import { ToolOutputPrune } from "../compaction/tool-output-prune.js"
 import type { AgentCatalog } from "../config/agent-catalog.js"
 import type { Catalog } from "../config/catalog.js"
+import { Config } from "../config/config.js"
 import { LLMRequest } from "../llm/llm-request.js"
 import { AgentPrompt } from "../prompt/agent-prompt.js"
+import { CompactionPrompt } from "../prompt/compaction-prompt.js"
 import { SessionHistory } from "../session/session-history.js"
 import type { ToolRegistry } from "../tool/tool-registry.js"
 import type { SafeStepBoundary } from "./safe-step-boundary.js"
@@ -24,6 +28,11 @@ export interface Input {
   readonly tools: ToolRegistry.Materialized["definitions"]
   /** The agent's step limit is reached: tools are disabled and the max-steps instruction is added. */
   readonly lastStep: boolean
+  /**
+   * Pruning (`compaction.prune`): tool outputs older than this many tokens of newer ones are replaced
+   * by a marker in the request (see ToolOutputPrune). Absent: nothing is pruned.
+   */
+  readonly pruneWindow?: number | undefined
 }
 
 const toolOutput = (content: ReadonlyArray<{ readonly type: string; readonly text?: string; readonly uri?: string }>) =>
@@ -99,11 +108,18 @@ export const messages = (
         return assistantTurn(message, provider, model)
       case "shell":
         return [LLMRequest.user(`The user ran a shell command:\n$ ${message.command}\n${message.output}`)]
+      case "compaction":
+        // The summary (and the part kept word for word) stands for everything before it.
+        return [LLMRequest.user(CompactionPrompt.summaryMessage(message.summary, message.recent))]
       default:
-        // Agent and model switch markers are for transcripts; compaction joins with its own issue.
+        // Agent and model switch markers are for transcripts.
         return []
     }
   })
+
+/** The step-local messages after the history: the max-steps turn at the step limit. */
+const local = (input: Pick<Input, "lastStep">): ReadonlyArray<LLMRequest.Message> =>
+  input.lastStep ? [LLMRequest.assistant(LLMRequest.text(AgentPrompt.maxSteps))] : []
 
 /**
  * Assembles the Model Context of one Step into one provider request: the ONE system text (the
@@ -112,6 +128,8 @@ export const messages = (
  * calls) but `toolChoice` is `none`, and the max-steps instruction is the final assistant turn.
  */
 export const build = (input: Input): LLMRequest.Request => {
+  const history =
+    input.pruneWindow === undefined ? input.history : ToolOutputPrune.prune(input.history, input.pruneWindow)
   const system = [input.agent.prompt ?? AgentPrompt.forAgent(input.agent.name), input.baseline]
     .filter((part) => part.length > 0)
     .join("\n\n")
@@ -125,10 +143,7 @@ export const build = (input: Input): LLMRequest.Request => {
   return {
     model: { providerID: input.provider.id, modelID: input.model.apiID },
     system,
-    messages: [
-      ...messages(input.history, input.provider, input.model),
-      ...(input.lastStep ? [LLMRequest.assistant(LLMRequest.text(AgentPrompt.maxSteps))] : [])
-    ],
+    messages: [...messages(history, input.provider, input.model), ...local(input)],
     ...(tools.length > 0 ? { tools } : {}),
     ...(input.lastStep && tools.length > 0 ? { toolChoice: "none" as const } : {}),
     generation: {
@@ -140,44 +155,69 @@ export const build = (input: Input): LLMRequest.Request => {
   }
 }
 
+/**
+ * One Step's assembled Model Context: the `request`, its `projected` input tokens (ContextBudget.projected:
+ * the provider's count for the last Step plus an estimate of what was added since) and the model's
+ * `usable` context (undefined when its context limit is unknown).
+ */
+export interface Assembled {
+  readonly request: LLMRequest.Request
+  readonly projected: number
+  readonly usable: number | undefined
+}
+
 export interface Interface {
   /**
    * The Model Context of one Step, as one provider request: reads the session's Session History as
    * of now (SessionHistory.context, without the Instruction Updates the boundary's baseline already
    * contains, i.e. those at or before `instructions.baselineSeq`) and {@link build}s the request from
-   * it, the Step's selection and the Instruction Baseline the boundary prepared. Writes nothing, so
-   * interrupting it leaves nothing behind. Unknown session → SessionNotFoundError.
+   * it, the Step's selection and the Instruction Baseline the boundary prepared, pruning old tool
+   * outputs when `compaction.prune` is on. Writes nothing, so interrupting it leaves nothing behind.
+   * Unknown session → SessionNotFoundError.
    */
   readonly assemble: (input: {
     readonly sessionID: string
     readonly selection: StepSelection.Selected
     readonly instructions: Pick<SafeStepBoundary.Ready, "baseline" | "baselineSeq">
-  }) => Effect.Effect<LLMRequest.Request, Errors.SessionNotFoundError>
+  }) => Effect.Effect<Assembled, Errors.SessionNotFoundError>
 }
 
 /** `yield* ModelContext.Service`. */
 export class Service extends Context.Tag("@opencode-ai/core/ModelContext")<Service, Interface>() {}
 
-export const layer: Layer.Layer<Service, never, SessionHistory.Service> = Layer.effect(
+export const layer: Layer.Layer<Service, never, SessionHistory.Service | Config.Service> = Layer.effect(
   Service,
   Effect.gen(function* () {
     const history = yield* SessionHistory.Service
+    const config = yield* Config.Service
     const assemble = Effect.fn("ModelContext.assemble")(function* (input: {
       readonly sessionID: string
       readonly selection: StepSelection.Selected
       readonly instructions: Pick<SafeStepBoundary.Ready, "baseline" | "baselineSeq">
     }) {
       const { selection } = input
-      return build({
+      const usable = ContextBudget.usable(selection.model, config.compaction)
+      const pruneWindow = config.compaction.prune ? ToolOutputPrune.window(usable) : undefined
+      const context = yield* history.context(input.sessionID, { baselineSeq: input.instructions.baselineSeq })
+      const request = build({
         sessionID: input.sessionID,
         agent: selection.agent,
         provider: selection.provider,
         model: selection.model,
         baseline: input.instructions.baseline,
-        history: yield* history.context(input.sessionID, { baselineSeq: input.instructions.baselineSeq }),
+        history: context,
         tools: selection.offered.definitions,
-        lastStep: selection.lastStep
+        lastStep: selection.lastStep,
+        pruneWindow
       })
+      const pruned = pruneWindow === undefined ? context : ToolOutputPrune.prune(context, pruneWindow)
+      const projected = ContextBudget.projected({
+        history: pruned,
+        request,
+        local: local(selection),
+        lower: (slice) => messages(slice, selection.provider, selection.model)
+      })
+      return { request, projected, usable } satisfies Assembled
     })
     return Service.of({ assemble })
   })

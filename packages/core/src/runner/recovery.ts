@@ -48,8 +48,9 @@ export interface Interface {
   readonly interrupted: (sessionID: string) => Effect.Effect<void>
   /**
    * Whether a drain of the session that stopped had more to do without any new input: its
-   * conversation (user and assistant messages) ends with promoted user input that no Step answered,
-   * or with a Step that called tools, and the session was not interrupted after that. A host that
+   * conversation (user, synthetic and assistant messages) ends with promoted user input or a
+   * synthetic continuation (written after an automatic compaction) that no Step answered, or with a
+   * Step that called tools, and the session was not interrupted after that. A host that
    * stopped between two Steps leaves exactly this behind; it is resumed as a continuation. Reads only.
    */
   readonly continues: (sessionID: string) => Effect.Effect<boolean>
@@ -165,12 +166,12 @@ export const layer: Layer.Layer<
     const continues = Effect.fn("Recovery.continues")(function* (sessionID: string) {
       const [last] = yield* sql<{ readonly info: string; readonly time_interrupted: number | null }>`
         SELECT m.info, s.time_interrupted FROM message m JOIN session s ON s.id = m.session_id
-        WHERE m.session_id = ${sessionID} AND m.type IN ('user', 'assistant')
+        WHERE m.session_id = ${sessionID} AND m.type IN ('user', 'synthetic', 'assistant')
         ORDER BY m.seq DESC LIMIT 1`.pipe(Effect.orDie)
       if (last === undefined) return false
       const message = yield* MessageProjection.decodeInfo(last.info)
       const ended =
-        message.type === "user"
+        message.type === "user" || message.type === "synthetic"
           ? message.time.created
           : message.type === "assistant" && message.finish === "tool-calls" && message.error === undefined
             ? message.time.completed

@@ -5,6 +5,7 @@ import { Context, Data, Effect, Layer, Option } from "effect"
 import type { AgentCatalog } from "../config/agent-catalog.js"
 import { SessionInput } from "../input/session-input.js"
 import { InstructionCheckpoint } from "../instructions/instruction-checkpoint.js"
+import type { Instructions } from "../instructions/instructions.js"
 import { McpGuidance } from "../instructions/mcp-guidance.js"
 import { SessionInstructions } from "../instructions/session-instructions.js"
 import { McpServers } from "../mcp/mcp-servers.js"
@@ -59,6 +60,13 @@ export interface Interface {
    * runs to completion. Unknown session → SessionNotFoundError.
    */
   readonly cross: (input: Input) => Effect.Effect<Result, Errors.SessionNotFoundError>
+  /**
+   * The session's Instructions as the boundary composes them (the same sources and producers), not
+   * yet observed: a compaction rebaselines the InstructionCheckpoint from them. Writes nothing.
+   */
+  readonly instructions: (
+    input: Omit<Input, "continuing">
+  ) => Effect.Effect<Instructions.Instructions<never>, Errors.SessionNotFoundError>
   /** Resolves once every configured MCP server has connected or failed (see McpServers.settled). */
   readonly settled: Effect.Effect<void>
 }
@@ -85,7 +93,11 @@ export const layer: Layer.Layer<
     const skills = yield* Skills.Service
     const references = yield* References.Service
 
-    const cross = Effect.fn("SafeStepBoundary.cross")(function* ({ sessionID, location, agent, continuing }: Input) {
+    const instructions = Effect.fn("SafeStepBoundary.instructions")(function* ({
+      sessionID,
+      location,
+      agent
+    }: Omit<Input, "continuing">) {
       // The guidance producers: the skills the session's current agent may use, the instructions of
       // the MCP servers it may use, and the project's references.
       const producers = {
@@ -93,7 +105,11 @@ export const layer: Layer.Layer<
         ...(Option.isSome(agent) ? { agentSkills: skills.guidance(location, agent.value.permission) } : {}),
         ...(Option.isSome(agent) ? { mcp: mcpServers.guidance(agent.value.permission) } : {})
       }
-      const prepared = yield* checkpoint.prepare(sessionID, yield* composer.forSession(sessionID, location, producers))
+      return yield* composer.forSession(sessionID, location, producers)
+    })
+
+    const cross = Effect.fn("SafeStepBoundary.cross")(function* ({ sessionID, location, agent, continuing }: Input) {
+      const prepared = yield* checkpoint.prepare(sessionID, yield* instructions({ sessionID, location, agent }))
       if (prepared._tag === "Blocked") {
         return Result.Blocked({
           unavailable: prepared.unavailable,
@@ -105,6 +121,6 @@ export const layer: Layer.Layer<
       return Result.Ready({ baseline: prepared.baseline, baselineSeq: prepared.baselineSeq, promoted })
     })
 
-    return Service.of({ cross, settled: mcpServers.settled })
+    return Service.of({ cross, instructions, settled: mcpServers.settled })
   })
 )

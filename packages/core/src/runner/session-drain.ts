@@ -2,6 +2,8 @@ export * as SessionDrain from "./session-drain.js"
 
 import type { Location } from "@opencode-ai/schema"
 import { Context, Effect, Layer } from "effect"
+import { Compaction } from "../compaction/compaction.js"
+import { Config } from "../config/config.js"
 import { SessionInput } from "../input/session-input.js"
 import { Locations } from "../location/locations.js"
 import { KnownSessions } from "../session/known-sessions.js"
@@ -20,14 +22,23 @@ import { StepSelection } from "./step-selection.js"
  *
  * Each Step of a drain goes through the named stages, in this order:
  *   1. {@link SafeStepBoundary}: instructions prepared, then Prompt Promotion (`Ready` or `Blocked`).
- *      A manual compaction requested meanwhile would run here, before the Step is selected;
+ *      A compaction a client requested (Compaction.request) runs first, at the boundary: after the
+ *      previous Step's tools settled, before instructions are prepared and input is promoted (so
+ *      newly promoted input stays word for word after the summary). With nothing else to do, the
+ *      drain then goes idle;
  *   2. {@link StepSelection}: the session's agent, model and tools, sampled now;
  *   3. {@link ModelContext}: the Step's provider request, from Session History and the baseline.
- *      An automatic compaction (the projected request is too large) would run here, before it is sent;
- *   4. {@link StepRunner}: the provider stream and the settlement of its tool calls.
+ *      Automatic compaction (`compaction.auto`): when the request's projected input exceeds the
+ *      model's usable context, the session is compacted first (with a synthetic continuation) and
+ *      the Step starts over from the boundary, which sees the new baseline and history;
+ *   4. {@link StepRunner}: the provider stream and the settlement of its tool calls. Overflow
+ *      recovery (`compaction.auto`): an overflow before any output leaves no record; the session is
+ *      compacted once and the same Step makes its second Physical Attempt. An overflow on that
+ *      attempt fails the Step; nothing loops.
  * A Step that called tools continues the drain (unless the agent's step allowance is spent); one that
  * finished without tools lets the next boundary decide (a steer or a queued prompt may keep it
- * going); a failed Step, blocked instructions or no usable model end it.
+ * going); a failed Step (a failed automatic compaction included), blocked instructions or no
+ * usable model end it.
  */
 export interface Interface {
   /**
@@ -65,6 +76,8 @@ export const layer: Layer.Layer<
   | StepSelection.Service
   | ModelContext.Service
   | StepRunner.Service
+  | Compaction.Service
+  | Config.Service
 > = Layer.effect(
   Service,
   Effect.gen(function* () {
@@ -78,6 +91,8 @@ export const layer: Layer.Layer<
     const selection = yield* StepSelection.Service
     const modelContext = yield* ModelContext.Service
     const stepRunner = yield* StepRunner.Service
+    const compaction = yield* Compaction.Service
+    const config = yield* Config.Service
 
     // Sessions Recovery found at startup, whose next drain checks whether to continue them.
     const resuming = new Set<string>()
@@ -93,14 +108,66 @@ export const layer: Layer.Layer<
         // The Step's number since input was last promoted: the agent's step allowance counts it.
         let step = 1
         let waitedForMcp = false
+        // How the current Step was compacted already: each kind runs at most once per Step.
+        let compacted: "none" | "auto" | "overflow" = "none"
         // Resolved once per drain, and again only if the session's Location changes (a move).
         let resolved: { readonly key: string; readonly location: Location.LocationInfo } | undefined
+        const locate = Effect.gen(function* () {
+          const session = yield* sessions.get(sessionID)
+          const key = JSON.stringify(session.location)
+          if (resolved?.key !== key) resolved = { key, location: yield* locations.resolve(session.location) }
+          return { session, location: resolved.location }
+        })
+        /** Compacts before the Step goes on; `stopped` when the Step cannot be sent (it is failed). */
+        const compactBeforeStep = (
+          selected: StepSelection.Selected,
+          location: Location.LocationInfo,
+          agent: string | undefined
+        ) =>
+          Effect.gen(function* () {
+            const result = yield* compaction.run({
+              sessionID,
+              location,
+              agent: selection.agent(agent),
+              selection: selected,
+              reason: "auto",
+              continuation: true
+            })
+            if (result._tag === "Failed") {
+              yield* stepRunner.failBeforeOutput({
+                sessionID,
+                agent: selected.agent,
+                model: selected.ref,
+                message: result.message
+              })
+              return "stopped" as const
+            }
+            return result._tag
+          })
+
         while (true) {
+          if (yield* compaction.requested(sessionID)) {
+            // A requested compaction, at this boundary; with nothing else to do the drain then ends.
+            const { session, location } = yield* locate
+            const selected = yield* selection.select(sessionID, step)
+            if (selected._tag === "Selected") {
+              yield* compaction
+                .run({
+                  sessionID,
+                  location,
+                  agent: selection.agent(session.agent),
+                  selection: selected,
+                  reason: "manual",
+                  continuation: continuing
+                })
+                .pipe(Effect.ensuring(compaction.served(sessionID)))
+            } else {
+              yield* Effect.logWarning("compaction requested, but no model can run it", { reason: selected.message })
+              yield* compaction.served(sessionID)
+            }
+          }
           if (!continuing && (yield* input.pending(sessionID)).length === 0) return "idle" as const
-          const before = yield* sessions.get(sessionID)
-          const key = JSON.stringify(before.location)
-          if (resolved?.key !== key) resolved = { key, location: yield* locations.resolve(before.location) }
-          const location = resolved.location
+          const { session: before, location } = yield* locate
 
           // 1. Safe Step Boundary.
           const crossed = yield* boundary.cross({
@@ -136,8 +203,27 @@ export const layer: Layer.Layer<
             return "stopped" as const
           }
 
-          // 3. Model Context.
-          const request = yield* modelContext.assemble({ sessionID, selection: selected, instructions: crossed })
+          // 3. Model Context, compacted first when it would not fit.
+          const assembled = yield* modelContext.assemble({ sessionID, selection: selected, instructions: crossed })
+          if (
+            compacted === "none" &&
+            config.compaction.auto &&
+            assembled.usable !== undefined &&
+            assembled.projected > assembled.usable
+          ) {
+            yield* Effect.logInfo("the next request would not fit; compacting first", {
+              projected: assembled.projected,
+              usable: assembled.usable
+            })
+            const result = yield* compactBeforeStep(selected, location, before.agent)
+            if (result === "stopped") return result
+            if (result === "Compacted") {
+              // The same Step starts over at the boundary, with the new baseline and history.
+              compacted = "auto"
+              continuing = true
+              continue
+            }
+          }
 
           // 4. The Step.
           const outcome = yield* stepRunner.run({
@@ -145,9 +231,29 @@ export const layer: Layer.Layer<
             directory: location.directory,
             agent: selected.agent,
             model: selected.ref,
-            request,
-            tools: selected.runnable
+            request: assembled.request,
+            tools: selected.runnable,
+            recoverOverflow: config.compaction.auto && compacted !== "overflow"
           })
+          if (outcome._tag === "Overflow" && !outcome.recorded) {
+            // Nothing of this Step is recorded yet: compact once, then its second Physical Attempt.
+            yield* Effect.logInfo("the provider reported a context overflow; compacting", { error: outcome.message })
+            const result = yield* compactBeforeStep(selected, location, before.agent)
+            if (result === "stopped") return result
+            if (result === "Skipped") {
+              yield* stepRunner.failBeforeOutput({
+                sessionID,
+                agent: selected.agent,
+                model: selected.ref,
+                message: outcome.message
+              })
+              return "stopped" as const
+            }
+            compacted = "overflow"
+            continuing = true
+            continue
+          }
+          compacted = "none"
           step++
           if (outcome._tag !== "Continue" && outcome._tag !== "Stop") return "stopped" as const
           continuing = outcome._tag === "Continue" && !selected.lastStep

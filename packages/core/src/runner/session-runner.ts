@@ -3,6 +3,7 @@ export * as SessionRunner from "./session-runner.js"
 import type { Errors } from "@opencode-ai/schema"
 import { Context, Effect, Layer } from "effect"
 import { WallClock } from "../clock/wall-clock.js"
+import { Compaction } from "../compaction/compaction.js"
 import { SessionInput } from "../input/session-input.js"
 import { PermissionRequests } from "../permission/permission-requests.js"
 import { QuestionRequests } from "../question/question-requests.js"
@@ -43,6 +44,13 @@ export interface Interface {
    * (that is watched every 100 ms). Fails only for an unknown session.
    */
   readonly wait: (sessionID: string) => Effect.Effect<void, Errors.SessionNotFoundError>
+  /**
+   * Asks for the session to be compacted (see Compaction): its drain runs the compaction at the next
+   * Safe Step Boundary, or at once when the session is idle. Resolves once the request is recorded,
+   * not when the compaction ends (`wait` tells that). Idempotent while a requested compaction is
+   * waiting or running. Fails only for an unknown session.
+   */
+  readonly compact: (sessionID: string) => Effect.Effect<void, Errors.SessionNotFoundError>
   /** The foreground drain registry of this process: running sessions → `{type: "running"}`. */
   readonly active: Effect.Effect<Readonly<Record<string, { readonly type: "running" }>>>
 }
@@ -66,6 +74,7 @@ export const layer = (
   | KnownSessions.Service
   | Recovery.Service
   | SessionDrain.Service
+  | Compaction.Service
 > =>
   Layer.scoped(
     Service,
@@ -77,6 +86,7 @@ export const layer = (
       const known = yield* KnownSessions.Service
       const recovery = yield* Recovery.Service
       const drain = yield* SessionDrain.Service
+      const compaction = yield* Compaction.Service
 
       const execution = yield* SessionExecution.make(drain.run)
       // How often `wait` and `interrupt` look at the lease of a session another host runs, and how
@@ -153,6 +163,11 @@ export const layer = (
             }
             yield* WallClock.sleep(waitPollMs)
           }
+        }),
+        compact: Effect.fn("SessionRunner.compact")(function* (sessionID: string) {
+          yield* known.ensure(sessionID)
+          yield* compaction.request(sessionID)
+          yield* execution.wake(sessionID)
         }),
         active: Effect.map(execution.active, (ids) =>
           Object.fromEntries(ids.map((id) => [id, { type: "running" as const }]))

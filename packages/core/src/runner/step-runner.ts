@@ -25,18 +25,25 @@ export interface Input {
   readonly request: LLMRequest.Request
   /** The tools the model may call in this Step, by name. */
   readonly tools: ToolRegistry.Materialized
+  /**
+   * The caller recovers from a context overflow (a compaction, then a second Physical Attempt of
+   * the same Step): an overflow before anything was recorded then records nothing and resolves as
+   * `Overflow({recorded: false})`. Default false: an overflow fails the Step like any failure.
+   */
+  readonly recoverOverflow?: boolean
 }
 
 /**
- * How a Step settled (its durable record is already committed when this is returned):
+ * How a Step settled (its durable record, if any, is already committed when this is returned):
  * - `Continue`: the provider finished and the Step's `toolCalls` (> 0) calls settled
  *   (`step.ended("tool-calls")`): the conversation continues with another Step;
  * - `Stop`: the provider finished without calling tools (`step.ended(finish)`): the next Safe Step
  *   Boundary decides whether anything continues;
  * - `Failed`: the provider failed the Step after its retries (`step.failed`);
- * - `Overflow`: the provider answered that the request exceeds the model's context, before any output
- *   (`step.failed`). This is where an overflow-recovery compaction and one second Physical Attempt of
- *   the same Step plug in; today the Step is failed.
+ * - `Overflow`: the provider answered that the request exceeds the model's context, before any
+ *   output. With `recoverOverflow` and nothing recorded yet, nothing is recorded (`recorded: false`):
+ *   the Step has no record until a second Physical Attempt produces output. Otherwise the Step is
+ *   failed (`step.failed`, `recorded: true`).
  *
  * An interruption is not an outcome: the interrupted Step settles durably (see {@link Interface.run})
  * and the interruption goes on.
@@ -45,7 +52,7 @@ export type Outcome = Data.TaggedEnum<{
   Continue: { readonly toolCalls: number }
   Stop: { readonly finish: string }
   Failed: { readonly message: string }
-  Overflow: { readonly message: string }
+  Overflow: { readonly message: string; readonly recorded: boolean }
 }>
 
 export const Outcome = Data.taggedEnum<Outcome>()
@@ -54,7 +61,10 @@ export interface Interface {
   /**
    * Runs one Step: one Physical Attempt (a provider stream, retried by the retry policy while the
    * provider has sent no output, each retry recorded as `session.next.retried`) and the settlement of
-   * every tool call it makes (see ToolSettlement). Reads nothing but its input: the Model Context was
+   * every tool call it makes (see ToolSettlement). The Step's record begins with its first output:
+   * `step.started` commits in the transaction of the Step's first durable event (or with its
+   * `step.ended` / `step.failed` when there is none), so pre-flight and an overflow the caller
+   * recovers from leave no record. Reads nothing but its input: the Model Context was
    * assembled before. Each transition is its own durable event (see ProviderEvents for the mapping);
    * the durable events the provider delivered together (in one SSE event, such as a finished call's
    * `tool.input.ended` and `tool.called`) commit in one transaction, each still its own event, and
@@ -66,9 +76,8 @@ export interface Interface {
    *             └─► step.ended (finish, tokens)  |  step.failed (error)
    * ```
    *
-   * `step.started` is its own transaction, as are `step.ended` (after every call settled) and
-   * `step.failed` (after open blocks are ended with their partial value and running calls are
-   * interrupted and settled). Resolves once the Step is settled, with its {@link Outcome}.
+   * `step.ended` (after every call settled) and `step.failed` (after open blocks are ended with their
+   * partial value and running calls are interrupted and settled) are their own transactions. Resolves once the Step is settled, with its {@link Outcome}.
    *
    * On interruption: open text and reasoning blocks are ended with their partial value (one
    * transaction each), running tools are interrupted and settle as failed (`"interrupted"`), and the
@@ -141,6 +150,24 @@ export const layer = (
         const emit = <T extends SessionEvents.Type>(type: T, data: StepEvent.Data<T>) =>
           StepEvent.append(events, sessionID, [StepEvent.make(type, data)])
 
+        // The Step's record starts with its first durable event: `step.started` joins that transaction.
+        let started = false
+        const record = (list: ReadonlyArray<StepEvent.StepEvent>) =>
+          Effect.suspend(() => {
+            const all = started
+              ? list
+              : [
+                  StepEvent.make("session.next.step.started", {
+                    assistantMessageID,
+                    agent: input.agent.name,
+                    model: input.model
+                  }),
+                  ...list
+                ]
+            started = true
+            return StepEvent.append(events, sessionID, all)
+          })
+
         const publish = (type: string, data: Readonly<Record<string, unknown>>) =>
           Effect.flatMap(Clock.currentTimeMillis, (timestamp) =>
             live.publish({
@@ -153,9 +180,7 @@ export const layer = (
         // Each open block is ended in its own transaction, and forgotten even if that is interrupted.
         const closeOpenBlocks = Effect.suspend(() =>
           Effect.forEach(mapping.open(), (block) =>
-            StepEvent.append(events, sessionID, [block.ended]).pipe(
-              Effect.ensuring(Effect.sync(() => mapping.closed(block.id)))
-            )
+            record([block.ended]).pipe(Effect.ensuring(Effect.sync(() => mapping.closed(block.id))))
           )
         )
 
@@ -172,11 +197,7 @@ export const layer = (
               if (batch.length === 0) return Effect.void
               const pending = batch
               batch = []
-              return StepEvent.append(
-                events,
-                sessionID,
-                pending.map((item) => item.event)
-              ).pipe(
+              return record(pending.map((item) => item.event)).pipe(
                 Effect.zipRight(
                   Effect.forEach(
                     pending,
@@ -249,13 +270,15 @@ export const layer = (
 
         const ended = (reason: string) =>
           Effect.flatMap(tokens, (usage) =>
-            emit("session.next.step.ended", { assistantMessageID, finish: reason, cost: 0, tokens: usage })
+            record([
+              StepEvent.make("session.next.step.ended", { assistantMessageID, finish: reason, cost: 0, tokens: usage })
+            ])
           )
 
         const failed = (message: string) =>
-          emit("session.next.step.failed", { assistantMessageID, error: { type: "unknown", message } })
-
-        yield* emit("session.next.step.started", { assistantMessageID, agent: input.agent.name, model: input.model })
+          record([
+            StepEvent.make("session.next.step.failed", { assistantMessageID, error: { type: "unknown", message } })
+          ])
 
         return yield* Effect.gen(function* () {
           const streamed = yield* Effect.either(attempt(input.request))
@@ -263,9 +286,12 @@ export const layer = (
             const error = streamed.left
             yield* closeOpenBlocks
             yield* Effect.forEach(tools, Fiber.interrupt)
+            if (error._tag === "ContextOverflowError" && input.recoverOverflow === true && !started) {
+              return Outcome.Overflow({ message: error.message, recorded: false })
+            }
             yield* failed(errorMessage(error))
             return error._tag === "ContextOverflowError"
-              ? Outcome.Overflow({ message: error.message })
+              ? Outcome.Overflow({ message: error.message, recorded: true })
               : Outcome.Failed({ message: error.message })
           }
           yield* Effect.forEach(tools, Fiber.join)

@@ -53,11 +53,12 @@ const conversation = (options: Parameters<typeof world>[0] = {}) =>
         Effect.gen(function* () {
           const selection = yield* (yield* StepSelection.Service).select(w.session.id, step)
           if (selection._tag !== "Selected") return yield* Effect.dieMessage("no model")
-          return yield* (yield* ModelContext.Service).assemble({
+          const assembled = yield* (yield* ModelContext.Service).assemble({
             sessionID: w.session.id,
             selection,
             instructions: { baseline: checkpoint.baseline, baselineSeq }
           })
+          return assembled.request
         })
       )
     return { ...w, checkpoint, assemble }

@@ -1,0 +1,108 @@
+export * as ContextBudget from "./context-budget.js"
+
+import type { SessionMessages } from "@opencode-ai/schema"
+import type { Catalog } from "../config/catalog.js"
+import type { Config } from "../config/config.js"
+import type { LLMRequest } from "../llm/llm-request.js"
+
+/**
+ * How much of a model's context a Step's request may fill, and how full the next request would be.
+ *
+ * - The **usable context** is the model's `limit.context` less its output limit (room for the answer)
+ *   and the `compaction.reserved` buffer (default: a tenth of the context, at most 20,000 tokens).
+ *   A model without a known context limit has none: nothing is compacted ahead of time for it (an
+ *   overflow the provider reports is still recovered).
+ * - The **projected input** of a request is counted from what the provider reported for the last
+ *   Step in the active history (its input, cache and output tokens: that request plus its answer),
+ *   plus an estimate of everything added since (that Step's tool results and the later messages).
+ *   Only when no such Step exists (a fresh session, or right after a compaction) is the whole request
+ *   estimated. The estimate is about four characters per token, deliberately plain: it only has to
+ *   cover what was added since the provider last counted.
+ */
+
+/** Characters per estimated token. */
+const charsPerToken = 4
+
+/** The `compaction.reserved` default for a model with this context: a tenth of it, at most 20,000. */
+export const defaultReserved = (context: number) => Math.min(20_000, Math.floor(context / 10))
+
+/**
+ * The usable context of `model` in tokens, or undefined when its context limit is unknown (0) or the
+ * limits leave nothing usable.
+ */
+export const usable = (model: Catalog.Model, compaction: Config.Compaction): number | undefined => {
+  const context = model.limit.context
+  if (context <= 0) return undefined
+  const room = context - model.limit.output - (compaction.reserved ?? defaultReserved(context))
+  return room > 0 ? room : undefined
+}
+
+/** The estimated tokens of a text. */
+export const estimate = (text: string): number => Math.ceil(text.length / charsPerToken)
+
+const partText = (part: LLMRequest.AssistantPart | LLMRequest.TextPart | LLMRequest.ToolResultPart): string => {
+  switch (part.type) {
+    case "text":
+      return part.text
+    case "reasoning":
+      return part.text
+    case "tool-call":
+      return part.name + JSON.stringify(part.input)
+    case "tool-result":
+      return part.name + part.output
+    default:
+      return ""
+  }
+}
+
+/** The estimated tokens of provider-neutral messages. */
+export const estimateMessages = (messages: ReadonlyArray<LLMRequest.Message>): number => {
+  let total = 0
+  for (const message of messages) {
+    if (message.role === "instruction-update") total += estimate(message.text)
+    else for (const part of message.content) total += estimate(partText(part))
+  }
+  return total
+}
+
+/** The estimated tokens of a whole request: system text, tool definitions and messages. */
+export const estimateRequest = (request: LLMRequest.Request): number =>
+  estimate(request.system) +
+  (request.tools ?? []).reduce(
+    (sum, tool) => sum + estimate(tool.name + tool.description + JSON.stringify(tool.inputSchema)),
+    0
+  ) +
+  estimateMessages(request.messages)
+
+/** The tokens a provider reported for one Step: its whole request plus its answer; 0 when none were reported. */
+const reported = (tokens: SessionMessages.SessionMessageAssistant["tokens"]): number =>
+  tokens === undefined ? 0 : tokens.input + tokens.cache.read + tokens.cache.write + tokens.output
+
+/**
+ * The projected input tokens of `request`, built from `history` (see the module doc). `lower` turns
+ * a slice of the history into the request messages it becomes, as the Model Context lowers it;
+ * `local` are the request's step-local messages after the history (e.g. the max-steps turn).
+ */
+export const projected = (input: {
+  readonly history: ReadonlyArray<SessionMessages.SessionMessage>
+  readonly request: LLMRequest.Request
+  readonly local: ReadonlyArray<LLMRequest.Message>
+  readonly lower: (slice: ReadonlyArray<SessionMessages.SessionMessage>) => ReadonlyArray<LLMRequest.Message>
+}): number => {
+  const { history, lower } = input
+  for (let index = history.length - 1; index >= 0; index--) {
+    const message = history[index]!
+    if (message.type !== "assistant" || message.error !== undefined) continue
+    const counted = reported(message.tokens)
+    if (counted === 0) continue
+    // That Step's answer is in `counted`; its tool results and everything after it are not.
+    const own = lower([message]).filter((lowered) => lowered.role === "tool")
+    return (
+      counted +
+      estimateMessages(own) +
+      estimateMessages(lower(history.slice(index + 1))) +
+      estimateMessages(input.local)
+    )
+  }
+  return estimateRequest(input.request)
+}

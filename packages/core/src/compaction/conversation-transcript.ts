@@ -1,0 +1,122 @@
+export * as ConversationTranscript from "./conversation-transcript.js"
+
+import type { SessionMessages } from "@opencode-ai/schema"
+import { ContextBudget } from "./context-budget.js"
+
+/**
+ * The conversation as plain text, for a compaction: what the compaction model summarizes, and the
+ * newest part that is kept word for word (the compaction's `recent`).
+ *
+ * Each message becomes one block: `User:` and `Assistant:` turns, runtime-written input as
+ * `User (runtime):`, a shell command the user ran with its output, and each tool call as
+ * `Tool <name>` with its input and its result (or error). Reasoning, Instruction Updates and the
+ * agent and model switch markers are left out: the summary is about the work, and the new
+ * Instruction Baseline states the instructions in force. Long tool inputs and outputs are clipped
+ * (their head and tail kept) so one large output cannot crowd out the rest of the conversation.
+ */
+
+/** The most characters of one tool input or output kept in the transcript. */
+const clipChars = 2_000
+
+const clip = (text: string, limit = clipChars): string =>
+  text.length <= limit
+    ? text
+    : `${text.slice(0, Math.floor(limit / 2))}\n[… ${text.length - limit} characters left out …]\n${text.slice(-Math.floor(limit / 2))}`
+
+const toolText = (content: ReadonlyArray<{ readonly type: string; readonly text?: string; readonly uri?: string }>) =>
+  content.map((part) => (part.type === "text" ? (part.text ?? "") : `[file ${part.uri ?? ""}]`)).join("\n")
+
+const assistantBlock = (message: SessionMessages.SessionMessageAssistant): string | undefined => {
+  const lines: Array<string> = []
+  for (const item of message.content) {
+    if (item.type === "text") {
+      if (item.text.length > 0) lines.push(`Assistant: ${item.text}`)
+    } else if (item.type === "tool") {
+      const state = item.state
+      if (state.status === "pending") continue
+      const input = clip(JSON.stringify(state.input))
+      switch (state.status) {
+        case "completed":
+          lines.push(`Tool ${item.name} ${input}\nResult: ${clip(toolText(state.content))}`)
+          break
+        case "error":
+          lines.push(`Tool ${item.name} ${input}\nError: ${clip(state.error.message)}`)
+          break
+        case "running":
+          lines.push(`Tool ${item.name} ${input}\n(interrupted before it finished)`)
+          break
+      }
+    }
+  }
+  if (message.error !== undefined) lines.push(`(the step failed: ${clip(message.error.message, 500)})`)
+  return lines.length === 0 ? undefined : lines.join("\n")
+}
+
+/** One message as a transcript block, or undefined when it has nothing for the summary. */
+export const block = (message: SessionMessages.SessionMessage): string | undefined => {
+  switch (message.type) {
+    case "user":
+      return `User: ${message.text}`
+    case "synthetic":
+      return `User (runtime): ${message.text}`
+    case "shell":
+      return `User ran a shell command: $ ${message.command}\n${clip(message.output)}`
+    case "assistant":
+      return assistantBlock(message)
+    default:
+      return undefined
+  }
+}
+
+/** The transcript of `messages`: their blocks, separated by blank lines. */
+export const render = (messages: ReadonlyArray<SessionMessages.SessionMessage>): string =>
+  messages
+    .map(block)
+    .filter((text): text is string => text !== undefined)
+    .join("\n\n")
+
+/**
+ * Splits the conversation at the compaction's cut: `tail` is the newest messages whose transcript
+ * fits in `recentTokens` (whole messages only, so a tool call never loses its result), `head` is
+ * everything before, which the summary replaces. When everything would fit in the tail there is
+ * nothing to summarize it with, so all of it goes to the head and the tail is empty.
+ */
+export const split = (
+  messages: ReadonlyArray<SessionMessages.SessionMessage>,
+  recentTokens: number
+): {
+  readonly head: ReadonlyArray<SessionMessages.SessionMessage>
+  readonly tail: ReadonlyArray<SessionMessages.SessionMessage>
+} => {
+  let used = 0
+  let cut = messages.length
+  for (let index = messages.length - 1; index >= 0; index--) {
+    const text = block(messages[index]!)
+    const tokens = text === undefined ? 0 : ContextBudget.estimate(text)
+    if (used + tokens > recentTokens) break
+    used += tokens
+    cut = index
+  }
+  if (cut === 0) return { head: messages, tail: [] }
+  return { head: messages.slice(0, cut), tail: messages.slice(cut) }
+}
+
+/**
+ * The head's transcript within `maxTokens`: the newest blocks that fit, with a note of how many
+ * older ones were left out (the prior summary covers what came before them). Unbounded when
+ * `maxTokens` is undefined.
+ */
+export const bounded = (messages: ReadonlyArray<SessionMessages.SessionMessage>, maxTokens: number | undefined) => {
+  const blocks = messages.map(block).filter((text): text is string => text !== undefined)
+  if (maxTokens === undefined) return blocks.join("\n\n")
+  let used = 0
+  let first = blocks.length
+  for (let index = blocks.length - 1; index >= 0; index--) {
+    const tokens = ContextBudget.estimate(blocks[index]!) + 1
+    if (used + tokens > maxTokens && first < blocks.length) break
+    used += tokens
+    first = index
+  }
+  const kept = blocks.slice(first)
+  return first === 0 ? kept.join("\n\n") : [`[${first} earlier messages left out]`, ...kept].join("\n\n")
+}
