@@ -46,3 +46,17 @@ export const wait = HttpApiEndpoint.post("wait", "/api/session/:sessionID/wait")
   .addError(Errors.SessionNotFoundError, { status: 404 })
   .addError(Errors.ServiceUnavailableError, { status: 503 })
   .annotate(OpenApi.Identifier, "v2.session.wait")
+
+/**
+ * `POST /api/session/{sessionID}/compact`: asks for the session's history to be compacted (replaced
+ * by a summary). Answers 204 once the request is recorded: the session's drain runs the compaction
+ * at its next Safe Step Boundary, or at once when the session is idle (`wait` resolves after it).
+ * Idempotent while a requested compaction is waiting or running. Upstream answers 503 here; this
+ * server compacts.
+ */
+export const compact = HttpApiEndpoint.post("compact", "/api/session/:sessionID/compact")
+  .setPath(SessionPath)
+  .addSuccess(Schema.Void, { status: 204 })
+  .addError(Errors.SessionNotFoundError, { status: 404 })
+  .addError(Errors.ServiceUnavailableError, { status: 503 })
+  .annotate(OpenApi.Identifier, "v2.session.compact")

@@ -34,6 +34,8 @@ import type {
   SessionsInterruptResult,
   SessionsWaitInput,
   SessionsWaitResult,
+  SessionsCompactInput,
+  SessionsCompactResult,
   InstructionsListInput,
   InstructionsListResult,
   InstructionsPutInput,
@@ -279,6 +281,20 @@ const operations = {
     name: "sessions.wait",
     method: "POST",
     path: "/api/session/{sessionID}/wait",
+    query: [],
+    body: null,
+    success: { status: 204, json: false, unwrap: null },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["SessionNotFoundError"],
+      503: ["ServiceUnavailableError"]
+    }
+  },
+  "sessions.compact": {
+    name: "sessions.compact",
+    method: "POST",
+    path: "/api/session/{sessionID}/compact",
     query: [],
     body: null,
     success: { status: 204, json: false, unwrap: null },
@@ -627,6 +643,11 @@ export interface OpencodeClient {
      * Resolves to {@link SessionsWaitResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `ServiceUnavailableError` (503) or a `ClientError`.
      */
     wait(input: SessionsWaitInput, options?: Transport.RequestOptions): Promise<SessionsWaitResult>
+    /**
+     * `POST /api/session/{sessionID}/compact` (`v2.session.compact`).
+     * Resolves to {@link SessionsCompactResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `ServiceUnavailableError` (503) or a `ClientError`.
+     */
+    compact(input: SessionsCompactInput, options?: Transport.RequestOptions): Promise<SessionsCompactResult>
   }
   readonly instructions: {
     /**
@@ -781,7 +802,8 @@ export const createOpencodeClient = (options: Transport.ClientOptions): Opencode
       switchModel: (input, options) => send<SessionsSwitchModelResult>(operations["sessions.switchModel"], input, options),
       active: (input, options) => send<SessionsActiveResult>(operations["sessions.active"], input, options),
       interrupt: (input, options) => send<SessionsInterruptResult>(operations["sessions.interrupt"], input, options),
-      wait: (input, options) => send<SessionsWaitResult>(operations["sessions.wait"], input, options)
+      wait: (input, options) => send<SessionsWaitResult>(operations["sessions.wait"], input, options),
+      compact: (input, options) => send<SessionsCompactResult>(operations["sessions.compact"], input, options)
     },
     instructions: {
       list: (input, options) => send<InstructionsListResult>(operations["instructions.list"], input, options),

@@ -1904,6 +1904,18 @@ export type SessionsWaitResult = void
 /** The declared failures `sessions.wait` rejects with. */
 export type SessionsWaitFailure = InvalidRequestError | UnauthorizedError | SessionNotFoundError | ServiceUnavailableError
 
+/** The input of `sessions.compact`. */
+export interface SessionsCompactInput {
+  /** a string starting with "ses" */
+  readonly sessionID: string
+}
+
+/** What `sessions.compact` resolves to. */
+export type SessionsCompactResult = void
+
+/** The declared failures `sessions.compact` rejects with. */
+export type SessionsCompactFailure = InvalidRequestError | UnauthorizedError | SessionNotFoundError | ServiceUnavailableError
+
 /** The input of `instructions.list`. */
 export interface InstructionsListInput {
   /** a string starting with "ses" */

@@ -31,8 +31,8 @@ import { ConversationTranscript } from "./conversation-transcript.js"
  * ```
  *
  * What it summarizes: the active Session History (from the latest compaction on), split at the
- * cut: the newest messages that fit in a fifth of the usable context are kept word for word
- * (`recent`), the rest is summarized together with the prior compaction's summary and kept part
+ * cut: the newest messages that fit in a fifth of the usable context (the latest prompt and what
+ * followed it in up to half) are kept word for word (`recent`), the rest is summarized together with the prior compaction's summary and kept part
  * (see {@link ConversationTranscript}). The request goes to the hidden `compaction` agent (its
  * prompt: {@link CompactionPrompt.system}, or `agent.compaction.prompt`; its model: the agent's
  * configured model, else the Step's), with no tools, and is retried like a Step's while nothing was
@@ -53,7 +53,8 @@ import { ConversationTranscript } from "./conversation-transcript.js"
  * How a compaction ended:
  * - `Compacted`: the compaction message `messageID` is committed (`rebaselined`: its baseline was
  *   replaced in the same transaction);
- * - `Skipped`: nothing to compact (no conversation since the latest compaction; `reason` says so);
+ * - `Skipped`: nothing to compact (no user, shell or assistant message since the latest compaction;
+ *   `reason` says so);
  *   nothing written;
  * - `Failed`: the summary could not be produced (`message` says why); the session is untouched.
  */
@@ -101,8 +102,14 @@ export interface Options {
   readonly retry?: Retry.Policy | undefined
 }
 
-/** The newest history kept word for word: a fifth of the usable context (8,000 tokens when unknown). */
-const recentTokens = (usable: number | undefined) => (usable === undefined ? 8_000 : Math.floor(usable / 5))
+/**
+ * How much of the newest history is kept word for word: a fifth of the usable context (8,000 tokens
+ * when it is unknown), or up to half of it to keep the latest prompt and what followed it.
+ */
+const recentBudget = (usable: number | undefined) => ({
+  recentTokens: usable === undefined ? 8_000 : Math.floor(usable / 5),
+  promptTokens: usable === undefined ? 20_000 : Math.floor(usable / 2)
+})
 
 export const layer = (
   options: Options = {}
@@ -176,12 +183,14 @@ export const layer = (
           const prior =
             active[0]?.type === "compaction" ? (active[0] as SessionMessages.SessionMessageCompaction) : undefined
           const conversation = prior === undefined ? active : active.slice(1)
-          if (conversation.every((message) => ConversationTranscript.block(message) === undefined)) {
+          // Runtime-written text alone (a continuation) is not new conversation: compacting again
+          // could not make the history smaller.
+          if (!conversation.some(ConversationTranscript.conversational)) {
             return Result.Skipped({ reason: "no conversation since the latest compaction" })
           }
 
           const usable = ContextBudget.usable(selection.model, config.compaction)
-          const { head, tail } = ConversationTranscript.split(conversation, recentTokens(usable))
+          const { head, tail } = ConversationTranscript.split(conversation, recentBudget(usable))
           const compactor = compactionModel(selection)
           // What the compaction request may spend on the conversation: its model's usable context less
           // the fixed parts of the request.

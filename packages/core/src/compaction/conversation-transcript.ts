@@ -68,6 +68,10 @@ export const block = (message: SessionMessages.SessionMessage): string | undefin
   }
 }
 
+/** A message of the conversation proper: a prompt, a shell command, or an assistant turn with content. */
+export const conversational = (message: SessionMessages.SessionMessage): boolean =>
+  (message.type === "user" || message.type === "shell" || message.type === "assistant") && block(message) !== undefined
+
 /** The transcript of `messages`: their blocks, separated by blank lines. */
 export const render = (messages: ReadonlyArray<SessionMessages.SessionMessage>): string =>
   messages
@@ -78,25 +82,37 @@ export const render = (messages: ReadonlyArray<SessionMessages.SessionMessage>):
 /**
  * Splits the conversation at the compaction's cut: `tail` is the newest messages whose transcript
  * fits in `recentTokens` (whole messages only, so a tool call never loses its result), `head` is
- * everything before, which the summary replaces. When everything would fit in the tail there is
- * nothing to summarize it with, so all of it goes to the head and the tail is empty.
+ * everything before, which the summary replaces. The latest user prompt and what followed it stay in
+ * the tail even beyond `recentTokens` when together they fit in `promptTokens`, so the request the
+ * agent is working on is never paraphrased. When the whole conversation would fit in the tail, the
+ * cut falls just before the latest prompt; with no earlier history than that, everything goes to the
+ * head (there would be nothing to summarize) and the tail is empty.
  */
 export const split = (
   messages: ReadonlyArray<SessionMessages.SessionMessage>,
-  recentTokens: number
+  budget: { readonly recentTokens: number; readonly promptTokens: number }
 ): {
   readonly head: ReadonlyArray<SessionMessages.SessionMessage>
   readonly tail: ReadonlyArray<SessionMessages.SessionMessage>
 } => {
+  const tokens = messages.map((message) => {
+    const text = block(message)
+    return text === undefined ? 0 : ContextBudget.estimate(text)
+  })
   let used = 0
   let cut = messages.length
   for (let index = messages.length - 1; index >= 0; index--) {
-    const text = block(messages[index]!)
-    const tokens = text === undefined ? 0 : ContextBudget.estimate(text)
-    if (used + tokens > recentTokens) break
-    used += tokens
+    if (used + tokens[index]! > budget.recentTokens) break
+    used += tokens[index]!
     cut = index
   }
+  let prompt = messages.length - 1
+  while (prompt >= 0 && messages[prompt]!.type !== "user") prompt--
+  if (prompt !== -1 && prompt < cut) {
+    const fromPrompt = tokens.slice(prompt).reduce((sum, value) => sum + value, 0)
+    if (fromPrompt <= budget.promptTokens) cut = prompt
+  }
+  if (cut === 0) cut = Math.max(prompt, 0)
   if (cut === 0) return { head: messages, tail: [] }
   return { head: messages.slice(0, cut), tail: messages.slice(cut) }
 }
@@ -109,9 +125,12 @@ export const split = (
 export const bounded = (messages: ReadonlyArray<SessionMessages.SessionMessage>, maxTokens: number | undefined) => {
   const blocks = messages.map(block).filter((text): text is string => text !== undefined)
   if (maxTokens === undefined) return blocks.join("\n\n")
+  // Even the newest block alone must fit.
+  const fit = (text: string) => clip(text, Math.max(200, maxTokens * 4))
   let used = 0
   let first = blocks.length
   for (let index = blocks.length - 1; index >= 0; index--) {
+    blocks[index] = fit(blocks[index]!)
     const tokens = ContextBudget.estimate(blocks[index]!) + 1
     if (used + tokens > maxTokens && first < blocks.length) break
     used += tokens

@@ -2,6 +2,7 @@
  * Test utilities for the runtime and its hosts (`@opencode-ai/core/testing`): scripted fake LLMs that
  * speak the real wire protocols over loopback HTTP, or stand in for the LLM client in process.
  */
+export { ContextLimitedModel } from "./context-limited-model.js"
 export { LLMScript } from "./llm-script.js"
 export { ScriptedLLMServer } from "./scripted-llm-server.js"
 export { TestLLM } from "./test-llm.js"

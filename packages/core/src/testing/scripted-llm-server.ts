@@ -57,6 +57,13 @@ export interface Options {
    * stays empty and `awaitRequest` never resolves).
    */
   readonly record?: boolean
+  /**
+   * Answers a request when the queue holds no turn: a function of the recorded request (its parsed
+   * body included, also when `record` is false), so a long test can play a model that reacts to what
+   * it is sent (for example one with a context limit that answers too-large requests with an
+   * overflow). Returning undefined answers as an empty queue does.
+   */
+  readonly respond?: (request: RecordedRequest) => LLMScript.Turn | undefined
 }
 
 export interface ScriptedLLMServer {
@@ -483,7 +490,7 @@ export const make = (options: Options = {}): Effect.Effect<ScriptedLLMServer, ne
         )
         return
       }
-      const turn = queue.shift()
+      const turn = queue.shift() ?? options.respond?.(request)
       if (turn === undefined) {
         res.writeHead(400, { "content-type": "application/json" })
         res.end(

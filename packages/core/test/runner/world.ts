@@ -35,17 +35,29 @@ export const world = (
     readonly protocol?: "openai-compatible" | "anthropic"
     readonly agent?: Record<string, unknown>
     readonly reference?: Record<string, unknown>
+    /** The scripted model's token limits (default: context 100,000, output 1,000). */
+    readonly limit?: { readonly context: number; readonly output: number }
+    /** The config's `compaction` key. */
+    readonly compaction?: Record<string, unknown>
+    /** Answers requests when the script's queue is empty (ScriptedLLMServer `respond`). */
+    readonly respond?: ScriptedLLMServer.Options["respond"]
   } = {}
 ) =>
   Effect.gen(function* () {
-    const server = yield* ScriptedLLMServer.make()
+    const server = yield* ScriptedLLMServer.make(options.respond === undefined ? {} : { respond: options.respond })
     const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "opencode-runner-")))
     const directory = path.join(root, "project")
     fs.mkdirSync(directory)
+    const scripted = ScriptedLLMServer.config(
+      server.url,
+      options.protocol === undefined ? {} : { protocol: options.protocol }
+    ) as any
+    if (options.limit !== undefined) scripted.provider.scripted.models.m.limit = options.limit
     const config = Config.layerTest({
-      ...ScriptedLLMServer.config(server.url, options.protocol === undefined ? {} : { protocol: options.protocol }),
+      ...scripted,
       ...(options.agent !== undefined ? { agent: options.agent } : {}),
-      ...(options.reference !== undefined ? { reference: options.reference } : {})
+      ...(options.reference !== undefined ? { reference: options.reference } : {}),
+      ...(options.compaction !== undefined ? { compaction: options.compaction } : {})
     } as ConfigInfo.Info)
     const context = yield* Layer.build(
       Core.layer({
@@ -86,5 +98,6 @@ export const world = (
         Effect.flatMap(ToolRegistry.Service, (r) => r.register(tool)),
         context
       )
-    return { server, session, directory, prompt, wait, interrupt, events, types, register, run }
+    const compact = Effect.flatMap(runner, (r) => r.compact(session.id))
+    return { server, session, directory, prompt, wait, interrupt, compact, events, types, register, run }
   })

@@ -17,3 +17,7 @@ export const interrupt = ({ path }: PathOnly) =>
 /** `POST /api/session/{sessionID}/wait`: 204 once the session is idle. */
 export const wait = ({ path }: PathOnly) =>
   Effect.flatMap(SessionRunner.Service, (runner) => runner.wait(path.sessionID))
+
+/** `POST /api/session/{sessionID}/compact`: 204 once the compaction is requested (it runs at the next boundary). */
+export const compact = ({ path }: PathOnly) =>
+  Effect.flatMap(SessionRunner.Service, (runner) => runner.compact(path.sessionID))

@@ -42,5 +42,6 @@ export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "sessions", (handlers
       .handle("active", SessionExecutionHandlers.active)
       .handle("interrupt", SessionExecutionHandlers.interrupt)
       .handle("wait", SessionExecutionHandlers.wait)
+      .handle("compact", SessionExecutionHandlers.compact)
   })
 )

@@ -97,6 +97,11 @@ export interface Service {
      * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `ServiceUnavailableError` (503), an `HttpClientError` or a `ParseError`.
      */
     readonly wait: (input: Endpoint.Path<"sessions", "wait">) => Effect.Effect<Endpoint.Success<"sessions", "wait">, Endpoint.Failure<"sessions", "wait">>
+    /**
+     * `POST /api/session/{sessionID}/compact` (`v2.session.compact`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `ServiceUnavailableError` (503), an `HttpClientError` or a `ParseError`.
+     */
+    readonly compact: (input: Endpoint.Path<"sessions", "compact">) => Effect.Effect<Endpoint.Success<"sessions", "compact">, Endpoint.Failure<"sessions", "compact">>
   }
   readonly instructions: {
     /**
@@ -260,7 +265,8 @@ export const make = (options: Options): Effect.Effect<Service, never, HttpClient
         switchModel: (input) => client.sessions.switchModel({ path: Endpoint.pick(input, ["sessionID"]), payload: Endpoint.pick(input, ["model"]) }),
         active: () => Effect.map(client.sessions.active({}), (success) => success.data),
         interrupt: (input) => client.sessions.interrupt({ path: input }),
-        wait: (input) => client.sessions.wait({ path: input })
+        wait: (input) => client.sessions.wait({ path: input }),
+        compact: (input) => client.sessions.compact({ path: input })
       },
       instructions: {
         list: (input) => Effect.map(client.instructions.list({ path: input }), (success) => success.data),

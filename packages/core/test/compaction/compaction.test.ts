@@ -1,0 +1,385 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { CompactionPrompt, InstructionCheckpoint, LiveBus, SessionHistory } from "@opencode-ai/core"
+import { ContextLimitedModel, LLMScript } from "@opencode-ai/core/testing"
+import { Effect, Fiber, Option, Stream } from "effect"
+import { world } from "../runner/world.js"
+
+const { reply, text, toolCall, usage, finish, hold, gate, overflow } = LLMScript
+
+/** A compaction model's answer: the summary, in the template's sections. */
+const summary = (objective: string) =>
+  reply(
+    text(
+      `## Objective\n- ${objective}\n\n## Important Details\n- (none)\n\n## Work State\n### Completed\n- (none)\n\n### Active\n- (none)\n\n### Blocked\n- (none)\n\n## Next Move\n1. (none)\n\n## Relevant Files\n- (none)`
+    ),
+    finish("stop")
+  )
+
+const lastOf = <A>(items: ReadonlyArray<A>, predicate: (item: A) => boolean): A | undefined =>
+  [...items].reverse().find(predicate)
+
+/** The request body's messages as one string, for looking for texts whatever the part layout. */
+const wire = (request: { readonly body: any }) => JSON.stringify(request.body.messages)
+const systemOf = (request: { readonly body: any }) => request.body.messages[0].content as string
+
+describe("Compaction", () => {
+  it.scopedLive(
+    "Completed compaction rebaselines the InstructionCheckpoint from current Instructions and removes earlier Instruction Updates from active projected model history while preserving durable audit history.",
+    () =>
+      Effect.gen(function* () {
+        const w = yield* world()
+        fs.writeFileSync(path.join(w.directory, "AGENTS.md"), "Rule one.")
+        fs.mkdirSync(path.join(w.directory, "sub"))
+        fs.writeFileSync(path.join(w.directory, "sub", "AGENTS.md"), "Nested rule.")
+        fs.writeFileSync(path.join(w.directory, "sub", "notes.txt"), "some notes")
+        yield* w.server.enqueue(
+          reply(toolCall("call_1", "read", { path: path.join(w.directory, "sub", "notes.txt") })),
+          reply(text("read it"), finish("stop"))
+        )
+        yield* w.prompt("first")
+        yield* w.wait
+        // The root AGENTS.md changes: the next Step gets an Instruction Update, not a new baseline.
+        fs.writeFileSync(path.join(w.directory, "AGENTS.md"), "Rule two.")
+        yield* w.server.enqueue(reply(text("second answer"), finish("stop")))
+        yield* w.prompt("second")
+        yield* w.wait
+        const before = yield* w.server.requests
+        expect(systemOf(before[2]!)).toContain("Rule one.")
+        expect(wire(before[2]!)).toContain("Rule two.")
+
+        // A manual compaction of the idle session.
+        const bus = yield* w.run(LiveBus.Service)
+        const live = yield* bus.subscribe()
+        const deltas = yield* live.pipe(
+          Stream.filter((event) => event.type === "session.next.compaction.delta"),
+          Stream.take(1),
+          Stream.runCollect,
+          Effect.fork
+        )
+        yield* w.server.enqueue(summary("Answer two prompts"))
+        yield* w.compact
+        yield* w.wait
+        const [delta] = [...(yield* Fiber.join(deltas))]
+        expect(delta?.data).toMatchObject({ sessionID: w.session.id, text: expect.any(String) })
+
+        const compaction = (yield* w.server.requests)[3]!
+        expect(systemOf(compaction)).toBe(CompactionPrompt.system)
+        expect(compaction.body.tools).toBeUndefined()
+        expect(wire(compaction)).toContain("<conversation>")
+        // The first turn is summarized; the latest prompt and its answer are kept word for word.
+        expect(wire(compaction)).toContain("User: first")
+        expect(wire(compaction)).not.toContain("second answer")
+
+        const events = yield* w.events
+        const types = events.map((event) => event.type)
+        const ended = events.find((event) => event.type === "session.next.compaction.ended")!
+        expect(types.slice(-2)).toEqual(["session.next.compaction.started", "session.next.compaction.ended"])
+        expect(ended.data).toMatchObject({
+          reason: "manual",
+          text: expect.stringContaining("Answer two prompts"),
+          recent: "User: second\n\nAssistant: second answer"
+        })
+        // Idle: no continuation was written.
+        expect(types).not.toContain("session.next.synthetic")
+
+        // Rebaselined in the completion's own transaction: the baseline follows the compaction event.
+        const checkpoint = Option.getOrThrow(
+          yield* w.run(Effect.flatMap(InstructionCheckpoint.Service, (c) => c.get(w.session.id)))
+        )
+        expect(checkpoint.baselineSeq).toBe(ended.durable.seq)
+        expect(checkpoint.compactionSeq).toBe(ended.durable.seq)
+        expect(checkpoint.baseline).toContain("Rule two.")
+        expect(checkpoint.baseline).not.toContain("Rule one.")
+        // The nested AGENTS.md that was active folds into the new baseline.
+        expect(checkpoint.baseline).toContain("Nested rule.")
+
+        // The next request: the new baseline, the summary, none of the earlier updates or messages.
+        yield* w.server.enqueue(reply(text("third answer"), finish("stop")))
+        yield* w.prompt("third")
+        yield* w.wait
+        const next = (yield* w.server.requests)[4]!
+        expect(systemOf(next)).toContain("Rule two.")
+        expect(systemOf(next)).toContain("Nested rule.")
+        expect(wire(next)).toContain("Answer two prompts")
+        expect(wire(next)).toContain("third")
+        expect(wire(next)).toContain("Assistant: second answer")
+        expect(wire(next)).not.toContain("instruction-update")
+        expect(wire(next)).not.toContain("read it")
+        expect(wire(next)).not.toContain("some notes")
+
+        // The durable record and the transcript keep everything.
+        const all = yield* w.types
+        expect(all.filter((type) => type === "context.updated").length).toBeGreaterThanOrEqual(2)
+        const transcript = yield* w.run(
+          Effect.flatMap(SessionHistory.Service, (h) => h.messages(w.session.id, { order: "asc", limit: 200 }))
+        )
+        const kinds = transcript.data.map((message) => message.type)
+        expect(kinds).toContain("system")
+        expect(kinds.filter((kind) => kind === "user")).toHaveLength(3)
+        expect(kinds).toContain("compaction")
+      })
+  )
+
+  it.scopedLive(
+    "Physical Attempt: an overflow before any output triggers one compaction, then a second Physical Attempt of the same Step (one Step record)",
+    () =>
+      Effect.gen(function* () {
+        const w = yield* world()
+        yield* w.server.enqueue(reply(text("one"), usage({ input: 10, output: 1 }), finish("stop")))
+        yield* w.prompt("first")
+        yield* w.wait
+        yield* w.server.enqueue(overflow(), summary("Recover from an overflow"), reply(text("two"), finish("stop")))
+        yield* w.prompt("second")
+        yield* w.wait
+        const requests = yield* w.server.requests
+        expect(requests).toHaveLength(4)
+        // The second attempt is the same Step's request, after the summary.
+        expect(wire(requests[3]!)).toContain("Recover from an overflow")
+        expect(wire(requests[3]!)).toContain("second")
+        const types = yield* w.types
+        const afterPrompt = types.slice(types.lastIndexOf("prompted"))
+        expect(afterPrompt).toEqual([
+          "prompted",
+          "compaction.started",
+          "compaction.ended",
+          "synthetic",
+          "step.started",
+          "text.started",
+          "text.ended",
+          "step.ended"
+        ])
+        const ended = (yield* w.events).find((event) => event.type === "session.next.compaction.ended")!
+        expect(ended.data).toMatchObject({ reason: "auto" })
+      })
+  )
+
+  it.scopedLive("a second overflow fails the Step with the overflow error, after exactly one compaction", () =>
+    Effect.gen(function* () {
+      const w = yield* world()
+      yield* w.server.enqueue(reply(text("one"), finish("stop")))
+      yield* w.prompt("first")
+      yield* w.wait
+      yield* w.server.enqueue(overflow(), summary("Still too large"), overflow())
+      yield* w.prompt("second")
+      yield* w.wait
+      expect(yield* w.server.requests).toHaveLength(4)
+      const types = yield* w.types
+      expect(types.filter((type) => type === "compaction.started")).toHaveLength(1)
+      expect(types.slice(-2)).toEqual(["step.started", "step.failed"])
+      const failed = lastOf(yield* w.events, (event) => event.type === "session.next.step.failed")!
+      expect((failed.data as any).error.message).toMatch(/context|too long|maximum/i)
+      expect(yield* w.server.remaining).toBe(0)
+    })
+  )
+
+  it.scopedLive("compaction.auto false: no compaction ahead of time, and an overflow fails the Step at once", () =>
+    Effect.gen(function* () {
+      const w = yield* world({ limit: { context: 2000, output: 200 }, compaction: { auto: false } })
+      yield* w.server.enqueue(reply(text("one"), usage({ input: 1900, output: 10 }), finish("stop")))
+      yield* w.prompt("first")
+      yield* w.wait
+      yield* w.server.enqueue(overflow())
+      yield* w.prompt("x".repeat(4000))
+      yield* w.wait
+      expect(yield* w.server.requests).toHaveLength(2)
+      const types = yield* w.types
+      expect(types).not.toContain("compaction.started")
+      expect(types.slice(-2)).toEqual(["step.started", "step.failed"])
+    })
+  )
+
+  it.scopedLive(
+    "automatic compaction: a request projected past the usable context (last usage + estimate) is compacted before it is sent, and the drain continues",
+    () =>
+      Effect.gen(function* () {
+        // usable = 4000 − 500 output − 400 reserved (a tenth) = 3100 tokens.
+        const w = yield* world({ limit: { context: 4000, output: 500 } })
+        yield* w.server.enqueue(reply(text("noted"), usage({ input: 2600, output: 10 }), finish("stop")))
+        yield* w.prompt("a".repeat(400))
+        yield* w.wait
+        // 2610 counted + about 600 estimated for the new prompt > 3100: compact first.
+        yield* w.server.enqueue(summary("Keep going after the cut"), reply(text("answered"), finish("stop")))
+        yield* w.prompt(`new question ${"b".repeat(2400)}`)
+        yield* w.wait
+        const requests = yield* w.server.requests
+        expect(requests).toHaveLength(3)
+        expect(wire(requests[1]!)).toContain("<conversation>")
+        const sent = requests[2]!
+        expect(wire(sent)).toContain("Keep going after the cut")
+        // The latest prompt is kept word for word after the summary, then the continuation.
+        expect(wire(sent)).toContain("new question")
+        expect(wire(sent)).toContain(CompactionPrompt.continuation)
+        const types = yield* w.types
+        expect(types.slice(types.lastIndexOf("prompted"))).toEqual([
+          "prompted",
+          "compaction.started",
+          "compaction.ended",
+          "synthetic",
+          "step.started",
+          "text.started",
+          "text.ended",
+          "step.ended"
+        ])
+      })
+  )
+
+  it.scopedLive("without usage reported the whole request is estimated; under the usable context nothing is compacted", () =>
+    Effect.gen(function* () {
+      const w = yield* world({ limit: { context: 4000, output: 500 } })
+      yield* w.server.enqueue(reply(text("a"), finish("stop")), reply(text("b"), finish("stop")))
+      yield* w.prompt("short")
+      yield* w.wait
+      yield* w.prompt("also short")
+      yield* w.wait
+      expect(yield* w.server.requests).toHaveLength(2)
+      expect(yield* w.types).not.toContain("compaction.started")
+    })
+  )
+
+  it.scopedLive("An interrupt during compaction leaves the session as it was before it started", () =>
+    Effect.gen(function* () {
+      const w = yield* world()
+      yield* w.server.enqueue(reply(text("one"), finish("stop")))
+      yield* w.prompt("first")
+      yield* w.wait
+      const history = yield* w.run(Effect.flatMap(SessionHistory.Service, (h) => h.context(w.session.id)))
+      const checkpoint = yield* w.run(Effect.flatMap(InstructionCheckpoint.Service, (c) => c.get(w.session.id)))
+      const held = gate()
+      yield* w.server.enqueue(reply(text("## Objective"), hold(held), text("\n- never finished"), finish("stop")))
+      yield* w.compact
+      yield* held.reached
+      yield* w.interrupt
+      expect(yield* w.run(Effect.flatMap(SessionHistory.Service, (h) => h.context(w.session.id)))).toEqual(history)
+      expect(yield* w.run(Effect.flatMap(InstructionCheckpoint.Service, (c) => c.get(w.session.id)))).toEqual(
+        checkpoint
+      )
+      const types = yield* w.types
+      expect(types).toContain("compaction.started")
+      expect(types).not.toContain("compaction.ended")
+      // The session goes on as before: the next request has the old history and no summary.
+      yield* w.server.enqueue(reply(text("two"), finish("stop")))
+      yield* w.prompt("second")
+      yield* w.wait
+      const last = (yield* w.server.requests).at(-1)!
+      expect(wire(last)).toContain("first")
+      expect(wire(last)).not.toContain("never finished")
+    })
+  )
+
+  it.scopedLive("manual compaction is idempotent while one is waiting or running: one compaction for three requests", () =>
+    Effect.gen(function* () {
+      const w = yield* world()
+      yield* w.server.enqueue(reply(text("one"), finish("stop")))
+      yield* w.prompt("first")
+      yield* w.wait
+      const held = gate()
+      yield* w.server.enqueue(reply(hold(held), text("## Objective\n- once"), finish("stop")))
+      yield* w.compact
+      yield* w.compact
+      yield* held.reached
+      yield* w.compact
+      yield* held.release
+      yield* w.wait
+      const types = yield* w.types
+      expect(types.filter((type) => type === "compaction.started")).toHaveLength(1)
+      expect(types.filter((type) => type === "compaction.ended")).toHaveLength(1)
+      expect(yield* w.server.requests).toHaveLength(2)
+      // Nothing new to compact: a further request is served without a model call.
+      yield* w.compact
+      yield* w.wait
+      expect(yield* w.server.requests).toHaveLength(2)
+    })
+  )
+
+  it.scopedLive(
+    "a manual compaction requested mid-run runs at the next Safe Step Boundary, then the drain continues with a synthetic continuation",
+    () =>
+      Effect.gen(function* () {
+        const w = yield* world()
+        fs.writeFileSync(path.join(w.directory, "a.txt"), "alpha")
+        const held = gate()
+        yield* w.server.enqueue(
+          reply(hold(held), toolCall("call_1", "read", { path: path.join(w.directory, "a.txt") })),
+          summary("Read a file, then answer"),
+          reply(text("finished"), finish("stop"))
+        )
+        yield* w.prompt("read a.txt")
+        yield* held.reached
+        yield* w.compact
+        yield* held.release
+        yield* w.wait
+        const types = yield* w.types
+        expect(types.slice(types.indexOf("step.ended"))).toEqual([
+          "step.ended",
+          "compaction.started",
+          "compaction.ended",
+          "synthetic",
+          "step.started",
+          "text.started",
+          "text.ended",
+          "step.ended"
+        ])
+        const sent = (yield* w.server.requests)[2]!
+        expect(wire(sent)).toContain("Read a file, then answer")
+        expect(wire(sent)).toContain(CompactionPrompt.continuation)
+      })
+  )
+
+  it.scopedLive("a failed compaction (the provider refuses it) leaves the session untouched; an automatic one fails the Step", () =>
+    Effect.gen(function* () {
+      const w = yield* world()
+      yield* w.server.enqueue(reply(text("one"), finish("stop")))
+      yield* w.prompt("first")
+      yield* w.wait
+      yield* w.server.enqueue(LLMScript.httpError(400))
+      yield* w.compact
+      yield* w.wait
+      expect(yield* w.types).not.toContain("compaction.ended")
+      yield* w.server.enqueue(overflow(), LLMScript.httpError(400))
+      yield* w.prompt("second")
+      yield* w.wait
+      const failed = lastOf(yield* w.events, (event) => event.type === "session.next.step.failed")!
+      expect((failed.data as any).error.message).toMatch(/^Compaction failed/)
+    })
+  )
+
+  it.scopedLive(
+    "a long session past a small limit.context compacts automatically and keeps working for 50 more prompts",
+    () =>
+      Effect.gen(function* () {
+        const model = ContextLimitedModel.make({
+          context: 4000,
+          tool: "read",
+          input: () => ({ path: "notes.txt" })
+        })
+        // Only `read` is offered, so the fixed part of each request (system text, one tool) stays small.
+        const w = yield* world({
+          limit: { context: 4000, output: 400 },
+          respond: model.respond,
+          agent: { build: { permission: { "*": "deny", read: "allow" } } }
+        })
+        fs.writeFileSync(path.join(w.directory, "notes.txt"), "a line of notes\n".repeat(60))
+        let firstCompaction: number | undefined
+        for (let n = 1; n <= 90; n++) {
+          yield* w.prompt(`prompt number ${n}: ${"please look at the notes again. ".repeat(6)}`)
+          yield* w.wait
+          if (firstCompaction === undefined && (yield* w.types).includes("compaction.ended")) firstCompaction = n
+          if (firstCompaction !== undefined && n >= firstCompaction + 50) break
+        }
+        expect(firstCompaction).toBeDefined()
+        const stats = model.stats()
+        const types = yield* w.types
+        expect(types.filter((type) => type === "step.failed")).toHaveLength(0)
+        expect(stats.compactions).toBeGreaterThanOrEqual(2)
+        expect(types.filter((type) => type === "compaction.ended")).toHaveLength(stats.compactions)
+        // Every prompt was answered after its tool call.
+        const prompts = types.filter((type) => type === "prompted").length
+        expect(prompts).toBeGreaterThanOrEqual(firstCompaction! + 50)
+        expect(stats.answers).toBe(prompts)
+        expect(stats.largest).toBeLessThanOrEqual(4000)
+      }),
+    120_000
+  )
+})
