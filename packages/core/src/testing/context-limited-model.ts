@@ -15,8 +15,8 @@ export * as ContextLimitedModel from "./context-limited-model.js"
  * works from what the "provider" counted.
  */
 
-import type { RecordedRequest } from "./scripted-llm-server.js"
 import * as LLMScript from "./llm-script.js"
+import type { RecordedRequest } from "./scripted-llm-server.js"
 
 export interface Options {
   /** The model's context limit in tokens. */

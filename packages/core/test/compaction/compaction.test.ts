@@ -225,17 +225,88 @@ describe("Compaction", () => {
       })
   )
 
-  it.scopedLive("without usage reported the whole request is estimated; under the usable context nothing is compacted", () =>
-    Effect.gen(function* () {
-      const w = yield* world({ limit: { context: 4000, output: 500 } })
-      yield* w.server.enqueue(reply(text("a"), finish("stop")), reply(text("b"), finish("stop")))
-      yield* w.prompt("short")
-      yield* w.wait
-      yield* w.prompt("also short")
-      yield* w.wait
-      expect(yield* w.server.requests).toHaveLength(2)
-      expect(yield* w.types).not.toContain("compaction.started")
-    })
+  it.scopedLive(
+    "automatic compaction in the middle of work: between two Steps of one prompt the drain compacts and continues by itself",
+    () =>
+      Effect.gen(function* () {
+        // usable = 3100; only `read` is offered so the fixed part of the request stays small, and
+        // pruning is off (it would clear the large output instead).
+        const w = yield* world({
+          limit: { context: 4000, output: 500 },
+          compaction: { prune: false },
+          agent: { build: { permission: { "*": "deny", read: "allow" } } }
+        })
+        fs.writeFileSync(path.join(w.directory, "big.txt"), `${"0123456789".repeat(9)}\n`.repeat(90))
+        yield* w.server.enqueue(
+          reply(toolCall("call_1", "read", { path: "big.txt" }), usage({ input: 1200, output: 10 })),
+          summary("Read big.txt and report"),
+          reply(text("reported"), finish("stop"))
+        )
+        yield* w.prompt("read big.txt and report")
+        yield* w.wait
+        const types = yield* w.types
+        expect(types.slice(types.indexOf("step.ended"))).toEqual([
+          "step.ended",
+          "compaction.started",
+          "compaction.ended",
+          "synthetic",
+          "step.started",
+          "text.started",
+          "text.ended",
+          "step.ended"
+        ])
+        const sent = (yield* w.server.requests)[2]!
+        expect(wire(sent)).toContain("Read big.txt and report")
+        expect(wire(sent)).toContain(CompactionPrompt.continuation)
+        expect(wire(sent)).not.toContain("0123456789".repeat(9))
+      })
+  )
+
+  it.scopedLive(
+    "pruning replaces older tool outputs in the request; the durable record keeps them; prune false keeps all",
+    () =>
+      Effect.gen(function* () {
+        for (const prune of [true, false]) {
+          // usable 35,000 → a window of 17,500 tokens: only the newest 10,000-token output fits.
+          const w = yield* world({ limit: { context: 40_000, output: 1000 }, compaction: { auto: false, prune } })
+          for (const name of ["a", "b", "c"]) {
+            fs.writeFileSync(path.join(w.directory, `${name}.txt`), `${name.repeat(99)}\n`.repeat(400))
+          }
+          yield* w.server.enqueue(
+            reply(toolCall("call_a", "read", { path: "a.txt" })),
+            reply(toolCall("call_b", "read", { path: "b.txt" })),
+            reply(toolCall("call_c", "read", { path: "c.txt" })),
+            reply(text("read all three"), finish("stop"))
+          )
+          yield* w.prompt("read the three files")
+          yield* w.wait
+          const last = (yield* w.server.requests)[3]!
+          const markers = wire(last).split(CompactionPrompt.prunedOutput).length - 1
+          expect(markers).toBe(prune ? 2 : 0)
+          expect(wire(last)).toContain("c".repeat(99))
+          expect(wire(last).includes("a".repeat(99))).toBe(!prune)
+          const transcript = yield* w.run(
+            Effect.flatMap(SessionHistory.Service, (h) => h.messages(w.session.id, { order: "asc" }))
+          )
+          expect(JSON.stringify(transcript.data)).toContain("a".repeat(99))
+          expect(JSON.stringify(transcript.data)).not.toContain(CompactionPrompt.prunedOutput)
+        }
+      })
+  )
+
+  it.scopedLive(
+    "without usage reported the whole request is estimated; under the usable context nothing is compacted",
+    () =>
+      Effect.gen(function* () {
+        const w = yield* world({ limit: { context: 4000, output: 500 } })
+        yield* w.server.enqueue(reply(text("a"), finish("stop")), reply(text("b"), finish("stop")))
+        yield* w.prompt("short")
+        yield* w.wait
+        yield* w.prompt("also short")
+        yield* w.wait
+        expect(yield* w.server.requests).toHaveLength(2)
+        expect(yield* w.types).not.toContain("compaction.started")
+      })
   )
 
   it.scopedLive("An interrupt during compaction leaves the session as it was before it started", () =>
@@ -268,29 +339,31 @@ describe("Compaction", () => {
     })
   )
 
-  it.scopedLive("manual compaction is idempotent while one is waiting or running: one compaction for three requests", () =>
-    Effect.gen(function* () {
-      const w = yield* world()
-      yield* w.server.enqueue(reply(text("one"), finish("stop")))
-      yield* w.prompt("first")
-      yield* w.wait
-      const held = gate()
-      yield* w.server.enqueue(reply(hold(held), text("## Objective\n- once"), finish("stop")))
-      yield* w.compact
-      yield* w.compact
-      yield* held.reached
-      yield* w.compact
-      yield* held.release
-      yield* w.wait
-      const types = yield* w.types
-      expect(types.filter((type) => type === "compaction.started")).toHaveLength(1)
-      expect(types.filter((type) => type === "compaction.ended")).toHaveLength(1)
-      expect(yield* w.server.requests).toHaveLength(2)
-      // Nothing new to compact: a further request is served without a model call.
-      yield* w.compact
-      yield* w.wait
-      expect(yield* w.server.requests).toHaveLength(2)
-    })
+  it.scopedLive(
+    "manual compaction is idempotent while one is waiting or running: one compaction for three requests",
+    () =>
+      Effect.gen(function* () {
+        const w = yield* world()
+        yield* w.server.enqueue(reply(text("one"), finish("stop")))
+        yield* w.prompt("first")
+        yield* w.wait
+        const held = gate()
+        yield* w.server.enqueue(reply(hold(held), text("## Objective\n- once"), finish("stop")))
+        yield* w.compact
+        yield* w.compact
+        yield* held.reached
+        yield* w.compact
+        yield* held.release
+        yield* w.wait
+        const types = yield* w.types
+        expect(types.filter((type) => type === "compaction.started")).toHaveLength(1)
+        expect(types.filter((type) => type === "compaction.ended")).toHaveLength(1)
+        expect(yield* w.server.requests).toHaveLength(2)
+        // Nothing new to compact: a further request is served without a model call.
+        yield* w.compact
+        yield* w.wait
+        expect(yield* w.server.requests).toHaveLength(2)
+      })
   )
 
   it.scopedLive(
@@ -327,22 +400,24 @@ describe("Compaction", () => {
       })
   )
 
-  it.scopedLive("a failed compaction (the provider refuses it) leaves the session untouched; an automatic one fails the Step", () =>
-    Effect.gen(function* () {
-      const w = yield* world()
-      yield* w.server.enqueue(reply(text("one"), finish("stop")))
-      yield* w.prompt("first")
-      yield* w.wait
-      yield* w.server.enqueue(LLMScript.httpError(400))
-      yield* w.compact
-      yield* w.wait
-      expect(yield* w.types).not.toContain("compaction.ended")
-      yield* w.server.enqueue(overflow(), LLMScript.httpError(400))
-      yield* w.prompt("second")
-      yield* w.wait
-      const failed = lastOf(yield* w.events, (event) => event.type === "session.next.step.failed")!
-      expect((failed.data as any).error.message).toMatch(/^Compaction failed/)
-    })
+  it.scopedLive(
+    "a failed compaction (the provider refuses it) leaves the session untouched; an automatic one fails the Step",
+    () =>
+      Effect.gen(function* () {
+        const w = yield* world()
+        yield* w.server.enqueue(reply(text("one"), finish("stop")))
+        yield* w.prompt("first")
+        yield* w.wait
+        yield* w.server.enqueue(LLMScript.httpError(400))
+        yield* w.compact
+        yield* w.wait
+        expect(yield* w.types).not.toContain("compaction.ended")
+        yield* w.server.enqueue(overflow(), LLMScript.httpError(400))
+        yield* w.prompt("second")
+        yield* w.wait
+        const failed = lastOf(yield* w.events, (event) => event.type === "session.next.step.failed")!
+        expect((failed.data as any).error.message).toMatch(/^Compaction failed/)
+      })
   )
 
   it.scopedLive(

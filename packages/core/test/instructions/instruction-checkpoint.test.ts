@@ -12,6 +12,7 @@ import { InstructionEntries } from "../../src/instructions/instruction-entries.j
 import { Instructions } from "../../src/instructions/instructions.js"
 import { McpGuidance } from "../../src/instructions/mcp-guidance.js"
 import { SessionInstructions } from "../../src/instructions/session-instructions.js"
+import { SessionEvents } from "../../src/session/session-events.js"
 import { Sessions } from "../../src/session/sessions.js"
 import { contextUpdates, eventTypes, unreadable, type World, world, write } from "./world.js"
 
@@ -391,6 +392,49 @@ describe("InstructionCheckpoint", () => {
             expect(yield* boundary(session.id, w.location)).toEqual(rebased)
           }).pipe(Effect.provide(w.core()))
         })
+    )
+
+    it.scoped("compacted: the compaction message and the new baseline commit in ONE transaction, or neither does", () =>
+      Effect.gen(function* () {
+        const w = yield* world
+        yield* furnish(w)
+        yield* Effect.gen(function* () {
+          const checkpoint = yield* InstructionCheckpoint.Service
+          const session = yield* createSession(w)
+          const first = asPrepared(yield* boundary(session.id, w.location))
+          yield* write(files(w).app, "App: two-space indents.\n")
+          expect(asPrepared(yield* boundary(session.id, w.location)).update).toBeDefined()
+          yield* write(files(w).app, "App: four-space indents.\n")
+          const composed = yield* SessionInstructions.forSession(session.id, w.location)
+          const ended = (messageID: string) =>
+            SessionEvents.draft("session.next.compaction.ended", {
+              timestamp: 1,
+              sessionID: session.id as never,
+              messageID: messageID as never,
+              reason: "manual",
+              text: "the summary",
+              recent: ""
+            })
+
+          // A completion the log rejects (its message exists already) rolls the baseline back too.
+          const updateMessage = (yield* contextUpdates(session.id))[0]!.data.messageID
+          const rejected = yield* Effect.exit(checkpoint.compacted(session.id, composed, [ended(updateMessage)]))
+          expect(Exit.isFailure(rejected)).toBe(true)
+          expect(yield* stored(session.id)).toMatchObject({ baseline: first.baseline, baselineSeq: 1 })
+
+          const done = yield* checkpoint.compacted(session.id, composed, [ended("msg_compaction")])
+          expect(done).toEqual({ seq: 3, rebaselined: true })
+          const now = yield* stored(session.id)
+          expect(now).toMatchObject({ baselineSeq: 3, compactionSeq: 3 })
+          expect(now.baseline).toContain("App: four-space indents.")
+          // The next boundary keeps it: nothing to rebaseline, nothing to update.
+          expect(asPrepared(yield* boundary(session.id, w.location))).toEqual({
+            _tag: "Prepared",
+            baseline: now.baseline,
+            baselineSeq: 3
+          })
+        }).pipe(Effect.provide(w.core()))
+      })
     )
 
     it.scoped(
