@@ -8,7 +8,10 @@
  *
  * - `tool`: waits for `tool.called` (the tool is running and never settles), then admits a second
  *   prompt as `queue`, which stays pending behind the running Step;
- * - `text`: waits for `text.started` (the parent's scripted reply holds the text open with a gate).
+ * - `text`: waits for `text.started` (the parent's scripted reply holds the text open with a gate);
+ * - `compaction`: once the first Step has ended, asks for a compaction and waits for
+ *   `compaction.started` (the parent's scripted summary is held open with a gate);
+ * - `compacted`: likewise, but waits for `compaction.ended` (the compaction committed).
  */
 
 import * as path from "node:path"
@@ -39,9 +42,19 @@ const program = Effect.gen(function* () {
   const log = yield* EventLog.Service
   yield* input.admit(session.id, { prompt: { text: mode === "tool" ? "run the blocking tool" : "tell me a story" } })
   yield* runner.wake(session.id)
+  const reached = (type: string) =>
+    Effect.gen(function* () {
+      while (!(yield* log.read(session.id)).some((event) => event.type === type)) yield* Effect.sleep("5 millis")
+    })
 
-  const waitingFor = mode === "tool" ? "session.next.tool.called" : "session.next.text.started"
-  while (!(yield* log.read(session.id)).some((event) => event.type === waitingFor)) yield* Effect.sleep("5 millis")
+  if (mode === "compaction" || mode === "compacted") {
+    yield* runner.wait(session.id)
+    yield* runner.compact(session.id)
+    yield* reached(mode === "compaction" ? "session.next.compaction.started" : "session.next.compaction.ended")
+    process.stdout.write(`stranded ${JSON.stringify({ sessionID: session.id })}\n`)
+    return yield* Effect.never
+  }
+  yield* reached(mode === "tool" ? "session.next.tool.called" : "session.next.text.started")
   if (mode === "tool") {
     yield* input.admit(session.id, { prompt: { text: "queued behind the tool" }, delivery: "queue" })
   }

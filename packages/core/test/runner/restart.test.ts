@@ -11,11 +11,13 @@ import {
   Core,
   Database,
   EventLog,
+  InstructionCheckpoint,
   KnownSessions,
   LiveBus,
   Locations,
   Recovery,
   SessionEvents,
+  SessionHistory,
   SessionInput,
   type SessionLeases,
   SessionRunner,
@@ -23,7 +25,7 @@ import {
 } from "@opencode-ai/core"
 import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
 import { Identifier } from "@opencode-ai/schema"
-import { Effect, Layer, Logger, LogLevel, type Scope } from "effect"
+import { Effect, Layer, Logger, LogLevel, Option, type Scope } from "effect"
 
 /**
  * A restart in the middle of a Step: a host in a child process (`restart.child.ts`) is killed with
@@ -51,7 +53,7 @@ type At = { readonly databaseFile: string; readonly directory: string; readonly 
  * Runs the crashing host until it reports its Step stranded at `mode`, then kills it with SIGKILL
  * (no finalizer, no clean close: the WAL is left as the crash left it). Resolves with its session.
  */
-const crash = (mode: "tool" | "text", at: At, before: Effect.Effect<void, never, Scope.Scope> = Effect.void) =>
+const crash = (mode: "tool" | "text" | "compaction" | "compacted", at: At, before: Effect.Effect<void, never, Scope.Scope> = Effect.void) =>
   Effect.gen(function* () {
     const child = childProcess.spawn(
       process.execPath,
@@ -476,6 +478,74 @@ describe("restart in the middle of a step", () => {
         const messages = (continued.body.messages as Array<any>).slice(1)
         expect(messages.map((m) => m.role)).toEqual(["user", "assistant", "tool"])
         expect(messages[2]).toMatchObject({ tool_call_id: "call_1", content: "the tool's result" })
+      })
+  )
+
+  scenario(
+    "a host killed in the middle of a compaction: after the restart the session is untouched (no summary, same history and baseline)",
+    ({ server, at }) =>
+      Effect.gen(function* () {
+        const held = gate()
+        yield* server.enqueue(
+          reply(text("one"), finish("stop")),
+          reply(text("## Objective"), hold(held), text("\n- never committed"), finish("stop"))
+        )
+        const sessionID = yield* crash("compaction", at)
+        yield* held.reached
+        yield* server.enqueue(reply(text("after the restart"), finish("stop")))
+        const { run } = yield* open(at)
+        const checkpoint = yield* run(Effect.flatMap(InstructionCheckpoint.Service, (c) => c.get(sessionID)))
+        const context = yield* run(Effect.flatMap(SessionHistory.Service, (h) => h.context(sessionID)))
+        expect(context.map((message) => message.type)).toEqual(["user", "assistant"])
+        expect(Option.getOrThrow(checkpoint).compactionSeq).toBeUndefined()
+        yield* run(
+          Effect.gen(function* () {
+            yield* (yield* SessionInput.Service).admit(sessionID, { prompt: { text: "second" } })
+            const runner = yield* SessionRunner.Service
+            yield* runner.wake(sessionID)
+            yield* runner.wait(sessionID)
+          })
+        ).pipe(Effect.orDie)
+        const events = yield* run(Effect.flatMap(EventLog.Service, (log) => log.read(sessionID)))
+        expectIntact(events)
+        expect(typesOf(events)).toContain("compaction.started")
+        expect(typesOf(events)).not.toContain("compaction.ended")
+        const last = (yield* server.requests).at(-1)!
+        expect(JSON.stringify(last.body.messages)).toContain("tell me a story")
+        expect(JSON.stringify(last.body.messages)).not.toContain("never committed")
+      })
+  )
+
+  scenario(
+    "a host killed right after a compaction committed: after the restart the session is fully compacted",
+    ({ server, at }) =>
+      Effect.gen(function* () {
+        yield* server.enqueue(
+          reply(text("one"), finish("stop")),
+          reply(text("## Objective\n- tell a story"), finish("stop"))
+        )
+        const sessionID = yield* crash("compacted", at)
+        yield* server.enqueue(reply(text("after the restart"), finish("stop")))
+        const { run } = yield* open(at)
+        const events = yield* run(Effect.flatMap(EventLog.Service, (log) => log.read(sessionID)))
+        const ended = events.find((event) => event.type === "session.next.compaction.ended")!
+        const checkpoint = Option.getOrThrow(
+          yield* run(Effect.flatMap(InstructionCheckpoint.Service, (c) => c.get(sessionID)))
+        )
+        expect(checkpoint).toMatchObject({ baselineSeq: ended.durable.seq, compactionSeq: ended.durable.seq })
+        const context = yield* run(Effect.flatMap(SessionHistory.Service, (h) => h.context(sessionID)))
+        expect(context[0]?.type).toBe("compaction")
+        yield* run(
+          Effect.gen(function* () {
+            yield* (yield* SessionInput.Service).admit(sessionID, { prompt: { text: "second" } })
+            const runner = yield* SessionRunner.Service
+            yield* runner.wake(sessionID)
+            yield* runner.wait(sessionID)
+          })
+        ).pipe(Effect.orDie)
+        const last = (yield* server.requests).at(-1)!
+        expect(JSON.stringify(last.body.messages)).toContain("tell a story")
+        expect(JSON.stringify(last.body.messages)).toContain("second")
       })
   )
 })
