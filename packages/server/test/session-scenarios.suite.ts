@@ -29,6 +29,7 @@ export interface Api {
   }) => Promise<any>
   readonly wait: (sessionID: string) => Promise<void>
   readonly interrupt: (sessionID: string) => Promise<void>
+  readonly compact: (sessionID: string) => Promise<void>
   readonly active: () => Promise<Readonly<Record<string, unknown>>>
   readonly history: (sessionID: string) => Promise<{ readonly data: ReadonlyArray<any>; readonly hasMore: boolean }>
   readonly messages: (sessionID: string) => Promise<{ readonly data: ReadonlyArray<any> }>
@@ -59,6 +60,7 @@ export const promiseApi = (options: { readonly baseUrl: string; readonly fetch?:
     prompt: (input) => client.sessions.prompt(input),
     wait: (sessionID) => client.sessions.wait({ sessionID }),
     interrupt: (sessionID) => client.sessions.interrupt({ sessionID }),
+    compact: (sessionID) => client.sessions.compact({ sessionID }),
     active: () => client.sessions.active(),
     history: (sessionID) => client.sessions.history({ sessionID }),
     messages: (sessionID) => client.sessions.messages({ sessionID, order: "asc" }),
@@ -86,6 +88,7 @@ export const effectApi = (client: OpencodeClient.Service): Api => ({
   prompt: (input) => run(client.sessions.prompt(input as any)),
   wait: (sessionID) => run(client.sessions.wait({ sessionID: sessionID as any })),
   interrupt: (sessionID) => run(client.sessions.interrupt({ sessionID: sessionID as any })),
+  compact: (sessionID) => run(client.sessions.compact({ sessionID: sessionID as any })),
   active: () => run(client.sessions.active()),
   history: (sessionID) => run(client.sessions.history({ sessionID: sessionID as any })),
   messages: (sessionID) => run(client.sessions.messages({ sessionID: sessionID as any, order: "asc" })),
@@ -346,7 +349,8 @@ export const sessionScenarios = (transports: ReadonlyArray<readonly [string, Mak
           for (const [method, path, body] of [
             ["POST", `/api/session/${unknownSession}/prompt`, { prompt: { text: "anyone?" } }],
             ["POST", `/api/session/${unknownSession}/wait`, undefined],
-            ["POST", `/api/session/${unknownSession}/interrupt`, undefined]
+            ["POST", `/api/session/${unknownSession}/interrupt`, undefined],
+            ["POST", `/api/session/${unknownSession}/compact`, undefined]
           ] as const) {
             const response = yield* call(() => request(method, path, body))
             expect(response.status).toBe(404)
@@ -368,6 +372,36 @@ export const sessionScenarios = (transports: ReadonlyArray<readonly [string, Mak
             status: 204,
             body: undefined
           })
+        })
+    )
+
+    it.scopedLive(
+      "compact: 204, then the durable stream shows the compaction and the next request starts from its summary",
+      () =>
+        Effect.gen(function* () {
+          const { llm, api, id } = yield* setup
+          yield* llm.enqueue(reply(text("one"), finish("stop")))
+          yield* call(() => api.prompt({ sessionID: id, prompt: { text: "first" } }))
+          yield* call(() => api.wait(id))
+          const after = (yield* call(() => api.history(id))).data.at(-1).durable.seq
+          yield* llm.enqueue(reply(text("## Objective\n- ", "Say one"), finish("stop")))
+          const watching = yield* Effect.fork(
+            call(() => api.events(id, after, (e) => e.type === "session.next.compaction.ended"))
+          )
+          expect(yield* call(() => api.compact(id))).toBeUndefined()
+          const seen = yield* Fiber.join(watching)
+          expect(typesOf(seen)).toEqual(["compaction.started", "compaction.ended"])
+          expect(seen[1].data).toMatchObject({ reason: "manual", text: "## Objective\n- Say one" })
+          yield* call(() => api.wait(id))
+          const compaction = (yield* call(() => api.messages(id))).data.at(-1)
+          expect(compaction).toMatchObject({ type: "compaction", reason: "manual", summary: "## Objective\n- Say one" })
+
+          yield* llm.enqueue(reply(text("two"), finish("stop")))
+          yield* call(() => api.prompt({ sessionID: id, prompt: { text: "second" } }))
+          yield* call(() => api.wait(id))
+          const last = (yield* llm.requests).at(-1)!
+          expect(JSON.stringify(last.body.messages)).toContain("Say one")
+          expect(JSON.stringify(last.body.messages)).toContain("second")
         })
     )
   })

@@ -53,7 +53,11 @@ type At = { readonly databaseFile: string; readonly directory: string; readonly 
  * Runs the crashing host until it reports its Step stranded at `mode`, then kills it with SIGKILL
  * (no finalizer, no clean close: the WAL is left as the crash left it). Resolves with its session.
  */
-const crash = (mode: "tool" | "text" | "compaction" | "compacted", at: At, before: Effect.Effect<void, never, Scope.Scope> = Effect.void) =>
+const crash = (
+  mode: "tool" | "text" | "compaction" | "compacted",
+  at: At,
+  before: Effect.Effect<void, never, Scope.Scope> = Effect.void
+) =>
   Effect.gen(function* () {
     const child = childProcess.spawn(
       process.execPath,
