@@ -25,6 +25,8 @@ const wire = (request: { readonly body: any }) => JSON.stringify(request.body.me
 const systemOf = (request: { readonly body: any }) => request.body.messages[0].content as string
 
 describe("Compaction", () => {
+  // Also: "Instruction Baseline: … sent as immutable provider-cache prefix state until completed
+  // compaction rebaselines it": the baseline is unchanged through the AGENTS.md edit, replaced at the compaction.
   it.scopedLive(
     "Completed compaction rebaselines the InstructionCheckpoint from current Instructions and removes earlier Instruction Updates from active projected model history while preserving durable audit history.",
     () =>
@@ -123,7 +125,7 @@ describe("Compaction", () => {
   )
 
   it.scopedLive(
-    "Physical Attempt: an overflow before any output triggers one compaction, then a second Physical Attempt of the same Step (one Step record)",
+    "Physical Attempt: One actual provider request on the wire in service of a Step; most Steps have one Physical Attempt, while overflow-triggered compaction recovery may give one Step two.",
     () =>
       Effect.gen(function* () {
         const w = yield* world()
@@ -155,23 +157,25 @@ describe("Compaction", () => {
       })
   )
 
-  it.scopedLive("a second overflow fails the Step with the overflow error, after exactly one compaction", () =>
-    Effect.gen(function* () {
-      const w = yield* world()
-      yield* w.server.enqueue(reply(text("one"), finish("stop")))
-      yield* w.prompt("first")
-      yield* w.wait
-      yield* w.server.enqueue(overflow(), summary("Still too large"), overflow())
-      yield* w.prompt("second")
-      yield* w.wait
-      expect(yield* w.server.requests).toHaveLength(4)
-      const types = yield* w.types
-      expect(types.filter((type) => type === "compaction.started")).toHaveLength(1)
-      expect(types.slice(-2)).toEqual(["step.started", "step.failed"])
-      const failed = lastOf(yield* w.events, (event) => event.type === "session.next.step.failed")!
-      expect((failed.data as any).error.message).toMatch(/context|too long|maximum/i)
-      expect(yield* w.server.remaining).toBe(0)
-    })
+  it.scopedLive(
+    "A Step record covers only the model-visible span from first assistant output through tool settlement; pre-flight leaves no record, and one Step settles at most one record. (a second overflow fails the Step after exactly one compaction)",
+    () =>
+      Effect.gen(function* () {
+        const w = yield* world()
+        yield* w.server.enqueue(reply(text("one"), finish("stop")))
+        yield* w.prompt("first")
+        yield* w.wait
+        yield* w.server.enqueue(overflow(), summary("Still too large"), overflow())
+        yield* w.prompt("second")
+        yield* w.wait
+        expect(yield* w.server.requests).toHaveLength(4)
+        const types = yield* w.types
+        expect(types.filter((type) => type === "compaction.started")).toHaveLength(1)
+        expect(types.slice(-2)).toEqual(["step.started", "step.failed"])
+        const failed = lastOf(yield* w.events, (event) => event.type === "session.next.step.failed")!
+        expect((failed.data as any).error.message).toMatch(/context|too long|maximum/i)
+        expect(yield* w.server.remaining).toBe(0)
+      })
   )
 
   it.scopedLive("compaction.auto false: no compaction ahead of time, and an overflow fails the Step at once", () =>
@@ -191,7 +195,7 @@ describe("Compaction", () => {
   )
 
   it.scopedLive(
-    "automatic compaction: a request projected past the usable context (last usage + estimate) is compacted before it is sent, and the drain continues",
+    "Step: One logical LLM call spanning pre-flight instruction checkpoint preparation, input promotion, request build, and compaction check; the provider stream; and tool settlement. (a request projected past the usable context, from last usage + estimate, is compacted before it is sent)",
     () =>
       Effect.gen(function* () {
         // usable = 4000 − 500 output − 400 reserved (a tenth) = 3100 tokens.
@@ -309,34 +313,36 @@ describe("Compaction", () => {
       })
   )
 
-  it.scopedLive("An interrupt during compaction leaves the session as it was before it started", () =>
-    Effect.gen(function* () {
-      const w = yield* world()
-      yield* w.server.enqueue(reply(text("one"), finish("stop")))
-      yield* w.prompt("first")
-      yield* w.wait
-      const history = yield* w.run(Effect.flatMap(SessionHistory.Service, (h) => h.context(w.session.id)))
-      const checkpoint = yield* w.run(Effect.flatMap(InstructionCheckpoint.Service, (c) => c.get(w.session.id)))
-      const held = gate()
-      yield* w.server.enqueue(reply(text("## Objective"), hold(held), text("\n- never finished"), finish("stop")))
-      yield* w.compact
-      yield* held.reached
-      yield* w.interrupt
-      expect(yield* w.run(Effect.flatMap(SessionHistory.Service, (h) => h.context(w.session.id)))).toEqual(history)
-      expect(yield* w.run(Effect.flatMap(InstructionCheckpoint.Service, (c) => c.get(w.session.id)))).toEqual(
-        checkpoint
-      )
-      const types = yield* w.types
-      expect(types).toContain("compaction.started")
-      expect(types).not.toContain("compaction.ended")
-      // The session goes on as before: the next request has the old history and no summary.
-      yield* w.server.enqueue(reply(text("two"), finish("stop")))
-      yield* w.prompt("second")
-      yield* w.wait
-      const last = (yield* w.server.requests).at(-1)!
-      expect(wire(last)).toContain("first")
-      expect(wire(last)).not.toContain("never finished")
-    })
+  it.scopedLive(
+    "Session History: The projected chronological conversation selected for a Step after applying the active compaction and InstructionCheckpoint baseline cutoffs. (an interrupted compaction is not active: the session is as it was before it started)",
+    () =>
+      Effect.gen(function* () {
+        const w = yield* world()
+        yield* w.server.enqueue(reply(text("one"), finish("stop")))
+        yield* w.prompt("first")
+        yield* w.wait
+        const history = yield* w.run(Effect.flatMap(SessionHistory.Service, (h) => h.context(w.session.id)))
+        const checkpoint = yield* w.run(Effect.flatMap(InstructionCheckpoint.Service, (c) => c.get(w.session.id)))
+        const held = gate()
+        yield* w.server.enqueue(reply(text("## Objective"), hold(held), text("\n- never finished"), finish("stop")))
+        yield* w.compact
+        yield* held.reached
+        yield* w.interrupt
+        expect(yield* w.run(Effect.flatMap(SessionHistory.Service, (h) => h.context(w.session.id)))).toEqual(history)
+        expect(yield* w.run(Effect.flatMap(InstructionCheckpoint.Service, (c) => c.get(w.session.id)))).toEqual(
+          checkpoint
+        )
+        const types = yield* w.types
+        expect(types).toContain("compaction.started")
+        expect(types).not.toContain("compaction.ended")
+        // The session goes on as before: the next request has the old history and no summary.
+        yield* w.server.enqueue(reply(text("two"), finish("stop")))
+        yield* w.prompt("second")
+        yield* w.wait
+        const last = (yield* w.server.requests).at(-1)!
+        expect(wire(last)).toContain("first")
+        expect(wire(last)).not.toContain("never finished")
+      })
   )
 
   it.scopedLive(
