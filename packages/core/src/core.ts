@@ -219,7 +219,7 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
     Layer.fresh(Recovery.layer),
     Layer.fresh(SafeStepBoundary.layer),
     Layer.fresh(StepSelection.layer),
-    Layer.fresh(ModelContext.layer),
+    Layer.fresh(ModelContext.layer).pipe(Layer.provide(NodeContext.layer)),
     StepRunner.layer(options.retry === undefined ? {} : { retry: options.retry }).pipe(
       Layer.provide(Layer.fresh(ToolSettlement.layer)),
       Layer.provide(llm)

@@ -1,9 +1,11 @@
 export * as ModelContext from "./model-context.js"
 
 import type { Errors, Model, SessionMessages } from "@opencode-ai/schema"
+import { FileSystem } from "@effect/platform"
 import { Context, Effect, Layer } from "effect"
 import type { AgentCatalog } from "../config/agent-catalog.js"
 import type { Catalog } from "../config/catalog.js"
+import { PromptFiles } from "../input/prompt-files.js"
 import { LLMRequest } from "../llm/llm-request.js"
 import { AgentPrompt } from "../prompt/agent-prompt.js"
 import { SessionHistory } from "../session/session-history.js"
@@ -24,10 +26,27 @@ export interface Input {
   readonly tools: ToolRegistry.Materialized["definitions"]
   /** The agent's step limit is reached: tools are disabled and the max-steps instruction is added. */
   readonly lastStep: boolean
+  /** The history's files as the model reads them (PromptFiles.load); without it, files are references. */
+  readonly files?: PromptFiles.Lowered
 }
 
-const toolOutput = (content: ReadonlyArray<{ readonly type: string; readonly text?: string; readonly uri?: string }>) =>
-  content.map((part) => (part.type === "text" ? (part.text ?? "") : `[file ${part.uri ?? ""}]`)).join("\n")
+/**
+ * A tool result's text: its text parts, then (with `lowered`) the notes for the files the model
+ * cannot see; without `lowered`, each file is a `[file <uri>]` reference.
+ */
+const toolOutput = (
+  content: ReadonlyArray<{ readonly type: string; readonly text?: string; readonly uri?: string }>,
+  lowered: PromptFiles.ToolFiles | undefined
+) =>
+  lowered === undefined
+    ? content.map((part) => (part.type === "text" ? (part.text ?? "") : `[file ${part.uri ?? ""}]`)).join("\n")
+    : [...content.flatMap((part) => (part.type === "text" ? [part.text ?? ""] : [])), ...lowered.notes].join("\n")
+
+/** A user turn: the message's text, then what its attachments lowered to. */
+const userTurn = (text: string, attachments: ReadonlyArray<LLMRequest.UserPart> | undefined): LLMRequest.Message =>
+  attachments === undefined || attachments.length === 0
+    ? LLMRequest.user(text)
+    : { role: "user", content: [LLMRequest.text(text), ...attachments] }
 
 const sameModel = (a: Model.ModelRef, provider: Catalog.Provider, model: Catalog.Model) =>
   a.providerID === provider.id && a.id === model.id
@@ -40,7 +59,8 @@ const sameModel = (a: Model.ModelRef, provider: Catalog.Provider, model: Catalog
 const assistantTurn = (
   message: SessionMessages.SessionMessageAssistant,
   provider: Catalog.Provider,
-  model: Catalog.Model
+  model: Catalog.Model,
+  files: PromptFiles.Lowered
 ): ReadonlyArray<LLMRequest.Message> => {
   const replayable = message.error === undefined && sameModel(message.model, provider, model)
   const parts: Array<LLMRequest.AssistantPart> = []
@@ -62,9 +82,15 @@ const assistantTurn = (
       if (item.state.status === "pending") continue
       parts.push(LLMRequest.toolCall(item.id, item.name, item.state.input))
       switch (item.state.status) {
-        case "completed":
-          results.push(LLMRequest.toolResult(item.id, item.name, toolOutput(item.state.content)))
+        case "completed": {
+          const lowered = files.tool.get(item.id)
+          results.push(
+            LLMRequest.toolResult(item.id, item.name, toolOutput(item.state.content, lowered), {
+              ...(lowered === undefined ? {} : { files: lowered.files })
+            })
+          )
           break
+        }
         case "error":
           results.push(LLMRequest.toolResult(item.id, item.name, item.state.error.message, { isError: true }))
           break
@@ -81,22 +107,26 @@ const assistantTurn = (
     : [LLMRequest.assistant(...parts)]
 }
 
-/** Session History → the provider-neutral message list, chronological. */
+/**
+ * Session History → the provider-neutral message list, chronological. `files` is what the history's
+ * attachments and tool files lowered to (PromptFiles.load); without it they stay references.
+ */
 export const messages = (
   history: ReadonlyArray<SessionMessages.SessionMessage>,
   provider: Catalog.Provider,
-  model: Catalog.Model
+  model: Catalog.Model,
+  files: PromptFiles.Lowered = PromptFiles.empty
 ): ReadonlyArray<LLMRequest.Message> =>
   history.flatMap((message): ReadonlyArray<LLMRequest.Message> => {
     switch (message.type) {
       case "user":
-        return [LLMRequest.user(message.text)]
+        return [userTurn(message.text, files.user.get(message.id))]
       case "synthetic":
         return [LLMRequest.user(message.text)]
       case "system":
         return [LLMRequest.instructionUpdate(message.text)]
       case "assistant":
-        return assistantTurn(message, provider, model)
+        return assistantTurn(message, provider, model, files)
       case "shell":
         return [LLMRequest.user(`The user ran a shell command:\n$ ${message.command}\n${message.output}`)]
       default:
@@ -126,7 +156,7 @@ export const build = (input: Input): LLMRequest.Request => {
     model: { providerID: input.provider.id, modelID: input.model.apiID },
     system,
     messages: [
-      ...messages(input.history, input.provider, input.model),
+      ...messages(input.history, input.provider, input.model, input.files),
       ...(input.lastStep ? [LLMRequest.assistant(LLMRequest.text(AgentPrompt.maxSteps))] : [])
     ],
     ...(tools.length > 0 ? { tools } : {}),
@@ -144,7 +174,8 @@ export interface Interface {
   /**
    * The Model Context of one Step, as one provider request: reads the session's Session History as
    * of now (SessionHistory.context, without the Instruction Updates the boundary's baseline already
-   * contains, i.e. those at or before `instructions.baselineSeq`) and {@link build}s the request from
+   * contains, i.e. those at or before `instructions.baselineSeq`), reads its attachments and tool
+   * files for the Step's model (PromptFiles.load) and {@link build}s the request from
    * it, the Step's selection and the Instruction Baseline the boundary prepared. Writes nothing, so
    * interrupting it leaves nothing behind. Unknown session → SessionNotFoundError.
    */
@@ -158,25 +189,32 @@ export interface Interface {
 /** `yield* ModelContext.Service`. */
 export class Service extends Context.Tag("@opencode-ai/core/ModelContext")<Service, Interface>() {}
 
-export const layer: Layer.Layer<Service, never, SessionHistory.Service> = Layer.effect(
+export const layer: Layer.Layer<Service, never, SessionHistory.Service | FileSystem.FileSystem> = Layer.effect(
   Service,
   Effect.gen(function* () {
     const history = yield* SessionHistory.Service
+    const fs = yield* FileSystem.FileSystem
     const assemble = Effect.fn("ModelContext.assemble")(function* (input: {
       readonly sessionID: string
       readonly selection: StepSelection.Selected
       readonly instructions: Pick<SafeStepBoundary.Ready, "baseline" | "baselineSeq">
     }) {
       const { selection } = input
+      const context = yield* history.context(input.sessionID, { baselineSeq: input.instructions.baselineSeq })
+      // The attachments and tool files are read now, for this Step's model (see PromptFiles).
+      const files = yield* PromptFiles.load(context, selection.model).pipe(
+        Effect.provideService(FileSystem.FileSystem, fs)
+      )
       return build({
         sessionID: input.sessionID,
         agent: selection.agent,
         provider: selection.provider,
         model: selection.model,
         baseline: input.instructions.baseline,
-        history: yield* history.context(input.sessionID, { baselineSeq: input.instructions.baselineSeq }),
+        history: context,
         tools: selection.offered.definitions,
-        lastStep: selection.lastStep
+        lastStep: selection.lastStep,
+        files
       })
     })
     return Service.of({ assemble })
