@@ -35,6 +35,8 @@ export const world = (
     readonly protocol?: "openai-compatible" | "anthropic"
     readonly agent?: Record<string, unknown>
     readonly reference?: Record<string, unknown>
+    /** The scripted model's input kinds (`modalities.input`); default text only. */
+    readonly input?: ReadonlyArray<string>
   } = {}
 ) =>
   Effect.gen(function* () {
@@ -43,7 +45,10 @@ export const world = (
     const directory = path.join(root, "project")
     fs.mkdirSync(directory)
     const config = Config.layerTest({
-      ...ScriptedLLMServer.config(server.url, options.protocol === undefined ? {} : { protocol: options.protocol }),
+      ...ScriptedLLMServer.config(server.url, {
+        ...(options.protocol === undefined ? {} : { protocol: options.protocol }),
+        ...(options.input === undefined ? {} : { input: options.input })
+      }),
       ...(options.agent !== undefined ? { agent: options.agent } : {}),
       ...(options.reference !== undefined ? { reference: options.reference } : {})
     } as ConfigInfo.Info)
@@ -86,5 +91,5 @@ export const world = (
         Effect.flatMap(ToolRegistry.Service, (r) => r.register(tool)),
         context
       )
-    return { server, session, directory, prompt, wait, interrupt, events, types, register, run }
+    return { server, session, root, directory, prompt, wait, interrupt, events, types, register, run }
   })
