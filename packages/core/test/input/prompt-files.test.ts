@@ -95,7 +95,10 @@ describe("prompt attachments", () => {
       const w = yield* world()
       project(w.directory)
       yield* w.server.enqueue(reply(text("ok"), finish("stop")))
-      yield* send(w, { text: "here", files: [{ uri: `file://${path.join(w.directory, "src", "a.ts")}?start=10&end=11` }] })
+      yield* send(w, {
+        text: "here",
+        files: [{ uri: `file://${path.join(w.directory, "src", "a.ts")}?start=10&end=11` }]
+      })
       const read = userParts((yield* w.server.awaitRequest(1)).body)[1]!.text as string
       expect(read).toContain('"offset":10,"limit":2')
       expect(read).toContain("10: export const line10 = 10")

@@ -16,8 +16,7 @@ import { baseRequest, collect, setup } from "./harness.js"
  */
 
 /** A real 1×1 PNG. */
-export const png =
-  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+export const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 /** A minimal PDF header, base64. */
 const pdf = Buffer.from("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n").toString("base64")
 
@@ -91,7 +90,10 @@ describe("file parts on the wire", () => {
       })
       const result = body.messages[2].content[0]
       expect(result.type).toBe("tool_result")
-      expect(result.content[1]).toEqual({ type: "image", source: { type: "base64", media_type: "image/png", data: png } })
+      expect(result.content[1]).toEqual({
+        type: "image",
+        source: { type: "base64", media_type: "image/png", data: png }
+      })
     })
   )
 
@@ -99,7 +101,10 @@ describe("file parts on the wire", () => {
     Effect.gen(function* () {
       const linked = baseRequest({
         messages: [
-          { role: "user", content: [LLMRequest.text("Look"), LLMRequest.file("image/jpeg", "https://example.test/a.jpg")] }
+          {
+            role: "user",
+            content: [LLMRequest.text("Look"), LLMRequest.file("image/jpeg", "https://example.test/a.jpg")]
+          }
         ]
       })
       const openai = yield* setup("openai-compatible")
