@@ -35,9 +35,9 @@ import { FileSystem } from "@effect/platform"
 import { AdmittedPrompt, Errors, Quote } from "@opencode-ai/schema"
 import { Effect } from "effect"
 import { Mime } from "mime"
-import { ToolPath } from "../tool/builtin/tool-path.js"
 import otherTypes from "mime/types/other.js"
 import standardTypes from "mime/types/standard.js"
+import { ToolPath } from "../tool/builtin/tool-path.js"
 
 /**
  * The media types by extension: the `mime` database, except where it names a non-text type for a

@@ -1,7 +1,7 @@
 export * as ModelContext from "./model-context.js"
 
-import type { Errors, Model, SessionMessages } from "@opencode-ai/schema"
 import { FileSystem } from "@effect/platform"
+import type { Errors, Model, SessionMessages } from "@opencode-ai/schema"
 import { Context, Effect, Layer } from "effect"
 import type { AgentCatalog } from "../config/agent-catalog.js"
 import type { Catalog } from "../config/catalog.js"
