@@ -122,6 +122,24 @@ describe("prompt attachments", () => {
     })
   )
 
+  it.scopedLive("a model that takes PDFs but not images gets a document block for the PDF and a note for the PNG", () =>
+    Effect.gen(function* () {
+      const w = yield* world({ protocol: "anthropic", input: ["text", "pdf"] })
+      project(w.directory)
+      const pdf = Buffer.from("%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n")
+      fs.writeFileSync(path.join(w.directory, "spec.pdf"), pdf)
+      yield* w.server.enqueue(reply(text("ok"), finish("stop")))
+      yield* send(w, { text: "compare", files: [{ uri: "spec.pdf" }, { uri: "shot.png" }] })
+      const blocks = (yield* w.server.awaitRequest(1)).body.messages[0].content as Array<Record<string, any>>
+      expect(blocks[1]).toEqual({
+        type: "document",
+        source: { type: "base64", media_type: "application/pdf", data: pdf.toString("base64") }
+      })
+      expect(blocks[2]!.type).toBe("text")
+      expect(blocks[2]!.text).toContain("does not accept image input")
+    })
+  )
+
   it.scopedLive("an image read by `read` reaches a vision model as an image, and a text-only model as a note", () =>
     Effect.gen(function* () {
       for (const input of [["text", "image"], ["text"]]) {
