@@ -71,7 +71,12 @@ export const accepts = (model: Pick<Catalog.Model, "input">, mime: string): bool
 }
 
 const notAccepted = (label: string, mime: string) =>
-  `The user attached ${label} (${mime}), but the model in use does not accept ${modality(mime)} input, so its content is not included here. If it matters for the request, tell the user that this model cannot see it.`
+  `The user attached ${label} (${mime}), but the model in use does not accept ${modality(mime)} input, ` +
+  "so its content is not included here. If it matters for the request, tell the user that this model cannot see it."
+
+/** The synthetic read of an attachment: what was attached, the read's input, then its output. */
+const syntheticRead = (what: string, target: string, args: ReadTool.Input, output: string) =>
+  `The user attached ${what} ${target}. Reading it with read ${JSON.stringify(args)} gives:\n${output}`
 
 /** A `data:` URL's bytes, or undefined when it is malformed. */
 const dataBytes = (uri: string): Buffer | undefined => {
@@ -140,109 +145,98 @@ const readNative = (fs: FileSystem.FileSystem, target: string, mime: string) =>
   }).pipe(Effect.catchAll((error) => Effect.succeed({ reason: error.message } as const)))
 
 /** The request parts of one user attachment (see the module doc). */
-const userFile = (
+const userFile = Effect.fn("PromptFiles.userFile")(function* (
   fs: FileSystem.FileSystem,
   model: Pick<Catalog.Model, "input">,
   file: AdmittedPrompt.PromptFileAttachment
-): Effect.Effect<ReadonlyArray<LLMRequest.UserPart>> =>
-  Effect.gen(function* () {
-    const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(file.uri)?.[1]?.toLowerCase()
-    const native = modality(file.mime) !== undefined
-    const note = (text: string) => [LLMRequest.text(text)]
+): Effect.fn.Return<ReadonlyArray<LLMRequest.UserPart>> {
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(file.uri)?.[1]?.toLowerCase()
+  const native = modality(file.mime) !== undefined
+  const note = (text: string) => [LLMRequest.text(text)]
 
-    if (scheme === "data") {
-      const label = file.name ?? "a file"
-      if (native && !accepts(model, file.mime)) return note(notAccepted(label, file.mime))
-      const bytes = dataBytes(file.uri)
-      if (bytes === undefined) return note(`The user attached ${label} (${file.mime}), but its data URL is malformed.`)
-      if (native) return [LLMRequest.file(file.mime, dataURL(file.mime, bytes), file.name)]
-      if (bytes.subarray(0, 8192).includes(0)) {
-        return note(`The user attached ${label} (${file.mime}), a binary file that cannot be shown to the model.`)
-      }
-      return note(`The user attached ${label} (${file.mime}); its content:\n${bytes.toString("utf8")}`)
+  if (scheme === "data") {
+    const label = file.name ?? "a file"
+    if (native && !accepts(model, file.mime)) return note(notAccepted(label, file.mime))
+    const bytes = dataBytes(file.uri)
+    if (bytes === undefined) return note(`The user attached ${label} (${file.mime}), but its data URL is malformed.`)
+    if (native) return [LLMRequest.file(file.mime, dataURL(file.mime, bytes), file.name)]
+    if (bytes.subarray(0, 8192).includes(0)) {
+      return note(`The user attached ${label} (${file.mime}), a binary file that cannot be shown to the model.`)
     }
-    if (scheme === "http" || scheme === "https") {
-      if (!native) return note(`The user attached the link ${file.uri} (${file.mime}); it was not fetched.`)
-      if (!accepts(model, file.mime)) return note(notAccepted(file.uri, file.mime))
-      return [LLMRequest.file(file.mime, file.uri, file.name)]
-    }
+    return note(`The user attached ${label} (${file.mime}); its content:\n${bytes.toString("utf8")}`)
+  }
+  if (scheme === "http" || scheme === "https") {
+    if (!native) return note(`The user attached the link ${file.uri} (${file.mime}); it was not fetched.`)
+    if (!accepts(model, file.mime)) return note(notAccepted(file.uri, file.mime))
+    return [LLMRequest.file(file.mime, file.uri, file.name)]
+  }
 
-    const target = filePath(file.uri)
-    if (target === undefined) return note(`The user attached ${file.uri}, which is not a readable file URL.`)
-    if (file.mime === directoryMime) {
-      const args = { path: target }
-      return yield* ReadTool.readDirectory(fs, target, args).pipe(
-        Effect.map((result) =>
-          note(
-            `The user attached the directory ${target}. Reading it with read ${JSON.stringify(args)} gives:\n${contentText(result)}`
-          )
-        ),
-        Effect.catchAll((error) =>
-          Effect.succeed(note(`The user attached the directory ${target}, but ${error.message}`))
-        )
-      )
-    }
-    if (native) {
-      if (!accepts(model, file.mime)) return note(notAccepted(target, file.mime))
-      const read = yield* readNative(fs, target, file.mime)
-      if ("reason" in read)
-        return note(`The user attached ${target} (${file.mime}), but it cannot be sent: ${read.reason}.`)
-      return [LLMRequest.file(file.mime, read.url, file.name ?? path.basename(target))]
-    }
-    const range = lineRange(file)
-    const args = { path: target, ...(range ?? {}) }
-    return yield* ReadTool.readText(fs, target, args).pipe(
-      Effect.map((result) =>
-        note(
-          `The user attached the file ${target}. Reading it with read ${JSON.stringify(args)} gives:\n${contentText(result)}`
-        )
-      ),
+  const target = filePath(file.uri)
+  if (target === undefined) return note(`The user attached ${file.uri}, which is not a readable file URL.`)
+  if (file.mime === directoryMime) {
+    const args = { path: target }
+    return yield* ReadTool.readDirectory(fs, target, args).pipe(
+      Effect.map((result) => note(syntheticRead("the directory", target, args, contentText(result)))),
       Effect.catchAll((error) =>
-        Effect.succeed(note(`The user attached ${target}, but it could not be read: ${error.message}`))
+        Effect.succeed(note(`The user attached the directory ${target}, but ${error.message}`))
       )
     )
-  })
+  }
+  if (native) {
+    if (!accepts(model, file.mime)) return note(notAccepted(target, file.mime))
+    const read = yield* readNative(fs, target, file.mime)
+    if ("reason" in read)
+      return note(`The user attached ${target} (${file.mime}), but it cannot be sent: ${read.reason}.`)
+    return [LLMRequest.file(file.mime, read.url, file.name ?? path.basename(target))]
+  }
+  const range = lineRange(file)
+  const args = { path: target, ...(range ?? {}) }
+  return yield* ReadTool.readText(fs, target, args).pipe(
+    Effect.map((result) => note(syntheticRead("the file", target, args, contentText(result)))),
+    Effect.catchAll((error) =>
+      Effect.succeed(note(`The user attached ${target}, but it could not be read: ${error.message}`))
+    )
+  )
+})
 
 /** The files of one tool result the model can see, and notes for the others. */
-const toolFiles = (
+const toolFiles = Effect.fn("PromptFiles.toolFiles")(function* (
   fs: FileSystem.FileSystem,
   model: Pick<Catalog.Model, "input">,
   content: ReadonlyArray<ToolContent.LLMToolContent>
-): Effect.Effect<ToolFiles> =>
-  Effect.gen(function* () {
-    const files: Array<LLMRequest.FilePart> = []
-    const notes: Array<string> = []
-    for (const part of content) {
-      if (part.type !== "file") continue
-      const label = part.name ?? part.uri
-      const kind = modality(part.mime)
-      if (kind === undefined) {
-        notes.push(`(The file ${label} (${part.mime}) is not shown: only images and PDFs are sent to the model.)`)
-        continue
-      }
-      if (!accepts(model, part.mime)) {
-        notes.push(
-          `(The ${kind === "pdf" ? "PDF" : "image"} ${label} is not shown: the model in use does not accept ${kind} input.)`
-        )
-        continue
-      }
-      if (/^https?:/i.test(part.uri)) {
-        files.push(LLMRequest.file(part.mime, part.uri, part.name))
-        continue
-      }
-      const target = /^data:/i.test(part.uri) ? undefined : filePath(part.uri)
-      if (target === undefined) {
-        const bytes = dataBytes(part.uri)
-        if (bytes === undefined) notes.push(`(The file ${label} cannot be shown: its URL is not readable.)`)
-        else files.push(LLMRequest.file(part.mime, dataURL(part.mime, bytes), part.name))
-        continue
-      }
-      const read = yield* readNative(fs, target, part.mime)
-      if ("reason" in read) notes.push(`(The file ${label} cannot be shown: ${read.reason}.)`)
-      else files.push(LLMRequest.file(part.mime, read.url, part.name ?? path.basename(target)))
+): Effect.fn.Return<ToolFiles> {
+  const files: Array<LLMRequest.FilePart> = []
+  const notes: Array<string> = []
+  for (const part of content) {
+    if (part.type !== "file") continue
+    const label = part.name ?? part.uri
+    const kind = modality(part.mime)
+    if (kind === undefined) {
+      notes.push(`(The file ${label} (${part.mime}) is not shown: only images and PDFs are sent to the model.)`)
+      continue
     }
-    return { files, notes }
-  })
+    if (!accepts(model, part.mime)) {
+      const what = kind === "pdf" ? "PDF" : "image"
+      notes.push(`(The ${what} ${label} is not shown: the model in use does not accept ${kind} input.)`)
+      continue
+    }
+    if (/^https?:/i.test(part.uri)) {
+      files.push(LLMRequest.file(part.mime, part.uri, part.name))
+      continue
+    }
+    const target = /^data:/i.test(part.uri) ? undefined : filePath(part.uri)
+    if (target === undefined) {
+      const bytes = dataBytes(part.uri)
+      if (bytes === undefined) notes.push(`(The file ${label} cannot be shown: its URL is not readable.)`)
+      else files.push(LLMRequest.file(part.mime, dataURL(part.mime, bytes), part.name))
+      continue
+    }
+    const read = yield* readNative(fs, target, part.mime)
+    if ("reason" in read) notes.push(`(The file ${label} cannot be shown: ${read.reason}.)`)
+    else files.push(LLMRequest.file(part.mime, read.url, part.name ?? path.basename(target)))
+  }
+  return { files, notes }
+})
 
 /**
  * Lowers the files of `history` for a Step of `model`: every user message's attachments and every

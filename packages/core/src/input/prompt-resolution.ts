@@ -139,7 +139,8 @@ const resolveFile = Effect.fn("PromptResolution.file")(function* (
   )
   if (!ToolPath.isWithin(realDir, real) && options.outsideAllowed?.(real, kind) !== true) {
     return yield* unreadable(
-      `it is outside the session's directory ${Quote.clip(directory)}, and the agent's permissions do not allow external_directory there`
+      `it is outside the session's directory ${Quote.clip(directory)}, ` +
+        "and the agent's permissions do not allow external_directory there"
     )
   }
   if (info.type === "Directory") {
@@ -179,7 +180,8 @@ export const resolve = Effect.fn("PromptResolution.resolve")(function* (
   if (total > AdmittedPrompt.maxAttachmentTotalBytes) {
     return yield* invalid(
       "prompt.files",
-      `The attachments of a prompt are at most ${AdmittedPrompt.maxAttachmentTotalBytes} bytes together; these are ${total}`
+      `The attachments of a prompt are at most ${AdmittedPrompt.maxAttachmentTotalBytes} bytes together; ` +
+        `these are ${total}`
     )
   }
   const files = resolved?.map((item) => item.file)

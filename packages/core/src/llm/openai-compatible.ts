@@ -104,8 +104,10 @@ const userMessage = (message: LLMRequest.UserMessage): Record<string, unknown> =
 }
 
 /** The text that introduces the files tool calls returned, in the user turn that carries them. */
-const toolFilesText = (results: ReadonlyArray<LLMRequest.ToolResultPart>): string =>
-  `The files returned by tool call${results.length === 1 ? "" : "s"} ${results.map((result) => result.callID).join(", ")} follow.`
+const toolFilesText = (results: ReadonlyArray<LLMRequest.ToolResultPart>): string => {
+  const calls = results.map((result) => result.callID).join(", ")
+  return `The files returned by tool call${results.length === 1 ? "" : "s"} ${calls} follow.`
+}
 
 const toolChoice = (choice: LLMRequest.ToolChoice): unknown =>
   typeof choice === "string" ? choice : { type: "function", function: { name: choice.name } }

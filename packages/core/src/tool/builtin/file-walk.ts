@@ -91,12 +91,16 @@ async function* walk(options: Options, ignored: (absolute: string, isDirectory: 
     try {
       for await (const entry of handle) {
         const full = path.join(dir, entry.name)
-        if (entry.isDirectory()) {
+        // Some file systems do not report entry types: those entries are looked at (lstat).
+        const known = entry.isFile() || entry.isDirectory() || entry.isSymbolicLink()
+        const kind = known ? entry : await fs.promises.lstat(full).catch(() => undefined)
+        if (kind === undefined) continue
+        if (kind.isDirectory()) {
           if (entry.name !== ".git" && !ignored(full, true)) subdirectories.push(full)
           continue
         }
         // Symlinks are listed by name and never followed (a symlinked directory is not descended).
-        if (!entry.isFile() && !entry.isSymbolicLink()) continue
+        if (!kind.isFile() && !kind.isSymbolicLink()) continue
         if (ignored(full, false)) continue
         if (options.match !== undefined && !options.match(toPosix(path.relative(options.root, full)))) continue
         batch.push(full)
