@@ -223,7 +223,7 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
     Layer.fresh(Recovery.layer),
     boundary,
     Layer.fresh(StepSelection.layer),
-    Layer.fresh(ModelContext.layer),
+    Layer.fresh(ModelContext.layer).pipe(Layer.provide(NodeContext.layer)),
     StepRunner.layer(retry).pipe(Layer.provide(Layer.fresh(ToolSettlement.layer)), Layer.provide(llm)),
     // Compaction rebaselines from the Instructions the boundary composes.
     Compaction.layer(retry).pipe(Layer.provide(boundary), Layer.provide(llm))

@@ -12,6 +12,12 @@ export const maxTextLength = 1024 * 1024
  */
 export const maxAttachmentBytes = 5 * 1024 * 1024
 
+/** The most file attachments one prompt may carry. */
+export const maxAttachments = 20
+
+/** The most bytes a prompt's file attachments may add up to (files on disk and `data:` URLs): 20 MiB. */
+export const maxAttachmentTotalBytes = 20 * 1024 * 1024
+
 /**
  * Where an attachment was mentioned in the prompt text: the character span `[start, end)` and the
  * text found there, so a client can render the mention in place.

@@ -3,7 +3,7 @@ import * as http from "node:http"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { configHome, startServer, tempDir } from "./harness.js"
+import { configHome, startServer } from "./harness.js"
 
 /** What came back: the status, the body's size and (up to 2 KiB of) its text. */
 interface Answer {
@@ -393,9 +393,10 @@ describe("bounded input", () => {
 
   it.scoped("an attached file over 5 MiB is refused at admission, naming the attachment", () =>
     Effect.gen(function* () {
-      const { url } = yield* startServer()
+      const { url, directory } = yield* startServer()
       const session = yield* newSession(url)
-      const file = path.join(tempDir("attach"), "big.txt")
+      // Inside the session's directory: a file outside it is refused for that reason first.
+      const file = path.join(directory, "big.txt")
       fs.writeFileSync(file, Buffer.alloc(5 * MiB + 1, 0x61))
       const answer = yield* send(url, {
         method: "POST",

@@ -18,7 +18,12 @@ const document = {
       },
       models: {
         qwen: { limit: { context: 32768, output: 4096 } },
-        coder: { id: "qwen2.5-coder:7b", name: "Qwen Coder", tool_call: false }
+        coder: {
+          id: "qwen2.5-coder:7b",
+          name: "Qwen Coder",
+          tool_call: false,
+          modalities: { input: ["text", "image"], output: ["text"] }
+        }
       }
     }
   },
@@ -112,7 +117,8 @@ describe("catalog endpoints over a configured server", () => {
           id: "coder",
           name: "Qwen Coder",
           api: { id: "qwen2.5-coder:7b", ...api },
-          capabilities: { tools: false, input: ["text"], output: ["text"] },
+          // the declared input kinds (`modalities.input`)
+          capabilities: { tools: false, input: ["text", "image"], output: ["text"] },
           limit: { context: 0, output: 0 }
         }
       ])

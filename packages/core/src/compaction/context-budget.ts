@@ -40,18 +40,32 @@ export const usable = (model: Catalog.Model, compaction: Config.Compaction): num
 /** The estimated tokens of a text. */
 export const estimate = (text: string): number => Math.ceil(text.length / charsPerToken)
 
-const partText = (part: LLMRequest.AssistantPart | LLMRequest.TextPart | LLMRequest.ToolResultPart): string => {
+/**
+ * What an attached file (an image or a document sent natively) is counted as: providers bill images
+ * by their size in pixels, not by the length of their encoding, so a flat figure in the range they
+ * charge for a typical screenshot stands in for it.
+ */
+export const fileTokens = 1_500
+
+type Part = LLMRequest.Message extends infer M
+  ? M extends { readonly content: ReadonlyArray<infer P> }
+    ? P
+    : never
+  : never
+
+const partTokens = (part: Part): number => {
   switch (part.type) {
     case "text":
-      return part.text
     case "reasoning":
-      return part.text
+      return estimate(part.text)
     case "tool-call":
-      return part.name + JSON.stringify(part.input)
+      return estimate(part.name + JSON.stringify(part.input))
     case "tool-result":
-      return part.name + part.output
+      return estimate(part.name + part.output) + (part.files?.length ?? 0) * fileTokens
+    case "file":
+      return fileTokens
     default:
-      return ""
+      return 0
   }
 }
 
@@ -60,7 +74,7 @@ export const estimateMessages = (messages: ReadonlyArray<LLMRequest.Message>): n
   let total = 0
   for (const message of messages) {
     if (message.role === "instruction-update") total += estimate(message.text)
-    else for (const part of message.content) total += estimate(partText(part))
+    else for (const part of message.content) total += partTokens(part)
   }
   return total
 }

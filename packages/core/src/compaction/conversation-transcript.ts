@@ -55,8 +55,13 @@ const assistantBlock = (message: SessionMessages.SessionMessageAssistant): strin
 /** One message as a transcript block, or undefined when it has nothing for the summary. */
 export const block = (message: SessionMessages.SessionMessage): string | undefined => {
   switch (message.type) {
-    case "user":
-      return `User: ${message.text}`
+    case "user": {
+      // Attachments are named, not inlined: the summary keeps what they were, the kept part refers to them.
+      const files = (message.files ?? []).map((file) =>
+        file.uri.startsWith("data:") ? (file.name ?? file.mime) : (file.name ?? file.uri)
+      )
+      return files.length === 0 ? `User: ${message.text}` : `User: ${message.text}\n(attached: ${files.join(", ")})`
+    }
     case "synthetic":
       return `User (runtime): ${message.text}`
     case "shell":

@@ -14,8 +14,9 @@ export * as Catalog from "./catalog.js"
  *   vendor's public endpoint.
  * - `options.apiKey` is taken after substitution; an empty key counts as none. Without one, the
  *   `openai` and `anthropic` providers read `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`.
- * - A model's `name` defaults to its key, `tool_call` to true, `reasoning` to false, and each limit to
- *   0 (unknown). `id`, when set, is the model ID sent on the wire instead of the key.
+ * - A model's `name` defaults to its key, `tool_call` to true, `reasoning` to false, each limit to
+ *   0 (unknown), and its input kinds to `modalities.input` (else text, image and pdf with
+ *   `attachment: true`, else text only). `id`, when set, is the model ID sent on the wire instead of the key.
  */
 
 import type { Model as ModelSchema } from "@opencode-ai/schema"
@@ -54,6 +55,12 @@ export interface Model {
   readonly reasoning: boolean
   /** Token limits; 0 when the config does not say. */
   readonly limit: { readonly context: number; readonly output: number }
+  /**
+   * The kinds of input the model accepts (`text`, `image`, `pdf`, …): `modalities.input` when set,
+   * else `text`, `image` and `pdf` when `attachment` is true, else `text` only. Attachments the model
+   * does not accept reach it as a note saying so (see `PromptFiles`).
+   */
+  readonly input: ReadonlyArray<string>
 }
 
 export interface Provider {
@@ -186,7 +193,8 @@ const provider = (
       name: model.name ?? modelID,
       toolCall: model.tool_call ?? true,
       reasoning: model.reasoning ?? false,
-      limit: { context: model.limit?.context ?? 0, output: model.limit?.output ?? 0 }
+      limit: { context: model.limit?.context ?? 0, output: model.limit?.output ?? 0 },
+      input: model.modalities?.input ?? (model.attachment === true ? ["text", "image", "pdf"] : ["text"])
     })
   )
   return Either.right({

@@ -44,6 +44,13 @@ export const ModelLimit = Schema.Struct({
 })
 export interface ModelLimit extends Schema.Schema.Type<typeof ModelLimit> {}
 
+/** `provider.<id>.models.<id>.modalities`: what the model takes in and gives out. */
+export const ModelModalities = Schema.Struct({
+  input: Schema.optionalWith(Schema.Array(Schema.String), { exact: true }),
+  output: Schema.optionalWith(Schema.Array(Schema.String), { exact: true })
+})
+export interface ModelModalities extends Schema.Schema.Type<typeof ModelModalities> {}
+
 /** `provider.<id>.models.<id>`: one model of a provider; the key is the model's ID in references. */
 export const Model = Schema.Struct({
   /** The model ID sent on the wire, when it differs from the key. */
@@ -51,6 +58,10 @@ export const Model = Schema.Struct({
   name: Schema.optionalWith(Schema.String, { exact: true }),
   tool_call: Schema.optionalWith(Schema.Boolean, { exact: true }),
   reasoning: Schema.optionalWith(Schema.Boolean, { exact: true }),
+  /** Whether the model accepts file attachments (upstream's flag): images and PDFs, unless `modalities` says. */
+  attachment: Schema.optionalWith(Schema.Boolean, { exact: true }),
+  /** The kinds of input and output the model handles: `text`, `image`, `pdf`, `audio`, `video`. */
+  modalities: Schema.optionalWith(ModelModalities, { exact: true }),
   limit: Schema.optionalWith(ModelLimit, { exact: true })
 })
 export interface Model extends Schema.Schema.Type<typeof Model> {}

@@ -14,9 +14,18 @@ export * as PromptResolution from "./prompt-resolution.js"
  * - an `http(s):` URL → kept as is (not fetched); the media type comes from the extension
  *   (`application/octet-stream` when unknown).
  *
+ * A file's `start` / `end` query (a line range, see PromptFiles) is kept on its `file://` URL.
+ *
+ * Confinement: a file or directory must lie inside the Location directory, compared by real path
+ * (symlinks resolved, as the tools compare), unless `outsideAllowed` says the path may be attached
+ * from where it is (the session's agent allows `external_directory` there, e.g. the Managed Tool
+ * Output directory); admission cannot ask, so anything else outside is refused.
+ *
  * Anything else (another scheme, a missing or unreadable file, a file larger than
- * `AdmittedPrompt.maxAttachmentBytes` (5 MiB), a malformed URL) is an
- * InvalidRequestError (kind `prompt`) naming the attachment's field, e.g. `prompt.files.0.uri`.
+ * `AdmittedPrompt.maxAttachmentBytes` (5 MiB), a path outside the Location that is not allowed, a
+ * malformed URL) is an InvalidRequestError (kind `prompt`) naming the attachment's field, e.g.
+ * `prompt.files.0.uri`. More than `AdmittedPrompt.maxAttachments` files, or files together over
+ * `AdmittedPrompt.maxAttachmentTotalBytes`, is one naming `prompt.files`.
  * Names, descriptions, sources and agent attachments are carried through unchanged.
  */
 
@@ -28,6 +37,7 @@ import { Effect } from "effect"
 import { Mime } from "mime"
 import otherTypes from "mime/types/other.js"
 import standardTypes from "mime/types/standard.js"
+import { ToolPath } from "../tool/builtin/tool-path.js"
 
 /**
  * The media types by extension: the `mime` database, except where it names a non-text type for a
@@ -54,21 +64,39 @@ const dataMime = (uri: string): string | undefined => {
   return type === "" ? "text/plain" : type.toLowerCase()
 }
 
-/** One attachment resolved against `directory`; `index` names it in errors. */
+/** Where attachments resolve and which outside paths they may name (see the module doc). */
+export interface Options {
+  /** The session's Location directory: relative paths resolve against it, files must lie in it. */
+  readonly directory: string
+  /**
+   * Whether a file or directory outside the Location, at real path `real`, may be attached (`kind`
+   * says which it is). Absent: none may.
+   */
+  readonly outsideAllowed?: ((real: string, kind: "file" | "directory") => boolean) | undefined
+}
+
+/** A resolved attachment and the bytes it counts for against the total. */
+interface Resolved {
+  readonly file: AdmittedPrompt.PromptFileAttachment
+  readonly bytes: number
+}
+
+/** One attachment resolved against `options.directory`; `index` names it in errors. */
 const resolveFile = Effect.fn("PromptResolution.file")(function* (
   file: AdmittedPrompt.PromptInputFileAttachment,
   index: number,
-  directory: string
+  options: Options
 ) {
+  const directory = options.directory
   const fs = yield* FileSystem.FileSystem
   const field = `prompt.files.${index}.uri`
-  const settled = (uri: string, type: string): AdmittedPrompt.PromptFileAttachment => ({ ...file, uri, mime: type })
+  const settled = (uri: string, type: string, bytes = 0): Resolved => ({ file: { ...file, uri, mime: type }, bytes })
   const protocol = scheme.exec(file.uri)?.[1]?.toLowerCase()
 
   if (protocol === "data") {
     const type = dataMime(file.uri)
     if (type === undefined) return yield* invalid(field, `Malformed data URL in attachment ${index}`)
-    return settled(file.uri, type)
+    return settled(file.uri, type, file.uri.length)
   }
   if (protocol === "http" || protocol === "https") {
     const pathname = yield* Effect.try(() => new URL(file.uri).pathname).pipe(
@@ -90,6 +118,8 @@ const resolveFile = Effect.fn("PromptResolution.file")(function* (
     : yield* Effect.try(() => fileURLToPath(file.uri)).pipe(
         Effect.mapError(() => invalid(field, `Malformed file URL in attachment ${index}: ${Quote.input(file.uri)}`))
       )
+  // The query of a file: URL (a line range) survives; the path is normalized.
+  const query = isPath ? "" : (/\?[^#]*/.exec(file.uri)?.[0] ?? "")
   const unreadable = (reason: string) => invalid(field, `Cannot attach ${Quote.clip(absolute)}: ${reason}`)
   const info = yield* fs
     .stat(absolute)
@@ -100,6 +130,19 @@ const resolveFile = Effect.fn("PromptResolution.file")(function* (
         )
       )
     )
+  const kind = info.type === "Directory" ? "directory" : "file"
+  const real = yield* Effect.try(() => ToolPath.realPathSync(absolute)).pipe(
+    Effect.mapError((error) => unreadable((error as Error).message))
+  )
+  const realDir = yield* Effect.try(() => ToolPath.realPathSync(path.resolve(directory))).pipe(
+    Effect.mapError((error) => unreadable((error as Error).message))
+  )
+  if (!ToolPath.isWithin(realDir, real) && options.outsideAllowed?.(real, kind) !== true) {
+    return yield* unreadable(
+      `it is outside the session's directory ${Quote.clip(directory)}, ` +
+        "and the agent's permissions do not allow external_directory there"
+    )
+  }
   if (info.type === "Directory") {
     yield* fs.readDirectory(absolute).pipe(Effect.mapError((error) => unreadable(error.message)))
     return settled(pathToFileURL(absolute).href, directoryMime)
@@ -111,21 +154,37 @@ const resolveFile = Effect.fn("PromptResolution.file")(function* (
     )
   }
   yield* fs.access(absolute, { readable: true }).pipe(Effect.mapError((error) => unreadable(error.message)))
-  return settled(pathToFileURL(absolute).href, mime.getType(absolute) ?? "text/plain")
+  return settled(`${pathToFileURL(absolute).href}${query}`, mime.getType(absolute) ?? "text/plain", Number(info.size))
 })
 
 /**
  * `input` as a Prompt, with every file attachment resolved against the session's Location
- * `directory` (see the module doc). Reads the file system (stat and access) but never file contents.
+ * `options.directory` (see the module doc). Reads the file system (stat and access) but never file
+ * contents.
  */
 export const resolve = Effect.fn("PromptResolution.resolve")(function* (
   input: AdmittedPrompt.PromptInput,
-  directory: string
+  options: Options
 ) {
-  const files =
+  if (input.files !== undefined && input.files.length > AdmittedPrompt.maxAttachments) {
+    return yield* invalid(
+      "prompt.files",
+      `A prompt has at most ${AdmittedPrompt.maxAttachments} file attachments; this one has ${input.files.length}`
+    )
+  }
+  const resolved =
     input.files === undefined
       ? undefined
-      : yield* Effect.forEach(input.files, (file, index) => resolveFile(file, index, directory))
+      : yield* Effect.forEach(input.files, (file, index) => resolveFile(file, index, options))
+  const total = (resolved ?? []).reduce((sum, item) => sum + item.bytes, 0)
+  if (total > AdmittedPrompt.maxAttachmentTotalBytes) {
+    return yield* invalid(
+      "prompt.files",
+      `The attachments of a prompt are at most ${AdmittedPrompt.maxAttachmentTotalBytes} bytes together; ` +
+        `these are ${total}`
+    )
+  }
+  const files = resolved?.map((item) => item.file)
   const prompt: AdmittedPrompt.Prompt = {
     text: input.text,
     ...(files === undefined ? {} : { files }),

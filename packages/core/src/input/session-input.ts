@@ -21,11 +21,14 @@ export * as SessionInput from "./session-input.js"
 import { FileSystem } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { AdmittedPrompt, Errors, Identifier } from "@opencode-ai/schema"
-import { Clock, Context, Data, Effect, Layer, Schema } from "effect"
+import { Clock, Context, Data, Effect, Layer, Option, Schema } from "effect"
+import { Config } from "../config/config.js"
 import type * as EventLog from "../event/event-log.js"
+import { Permission } from "../permission/permission.js"
 import { KnownSessions } from "../session/known-sessions.js"
 import * as SessionEvents from "../session/session-events.js"
 import * as Sessions from "../session/sessions.js"
+import { ToolPath } from "../tool/builtin/tool-path.js"
 import * as PromptResolution from "./prompt-resolution.js"
 
 export interface AdmitInput {
@@ -141,6 +144,19 @@ export const layer: Layer.Layer<
     const events = yield* SessionEvents.Service
     const sessions = yield* Sessions.Service
     const fs = yield* FileSystem.FileSystem
+    // The agents' rules decide which outside paths may be attached; a host without a config (an
+    // offline admission) allows none.
+    const config = yield* Effect.serviceOption(Config.Service)
+    const outsideAllowed = (agentName: string | undefined) => {
+      if (Option.isNone(config)) return undefined
+      const agent = Option.orElse(config.value.agent(agentName ?? config.value.defaultAgent), () =>
+        config.value.agent(config.value.defaultAgent)
+      )
+      if (Option.isNone(agent)) return undefined
+      const rules = agent.value.permission
+      return (real: string, kind: "file" | "directory") =>
+        Permission.evaluate(rules, "external_directory", ToolPath.externalResource(real, kind)) === "allow"
+    }
 
     const columns = sql`id, session_id, delivery, input, prompt, admitted_seq, promoted_seq, time_created`
     const lookup = (id: string) =>
@@ -167,9 +183,10 @@ export const layer: Layer.Layer<
           if (stored !== undefined) return yield* replay(stored, session.id, input, delivery)
         }
 
-        const prompt = yield* PromptResolution.resolve(request.prompt, session.location.directory).pipe(
-          Effect.provideService(FileSystem.FileSystem, fs)
-        )
+        const prompt = yield* PromptResolution.resolve(request.prompt, {
+          directory: session.location.directory,
+          outsideAllowed: outsideAllowed(session.agent)
+        }).pipe(Effect.provideService(FileSystem.FileSystem, fs))
         const now = yield* Clock.currentTimeMillis
         const id = request.id ?? Identifier.newMessageID(now)
         const promptJson = yield* encodePrompt(prompt).pipe(Effect.orDie)

@@ -10,7 +10,10 @@ export * as Anthropic from "./anthropic.js"
  * - `messages`: the lowered history (see `InstructionLowering`), consecutive same-role turns merged
  *   into one (the API wants alternating roles):
  *   - tool results become `tool_result` blocks (`is_error` when failed) of a user turn, in the order of
- *     the calls they answer, before any text that joins that turn;
+ *     the calls they answer, before any text that joins that turn; a result that returns files has
+ *     an array `content`: its text block, then an `image` / `document` block per file;
+ *   - user file parts: images as `image` blocks, PDFs as `document` blocks, with a `base64` source
+ *     for a `data:` URL (`media_type`, `data`) and a `url` source otherwise;
  *   - assistant reasoning is sent natively only when the part is `replayable` and carries this
  *     protocol's Native Continuation Metadata: a `thinking` block with its `signature`, or a
  *     `redacted_thinking` block with its `data`. Otherwise non-empty visible reasoning becomes an
@@ -89,7 +92,35 @@ const assistantBlocks = (message: LLMRequest.AssistantMessage): Array<Block> =>
     }
   })
 
-const cacheable = new Set(["text", "tool_result", "tool_use"])
+/**
+ * A file part as an Anthropic block: an image as `image`, a PDF (any other file) as `document`;
+ * a `data:` URL becomes a `base64` source, any other URL a `url` source the API fetches.
+ */
+const fileBlock = (part: LLMRequest.FilePart): Block => {
+  const data = /^data:([^;,]*)(;base64)?,(.*)$/s.exec(part.url)
+  const source =
+    data === null
+      ? { type: "url", url: part.url }
+      : {
+          type: "base64",
+          media_type: part.mime,
+          // A data URL that is not base64 (percent-encoded) is re-encoded: the API takes base64 only.
+          data: data[2] === undefined ? Buffer.from(decodeURIComponent(data[3] ?? "")).toString("base64") : data[3]
+        }
+  return part.mime.startsWith("image/") ? { type: "image", source } : { type: "document", source }
+}
+
+const userBlocks = (part: LLMRequest.UserPart): Array<Block> => {
+  if (part.type === "file") return [fileBlock(part)]
+  return part.text === "" ? [] : [{ type: "text", text: part.text }]
+}
+
+const toolResultContent = (result: LLMRequest.ToolResultPart): unknown =>
+  result.files === undefined || result.files.length === 0
+    ? result.output
+    : [...(result.output === "" ? [] : [{ type: "text", text: result.output }]), ...result.files.map(fileBlock)]
+
+const cacheable = new Set(["text", "tool_result", "tool_use", "image", "document"])
 
 /** The wire messages: the lowered history with same-role turns merged. */
 export const messages = (request: LLMRequest.Request): ReadonlyArray<Turn> => {
@@ -104,10 +135,7 @@ export const messages = (request: LLMRequest.Request): ReadonlyArray<Turn> => {
   for (const message of InstructionLowering.lower(request.messages)) {
     switch (message.role) {
       case "user":
-        push(
-          "user",
-          message.content.flatMap((part) => (part.text === "" ? [] : [{ type: "text", text: part.text }]))
-        )
+        push("user", message.content.flatMap(userBlocks))
         break
       case "assistant":
         lastAssistant = message
@@ -119,7 +147,7 @@ export const messages = (request: LLMRequest.Request): ReadonlyArray<Turn> => {
           LLMRequest.resultsInCallOrder(message, lastAssistant).map((result) => ({
             type: "tool_result",
             tool_use_id: result.callID,
-            content: result.output,
+            content: toolResultContent(result),
             ...(result.isError ? { is_error: true } : {})
           }))
         )

@@ -29,6 +29,25 @@ export const TextPart = Schema.Struct({ type: Schema.Literal("text"), text: Sche
 export interface TextPart extends Schema.Schema.Type<typeof TextPart> {}
 
 /**
+ * A file the model reads natively (an image or a PDF): its media type and its content as a `data:`
+ * URL (base64), or an `http(s):` URL the provider fetches itself. The runner only puts one here when
+ * the model's catalog entry accepts that input (see `PromptFiles`); adapters send it in their
+ * protocol's own shape (OpenAI-compatible `image_url` / `file` parts, Anthropic `image` / `document`
+ * blocks) and never read files themselves.
+ */
+export const FilePart = Schema.Struct({
+  type: Schema.Literal("file"),
+  mime: Schema.String,
+  url: Schema.String,
+  name: Schema.optional(Schema.String)
+})
+export interface FilePart extends Schema.Schema.Type<typeof FilePart> {}
+
+/** What a user turn carries: text, and files the model reads natively. */
+export const UserPart = Schema.Union(TextPart, FilePart)
+export type UserPart = TextPart | FilePart
+
+/**
  * Reasoning the assistant produced. `metadata` is its Native Continuation Metadata as streamed.
  *
  * `replayable` is the runner's decision that this reasoning may be continued natively: the step that
@@ -53,17 +72,23 @@ export const ToolCallPart = Schema.Struct({
 })
 export interface ToolCallPart extends Schema.Schema.Type<typeof ToolCallPart> {}
 
-/** The settled result of one tool call, as the model will read it (already bounded by the registry). */
+/**
+ * The settled result of one tool call, as the model will read it (already bounded by the registry).
+ * `files` are the files the tool returned for the model to see (e.g. an image `read` opened), when
+ * the model accepts them; a protocol whose tool results cannot carry files sends them in a user turn
+ * right after the results.
+ */
 export const ToolResultPart = Schema.Struct({
   type: Schema.Literal("tool-result"),
   callID: Schema.String,
   name: Schema.String,
   output: Schema.String,
-  isError: Schema.Boolean
+  isError: Schema.Boolean,
+  files: Schema.optional(Schema.Array(FilePart))
 })
 export interface ToolResultPart extends Schema.Schema.Type<typeof ToolResultPart> {}
 
-export const UserMessage = Schema.Struct({ role: Schema.Literal("user"), content: Schema.Array(TextPart) })
+export const UserMessage = Schema.Struct({ role: Schema.Literal("user"), content: Schema.Array(UserPart) })
 export interface UserMessage extends Schema.Schema.Type<typeof UserMessage> {}
 
 export const AssistantPart = Schema.Union(TextPart, ReasoningPart, ToolCallPart)
@@ -143,6 +168,13 @@ export const text = (text: string): TextPart => ({ type: "text", text })
 
 export const user = (...texts: ReadonlyArray<string>): UserMessage => ({ role: "user", content: texts.map(text) })
 
+export const file = (mime: string, url: string, name?: string): FilePart => ({
+  type: "file",
+  mime,
+  url,
+  ...(name === undefined ? {} : { name })
+})
+
 export const assistant = (...content: ReadonlyArray<AssistantPart>): AssistantMessage => ({
   role: "assistant",
   content
@@ -164,8 +196,15 @@ export const toolResult = (
   callID: string,
   name: string,
   output: string,
-  options: { readonly isError?: boolean } = {}
-): ToolResultPart => ({ type: "tool-result", callID, name, output, isError: options.isError ?? false })
+  options: { readonly isError?: boolean; readonly files?: ReadonlyArray<FilePart> } = {}
+): ToolResultPart => ({
+  type: "tool-result",
+  callID,
+  name,
+  output,
+  isError: options.isError ?? false,
+  ...(options.files === undefined || options.files.length === 0 ? {} : { files: options.files })
+})
 
 export const tool = (...content: ReadonlyArray<ToolResultPart>): ToolMessage => ({ role: "tool", content })
 

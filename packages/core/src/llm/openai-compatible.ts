@@ -6,15 +6,18 @@ export * as OpenAICompatible from "./openai-compatible.js"
  * Request ({@link body}):
  * - `model`, then `messages`: exactly one `system` message first (the request's system text,
  *   unchanged; omitted only when empty), then the history in order;
- * - user turns: a plain string for one text part, else an array of text parts; Instruction Updates are
- *   lowered into them (see `InstructionLowering`);
+ * - user turns: a plain string for one text part, else an array of parts: `text`, images as
+ *   `image_url` (`{url}`: the `data:` URL or the provider-fetched URL), other files (PDFs) as `file`
+ *   (`{filename, file_data}`); Instruction Updates are lowered into them (see `InstructionLowering`);
  * - assistant turns: their text (and lowered reasoning) as `content` (`null` when there is none) and
  *   their calls as `tool_calls` with JSON-encoded `arguments`;
  * - reasoning: chat completions has no way to send reasoning back, so replayable reasoning is omitted
  *   (the model produced it and needs nothing more); non-replayable, non-empty reasoning (another model
  *   wrote it) becomes ordinary assistant text, as the seed requires after a model switch;
  * - tool results: one `role: "tool"` message each (`tool_call_id`, `content`), in the order of the
- *   calls they answer. The protocol has no error flag: the runner's output text says what failed;
+ *   calls they answer. The protocol has no error flag: the runner's output text says what failed.
+ *   A tool message carries text only, so the files results return (an image `read` opened) follow
+ *   the results in one user turn: a text naming the calls, then their file parts;
  * - `tools` (`type: "function"`) and `tool_choice` only when there are tools;
  * - `stream: true`, `stream_options: {include_usage: true}`; Generation Controls as `max_tokens`,
  *   `temperature`, `top_p`; then the `"openai-compatible"` provider options, verbatim.
@@ -80,13 +83,31 @@ const assistantMessage = (message: LLMRequest.AssistantMessage): Record<string, 
   }
 }
 
-const userMessage = (message: LLMRequest.UserMessage): Record<string, unknown> => ({
-  role: "user",
-  content:
-    message.content.length === 1 && message.content[0] !== undefined
-      ? message.content[0].text
-      : message.content.map((part) => ({ type: "text", text: part.text }))
-})
+/**
+ * A file part on this wire: an image as an `image_url` part (a `data:` URL or the provider-fetched
+ * URL), any other file (a PDF) as a `file` part with its `data:` URL in `file_data` and its name.
+ */
+const filePart = (part: LLMRequest.FilePart): Record<string, unknown> =>
+  part.mime.startsWith("image/")
+    ? { type: "image_url", image_url: { url: part.url } }
+    : { type: "file", file: { filename: part.name ?? "attachment", file_data: part.url } }
+
+const userPart = (part: LLMRequest.UserPart): Record<string, unknown> =>
+  part.type === "text" ? { type: "text", text: part.text } : filePart(part)
+
+const userMessage = (message: LLMRequest.UserMessage): Record<string, unknown> => {
+  const only = message.content.length === 1 ? message.content[0] : undefined
+  return {
+    role: "user",
+    content: only !== undefined && only.type === "text" ? only.text : message.content.map(userPart)
+  }
+}
+
+/** The text that introduces the files tool calls returned, in the user turn that carries them. */
+const toolFilesText = (results: ReadonlyArray<LLMRequest.ToolResultPart>): string => {
+  const calls = results.map((result) => result.callID).join(", ")
+  return `The files returned by tool call${results.length === 1 ? "" : "s"} ${calls} follow.`
+}
 
 const toolChoice = (choice: LLMRequest.ToolChoice): unknown =>
   typeof choice === "string" ? choice : { type: "function", function: { name: choice.name } }
@@ -108,11 +129,24 @@ export const messages = (request: LLMRequest.Request): ReadonlyArray<Record<stri
         if (wire.content !== null || wire.tool_calls !== undefined) out.push(wire)
         break
       }
-      case "tool":
-        for (const result of LLMRequest.resultsInCallOrder(message, lastAssistant)) {
+      case "tool": {
+        const results = LLMRequest.resultsInCallOrder(message, lastAssistant)
+        for (const result of results) {
           out.push({ role: "tool", tool_call_id: result.callID, content: result.output })
         }
+        // A tool message carries text only: the files the calls returned follow in one user turn.
+        const withFiles = results.filter((result) => (result.files ?? []).length > 0)
+        if (withFiles.length > 0) {
+          out.push({
+            role: "user",
+            content: [
+              { type: "text", text: toolFilesText(withFiles) },
+              ...withFiles.flatMap((result) => (result.files ?? []).map(filePart))
+            ]
+          })
+        }
         break
+      }
     }
   }
   return out

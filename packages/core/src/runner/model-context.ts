@@ -1,5 +1,6 @@
 export * as ModelContext from "./model-context.js"
 
+import { FileSystem } from "@effect/platform"
 import type { Errors, Model, SessionMessages } from "@opencode-ai/schema"
 import { Context, Effect, Layer } from "effect"
 import { ContextBudget } from "../compaction/context-budget.js"
@@ -7,6 +8,7 @@ import { ToolOutputPrune } from "../compaction/tool-output-prune.js"
 import type { AgentCatalog } from "../config/agent-catalog.js"
 import type { Catalog } from "../config/catalog.js"
 import { Config } from "../config/config.js"
+import { PromptFiles } from "../input/prompt-files.js"
 import { LLMRequest } from "../llm/llm-request.js"
 import { AgentPrompt } from "../prompt/agent-prompt.js"
 import { CompactionPrompt } from "../prompt/compaction-prompt.js"
@@ -33,10 +35,27 @@ export interface Input {
    * by a marker in the request (see ToolOutputPrune). Absent: nothing is pruned.
    */
   readonly pruneWindow?: number | undefined
+  /** The history's files as the model reads them (PromptFiles.load); without it, files are references. */
+  readonly files?: PromptFiles.Lowered
 }
 
-const toolOutput = (content: ReadonlyArray<{ readonly type: string; readonly text?: string; readonly uri?: string }>) =>
-  content.map((part) => (part.type === "text" ? (part.text ?? "") : `[file ${part.uri ?? ""}]`)).join("\n")
+/**
+ * A tool result's text: its text parts, then (with `lowered`) the notes for the files the model
+ * cannot see; without `lowered`, each file is a `[file <uri>]` reference.
+ */
+const toolOutput = (
+  content: ReadonlyArray<{ readonly type: string; readonly text?: string; readonly uri?: string }>,
+  lowered: PromptFiles.ToolFiles | undefined
+) =>
+  lowered === undefined
+    ? content.map((part) => (part.type === "text" ? (part.text ?? "") : `[file ${part.uri ?? ""}]`)).join("\n")
+    : [...content.flatMap((part) => (part.type === "text" ? [part.text ?? ""] : [])), ...lowered.notes].join("\n")
+
+/** A user turn: the message's text, then what its attachments lowered to. */
+const userTurn = (text: string, attachments: ReadonlyArray<LLMRequest.UserPart> | undefined): LLMRequest.Message =>
+  attachments === undefined || attachments.length === 0
+    ? LLMRequest.user(text)
+    : { role: "user", content: [LLMRequest.text(text), ...attachments] }
 
 const sameModel = (a: Model.ModelRef, provider: Catalog.Provider, model: Catalog.Model) =>
   a.providerID === provider.id && a.id === model.id
@@ -49,7 +68,8 @@ const sameModel = (a: Model.ModelRef, provider: Catalog.Provider, model: Catalog
 const assistantTurn = (
   message: SessionMessages.SessionMessageAssistant,
   provider: Catalog.Provider,
-  model: Catalog.Model
+  model: Catalog.Model,
+  files: PromptFiles.Lowered
 ): ReadonlyArray<LLMRequest.Message> => {
   const replayable = message.error === undefined && sameModel(message.model, provider, model)
   const parts: Array<LLMRequest.AssistantPart> = []
@@ -71,9 +91,15 @@ const assistantTurn = (
       if (item.state.status === "pending") continue
       parts.push(LLMRequest.toolCall(item.id, item.name, item.state.input))
       switch (item.state.status) {
-        case "completed":
-          results.push(LLMRequest.toolResult(item.id, item.name, toolOutput(item.state.content)))
+        case "completed": {
+          const lowered = files.tool.get(item.id)
+          results.push(
+            LLMRequest.toolResult(item.id, item.name, toolOutput(item.state.content, lowered), {
+              ...(lowered === undefined ? {} : { files: lowered.files })
+            })
+          )
           break
+        }
         case "error":
           results.push(LLMRequest.toolResult(item.id, item.name, item.state.error.message, { isError: true }))
           break
@@ -90,22 +116,26 @@ const assistantTurn = (
     : [LLMRequest.assistant(...parts)]
 }
 
-/** Session History → the provider-neutral message list, chronological. */
+/**
+ * Session History → the provider-neutral message list, chronological. `files` is what the history's
+ * attachments and tool files lowered to (PromptFiles.load); without it they stay references.
+ */
 export const messages = (
   history: ReadonlyArray<SessionMessages.SessionMessage>,
   provider: Catalog.Provider,
-  model: Catalog.Model
+  model: Catalog.Model,
+  files: PromptFiles.Lowered = PromptFiles.empty
 ): ReadonlyArray<LLMRequest.Message> =>
   history.flatMap((message): ReadonlyArray<LLMRequest.Message> => {
     switch (message.type) {
       case "user":
-        return [LLMRequest.user(message.text)]
+        return [userTurn(message.text, files.user.get(message.id))]
       case "synthetic":
         return [LLMRequest.user(message.text)]
       case "system":
         return [LLMRequest.instructionUpdate(message.text)]
       case "assistant":
-        return assistantTurn(message, provider, model)
+        return assistantTurn(message, provider, model, files)
       case "shell":
         return [LLMRequest.user(`The user ran a shell command:\n$ ${message.command}\n${message.output}`)]
       case "compaction":
@@ -143,7 +173,7 @@ export const build = (input: Input): LLMRequest.Request => {
   return {
     model: { providerID: input.provider.id, modelID: input.model.apiID },
     system,
-    messages: [...messages(history, input.provider, input.model), ...local(input)],
+    messages: [...messages(history, input.provider, input.model, input.files), ...local(input)],
     ...(tools.length > 0 ? { tools } : {}),
     ...(input.lastStep && tools.length > 0 ? { toolChoice: "none" as const } : {}),
     generation: {
@@ -170,10 +200,11 @@ export interface Interface {
   /**
    * The Model Context of one Step, as one provider request: reads the session's Session History as
    * of now (SessionHistory.context, without the Instruction Updates the boundary's baseline already
-   * contains, i.e. those at or before `instructions.baselineSeq`) and {@link build}s the request from
-   * it, the Step's selection and the Instruction Baseline the boundary prepared, pruning old tool
-   * outputs when `compaction.prune` is on. Writes nothing, so interrupting it leaves nothing behind.
-   * Unknown session → SessionNotFoundError.
+   * contains, i.e. those at or before `instructions.baselineSeq`), reads its attachments and tool
+   * files for the Step's model (PromptFiles.load) and {@link build}s the request from it, the Step's
+   * selection and the Instruction Baseline the boundary prepared, pruning old tool outputs when
+   * `compaction.prune` is on. Writes nothing, so interrupting it leaves nothing behind. Unknown
+   * session → SessionNotFoundError.
    */
   readonly assemble: (input: {
     readonly sessionID: string
@@ -185,40 +216,47 @@ export interface Interface {
 /** `yield* ModelContext.Service`. */
 export class Service extends Context.Tag("@opencode-ai/core/ModelContext")<Service, Interface>() {}
 
-export const layer: Layer.Layer<Service, never, SessionHistory.Service | Config.Service> = Layer.effect(
-  Service,
-  Effect.gen(function* () {
-    const history = yield* SessionHistory.Service
-    const config = yield* Config.Service
-    const assemble = Effect.fn("ModelContext.assemble")(function* (input: {
-      readonly sessionID: string
-      readonly selection: StepSelection.Selected
-      readonly instructions: Pick<SafeStepBoundary.Ready, "baseline" | "baselineSeq">
-    }) {
-      const { selection } = input
-      const usable = ContextBudget.usable(selection.model, config.compaction)
-      const pruneWindow = config.compaction.prune ? ToolOutputPrune.window(usable) : undefined
-      const context = yield* history.context(input.sessionID, { baselineSeq: input.instructions.baselineSeq })
-      const request = build({
-        sessionID: input.sessionID,
-        agent: selection.agent,
-        provider: selection.provider,
-        model: selection.model,
-        baseline: input.instructions.baseline,
-        history: context,
-        tools: selection.offered.definitions,
-        lastStep: selection.lastStep,
-        pruneWindow
+export const layer: Layer.Layer<Service, never, SessionHistory.Service | Config.Service | FileSystem.FileSystem> =
+  Layer.effect(
+    Service,
+    Effect.gen(function* () {
+      const history = yield* SessionHistory.Service
+      const config = yield* Config.Service
+      const fs = yield* FileSystem.FileSystem
+      const assemble = Effect.fn("ModelContext.assemble")(function* (input: {
+        readonly sessionID: string
+        readonly selection: StepSelection.Selected
+        readonly instructions: Pick<SafeStepBoundary.Ready, "baseline" | "baselineSeq">
+      }) {
+        const { selection } = input
+        const usable = ContextBudget.usable(selection.model, config.compaction)
+        const pruneWindow = config.compaction.prune ? ToolOutputPrune.window(usable) : undefined
+        const context = yield* history.context(input.sessionID, { baselineSeq: input.instructions.baselineSeq })
+        // The attachments and tool files are read now, for this Step's model (see PromptFiles).
+        const files = yield* PromptFiles.load(context, selection.model).pipe(
+          Effect.provideService(FileSystem.FileSystem, fs)
+        )
+        const request = build({
+          sessionID: input.sessionID,
+          agent: selection.agent,
+          provider: selection.provider,
+          model: selection.model,
+          baseline: input.instructions.baseline,
+          history: context,
+          tools: selection.offered.definitions,
+          lastStep: selection.lastStep,
+          pruneWindow,
+          files
+        })
+        const pruned = pruneWindow === undefined ? context : ToolOutputPrune.prune(context, pruneWindow)
+        const projected = ContextBudget.projected({
+          history: pruned,
+          request,
+          local: local(selection),
+          lower: (slice) => messages(slice, selection.provider, selection.model, files)
+        })
+        return { request, projected, usable } satisfies Assembled
       })
-      const pruned = pruneWindow === undefined ? context : ToolOutputPrune.prune(context, pruneWindow)
-      const projected = ContextBudget.projected({
-        history: pruned,
-        request,
-        local: local(selection),
-        lower: (slice) => messages(slice, selection.provider, selection.model)
-      })
-      return { request, projected, usable } satisfies Assembled
+      return Service.of({ assemble })
     })
-    return Service.of({ assemble })
-  })
-)
+  )

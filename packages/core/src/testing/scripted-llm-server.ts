@@ -336,16 +336,27 @@ const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve))
 /**
  * An `opencode.json` document whose one provider (`scripted`, with one model `m` that calls tools)
  * is the scripted server at `baseURL`, in the given wire protocol (default OpenAI-compatible), and
- * whose default model is `scripted/m`.
+ * whose default model is `scripted/m`. `input` declares the model's input kinds (`modalities.input`,
+ * e.g. `["text", "image"]`); without it the model takes text only.
  */
-export const config = (baseURL: string, options: { readonly protocol?: Provider.Protocol } = {}): ConfigInfo.Info =>
+export const config = (
+  baseURL: string,
+  options: { readonly protocol?: Provider.Protocol; readonly input?: ReadonlyArray<string> } = {}
+): ConfigInfo.Info =>
   ({
     provider: {
       scripted: {
         npm: options.protocol === "anthropic" ? "@ai-sdk/anthropic" : "@ai-sdk/openai-compatible",
         name: "Scripted",
         options: { baseURL, apiKey: "test-key" },
-        models: { m: { name: "Scripted", tool_call: true, limit: { context: 100_000, output: 1000 } } }
+        models: {
+          m: {
+            name: "Scripted",
+            tool_call: true,
+            limit: { context: 100_000, output: 1000 },
+            ...(options.input === undefined ? {} : { modalities: { input: options.input, output: ["text"] } })
+          }
+        }
       }
     },
     model: "scripted/m"

@@ -91,8 +91,10 @@ describe("Catalog", () => {
                   name: "Big",
                   tool_call: false,
                   reasoning: true,
+                  modalities: { input: ["text", "image"] },
                   limit: { context: 100, output: 10 }
-                }
+                },
+                seeing: { attachment: true }
               }
             }
           }
@@ -106,7 +108,8 @@ describe("Catalog", () => {
           name: "small",
           toolCall: true,
           reasoning: false,
-          limit: { context: 0, output: 0 }
+          limit: { context: 0, output: 0 },
+          input: ["text"]
         },
         {
           id: "big",
@@ -115,7 +118,19 @@ describe("Catalog", () => {
           name: "Big",
           toolCall: false,
           reasoning: true,
-          limit: { context: 100, output: 10 }
+          limit: { context: 100, output: 10 },
+          input: ["text", "image"]
+        },
+        // `attachment: true` without `modalities` means images and PDFs as well as text
+        {
+          id: "seeing",
+          apiID: "seeing",
+          providerID: "local",
+          name: "seeing",
+          toolCall: true,
+          reasoning: false,
+          limit: { context: 0, output: 0 },
+          input: ["text", "image", "pdf"]
         }
       ])
       // without `model`, the default is the first configured model

@@ -169,7 +169,8 @@ describe("Config", () => {
               name: "qwen",
               toolCall: true,
               reasoning: false,
-              limit: { context: 32768, output: 4096 }
+              limit: { context: 32768, output: 4096 },
+              input: ["text"]
             }
           ]
         }

@@ -41,6 +41,8 @@ export const world = (
     readonly compaction?: Record<string, unknown>
     /** Answers requests when the script's queue is empty (ScriptedLLMServer `respond`). */
     readonly respond?: ScriptedLLMServer.Options["respond"]
+    /** The scripted model's input kinds (`modalities.input`); default text only. */
+    readonly input?: ReadonlyArray<string>
   } = {}
 ) =>
   Effect.gen(function* () {
@@ -48,10 +50,10 @@ export const world = (
     const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "opencode-runner-")))
     const directory = path.join(root, "project")
     fs.mkdirSync(directory)
-    const scripted = ScriptedLLMServer.config(
-      server.url,
-      options.protocol === undefined ? {} : { protocol: options.protocol }
-    ) as any
+    const scripted = ScriptedLLMServer.config(server.url, {
+      ...(options.protocol === undefined ? {} : { protocol: options.protocol }),
+      ...(options.input === undefined ? {} : { input: options.input })
+    }) as any
     if (options.limit !== undefined) scripted.provider.scripted.models.m.limit = options.limit
     const config = Config.layerTest({
       ...scripted,
@@ -99,5 +101,5 @@ export const world = (
         context
       )
     const compact = Effect.flatMap(runner, (r) => r.compact(session.id))
-    return { server, session, directory, prompt, wait, interrupt, compact, events, types, register, run }
+    return { server, session, root, directory, prompt, wait, interrupt, compact, events, types, register, run }
   })

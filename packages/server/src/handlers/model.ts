@@ -9,15 +9,16 @@ import { api } from "./provider.js"
 
 /**
  * A configured model in the wire shape. The config knows only what `opencode.json` says (no model
- * database): text in and out, tool calling per `tool_call`, the declared limits (0 when unknown),
- * no prices, no variants, no release date (0), and always active and enabled.
+ * database): the declared input kinds (`modalities.input`, default text) and text out, tool calling
+ * per `tool_call`, the declared limits (0 when unknown), no prices, no variants, no release date
+ * (0), and always active and enabled.
  */
 export const info = (provider: Catalog.Provider, model: Catalog.Model): ModelInfo.ModelV2Info => ({
   id: model.id,
   providerID: provider.id,
   name: model.name,
   api: { id: model.apiID, ...api(provider) },
-  capabilities: { tools: model.toolCall, input: ["text"], output: ["text"] },
+  capabilities: { tools: model.toolCall, input: [...model.input], output: ["text"] },
   request: { headers: {}, body: {} },
   variants: [],
   time: { released: 0 },

@@ -2,8 +2,7 @@ export * as FileWalk from "./file-walk.js"
 
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { Effect } from "effect"
-import { fdir } from "fdir"
+import { Chunk, Effect, Stream } from "effect"
 import ignore, { type Ignore } from "ignore"
 import picomatch from "picomatch"
 
@@ -70,25 +69,74 @@ const gitignore = (root: string) => {
   }
 }
 
+/** Paths handed on together: one directory's files, at most this many at a time. */
+const batchSize = 256
+
 /**
- * The files under `root` (absolute paths, in walk order), hidden files included, skipping `.git`
- * folders and whatever `.gitignore` files exclude; ignored directories are pruned, not walked.
- * Unreadable directories are skipped. Interruption aborts the walk.
+ * Depth-first over `root`, one directory open at a time, yielding batches of file paths. A consumer
+ * that stops pulling stops the walk: the generator is returned and its open directory closed.
  */
+async function* walk(options: Options, ignored: (absolute: string, isDirectory: boolean) => boolean) {
+  const pending = [options.root]
+  while (pending.length > 0) {
+    const dir = pending.pop()!
+    let handle: fs.Dir
+    try {
+      handle = await fs.promises.opendir(dir, { bufferSize: batchSize })
+    } catch {
+      continue
+    }
+    const subdirectories: Array<string> = []
+    let batch: Array<string> = []
+    try {
+      for await (const entry of handle) {
+        const full = path.join(dir, entry.name)
+        // Some file systems do not report entry types: those entries are looked at (lstat).
+        const known = entry.isFile() || entry.isDirectory() || entry.isSymbolicLink()
+        const kind = known ? entry : await fs.promises.lstat(full).catch(() => undefined)
+        if (kind === undefined) continue
+        if (kind.isDirectory()) {
+          if (entry.name !== ".git" && !ignored(full, true)) subdirectories.push(full)
+          continue
+        }
+        // Symlinks are listed by name and never followed (a symlinked directory is not descended).
+        if (!kind.isFile() && !kind.isSymbolicLink()) continue
+        if (ignored(full, false)) continue
+        if (options.match !== undefined && !options.match(toPosix(path.relative(options.root, full)))) continue
+        batch.push(full)
+        if (batch.length >= batchSize) {
+          yield batch
+          batch = []
+        }
+      }
+    } catch {
+      // A directory that fails mid-read keeps what it listed.
+    }
+    if (batch.length > 0) yield batch
+    // Sorted names, visited in order: the walk order is stable from run to run.
+    subdirectories.sort()
+    for (let index = subdirectories.length - 1; index >= 0; index--) pending.push(subdirectories[index]!)
+  }
+}
+
+/**
+ * The files under `root` (absolute paths, in walk order) as a lazy stream, hidden files included,
+ * skipping `.git` folders and whatever `.gitignore` files exclude; ignored directories are pruned,
+ * not walked, and unreadable directories are skipped. The walk runs only as far as the stream is
+ * pulled: taking the first N files, or interrupting the consumer, stops it without listing the
+ * rest of the tree (at most one directory batch beyond what was taken is listed). `limit` ends the
+ * stream after that many files.
+ */
+export const stream = (options: Options): Stream.Stream<string> => {
+  const files = Stream.suspend(() =>
+    Stream.fromAsyncIterable(walk(options, gitignore(options.root)), (error) => error).pipe(
+      Stream.orDie,
+      Stream.mapConcat((batch) => batch)
+    )
+  )
+  return options.limit === undefined ? files : Stream.take(files, options.limit)
+}
+
+/** The files {@link stream} yields, collected (`limit` bounds them). Interruption stops the walk. */
 export const files = (options: Options): Effect.Effect<ReadonlyArray<string>> =>
-  Effect.promise((signal) => {
-    const ignored = gitignore(options.root)
-    let crawler = new fdir()
-      .withFullPaths()
-      .withAbortSignal(signal)
-      .exclude((name, dirPath) => name === ".git" || ignored(dirPath, true))
-      .filter((file) => {
-        if (ignored(file, false)) return false
-        return options.match === undefined || options.match(toPosix(path.relative(options.root, file)))
-      })
-    if (options.limit !== undefined) crawler = crawler.withMaxFiles(options.limit)
-    return crawler
-      .crawl(options.root)
-      .withPromise()
-      .then((all) => (options.limit !== undefined ? all.slice(0, options.limit) : all))
-  })
+  Effect.map(Stream.runCollect(stream(options)), Chunk.toReadonlyArray)

@@ -15,6 +15,8 @@ export const maxResults = 100
 export const maxCandidates = 1000
 /** A matching line longer than this is cut. */
 export const maxLineLength = 2000
+/** Walked files are confined in batches of this many (one external_directory ask per batch at most). */
+const walkBatch = 256
 /** Files up to this size are read whole; larger ones (e.g. managed tool output) are streamed by line. */
 const wholeFileBytes = 1024 * 1024
 
@@ -47,6 +49,7 @@ const description = `Searches file contents with a regular expression (JavaScrip
 - Returns matching lines as "path:line: text", files modified most recently first, at most ${maxResults} lines.
 - Narrow the files with \`include\` (a glob such as "*.ts") and \`path\`.
 - Files excluded by .gitignore, .git folders and binary files are skipped; hidden files are searched.
+- Searching stops after ${maxCandidates} matching lines: a pattern that matches everywhere returns quickly, but only some of the matches.
 - Use glob to find files by name.`
 
 interface Match {
@@ -134,39 +137,51 @@ export const make = (options: Options = {}) =>
         })
         if (Option.isNone(info)) return yield* BuiltinTool.fail(`Cannot search ${root}: no such file or directory`)
 
-        // A walk's symlinked files that lead out of the Location and the root ask external_directory
-        // (one ask); refused, they are left out and the output says so.
-        const walked = isFile
-          ? { files: [root], skipped: 0 }
-          : yield* FileWalk.files({
+        // The walk is streamed: files are searched as they are found, and once `maxCandidates` lines
+        // matched the walk stops, so the rest of the tree is neither listed nor read. A batch's
+        // symlinked files that lead out of the Location and the root ask external_directory (one ask
+        // per batch that has any); refused, they are left out and the output says so.
+        let skipped = 0
+        let searched = 0
+        const files: Stream.Stream<string, ToolRegistry.ToolFailure> = isFile
+          ? Stream.make(root)
+          : FileWalk.stream({
               root,
               ...(input.include !== undefined ? { match: FileWalk.matcher(input.include) } : {})
             }).pipe(
-              Effect.flatMap((found) =>
-                ToolPath.confineWalk(context, found, { root, managedDir: options.toolOutputDir })
-              )
+              Stream.filter((file) => !BinaryFile.hasBinaryExtension(file)),
+              Stream.grouped(walkBatch),
+              Stream.mapEffect((batch) =>
+                ToolPath.confineWalk(context, Chunk.toReadonlyArray(batch), {
+                  root,
+                  managedDir: options.toolOutputDir
+                })
+              ),
+              Stream.mapConcat((walked) => {
+                skipped += walked.skipped
+                return walked.files
+              })
             )
-        const files = walked.files
-        const skippedNote =
-          walked.skipped === 0
-            ? ""
-            : `\n\n(${walked.skipped} symlinked file${walked.skipped === 1 ? "" : "s"} leading outside the working directory ${walked.skipped === 1 ? "was" : "were"} not searched: permission refused.)`
 
         const matches: Array<Match> = []
         yield* Effect.gen(function* () {
           const searcher = yield* RegexSearch.make(input.pattern, { timeLimit })
-          yield* Effect.forEach(
-            files,
-            (file) =>
-              Effect.gen(function* () {
-                const room = maxCandidates - matches.length
-                if (room <= 0 || (!isFile && BinaryFile.hasBinaryExtension(file))) return
-                const stat = yield* fs.stat(file).pipe(Effect.option)
-                if (Option.isNone(stat) || stat.value.type !== "File") return
-                const found = yield* search(file, Number(stat.value.size), searcher, room)
-                matches.push(...found.slice(0, maxCandidates - matches.length))
-              }),
-            { concurrency: 8, discard: true }
+          yield* files.pipe(
+            Stream.mapEffect(
+              (file) =>
+                Effect.gen(function* () {
+                  const room = maxCandidates - matches.length
+                  if (room <= 0) return
+                  const stat = yield* fs.stat(file).pipe(Effect.option)
+                  if (Option.isNone(stat) || stat.value.type !== "File") return
+                  searched++
+                  const found = yield* search(file, Number(stat.value.size), searcher, room)
+                  matches.push(...found.slice(0, maxCandidates - matches.length))
+                }),
+              { concurrency: 8, unordered: true }
+            ),
+            Stream.takeUntil(() => matches.length >= maxCandidates),
+            Stream.runDrain
           )
         }).pipe(
           Effect.scoped,
@@ -179,8 +194,12 @@ export const make = (options: Options = {}) =>
               BuiltinTool.fail(`Searching for ${JSON.stringify(input.pattern)} failed: ${error.message}`)
           })
         )
+        const skippedNote =
+          skipped === 0
+            ? ""
+            : `\n\n(${skipped} symlinked file${skipped === 1 ? "" : "s"} leading outside the working directory ${skipped === 1 ? "was" : "were"} not searched: permission refused.)`
         if (matches.length === 0)
-          return BuiltinTool.text(`No matches found${skippedNote}`, { matches: 0, truncated: false })
+          return BuiltinTool.text(`No matches found${skippedNote}`, { matches: 0, truncated: false, searched })
 
         // Newest files first, lines in order within a file.
         const mtimes = new Map<string, number>()
@@ -209,7 +228,7 @@ export const make = (options: Options = {}) =>
               : `Found ${matches.length} match${matches.length === 1 ? "" : "es"}`
         return BuiltinTool.text(
           [header, ...shown.map((match) => `${match.file}:${match.line}: ${match.text}`)].join("\n") + skippedNote,
-          { matches: matches.length, truncated }
+          { matches: matches.length, truncated, searched }
         )
       })
     })

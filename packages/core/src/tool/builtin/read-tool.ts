@@ -58,7 +58,7 @@ const description = `Reads a file or lists a directory.
 const mime = new Mime(standardTypes, otherTypes)
 
 /** The media type of a file returned as an attachment (images other than SVG, PDF), if it is one. */
-const attachmentType = (file: string): string | undefined => {
+export const attachmentType = (file: string): string | undefined => {
   const type = mime.getType(file)
   if (type === null) return undefined
   if (type === "application/pdf") return type
@@ -78,118 +78,125 @@ const similar = (fs: FileSystem.FileSystem, file: string) =>
     Effect.orElseSucceed(() => [] as Array<string>)
   )
 
+/**
+ * The listing of directory `target` as `read` returns it: its entries sorted, sub-directories with a
+ * trailing "/", from `offset` for `limit` entries. Also what a directory attached to a prompt shows
+ * the model (`PromptFiles`). No permission check: the caller has confined `target`.
+ */
+export const readDirectory = (fs: FileSystem.FileSystem, target: string, input: Input) =>
+  Effect.gen(function* () {
+    const names = yield* fs
+      .readDirectory(target)
+      .pipe(Effect.mapError(BuiltinTool.fileFailure("read the directory", target)))
+    const entries = yield* Effect.forEach(
+      names,
+      (name) =>
+        fs.stat(path.join(target, name)).pipe(
+          Effect.map((info) => (info.type === "Directory" ? `${name}/` : name)),
+          Effect.orElseSucceed(() => name)
+        ),
+      { concurrency: 16 }
+    )
+    entries.sort((a, b) => a.localeCompare(b))
+    const start = (input.offset ?? 1) - 1
+    const shown = entries.slice(start, start + (input.limit ?? defaultLimit))
+    const more = start + shown.length < entries.length
+    const footer = more
+      ? `(Showing entries ${start + 1}-${start + shown.length} of ${entries.length}. Use offset=${start + shown.length + 1} to continue.)`
+      : `(${entries.length} entries)`
+    return BuiltinTool.text(
+      [`<path>${target}</path>`, "<type>directory</type>", "<entries>", ...shown, "", footer, "</entries>"].join("\n"),
+      { path: target, type: "directory", entries: entries.length, truncated: more }
+    )
+  })
+
+/**
+ * The numbered lines of text file `target` as `read` returns them, from `offset` for `limit` lines
+ * within the {@link maxBytes} budget, with the footer saying where to continue; a binary file is a
+ * ToolFailure. Also the synthetic read of a text file attached to a prompt (`PromptFiles`). No
+ * permission check: the caller has confined `target`.
+ */
+export const readText = (fs: FileSystem.FileSystem, target: string, input: Input) =>
+  Effect.gen(function* () {
+    const sample = yield* fs.stream(target, { bytesToRead: BinaryFile.sampleSize }).pipe(
+      Stream.runFold(new Uint8Array(0), (acc, chunk) => {
+        const next = new Uint8Array(acc.length + chunk.length)
+        next.set(acc)
+        next.set(chunk, acc.length)
+        return next
+      }),
+      Effect.mapError(BuiltinTool.fileFailure("read", target))
+    )
+    if (BinaryFile.looksBinary(sample)) return yield* BuiltinTool.fail(`Cannot read binary file: ${target}`)
+
+    const offset = input.offset ?? 1
+    const limit = input.limit ?? defaultLimit
+    const lines: Array<string> = []
+    let lineNumber = 0
+    let bytes = 0
+    // Why reading stopped before the end: the line limit, the byte budget, or not at all.
+    let stopped: "limit" | "bytes" | undefined
+    yield* fs.stream(target).pipe(
+      Stream.decodeText("utf-8"),
+      Stream.splitLines,
+      // Stops at the first line past what is returned: a huge file is never read to its end.
+      Stream.runForEachWhile((line) =>
+        Effect.sync(() => {
+          lineNumber++
+          if (lineNumber < offset) return true
+          if (lines.length === limit) {
+            stopped = "limit"
+            return false
+          }
+          const shown =
+            line.length > maxLineLength
+              ? `${line.slice(0, maxLineLength)}... (line truncated to ${maxLineLength} characters)`
+              : line
+          const numbered = `${lineNumber}: ${shown}`
+          const size = Buffer.byteLength(numbered, "utf8") + 1
+          if (bytes + size > maxBytes && lines.length > 0) {
+            stopped = "bytes"
+            return false
+          }
+          lines.push(numbered)
+          bytes += size
+          return true
+        })
+      ),
+      Effect.mapError(BuiltinTool.fileFailure("read", target))
+    )
+    if (lines.length === 0 && lineNumber === 0) {
+      return BuiltinTool.text(
+        [`<path>${target}</path>`, "<type>file</type>", "<content>", "(The file is empty.)", "</content>"].join("\n"),
+        { path: target, type: "file", lines: 0, truncated: false }
+      )
+    }
+    if (lines.length === 0) {
+      return yield* BuiltinTool.fail(`Offset ${offset} is past the end of ${target}, which has ${lineNumber} lines`)
+    }
+    const last = offset + lines.length - 1
+    const footer =
+      stopped === undefined
+        ? `(End of file - total ${lineNumber} lines)`
+        : stopped === "bytes"
+          ? `(Output capped at ${maxBytes / 1024} KiB: showing lines ${offset}-${last}. Use offset=${last + 1} to continue.)`
+          : `(Showing lines ${offset}-${last}. The file has more lines: use offset=${last + 1} to continue.)`
+    return BuiltinTool.text(
+      [`<path>${target}</path>`, "<type>file</type>", "<content>", ...lines, "", footer, "</content>"].join("\n"),
+      {
+        path: target,
+        type: "file",
+        from: offset,
+        to: last,
+        truncated: stopped !== undefined,
+        ...(stopped === undefined ? { lines: lineNumber } : {})
+      }
+    )
+  })
+
 export const make = (options: Options = {}) =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
-
-    const readDirectory = (target: string, input: Input) =>
-      Effect.gen(function* () {
-        const names = yield* fs
-          .readDirectory(target)
-          .pipe(Effect.mapError(BuiltinTool.fileFailure("read the directory", target)))
-        const entries = yield* Effect.forEach(
-          names,
-          (name) =>
-            fs.stat(path.join(target, name)).pipe(
-              Effect.map((info) => (info.type === "Directory" ? `${name}/` : name)),
-              Effect.orElseSucceed(() => name)
-            ),
-          { concurrency: 16 }
-        )
-        entries.sort((a, b) => a.localeCompare(b))
-        const start = (input.offset ?? 1) - 1
-        const shown = entries.slice(start, start + (input.limit ?? defaultLimit))
-        const more = start + shown.length < entries.length
-        const footer = more
-          ? `(Showing entries ${start + 1}-${start + shown.length} of ${entries.length}. Use offset=${start + shown.length + 1} to continue.)`
-          : `(${entries.length} entries)`
-        return BuiltinTool.text(
-          [`<path>${target}</path>`, "<type>directory</type>", "<entries>", ...shown, "", footer, "</entries>"].join(
-            "\n"
-          ),
-          { path: target, type: "directory", entries: entries.length, truncated: more }
-        )
-      })
-
-    const readText = (target: string, input: Input) =>
-      Effect.gen(function* () {
-        const sample = yield* fs.stream(target, { bytesToRead: BinaryFile.sampleSize }).pipe(
-          Stream.runFold(new Uint8Array(0), (acc, chunk) => {
-            const next = new Uint8Array(acc.length + chunk.length)
-            next.set(acc)
-            next.set(chunk, acc.length)
-            return next
-          }),
-          Effect.mapError(BuiltinTool.fileFailure("read", target))
-        )
-        if (BinaryFile.looksBinary(sample)) return yield* BuiltinTool.fail(`Cannot read binary file: ${target}`)
-
-        const offset = input.offset ?? 1
-        const limit = input.limit ?? defaultLimit
-        const lines: Array<string> = []
-        let lineNumber = 0
-        let bytes = 0
-        // Why reading stopped before the end: the line limit, the byte budget, or not at all.
-        let stopped: "limit" | "bytes" | undefined
-        yield* fs.stream(target).pipe(
-          Stream.decodeText("utf-8"),
-          Stream.splitLines,
-          // Stops at the first line past what is returned: a huge file is never read to its end.
-          Stream.runForEachWhile((line) =>
-            Effect.sync(() => {
-              lineNumber++
-              if (lineNumber < offset) return true
-              if (lines.length === limit) {
-                stopped = "limit"
-                return false
-              }
-              const shown =
-                line.length > maxLineLength
-                  ? `${line.slice(0, maxLineLength)}... (line truncated to ${maxLineLength} characters)`
-                  : line
-              const numbered = `${lineNumber}: ${shown}`
-              const size = Buffer.byteLength(numbered, "utf8") + 1
-              if (bytes + size > maxBytes && lines.length > 0) {
-                stopped = "bytes"
-                return false
-              }
-              lines.push(numbered)
-              bytes += size
-              return true
-            })
-          ),
-          Effect.mapError(BuiltinTool.fileFailure("read", target))
-        )
-        if (lines.length === 0 && lineNumber === 0) {
-          return BuiltinTool.text(
-            [`<path>${target}</path>`, "<type>file</type>", "<content>", "(The file is empty.)", "</content>"].join(
-              "\n"
-            ),
-            { path: target, type: "file", lines: 0, truncated: false }
-          )
-        }
-        if (lines.length === 0) {
-          return yield* BuiltinTool.fail(`Offset ${offset} is past the end of ${target}, which has ${lineNumber} lines`)
-        }
-        const last = offset + lines.length - 1
-        const footer =
-          stopped === undefined
-            ? `(End of file - total ${lineNumber} lines)`
-            : stopped === "bytes"
-              ? `(Output capped at ${maxBytes / 1024} KiB: showing lines ${offset}-${last}. Use offset=${last + 1} to continue.)`
-              : `(Showing lines ${offset}-${last}. The file has more lines: use offset=${last + 1} to continue.)`
-        return BuiltinTool.text(
-          [`<path>${target}</path>`, "<type>file</type>", "<content>", ...lines, "", footer, "</content>"].join("\n"),
-          {
-            path: target,
-            type: "file",
-            from: offset,
-            to: last,
-            truncated: stopped !== undefined,
-            ...(stopped === undefined ? { lines: lineNumber } : {})
-          }
-        )
-      })
 
     return BuiltinTool.define({
       name: "read",
@@ -222,7 +229,7 @@ export const make = (options: Options = {}) =>
             options.onRead === undefined
               ? Effect.succeed(result)
               : Effect.as(options.onRead(context, target, kind), result)
-        if (isDirectory) return yield* readDirectory(target, input).pipe(Effect.flatMap(read("directory")))
+        if (isDirectory) return yield* readDirectory(fs, target, input).pipe(Effect.flatMap(read("directory")))
         const type = attachmentType(target)
         if (type !== undefined) {
           const size = Number(info.value.size)
@@ -238,7 +245,7 @@ export const make = (options: Options = {}) =>
           } satisfies ToolRegistry.Result)
         }
         if (BinaryFile.hasBinaryExtension(target)) return yield* BuiltinTool.fail(`Cannot read binary file: ${target}`)
-        return yield* readText(target, input).pipe(Effect.flatMap(read("file")))
+        return yield* readText(fs, target, input).pipe(Effect.flatMap(read("file")))
       })
     })
   })

@@ -33,7 +33,7 @@ describe("grep", () => {
           `${p.file("src/a.ts")}:3: function beta() {}`
         ].join("\n")
       )
-      expect(result.structured).toEqual({ matches: 3, truncated: false })
+      expect(result.structured).toEqual({ matches: 3, truncated: false, searched: 3 })
       expect(asks).toEqual([
         {
           action: "grep",
@@ -86,7 +86,7 @@ describe("grep", () => {
       const text = textOf(result)
       expect(text.split("\n")[0]).toBe("Found 151 matches (showing 100; narrow the pattern, path or include)")
       expect(text.split("\n")).toHaveLength(101)
-      expect(result.structured).toEqual({ matches: 151, truncated: true })
+      expect(result.structured).toEqual({ matches: 151, truncated: true, searched: 2 })
       const long = textOf(yield* call("grep", { pattern: "hit z", path: "long.txt" }, ctx))
       expect(long).toContain(`:1: hit ${"z".repeat(1996)}...`)
       expect(long).not.toContain("z".repeat(2000))
@@ -140,7 +140,7 @@ describe("grep", () => {
         "Found more than 1000 matches (showing 100; narrow the pattern, path or include)"
       )
       expect(textOf(result).split("\n")[1]).toBe(`${p.file("big.log")}:1101: hit`)
-      expect(result.structured).toEqual({ matches: 1000, truncated: true })
+      expect(result.structured).toEqual({ matches: 1000, truncated: true, searched: 1 })
     })
   )
 
