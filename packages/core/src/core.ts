@@ -166,7 +166,12 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
       }).pipe(Layer.provide(NodeContext.layer))
     )
   )
-  const discovery = InstructionDiscovery.layer({ configDir, env }).pipe(Layer.provide(NodeContext.layer))
+  // The `instructions` config key's files join the AGENTS.md files (InstructionDiscovery.paths).
+  const discovery = Layer.unwrapEffect(
+    Effect.map(Config.Service, (loaded) =>
+      InstructionDiscovery.layer({ configDir, env, instructions: loaded.info.instructions })
+    )
+  ).pipe(Layer.provide(config))
   const services = Layer.mergeAll(
     sessionServices,
     discovery,
