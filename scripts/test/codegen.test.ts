@@ -52,6 +52,7 @@ describe("SDK Contract IR of Api.OpenCodeApi", () => {
     expect(unwrap).toEqual({
       "health.get": null,
       "location.get": null,
+      "mcp.list": "data",
       "sessions.create": "data",
       "sessions.list": null,
       "sessions.get": "data",

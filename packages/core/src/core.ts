@@ -168,13 +168,17 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
       }).pipe(Layer.provide(NodeContext.layer))
     )
   )
-  const discovery = InstructionDiscovery.layer({ configDir, env }).pipe(Layer.provide(NodeContext.layer))
+  // The `instructions` config key's files join the AGENTS.md files (InstructionDiscovery.paths).
+  const discovery = Layer.unwrapEffect(
+    Effect.map(Config.Service, (loaded) =>
+      InstructionDiscovery.layer({ configDir, env, instructions: loaded.info.instructions })
+    )
+  ).pipe(Layer.provide(config))
   const services = Layer.mergeAll(
     sessionServices,
     discovery,
     Layer.fresh(SessionInstructions.layer).pipe(Layer.provide(Layer.mergeAll(stores, discovery, NodeContext.layer))),
     Locations.layer({ directory: options.directory }).pipe(Layer.provide(NodeContext.layer)),
-    Layer.fresh(ToolRegistry.layer),
     Skills.layer({ configDir, env }).pipe(Layer.provide(NodeContext.layer)),
     References.layer({ dataDir: options.dataDir ?? paths.dataDir, home: os.homedir() }).pipe(
       Layer.provide(NodeContext.layer)
@@ -183,8 +187,10 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
     Layer.fresh(QuestionRequests.layer).pipe(Layer.provide(stores)),
     SessionLeases.layer(options.leases).pipe(Layer.provide(stores)),
     toolOutput,
-    // Connects the configured MCP servers in the background; closing the Core closes them.
-    McpServers.layer({ env, directory: options.directory })
+    // Connects the configured MCP servers in the background (their tools join this instance's
+    // registry); closing the Core closes them.
+    // (Fresh as a whole: a fresh registry inside provideMerge would be built twice, once per use.)
+    Layer.fresh(McpServers.layer({ env, directory: options.directory }).pipe(Layer.provideMerge(ToolRegistry.layer)))
   ).pipe(Layer.provideMerge(config))
   // The HttpClient lives as long as the LLM client that captured it.
   const llm =

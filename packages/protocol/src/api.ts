@@ -7,6 +7,7 @@ import { EventGroup } from "./event.js"
 import { HealthGroup } from "./health.js"
 import { InstructionGroup } from "./instructions.js"
 import { LocationGroup } from "./location.js"
+import { McpGroup } from "./mcp.js"
 import { Authorization } from "./middleware.js"
 import { ModelGroup } from "./model.js"
 import { PermissionGroup } from "./permission.js"
@@ -42,6 +43,7 @@ export class OpenCodeApi extends base
   .add(QuestionGroup.group)
   .add(SkillGroup.group)
   .add(ReferenceGroup.group)
+  .add(McpGroup.group)
   .middleware(Authorization)
   .annotate(OpenApi.Title, "OpenCode V2 API")
   .annotate(OpenApi.Version, "1.18.33") {}
@@ -53,5 +55,6 @@ export class OpenCodeApi extends base
 export const extensionOperations: ReadonlySet<string> = new Set([
   "v2.session.instructions.entries.list",
   "v2.session.instructions.entries.put",
-  "v2.session.instructions.entries.remove"
+  "v2.session.instructions.entries.remove",
+  "v2.mcp.list"
 ])

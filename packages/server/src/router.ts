@@ -8,6 +8,7 @@ import { EventHandlers } from "./handlers/event.js"
 import { HealthHandlers } from "./handlers/health.js"
 import { InstructionHandlers } from "./handlers/instructions.js"
 import { LocationHandlers } from "./handlers/location.js"
+import { McpHandlers } from "./handlers/mcp.js"
 import { ModelHandlers } from "./handlers/model.js"
 import { PermissionHandlers } from "./handlers/permission.js"
 import { ProviderHandlers } from "./handlers/provider.js"
@@ -50,6 +51,7 @@ export const layer = (options: Options) => {
       QuestionHandlers.layer,
       SkillHandlers.layer,
       ReferenceHandlers.layer,
+      McpHandlers.layer,
       AuthorizationLive.layer
     ]),
     // Per router (a fresh layer each call): closing this router ends its open streams.

@@ -77,7 +77,9 @@ import type {
   SkillsListInput,
   SkillsListResult,
   ReferenceListInput,
-  ReferenceListResult
+  ReferenceListResult,
+  McpListInput,
+  McpListResult
 } from "./types.js"
 
 /** How each operation travels: interpreted by {@link Transport.make}. */
@@ -547,6 +549,15 @@ const operations = {
     body: null,
     success: { status: 200, json: true, unwrap: null },
     errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
+  },
+  "mcp.list": {
+    name: "mcp.list",
+    method: "GET",
+    path: "/api/mcp",
+    query: [],
+    body: null,
+    success: { status: 200, json: true, unwrap: "data" },
+    errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
   }
 } as const satisfies Record<string, Transport.Operation>
 
@@ -772,6 +783,13 @@ export interface OpencodeClient {
      */
     list(input?: ReferenceListInput, options?: Transport.RequestOptions): Promise<ReferenceListResult>
   }
+  readonly mcp: {
+    /**
+     * `GET /api/mcp` (`v2.mcp.list`).
+     * Resolves to {@link McpListResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
+     */
+    list(input?: McpListInput, options?: Transport.RequestOptions): Promise<McpListResult>
+  }
 }
 
 /**
@@ -843,6 +861,9 @@ export const createOpencodeClient = (options: Transport.ClientOptions): Opencode
     },
     reference: {
       list: (input, options) => send<ReferenceListResult>(operations["reference.list"], input, options)
+    },
+    mcp: {
+      list: (input, options) => send<McpListResult>(operations["mcp.list"], input, options)
     }
   }
 }

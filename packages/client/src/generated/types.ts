@@ -100,6 +100,14 @@ export interface LocationRef {
   readonly workspaceID?: string
 }
 
+export interface McpServerInfo {
+  readonly name: string
+  readonly status: "disabled" | "connecting" | "connected" | "failed"
+  readonly transport?: "stdio" | "streamable-http" | "sse"
+  readonly tools: ReadonlyArray<string>
+  readonly error?: string
+}
+
 export interface MessageNotFoundError {
   readonly sessionID: string
   readonly messageID: string
@@ -2234,3 +2242,12 @@ export interface ReferenceListResult {
 
 /** The declared failures `reference.list` rejects with. */
 export type ReferenceListFailure = InvalidRequestError | UnauthorizedError
+
+/** The input of `mcp.list`: it takes none. */
+export type McpListInput = Record<string, never>
+
+/** What `mcp.list` resolves to: the `data` member of the response body. */
+export type McpListResult = ReadonlyArray<McpServerInfo>
+
+/** The declared failures `mcp.list` rejects with. */
+export type McpListFailure = InvalidRequestError | UnauthorizedError

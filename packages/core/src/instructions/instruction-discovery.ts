@@ -2,7 +2,8 @@ export * as InstructionDiscovery from "./instruction-discovery.js"
 
 /**
  * InstructionDiscovery's Instruction Source (`core/instruction-discovery`): the ambient global and
- * upward-project AGENTS.md files as ONE ordered aggregate value. This module holds the value, the pure
+ * upward-project AGENTS.md files, then the files of the `instructions` config key (see
+ * {@link ConfiguredInstructions}), as ONE ordered aggregate value. This module holds the value, the pure
  * renderers and the source constructor, and the Location-scoped {@link Service} that reads the files
  * (see {@link Interface.paths} for which files, in which order) and supplies the loader.
  *
@@ -11,11 +12,13 @@ export * as InstructionDiscovery from "./instruction-discovery.js"
  */
 
 import * as nodeFs from "node:fs"
+import * as os from "node:os"
 import * as nodePath from "node:path"
 import type { Location } from "@opencode-ai/schema"
 import { Context, Effect, Layer, Schema } from "effect"
 import { EnvFlag } from "../config/env-flag.js"
 import { Upward } from "../location/upward.js"
+import { ConfiguredInstructions } from "./configured-instructions.js"
 import { Instructions } from "./instructions.js"
 
 export const key: Instructions.Key = Instructions.key("core/instruction-discovery")
@@ -68,6 +71,10 @@ export interface Options {
   readonly configDir: string
   /** The environment: `OPENCODE_DISABLE_PROJECT_CONFIG` ("1" or "true", any case) turns project files off. */
   readonly env: Readonly<Record<string, string | undefined>>
+  /** The `instructions` config key: extra instruction files and globs (see {@link ConfiguredInstructions}). */
+  readonly instructions?: ReadonlyArray<string> | undefined
+  /** The home directory `~/` in {@link Options.instructions} expands to (default `os.homedir()`). */
+  readonly home?: string | undefined
 }
 
 export interface Interface {
@@ -77,10 +84,14 @@ export interface Interface {
    * 2. unless `OPENCODE_DISABLE_PROJECT_CONFIG` is set, `AGENTS.md` in the Location directory and then
    *    in each parent up to and including the project (worktree) root: nearest first, the order in
    *    which upstream's upward search finds them. A directory outside its project root is searched
-   *    alone. A path is listed once.
+   *    alone;
+   * 3. the files of the `instructions` config key, in config order (ConfiguredInstructions.resolve:
+   *    relative entries against the Location and its parents up to the project root, absolute and
+   *    `~/` entries as given, globs expanded; relative ones skipped like the project files above).
+   * A path is listed once, at its first place.
    * (Upstream lists the global file after the project files; the global file leads here, as the
    * specification lists it, so the most general rule is read first.)
-   * Pure: nothing is read.
+   * Reads directories only to expand the config's globs; no file is read.
    */
   readonly paths: (location: Location.LocationInfo) => ReadonlyArray<string>
   /**
@@ -117,7 +128,13 @@ export const layer = (options: Options): Layer.Layer<Service> =>
           : Upward.directories(nodePath.resolve(location.directory), nodePath.resolve(location.project.directory)).map(
               (directory) => nodePath.join(directory, fileName)
             )
-        return [...new Set([globalFile, ...project])]
+        const configured = ConfiguredInstructions.resolve(options.instructions ?? [], {
+          directory: location.directory,
+          projectRoot: location.project.directory,
+          home: options.home ?? os.homedir(),
+          projectDisabled
+        })
+        return [...new Set([globalFile, ...project, ...configured])]
       }
 
       /**

@@ -13,17 +13,26 @@ export * as McpServers from "./mcp-servers.js"
  *        └──error/timeout─▶ Failed { message }   (logged; its process, if any, is killed)
  * ```
  *
- * - `local` servers are started as child processes (stdio). Their environment is the SDK's safe
- *   defaults (`PATH`, `HOME`, …), then the host environment, then the server's own `environment`;
- *   their working directory is the instance directory. Their stderr is kept (the last few KiB) for
- *   the failure log.
+ * - `local` servers are started as child processes (stdio, see {@link LocalTransport}: each leads
+ *   its own Process Tree, terminated with the connection and killed if the host exits). Their
+ *   environment is the SDK's safe defaults (`PATH`, `HOME`, …), then the host environment, then the
+ *   server's own `environment`; their working directory is the instance directory. Their stderr is
+ *   kept (the last few KiB) for the failure log.
  * - `remote` servers are tried over streamable HTTP first and, if that fails, over the older
  *   HTTP+SSE transport, with the configured `headers` on every request. OAuth is not supported.
  * - A Connected server's `instructions` are what its `initialize` result said; its tools are the
- *   `tools/list` result (all pages), refreshed when the server notifies that the list changed.
- * - Closing the layer's scope closes every connection: a local server has its stdin closed, then is
- *   sent SIGTERM and finally SIGKILL if it lingers (the SDK's shutdown sequence); a connection still
- *   being made is abandoned and closed the same way.
+ *   `tools/list` result (all pages).
+ * - Closing the layer's scope closes every connection: a local server has its stdin closed and its
+ *   Process Tree terminated (SIGTERM, then SIGKILL if it lingers); a connection still being made is
+ *   abandoned and closed the same way.
+ *
+ * **MCP tools in the Tool Registry.** Once a server is Connected, each of its tools is registered
+ * as an {@link McpTool} under its {@link McpToolName}. A Step samples the registry when it starts,
+ * so a Step's tools never change under it. When a server notifies `tools/list_changed`, its list is
+ * marked stale; {@link Interface.refresh}, which the Safe Step Boundary runs before every Step,
+ * lists the stale servers' tools again and replaces their registrations (and their statuses' tool
+ * names), so the next Step offers the new list. A server whose connection was lost keeps its tools
+ * registered until that refresh withdraws them; a call meanwhile fails with a readable message.
  *
  * **MCP guidance** ({@link Interface.guidance}) is the Instruction Source producer the runner
  * composes for a Step's agent. Its observation is:
@@ -41,10 +50,10 @@ export * as McpServers from "./mcp-servers.js"
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
-import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
+import { type Tool as SdkTool, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import {
   Cause,
   Context,
@@ -66,6 +75,9 @@ import type { ConfigInfo } from "../config/config-info.js"
 import { Instructions } from "../instructions/instructions.js"
 import type { McpGuidance } from "../instructions/mcp-guidance.js"
 import { Permission } from "../permission/permission.js"
+import { ToolRegistry } from "../tool/tool-registry.js"
+import { LocalTransport } from "./local-transport.js"
+import { McpTool } from "./mcp-tool.js"
 import { McpToolName } from "./mcp-tool-name.js"
 
 /** The deadline of one connection attempt when the server sets no `timeout`, in milliseconds. */
@@ -115,6 +127,14 @@ export interface Interface {
    * statuses once, never waits, never fails.
    */
   readonly guidance: (rules: AgentCatalog.Ruleset) => Effect.Effect<Instructions.Observation<McpGuidance.Value>>
+  /**
+   * Applies tool list changes (see the module doc): lists the tools of every Connected server that
+   * notified `tools/list_changed` since, replacing its registrations, and withdraws the tools of
+   * servers no longer Connected. A server whose listing fails keeps its tools (logged) and stays
+   * stale, so the next refresh tries again. Concurrent calls run one after the other. Interruptible
+   * while listing; replacing a server's registrations is atomic. Never fails.
+   */
+  readonly refresh: Effect.Effect<void>
 }
 
 /** The configured MCP servers; `yield* McpServers.Service`. */
@@ -161,14 +181,17 @@ interface Connection {
 }
 
 /** Lists every page of the server's tools (none when it declares no tools capability). */
-const listTools = async (client: Client, timeout: number): Promise<ReadonlyArray<string>> => {
+const listTools = async (client: Client, timeout: number, signal?: AbortSignal): Promise<ReadonlyArray<SdkTool>> => {
   if (client.getServerCapabilities()?.tools === undefined) return []
-  const names: Array<string> = []
+  const names: Array<SdkTool> = []
   const seen = new Set<string>()
   let cursor: string | undefined
   for (let page = 0; page < 100; page++) {
-    const result = await client.listTools(cursor === undefined ? undefined : { cursor }, { timeout })
-    names.push(...result.tools.map((tool) => tool.name))
+    const result = await client.listTools(cursor === undefined ? undefined : { cursor }, {
+      timeout,
+      ...(signal === undefined ? {} : { signal })
+    })
+    names.push(...result.tools)
     if (result.nextCursor === undefined || seen.has(result.nextCursor)) return names
     seen.add(result.nextCursor)
     cursor = result.nextCursor
@@ -176,11 +199,25 @@ const listTools = async (client: Client, timeout: number): Promise<ReadonlyArray
   return names
 }
 
-export const layer = (options: Options): Layer.Layer<Service, never, Config.Service> =>
+/** What the layer keeps about a Connected server besides its status. */
+interface Live {
+  readonly client: Client
+  readonly timeout: number
+  readonly scope: Scope.Scope
+  /** The scope of its current tool registrations (replaced on refresh). */
+  registrations: Scope.CloseableScope | undefined
+  /** Its Connected status without the tool names. */
+  readonly connected: Omit<Extract<Status, { readonly _tag: "Connected" }>, "tools">
+  /** It notified `tools/list_changed` since its tools were last listed. */
+  stale: boolean
+}
+
+export const layer = (options: Options): Layer.Layer<Service, never, Config.Service | ToolRegistry.Service> =>
   Layer.scoped(
     Service,
     Effect.gen(function* () {
       const config = yield* Config.Service
+      const registry = yield* ToolRegistry.Service
       const runtime = yield* Effect.runtime<never>()
       const layerScope = yield* Effect.scope
       const entries = Object.entries(config.info.mcp ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
@@ -233,19 +270,29 @@ export const layer = (options: Options): Layer.Layer<Service, never, Config.Serv
           const env: Record<string, string> = { ...getDefaultEnvironment() }
           for (const [key, value] of Object.entries(options.env)) if (value !== undefined) env[key] = value
           Object.assign(env, server.environment ?? {})
-          const opened = yield* open(() => {
-            const transport = new StdioClientTransport({ command, args, env, cwd: options.directory, stderr: "pipe" })
-            transport.stderr?.on("data", (chunk: Buffer | string) => {
-              stderr = (stderr + chunk.toString()).slice(-stderrTailBytes)
-            })
-            return transport
-          }, timeout).pipe(
+          const opened = yield* open(
+            () =>
+              new LocalTransport.Transport({
+                command,
+                args,
+                env,
+                cwd: options.directory,
+                onStderr: (chunk: string) => {
+                  stderr = (stderr + chunk).slice(-stderrTailBytes)
+                }
+              }),
+            timeout
+          ).pipe(
             Effect.mapError((error) =>
               stderr.trim() === "" ? error : new ConnectError({ message: `${error.message}; stderr: ${stderr.trim()}` })
             )
           )
-          const pid = (opened.transport as StdioClientTransport).pid
-          return { client: opened.client, transport: "stdio", ...(pid === null ? {} : { pid }) } satisfies Connection
+          const pid = (opened.transport as LocalTransport.Transport).pid
+          return {
+            client: opened.client,
+            transport: "stdio",
+            ...(pid === undefined ? {} : { pid })
+          } satisfies Connection
         })
 
       const connectRemote = (name: string, server: ConfigInfo.McpRemote, timeout: number) =>
@@ -273,6 +320,82 @@ export const layer = (options: Options): Layer.Layer<Service, never, Config.Serv
           }
           return yield* new ConnectError({ message: failures.join("; ") })
         })
+
+      const lives = new Map<string, Live>()
+
+      /** What a tool of server `name` calls through, read at each call. */
+      const connectionOf = (name: string): Effect.Effect<McpTool.Connection> =>
+        Effect.map(Ref.get(statuses), (current): McpTool.Connection => {
+          const status = current.get(name)
+          const live = lives.get(name)
+          if (status?._tag === "Connected" && live !== undefined) return { _tag: "Connected", client: live.client }
+          return {
+            _tag: "Unavailable",
+            reason: status?._tag === "Failed" ? status.message : (status?._tag ?? "not configured").toLowerCase()
+          }
+        })
+
+      /** Replaces the registrations of server `name` with `tools`, atomically. */
+      const install = (name: string, live: Live, tools: ReadonlyArray<SdkTool>) =>
+        Effect.uninterruptible(
+          Effect.gen(function* () {
+            const previous = live.registrations
+            const next = yield* Scope.fork(live.scope, ExecutionStrategy.sequential)
+            yield* Effect.forEach(
+              tools,
+              (tool) => registry.register(McpTool.make({ server: name, tool, connection: connectionOf(name) })),
+              { discard: true }
+            ).pipe(Scope.extend(next))
+            live.registrations = next
+            if (previous !== undefined) yield* Scope.close(previous, Exit.void)
+          })
+        )
+
+      /** Withdraws every tool of a server. */
+      const withdraw = (live: Live) =>
+        Effect.uninterruptible(
+          Effect.suspend(() => {
+            const previous = live.registrations
+            live.registrations = undefined
+            return previous === undefined ? Effect.void : Scope.close(previous, Exit.void)
+          })
+        )
+
+      const refreshLock = yield* Effect.makeSemaphore(1)
+      const refreshOne = (name: string, live: Live) =>
+        Effect.gen(function* () {
+          const connectedNow = (yield* Ref.get(statuses)).get(name)?._tag === "Connected"
+          if (!connectedNow) {
+            lives.delete(name)
+            return yield* withdraw(live)
+          }
+          if (!live.stale) return
+          // Cleared first: a notification that arrives while listing marks it stale again.
+          live.stale = false
+          const exit = yield* Effect.exit(
+            Effect.tryPromise({
+              try: (signal) => listTools(live.client, live.timeout, signal),
+              catch: messageOf
+            }).pipe(Effect.onInterrupt(() => Effect.sync(() => (live.stale = true))))
+          )
+          if (Exit.isFailure(exit)) {
+            live.stale = true
+            const reason = Option.getOrElse(Cause.failureOption(exit.cause), () => Cause.pretty(exit.cause))
+            return yield* Effect.logWarning(`MCP server ${name}: tools/list failed: ${reason}`)
+          }
+          if ((yield* Ref.get(statuses)).get(name)?._tag !== "Connected") return
+          yield* install(name, live, exit.value)
+          yield* setStatus(name, { ...live.connected, tools: exit.value.map((tool) => tool.name) })
+          yield* Effect.logInfo(`MCP server ${name}: tool list changed, now ${exit.value.length} tool(s)`)
+        }).pipe(Effect.annotateLogs({ mcpServer: name }))
+      const refresh = Effect.fn("McpServers.refresh")(function* () {
+        yield* refreshLock.withPermits(1)(
+          Effect.forEach([...lives], ([name, live]) => refreshOne(name, live), {
+            concurrency: "unbounded",
+            discard: true
+          })
+        )
+      })
 
       /** Connects one server within its deadline and records the outcome. Never fails. */
       const connect = Effect.fn("McpServers.connect")(
@@ -318,25 +441,24 @@ export const layer = (options: Options): Layer.Layer<Service, never, Config.Serv
             ...(instructions === undefined ? {} : { instructions }),
             ...(connection.pid === undefined ? {} : { pid: connection.pid })
           }
-          yield* setStatus(name, { ...connected, tools })
+          const live: Live = { client, timeout, scope: serverScope, connected, registrations: undefined, stale: false }
+          lives.set(name, live)
+          // Tool list changes are applied at the next refresh (the next Safe Step Boundary).
+          client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+            live.stale = true
+          })
+          yield* install(name, live, tools)
+          yield* setStatus(name, { ...connected, tools: tools.map((tool) => tool.name) })
           yield* Effect.logInfo(
             `MCP server ${name} connected over ${connection.transport} with ${tools.length} tool(s)`
           )
 
-          // A server that goes away is no longer usable: Failed (so its guidance is withdrawn).
+          // A server that goes away is no longer usable: Failed (so its guidance is withdrawn, and its
+          // tools at the next refresh).
           client.onclose = () => {
             setStatusNow(name, { _tag: "Failed", message: "connection closed" })
             Runtime.runFork(runtime)(Effect.logWarning(`MCP server ${name} closed its connection`))
           }
-          // Tool list changes re-decide which agents may use the server.
-          client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
-            try {
-              const next = await listTools(client, timeout)
-              setStatusNow(name, { ...connected, tools: next })
-            } catch (error) {
-              Runtime.runFork(runtime)(Effect.logWarning(`MCP server ${name}: tools/list failed: ${messageOf(error)}`))
-            }
-          })
         },
         (effect, name) => Effect.annotateLogs(effect, { mcpServer: name })
       )
@@ -360,7 +482,8 @@ export const layer = (options: Options): Layer.Layer<Service, never, Config.Serv
       return Service.of({
         list,
         settled: Effect.forEach(settledSignals, Deferred.await, { discard: true }),
-        guidance: (rules) => Effect.map(list, (servers) => select(servers, rules))
+        guidance: (rules) => Effect.map(list, (servers) => select(servers, rules)),
+        refresh: refresh()
       })
     })
   )
@@ -372,6 +495,7 @@ export const layerTest = (servers: ReadonlyArray<Server>): Layer.Layer<Service> 
     Service.of({
       list: Effect.succeed(servers),
       settled: Effect.void,
-      guidance: (rules) => Effect.succeed(select(servers, rules))
+      guidance: (rules) => Effect.succeed(select(servers, rules)),
+      refresh: Effect.void
     })
   )

@@ -47,6 +47,7 @@ export interface Input {
 export interface Interface {
   /**
    * The Safe Step Boundary before one Step, after the previous Step's tool calls settled:
+   *   0. MCP tool list changes are applied to the Tool Registry (McpServers.refresh);
    *   1. instructions first: the session's Instructions are composed (SessionInstructions, with the
    *      agent's skill and MCP guidance and the project's references) and prepared against its
    *      InstructionCheckpoint (InstructionCheckpoint.prepare: a first baseline, or one Instruction
@@ -109,6 +110,9 @@ export const layer: Layer.Layer<
     })
 
     const cross = Effect.fn("SafeStepBoundary.cross")(function* ({ sessionID, location, agent, continuing }: Input) {
+      // MCP tool list changes notified since the last boundary join the registry before this Step
+      // samples it (StepSelection), and before the MCP guidance observes the servers.
+      yield* mcpServers.refresh
       const prepared = yield* checkpoint.prepare(sessionID, yield* instructions({ sessionID, location, agent }))
       if (prepared._tag === "Blocked") {
         return Result.Blocked({

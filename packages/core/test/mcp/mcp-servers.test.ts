@@ -1,14 +1,43 @@
+import * as childProcess from "node:child_process"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
-import { Config, type ConfigInfo, Instructions, McpServers, McpToolName } from "@opencode-ai/core"
+import { Config, type ConfigInfo, Instructions, McpServers, McpToolName, ToolRegistry } from "@opencode-ai/core"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { alive, captureLogs, gone, local, tempDir } from "./world.js"
+
+const toolServer = fileURLToPath(new URL("../fixtures/mcp/tool-server.mjs", import.meta.url))
+const hostExitChild = fileURLToPath(new URL("./host-exit.child.ts", import.meta.url))
+
+/** A local tool server that starts a `sleep` child of its own, logging its pid to `logFile`. */
+const spawning = (logFile: string): ConfigInfo.McpLocal => ({
+  type: "local",
+  command: [process.execPath, toolServer],
+  environment: { MCP_FIXTURE_LOG: logFile, MCP_FIXTURE_SPAWN: "1" }
+})
+
+/** The pid the tool server logged for its own child (polled, at most ~5 s). */
+const childPid = (logFile: string) =>
+  Effect.gen(function* () {
+    for (let i = 0; i < 100; i++) {
+      const match = fs.existsSync(logFile) ? /^child (\d+)$/m.exec(fs.readFileSync(logFile, "utf8")) : null
+      if (match !== null) return Number(match[1])
+      yield* Effect.sleep("50 millis")
+    }
+    throw new Error("the server logged no child")
+  })
+
+/** The process group of `pid` (field 5 of /proc/PID/stat). */
+const processGroup = (pid: number): number => {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2])
+}
 
 const allowAll = [{ action: "*", resource: "*", effect: "allow" as const }]
 const deny = (action: string) => [...allowAll, { action, resource: "*", effect: "deny" as const }]
@@ -18,11 +47,16 @@ const servers = (mcp: Readonly<Record<string, ConfigInfo.Mcp>>, scope?: Scope.Sc
   Effect.gen(function* () {
     const logs = captureLogs()
     const layer = McpServers.layer({ env: {}, directory: tempDir("opencode-mcp-cwd-") }).pipe(
+      Layer.provideMerge(ToolRegistry.layer),
       Layer.provide(Config.layerTest({ mcp }))
     )
     const built = scope === undefined ? Layer.build(layer) : Layer.buildWithScope(layer, scope)
     const context = yield* built.pipe(Effect.provide(logs.layer), Effect.orDie)
-    return { service: Context.get(context, McpServers.Service), logs: logs.lines }
+    return {
+      service: Context.get(context, McpServers.Service),
+      registry: Context.get(context, ToolRegistry.Service),
+      logs: logs.lines
+    }
   })
 
 const statusOf = (service: McpServers.Interface, name: string) =>
@@ -126,6 +160,48 @@ describe("McpServers", () => {
       expect(alive(status.pid)).toBe(true)
       yield* Scope.close(scope, Exit.void)
       expect(yield* gone(status.pid)).toBe(true)
+    })
+  )
+
+  it.scopedLive("a local server leads its own process group; closing the scope ends its whole tree", () =>
+    Effect.gen(function* () {
+      const logFile = path.join(tempDir("opencode-mcp-log-"), "log")
+      const scope = yield* Scope.make()
+      const { service } = yield* servers({ docs: spawning(logFile) }, scope)
+      yield* service.settled
+      const status = yield* statusOf(service, "docs")
+      if (status._tag !== "Connected" || status.pid === undefined)
+        throw new Error(`not connected: ${JSON.stringify(status)}`)
+      expect(processGroup(status.pid)).toBe(status.pid)
+      expect(processGroup(status.pid)).not.toBe(processGroup(process.pid))
+      const child = yield* childPid(logFile)
+      expect(alive(child)).toBe(true)
+      yield* Scope.close(scope, Exit.void)
+      expect(yield* gone(status.pid)).toBe(true)
+      // The server's own child (which ignores stdin) went with it.
+      expect(yield* gone(child)).toBe(true)
+    })
+  )
+
+  it.scopedLive("a host that exits with a local server still connected takes the server's tree with it", () =>
+    Effect.gen(function* () {
+      const logFile = path.join(tempDir("opencode-mcp-log-"), "log")
+      const output = yield* Effect.async<string>((resume) => {
+        const host = childProcess.spawn(
+          process.execPath,
+          ["--import", "tsx", hostExitChild, JSON.stringify(spawning(logFile))],
+          { stdio: ["ignore", "pipe", "inherit"] }
+        )
+        let out = ""
+        host.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString()))
+        host.once("exit", () => resume(Effect.succeed(out)))
+      })
+      const match = /connected (\d+)/.exec(output)
+      expect(match, output).not.toBeNull()
+      const pid = Number(match![1])
+      const child = yield* childPid(logFile)
+      expect(yield* gone(pid)).toBe(true)
+      expect(yield* gone(child)).toBe(true)
     })
   )
 

@@ -2,7 +2,16 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { Config, type ConfigInfo, Core, Locations, SessionInput, SessionRunner, Sessions } from "@opencode-ai/core"
+import {
+  Config,
+  type ConfigInfo,
+  Core,
+  EventLog,
+  Locations,
+  SessionInput,
+  SessionRunner,
+  Sessions
+} from "@opencode-ai/core"
 import { ScriptedLLMServer } from "@opencode-ai/core/testing"
 import { Effect, Layer, Logger } from "effect"
 
@@ -62,6 +71,7 @@ export const gone = (pid: number) =>
 export const world = (options: {
   readonly mcp: Readonly<Record<string, ConfigInfo.Mcp>>
   readonly agent?: Readonly<Record<string, ConfigInfo.Agent>>
+  readonly permission?: ConfigInfo.Info["permission"]
 }) =>
   Effect.gen(function* () {
     const server = yield* ScriptedLLMServer.make()
@@ -71,7 +81,8 @@ export const world = (options: {
     const config = Config.layerTest({
       ...ScriptedLLMServer.config(server.url),
       mcp: options.mcp,
-      ...(options.agent === undefined ? {} : { agent: options.agent })
+      ...(options.agent === undefined ? {} : { agent: options.agent }),
+      ...(options.permission === undefined ? {} : { permission: options.permission })
     })
     const logs = captureLogs()
     const context = yield* Layer.build(
@@ -79,6 +90,7 @@ export const world = (options: {
         databaseFile: path.join(root, "opencode.db"),
         directory,
         configDir: path.join(root, "config"),
+        dataDir: path.join(root, "data"),
         env: {},
         config
       })
@@ -98,6 +110,8 @@ export const world = (options: {
         })
       )
     const wait = run(Effect.flatMap(SessionRunner.Service, (runner) => runner.wait(session.id)))
+    const interrupt = run(Effect.flatMap(SessionRunner.Service, (runner) => runner.interrupt(session.id)))
+    const events = run(Effect.flatMap(EventLog.Service, (log) => log.read(session.id)))
     /** The system message of every request the provider received, in order. */
     const systems = Effect.map(server.requests, (requests) =>
       requests.map((request) => {
@@ -108,5 +122,5 @@ export const world = (options: {
           .join("\n")
       })
     )
-    return { server, session, directory, prompt, wait, systems, run, logs: logs.lines }
+    return { server, session, directory, prompt, wait, interrupt, events, systems, run, logs: logs.lines }
   })

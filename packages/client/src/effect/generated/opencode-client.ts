@@ -226,6 +226,13 @@ export interface Service {
      */
     readonly list: (input?: Endpoint.UrlParams<"reference", "list">) => Effect.Effect<Endpoint.Success<"reference", "list">, Endpoint.Failure<"reference", "list">>
   }
+  readonly mcp: {
+    /**
+     * `GET /api/mcp` (`v2.mcp.list`).
+     * Succeeds with the decoded `data` member of the response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
+     */
+    readonly list: (input?: Endpoint.NoInput) => Effect.Effect<Endpoint.Success<"mcp", "list">["data"], Endpoint.Failure<"mcp", "list">>
+  }
 }
 
 export interface Options {
@@ -306,6 +313,9 @@ export const make = (options: Options): Effect.Effect<Service, never, HttpClient
       },
       reference: {
         list: (input = {}) => client.reference.list({ urlParams: input })
+      },
+      mcp: {
+        list: () => Effect.map(client.mcp.list({}), (success) => success.data)
       }
     })
   )

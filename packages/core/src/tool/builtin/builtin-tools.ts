@@ -10,6 +10,7 @@ import { GlobTool } from "./glob-tool.js"
 import { GrepTool } from "./grep-tool.js"
 import { ReadTool } from "./read-tool.js"
 import { TodoWriteTool } from "./todowrite-tool.js"
+import { WebFetchTool } from "./webfetch-tool.js"
 import { WriteTool } from "./write-tool.js"
 
 export interface Options {
@@ -23,10 +24,12 @@ export interface Options {
   readonly bash?: BashTool.Options | undefined
   /** Passed to the grep tool (its matching time limit); `toolOutputDir` above is passed to it too. */
   readonly grep?: Pick<GrepTool.Options, "timeLimit"> | undefined
+  /** Passed to the webfetch tool (its body size limit). */
+  readonly webfetch?: WebFetchTool.Options | undefined
 }
 
 /** The built-in tool names, in the order they are listed here. (`question` and `skill` live elsewhere.) */
-export const names = ["read", "write", "edit", "apply_patch", "bash", "glob", "grep", "todowrite"] as const
+export const names = ["read", "write", "edit", "apply_patch", "bash", "glob", "grep", "todowrite", "webfetch"] as const
 
 /** Every built-in tool, over the given file system. */
 export const make = (
@@ -40,7 +43,8 @@ export const make = (
     BashTool.make(options.bash),
     GlobTool.make,
     GrepTool.make({ ...options.grep, toolOutputDir: options.toolOutputDir }),
-    TodoWriteTool.make
+    TodoWriteTool.make,
+    WebFetchTool.make(options.webfetch)
   ])
 
 /**

@@ -66,7 +66,7 @@ describe("built-in tools in a session", () => {
       // The built-ins are offered to the model with their JSON Schemas.
       const requests = yield* w.server.requests
       const offered = (requests[0]!.body.tools as Array<any>).map((t) => t.function?.name ?? t.name)
-      for (const name of ["read", "write", "edit", "apply_patch", "bash", "glob", "grep", "todowrite"]) {
+      for (const name of ["read", "write", "edit", "apply_patch", "bash", "glob", "grep", "todowrite", "webfetch"]) {
         expect(offered).toContain(name)
       }
       const read = (requests[0]!.body.tools as Array<any>).find((t) => (t.function?.name ?? t.name) === "read")

@@ -9,6 +9,7 @@ import { GlobTool } from "../../../src/tool/builtin/glob-tool.js"
 import { GrepTool } from "../../../src/tool/builtin/grep-tool.js"
 import { ReadTool } from "../../../src/tool/builtin/read-tool.js"
 import { TodoWriteTool } from "../../../src/tool/builtin/todowrite-tool.js"
+import { WebFetchTool } from "../../../src/tool/builtin/webfetch-tool.js"
 import { WriteTool } from "../../../src/tool/builtin/write-tool.js"
 import { world } from "../../runner/world.js"
 import { call, context, failure, project, tool } from "./harness.js"
@@ -21,7 +22,8 @@ const inputs: Record<(typeof BuiltinTools.names)[number], Schema.Schema<any, any
   bash: BashTool.Input,
   glob: GlobTool.Input,
   grep: GrepTool.Input,
-  todowrite: TodoWriteTool.Input
+  todowrite: TodoWriteTool.Input,
+  webfetch: WebFetchTool.Input
 }
 
 describe("BuiltinTools", () => {
