@@ -10,6 +10,8 @@ import type { LLMEvent } from "../llm/llm-event.js"
 import type { LLMRequest } from "../llm/llm-request.js"
 import { Retry } from "../llm/retry.js"
 import { SessionEvents } from "../session/session-events.js"
+import { Snapshots } from "../snapshot/snapshots.js"
+import { StepSnapshots } from "../snapshot/step-snapshots.js"
 import type { ToolRegistry } from "../tool/tool-registry.js"
 import { ProviderEvents } from "./provider-events.js"
 import { StepEvent } from "./step-event.js"
@@ -109,6 +111,8 @@ export const layer = (
       const live = yield* LiveBus.Service
       const llm = yield* LLMClient.Service
       const settlement = yield* ToolSettlement.Service
+      // Optional: with it, each Step records file snapshots around itself (see StepSnapshots).
+      const snapshots = yield* Effect.serviceOption(Snapshots.Service)
 
       const failBeforeOutput = Effect.fn("StepRunner.failBeforeOutput")(function* (input: {
         readonly sessionID: string
@@ -247,15 +251,22 @@ export const layer = (
           Option.getOrElse(() => ({ input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } }))
         )
 
+        const around = yield* StepSnapshots.begin(snapshots, input.directory)
+
         const ended = (reason: string) =>
-          Effect.flatMap(tokens, (usage) =>
-            emit("session.next.step.ended", { assistantMessageID, finish: reason, cost: 0, tokens: usage })
+          Effect.flatMap(Effect.zip(tokens, around.end), ([usage, snapshot]) =>
+            emit("session.next.step.ended", { assistantMessageID, finish: reason, cost: 0, tokens: usage, ...snapshot })
           )
 
         const failed = (message: string) =>
           emit("session.next.step.failed", { assistantMessageID, error: { type: "unknown", message } })
 
-        yield* emit("session.next.step.started", { assistantMessageID, agent: input.agent.name, model: input.model })
+        yield* emit("session.next.step.started", {
+          assistantMessageID,
+          agent: input.agent.name,
+          model: input.model,
+          ...around.started
+        })
 
         return yield* Effect.gen(function* () {
           const streamed = yield* Effect.either(attempt(input.request))
