@@ -35,6 +35,8 @@ export const world = (
     readonly protocol?: "openai-compatible" | "anthropic"
     readonly agent?: Record<string, unknown>
     readonly reference?: Record<string, unknown>
+    /** Runs on the project directory before the Core starts and the session is created (e.g. `git init`). */
+    readonly setup?: (directory: string) => void
   } = {}
 ) =>
   Effect.gen(function* () {
@@ -42,6 +44,7 @@ export const world = (
     const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "opencode-runner-")))
     const directory = path.join(root, "project")
     fs.mkdirSync(directory)
+    options.setup?.(directory)
     const config = Config.layerTest({
       ...ScriptedLLMServer.config(server.url, options.protocol === undefined ? {} : { protocol: options.protocol }),
       ...(options.agent !== undefined ? { agent: options.agent } : {}),
@@ -86,5 +89,18 @@ export const world = (
         Effect.flatMap(ToolRegistry.Service, (r) => r.register(tool)),
         context
       )
-    return { server, session, directory, prompt, wait, interrupt, events, types, register, run }
+    return {
+      server,
+      session,
+      root,
+      directory,
+      dataDir: path.join(root, "data"),
+      prompt,
+      wait,
+      interrupt,
+      events,
+      types,
+      register,
+      run
+    }
   })
