@@ -176,7 +176,9 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
   const locations = Locations.layer({ directory: options.directory }).pipe(Layer.provide(NodeContext.layer))
   // File snapshots per project in `<data>/snapshot/<projectID>` (a shadow git repository); the Step
   // runner records them around every Step.
-  const snapshots = Snapshots.layer({ dataDir: options.dataDir ?? paths.dataDir }).pipe(Layer.provide(locations))
+  const snapshots = Snapshots.layer({ dataDir: options.dataDir ?? paths.dataDir }).pipe(
+    Layer.provide(Layer.merge(locations, config))
+  )
   const services = Layer.mergeAll(
     sessionServices,
     discovery,

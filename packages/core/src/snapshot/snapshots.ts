@@ -23,6 +23,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import type { Session } from "@opencode-ai/schema"
 import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Config } from "../config/config.js"
 import { Locations } from "../location/locations.js"
 
 /** A git command of the shadow repository failed (git missing, a corrupt store, an unknown snapshot). */
@@ -47,7 +48,7 @@ export interface Interface {
   /**
    * Snapshots the project's whole worktree now and returns the snapshot id. Never fails: a failure
    * (git missing, an unwritable data directory) is logged and gives None, so a Step never fails
-   * because its snapshot could not be taken.
+   * because its snapshot could not be taken. None as well when the config says `"snapshot": false`.
    */
   readonly track: (project: Project) => Effect.Effect<Option.Option<string>>
   /** The files that differ between two snapshots, sorted. */
@@ -121,11 +122,12 @@ const run = (args: ReadonlyArray<string>, cwd: string): Effect.Effect<Output, Sn
 /** The `-z` separated fields of git output. */
 const fields = (output: string): Array<string> => output.split("\0").filter((field) => field !== "")
 
-export const layer = (options: Options): Layer.Layer<Service, never, Locations.Service> =>
+export const layer = (options: Options): Layer.Layer<Service, never, Locations.Service | Config.Service> =>
   Layer.effect(
     Service,
     Effect.gen(function* () {
       const locations = yield* Locations.Service
+      const enabled = (yield* Config.Service).info.snapshot !== false
       const directory = path.join(options.dataDir, "snapshot")
       const locks = new Map<string, Effect.Semaphore>()
       const lockOf = (id: string) => {
@@ -192,6 +194,7 @@ export const layer = (options: Options): Layer.Layer<Service, never, Locations.S
       })
 
       const track = Effect.fn("Snapshots.track")(function* (project: Project) {
+        if (!enabled) return Option.none<string>()
         const taken = yield* serialized(
           project,
           Effect.gen(function* () {

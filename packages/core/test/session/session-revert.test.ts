@@ -236,6 +236,38 @@ describe("SessionRevert", () => {
       })
   )
 
+  it.scopedLive(
+    "the Instruction Baseline is reused verbatim until Session movement or committed revert resets it: a staged and cleared revert keeps it",
+    () =>
+      Effect.gen(function* () {
+        const w = yield* world({ setup: repository({ "AGENTS.md": "Rule A: be brief.\n" }) })
+        yield* w.server.enqueue(reply(text("first answer"), finish("stop")))
+        yield* w.prompt("the first task")
+        yield* w.wait
+        const checkpoints = yield* w.run(InstructionCheckpoint.Service)
+        const before = Option.getOrThrow(yield* checkpoints.get(w.session.id))
+
+        const [user] = yield* userMessages(w)
+        const revert = yield* revertService(w)
+        yield* revert.stage(w.session.id, { messageID: user!.id })
+        yield* revert.clear(w.session.id)
+        fs.writeFileSync(path.join(w.directory, "AGENTS.md"), "Rule B: be thorough.\n")
+        yield* w.server.enqueue(reply(text("second answer"), finish("stop")))
+        yield* w.prompt("the second task")
+        yield* w.wait
+
+        // Same baseline byte for byte; the change arrives as an Instruction Update instead.
+        const after = Option.getOrThrow(yield* checkpoints.get(w.session.id))
+        expect(after.baseline).toBe(before.baseline)
+        expect(after.baselineSeq).toBe(before.baselineSeq)
+        const requests = yield* w.server.requests
+        const last = requests[requests.length - 1]!
+        expect(systemOf(last)).toContain("Rule A: be brief.")
+        expect(conversationOf(last)).toContain("Rule B: be thorough.")
+        expect(conversationOf(last)).toContain("the first task")
+      })
+  )
+
   it.scopedLive("a project without git: the Step is snapshotted all the same and the revert restores it", () =>
     Effect.gen(function* () {
       const w = yield* world({ setup: (directory) => fs.writeFileSync(path.join(directory, "plain.txt"), "plain\n") })
