@@ -20,6 +20,7 @@ export * as Snapshots from "./snapshots.js"
 
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import type { Session } from "@opencode-ai/schema"
 import { Context, Effect, Layer, Option, Schema } from "effect"
@@ -48,7 +49,8 @@ export interface Interface {
   /**
    * Snapshots the project's whole worktree now and returns the snapshot id. Never fails: a failure
    * (git missing, an unwritable data directory) is logged and gives None, so a Step never fails
-   * because its snapshot could not be taken. None as well when the config says `"snapshot": false`.
+   * because its snapshot could not be taken. None as well when the config says `"snapshot": false`,
+   * and for a project whose root is the filesystem root or the home directory (never copied whole).
    */
   readonly track: (project: Project) => Effect.Effect<Option.Option<string>>
   /** The files that differ between two snapshots, sorted. */
@@ -81,6 +83,8 @@ export class Service extends Context.Tag("@opencode-ai/core/Snapshots")<Service,
 export interface Options {
   /** The data directory; the shadow repositories live in `<dataDir>/snapshot/`. */
   readonly dataDir: string
+  /** The home directory, which is never snapshotted whole; default `os.homedir()`. */
+  readonly home?: string | undefined
 }
 
 interface Output {
@@ -128,6 +132,8 @@ export const layer = (options: Options): Layer.Layer<Service, never, Locations.S
     Effect.gen(function* () {
       const locations = yield* Locations.Service
       const enabled = (yield* Config.Service).info.snapshot !== false
+      // A session working in `/` or `~` (no project around it) would copy everything below it.
+      const tooBroad = new Set([path.parse(process.cwd()).root, path.resolve(options.home ?? os.homedir())])
       const directory = path.join(options.dataDir, "snapshot")
       const locks = new Map<string, Effect.Semaphore>()
       const lockOf = (id: string) => {
@@ -194,7 +200,7 @@ export const layer = (options: Options): Layer.Layer<Service, never, Locations.S
       })
 
       const track = Effect.fn("Snapshots.track")(function* (project: Project) {
-        if (!enabled) return Option.none<string>()
+        if (!enabled || tooBroad.has(path.resolve(project.directory))) return Option.none<string>()
         const taken = yield* serialized(
           project,
           Effect.gen(function* () {

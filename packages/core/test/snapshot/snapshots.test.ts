@@ -14,7 +14,13 @@ const git = (cwd: string, ...args: Array<string>) =>
   })
 
 /** A temporary project (a git repository when `repository`) and a Snapshots store over its own data dir. */
-const setup = (options: { readonly repository?: boolean; readonly snapshot?: boolean } = {}) =>
+const setup = (
+  options: {
+    readonly repository?: boolean
+    readonly snapshot?: boolean
+    readonly home?: (project: string) => string
+  } = {}
+) =>
   Effect.gen(function* () {
     const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "opencode-snapshots-")))
     const directory = path.join(root, "project")
@@ -25,7 +31,8 @@ const setup = (options: { readonly repository?: boolean; readonly snapshot?: boo
       git(directory, "add", "--all")
       git(directory, "commit", "--quiet", "-m", "initial")
     }
-    const layer = Snapshots.layer({ dataDir: path.join(root, "data") }).pipe(
+    const home = options.home?.(directory)
+    const layer = Snapshots.layer({ dataDir: path.join(root, "data"), ...(home === undefined ? {} : { home }) }).pipe(
       Layer.provide(
         Layer.mergeAll(
           Locations.layer({ directory }).pipe(Layer.provide(NodeContext.layer)),
@@ -114,6 +121,13 @@ describe("Snapshots", () => {
       const s = yield* setup({ snapshot: false })
       expect(yield* s.store.track(s.project)).toEqual(Option.none())
       expect(fs.existsSync(path.join(s.root, "data", "snapshot"))).toBe(false)
+    })
+  )
+
+  it.effect("a project rooted at the home directory is never snapshotted whole", () =>
+    Effect.gen(function* () {
+      const s = yield* setup({ home: (project) => project })
+      expect(yield* s.store.track(s.project)).toEqual(Option.none())
     })
   )
 
