@@ -74,15 +74,20 @@ describe("revert and move over HTTP", () => {
         expect(read(h.directory, "new.txt")).toBe("new\n")
         expect((yield* h.call("GET", h.base)).body.data.revert).toBeUndefined()
 
-        // Staged again, then a prompt: the revert commits before the prompt is admitted.
+        // Staged again; a refused prompt leaves it staged, an admitted one commits it before it runs.
         yield* h.call("POST", `${h.base}/revert/stage`, { messageID: user.id, files: true })
+        const refused = yield* h.call("POST", `${h.base}/prompt`, {
+          prompt: { text: "x", files: [{ uri: "file:///definitely/missing.txt" }] }
+        })
+        expect(refused.status).toBe(400)
+        expect((yield* h.call("GET", h.base)).body.data.revert.messageID).toBe(user.id)
         yield* h.llm.enqueue(reply(text("fresh start"), finish("stop")))
         expect((yield* h.prompt("start over")).status).toBe(200)
         yield* h.wait
         const types = (yield* h.events).map((event) => event.type)
         const committed = types.indexOf("session.next.revert.committed")
         expect(committed).toBeGreaterThan(-1)
-        expect(types.indexOf("session.next.prompt.admitted", committed)).toBeGreaterThan(committed)
+        expect(types.lastIndexOf("session.next.prompted")).toBeGreaterThan(committed)
         expect((yield* h.call("GET", h.base)).body.data.revert).toBeUndefined()
         const requests = yield* h.llm.requests
         const last = requests[requests.length - 1]!

@@ -9,7 +9,8 @@ import { Effect } from "effect"
  * `POST /api/session/{sessionID}/prompt`: admits the prompt durably into the session's inbox, then
  * (unless `resume: false`) wakes the session's drain. The wake is advisory: the response does not wait
  * for any Step, and an admission is never lost if the wake coalesces into a running drain. A revert
- * staged in the session is committed first, so the prompt continues from the reverted history.
+ * staged in the session is committed once the prompt is admitted and before the session is woken, so
+ * the prompt continues from the reverted history; a refused prompt leaves it staged.
  */
 export const prompt = ({
   path,
@@ -21,12 +22,13 @@ export const prompt = ({
   Effect.gen(function* () {
     const input = yield* SessionInput.Service
     const revert = yield* SessionRevert.Service
-    yield* revert.commitStaged(path.sessionID)
     const data = yield* input.admit(path.sessionID, {
       id: payload.id,
       prompt: payload.prompt,
       delivery: payload.delivery
     })
+    // After admission (a refused prompt leaves the revert staged), before anything can promote it.
+    yield* revert.commitStaged(path.sessionID)
     if (payload.resume !== false) yield* (yield* SessionRunner.Service).wake(path.sessionID)
     return { data }
   })
