@@ -58,7 +58,7 @@ export interface Interface {
    * Stages a revert to the state before `messageID` and resolves with the staged RevertState. Unknown
    * session → SessionNotFoundError (checked first); a message that does not exist, belongs to another
    * session or was already reverted → MessageNotFoundError; running, or input waiting to run →
-   * ConflictError. The staged state commits as one event; restored files are written before it.
+   * ConflictError. The staged state commits as one event; restored files are written right after it.
    */
   readonly stage: (
     sessionID: string,
@@ -167,10 +167,16 @@ export const layer: Layer.Layer<
         .pipe(Effect.orDie)
     })
 
+    // Files first, then the record: a stop in between leaves the revert staged, and clearing it again
+    // restores the same files once more. Once started, both run to completion.
     const clearStaged = Effect.fn("SessionRevert.clearStaged")(function* (session: Session.SessionV2Info) {
-      yield* undoFiles(session)
-      const now = yield* Clock.currentTimeMillis
-      yield* append(session.id, ["session.next.revert.cleared", { timestamp: now, sessionID: session.id }])
+      yield* Effect.uninterruptible(
+        Effect.gen(function* () {
+          yield* undoFiles(session)
+          const now = yield* Clock.currentTimeMillis
+          yield* append(session.id, ["session.next.revert.cleared", { timestamp: now, sessionID: session.id }])
+        })
+      )
     })
 
     const stage = Effect.fn("SessionRevert.stage")(
@@ -196,32 +202,41 @@ export const layer: Layer.Layer<
         const project = yield* snapshots.project(session.location.directory)
 
         let files: ReadonlyArray<Session.FileDiff> = []
-        let staged: string | undefined
+        let restore: { readonly project: Snapshots.Project; readonly to: string; readonly from: string } | undefined
         if (before !== undefined && last !== undefined && Option.isSome(project)) {
           const now = yield* snapshots.track(project.value)
           if (Option.isSome(now)) {
             const touched = yield* snapshots.changed(project.value, before, last).pipe(Effect.orDie)
             files = yield* snapshots.diff(project.value, now.value, before, touched).pipe(Effect.orDie)
             if (request.files === true && files.length > 0) {
-              yield* snapshots
-                .restore(
-                  project.value,
-                  before,
-                  files.map((file) => file.path)
-                )
-                .pipe(Effect.orDie)
-              staged = now.value
+              restore = { project: project.value, to: before, from: now.value }
             }
           }
         }
         const revert: Session.RevertState = {
           messageID: row.id as Identifier.MessageID,
-          ...(staged === undefined ? {} : { snapshot: staged }),
+          ...(restore === undefined ? {} : { snapshot: restore.from }),
           ...(files.length === 0 ? {} : { diff: files.map((file) => file.patch).join("") }),
           files
         }
-        const now = yield* Clock.currentTimeMillis
-        yield* append(sessionID, ["session.next.revert.staged", { timestamp: now, sessionID: session.id, revert }])
+        // The staged state commits before any file is written: a stop in between leaves a staged
+        // revert whose `clear` restores the worktree as it already is, never restored files without a
+        // record of how to bring them back. Once started, both run to completion.
+        yield* Effect.uninterruptible(
+          Effect.gen(function* () {
+            const now = yield* Clock.currentTimeMillis
+            yield* append(sessionID, ["session.next.revert.staged", { timestamp: now, sessionID: session.id, revert }])
+            if (restore !== undefined) {
+              yield* snapshots
+                .restore(
+                  restore.project,
+                  restore.to,
+                  files.map((file) => file.path)
+                )
+                .pipe(Effect.orDie)
+            }
+          })
+        )
         return revert
       },
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
