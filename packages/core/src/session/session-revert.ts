@@ -33,7 +33,7 @@ export * as SessionRevert from "./session-revert.js"
  */
 
 import { SqlClient } from "@effect/sql"
-import { Errors, type Identifier, Quote, type Session, type SessionMessages } from "@opencode-ai/schema"
+import { Errors, type Identifier, Quote, type Session } from "@opencode-ai/schema"
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { SessionInput } from "../input/session-input.js"
 import * as InstructionCheckpoint from "../instructions/instruction-checkpoint.js"
@@ -146,10 +146,9 @@ export const layer: Layer.Layer<
         WHERE session_id = ${sessionID} AND seq >= ${seq} AND type = 'assistant'
         ORDER BY seq`.pipe(Effect.orDie)
       const messages = yield* Effect.forEach(rows, (row) => MessageProjection.decodeInfo(row.info))
-      return messages.flatMap((message) => {
-        const snapshot = (message as SessionMessages.SessionMessageAssistant).snapshot
-        return snapshot === undefined ? [] : [snapshot]
-      })
+      return messages.flatMap((message) =>
+        message.type === "assistant" && message.snapshot !== undefined ? [message.snapshot] : []
+      )
     })
 
     /** Puts back the files a staged revert restored, as they were when it was staged. */
