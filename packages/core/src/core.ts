@@ -37,10 +37,13 @@ import * as ToolSettlement from "./runner/tool-settlement.js"
 import * as KnownSessions from "./session/known-sessions.js"
 import * as SessionEvents from "./session/session-events.js"
 import * as SessionHistory from "./session/session-history.js"
+import * as SessionMove from "./session/session-move.js"
+import * as SessionRevert from "./session/session-revert.js"
 import * as SessionSelection from "./session/session-selection.js"
 import * as Sessions from "./session/sessions.js"
 import * as SkillTool from "./skill/skill-tool.js"
 import * as Skills from "./skill/skills.js"
+import * as Snapshots from "./snapshot/snapshots.js"
 import * as Database from "./storage/database.js"
 import * as BuiltinTools from "./tool/builtin/builtin-tools.js"
 import * as QuestionTool from "./tool/builtin/question-tool.js"
@@ -108,6 +111,9 @@ export type Services =
   | ModelToolOutput.Service
   | McpServers.Service
   | SessionRunner.Service
+  | Snapshots.Service
+  | SessionRevert.Service
+  | SessionMove.Service
   // The runner's stages, each usable on its own (hosts drive sessions through SessionRunner).
   | Recovery.Service
   | SafeStepBoundary.Service
@@ -174,11 +180,18 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
       InstructionDiscovery.layer({ configDir, env, instructions: loaded.info.instructions })
     )
   ).pipe(Layer.provide(config))
+  const locations = Locations.layer({ directory: options.directory }).pipe(Layer.provide(NodeContext.layer))
+  // File snapshots per project in `<data>/snapshot/<projectID>` (a shadow git repository); the Step
+  // runner records them around every Step.
+  const snapshots = Snapshots.layer({ dataDir: options.dataDir ?? paths.dataDir }).pipe(
+    Layer.provide(Layer.merge(locations, config))
+  )
   const services = Layer.mergeAll(
     sessionServices,
     discovery,
     Layer.fresh(SessionInstructions.layer).pipe(Layer.provide(Layer.mergeAll(stores, discovery, NodeContext.layer))),
-    Locations.layer({ directory: options.directory }).pipe(Layer.provide(NodeContext.layer)),
+    locations,
+    snapshots,
     Skills.layer({ configDir, env }).pipe(Layer.provide(NodeContext.layer)),
     References.layer({ dataDir: options.dataDir ?? paths.dataDir, home: os.homedir() }).pipe(
       Layer.provide(NodeContext.layer)
@@ -240,5 +253,9 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
     Layer.provideMerge(Layer.fresh(SessionDrain.layer).pipe(Layer.provideMerge(stages))),
     Layer.provide(Layer.mergeAll(services, coreTools, builtinTools))
   )
-  return Layer.merge(services, runner)
+  // Revert and move change a session only while it does not run, so they sit on the runner.
+  const lifecycle = Layer.mergeAll(Layer.fresh(SessionRevert.layer), Layer.fresh(SessionMove.layer)).pipe(
+    Layer.provide(Layer.merge(services, runner))
+  )
+  return Layer.mergeAll(services, runner, lifecycle)
 }

@@ -56,5 +56,18 @@ export const extensionOperations: ReadonlySet<string> = new Set([
   "v2.session.instructions.entries.list",
   "v2.session.instructions.entries.put",
   "v2.session.instructions.entries.remove",
-  "v2.mcp.list"
+  "v2.mcp.list",
+  "v2.session.move"
 ])
+
+/**
+ * Statuses some reference operations answer here beyond those the observed contract lists, and why.
+ * Conformance checks everything else about these operations against the reference.
+ * - the revert operations refuse to change a running session (and `clear` / `commit` refuse when
+ *   nothing is staged) with a 409 ConflictError, where the contract lists no conflict.
+ */
+export const additionalStatuses: Readonly<Record<string, ReadonlyArray<string>>> = {
+  "v2.session.revert.stage": ["409"],
+  "v2.session.revert.clear": ["409"],
+  "v2.session.revert.commit": ["409"]
+}

@@ -7,6 +7,8 @@ import { SessionEventStream } from "./session-event-stream.js"
 import { SessionExecution } from "./session-execution.js"
 import { SessionHistoryApi } from "./session-history.js"
 import { SessionInputApi } from "./session-input.js"
+import { SessionMoveApi } from "./session-move.js"
+import { SessionRevertApi } from "./session-revert.js"
 import { SessionSelectionApi } from "./session-selection.js"
 
 const strict = { parseOptions: { onExcessProperty: "error" } } as const
@@ -91,4 +93,8 @@ export const group = HttpApiGroup.make("sessions")
   .add(SessionExecution.interrupt)
   .add(SessionExecution.wait)
   .add(SessionExecution.compact)
+  .add(SessionRevertApi.stage)
+  .add(SessionRevertApi.clear)
+  .add(SessionRevertApi.commit)
+  .add(SessionMoveApi.move)
   .annotate(OpenApi.Title, "sessions")

@@ -16,12 +16,15 @@ export const scriptedHost = (options: {
   readonly prefix: string
   readonly requests: "permission" | "question"
   readonly agent?: Record<string, unknown>
+  /** Runs on the project directory before the Core starts and the session is created (e.g. `git init`). */
+  readonly setup?: (directory: string) => void
 }) =>
   Effect.gen(function* () {
     const llm = yield* ScriptedLLMServer.make()
     const root = fs.realpathSync(tempDir(options.prefix))
     const directory = path.join(root, "project")
     fs.mkdirSync(directory)
+    options.setup?.(directory)
     const config = Config.layerTest({
       ...ScriptedLLMServer.config(llm.url),
       ...(options.agent !== undefined ? { agent: options.agent } : {})
@@ -35,6 +38,7 @@ export const scriptedHost = (options: {
             databaseFile: path.join(root, "opencode.db"),
             directory,
             configDir: path.join(root, "config"),
+            dataDir: path.join(root, "data"),
             env: {},
             config
           })
@@ -77,5 +81,5 @@ export const scriptedHost = (options: {
             (e.data as any).callID === callID
         )
       )
-    return { llm, url, directory, session, base, call, prompt, pending, wait, settled, context }
+    return { llm, url, root, directory, session, base, call, prompt, pending, wait, settled, context, events }
   })

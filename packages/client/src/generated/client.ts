@@ -36,6 +36,14 @@ import type {
   SessionsWaitResult,
   SessionsCompactInput,
   SessionsCompactResult,
+  SessionsRevertStageInput,
+  SessionsRevertStageResult,
+  SessionsRevertClearInput,
+  SessionsRevertClearResult,
+  SessionsRevertCommitInput,
+  SessionsRevertCommitResult,
+  SessionsMoveInput,
+  SessionsMoveResult,
   InstructionsListInput,
   InstructionsListResult,
   InstructionsPutInput,
@@ -305,6 +313,64 @@ const operations = {
       401: ["UnauthorizedError"],
       404: ["SessionNotFoundError"],
       503: ["ServiceUnavailableError"]
+    }
+  },
+  "sessions.revertStage": {
+    name: "sessions.revertStage",
+    method: "POST",
+    path: "/api/session/{sessionID}/revert/stage",
+    query: [],
+    body: ["messageID", "files"],
+    success: { status: 200, json: true, unwrap: "data" },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["MessageNotFoundError", "SessionNotFoundError"],
+      409: ["ConflictError"],
+      500: ["UnknownError"]
+    }
+  },
+  "sessions.revertClear": {
+    name: "sessions.revertClear",
+    method: "POST",
+    path: "/api/session/{sessionID}/revert/clear",
+    query: [],
+    body: null,
+    success: { status: 204, json: false, unwrap: null },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["SessionNotFoundError"],
+      409: ["ConflictError"],
+      500: ["UnknownError"]
+    }
+  },
+  "sessions.revertCommit": {
+    name: "sessions.revertCommit",
+    method: "POST",
+    path: "/api/session/{sessionID}/revert/commit",
+    query: [],
+    body: null,
+    success: { status: 204, json: false, unwrap: null },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["SessionNotFoundError"],
+      409: ["ConflictError"]
+    }
+  },
+  "sessions.move": {
+    name: "sessions.move",
+    method: "POST",
+    path: "/api/session/{sessionID}/move",
+    query: [],
+    body: ["location"],
+    success: { status: 200, json: true, unwrap: "data" },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["SessionNotFoundError"],
+      409: ["ConflictError"]
     }
   },
   "instructions.list": {
@@ -659,6 +725,26 @@ export interface OpencodeClient {
      * Resolves to {@link SessionsCompactResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `ServiceUnavailableError` (503) or a `ClientError`.
      */
     compact(input: SessionsCompactInput, options?: Transport.RequestOptions): Promise<SessionsCompactResult>
+    /**
+     * `POST /api/session/{sessionID}/revert/stage` (`v2.session.revert.stage`).
+     * Resolves to {@link SessionsRevertStageResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `MessageNotFoundError` (404), `SessionNotFoundError` (404), `ConflictError` (409), `UnknownError` (500) or a `ClientError`.
+     */
+    revertStage(input: SessionsRevertStageInput, options?: Transport.RequestOptions): Promise<SessionsRevertStageResult>
+    /**
+     * `POST /api/session/{sessionID}/revert/clear` (`v2.session.revert.clear`).
+     * Resolves to {@link SessionsRevertClearResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `ConflictError` (409), `UnknownError` (500) or a `ClientError`.
+     */
+    revertClear(input: SessionsRevertClearInput, options?: Transport.RequestOptions): Promise<SessionsRevertClearResult>
+    /**
+     * `POST /api/session/{sessionID}/revert/commit` (`v2.session.revert.commit`).
+     * Resolves to {@link SessionsRevertCommitResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `ConflictError` (409) or a `ClientError`.
+     */
+    revertCommit(input: SessionsRevertCommitInput, options?: Transport.RequestOptions): Promise<SessionsRevertCommitResult>
+    /**
+     * `POST /api/session/{sessionID}/move` (`v2.session.move`).
+     * Resolves to {@link SessionsMoveResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `ConflictError` (409) or a `ClientError`.
+     */
+    move(input: SessionsMoveInput, options?: Transport.RequestOptions): Promise<SessionsMoveResult>
   }
   readonly instructions: {
     /**
@@ -821,7 +907,11 @@ export const createOpencodeClient = (options: Transport.ClientOptions): Opencode
       active: (input, options) => send<SessionsActiveResult>(operations["sessions.active"], input, options),
       interrupt: (input, options) => send<SessionsInterruptResult>(operations["sessions.interrupt"], input, options),
       wait: (input, options) => send<SessionsWaitResult>(operations["sessions.wait"], input, options),
-      compact: (input, options) => send<SessionsCompactResult>(operations["sessions.compact"], input, options)
+      compact: (input, options) => send<SessionsCompactResult>(operations["sessions.compact"], input, options),
+      revertStage: (input, options) => send<SessionsRevertStageResult>(operations["sessions.revertStage"], input, options),
+      revertClear: (input, options) => send<SessionsRevertClearResult>(operations["sessions.revertClear"], input, options),
+      revertCommit: (input, options) => send<SessionsRevertCommitResult>(operations["sessions.revertCommit"], input, options),
+      move: (input, options) => send<SessionsMoveResult>(operations["sessions.move"], input, options)
     },
     instructions: {
       list: (input, options) => send<InstructionsListResult>(operations["instructions.list"], input, options),

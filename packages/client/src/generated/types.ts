@@ -1924,6 +1924,58 @@ export type SessionsCompactResult = void
 /** The declared failures `sessions.compact` rejects with. */
 export type SessionsCompactFailure = InvalidRequestError | UnauthorizedError | SessionNotFoundError | ServiceUnavailableError
 
+/** The input of `sessions.revertStage`. */
+export interface SessionsRevertStageInput {
+  /** a string starting with "ses" */
+  readonly sessionID: string
+  /** a string starting with "msg_" */
+  readonly messageID: string
+  readonly files?: boolean | undefined
+}
+
+/** What `sessions.revertStage` resolves to: the `data` member of the response body. */
+export type SessionsRevertStageResult = RevertState
+
+/** The declared failures `sessions.revertStage` rejects with. */
+export type SessionsRevertStageFailure = InvalidRequestError | UnauthorizedError | MessageNotFoundError | SessionNotFoundError | ConflictError | UnknownError
+
+/** The input of `sessions.revertClear`. */
+export interface SessionsRevertClearInput {
+  /** a string starting with "ses" */
+  readonly sessionID: string
+}
+
+/** What `sessions.revertClear` resolves to. */
+export type SessionsRevertClearResult = void
+
+/** The declared failures `sessions.revertClear` rejects with. */
+export type SessionsRevertClearFailure = InvalidRequestError | UnauthorizedError | SessionNotFoundError | ConflictError | UnknownError
+
+/** The input of `sessions.revertCommit`. */
+export interface SessionsRevertCommitInput {
+  /** a string starting with "ses" */
+  readonly sessionID: string
+}
+
+/** What `sessions.revertCommit` resolves to. */
+export type SessionsRevertCommitResult = void
+
+/** The declared failures `sessions.revertCommit` rejects with. */
+export type SessionsRevertCommitFailure = InvalidRequestError | UnauthorizedError | SessionNotFoundError | ConflictError
+
+/** The input of `sessions.move`. */
+export interface SessionsMoveInput {
+  /** a string starting with "ses" */
+  readonly sessionID: string
+  readonly location: LocationRef
+}
+
+/** What `sessions.move` resolves to: the `data` member of the response body. */
+export type SessionsMoveResult = SessionV2Info
+
+/** The declared failures `sessions.move` rejects with. */
+export type SessionsMoveFailure = InvalidRequestError | UnauthorizedError | SessionNotFoundError | ConflictError
+
 /** The input of `instructions.list`. */
 export interface InstructionsListInput {
   /** a string starting with "ses" */

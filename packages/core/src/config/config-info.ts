@@ -224,6 +224,8 @@ export const Info = Schema.Struct({
   instructions: Schema.optionalWith(Schema.Array(Schema.String), { exact: true }),
   tool_output: Schema.optionalWith(ToolOutput, { exact: true }),
   compaction: Schema.optionalWith(Compaction, { exact: true }),
+  /** File snapshots around every Step, which revert restores from; default true. */
+  snapshot: Schema.optionalWith(Schema.Boolean, { exact: true }),
   server: Schema.optionalWith(Server, { exact: true }),
   /** Project references by name; a later document's entry replaces an earlier one of that name whole. */
   reference: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Reference }), { exact: true }),

@@ -10,6 +10,8 @@ import type { LLMEvent } from "../llm/llm-event.js"
 import type { LLMRequest } from "../llm/llm-request.js"
 import { Retry } from "../llm/retry.js"
 import { SessionEvents } from "../session/session-events.js"
+import { Snapshots } from "../snapshot/snapshots.js"
+import { StepSnapshots } from "../snapshot/step-snapshots.js"
 import type { ToolRegistry } from "../tool/tool-registry.js"
 import { ProviderEvents } from "./provider-events.js"
 import { StepEvent } from "./step-event.js"
@@ -118,6 +120,8 @@ export const layer = (
       const live = yield* LiveBus.Service
       const llm = yield* LLMClient.Service
       const settlement = yield* ToolSettlement.Service
+      // Optional: with it, each Step records file snapshots around itself (see StepSnapshots).
+      const snapshots = yield* Effect.serviceOption(Snapshots.Service)
 
       const failBeforeOutput = Effect.fn("StepRunner.failBeforeOutput")(function* (input: {
         readonly sessionID: string
@@ -150,6 +154,8 @@ export const layer = (
         const emit = <T extends SessionEvents.Type>(type: T, data: StepEvent.Data<T>) =>
           StepEvent.append(events, sessionID, [StepEvent.make(type, data)])
 
+        // The worktree's snapshot before the Step (recorded on `step.started`), and the end one to come.
+        const around = yield* StepSnapshots.begin(snapshots, input.directory)
         // The Step's record starts with its first durable event: `step.started` joins that transaction.
         let started = false
         const record = (list: ReadonlyArray<StepEvent.StepEvent>) =>
@@ -160,7 +166,8 @@ export const layer = (
                   StepEvent.make("session.next.step.started", {
                     assistantMessageID,
                     agent: input.agent.name,
-                    model: input.model
+                    model: input.model,
+                    ...around.started
                   }),
                   ...list
                 ]
@@ -269,9 +276,15 @@ export const layer = (
         )
 
         const ended = (reason: string) =>
-          Effect.flatMap(tokens, (usage) =>
+          Effect.flatMap(Effect.zip(tokens, around.end), ([usage, snapshot]) =>
             record([
-              StepEvent.make("session.next.step.ended", { assistantMessageID, finish: reason, cost: 0, tokens: usage })
+              StepEvent.make("session.next.step.ended", {
+                assistantMessageID,
+                finish: reason,
+                cost: 0,
+                tokens: usage,
+                ...snapshot
+              })
             ])
           )
 

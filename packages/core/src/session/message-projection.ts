@@ -357,8 +357,9 @@ const parseObject = (text: string): { readonly [key: string]: unknown } => {
 
 /**
  * The session record after `event`: `step.ended` adds its cost and tokens; `agent.switched` and
- * `model.switched` select the agent and model the next Step uses; those and `prompted` and
- * `step.failed` bump `time.updated` (to the event's timestamp, never backwards). Any other event
+ * `model.switched` select the agent and model the next Step uses; `revert.staged` sets `revert` and
+ * `revert.cleared` / `revert.committed` remove it; those and `prompted` and `step.failed` bump
+ * `time.updated` (to the event's timestamp, never backwards). Any other event
  * returns `session` itself.
  */
 export const reduceSession = (session: Session.SessionV2Info, event: SessionEvent): Session.SessionV2Info => {
@@ -396,6 +397,13 @@ export const reduceSession = (session: Session.SessionV2Info, event: SessionEven
     }
     case "session.next.step.failed":
       return touch(session)
+    case "session.next.revert.staged":
+      return touch({ ...session, revert: event.data.revert })
+    case "session.next.revert.cleared":
+    case "session.next.revert.committed": {
+      const { revert: _, ...rest } = session
+      return touch(rest)
+    }
     default:
       return session
   }
@@ -407,7 +415,10 @@ const changesSession: ReadonlySet<string> = new Set<SessionEvent["type"]>([
   "session.next.step.failed",
   "session.next.agent.switched",
   "session.next.model.switched",
-  "session.next.prompted"
+  "session.next.prompted",
+  "session.next.revert.staged",
+  "session.next.revert.cleared",
+  "session.next.revert.committed"
 ])
 
 // ── Persistence ─────────────────────────────────────────────────────────────────────────────────

@@ -18,6 +18,7 @@ import * as InstructionCheckpoint from "../instructions/instruction-checkpoint.j
 import { KnownSessions } from "./known-sessions.js"
 import * as MessageCursor from "./message-cursor.js"
 import * as MessageProjection from "./message-projection.js"
+import * as RevertedMessages from "./reverted-messages.js"
 
 /** A first page (query fields, all optional) or a continuation (`cursor` alone). */
 export interface MessagesInput {
@@ -80,8 +81,8 @@ export interface Interface {
    * compaction message, whose summary replaces what came before, and everything after it; all
    * messages when there was none), without the system messages (Instruction Updates) at or before
    * the checkpoint's baseline seq, which the baseline already contains. With no checkpoint every
-   * system message is left out: the next Step renders a fresh complete baseline. Durable audit
-   * history (`messages`) keeps them all.
+   * system message is left out: the next Step renders a fresh complete baseline. Messages a committed
+   * revert took out (RevertedMessages) are left out too. Durable audit history (`messages`) keeps them all.
    */
   readonly context: (
     sessionID: string,
@@ -232,12 +233,16 @@ export const layer: Layer.Layer<
             onNone: () => Number.POSITIVE_INFINITY,
             onSome: (checkpoint) => checkpoint.baselineSeq
           })
-        // Everything from the latest compaction on, one read.
+        // Everything from the latest compaction on (a reverted one does not count), one read.
         const rows = yield* sql<Row>`
           SELECT id, seq, type, info FROM message
           WHERE session_id = ${sessionID}
-            AND seq >= coalesce((SELECT max(seq) FROM message WHERE session_id = ${sessionID} AND type = 'compaction'), 0)
+            AND seq >= coalesce((
+              SELECT max(c.seq) FROM message c
+              WHERE c.session_id = ${sessionID} AND c.type = 'compaction' AND ${RevertedMessages.notReverted(sql, sessionID, "c")}
+            ), 0)
             AND (type <> 'system' OR seq > ${Number.isFinite(baselineSeq) ? baselineSeq : Number.MAX_SAFE_INTEGER})
+            AND ${RevertedMessages.notReverted(sql, sessionID)}
           ORDER BY seq`.pipe(Effect.orDie)
         return yield* Effect.forEach(rows, (row) => MessageProjection.decodeInfo(row.info))
       },

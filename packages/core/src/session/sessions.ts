@@ -95,6 +95,41 @@ const subpathOf = (location: Location.LocationInfo): string | undefined => {
   return inside ? relative : undefined
 }
 
+/**
+ * Moves the session row to `location` inside the caller's SQL transaction (the projection of
+ * `session.next.moved`): its Location, project and subpath change, in the record and in the columns
+ * the list filters on. The session row must exist (SessionEvents checked it).
+ */
+export const relocate = Effect.fn("Sessions.relocate")(
+  function* (sessionID: string, location: Location.LocationInfo) {
+    const sql = yield* SqlClient.SqlClient
+    const [row] = yield* sql<{ readonly info: string }>`SELECT info FROM session WHERE id = ${sessionID}`.pipe(
+      Effect.orDie
+    )
+    if (row === undefined) return yield* Effect.dieMessage(`session ${sessionID} has no row`)
+    const { subpath: _, ...before } = yield* decodeInfo(row.info).pipe(Effect.orDie)
+    const subpath = subpathOf(location)
+    const info: Session.SessionV2Info = {
+      ...before,
+      projectID: location.project.id,
+      location: {
+        directory: location.directory,
+        ...(location.workspaceID === undefined ? {} : { workspaceID: location.workspaceID })
+      },
+      ...(subpath === undefined ? {} : { subpath })
+    }
+    const json = JSON.stringify(yield* encodeInfo(info).pipe(Effect.orDie))
+    yield* sql`
+      UPDATE session SET info = ${json}, project_id = ${info.projectID}, directory = ${location.directory},
+        workspace_id = ${location.workspaceID ?? null}, subpath = ${subpath ?? null}
+      WHERE id = ${sessionID}`.pipe(Effect.orDie)
+  },
+  (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+)
+
+/** `directory` relative to the project root when strictly inside it, as a session's `subpath`. */
+export const subpathOfLocation = (location: Location.LocationInfo): string | undefined => subpathOf(location)
+
 /** LIKE with `\` as the escape character: the search text matches literally. */
 const likePattern = (search: string) => `%${search.replace(/[\\%_]/g, (char) => `\\${char}`)}%`
 

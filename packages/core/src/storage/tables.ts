@@ -255,3 +255,22 @@ export const sessionLease = sqliteTable(
   },
   (table) => [index("session_lease_host_idx").on(table.hostID)]
 )
+
+/**
+ * Committed reverts (owner: `session/session-revert.ts`): the messages of the session with a seq in
+ * `from_seq..to_seq` are out of its active history (SessionHistory.context skips them); the durable
+ * log and the transcript keep them. `message_id` is the message the revert went back to.
+ */
+export const sessionRevert = sqliteTable(
+  "session_revert",
+  {
+    sessionID: text("session_id")
+      .notNull()
+      .references(() => session.id, { onDelete: "cascade" }),
+    fromSeq: integer("from_seq").notNull(),
+    toSeq: integer("to_seq").notNull(),
+    messageID: text("message_id").notNull(),
+    timeCreated: integer("time_created").notNull()
+  },
+  (table) => [primaryKey({ columns: [table.sessionID, table.toSeq] })]
+)

@@ -43,6 +43,8 @@ export const world = (
     readonly respond?: ScriptedLLMServer.Options["respond"]
     /** The scripted model's input kinds (`modalities.input`); default text only. */
     readonly input?: ReadonlyArray<string>
+    /** Runs on the project directory before the Core starts and the session is created (e.g. `git init`). */
+    readonly setup?: (directory: string) => void
   } = {}
 ) =>
   Effect.gen(function* () {
@@ -50,6 +52,7 @@ export const world = (
     const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "opencode-runner-")))
     const directory = path.join(root, "project")
     fs.mkdirSync(directory)
+    options.setup?.(directory)
     const scripted = ScriptedLLMServer.config(server.url, {
       ...(options.protocol === undefined ? {} : { protocol: options.protocol }),
       ...(options.input === undefined ? {} : { input: options.input })
@@ -101,5 +104,19 @@ export const world = (
         context
       )
     const compact = Effect.flatMap(runner, (r) => r.compact(session.id))
-    return { server, session, root, directory, prompt, wait, interrupt, compact, events, types, register, run }
+    return {
+      server,
+      session,
+      root,
+      directory,
+      dataDir: path.join(root, "data"),
+      prompt,
+      wait,
+      interrupt,
+      compact,
+      events,
+      types,
+      register,
+      run
+    }
   })

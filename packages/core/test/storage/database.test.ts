@@ -48,7 +48,8 @@ it.scoped("creates the parent directory, migrates, and opens in WAL mode with bu
       { migration_id: 6, name: "nested_instructions" },
       { migration_id: 7, name: "hosts" },
       { migration_id: 8, name: "interrupt_requests" },
-      { migration_id: 9, name: "continuation" }
+      { migration_id: 9, name: "continuation" },
+      { migration_id: 10, name: "revert" }
     ])
     expect(result.indexes).toEqual(["session_directory_idx", "session_project_id_idx", "session_time_created_id_idx"])
   })

@@ -1,6 +1,6 @@
 export * as SessionInputHandlers from "./session-input.js"
 
-import { SessionInput, SessionRunner } from "@opencode-ai/core"
+import { SessionInput, SessionRevert, SessionRunner } from "@opencode-ai/core"
 import type { SessionInputApi } from "@opencode-ai/protocol"
 import type { Identifier } from "@opencode-ai/schema"
 import { Effect } from "effect"
@@ -8,7 +8,9 @@ import { Effect } from "effect"
 /**
  * `POST /api/session/{sessionID}/prompt`: admits the prompt durably into the session's inbox, then
  * (unless `resume: false`) wakes the session's drain. The wake is advisory: the response does not wait
- * for any Step, and an admission is never lost if the wake coalesces into a running drain.
+ * for any Step, and an admission is never lost if the wake coalesces into a running drain. A revert
+ * staged in the session is committed once the prompt is admitted and before the session is woken, so
+ * the prompt continues from the reverted history; a refused prompt leaves it staged.
  */
 export const prompt = ({
   path,
@@ -19,11 +21,14 @@ export const prompt = ({
 }) =>
   Effect.gen(function* () {
     const input = yield* SessionInput.Service
+    const revert = yield* SessionRevert.Service
     const data = yield* input.admit(path.sessionID, {
       id: payload.id,
       prompt: payload.prompt,
       delivery: payload.delivery
     })
+    // After admission (a refused prompt leaves the revert staged), before anything can promote it.
+    yield* revert.commitStaged(path.sessionID)
     if (payload.resume !== false) yield* (yield* SessionRunner.Service).wake(path.sessionID)
     return { data }
   })

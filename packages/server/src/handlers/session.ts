@@ -8,6 +8,8 @@ import { SessionEventStream } from "../sse/session-event-stream.js"
 import { SessionExecutionHandlers } from "./session-execution.js"
 import { SessionHistoryHandlers } from "./session-history.js"
 import { SessionInputHandlers } from "./session-input.js"
+import { SessionMoveHandlers } from "./session-move.js"
+import { SessionRevertHandlers } from "./session-revert.js"
 import { SessionSelectionHandlers } from "./session-selection.js"
 
 /** The `sessions` group: protocol requests in, Core operations out, `{data}` envelopes back. */
@@ -43,5 +45,9 @@ export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "sessions", (handlers
       .handle("interrupt", SessionExecutionHandlers.interrupt)
       .handle("wait", SessionExecutionHandlers.wait)
       .handle("compact", SessionExecutionHandlers.compact)
+      .handle("revertStage", SessionRevertHandlers.stage)
+      .handle("revertClear", SessionRevertHandlers.clear)
+      .handle("revertCommit", SessionRevertHandlers.commit)
+      .handle("move", SessionMoveHandlers.move)
   })
 )

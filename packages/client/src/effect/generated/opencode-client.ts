@@ -102,6 +102,26 @@ export interface Service {
      * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `ServiceUnavailableError` (503), an `HttpClientError` or a `ParseError`.
      */
     readonly compact: (input: Endpoint.Path<"sessions", "compact">) => Effect.Effect<Endpoint.Success<"sessions", "compact">, Endpoint.Failure<"sessions", "compact">>
+    /**
+     * `POST /api/session/{sessionID}/revert/stage` (`v2.session.revert.stage`).
+     * Succeeds with the decoded `data` member of the response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `MessageNotFoundError` (404), `SessionNotFoundError` (404), `ConflictError` (409), `UnknownError` (500), an `HttpClientError` or a `ParseError`.
+     */
+    readonly revertStage: (input: Endpoint.Path<"sessions", "revertStage"> & Endpoint.Payload<"sessions", "revertStage">) => Effect.Effect<Endpoint.Success<"sessions", "revertStage">["data"], Endpoint.Failure<"sessions", "revertStage">>
+    /**
+     * `POST /api/session/{sessionID}/revert/clear` (`v2.session.revert.clear`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `ConflictError` (409), `UnknownError` (500), an `HttpClientError` or a `ParseError`.
+     */
+    readonly revertClear: (input: Endpoint.Path<"sessions", "revertClear">) => Effect.Effect<Endpoint.Success<"sessions", "revertClear">, Endpoint.Failure<"sessions", "revertClear">>
+    /**
+     * `POST /api/session/{sessionID}/revert/commit` (`v2.session.revert.commit`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `ConflictError` (409), an `HttpClientError` or a `ParseError`.
+     */
+    readonly revertCommit: (input: Endpoint.Path<"sessions", "revertCommit">) => Effect.Effect<Endpoint.Success<"sessions", "revertCommit">, Endpoint.Failure<"sessions", "revertCommit">>
+    /**
+     * `POST /api/session/{sessionID}/move` (`v2.session.move`).
+     * Succeeds with the decoded `data` member of the response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `ConflictError` (409), an `HttpClientError` or a `ParseError`.
+     */
+    readonly move: (input: Endpoint.Path<"sessions", "move"> & Endpoint.Payload<"sessions", "move">) => Effect.Effect<Endpoint.Success<"sessions", "move">["data"], Endpoint.Failure<"sessions", "move">>
   }
   readonly instructions: {
     /**
@@ -273,7 +293,11 @@ export const make = (options: Options): Effect.Effect<Service, never, HttpClient
         active: () => Effect.map(client.sessions.active({}), (success) => success.data),
         interrupt: (input) => client.sessions.interrupt({ path: input }),
         wait: (input) => client.sessions.wait({ path: input }),
-        compact: (input) => client.sessions.compact({ path: input })
+        compact: (input) => client.sessions.compact({ path: input }),
+        revertStage: (input) => Effect.map(client.sessions.revertStage({ path: Endpoint.pick(input, ["sessionID"]), payload: Endpoint.pick(input, ["messageID", "files"]) }), (success) => success.data),
+        revertClear: (input) => client.sessions.revertClear({ path: input }),
+        revertCommit: (input) => client.sessions.revertCommit({ path: input }),
+        move: (input) => Effect.map(client.sessions.move({ path: Endpoint.pick(input, ["sessionID"]), payload: Endpoint.pick(input, ["location"]) }), (success) => success.data)
       },
       instructions: {
         list: (input) => Effect.map(client.instructions.list({ path: input }), (success) => success.data),

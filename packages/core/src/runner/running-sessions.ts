@@ -1,0 +1,35 @@
+export * as RunningSessions from "./running-sessions.js"
+
+/**
+ * Running Sessions: whether a session is running now, for the operations that must not change a
+ * session under a running Step (staging or undoing a revert, moving it). A session runs while a drain
+ * of it runs in this process (SessionRunner.active) or another live host holds its lease
+ * (SessionLeases.heldElsewhere). This is a look, not a lock: a drain that starts right after it is
+ * not seen, so callers refuse only what they can see running.
+ */
+
+import { Errors } from "@opencode-ai/schema"
+import { Effect } from "effect"
+import { SessionLeases } from "./session-leases.js"
+import { SessionRunner } from "./session-runner.js"
+
+/** Whether the session is running here or on another live host. */
+export const isRunning = Effect.fn("RunningSessions.isRunning")(function* (sessionID: string) {
+  const runner = yield* SessionRunner.Service
+  const leases = yield* SessionLeases.Service
+  const active = yield* runner.active
+  return sessionID in active || (yield* leases.heldElsewhere(sessionID))
+})
+
+/** Fails with a ConflictError (`resource: "session"`) saying `what` is refused while the session runs. */
+export const refuseWhileRunning = Effect.fn("RunningSessions.refuseWhileRunning")(function* (
+  sessionID: string,
+  what: string
+) {
+  if (yield* isRunning(sessionID)) {
+    return yield* new Errors.ConflictError({
+      resource: "session",
+      message: `The session is running: ${what} is refused until it is idle (interrupt it or wait for it)`
+    })
+  }
+})
