@@ -494,8 +494,8 @@ describe("restart in the middle of a step", () => {
           reply(text("one"), finish("stop")),
           reply(text("## Objective"), hold(held), text("\n- never committed"), finish("stop"))
         )
-        const sessionID = yield* crash("compaction", at)
-        yield* held.reached
+        // Killed once the summary is streaming (its request is held open by the gate).
+        const sessionID = yield* crash("compaction", at, held.reached)
         yield* server.enqueue(reply(text("after the restart"), finish("stop")))
         const { run } = yield* open(at)
         const checkpoint = yield* run(Effect.flatMap(InstructionCheckpoint.Service, (c) => c.get(sessionID)))
