@@ -118,32 +118,29 @@ export const layer: Layer.Layer<
           if (resolved?.key !== key) resolved = { key, location: yield* locations.resolve(session.location) }
           return { session, location: resolved.location }
         })
-        /** Compacts before the Step goes on; `stopped` when the Step cannot be sent (it is failed). */
+        /** Records the Step as failed before it reached the provider, with `message`; the drain stops. */
+        const failStep = (selected: StepSelection.Selected, message: string) =>
+          Effect.as(
+            stepRunner.failBeforeOutput({ sessionID, agent: selected.agent, model: selected.ref, message }),
+            "stopped" as const
+          )
+        /** An automatic compaction before the Step goes on; a failed one fails the Step (`stopped`). */
         const compactBeforeStep = (
           selected: StepSelection.Selected,
           location: Location.LocationInfo,
           agent: string | undefined
         ) =>
-          Effect.gen(function* () {
-            const result = yield* compaction.run({
+          Effect.flatMap(
+            compaction.run({
               sessionID,
               location,
               agent: selection.agent(agent),
               selection: selected,
               reason: "auto",
               continuation: true
-            })
-            if (result._tag === "Failed") {
-              yield* stepRunner.failBeforeOutput({
-                sessionID,
-                agent: selected.agent,
-                model: selected.ref,
-                message: result.message
-              })
-              return "stopped" as const
-            }
-            return result._tag
-          })
+            }),
+            (result) => (result._tag === "Failed" ? failStep(selected, result.message) : Effect.succeed(result._tag))
+          )
 
         while (true) {
           if (yield* compaction.requested(sessionID)) {
@@ -240,15 +237,8 @@ export const layer: Layer.Layer<
             yield* Effect.logInfo("the provider reported a context overflow; compacting", { error: outcome.message })
             const result = yield* compactBeforeStep(selected, location, before.agent)
             if (result === "stopped") return result
-            if (result === "Skipped") {
-              yield* stepRunner.failBeforeOutput({
-                sessionID,
-                agent: selected.agent,
-                model: selected.ref,
-                message: outcome.message
-              })
-              return "stopped" as const
-            }
+            // Nothing could be compacted: the overflow stands.
+            if (result === "Skipped") return yield* failStep(selected, outcome.message)
             compacted = "overflow"
             continuing = true
             continue
