@@ -71,6 +71,7 @@ describe("SDK Contract IR of Api.OpenCodeApi", () => {
       "sessions.active": "data",
       "sessions.interrupt": null,
       "sessions.wait": null,
+      "sessions.compact": null,
       "instructions.list": "data",
       "instructions.put": "data",
       "instructions.remove": null,

@@ -22,6 +22,7 @@ describe("Embedded OpenCode", () => {
         "health",
         "instructions",
         "location",
+        "mcp",
         "models",
         "permissions",
         "providers",
