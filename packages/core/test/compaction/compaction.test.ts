@@ -36,8 +36,6 @@ const wire = (request: { readonly body: any }) => JSON.stringify(request.body.me
 const systemOf = (request: { readonly body: any }) => request.body.messages[0].content as string
 
 describe("Compaction", () => {
-  // Also: "Instruction Baseline: … sent as immutable provider-cache prefix state until completed
-  // compaction rebaselines it": the baseline is unchanged through the AGENTS.md edit, replaced at the compaction.
   it.scopedLive(
     "Completed compaction rebaselines the InstructionCheckpoint from current Instructions and removes earlier Instruction Updates from active projected model history while preserving durable audit history.",
     () =>
@@ -132,6 +130,34 @@ describe("Compaction", () => {
         expect(kinds).toContain("system")
         expect(kinds.filter((kind) => kind === "user")).toHaveLength(3)
         expect(kinds).toContain("compaction")
+      })
+  )
+
+  it.scopedLive(
+    "Instruction Baseline: The exact joined instruction text stored by InstructionCheckpoint and sent as immutable provider-cache prefix state until completed compaction rebaselines it",
+    () =>
+      Effect.gen(function* () {
+        const w = yield* world()
+        fs.writeFileSync(path.join(w.directory, "AGENTS.md"), "Use tabs.")
+        yield* w.server.enqueue(reply(text("a"), finish("stop")), reply(text("b"), finish("stop")))
+        yield* w.prompt("one")
+        yield* w.wait
+        fs.writeFileSync(path.join(w.directory, "AGENTS.md"), "Use spaces.")
+        yield* w.prompt("two")
+        yield* w.wait
+        yield* w.server.enqueue(summary("Two prompts"), reply(text("c"), finish("stop")))
+        yield* w.compact
+        yield* w.wait
+        yield* w.prompt("three")
+        yield* w.wait
+        const [first, second, , third] = yield* w.server.requests
+        // Byte for byte the same prefix while the file changed (the change went out as an update)...
+        expect(systemOf(second!)).toBe(systemOf(first!))
+        expect(systemOf(second!)).toContain("Use tabs.")
+        // ...until the completed compaction rendered it afresh.
+        expect(systemOf(third!)).not.toBe(systemOf(first!))
+        expect(systemOf(third!)).toContain("Use spaces.")
+        expect(systemOf(third!)).not.toContain("Use tabs.")
       })
   )
 
