@@ -150,14 +150,14 @@ export const builtins = (options: Options = {}): Readonly<Record<(typeof builtin
     },
     general: {
       description:
-        "General-purpose agent for researching complex questions and executing multi-step tasks. Use this agent to execute multiple units of work in parallel.",
+        "A general-purpose subagent for researching open questions and carrying out tasks of several steps. Hand it independent pieces of work to have them done side by side.",
       mode: "subagent",
       hidden: false,
       rules: [...base, rule("todowrite", "*", "deny")]
     },
     explore: {
       description:
-        'Fast agent specialized for exploring codebases. Use this when you need to quickly find files by patterns (eg. "src/components/**/*.tsx"), search code for keywords (eg. "API endpoints"), or answer questions about the codebase (eg. "how do API endpoints work?"). When calling this agent, specify the desired thoroughness level: "quick" for basic searches, "medium" for moderate exploration, or "very thorough" for comprehensive analysis across multiple locations and naming conventions.',
+        'A fast, read-only subagent for finding your way around a codebase: locating files by name patterns (e.g. "src/**/*.tsx"), searching the code for keywords (e.g. "retry policy") and answering questions about how it works. Say how thorough it should be: "quick", "medium" or "very thorough".',
       mode: "subagent",
       hidden: false,
       rules: [
