@@ -129,13 +129,13 @@ export const builtins = (options: Options = {}): Readonly<Record<(typeof builtin
   const noTools: Ruleset = [...base, rule("*", "*", "deny")]
   return {
     build: {
-      description: "The default agent. Executes tools based on configured permissions.",
+      description: "The default agent: it works with every tool its permission rules allow.",
       mode: "primary",
       hidden: false,
       rules: [...base, rule("question", "*", "allow"), rule("plan_enter", "*", "allow")]
     },
     plan: {
-      description: "Plan mode. Disallows all edit tools.",
+      description: "Planning mode: it reads and plans, and may not edit files.",
       mode: "primary",
       hidden: false,
       rules: [
