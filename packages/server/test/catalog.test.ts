@@ -152,7 +152,7 @@ describe("catalog endpoints over a configured server", () => {
       // The config's own rule comes last, so it wins.
       expect(reviewer.permissions.at(-1)).toEqual({ action: "edit", resource: "*", effect: "deny" })
       const build = agents.find((agent) => agent.id === "build")
-      expect(build.description).toBe("The default agent. Executes tools based on configured permissions.")
+      expect(build.description).toBe("The default agent: it works with every tool its permission rules allow.")
       expect(build).not.toHaveProperty("steps")
       expect(build).not.toHaveProperty("model")
       expect(build.permissions[0]).toEqual({ action: "*", resource: "*", effect: "allow" })

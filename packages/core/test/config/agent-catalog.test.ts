@@ -110,7 +110,7 @@ describe("AgentCatalog", () => {
       assert.strictEqual(build.temperature, 0.2)
       assert.strictEqual(build.topP, 0.9)
       assert.strictEqual(build.prompt, "Be terse.")
-      assert.strictEqual(build.description, "The default agent. Executes tools based on configured permissions.")
+      assert.strictEqual(build.description, "The default agent: it works with every tool its permission rules allow.")
       assert.strictEqual(Option.getOrThrow(config.agent("plan")).steps, 3)
       assert.strictEqual(Option.getOrThrow(config.agent("title")).steps, 1)
       const review = Option.getOrThrow(config.agent("review"))
