@@ -12,6 +12,7 @@ import { PromptFiles } from "../input/prompt-files.js"
 import { LLMRequest } from "../llm/llm-request.js"
 import { AgentPrompt } from "../prompt/agent-prompt.js"
 import { CompactionPrompt } from "../prompt/compaction-prompt.js"
+import { SubagentPrompt } from "../prompt/subagent-prompt.js"
 import { SessionHistory } from "../session/session-history.js"
 import type { ToolRegistry } from "../tool/tool-registry.js"
 import type { SafeStepBoundary } from "./safe-step-boundary.js"
@@ -51,11 +52,21 @@ const toolOutput = (
     ? content.map((part) => (part.type === "text" ? (part.text ?? "") : `[file ${part.uri ?? ""}]`)).join("\n")
     : [...content.flatMap((part) => (part.type === "text" ? [part.text ?? ""] : [])), ...lowered.notes].join("\n")
 
-/** A user turn: the message's text, then what its attachments lowered to. */
-const userTurn = (text: string, attachments: ReadonlyArray<LLMRequest.UserPart> | undefined): LLMRequest.Message =>
-  attachments === undefined || attachments.length === 0
+/**
+ * A user turn: the message's text with the guidance of each `@agent` mention after it (call the task
+ * tool with that subagent), then what its attachments lowered to.
+ */
+const userTurn = (
+  message: Pick<SessionMessages.SessionMessageUser, "text" | "agents">,
+  attachments: ReadonlyArray<LLMRequest.UserPart> | undefined
+): LLMRequest.Message => {
+  const text = [message.text, ...(message.agents ?? []).map((agent) => SubagentPrompt.mention(agent.name))].join(
+    "\n\n"
+  )
+  return attachments === undefined || attachments.length === 0
     ? LLMRequest.user(text)
     : { role: "user", content: [LLMRequest.text(text), ...attachments] }
+}
 
 const sameModel = (a: Model.ModelRef, provider: Catalog.Provider, model: Catalog.Model) =>
   a.providerID === provider.id && a.id === model.id
@@ -129,7 +140,7 @@ export const messages = (
   history.flatMap((message): ReadonlyArray<LLMRequest.Message> => {
     switch (message.type) {
       case "user":
-        return [userTurn(message.text, files.user.get(message.id))]
+        return [userTurn(message, files.user.get(message.id))]
       case "synthetic":
         return [LLMRequest.user(message.text)]
       case "system":
