@@ -60,9 +60,7 @@ const userTurn = (
   message: Pick<SessionMessages.SessionMessageUser, "text" | "agents">,
   attachments: ReadonlyArray<LLMRequest.UserPart> | undefined
 ): LLMRequest.Message => {
-  const text = [message.text, ...(message.agents ?? []).map((agent) => SubagentPrompt.mention(agent.name))].join(
-    "\n\n"
-  )
+  const text = [message.text, ...(message.agents ?? []).map((agent) => SubagentPrompt.mention(agent.name))].join("\n\n")
   return attachments === undefined || attachments.length === 0
     ? LLMRequest.user(text)
     : { role: "user", content: [LLMRequest.text(text), ...attachments] }

@@ -101,7 +101,9 @@ export const make = (deps: Dependencies): ToolRegistry.Tool => {
 
       const location = yield* deps.locations
         .resolve({ directory: context.directory, workspace: parent.location.workspaceID })
-        .pipe(Effect.catchTag("InvalidRequestError", (error) => failWith(`The subagent cannot start: ${error.message}`)))
+        .pipe(
+          Effect.catchTag("InvalidRequestError", (error) => failWith(`The subagent cannot start: ${error.message}`))
+        )
       // The model of the calling Step (its assistant message), else the parent session's choice.
       const calling: Option.Option<Model.ModelRef> =
         context.messageID === undefined
