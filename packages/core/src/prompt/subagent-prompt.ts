@@ -32,9 +32,17 @@ export const taskDescription = (subagents: ReadonlyArray<Listed>): string =>
     "- For a single known file or a quick search, use read, glob or grep yourself instead."
   ].join("\n")
 
-/** What a prompt's `@name` mention adds after the user's text: call the task tool with that subagent. */
-export const mention = (name: string): string =>
-  `The user mentioned the ${name} agent. From the message above and the conversation so far, write a prompt for it and call the task tool with subagent_type "${name}".`
+/**
+ * What a prompt's `@name` mention adds after the user's text: call the task tool with that subagent.
+ * `invokedByUser`: the agent's rules deny starting it, so the model is told the user asked for it
+ * (the task tool runs a subagent the latest prompt mentions without that check).
+ */
+export const mention = (name: string, options: { readonly invokedByUser?: boolean } = {}): string =>
+  `The user mentioned the ${name} agent. From the message above and the conversation so far, write a prompt for it and call the task tool with subagent_type "${name}".${
+    options.invokedByUser === true
+      ? " The user asked for this subagent themselves: it exists, and this call is allowed even though you would not start it on your own."
+      : ""
+  }`
 
 /** The task tool's result: the subagent's final reply, framed with where it came from. */
 export const result = (input: { readonly agent: string; readonly sessionID: string; readonly text: string }): string =>

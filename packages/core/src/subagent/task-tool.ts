@@ -4,7 +4,8 @@ export * as TaskTool from "./task-tool.js"
  * The `task` tool: runs a Subagent in a Child Session and returns the child's final reply.
  *
  * A call names a subagent (`general`, `explore`, or a configured agent whose mode is not `primary`)
- * and asks permission (`task` on the subagent's name, under the calling agent's rules). It then
+ * and asks permission (`task` on the subagent's name, under the calling agent's rules), unless the
+ * session's latest prompt mentions that subagent (`@name`: the user asked for it). It then
  * creates the child session (its `parentID` is the calling session; same Location; the subagent as
  * its agent; the subagent's model, else the model of the calling Step), admits `prompt` to it, wakes
  * it and waits until it is idle. The child is an ordinary session run by the SessionRunner like any
@@ -93,11 +94,18 @@ export const make = (deps: Dependencies): ToolRegistry.Tool => {
       if (parent.parentID !== undefined) {
         return yield* failWith("A subagent cannot start a subagent of its own: do the work with your own tools")
       }
-      yield* context.ask({
-        action: "task",
-        resources: [agent.name],
-        metadata: { description: input.description, subagent_type: agent.name }
-      })
+      // A subagent the latest prompt mentions (`@name`) was asked for by the user: no permission check.
+      const parentHistory = yield* deps.history.context(parent.id).pipe(Effect.orDie)
+      const latestPrompt = [...parentHistory].reverse().find((message) => message.type === "user")
+      const mentioned =
+        latestPrompt?.type === "user" && (latestPrompt.agents ?? []).some((item) => item.name === agent.name)
+      if (!mentioned) {
+        yield* context.ask({
+          action: "task",
+          resources: [agent.name],
+          metadata: { description: input.description, subagent_type: agent.name }
+        })
+      }
 
       const location = yield* deps.locations
         .resolve({ directory: context.directory, workspace: parent.location.workspaceID })

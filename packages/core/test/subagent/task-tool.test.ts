@@ -222,6 +222,34 @@ describe("the task tool runs a subagent in a child session", () => {
       })
   )
 
+  it.scopedLive("interrupting the parent while the child waits on a permission ask rejects the child's request", () =>
+    Effect.gen(function* () {
+      const w = yield* world()
+      fs.writeFileSync(path.join(w.directory, ".env"), "TOKEN=s3cret\n")
+      yield* w.server.enqueue(
+        reply(
+          toolCall("call_task", "task", { description: "Read env", prompt: "Read .env.", subagent_type: "general" }),
+          finish("tool-calls")
+        ),
+        reply(toolCall("call_env", "read", { path: ".env" }), finish("tool-calls"))
+      )
+      yield* w.prompt("what is in .env?")
+      const permissions = yield* w.run(PermissionRequests.Service)
+      let asked: PermissionRequests.Request | undefined
+      while (asked === undefined) {
+        asked = (yield* permissions.listIn({ directory: w.directory }))[0]
+        if (asked === undefined) yield* Effect.sleep("20 millis")
+      }
+      const [child] = yield* children(w)
+      yield* w.interrupt
+      expect(yield* permissions.listIn({ directory: w.directory })).toEqual([])
+      const childEvents = yield* eventsOf(w, child!.id)
+      expect(settledCall(childEvents, "call_env")!.type).toBe("session.next.tool.failed")
+      expect(settledCall(yield* w.events, "call_task")!.type).toBe("session.next.tool.failed")
+      expect(yield* active(w)).toEqual({})
+    })
+  )
+
   it.scopedLive("the child's reply is bounded like every tool output", () =>
     Effect.gen(function* () {
       const w = yield* world()
@@ -322,6 +350,38 @@ describe("@agent mentions", () => {
       expect(user).toContain('call the task tool with subagent_type "explore"')
       expect(user.indexOf(prompt)).toBeLessThan(user.indexOf(SubagentPrompt.mention("explore")))
     })
+  )
+
+  it.scopedLive(
+    "a mentioned subagent the caller's rules deny: the guidance says the user asked for it, and the task runs without the check",
+    () =>
+      Effect.gen(function* () {
+        const w = yield* world({ agent: { build: { permission: { task: { explore: "deny" } } } } })
+        yield* w.server.enqueue(
+          reply(
+            toolCall("call_task", "task", { description: "Look", prompt: "Find it.", subagent_type: "explore" }),
+            finish("tool-calls")
+          ),
+          reply(text("found it"), finish("stop")),
+          reply(text("done"), finish("stop"))
+        )
+        yield* w.run(
+          Effect.gen(function* () {
+            yield* (yield* SessionInput.Service).admit(w.session.id, {
+              prompt: { text: "@explore find it", agents: [{ name: "explore" }] }
+            })
+            yield* (yield* SessionRunner.Service).wake(w.session.id)
+          })
+        )
+        yield* w.wait
+        const [first] = yield* w.server.requests
+        expect(userTextOf(first!)).toContain(SubagentPrompt.mention("explore", { invokedByUser: true }))
+        expect(userTextOf(first!)).toContain("The user asked for this subagent themselves")
+        const settled = settledCall(yield* w.events, "call_task")!
+        expect(settled.type).toBe("session.next.tool.success")
+        expect(settled.data.content[0].text).toContain("found it")
+        expect((yield* children(w)).map((child) => child.agent)).toEqual(["explore"])
+      })
   )
 
   it.scopedLive("a prompt without mentions gets no task guidance", () =>
