@@ -50,70 +50,77 @@ const settledCall = (events: ReadonlyArray<{ type: string; data: unknown }>, cal
 const active = (w: World) => w.run(Effect.flatMap(SessionRunner.Service, (runner) => runner.active))
 
 describe("the task tool runs a subagent in a child session", () => {
-  it.scopedLive("a task turn: the explore child reads a file and its final reply is the parent's tool result", () =>
-    Effect.gen(function* () {
-      const w = yield* world()
-      fs.writeFileSync(path.join(w.directory, "notes.txt"), "the answer is 42\n")
-      yield* w.server.enqueue(
-        // The parent delegates.
-        reply(
-          toolCall("call_task", "task", {
-            description: "Find the answer",
-            prompt: "Read notes.txt and tell me the answer it records.",
-            subagent_type: "explore"
-          }),
-          finish("tool-calls")
-        ),
-        // The child reads, then replies.
-        reply(toolCall("call_read", "read", { path: "notes.txt" }), finish("tool-calls")),
-        reply(text("notes.txt says the answer is 42."), finish("stop")),
-        // The parent answers from the result.
-        reply(text("The answer is 42."), finish("stop"))
-      )
-      yield* w.prompt("What answer do the notes record?")
-      yield* w.wait
+  it.scopedLive(
+    "a task turn: the explore child greps and reads a file, and its final reply is the parent's tool result",
+    () =>
+      Effect.gen(function* () {
+        const w = yield* world()
+        fs.writeFileSync(path.join(w.directory, "notes.txt"), "the answer is 42\n")
+        yield* w.server.enqueue(
+          // The parent delegates.
+          reply(
+            toolCall("call_task", "task", {
+              description: "Find the answer",
+              prompt: "Read notes.txt and tell me the answer it records.",
+              subagent_type: "explore"
+            }),
+            finish("tool-calls")
+          ),
+          // The child greps and reads, then replies.
+          reply(
+            toolCall("call_grep", "grep", { pattern: "answer is" }),
+            toolCall("call_read", "read", { path: "notes.txt" }),
+            finish("tool-calls")
+          ),
+          reply(text("notes.txt says the answer is 42."), finish("stop")),
+          // The parent answers from the result.
+          reply(text("The answer is 42."), finish("stop"))
+        )
+        yield* w.prompt("What answer do the notes record?")
+        yield* w.wait
 
-      const [child, ...others] = yield* children(w)
-      expect(others).toEqual([])
-      expect(child!.parentID).toBe(w.session.id)
-      expect(child!.agent).toBe("explore")
-      expect(child!.title).toBe("Find the answer (@explore subagent)")
+        const [child, ...others] = yield* children(w)
+        expect(others).toEqual([])
+        expect(child!.parentID).toBe(w.session.id)
+        expect(child!.agent).toBe("explore")
+        expect(child!.title).toBe("Find the answer (@explore subagent)")
 
-      const [parentFirst, childFirst, childSecond, parentSecond] = yield* w.server.requests
-      // The parent is offered the task tool, whose description lists the subagents.
-      expect(toolNames(parentFirst!)).toContain("task")
-      const task = (parentFirst!.body.tools as Array<{ function: { name: string; description: string } }>).find(
-        (t) => t.function.name === "task"
-      )!
-      expect(task.function.description).toContain("- explore: Fast agent specialized for exploring codebases")
-      expect(task.function.description).toContain("- general: General-purpose agent")
-      expect(task.function.description).not.toContain("- build:")
-      // The child runs as explore: its prompt, the delegated instructions, only the tools explore may use.
-      expect(userTextOf(childFirst!)).toContain("Read notes.txt and tell me the answer it records.")
-      expect(userTextOf(childFirst!)).not.toContain("What answer do the notes record?")
-      expect(systemOf(childFirst!)).toContain("read-only OpenCode subagent")
-      expect(toolNames(childFirst!)).toContain("read")
-      expect(toolNames(childFirst!)).not.toContain("bash")
-      expect(toolNames(childFirst!)).not.toContain("task")
-      expect(toolResult(childSecond!, "call_read")).toContain("the answer is 42")
+        const [parentFirst, childFirst, childSecond, parentSecond] = yield* w.server.requests
+        // The parent is offered the task tool, whose description lists the subagents.
+        expect(toolNames(parentFirst!)).toContain("task")
+        const task = (parentFirst!.body.tools as Array<{ function: { name: string; description: string } }>).find(
+          (t) => t.function.name === "task"
+        )!
+        expect(task.function.description).toContain("- explore: Fast agent specialized for exploring codebases")
+        expect(task.function.description).toContain("- general: General-purpose agent")
+        expect(task.function.description).not.toContain("- build:")
+        // The child runs as explore: its prompt, the delegated instructions, only the tools explore may use.
+        expect(userTextOf(childFirst!)).toContain("Read notes.txt and tell me the answer it records.")
+        expect(userTextOf(childFirst!)).not.toContain("What answer do the notes record?")
+        expect(systemOf(childFirst!)).toContain("read-only OpenCode subagent")
+        expect(toolNames(childFirst!)).toContain("read")
+        expect(toolNames(childFirst!)).not.toContain("bash")
+        expect(toolNames(childFirst!)).not.toContain("task")
+        expect(toolResult(childSecond!, "call_grep")).toContain("notes.txt")
+        expect(toolResult(childSecond!, "call_read")).toContain("the answer is 42")
 
-      // The child's final text is the parent's tool result, in its events and in the next request.
-      const parentEvents = yield* w.events
-      const settled = settledCall(parentEvents, "call_task")!
-      expect(settled.type).toBe("session.next.tool.success")
-      expect(settled.data.content[0].text).toContain("notes.txt says the answer is 42.")
-      expect(settled.data.structured).toEqual({ sessionID: child!.id, agent: "explore" })
-      expect(toolResult(parentSecond!, "call_task")).toContain("notes.txt says the answer is 42.")
-      expect(toolResult(parentSecond!, "call_task")).toContain(child!.id)
-      // The child's ID was reported while it ran.
-      const progress = parentEvents.find((e) => e.type === "session.next.tool.progress")!.data as any
-      expect(progress.structured).toEqual({ sessionID: child!.id, agent: "explore" })
+        // The child's final text is the parent's tool result, in its events and in the next request.
+        const parentEvents = yield* w.events
+        const settled = settledCall(parentEvents, "call_task")!
+        expect(settled.type).toBe("session.next.tool.success")
+        expect(settled.data.content[0].text).toContain("notes.txt says the answer is 42.")
+        expect(settled.data.structured).toEqual({ sessionID: child!.id, agent: "explore" })
+        expect(toolResult(parentSecond!, "call_task")).toContain("notes.txt says the answer is 42.")
+        expect(toolResult(parentSecond!, "call_task")).toContain(child!.id)
+        // The child's ID was reported while it ran.
+        const progress = parentEvents.find((e) => e.type === "session.next.tool.progress")!.data as any
+        expect(progress.structured).toEqual({ sessionID: child!.id, agent: "explore" })
 
-      // The child's own history holds its read; the parent's does not.
-      const childTypes = (yield* eventsOf(w, child!.id)).map((e) => e.type)
-      expect(childTypes).toContain("session.next.tool.success")
-      expect(parentEvents.filter((e) => (e.data as { callID?: string }).callID === "call_read")).toEqual([])
-    })
+        // The child's own history holds its read; the parent's does not.
+        const childTypes = (yield* eventsOf(w, child!.id)).map((e) => e.type)
+        expect(childTypes).toContain("session.next.tool.success")
+        expect(parentEvents.filter((e) => (e.data as { callID?: string }).callID === "call_read")).toEqual([])
+      })
   )
 
   it.scopedLive("a child runs in `active` under its own ID and does not make its parent appear there", () =>
