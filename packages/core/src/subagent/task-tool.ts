@@ -136,17 +136,17 @@ export const make = (deps: Dependencies): ToolRegistry.Tool => {
           agent: agent.name
         })
       )
-      yield* deps.input.admit(child.id, { prompt: { text: input.prompt } }).pipe(
-        Effect.catchTag("InvalidRequestError", (error) => failWith(`The subagent cannot start: ${error.message}`)),
-        // The session was just created and nothing else knows its ID: it exists and holds no prompt yet.
-        Effect.orDie
-      )
       yield* Effect.gen(function* () {
+        yield* deps.input.admit(child.id, { prompt: { text: input.prompt } }).pipe(
+          Effect.catchTag("InvalidRequestError", (error) => failWith(`The subagent cannot start: ${error.message}`)),
+          // The session was just created and nothing else knows its ID: it exists and holds no prompt yet.
+          Effect.orDie
+        )
         yield* deps.runner.wake(child.id)
-        yield* deps.runner.wait(child.id)
+        yield* Effect.orDie(deps.runner.wait(child.id))
       }).pipe(
-        Effect.orDie,
-        // The parent's interrupt reaches the child; it resolves once the child's Step has settled.
+        // The parent's interrupt reaches the child (from its admission on); this resolves once the
+        // child's Step has settled and its pending requests are rejected.
         Effect.onInterrupt(() => Effect.ignore(deps.runner.interrupt(child.id)))
       )
       const reply = lastReply(yield* deps.history.context(child.id).pipe(Effect.orDie))
