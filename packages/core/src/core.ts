@@ -45,6 +45,7 @@ import * as SkillTool from "./skill/skill-tool.js"
 import * as Skills from "./skill/skills.js"
 import * as Snapshots from "./snapshot/snapshots.js"
 import * as Database from "./storage/database.js"
+import * as TaskTool from "./subagent/task-tool.js"
 import * as BuiltinTools from "./tool/builtin/builtin-tools.js"
 import * as QuestionTool from "./tool/builtin/question-tool.js"
 import * as ManagedOutput from "./tool/managed-output.js"
@@ -257,5 +258,8 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
   const lifecycle = Layer.mergeAll(Layer.fresh(SessionRevert.layer), Layer.fresh(SessionMove.layer)).pipe(
     Layer.provide(Layer.merge(services, runner))
   )
-  return Layer.mergeAll(services, runner, lifecycle)
+  // The task tool runs subagents as child sessions through the runner, so it sits on the runner too
+  // (it joins the registry the runner's Steps materialize from).
+  const subagents = TaskTool.layer.pipe(Layer.provide(Layer.merge(services, runner)))
+  return Layer.mergeAll(services, runner, lifecycle, subagents)
 }

@@ -10,8 +10,10 @@ import type { Catalog } from "../config/catalog.js"
 import { Config } from "../config/config.js"
 import { PromptFiles } from "../input/prompt-files.js"
 import { LLMRequest } from "../llm/llm-request.js"
+import { Permission } from "../permission/permission.js"
 import { AgentPrompt } from "../prompt/agent-prompt.js"
 import { CompactionPrompt } from "../prompt/compaction-prompt.js"
+import { SubagentPrompt } from "../prompt/subagent-prompt.js"
 import { SessionHistory } from "../session/session-history.js"
 import type { ToolRegistry } from "../tool/tool-registry.js"
 import type { SafeStepBoundary } from "./safe-step-boundary.js"
@@ -51,11 +53,26 @@ const toolOutput = (
     ? content.map((part) => (part.type === "text" ? (part.text ?? "") : `[file ${part.uri ?? ""}]`)).join("\n")
     : [...content.flatMap((part) => (part.type === "text" ? [part.text ?? ""] : [])), ...lowered.notes].join("\n")
 
-/** A user turn: the message's text, then what its attachments lowered to. */
-const userTurn = (text: string, attachments: ReadonlyArray<LLMRequest.UserPart> | undefined): LLMRequest.Message =>
-  attachments === undefined || attachments.length === 0
+/**
+ * A user turn: the message's text with the guidance of each `@agent` mention after it (call the task
+ * tool with that subagent; with the user-invocation hint when `agent`'s rules deny `task` on it), then
+ * what its attachments lowered to.
+ */
+const userTurn = (
+  message: Pick<SessionMessages.SessionMessageUser, "text" | "agents">,
+  attachments: ReadonlyArray<LLMRequest.UserPart> | undefined,
+  agent: AgentCatalog.Agent | undefined
+): LLMRequest.Message => {
+  const mentions = (message.agents ?? []).map((mentioned) =>
+    SubagentPrompt.mention(mentioned.name, {
+      invokedByUser: agent !== undefined && Permission.evaluate(agent.permission, "task", mentioned.name) === "deny"
+    })
+  )
+  const text = [message.text, ...mentions].join("\n\n")
+  return attachments === undefined || attachments.length === 0
     ? LLMRequest.user(text)
     : { role: "user", content: [LLMRequest.text(text), ...attachments] }
+}
 
 const sameModel = (a: Model.ModelRef, provider: Catalog.Provider, model: Catalog.Model) =>
   a.providerID === provider.id && a.id === model.id
@@ -118,18 +135,20 @@ const assistantTurn = (
 
 /**
  * Session History → the provider-neutral message list, chronological. `files` is what the history's
- * attachments and tool files lowered to (PromptFiles.load); without it they stay references.
+ * attachments and tool files lowered to (PromptFiles.load); without it they stay references. `agent`
+ * is the Step's agent (its rules decide the `@agent` mention hint).
  */
 export const messages = (
   history: ReadonlyArray<SessionMessages.SessionMessage>,
   provider: Catalog.Provider,
   model: Catalog.Model,
-  files: PromptFiles.Lowered = PromptFiles.empty
+  files: PromptFiles.Lowered = PromptFiles.empty,
+  agent?: AgentCatalog.Agent
 ): ReadonlyArray<LLMRequest.Message> =>
   history.flatMap((message): ReadonlyArray<LLMRequest.Message> => {
     switch (message.type) {
       case "user":
-        return [userTurn(message.text, files.user.get(message.id))]
+        return [userTurn(message, files.user.get(message.id), agent)]
       case "synthetic":
         return [LLMRequest.user(message.text)]
       case "system":
@@ -173,7 +192,7 @@ export const build = (input: Input): LLMRequest.Request => {
   return {
     model: { providerID: input.provider.id, modelID: input.model.apiID },
     system,
-    messages: [...messages(history, input.provider, input.model, input.files), ...local(input)],
+    messages: [...messages(history, input.provider, input.model, input.files, input.agent), ...local(input)],
     ...(tools.length > 0 ? { tools } : {}),
     ...(input.lastStep && tools.length > 0 ? { toolChoice: "none" as const } : {}),
     generation: {
@@ -253,7 +272,7 @@ export const layer: Layer.Layer<Service, never, SessionHistory.Service | Config.
           history: pruned,
           request,
           local: local(selection),
-          lower: (slice) => messages(slice, selection.provider, selection.model, files)
+          lower: (slice) => messages(slice, selection.provider, selection.model, files, selection.agent)
         })
         return { request, projected, usable } satisfies Assembled
       })

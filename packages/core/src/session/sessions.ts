@@ -32,6 +32,10 @@ export interface CreateInput {
   readonly agent?: string | undefined
   readonly model?: Model.ModelRef | undefined
   readonly location: Location.LocationInfo
+  /** The session this one was started from (a subagent's child session records its parent). */
+  readonly parentID?: Identifier.SessionID | undefined
+  /** The title; default `defaultTitlePrefix` and the creation time (a default title gives way to the first prompt's). */
+  readonly title?: string | undefined
 }
 
 /** A first page (query fields, all optional) or a continuation (`cursor` alone). */
@@ -178,13 +182,14 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
       const subpath = subpathOf(input.location)
       const info: Session.SessionV2Info = {
         id,
+        ...(input.parentID === undefined ? {} : { parentID: input.parentID }),
         projectID: input.location.project.id,
         ...(input.agent === undefined ? {} : { agent: input.agent }),
         ...(input.model === undefined ? {} : { model: input.model }),
         cost: 0,
         tokens: Session.emptyTokens,
         time: { created: now, updated: now },
-        title: `${defaultTitlePrefix}${new Date(now).toISOString()}`,
+        title: input.title ?? `${defaultTitlePrefix}${new Date(now).toISOString()}`,
         location: {
           directory: input.location.directory,
           ...(input.location.workspaceID === undefined ? {} : { workspaceID: input.location.workspaceID })
