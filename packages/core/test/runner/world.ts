@@ -37,6 +37,8 @@ export const world = (
     readonly reference?: Record<string, unknown>
     /** The scripted model's token limits (default: context 100,000, output 1,000). */
     readonly limit?: { readonly context: number; readonly output: number }
+    /** The config's `mcp` key. */
+    readonly mcp?: Record<string, unknown>
     /** The config's `compaction` key. */
     readonly compaction?: Record<string, unknown>
     /** Answers requests when the script's queue is empty (ScriptedLLMServer `respond`). */
@@ -62,7 +64,8 @@ export const world = (
       ...scripted,
       ...(options.agent !== undefined ? { agent: options.agent } : {}),
       ...(options.reference !== undefined ? { reference: options.reference } : {}),
-      ...(options.compaction !== undefined ? { compaction: options.compaction } : {})
+      ...(options.compaction !== undefined ? { compaction: options.compaction } : {}),
+      ...(options.mcp !== undefined ? { mcp: options.mcp } : {})
     } as ConfigInfo.Info)
     const context = yield* Layer.build(
       Core.layer({

@@ -91,7 +91,9 @@ describe("the task tool runs a subagent in a child session", () => {
         const task = (parentFirst!.body.tools as Array<{ function: { name: string; description: string } }>).find(
           (t) => t.function.name === "task"
         )!
-        expect(task.function.description).toContain("- explore: A fast, read-only subagent for finding your way around a codebase")
+        expect(task.function.description).toContain(
+          "- explore: A fast, read-only subagent for finding your way around a codebase"
+        )
         expect(task.function.description).toContain("- general: A general-purpose subagent")
         expect(task.function.description).not.toContain("- build:")
         // The child runs as explore: its prompt, the delegated instructions, only the tools explore may use.
