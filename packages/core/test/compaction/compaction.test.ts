@@ -20,6 +20,13 @@ const summary = (objective: string) =>
 const lastOf = <A>(items: ReadonlyArray<A>, predicate: (item: A) => boolean): A | undefined =>
   [...items].reverse().find(predicate)
 
+/**
+ * A model with a 4,000-token context and a 500-token output: usable = 4000 − 500 − 400 reserved (a
+ * tenth) = 3100 tokens. The task tool (its description lists the subagents) is not offered, so the
+ * fixed part of the request stays small.
+ */
+const smallWorld = world({ limit: { context: 4000, output: 500 }, agent: { build: { permission: { task: "deny" } } } })
+
 /** An automatic compaction with its continuation, then the Step it made room for, answering with text. */
 const compactedThenAnswered = [
   "compaction.started",
@@ -226,12 +233,7 @@ describe("Compaction", () => {
     "Step: One logical LLM call spanning pre-flight instruction checkpoint preparation, input promotion, request build, and compaction check; the provider stream; and tool settlement. (a request projected past the usable context, from last usage + estimate, is compacted before it is sent)",
     () =>
       Effect.gen(function* () {
-        // usable = 4000 − 500 output − 400 reserved (a tenth) = 3100 tokens. The task tool (its
-        // description lists the subagents) is not offered, so the fixed part of the request stays small.
-        const w = yield* world({
-          limit: { context: 4000, output: 500 },
-          agent: { build: { permission: { task: "deny" } } }
-        })
+        const w = yield* smallWorld
         yield* w.server.enqueue(reply(text("noted"), usage({ input: 2600, output: 10 }), finish("stop")))
         yield* w.prompt("a".repeat(400))
         yield* w.wait
@@ -316,11 +318,7 @@ describe("Compaction", () => {
     "without usage reported the whole request is estimated; under the usable context nothing is compacted",
     () =>
       Effect.gen(function* () {
-        // Without the task tool (its description lists the subagents) the fixed part stays small.
-        const w = yield* world({
-          limit: { context: 4000, output: 500 },
-          agent: { build: { permission: { task: "deny" } } }
-        })
+        const w = yield* smallWorld
         yield* w.server.enqueue(reply(text("a"), finish("stop")), reply(text("b"), finish("stop")))
         yield* w.prompt("short")
         yield* w.wait
