@@ -1,37 +1,16 @@
-import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { LLMScript } from "@opencode-ai/core/testing"
+import { ChatRequest, GitFixture, LLMScript } from "@opencode-ai/core/testing"
 import { Effect } from "effect"
 import { scriptedHost } from "./scripted-host.js"
 
 const { reply, text, toolCall, finish } = LLMScript
 
-const git = (cwd: string, ...args: Array<string>) =>
-  execFileSync("git", ["-c", "user.name=Test", "-c", "user.email=test@example.com", ...args], {
-    cwd,
-    encoding: "utf8"
-  })
+const { read } = GitFixture
+const { system: systemOf, conversation: conversationOf } = ChatRequest
 
-const repository = (directory: string) => {
-  git(directory, "init", "--quiet")
-  fs.writeFileSync(path.join(directory, "AGENTS.md"), "Origin rule: use spaces.\n")
-  fs.writeFileSync(path.join(directory, "app.txt"), "v1\n")
-  git(directory, "add", "--all")
-  git(directory, "commit", "--quiet", "-m", "initial")
-}
-
-const read = (directory: string, name: string) => {
-  const file = path.join(directory, name)
-  return fs.existsSync(file) ? fs.readFileSync(file, "utf8") : undefined
-}
-
-type Message = { role: string; content: unknown }
-const systemOf = (request: { body: Record<string, unknown> }) =>
-  (request.body.messages as Array<Message>).find((m) => m.role === "system")!.content as string
-const conversationOf = (request: { body: Record<string, unknown> }) =>
-  JSON.stringify((request.body.messages as Array<Message>).filter((m) => m.role !== "system"))
+const repository = GitFixture.repository({ "AGENTS.md": "Origin rule: use spaces.\n", "app.txt": "v1\n" })
 
 const host = () => scriptedHost({ prefix: "revert", requests: "permission", setup: repository })
 

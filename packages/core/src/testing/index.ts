@@ -2,7 +2,9 @@
  * Test utilities for the runtime and its hosts (`@opencode-ai/core/testing`): scripted fake LLMs that
  * speak the real wire protocols over loopback HTTP, or stand in for the LLM client in process.
  */
+export { ChatRequest } from "./chat-request.js"
 export { ContextLimitedModel } from "./context-limited-model.js"
+export { GitFixture } from "./git-fixture.js"
 export { LLMScript } from "./llm-script.js"
 export { ScriptedLLMServer } from "./scripted-llm-server.js"
 export { TestLLM } from "./test-llm.js"

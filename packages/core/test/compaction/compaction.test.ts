@@ -2,7 +2,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { CompactionPrompt, InstructionCheckpoint, LiveBus, SessionHistory } from "@opencode-ai/core"
-import { ContextLimitedModel, LLMScript } from "@opencode-ai/core/testing"
+import { ChatRequest, ContextLimitedModel, LLMScript } from "@opencode-ai/core/testing"
 import { Effect, Fiber, Option, Stream } from "effect"
 import { world } from "../runner/world.js"
 
@@ -27,6 +27,15 @@ const lastOf = <A>(items: ReadonlyArray<A>, predicate: (item: A) => boolean): A 
  */
 const smallWorld = world({ limit: { context: 4000, output: 500 }, agent: { build: { permission: { task: "deny" } } } })
 
+/** A session whose prompt "first" was answered "one". */
+const afterOnePrompt = Effect.gen(function* () {
+  const w = yield* world()
+  yield* w.server.enqueue(reply(text("one"), finish("stop")))
+  yield* w.prompt("first")
+  yield* w.wait
+  return w
+})
+
 /** An automatic compaction with its continuation, then the Step it made room for, answering with text. */
 const compactedThenAnswered = [
   "compaction.started",
@@ -40,7 +49,7 @@ const compactedThenAnswered = [
 
 /** The request body's messages as one string, for looking for texts whatever the part layout. */
 const wire = (request: { readonly body: any }) => JSON.stringify(request.body.messages)
-const systemOf = (request: { readonly body: any }) => request.body.messages[0].content as string
+const systemOf = ChatRequest.system
 
 describe("Compaction", () => {
   it.scopedLive(
@@ -196,10 +205,7 @@ describe("Compaction", () => {
     "A Step record covers only the model-visible span from first assistant output through tool settlement; pre-flight leaves no record, and one Step settles at most one record. (a second overflow fails the Step after exactly one compaction)",
     () =>
       Effect.gen(function* () {
-        const w = yield* world()
-        yield* w.server.enqueue(reply(text("one"), finish("stop")))
-        yield* w.prompt("first")
-        yield* w.wait
+        const w = yield* afterOnePrompt
         yield* w.server.enqueue(overflow(), summary("Still too large"), overflow())
         yield* w.prompt("second")
         yield* w.wait
@@ -333,10 +339,7 @@ describe("Compaction", () => {
     "Session History: The projected chronological conversation selected for a Step after applying the active compaction and InstructionCheckpoint baseline cutoffs. (an interrupted compaction is not active: the session is as it was before it started)",
     () =>
       Effect.gen(function* () {
-        const w = yield* world()
-        yield* w.server.enqueue(reply(text("one"), finish("stop")))
-        yield* w.prompt("first")
-        yield* w.wait
+        const w = yield* afterOnePrompt
         const history = yield* w.run(Effect.flatMap(SessionHistory.Service, (h) => h.context(w.session.id)))
         const checkpoint = yield* w.run(Effect.flatMap(InstructionCheckpoint.Service, (c) => c.get(w.session.id)))
         const held = gate()
@@ -365,10 +368,7 @@ describe("Compaction", () => {
     "manual compaction is idempotent while one is waiting or running: one compaction for three requests",
     () =>
       Effect.gen(function* () {
-        const w = yield* world()
-        yield* w.server.enqueue(reply(text("one"), finish("stop")))
-        yield* w.prompt("first")
-        yield* w.wait
+        const w = yield* afterOnePrompt
         const held = gate()
         yield* w.server.enqueue(reply(hold(held), text("## Objective\n- once"), finish("stop")))
         yield* w.compact
@@ -417,10 +417,7 @@ describe("Compaction", () => {
     "a failed compaction (the provider refuses it) leaves the session untouched; an automatic one fails the Step",
     () =>
       Effect.gen(function* () {
-        const w = yield* world()
-        yield* w.server.enqueue(reply(text("one"), finish("stop")))
-        yield* w.prompt("first")
-        yield* w.wait
+        const w = yield* afterOnePrompt
         yield* w.server.enqueue(LLMScript.httpError(400))
         yield* w.compact
         yield* w.wait

@@ -6,7 +6,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
 import { McpServers, SessionInput, SessionRunner } from "@opencode-ai/core"
-import { LLMScript } from "@opencode-ai/core/testing"
+import { ChatRequest, LLMScript } from "@opencode-ai/core/testing"
 import { Effect } from "effect"
 import { world } from "./world.js"
 
@@ -54,12 +54,6 @@ const webPage = Effect.acquireRelease(
   }),
   (server) => Effect.sync(() => server.close())
 )
-
-const resultOf = (request: { readonly body: any }, callID: string): string =>
-  String(
-    (request.body.messages as Array<any>).find((message) => message.role === "tool" && message.tool_call_id === callID)
-      ?.content ?? ""
-  )
 
 describe("the agent's reach", () => {
   it.scopedLive(
@@ -124,14 +118,14 @@ describe("the agent's reach", () => {
         )
         // The child grepped and read.
         expect(childFirst!.headers["x-session-id"]).not.toBe(w.session.id)
-        expect(resultOf(childSecond!, "call_grep")).toContain("notes.txt")
-        expect(resultOf(childSecond!, "call_read")).toContain("the release is version 7")
+        expect(ChatRequest.toolResult(childSecond!, "call_grep")).toContain("notes.txt")
+        expect(ChatRequest.toolResult(childSecond!, "call_read")).toContain("the release is version 7")
         // Every result reached the parent's next request.
-        expect(resultOf(last!, "call_local")).toBe("echo: over stdio")
-        expect(resultOf(last!, "call_remote")).toBe("echo: over http")
-        expect(resultOf(last!, "call_fetch")).toContain("# Release notes")
-        expect(resultOf(last!, "call_fetch")).toContain("Version **7** is out.")
-        expect(resultOf(last!, "call_task")).toContain("notes.txt: the release is version 7.")
+        expect(ChatRequest.toolResult(last!, "call_local")).toBe("echo: over stdio")
+        expect(ChatRequest.toolResult(last!, "call_remote")).toBe("echo: over http")
+        expect(ChatRequest.toolResult(last!, "call_fetch")).toContain("# Release notes")
+        expect(ChatRequest.toolResult(last!, "call_fetch")).toContain("Version **7** is out.")
+        expect(ChatRequest.toolResult(last!, "call_task")).toContain("notes.txt: the release is version 7.")
         const types = yield* w.types
         expect(types.filter((type) => type === "tool.failed")).toEqual([])
         expect(types.at(-1)).toBe("step.ended")

@@ -2,7 +2,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { SessionSelection } from "@opencode-ai/core"
-import { LLMScript } from "@opencode-ai/core/testing"
+import { ChatRequest, LLMScript } from "@opencode-ai/core/testing"
 import { Effect } from "effect"
 import { world } from "./world.js"
 
@@ -15,9 +15,7 @@ const writeSkill = (directory: string, name: string, description: string, body: 
   return file
 }
 
-type Message = { role: string; content: unknown }
-const systemOf = (request: { body: Record<string, unknown> }) =>
-  (request.body.messages as Array<Message>).find((m) => m.role === "system")!.content as string
+const systemOf = ChatRequest.system
 
 describe("selected-agent skill guidance and reference guidance through the runner", () => {
   it.scopedLive(
@@ -65,9 +63,9 @@ describe("selected-agent skill guidance and reference guidance through the runne
         expect(failed.error.message).toContain("secret")
         expect(JSON.stringify(failed)).not.toContain("SECRET BODY")
 
-        const results = (second!.body.messages as Array<Message & { tool_call_id?: string }>).filter(
-          (m) => m.role === "tool"
-        )
+        const results = (
+          second!.body.messages as Array<{ role: string; content: unknown; tool_call_id?: string }>
+        ).filter((m) => m.role === "tool")
         expect(results.map((m) => m.tool_call_id)).toEqual(["call_docs", "call_secret"])
         expect(String(results[0]!.content)).toContain("DOCS BODY")
         expect(String(results[1]!.content)).not.toContain("SECRET BODY")

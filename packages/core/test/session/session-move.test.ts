@@ -2,17 +2,13 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { InstructionCheckpoint, SessionHistory, SessionMove, SessionRevert, Sessions } from "@opencode-ai/core"
-import { LLMScript } from "@opencode-ai/core/testing"
+import { ChatRequest, LLMScript } from "@opencode-ai/core/testing"
 import { Effect, Exit, Option } from "effect"
 import { world } from "../runner/world.js"
 
 const { reply, text, finish } = LLMScript
 
-type Message = { role: string; content: unknown }
-const systemOf = (request: { body: Record<string, unknown> }) =>
-  (request.body.messages as Array<Message>).find((m) => m.role === "system")!.content as string
-const conversationOf = (request: { body: Record<string, unknown> }) =>
-  JSON.stringify((request.body.messages as Array<Message>).filter((m) => m.role !== "system"))
+const { system: systemOf, conversation: conversationOf } = ChatRequest
 
 const writeSkill = (directory: string, name: string, description: string) => {
   const file = path.join(directory, ".opencode", "skill", name, "SKILL.md")

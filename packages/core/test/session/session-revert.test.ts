@@ -1,4 +1,3 @@
-import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
@@ -11,38 +10,14 @@ import {
   SessionRunner,
   Sessions
 } from "@opencode-ai/core"
-import { LLMScript } from "@opencode-ai/core/testing"
+import { ChatRequest, GitFixture, LLMScript } from "@opencode-ai/core/testing"
 import { Effect, Exit, Option } from "effect"
 import { world } from "../runner/world.js"
 
 const { reply, text, toolCall, finish } = LLMScript
 
-const git = (cwd: string, ...args: Array<string>) =>
-  execFileSync("git", ["-c", "user.name=Test", "-c", "user.email=test@example.com", ...args], {
-    cwd,
-    encoding: "utf8"
-  })
-
-/** A git repository with `files` committed. */
-const repository =
-  (files: Record<string, string>) =>
-  (directory: string): void => {
-    git(directory, "init", "--quiet")
-    for (const [name, content] of Object.entries(files)) fs.writeFileSync(path.join(directory, name), content)
-    git(directory, "add", "--all")
-    git(directory, "commit", "--quiet", "-m", "initial")
-  }
-
-const read = (directory: string, name: string) => {
-  const file = path.join(directory, name)
-  return fs.existsSync(file) ? fs.readFileSync(file, "utf8") : undefined
-}
-
-type Message = { role: string; content: unknown }
-const systemOf = (request: { body: Record<string, unknown> }) =>
-  (request.body.messages as Array<Message>).find((m) => m.role === "system")!.content as string
-const conversationOf = (request: { body: Record<string, unknown> }) =>
-  JSON.stringify((request.body.messages as Array<Message>).filter((m) => m.role !== "system"))
+const { git, read, repository } = GitFixture
+const { system: systemOf, conversation: conversationOf } = ChatRequest
 
 type World = Effect.Effect.Success<ReturnType<typeof world>>
 

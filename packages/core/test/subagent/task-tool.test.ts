@@ -2,7 +2,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { EventLog, PermissionRequests, SessionInput, SessionRunner, Sessions, SubagentPrompt } from "@opencode-ai/core"
-import { LLMScript } from "@opencode-ai/core/testing"
+import { ChatRequest, LLMScript } from "@opencode-ai/core/testing"
 import type { Session } from "@opencode-ai/schema"
 import { Effect, Fiber } from "effect"
 import { world } from "../runner/world.js"
@@ -10,24 +10,7 @@ import { world } from "../runner/world.js"
 const { reply, text, toolCall, finish, hold, gate } = LLMScript
 
 type World = Effect.Effect.Success<ReturnType<typeof world>>
-type Message = { role: string; content: unknown; tool_call_id?: string }
-
-const messagesOf = (request: { body: Record<string, unknown> }) => request.body.messages as Array<Message>
-const systemOf = (request: { body: Record<string, unknown> }) =>
-  String(messagesOf(request).find((m) => m.role === "system")!.content)
-const userTextOf = (request: { body: Record<string, unknown> }) =>
-  messagesOf(request)
-    .filter((m) => m.role === "user")
-    .map((m) =>
-      typeof m.content === "string"
-        ? m.content
-        : (m.content as Array<{ type: string; text?: string }>).map((part) => part.text ?? "").join("")
-    )
-    .join("\n")
-const toolNames = (request: { body: Record<string, unknown> }) =>
-  ((request.body.tools ?? []) as Array<{ function: { name: string; description: string } }>).map((t) => t.function.name)
-const toolResult = (request: { body: Record<string, unknown> }, callID: string) =>
-  String(messagesOf(request).find((m) => m.role === "tool" && m.tool_call_id === callID)?.content)
+const { system: systemOf, userText: userTextOf, toolNames, toolResult } = ChatRequest
 
 /** The child sessions of the world's session (there is one per task call). */
 const children = (w: World) =>
@@ -47,6 +30,10 @@ const settledCall = (events: ReadonlyArray<{ type: string; data: unknown }>, cal
       (e.data as { callID?: string }).callID === callID
   ) as { type: string; data: any } | undefined
 
+/** The parent's reply that delegates: one `task` call (`call_task`) to `subagent`. */
+const delegate = (subagent: string, description: string, prompt: string) =>
+  reply(toolCall("call_task", "task", { description, prompt, subagent_type: subagent }), finish("tool-calls"))
+
 const active = (w: World) => w.run(Effect.flatMap(SessionRunner.Service, (runner) => runner.active))
 
 describe("the task tool runs a subagent in a child session", () => {
@@ -58,14 +45,7 @@ describe("the task tool runs a subagent in a child session", () => {
         fs.writeFileSync(path.join(w.directory, "notes.txt"), "the answer is 42\n")
         yield* w.server.enqueue(
           // The parent delegates.
-          reply(
-            toolCall("call_task", "task", {
-              description: "Find the answer",
-              prompt: "Read notes.txt and tell me the answer it records.",
-              subagent_type: "explore"
-            }),
-            finish("tool-calls")
-          ),
+          delegate("explore", "Find the answer", "Read notes.txt and tell me the answer it records."),
           // The child greps and reads, then replies.
           reply(
             toolCall("call_grep", "grep", { pattern: "answer is" }),
@@ -129,10 +109,7 @@ describe("the task tool runs a subagent in a child session", () => {
     Effect.gen(function* () {
       const w = yield* world()
       yield* w.server.enqueue(
-        reply(
-          toolCall("call_task", "task", { description: "Look", prompt: "Say hi.", subagent_type: "general" }),
-          finish("tool-calls")
-        ),
+        delegate("general", "Look", "Say hi."),
         reply(text("hi"), finish("stop")),
         reply(text("done"), finish("stop"))
       )
@@ -162,14 +139,7 @@ describe("the task tool runs a subagent in a child session", () => {
       const w = yield* world()
       const held = gate()
       yield* w.server.enqueue(
-        reply(
-          toolCall("call_task", "task", {
-            description: "Long job",
-            prompt: "Work for a while.",
-            subagent_type: "general"
-          }),
-          finish("tool-calls")
-        ),
+        delegate("general", "Long job", "Work for a while."),
         reply(text("still work"), hold(held), text("ing"), finish("stop"))
       )
       yield* w.prompt("delegate a long job")
@@ -199,10 +169,7 @@ describe("the task tool runs a subagent in a child session", () => {
         const w = yield* world()
         fs.writeFileSync(path.join(w.directory, ".env"), "TOKEN=s3cret\n")
         yield* w.server.enqueue(
-          reply(
-            toolCall("call_task", "task", { description: "Read env", prompt: "Read .env.", subagent_type: "general" }),
-            finish("tool-calls")
-          ),
+          delegate("general", "Read env", "Read .env."),
           // Reading a .env file asks, by the default rules.
           reply(toolCall("call_env", "read", { path: ".env" }), finish("tool-calls")),
           reply(text("The token is s3cret."), finish("stop")),
@@ -236,10 +203,7 @@ describe("the task tool runs a subagent in a child session", () => {
       const w = yield* world()
       fs.writeFileSync(path.join(w.directory, ".env"), "TOKEN=s3cret\n")
       yield* w.server.enqueue(
-        reply(
-          toolCall("call_task", "task", { description: "Read env", prompt: "Read .env.", subagent_type: "general" }),
-          finish("tool-calls")
-        ),
+        delegate("general", "Read env", "Read .env."),
         reply(toolCall("call_env", "read", { path: ".env" }), finish("tool-calls"))
       )
       yield* w.prompt("what is in .env?")
@@ -264,14 +228,7 @@ describe("the task tool runs a subagent in a child session", () => {
       const w = yield* world()
       const long = Array.from({ length: 5000 }, (_, i) => `line ${i} of the subagent's very long report`).join("\n")
       yield* w.server.enqueue(
-        reply(
-          toolCall("call_task", "task", {
-            description: "Report",
-            prompt: "Write a long report.",
-            subagent_type: "general"
-          }),
-          finish("tool-calls")
-        ),
+        delegate("general", "Report", "Write a long report."),
         reply(text(long), finish("stop")),
         reply(text("done"), finish("stop"))
       )
@@ -320,13 +277,7 @@ describe("the task tool runs a subagent in a child session", () => {
   it.scopedLive("the task permission is asked on the subagent's name under the caller's rules", () =>
     Effect.gen(function* () {
       const w = yield* world({ agent: { build: { permission: { task: { explore: "deny" } } } } })
-      yield* w.server.enqueue(
-        reply(
-          toolCall("call_task", "task", { description: "x", prompt: "x", subagent_type: "explore" }),
-          finish("tool-calls")
-        ),
-        reply(text("done"), finish("stop"))
-      )
+      yield* w.server.enqueue(delegate("explore", "x", "x"), reply(text("done"), finish("stop")))
       yield* w.prompt("delegate")
       yield* w.wait
       const settled = settledCall(yield* w.events, "call_task")!
@@ -367,10 +318,7 @@ describe("@agent mentions", () => {
       Effect.gen(function* () {
         const w = yield* world({ agent: { build: { permission: { task: { explore: "deny" } } } } })
         yield* w.server.enqueue(
-          reply(
-            toolCall("call_task", "task", { description: "Look", prompt: "Find it.", subagent_type: "explore" }),
-            finish("tool-calls")
-          ),
+          delegate("explore", "Look", "Find it."),
           reply(text("found it"), finish("stop")),
           reply(text("done"), finish("stop"))
         )
