@@ -1,9 +1,9 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
+import { LLMScript, SampleFiles, ScriptedLLMServer } from "@opencode-ai/core/testing"
 import { Effect } from "effect"
-import { configHome, startServer, tempDir } from "./harness.js"
+import { call, configHome, startServer, tempDir } from "./harness.js"
 
 /**
  * Attachments over real HTTP: `opencode serve`'s listener with a vision model on a scripted provider
@@ -11,21 +11,7 @@ import { configHome, startServer, tempDir } from "./harness.js"
  * tagged 400 (`InvalidRequestError`, kind `prompt`) that admits nothing.
  */
 
-/** A real 1×1 PNG. */
-const png = Buffer.from(
-  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
-  "base64"
-)
-
-const call = (url: string, method: string, body?: unknown) =>
-  Effect.promise(async () => {
-    const response = await fetch(url, {
-      method,
-      ...(body !== undefined ? { body: JSON.stringify(body), headers: { "content-type": "application/json" } } : {})
-    })
-    const text = await response.text()
-    return { status: response.status, body: text === "" ? undefined : JSON.parse(text) }
-  })
+const { png } = SampleFiles
 
 const setup = Effect.gen(function* () {
   const llm = yield* ScriptedLLMServer.make()

@@ -76,3 +76,14 @@ export const listener = () => {
     Layer.provideMerge(NodeHttpServer.layer(() => server, { port: 0, host: "127.0.0.1" }))
   )
 }
+
+/** A JSON request to `url` (a body is sent as `application/json`): its status and its parsed body, if any. */
+export const call = (url: string, method: string, body?: unknown) =>
+  Effect.promise(async () => {
+    const response = await fetch(url, {
+      method,
+      ...(body !== undefined ? { body: JSON.stringify(body), headers: { "content-type": "application/json" } } : {})
+    })
+    const text = await response.text()
+    return { status: response.status, body: text === "" ? undefined : JSON.parse(text) }
+  })

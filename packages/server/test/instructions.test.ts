@@ -1,16 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { startServer } from "./harness.js"
-
-const call = (url: string, method: string, body?: unknown) =>
-  Effect.promise(async () => {
-    const response = await fetch(url, {
-      method,
-      ...(body !== undefined ? { body: JSON.stringify(body), headers: { "content-type": "application/json" } } : {})
-    })
-    const text = await response.text()
-    return { status: response.status, body: text === "" ? undefined : JSON.parse(text) }
-  })
+import { call, startServer } from "./harness.js"
 
 describe("instruction entries over HTTP", () => {
   it.scoped("list, put (create and replace) and delete, idempotently", () =>

@@ -3,17 +3,7 @@ import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { configHome, startServer } from "./harness.js"
-
-const call = (url: string, method: string, body?: unknown) =>
-  Effect.promise(async () => {
-    const response = await fetch(url, {
-      method,
-      ...(body !== undefined ? { body: JSON.stringify(body), headers: { "content-type": "application/json" } } : {})
-    })
-    const text = await response.text()
-    return { status: response.status, body: text === "" ? undefined : JSON.parse(text) }
-  })
+import { call, configHome, startServer } from "./harness.js"
 
 const config = {
   provider: {

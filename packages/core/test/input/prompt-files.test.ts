@@ -2,7 +2,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { SessionInput, SessionRunner } from "@opencode-ai/core"
-import { LLMScript } from "@opencode-ai/core/testing"
+import { LLMScript, SampleFiles } from "@opencode-ai/core/testing"
 import type { AdmittedPrompt } from "@opencode-ai/schema"
 import { Effect } from "effect"
 import { world } from "../runner/world.js"
@@ -14,11 +14,7 @@ import { world } from "../runner/world.js"
 
 const { reply, text, toolCall, finish } = LLMScript
 
-/** A real 1×1 PNG. */
-const png = Buffer.from(
-  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
-  "base64"
-)
+const { png } = SampleFiles
 
 const project = (directory: string) => {
   fs.mkdirSync(path.join(directory, "src"))

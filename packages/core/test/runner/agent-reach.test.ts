@@ -6,7 +6,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
 import { McpServers, SessionInput, SessionRunner } from "@opencode-ai/core"
-import { ChatRequest, LLMScript } from "@opencode-ai/core/testing"
+import { ChatRequest, LLMScript, SampleFiles } from "@opencode-ai/core/testing"
 import { Effect } from "effect"
 import { world } from "./world.js"
 
@@ -20,11 +20,7 @@ const { reply, text, toolCall, finish } = LLMScript
 
 const toolServer = fileURLToPath(new URL("../fixtures/mcp/tool-server.mjs", import.meta.url))
 
-/** A real 1×1 PNG. */
-const png = Buffer.from(
-  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
-  "base64"
-)
+const { png } = SampleFiles
 
 /** The MCP tool server over HTTP, for the test's scope. */
 const mcpOverHttp = Effect.acquireRelease(
