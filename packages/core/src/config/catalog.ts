@@ -61,6 +61,51 @@ export interface Model {
    * does not accept reach it as a note saying so (see `PromptFiles`).
    */
   readonly input: ReadonlyArray<string>
+  readonly family?: string | undefined
+  /** `YYYY-MM-DD` when known. */
+  readonly releaseDate?: string | undefined
+  readonly status: "alpha" | "beta" | "deprecated" | "active"
+  /** Whether the model takes a sampling temperature; a request to one that does not sends none. */
+  readonly temperature: boolean
+  /** Prices in USD per million tokens; absent when unknown (the model then costs 0). */
+  readonly cost?: Cost | undefined
+  /**
+   * Upstream-shaped request options for every request to this model: the provider's extra `options`
+   * keys, then the model's `options` (later wins). Partitioned into Generation Controls, Model
+   * Request Options and compatibility body fields before a request is built.
+   */
+  readonly options: ConfigInfo.RequestOptions
+  /** Named option sets over {@link options}, selected by a model reference's `variant`. */
+  readonly variants: Readonly<Record<string, ConfigInfo.RequestOptions>>
+  /** Headers for every request to this model (over the provider's). */
+  readonly headers: Readonly<Record<string, string>>
+}
+
+/** Prices in USD per million tokens. */
+export interface CostRates {
+  readonly input: number
+  readonly output: number
+  readonly cacheRead: number
+  readonly cacheWrite: number
+}
+
+/** A model's prices; `over200k` applies instead once a request's input exceeds 200,000 tokens. */
+export interface Cost extends CostRates {
+  readonly over200k?: CostRates | undefined
+}
+
+/** The catalog's cost from the config's (models.dev) shape. */
+export const costOf = (cost: ConfigInfo.ModelCost): Cost => {
+  const rates = (value: ConfigInfo.ModelCostRates): CostRates => ({
+    input: value.input,
+    output: value.output,
+    cacheRead: value.cache_read ?? 0,
+    cacheWrite: value.cache_write ?? 0
+  })
+  return {
+    ...rates(cost),
+    ...(cost.context_over_200k === undefined ? {} : { over200k: rates(cost.context_over_200k) })
+  }
 }
 
 export interface Provider {
@@ -185,6 +230,7 @@ const provider = (
   const apiKey = [config.options?.apiKey, known === undefined ? undefined : env[known.apiKeyEnv]].find(
     (key) => key !== undefined && key !== ""
   )
+  const { baseURL: _baseURL, apiKey: _apiKey, headers: _headers, ...providerOptions } = config.options ?? {}
   const models = Object.entries(config.models ?? {}).map(
     ([modelID, model]): Model => ({
       id: modelID,
@@ -194,7 +240,15 @@ const provider = (
       toolCall: model.tool_call ?? true,
       reasoning: model.reasoning ?? false,
       limit: { context: model.limit?.context ?? 0, output: model.limit?.output ?? 0 },
-      input: model.modalities?.input ?? (model.attachment === true ? ["text", "image", "pdf"] : ["text"])
+      input: model.modalities?.input ?? (model.attachment === true ? ["text", "image", "pdf"] : ["text"]),
+      ...(model.family === undefined ? {} : { family: model.family }),
+      ...(model.release_date === undefined ? {} : { releaseDate: model.release_date }),
+      status: model.status ?? "active",
+      temperature: model.temperature ?? true,
+      ...(model.cost === undefined ? {} : { cost: costOf(model.cost) }),
+      options: { ...providerOptions, ...model.options },
+      variants: model.variants ?? {},
+      headers: model.headers ?? {}
     })
   )
   return Either.right({

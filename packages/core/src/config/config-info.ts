@@ -51,6 +51,29 @@ export const ModelModalities = Schema.Struct({
 })
 export interface ModelModalities extends Schema.Schema.Type<typeof ModelModalities> {}
 
+/** Prices in USD per million tokens (models.dev's shape). */
+export const ModelCostRates = Schema.Struct({
+  input: Schema.Number,
+  output: Schema.Number,
+  cache_read: Schema.optionalWith(Schema.Number, { exact: true }),
+  cache_write: Schema.optionalWith(Schema.Number, { exact: true })
+})
+export interface ModelCostRates extends Schema.Schema.Type<typeof ModelCostRates> {}
+
+/**
+ * `provider.<id>.models.<id>.cost`: prices in USD per million tokens; `context_over_200k` is the
+ * tier that applies once a request's input exceeds 200,000 tokens.
+ */
+export const ModelCost = Schema.Struct({
+  ...ModelCostRates.fields,
+  context_over_200k: Schema.optionalWith(ModelCostRates, { exact: true })
+})
+export interface ModelCost extends Schema.Schema.Type<typeof ModelCost> {}
+
+/** Upstream-shaped request options (AI SDK / models.dev keys), partitioned by the Catalog. */
+export const RequestOptions = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+export type RequestOptions = typeof RequestOptions.Type
+
 /** `provider.<id>.models.<id>`: one model of a provider; the key is the model's ID in references. */
 export const Model = Schema.Struct({
   /** The model ID sent on the wire, when it differs from the key. */
@@ -62,22 +85,47 @@ export const Model = Schema.Struct({
   attachment: Schema.optionalWith(Schema.Boolean, { exact: true }),
   /** The kinds of input and output the model handles: `text`, `image`, `pdf`, `audio`, `video`. */
   modalities: Schema.optionalWith(ModelModalities, { exact: true }),
-  limit: Schema.optionalWith(ModelLimit, { exact: true })
+  limit: Schema.optionalWith(ModelLimit, { exact: true }),
+  family: Schema.optionalWith(Schema.String, { exact: true }),
+  release_date: Schema.optionalWith(Schema.String, { exact: true }),
+  status: Schema.optionalWith(Schema.Literal("alpha", "beta", "deprecated", "active"), { exact: true }),
+  /** Whether the model takes a sampling temperature (models.dev's flag); default true. */
+  temperature: Schema.optionalWith(Schema.Boolean, { exact: true }),
+  cost: Schema.optionalWith(ModelCost, { exact: true }),
+  /** Request options for every request to this model (upstream keys, e.g. `reasoningEffort`). */
+  options: Schema.optionalWith(RequestOptions, { exact: true }),
+  /** Named option sets selectable per session (`provider/model` + `variant`); `disabled: true` hides one. */
+  variants: Schema.optionalWith(Schema.Record({ key: Schema.String, value: RequestOptions }), { exact: true }),
+  headers: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.String }), { exact: true })
 })
 export interface Model extends Schema.Schema.Type<typeof Model> {}
 
-/** `provider.<id>.options`: where and how to reach the provider. */
-export const ProviderOptions = Schema.Struct({
-  baseURL: Schema.optionalWith(Schema.String, { exact: true }),
-  apiKey: Schema.optionalWith(Schema.String, { exact: true }),
-  headers: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.String }), { exact: true })
-})
+/**
+ * `provider.<id>.options`: where and how to reach the provider, and (any other key) request options
+ * for every model of the provider, in upstream's keys.
+ */
+export const ProviderOptions = Schema.Struct(
+  {
+    baseURL: Schema.optionalWith(Schema.String, { exact: true }),
+    apiKey: Schema.optionalWith(Schema.String, { exact: true }),
+    headers: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.String }), { exact: true })
+  },
+  Schema.Record({ key: Schema.String, value: Schema.Unknown })
+)
 export interface ProviderOptions extends Schema.Schema.Type<typeof ProviderOptions> {}
 
 /** `provider.<id>`: `npm` selects the wire protocol only (no AI SDK package is installed). */
 export const Provider = Schema.Struct({
   npm: Schema.optionalWith(Schema.String, { exact: true }),
   name: Schema.optionalWith(Schema.String, { exact: true }),
+  /** Environment variables that may hold the API key, first set wins (models.dev's `env`). */
+  env: Schema.optionalWith(Schema.Array(Schema.String), { exact: true }),
+  /** The base URL, models.dev's name for it; `options.baseURL` wins. */
+  api: Schema.optionalWith(Schema.String, { exact: true }),
+  /** Only these catalog models are offered. */
+  whitelist: Schema.optionalWith(Schema.Array(Schema.String), { exact: true }),
+  /** These catalog models are not offered. */
+  blacklist: Schema.optionalWith(Schema.Array(Schema.String), { exact: true }),
   options: Schema.optionalWith(ProviderOptions, { exact: true }),
   models: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Model }), { exact: true })
 })
@@ -106,6 +154,8 @@ export const Agent = Schema.Struct({
   hidden: Schema.optionalWith(Schema.Boolean, { exact: true }),
   temperature: Schema.optionalWith(Schema.Number, { exact: true }),
   top_p: Schema.optionalWith(Schema.Number, { exact: true }),
+  /** Request options for this agent's requests (upstream keys), over the model's. */
+  options: Schema.optionalWith(RequestOptions, { exact: true }),
   color: Schema.optionalWith(Schema.String, { exact: true })
 })
 export interface Agent extends Schema.Schema.Type<typeof Agent> {}

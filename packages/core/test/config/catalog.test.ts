@@ -109,7 +109,12 @@ describe("Catalog", () => {
           toolCall: true,
           reasoning: false,
           limit: { context: 0, output: 0 },
-          input: ["text"]
+          input: ["text"],
+          status: "active",
+          temperature: true,
+          options: {},
+          variants: {},
+          headers: {}
         },
         {
           id: "big",
@@ -119,7 +124,12 @@ describe("Catalog", () => {
           toolCall: false,
           reasoning: true,
           limit: { context: 100, output: 10 },
-          input: ["text", "image"]
+          input: ["text", "image"],
+          status: "active",
+          temperature: true,
+          options: {},
+          variants: {},
+          headers: {}
         },
         // `attachment: true` without `modalities` means images and PDFs as well as text
         {
@@ -130,7 +140,12 @@ describe("Catalog", () => {
           toolCall: true,
           reasoning: false,
           limit: { context: 0, output: 0 },
-          input: ["text", "image", "pdf"]
+          input: ["text", "image", "pdf"],
+          status: "active",
+          temperature: true,
+          options: {},
+          variants: {},
+          headers: {}
         }
       ])
       // without `model`, the default is the first configured model

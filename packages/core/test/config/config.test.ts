@@ -170,7 +170,12 @@ describe("Config", () => {
               toolCall: true,
               reasoning: false,
               limit: { context: 32768, output: 4096 },
-              input: ["text"]
+              input: ["text"],
+              status: "active",
+              temperature: true,
+              options: {},
+              variants: {},
+              headers: {}
             }
           ]
         }
