@@ -15,7 +15,7 @@ export const Limit = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1
 export const Order = Schema.Literal("asc", "desc")
 export type Order = typeof Order.Type
 
-/** A first page (`limit`, `order`; newest first by default) or a continuation (`cursor` alone). */
+/** A first page (`limit`, `order`; newest first by default) or a continuation (`cursor`, optionally with a new `limit`; `order` with a cursor is an InvalidCursorError). */
 export const MessagesQuery = Schema.Struct({
   limit: Schema.optional(Limit),
   order: Schema.optional(Order),

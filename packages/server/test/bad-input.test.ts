@@ -136,12 +136,12 @@ const cases: ReadonlyArray<Case> = [
     method: "GET",
     path: ({ cursor }) => `/api/session?cursor=${cursor}&order=asc`,
     status: 400,
-    tag: "InvalidRequestError"
+    tag: "InvalidCursorError"
   },
   {
-    name: "cursor with limit",
+    name: "cursor with a limit out of range",
     method: "GET",
-    path: ({ cursor }) => `/api/session?cursor=${cursor}&limit=5`,
+    path: ({ cursor }) => `/api/session?cursor=${cursor}&limit=0`,
     status: 400,
     tag: "InvalidRequestError"
   },

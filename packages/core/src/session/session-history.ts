@@ -18,6 +18,7 @@ import * as InstructionCheckpoint from "../instructions/instruction-checkpoint.j
 import { KnownSessions } from "./known-sessions.js"
 import * as MessageCursor from "./message-cursor.js"
 import * as MessageProjection from "./message-projection.js"
+import { PageSize } from "./page-size.js"
 import * as RevertedMessages from "./reverted-messages.js"
 
 /** A first page (query fields, all optional) or a continuation (`cursor` alone). */
@@ -60,9 +61,9 @@ export interface Interface {
    * `limit` defaults to 50 (1..200). The order is the chronology of the events that created the
    * messages, and pages are keyset-anchored on it, so messages added while walking never shift or
    * repeat items. `next` is present iff messages exist after the page's last item, `previous` iff
-   * messages exist before its first one. A continuation takes only its cursor (any other field is an
-   * InvalidRequestError); an undecodable cursor, or one issued for another session's messages, is an
-   * InvalidCursorError. Unknown session → SessionNotFoundError (checked first).
+   * messages exist before its first one. A continuation is its cursor, optionally with a new `limit`
+   * (upstream clients repeat it on every page); `order` with a cursor, an undecodable cursor, or one
+   * issued for another session's messages, is an InvalidCursorError. Unknown session → SessionNotFoundError (checked first).
    */
   readonly messages: (
     sessionID: string,
@@ -127,12 +128,10 @@ export const layer: Layer.Layer<
     /** The query a request runs and the side of the anchor it reads, if it continues a cursor. */
     const request = Effect.fn("SessionHistory.request")(function* (sessionID: string, input: MessagesInput) {
       if (input.cursor !== undefined) {
-        const extra = (["order", "limit"] as const).find((field) => input[field] !== undefined)
-        if (extra !== undefined) {
-          return yield* invalidQuery(
-            extra,
-            `A cursor continues the query it was issued for: send the cursor alone, without "${extra}"`
-          )
+        if (input.order !== undefined) {
+          return yield* new Errors.InvalidCursorError({
+            message: 'A cursor continues in the order it was issued for: send it without "order"'
+          })
         }
         const payload = yield* MessageCursor.decode(input.cursor).pipe(
           Effect.mapError(
@@ -144,12 +143,11 @@ export const layer: Layer.Layer<
             message: "The cursor was issued for another session's messages"
           })
         }
-        return payload
+        if (input.limit === undefined) return payload
+        const limit = yield* PageSize.check(input.limit)
+        return { ...payload, query: { ...payload.query, limit } }
       }
-      const limit = input.limit ?? 50
-      if (!Number.isInteger(limit) || limit < 1 || limit > 200) {
-        return yield* invalidQuery("limit", "limit must be an integer from 1 to 200")
-      }
+      const limit = yield* PageSize.check(input.limit ?? PageSize.defaultLimit)
       const query: MessageCursor.Query = { sessionID, order: input.order ?? "desc", limit }
       return { query, anchor: undefined, direction: "next" as const }
     })

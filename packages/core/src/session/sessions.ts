@@ -5,6 +5,7 @@ import { SqlClient } from "@effect/sql"
 import { type Cursor, Errors, Identifier, type Location, type Model, Session } from "@opencode-ai/schema"
 import { Clock, Context, Data, Effect, Layer, Schema } from "effect"
 import * as EventLog from "../event/event-log.js"
+import { PageSize } from "./page-size.js"
 import * as SessionCursor from "./session-cursor.js"
 
 /** The title a session has until its first prompt names it. */
@@ -68,8 +69,9 @@ export interface Interface {
    * One page of sessions, newest first unless `order: "asc"`; `limit` defaults to 50 (1..200).
    * Pages are keyset-anchored, so sessions created while walking never shift or repeat items.
    * `next` is present iff items exist after the page's last item, `previous` iff items exist
-   * before its first one. A continuation takes only its cursor: any other field is an
-   * InvalidRequestError, an undecodable cursor an InvalidCursorError.
+   * before its first one. A continuation is its cursor, optionally with a new `limit` and the
+   * query's filters repeated unchanged (as upstream clients send them on every page); `order` or a
+   * changed filter with a cursor, or an undecodable cursor, is an InvalidCursorError.
    */
   readonly list: (input?: ListInput) => Effect.Effect<Page, Errors.InvalidCursorError | Errors.InvalidRequestError>
 }
@@ -86,7 +88,8 @@ interface Row {
   readonly id: string
 }
 
-const queryFields = ["order", "limit", "search", "directory", "workspace", "project", "subpath"] as const
+/** The filters of a list query: a continuation may repeat them unchanged, as upstream clients do. */
+const filterFields = ["search", "directory", "workspace", "project", "subpath"] as const
 
 const decodeInfo = Schema.decodeUnknown(Schema.parseJson(Session.SessionV2Info))
 const encodeInfo = Schema.encode(Session.SessionV2Info)
@@ -136,9 +139,6 @@ export const subpathOfLocation = (location: Location.LocationInfo): string | und
 
 /** LIKE with `\` as the escape character: the search text matches literally. */
 const likePattern = (search: string) => `%${search.replace(/[\\%_]/g, (char) => `\\${char}`)}%`
-
-const invalidQuery = (field: string, message: string) =>
-  new Errors.InvalidRequestError({ kind: "query", field, message })
 
 export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.Service> = Layer.effect(
   Service,
@@ -211,23 +211,29 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
     /** The query a request runs and the side of the anchor it reads, if it continues a cursor. */
     const request = Effect.fn("Sessions.request")(function* (input: ListInput) {
       if (input.cursor !== undefined) {
-        const extra = queryFields.find((field) => input[field] !== undefined)
-        if (extra !== undefined) {
-          return yield* invalidQuery(
-            extra,
-            `A cursor continues the query it was issued for: send the cursor alone, without "${extra}"`
-          )
+        if (input.order !== undefined) {
+          return yield* new Errors.InvalidCursorError({
+            message: 'A cursor continues in the order it was issued for: send it without "order"'
+          })
         }
-        return yield* SessionCursor.decode(input.cursor).pipe(
+        const payload = yield* SessionCursor.decode(input.cursor).pipe(
           Effect.mapError(
             () => new Errors.InvalidCursorError({ message: "The cursor is malformed or was not issued by this server" })
           )
         )
+        const changed = filterFields.find(
+          (field) => input[field] !== undefined && input[field] !== payload.query[field]
+        )
+        if (changed !== undefined) {
+          return yield* new Errors.InvalidCursorError({
+            message: `The cursor was issued for another query: "${changed}" differs from the one it continues`
+          })
+        }
+        if (input.limit === undefined) return payload
+        const limit = yield* PageSize.check(input.limit)
+        return { ...payload, query: { ...payload.query, limit } }
       }
-      const limit = input.limit ?? 50
-      if (!Number.isInteger(limit) || limit < 1 || limit > 200) {
-        return yield* invalidQuery("limit", "limit must be an integer from 1 to 200")
-      }
+      const limit = yield* PageSize.check(input.limit ?? PageSize.defaultLimit)
       const query: SessionCursor.Query = {
         order: input.order ?? "desc",
         limit,

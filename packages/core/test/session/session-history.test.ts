@@ -105,7 +105,7 @@ describe("SessionHistory.messages", () => {
       )
   )
 
-  it.scoped("cursor discipline: cursor alone, bound to its session; bad cursors and limits are rejected", () =>
+  it.scoped("cursor discipline: a continuation may repeat or change limit, not order; bound to its session", () =>
     withCore((w) =>
       Effect.gen(function* () {
         const history = yield* SessionHistory.Service
@@ -118,10 +118,13 @@ describe("SessionHistory.messages", () => {
         const tag = <A, E extends { _tag: string }>(effect: Effect.Effect<A, E>) =>
           Effect.map(Effect.flip(effect), (error) => ({ tag: error._tag, field: (error as { field?: string }).field }))
         expect(yield* tag(history.messages(session.id, { cursor, order: "asc" }))).toEqual({
-          tag: "InvalidRequestError",
-          field: "order"
+          tag: "InvalidCursorError",
+          field: undefined
         })
-        expect(yield* tag(history.messages(session.id, { cursor, limit: 2 }))).toEqual({
+        // Upstream clients repeat `limit` on every page: it is the continuation's page size.
+        expect((yield* history.messages(session.id, { cursor, limit: 1 })).data).toHaveLength(1)
+        expect((yield* history.messages(session.id, { cursor, limit: 2 })).data).toHaveLength(2)
+        expect(yield* tag(history.messages(session.id, { cursor, limit: 0 }))).toEqual({
           tag: "InvalidRequestError",
           field: "limit"
         })

@@ -230,27 +230,26 @@ it.scoped("pages link through next and previous cursors in query order", () =>
   )
 )
 
-it.scoped("a continuation takes only its cursor; an undecodable cursor is an InvalidCursorError", () =>
+it.scoped("a continuation may repeat limit and its filters (as upstream clients do), not order or another filter", () =>
   withCore(
     Effect.gen(function* () {
       const sessions = yield* Sessions.Service
       yield* Effect.forEach(Array.from({ length: 3 }), () => sessions.create({ location: at("/repo") }), {
         discard: true
       })
-      const cursor = (yield* sessions.list({ limit: 1, search: "session" })).cursor.next!
+      const cursor = (yield* sessions.list({ limit: 1, search: "session", directory: "/repo" })).cursor.next!
 
-      const fields = {
-        order: "asc",
-        limit: 1,
-        search: "x",
-        directory: "/repo",
-        workspace: "wrk_1",
-        project: "p",
-        subpath: "s"
-      } as const
+      // Upstream clients send the first page's parameters again with each cursor.
+      expect((yield* sessions.list({ cursor, limit: 1, search: "session", directory: "/repo" })).data).toHaveLength(1)
+      // A new limit is the continuation's page size.
+      expect((yield* sessions.list({ cursor, limit: 5 })).data).toHaveLength(2)
+      const bad = yield* Effect.exit(sessions.list({ cursor, limit: 500 }))
+      expect(bad).toEqual(Exit.fail(expect.objectContaining({ _tag: "InvalidRequestError", field: "limit" })))
+
+      const fields = { order: "asc", search: "x", directory: "/other", workspace: "wrk_1", project: "p", subpath: "s" }
       for (const [field, value] of Object.entries(fields)) {
         const exit = yield* Effect.exit(sessions.list({ cursor, [field]: value }))
-        expect(exit).toEqual(Exit.fail(expect.objectContaining({ _tag: "InvalidRequestError", kind: "query", field })))
+        expect(exit).toEqual(Exit.fail(expect.objectContaining({ _tag: "InvalidCursorError" })))
       }
       // Absent fields do not count, even when spelled out as undefined.
       expect((yield* sessions.list({ cursor, order: undefined })).data).toHaveLength(1)
