@@ -23,6 +23,11 @@ export const list = HttpApiEndpoint.get("list", "/api/agent")
   .setUrlParams(LocationQuery)
   .addSuccess(AgentsResponse)
   .annotate(OpenApi.Identifier, "v2.agent.list")
+  .annotate(OpenApi.Summary, "List agents")
+  .annotate(
+    OpenApi.Description,
+    "The agents of the configuration for the requested Location: the built-in ones (build, plan, general, explore and the hidden ones) with the configured overrides and additions, each with its mode, model, prompt and permission rules."
+  )
   .annotate(OpenApi.Transform, documentLocationQuery)
 
 export const group = HttpApiGroup.make("agents").add(list).annotate(OpenApi.Title, "opencode HttpApi")

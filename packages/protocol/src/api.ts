@@ -2,6 +2,7 @@ export * as Api from "./api.js"
 
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AgentGroup } from "./agent.js"
+import { ApiDocumentation } from "./api-documentation.js"
 import { InvalidRequestError } from "./errors.js"
 import { EventGroup } from "./event.js"
 import { HealthGroup } from "./health.js"
@@ -46,7 +47,14 @@ export class OpenCodeApi extends base
   .add(McpGroup.group)
   .middleware(Authorization)
   .annotate(OpenApi.Title, "OpenCode V2 API")
-  .annotate(OpenApi.Version, "1.18.33") {}
+  .annotate(OpenApi.Version, "1.18.33")
+  .annotate(
+    OpenApi.Description,
+    "The HTTP API of `opencode serve`: durable agent sessions (prompts, their Steps, tools and permissions), their event streams, and the catalogs they run on."
+  )
+  .annotate(OpenApi.License, { name: "MIT" })
+  .annotate(OpenApi.Servers, ApiDocumentation.servers)
+  .annotate(OpenApi.Transform, ApiDocumentation.complete) {}
 
 /**
  * The operations this API adds beyond the observed upstream contract. Conformance checks every other

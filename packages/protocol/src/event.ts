@@ -23,5 +23,10 @@ export const subscribe = HttpApiEndpoint.get("subscribe", "/api/event")
   .annotate(EventStream.Annotation, EventStream.eventsDeclaration)
   .annotate(OpenApi.Transform, EventStream.openApi)
   .annotate(OpenApi.Identifier, "v2.event.subscribe")
+  .annotate(OpenApi.Summary, "Subscribe to instance events")
+  .annotate(
+    OpenApi.Description,
+    "A live Server-Sent Events stream of what happens on this instance. The first event is `server.connected`; then durable events as they commit (`session.created`, every `session.next.*`) and live-only ones (text, reasoning and tool-input deltas, permission and question requests), and `server.heartbeat` every 15 seconds. There is no replay. When the server shuts down, `global.disposed` is the last event."
+  )
 
 export const group = HttpApiGroup.make("events").add(subscribe).annotate(OpenApi.Title, "events")

@@ -9,5 +9,7 @@ export const Health = Schema.Struct({ healthy: Schema.Literal(true) })
 export const get = HttpApiEndpoint.get("get", "/api/health")
   .addSuccess(Health)
   .annotate(OpenApi.Identifier, "v2.health.get")
+  .annotate(OpenApi.Summary, "Check health")
+  .annotate(OpenApi.Description, 'Answers `{"healthy": true}` while the server accepts requests.')
 
 export const group = HttpApiGroup.make("health").add(get).annotate(OpenApi.Title, "opencode HttpApi")

@@ -1,5 +1,6 @@
 export { AgentGroup } from "./agent.js"
 export { Api } from "./api.js"
+export { ApiDocumentation } from "./api-documentation.js"
 export { ApiErrors } from "./errors.js"
 export { EventGroup } from "./event.js"
 export { EventStream } from "./event-stream.js"

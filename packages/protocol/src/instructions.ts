@@ -42,6 +42,11 @@ export const list = HttpApiEndpoint.get("list", "/api/session/:sessionID/instruc
   .addSuccess(Schema.Struct({ data: Schema.Array(InstructionEntryInfo) }))
   .addError(Errors.SessionNotFoundError, { status: 404 })
   .annotate(OpenApi.Identifier, "v2.session.instructions.entries.list")
+  .annotate(OpenApi.Summary, "List instruction entries")
+  .annotate(
+    OpenApi.Description,
+    "Extension. The session's instruction entries (client-supplied instruction texts keyed by name), in key order. They join the session's instructions at the next Step."
+  )
 
 /**
  * `PUT /api/session/{sessionID}/instructions/entries/{key}`: creates or replaces one entry; idempotent.
@@ -53,6 +58,11 @@ export const put = HttpApiEndpoint.put("put", "/api/session/:sessionID/instructi
   .addSuccess(Schema.Struct({ data: InstructionEntryInfo }))
   .addError(Errors.SessionNotFoundError, { status: 404 })
   .annotate(OpenApi.Identifier, "v2.session.instructions.entries.put")
+  .annotate(OpenApi.Summary, "Set an instruction entry")
+  .annotate(
+    OpenApi.Description,
+    "Extension. Creates or replaces the session's instruction entry `key`; idempotent. The model sees the change at the session's next Step boundary; an idle session is not woken."
+  )
 
 /** `DELETE /api/session/{sessionID}/instructions/entries/{key}`: removes one entry; idempotent. */
 export const remove = HttpApiEndpoint.del("remove", "/api/session/:sessionID/instructions/entries/:key")
@@ -60,6 +70,11 @@ export const remove = HttpApiEndpoint.del("remove", "/api/session/:sessionID/ins
   .addSuccess(Schema.Void, { status: 204 })
   .addError(Errors.SessionNotFoundError, { status: 404 })
   .annotate(OpenApi.Identifier, "v2.session.instructions.entries.remove")
+  .annotate(OpenApi.Summary, "Remove an instruction entry")
+  .annotate(
+    OpenApi.Description,
+    "Extension. Removes the session's instruction entry `key`; the model is told at the session's next Step boundary. Idempotent."
+  )
 
 export const group = HttpApiGroup.make("instructions")
   .add(list)

@@ -64,6 +64,11 @@ export const get = HttpApiEndpoint.get("get", "/api/location")
   .setUrlParams(LocationQuery)
   .addSuccess(Location.LocationInfo)
   .annotate(OpenApi.Identifier, "v2.location.get")
+  .annotate(OpenApi.Summary, "Resolve a location")
+  .annotate(
+    OpenApi.Description,
+    "Resolves a directory (default: the server's working directory) to its project, worktree root and Location, as every Location-scoped route does."
+  )
   .annotate(OpenApi.Transform, documentLocationQuery)
 
 export const group = HttpApiGroup.make("location").add(get).annotate(OpenApi.Title, "opencode HttpApi")

@@ -16,5 +16,10 @@ export interface McpServersResponse extends Schema.Schema.Type<typeof McpServers
 export const list = HttpApiEndpoint.get("list", "/api/mcp")
   .addSuccess(McpServersResponse)
   .annotate(OpenApi.Identifier, "v2.mcp.list")
+  .annotate(OpenApi.Summary, "List MCP servers")
+  .annotate(
+    OpenApi.Description,
+    "Extension. Every configured MCP server with its status: disabled, connecting, connected (with its transport and tool names) or failed (with the error)."
+  )
 
 export const group = HttpApiGroup.make("mcp").add(list)

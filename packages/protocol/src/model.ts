@@ -23,6 +23,11 @@ export const list = HttpApiEndpoint.get("list", "/api/model")
   .addSuccess(ModelsResponse)
   .addError(Errors.ServiceUnavailableError, { status: 503 })
   .annotate(OpenApi.Identifier, "v2.model.list")
+  .annotate(OpenApi.Summary, "List models")
+  .annotate(
+    OpenApi.Description,
+    "Every model of every available provider for the requested Location: identity, how it is reached, capabilities, limits, prices, variants and status."
+  )
   .annotate(OpenApi.Transform, documentLocationQuery)
 
 export const group = HttpApiGroup.make("models").add(list).annotate(OpenApi.Title, "models")

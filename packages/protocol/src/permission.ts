@@ -40,6 +40,11 @@ export const listRequests = HttpApiEndpoint.get("listRequests", "/api/permission
     Schema.Struct({ location: Location.LocationInfo, data: Schema.Array(PermissionRequest.PermissionV2Request) })
   )
   .annotate(OpenApi.Identifier, "v2.permission.request.list")
+  .annotate(OpenApi.Summary, "List pending permission requests")
+  .annotate(
+    OpenApi.Description,
+    "The pending permission requests of the sessions in the requested Location (default: the instance's)."
+  )
   .annotate(OpenApi.Transform, documentLocationQuery)
 
 /** `GET /api/permission/saved`: saved permissions, of one project when `projectID` is given, else all. */
@@ -47,12 +52,19 @@ export const listSaved = HttpApiEndpoint.get("listSaved", "/api/permission/saved
   .setUrlParams(SavedQuery)
   .addSuccess(Schema.Struct({ data: Schema.Array(PermissionRequest.PermissionSavedInfo) }))
   .annotate(OpenApi.Identifier, "v2.permission.saved.list")
+  .annotate(OpenApi.Summary, "List saved permissions")
+  .annotate(
+    OpenApi.Description,
+    "The permissions saved by `always` replies, of one project when `projectID` is given, else all."
+  )
 
 /** `DELETE /api/permission/saved/{id}`: forgets a saved permission (later calls ask again); idempotent. */
 export const removeSaved = HttpApiEndpoint.del("removeSaved", "/api/permission/saved/:id")
   .setPath(SavedPath)
   .addSuccess(Schema.Void, { status: 204 })
   .annotate(OpenApi.Identifier, "v2.permission.saved.remove")
+  .annotate(OpenApi.Summary, "Remove a saved permission")
+  .annotate(OpenApi.Description, "Forgets a saved permission, so matching calls ask again. Idempotent.")
 
 /**
  * `POST /api/session/{sessionID}/permission`: evaluates the action under the agent's rules and the
@@ -68,6 +80,11 @@ export const create = HttpApiEndpoint.post("create", "/api/session/:sessionID/pe
   )
   .addError(Errors.SessionNotFoundError, { status: 404 })
   .annotate(OpenApi.Identifier, "v2.session.permission.create")
+  .annotate(OpenApi.Summary, "Ask for a permission")
+  .annotate(
+    OpenApi.Description,
+    "Evaluates an action under the agent's rules and the project's saved permissions: `allow` and `deny` create nothing, `ask` creates a pending request that is answered through its reply route. Idempotent by request id. An unknown agent is a 400."
+  )
 
 /** `GET /api/session/{sessionID}/permission`: the session's pending requests, oldest first. */
 export const list = HttpApiEndpoint.get("list", "/api/session/:sessionID/permission")
@@ -75,6 +92,8 @@ export const list = HttpApiEndpoint.get("list", "/api/session/:sessionID/permiss
   .addSuccess(Schema.Struct({ data: Schema.Array(PermissionRequest.PermissionV2Request) }))
   .addError(Errors.SessionNotFoundError, { status: 404 })
   .annotate(OpenApi.Identifier, "v2.session.permission.list")
+  .annotate(OpenApi.Summary, "List a session's permission requests")
+  .annotate(OpenApi.Description, "The session's pending permission requests, oldest first.")
 
 /** `GET /api/session/{sessionID}/permission/{requestID}`: one pending request; 404 once it is answered. */
 export const get = HttpApiEndpoint.get("get", "/api/session/:sessionID/permission/:requestID")
@@ -83,6 +102,8 @@ export const get = HttpApiEndpoint.get("get", "/api/session/:sessionID/permissio
   .addError(Errors.PermissionNotFoundError, { status: 404 })
   .addError(Errors.SessionNotFoundError, { status: 404 })
   .annotate(OpenApi.Identifier, "v2.session.permission.get")
+  .annotate(OpenApi.Summary, "Get a permission request")
+  .annotate(OpenApi.Description, "One pending permission request of the session; a 404 once it is answered.")
 
 /**
  * `POST /api/session/{sessionID}/permission/{requestID}/reply` (204): answers a pending request:
@@ -97,6 +118,11 @@ export const reply = HttpApiEndpoint.post("reply", "/api/session/:sessionID/perm
   .addError(Errors.PermissionNotFoundError, { status: 404 })
   .addError(Errors.SessionNotFoundError, { status: 404 })
   .annotate(OpenApi.Identifier, "v2.session.permission.reply")
+  .annotate(OpenApi.Summary, "Reply to a permission request")
+  .annotate(
+    OpenApi.Description,
+    "Answers a pending request: `once` lets the waiting call run, `always` also saves its patterns for the project, `reject` fails the call (a `message`, when given, is passed to the model). A request that is not pending is a 404."
+  )
 
 export const group = HttpApiGroup.make("permissions")
   .add(listRequests)

@@ -32,6 +32,11 @@ export const list = HttpApiEndpoint.get("list", "/api/provider")
   .addSuccess(ProvidersResponse)
   .addError(Errors.ServiceUnavailableError, { status: 503 })
   .annotate(OpenApi.Identifier, "v2.provider.list")
+  .annotate(OpenApi.Summary, "List providers")
+  .annotate(
+    OpenApi.Description,
+    "Every provider known for the requested Location, with how it is reached; providers that cannot be used here are listed as disabled."
+  )
   .annotate(OpenApi.Transform, documentLocationQuery)
 
 /** `GET /api/provider/{providerID}`: one configured provider; 404 `ProviderNotFoundError` otherwise. */
@@ -42,6 +47,8 @@ export const get = HttpApiEndpoint.get("get", "/api/provider/:providerID")
   .addError(Errors.ProviderNotFoundError, { status: 404 })
   .addError(Errors.ServiceUnavailableError, { status: 503 })
   .annotate(OpenApi.Identifier, "v2.provider.get")
+  .annotate(OpenApi.Summary, "Get a provider")
+  .annotate(OpenApi.Description, "One provider by id, as in the list.")
   .annotate(OpenApi.Transform, documentLocationQuery)
 
 export const group = HttpApiGroup.make("providers").add(list).add(get).annotate(OpenApi.Title, "providers")

@@ -22,6 +22,11 @@ export const list = HttpApiEndpoint.get("list", "/api/reference")
   .setUrlParams(LocationQuery)
   .addSuccess(ReferencesResponse)
   .annotate(OpenApi.Identifier, "v2.reference.list")
+  .annotate(OpenApi.Summary, "List project references")
+  .annotate(
+    OpenApi.Description,
+    "The project references configured for the requested Location: extra directories or git repositories the agent may consult."
+  )
   .annotate(OpenApi.Transform, documentLocationQuery)
 
 export const group = HttpApiGroup.make("reference").add(list)

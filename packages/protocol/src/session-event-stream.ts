@@ -43,3 +43,8 @@ export const events = HttpApiEndpoint.get("events", "/api/session/:sessionID/eve
   .annotate(EventStream.Annotation, EventStream.framesDeclaration)
   .annotate(OpenApi.Transform, EventStream.openApi)
   .annotate(OpenApi.Identifier, "v2.session.events")
+  .annotate(OpenApi.Summary, "Stream a session's events")
+  .annotate(
+    OpenApi.Description,
+    "A resumable Server-Sent Events stream of the session's durable events: it replays the committed events after the resume position (the `Last-Event-ID` header, else `after`, else 0), then continues live with no gap and no duplicate. Each frame's id is the event's sequence number. An unknown session is a 404 before any stream starts."
+  )

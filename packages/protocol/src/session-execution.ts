@@ -28,6 +28,8 @@ export const ActiveResponse = Schema.Struct({
 export const active = HttpApiEndpoint.get("active", "/api/session/active")
   .addSuccess(ActiveResponse)
   .annotate(OpenApi.Identifier, "v2.session.active")
+  .annotate(OpenApi.Summary, "List running sessions")
+  .annotate(OpenApi.Description, "A snapshot of the sessions this process is running now.")
 
 /**
  * `POST /api/session/{sessionID}/interrupt`: stops the running Step (provider stream and tools;
@@ -38,6 +40,11 @@ export const interrupt = HttpApiEndpoint.post("interrupt", "/api/session/:sessio
   .addSuccess(Schema.Void, { status: 204 })
   .addError(Errors.SessionNotFoundError, { status: 404 })
   .annotate(OpenApi.Identifier, "v2.session.interrupt")
+  .annotate(OpenApi.Summary, "Interrupt a session")
+  .annotate(
+    OpenApi.Description,
+    "Stops the running Step (the provider stream and its tools; partial output is kept) and answers 204 once it has settled. Idempotent: an idle session answers 204 too."
+  )
 
 /** `POST /api/session/{sessionID}/wait`: answers 204 once the session is idle (at once when it already is). */
 export const wait = HttpApiEndpoint.post("wait", "/api/session/:sessionID/wait")
@@ -46,6 +53,8 @@ export const wait = HttpApiEndpoint.post("wait", "/api/session/:sessionID/wait")
   .addError(Errors.SessionNotFoundError, { status: 404 })
   .addError(Errors.ServiceUnavailableError, { status: 503 })
   .annotate(OpenApi.Identifier, "v2.session.wait")
+  .annotate(OpenApi.Summary, "Wait for a session to settle")
+  .annotate(OpenApi.Description, "Answers 204 once the session is idle, at once when it already is.")
 
 /**
  * `POST /api/session/{sessionID}/compact`: asks for the session's history to be compacted (replaced
@@ -60,3 +69,8 @@ export const compact = HttpApiEndpoint.post("compact", "/api/session/:sessionID/
   .addError(Errors.SessionNotFoundError, { status: 404 })
   .addError(Errors.ServiceUnavailableError, { status: 503 })
   .annotate(OpenApi.Identifier, "v2.session.compact")
+  .annotate(OpenApi.Summary, "Compact a session")
+  .annotate(
+    OpenApi.Description,
+    "Asks for a compaction: the older history is replaced by a summary in what the model sees, at the next Step boundary or at once when the session is idle. Answers 204; asking again while one is pending changes nothing."
+  )

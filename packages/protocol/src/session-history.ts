@@ -51,6 +51,11 @@ export const messages = HttpApiEndpoint.get("messages", "/api/session/:sessionID
   .addError(Errors.SessionNotFoundError, { status: 404 })
   .addError(Errors.UnknownError, { status: 500 })
   .annotate(OpenApi.Identifier, "v2.session.messages")
+  .annotate(OpenApi.Summary, "List a session's messages")
+  .annotate(
+    OpenApi.Description,
+    "One page of the session's messages (user prompts, assistant Steps with their parts, switches, compactions), newest first unless `order=asc`. Continue with the `cursor` of the page."
+  )
   // The contract files this operation under "messages", unlike the rest of the session group.
   .annotate(OpenApi.Override, { tags: ["messages"] })
 
@@ -64,6 +69,11 @@ export const message = HttpApiEndpoint.get("message", "/api/session/:sessionID/m
   .addError(Errors.MessageNotFoundError, { status: 404 })
   .addError(Errors.SessionNotFoundError, { status: 404 })
   .annotate(OpenApi.Identifier, "v2.session.message")
+  .annotate(OpenApi.Summary, "Get a message")
+  .annotate(
+    OpenApi.Description,
+    "One message of the session. A message of another session is not found, exactly like an absent one."
+  )
 
 /**
  * `GET /api/session/{sessionID}/context`: the projected Session History the next Step gives the
@@ -75,6 +85,11 @@ export const context = HttpApiEndpoint.get("context", "/api/session/:sessionID/c
   .addError(Errors.SessionNotFoundError, { status: 404 })
   .addError(Errors.UnknownError, { status: 500 })
   .annotate(OpenApi.Identifier, "v2.session.context")
+  .annotate(OpenApi.Summary, "Get a session's model history")
+  .annotate(
+    OpenApi.Description,
+    "The Session History the next Step gives the model, oldest first: after compactions and committed reverts (not the complete request)."
+  )
 
 /**
  * `GET /api/session/{sessionID}/history?after&limit`: the durable `session.next.*` events with seq
@@ -86,3 +101,8 @@ export const history = HttpApiEndpoint.get("history", "/api/session/:sessionID/h
   .addSuccess(Event.SessionHistory)
   .addError(Errors.SessionNotFoundError, { status: 404 })
   .annotate(OpenApi.Identifier, "v2.session.history")
+  .annotate(OpenApi.Summary, "Read a session's durable log")
+  .annotate(
+    OpenApi.Description,
+    "The durable `session.next.*` events with a sequence number greater than `after` (default 0), at most `limit` (default 100, at most 1000), and whether more follow."
+  )

@@ -33,3 +33,8 @@ export const prompt = HttpApiEndpoint.post("prompt", "/api/session/:sessionID/pr
   .addError(Errors.SessionNotFoundError, { status: 404 })
   .addError(Errors.ConflictError, { status: 409 })
   .annotate(OpenApi.Identifier, "v2.session.prompt")
+  .annotate(OpenApi.Summary, "Prompt a session")
+  .annotate(
+    OpenApi.Description,
+    "Admits a prompt durably and wakes the session. `delivery: steer` (default) joins the running work at the next Step; `queue` waits for the session to settle first. Idempotent by message id: repeating a prompt with the same id admits it once."
+  )

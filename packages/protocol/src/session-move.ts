@@ -26,3 +26,8 @@ export const move = HttpApiEndpoint.post("move", "/api/session/:sessionID/move")
   .addError(Errors.SessionNotFoundError, { status: 404 })
   .addError(Errors.ConflictError, { status: 409 })
   .annotate(OpenApi.Identifier, "v2.session.move")
+  .annotate(OpenApi.Summary, "Move a session")
+  .annotate(
+    OpenApi.Description,
+    "Extension. Moves the session to another Location; its next Step starts from a complete instruction baseline of the destination. A conflict while the session runs."
+  )

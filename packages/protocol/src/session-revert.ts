@@ -31,6 +31,11 @@ export const stage = HttpApiEndpoint.post("revertStage", "/api/session/:sessionI
   .addError(Errors.ConflictError, { status: 409 })
   .addError(Errors.UnknownError, { status: 500 })
   .annotate(OpenApi.Identifier, "v2.session.revert.stage")
+  .annotate(OpenApi.Summary, "Stage a revert")
+  .annotate(
+    OpenApi.Description,
+    "Goes back to before a message: the reverted part is hidden from what the model sees next, and with `files` the files its Steps changed are restored now. Answers the staged revert with every file change."
+  )
 
 /**
  * `POST /api/session/{sessionID}/revert/clear`: undoes the staged revert, restored files included
@@ -43,6 +48,8 @@ export const clear = HttpApiEndpoint.post("revertClear", "/api/session/:sessionI
   .addError(Errors.ConflictError, { status: 409 })
   .addError(Errors.UnknownError, { status: 500 })
   .annotate(OpenApi.Identifier, "v2.session.revert.clear")
+  .annotate(OpenApi.Summary, "Clear a staged revert")
+  .annotate(OpenApi.Description, "Undoes the staged revert, files included.")
 
 /**
  * `POST /api/session/{sessionID}/revert/commit`: commits the staged revert (204): the reverted
@@ -55,3 +62,8 @@ export const commit = HttpApiEndpoint.post("revertCommit", "/api/session/:sessio
   .addError(Errors.SessionNotFoundError, { status: 404 })
   .addError(Errors.ConflictError, { status: 409 })
   .annotate(OpenApi.Identifier, "v2.session.revert.commit")
+  .annotate(OpenApi.Summary, "Commit a staged revert")
+  .annotate(
+    OpenApi.Description,
+    "Makes the staged revert final: the reverted messages leave what the model sees, and the instructions start again from a fresh baseline. The durable log keeps everything."
+  )

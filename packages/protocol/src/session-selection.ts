@@ -21,6 +21,11 @@ export const switchAgent = HttpApiEndpoint.post("switchAgent", "/api/session/:se
   .addSuccess(Schema.Void, { status: 204 })
   .addError(Errors.SessionNotFoundError, { status: 404 })
   .annotate(OpenApi.Identifier, "v2.session.switchAgent")
+  .annotate(OpenApi.Summary, "Switch a session's agent")
+  .annotate(
+    OpenApi.Description,
+    "Selects the agent for the session's next Step; the current Step finishes with the agent it started with."
+  )
 
 /**
  * `POST /api/session/{sessionID}/model`: the model the session's next Steps use (204). A provider or
@@ -32,3 +37,8 @@ export const switchModel = HttpApiEndpoint.post("switchModel", "/api/session/:se
   .addSuccess(Schema.Void, { status: 204 })
   .addError(Errors.SessionNotFoundError, { status: 404 })
   .annotate(OpenApi.Identifier, "v2.session.switchModel")
+  .annotate(OpenApi.Summary, "Switch a session's model")
+  .annotate(
+    OpenApi.Description,
+    "Selects the model (and variant) for the session's next Step; the instructions and history carry over unchanged."
+  )

@@ -62,6 +62,11 @@ export const create = HttpApiEndpoint.post("create", "/api/session")
   .setPayload(CreatePayload)
   .addSuccess(SessionResponse)
   .annotate(OpenApi.Identifier, "v2.session.create")
+  .annotate(OpenApi.Summary, "Create a session")
+  .annotate(
+    OpenApi.Description,
+    "Creates a session in the requested Location. With an explicit `id` it is idempotent: an existing session of that id is returned unchanged."
+  )
 
 /** `GET /api/session`: one Page of sessions, newest first unless `order=asc`. */
 export const list = HttpApiEndpoint.get("list", "/api/session")
@@ -69,6 +74,11 @@ export const list = HttpApiEndpoint.get("list", "/api/session")
   .addSuccess(SessionsResponse)
   .addError(Errors.InvalidCursorError, { status: 400 })
   .annotate(OpenApi.Identifier, "v2.session.list")
+  .annotate(OpenApi.Summary, "List sessions")
+  .annotate(
+    OpenApi.Description,
+    "One page of sessions, newest first unless `order=asc`, optionally filtered by title search, directory, workspace, project or subpath. Continue with the `cursor` of the page."
+  )
 
 /** `GET /api/session/{sessionID}` */
 export const get = HttpApiEndpoint.get("get", "/api/session/:sessionID")
@@ -76,6 +86,8 @@ export const get = HttpApiEndpoint.get("get", "/api/session/:sessionID")
   .addSuccess(SessionResponse)
   .addError(Errors.SessionNotFoundError, { status: 404 })
   .annotate(OpenApi.Identifier, "v2.session.get")
+  .annotate(OpenApi.Summary, "Get a session")
+  .annotate(OpenApi.Description, "One session by id, with its title, agent, model, cost, tokens and revert state.")
 
 export const group = HttpApiGroup.make("sessions")
   .add(create)

@@ -23,6 +23,11 @@ export const list = HttpApiEndpoint.get("list", "/api/skill")
   .setUrlParams(LocationQuery)
   .addSuccess(SkillsResponse)
   .annotate(OpenApi.Identifier, "v2.skill.list")
+  .annotate(OpenApi.Summary, "List skills")
+  .annotate(
+    OpenApi.Description,
+    "The skills available in the requested Location, from the global and project skill directories."
+  )
   .annotate(OpenApi.Transform, documentLocationQuery)
 
 export const group = HttpApiGroup.make("skills").add(list)

@@ -1,6 +1,6 @@
 export * as Router from "./router.js"
 
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
 import { Api } from "@opencode-ai/protocol"
 import { Layer, type Option } from "effect"
 import { AgentHandlers } from "./handlers/agent.js"
@@ -32,8 +32,8 @@ export interface Options {
 }
 
 /**
- * The assembled OpenCode API: every handler group, the concrete middleware and the OpenAPI document
- * at `/doc`. The network listener and the embedded host both serve exactly this layer; it needs the
+ * The assembled OpenCode API: every handler group, the concrete middleware, the OpenAPI document
+ * at `/doc` and its reference page at `/doc/ui`. The network listener and the embedded host both serve exactly this layer; it needs the
  * Core services (`Core.layer`) and nothing else.
  */
 export const layer = (options: Options) => {
@@ -60,6 +60,8 @@ export const layer = (options: Options) => {
   return Layer.mergeAll(
     api,
     HttpApiBuilder.middlewareOpenApi({ path: "/doc" }).pipe(Layer.provide(api)),
+    // The platform's Scalar page, its script inlined (nothing is fetched from elsewhere, fonts included).
+    HttpApiScalar.layer({ path: "/doc/ui", scalar: { withDefaultFonts: false } }).pipe(Layer.provide(api)),
     RequestErrors.layer
   ).pipe(Layer.provide([BasicAuth.layer(options.auth), RequestOrigin.layer(options.origin ?? {})]))
 }

@@ -11,10 +11,10 @@ const get = (url: string, headers: Record<string, string> = {}) =>
   })
 
 describe("Basic auth (OPENCODE_SERVER_PASSWORD)", () => {
-  it.scoped("guards every route, including /doc and unknown paths", () =>
+  it.scoped("guards every route, including /doc, /doc/ui and unknown paths", () =>
     Effect.gen(function* () {
       const { url } = yield* startServer({ OPENCODE_SERVER_PASSWORD: "s3cret" })
-      for (const route of ["/api/health", "/api/session", "/api/location", "/doc", "/api/nope"]) {
+      for (const route of ["/api/health", "/api/session", "/api/location", "/doc", "/doc/ui", "/api/nope"]) {
         const denied = yield* get(`${url}${route}`)
         expect(denied.status, route).toBe(401)
         expect(denied.body._tag).toBe("UnauthorizedError")

@@ -637,6 +637,8 @@ const operations = {
 export interface OpencodeClient {
   readonly health: {
     /**
+     * Answers `{"healthy": true}` while the server accepts requests.
+     *
      * `GET /api/health` (`v2.health.get`).
      * Resolves to {@link HealthGetResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
      */
@@ -644,6 +646,8 @@ export interface OpencodeClient {
   }
   readonly location: {
     /**
+     * Resolves a directory (default: the server's working directory) to its project, worktree root and Location, as every Location-scoped route does.
+     *
      * `GET /api/location` (`v2.location.get`).
      * Resolves to {@link LocationGetResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
      */
@@ -651,96 +655,134 @@ export interface OpencodeClient {
   }
   readonly sessions: {
     /**
+     * Creates a session in the requested Location. With an explicit `id` it is idempotent: an existing session of that id is returned unchanged.
+     *
      * `POST /api/session` (`v2.session.create`).
      * Resolves to {@link SessionsCreateResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
      */
     create(input?: SessionsCreateInput, options?: Transport.RequestOptions): Promise<SessionsCreateResult>
     /**
+     * One page of sessions, newest first unless `order=asc`, optionally filtered by title search, directory, workspace, project or subpath. Continue with the `cursor` of the page.
+     *
      * `GET /api/session` (`v2.session.list`).
      * Resolves to {@link SessionsListResult}; rejects with `InvalidCursorError` (400), `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
      */
     list(input?: SessionsListInput, options?: Transport.RequestOptions): Promise<SessionsListResult>
     /**
+     * One session by id, with its title, agent, model, cost, tokens and revert state.
+     *
      * `GET /api/session/{sessionID}` (`v2.session.get`).
      * Resolves to {@link SessionsGetResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404) or a `ClientError`.
      */
     get(input: SessionsGetInput, options?: Transport.RequestOptions): Promise<SessionsGetResult>
     /**
+     * A resumable Server-Sent Events stream of the session's durable events: it replays the committed events after the resume position (the `Last-Event-ID` header, else `after`, else 0), then continues live with no gap and no duplicate. Each frame's id is the event's sequence number. An unknown session is a 404 before any stream starts.
+     *
      * `GET /api/session/{sessionID}/event` (`v2.session.events`), Server-Sent Events.
      * A lazy, cold stream of {@link SessionsEventsEvent}: the first `next()` opens the connection; a step rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404) or a `ClientError`; `break`/`return()` and `signal` close it. It never reconnects.
      */
     events(input: SessionsEventsInput, options?: Transport.RequestOptions): AsyncIterable<SessionsEventsEvent>
     /**
+     * Admits a prompt durably and wakes the session. `delivery: steer` (default) joins the running work at the next Step; `queue` waits for the session to settle first. Idempotent by message id: repeating a prompt with the same id admits it once.
+     *
      * `POST /api/session/{sessionID}/prompt` (`v2.session.prompt`).
      * Resolves to {@link SessionsPromptResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `ConflictError` (409) or a `ClientError`.
      */
     prompt(input: SessionsPromptInput, options?: Transport.RequestOptions): Promise<SessionsPromptResult>
     /**
+     * One page of the session's messages (user prompts, assistant Steps with their parts, switches, compactions), newest first unless `order=asc`. Continue with the `cursor` of the page.
+     *
      * `GET /api/session/{sessionID}/message` (`v2.session.messages`).
      * Resolves to {@link SessionsMessagesResult}; rejects with `InvalidCursorError` (400), `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `UnknownError` (500) or a `ClientError`.
      */
     messages(input: SessionsMessagesInput, options?: Transport.RequestOptions): Promise<SessionsMessagesResult>
     /**
+     * One message of the session. A message of another session is not found, exactly like an absent one.
+     *
      * `GET /api/session/{sessionID}/message/{messageID}` (`v2.session.message`).
      * Resolves to {@link SessionsMessageResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `MessageNotFoundError` (404), `SessionNotFoundError` (404) or a `ClientError`.
      */
     message(input: SessionsMessageInput, options?: Transport.RequestOptions): Promise<SessionsMessageResult>
     /**
+     * The Session History the next Step gives the model, oldest first: after compactions and committed reverts (not the complete request).
+     *
      * `GET /api/session/{sessionID}/context` (`v2.session.context`).
      * Resolves to {@link SessionsContextResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `UnknownError` (500) or a `ClientError`.
      */
     context(input: SessionsContextInput, options?: Transport.RequestOptions): Promise<SessionsContextResult>
     /**
+     * The durable `session.next.*` events with a sequence number greater than `after` (default 0), at most `limit` (default 100, at most 1000), and whether more follow.
+     *
      * `GET /api/session/{sessionID}/history` (`v2.session.history`).
      * Resolves to {@link SessionsHistoryResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404) or a `ClientError`.
      */
     history(input: SessionsHistoryInput, options?: Transport.RequestOptions): Promise<SessionsHistoryResult>
     /**
+     * Selects the agent for the session's next Step; the current Step finishes with the agent it started with.
+     *
      * `POST /api/session/{sessionID}/agent` (`v2.session.switchAgent`).
      * Resolves to {@link SessionsSwitchAgentResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404) or a `ClientError`.
      */
     switchAgent(input: SessionsSwitchAgentInput, options?: Transport.RequestOptions): Promise<SessionsSwitchAgentResult>
     /**
+     * Selects the model (and variant) for the session's next Step; the instructions and history carry over unchanged.
+     *
      * `POST /api/session/{sessionID}/model` (`v2.session.switchModel`).
      * Resolves to {@link SessionsSwitchModelResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404) or a `ClientError`.
      */
     switchModel(input: SessionsSwitchModelInput, options?: Transport.RequestOptions): Promise<SessionsSwitchModelResult>
     /**
+     * A snapshot of the sessions this process is running now.
+     *
      * `GET /api/session/active` (`v2.session.active`).
      * Resolves to {@link SessionsActiveResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
      */
     active(input?: SessionsActiveInput, options?: Transport.RequestOptions): Promise<SessionsActiveResult>
     /**
+     * Stops the running Step (the provider stream and its tools; partial output is kept) and answers 204 once it has settled. Idempotent: an idle session answers 204 too.
+     *
      * `POST /api/session/{sessionID}/interrupt` (`v2.session.interrupt`).
      * Resolves to {@link SessionsInterruptResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404) or a `ClientError`.
      */
     interrupt(input: SessionsInterruptInput, options?: Transport.RequestOptions): Promise<SessionsInterruptResult>
     /**
+     * Answers 204 once the session is idle, at once when it already is.
+     *
      * `POST /api/session/{sessionID}/wait` (`v2.session.wait`).
      * Resolves to {@link SessionsWaitResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `ServiceUnavailableError` (503) or a `ClientError`.
      */
     wait(input: SessionsWaitInput, options?: Transport.RequestOptions): Promise<SessionsWaitResult>
     /**
+     * Asks for a compaction: the older history is replaced by a summary in what the model sees, at the next Step boundary or at once when the session is idle. Answers 204; asking again while one is pending changes nothing.
+     *
      * `POST /api/session/{sessionID}/compact` (`v2.session.compact`).
      * Resolves to {@link SessionsCompactResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `ServiceUnavailableError` (503) or a `ClientError`.
      */
     compact(input: SessionsCompactInput, options?: Transport.RequestOptions): Promise<SessionsCompactResult>
     /**
+     * Goes back to before a message: the reverted part is hidden from what the model sees next, and with `files` the files its Steps changed are restored now. Answers the staged revert with every file change.
+     *
      * `POST /api/session/{sessionID}/revert/stage` (`v2.session.revert.stage`).
      * Resolves to {@link SessionsRevertStageResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `MessageNotFoundError` (404), `SessionNotFoundError` (404), `ConflictError` (409), `UnknownError` (500) or a `ClientError`.
      */
     revertStage(input: SessionsRevertStageInput, options?: Transport.RequestOptions): Promise<SessionsRevertStageResult>
     /**
+     * Undoes the staged revert, files included.
+     *
      * `POST /api/session/{sessionID}/revert/clear` (`v2.session.revert.clear`).
      * Resolves to {@link SessionsRevertClearResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `ConflictError` (409), `UnknownError` (500) or a `ClientError`.
      */
     revertClear(input: SessionsRevertClearInput, options?: Transport.RequestOptions): Promise<SessionsRevertClearResult>
     /**
+     * Makes the staged revert final: the reverted messages leave what the model sees, and the instructions start again from a fresh baseline. The durable log keeps everything.
+     *
      * `POST /api/session/{sessionID}/revert/commit` (`v2.session.revert.commit`).
      * Resolves to {@link SessionsRevertCommitResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `ConflictError` (409) or a `ClientError`.
      */
     revertCommit(input: SessionsRevertCommitInput, options?: Transport.RequestOptions): Promise<SessionsRevertCommitResult>
     /**
+     * Extension. Moves the session to another Location; its next Step starts from a complete instruction baseline of the destination. A conflict while the session runs.
+     *
      * `POST /api/session/{sessionID}/move` (`v2.session.move`).
      * Resolves to {@link SessionsMoveResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `ConflictError` (409) or a `ClientError`.
      */
@@ -748,16 +790,22 @@ export interface OpencodeClient {
   }
   readonly instructions: {
     /**
+     * Extension. The session's instruction entries (client-supplied instruction texts keyed by name), in key order. They join the session's instructions at the next Step.
+     *
      * `GET /api/session/{sessionID}/instructions/entries` (`v2.session.instructions.entries.list`).
      * Resolves to {@link InstructionsListResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404) or a `ClientError`.
      */
     list(input: InstructionsListInput, options?: Transport.RequestOptions): Promise<InstructionsListResult>
     /**
+     * Extension. Creates or replaces the session's instruction entry `key`; idempotent. The model sees the change at the session's next Step boundary; an idle session is not woken.
+     *
      * `PUT /api/session/{sessionID}/instructions/entries/{key}` (`v2.session.instructions.entries.put`).
      * Resolves to {@link InstructionsPutResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404) or a `ClientError`.
      */
     put(input: InstructionsPutInput, options?: Transport.RequestOptions): Promise<InstructionsPutResult>
     /**
+     * Extension. Removes the session's instruction entry `key`; the model is told at the session's next Step boundary. Idempotent.
+     *
      * `DELETE /api/session/{sessionID}/instructions/entries/{key}` (`v2.session.instructions.entries.remove`).
      * Resolves to {@link InstructionsRemoveResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404) or a `ClientError`.
      */
@@ -765,6 +813,8 @@ export interface OpencodeClient {
   }
   readonly events: {
     /**
+     * A live Server-Sent Events stream of what happens on this instance. The first event is `server.connected`; then durable events as they commit (`session.created`, every `session.next.*`) and live-only ones (text, reasoning and tool-input deltas, permission and question requests), and `server.heartbeat` every 15 seconds. There is no replay. When the server shuts down, `global.disposed` is the last event.
+     *
      * `GET /api/event` (`v2.event.subscribe`), Server-Sent Events.
      * A lazy, cold stream of {@link EventsSubscribeEvent}: the first `next()` opens the connection; a step rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`; `break`/`return()` and `signal` close it. It never reconnects.
      */
@@ -772,6 +822,8 @@ export interface OpencodeClient {
   }
   readonly agents: {
     /**
+     * The agents of the configuration for the requested Location: the built-in ones (build, plan, general, explore and the hidden ones) with the configured overrides and additions, each with its mode, model, prompt and permission rules.
+     *
      * `GET /api/agent` (`v2.agent.list`).
      * Resolves to {@link AgentsListResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
      */
@@ -779,6 +831,8 @@ export interface OpencodeClient {
   }
   readonly models: {
     /**
+     * Every model of every available provider for the requested Location: identity, how it is reached, capabilities, limits, prices, variants and status.
+     *
      * `GET /api/model` (`v2.model.list`).
      * Resolves to {@link ModelsListResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `ServiceUnavailableError` (503) or a `ClientError`.
      */
@@ -786,11 +840,15 @@ export interface OpencodeClient {
   }
   readonly providers: {
     /**
+     * Every provider known for the requested Location, with how it is reached; providers that cannot be used here are listed as disabled.
+     *
      * `GET /api/provider` (`v2.provider.list`).
      * Resolves to {@link ProvidersListResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `ServiceUnavailableError` (503) or a `ClientError`.
      */
     list(input?: ProvidersListInput, options?: Transport.RequestOptions): Promise<ProvidersListResult>
     /**
+     * One provider by id, as in the list.
+     *
      * `GET /api/provider/{providerID}` (`v2.provider.get`).
      * Resolves to {@link ProvidersGetResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `ProviderNotFoundError` (404), `ServiceUnavailableError` (503) or a `ClientError`.
      */
@@ -798,36 +856,50 @@ export interface OpencodeClient {
   }
   readonly permissions: {
     /**
+     * The pending permission requests of the sessions in the requested Location (default: the instance's).
+     *
      * `GET /api/permission/request` (`v2.permission.request.list`).
      * Resolves to {@link PermissionsListRequestsResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
      */
     listRequests(input?: PermissionsListRequestsInput, options?: Transport.RequestOptions): Promise<PermissionsListRequestsResult>
     /**
+     * The permissions saved by `always` replies, of one project when `projectID` is given, else all.
+     *
      * `GET /api/permission/saved` (`v2.permission.saved.list`).
      * Resolves to {@link PermissionsListSavedResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
      */
     listSaved(input?: PermissionsListSavedInput, options?: Transport.RequestOptions): Promise<PermissionsListSavedResult>
     /**
+     * Forgets a saved permission, so matching calls ask again. Idempotent.
+     *
      * `DELETE /api/permission/saved/{id}` (`v2.permission.saved.remove`).
      * Resolves to {@link PermissionsRemoveSavedResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
      */
     removeSaved(input: PermissionsRemoveSavedInput, options?: Transport.RequestOptions): Promise<PermissionsRemoveSavedResult>
     /**
+     * Evaluates an action under the agent's rules and the project's saved permissions: `allow` and `deny` create nothing, `ask` creates a pending request that is answered through its reply route. Idempotent by request id. An unknown agent is a 400.
+     *
      * `POST /api/session/{sessionID}/permission` (`v2.session.permission.create`).
      * Resolves to {@link PermissionsCreateResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404) or a `ClientError`.
      */
     create(input: PermissionsCreateInput, options?: Transport.RequestOptions): Promise<PermissionsCreateResult>
     /**
+     * The session's pending permission requests, oldest first.
+     *
      * `GET /api/session/{sessionID}/permission` (`v2.session.permission.list`).
      * Resolves to {@link PermissionsListResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404) or a `ClientError`.
      */
     list(input: PermissionsListInput, options?: Transport.RequestOptions): Promise<PermissionsListResult>
     /**
+     * One pending permission request of the session; a 404 once it is answered.
+     *
      * `GET /api/session/{sessionID}/permission/{requestID}` (`v2.session.permission.get`).
      * Resolves to {@link PermissionsGetResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `PermissionNotFoundError` (404), `SessionNotFoundError` (404) or a `ClientError`.
      */
     get(input: PermissionsGetInput, options?: Transport.RequestOptions): Promise<PermissionsGetResult>
     /**
+     * Answers a pending request: `once` lets the waiting call run, `always` also saves its patterns for the project, `reject` fails the call (a `message`, when given, is passed to the model). A request that is not pending is a 404.
+     *
      * `POST /api/session/{sessionID}/permission/{requestID}/reply` (`v2.session.permission.reply`).
      * Resolves to {@link PermissionsReplyResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `PermissionNotFoundError` (404), `SessionNotFoundError` (404) or a `ClientError`.
      */
@@ -835,21 +907,29 @@ export interface OpencodeClient {
   }
   readonly questions: {
     /**
+     * The pending questions of the sessions in the requested Location (default: the instance's).
+     *
      * `GET /api/question/request` (`v2.question.request.list`).
      * Resolves to {@link QuestionsListRequestsResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
      */
     listRequests(input?: QuestionsListRequestsInput, options?: Transport.RequestOptions): Promise<QuestionsListRequestsResult>
     /**
+     * The session's questions waiting for an answer, oldest first.
+     *
      * `GET /api/session/{sessionID}/question` (`v2.session.question.list`).
      * Resolves to {@link QuestionsListResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404) or a `ClientError`.
      */
     list(input: QuestionsListInput, options?: Transport.RequestOptions): Promise<QuestionsListResult>
     /**
+     * Answers a pending question, one answer per question asked, in order; the asking tool call returns the answers to the model. A request that is not pending is a 404.
+     *
      * `POST /api/session/{sessionID}/question/{requestID}/reply` (`v2.session.question.reply`).
      * Resolves to {@link QuestionsReplyResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `QuestionNotFoundError` (404), `SessionNotFoundError` (404) or a `ClientError`.
      */
     reply(input: QuestionsReplyInput, options?: Transport.RequestOptions): Promise<QuestionsReplyResult>
     /**
+     * Dismisses a pending question; the asking tool call fails with a message the model reads. A request that is not pending is a 404.
+     *
      * `POST /api/session/{sessionID}/question/{requestID}/reject` (`v2.session.question.reject`).
      * Resolves to {@link QuestionsRejectResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `QuestionNotFoundError` (404), `SessionNotFoundError` (404) or a `ClientError`.
      */
@@ -857,6 +937,8 @@ export interface OpencodeClient {
   }
   readonly skills: {
     /**
+     * The skills available in the requested Location, from the global and project skill directories.
+     *
      * `GET /api/skill` (`v2.skill.list`).
      * Resolves to {@link SkillsListResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
      */
@@ -864,6 +946,8 @@ export interface OpencodeClient {
   }
   readonly reference: {
     /**
+     * The project references configured for the requested Location: extra directories or git repositories the agent may consult.
+     *
      * `GET /api/reference` (`v2.reference.list`).
      * Resolves to {@link ReferenceListResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
      */
@@ -871,6 +955,8 @@ export interface OpencodeClient {
   }
   readonly mcp: {
     /**
+     * Extension. Every configured MCP server with its status: disabled, connecting, connected (with its transport and tool names) or failed (with the error).
+     *
      * `GET /api/mcp` (`v2.mcp.list`).
      * Resolves to {@link McpListResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
      */

@@ -14,6 +14,8 @@ import * as Streaming from "../streaming.js"
 export interface Service {
   readonly health: {
     /**
+     * Answers `{"healthy": true}` while the server accepts requests.
+     *
      * `GET /api/health` (`v2.health.get`).
      * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
      */
@@ -21,6 +23,8 @@ export interface Service {
   }
   readonly location: {
     /**
+     * Resolves a directory (default: the server's working directory) to its project, worktree root and Location, as every Location-scoped route does.
+     *
      * `GET /api/location` (`v2.location.get`).
      * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
      */
@@ -28,96 +32,134 @@ export interface Service {
   }
   readonly sessions: {
     /**
+     * Creates a session in the requested Location. With an explicit `id` it is idempotent: an existing session of that id is returned unchanged.
+     *
      * `POST /api/session` (`v2.session.create`).
      * Succeeds with the decoded `data` member of the response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
      */
     readonly create: (input?: Endpoint.Payload<"sessions", "create">) => Effect.Effect<Endpoint.Success<"sessions", "create">["data"], Endpoint.Failure<"sessions", "create">>
     /**
+     * One page of sessions, newest first unless `order=asc`, optionally filtered by title search, directory, workspace, project or subpath. Continue with the `cursor` of the page.
+     *
      * `GET /api/session` (`v2.session.list`).
      * Succeeds with the decoded response; fails with `InvalidCursorError` (400), `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
      */
     readonly list: (input?: Endpoint.UrlParams<"sessions", "list">) => Effect.Effect<Endpoint.Success<"sessions", "list">, Endpoint.Failure<"sessions", "list">>
     /**
+     * One session by id, with its title, agent, model, cost, tokens and revert state.
+     *
      * `GET /api/session/{sessionID}` (`v2.session.get`).
      * Succeeds with the decoded `data` member of the response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), an `HttpClientError` or a `ParseError`.
      */
     readonly get: (input: Endpoint.Path<"sessions", "get">) => Effect.Effect<Endpoint.Success<"sessions", "get">["data"], Endpoint.Failure<"sessions", "get">>
     /**
+     * A resumable Server-Sent Events stream of the session's durable events: it replays the committed events after the resume position (the `Last-Event-ID` header, else `after`, else 0), then continues live with no gap and no duplicate. Each frame's id is the event's sequence number. An unknown session is a 404 before any stream starts.
+     *
      * `GET /api/session/{sessionID}/event` (`v2.session.events`), Server-Sent Events.
      * A cold stream of decoded events (one request per run); fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404) before streaming, or a `StreamFailure`, an `HttpClientError` or a `ParseError`. Interruption closes the connection; it never reconnects.
      */
     readonly events: (input: Endpoint.Path<"sessions", "events"> & Endpoint.UrlParams<"sessions", "events">) => Stream.Stream<Endpoint.Success<"sessions", "events">["data"], Endpoint.StreamFailure<"sessions", "events">>
     /**
+     * Admits a prompt durably and wakes the session. `delivery: steer` (default) joins the running work at the next Step; `queue` waits for the session to settle first. Idempotent by message id: repeating a prompt with the same id admits it once.
+     *
      * `POST /api/session/{sessionID}/prompt` (`v2.session.prompt`).
      * Succeeds with the decoded `data` member of the response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `ConflictError` (409), an `HttpClientError` or a `ParseError`.
      */
     readonly prompt: (input: Endpoint.Path<"sessions", "prompt"> & Endpoint.Payload<"sessions", "prompt">) => Effect.Effect<Endpoint.Success<"sessions", "prompt">["data"], Endpoint.Failure<"sessions", "prompt">>
     /**
+     * One page of the session's messages (user prompts, assistant Steps with their parts, switches, compactions), newest first unless `order=asc`. Continue with the `cursor` of the page.
+     *
      * `GET /api/session/{sessionID}/message` (`v2.session.messages`).
      * Succeeds with the decoded response; fails with `InvalidCursorError` (400), `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `UnknownError` (500), an `HttpClientError` or a `ParseError`.
      */
     readonly messages: (input: Endpoint.Path<"sessions", "messages"> & Endpoint.UrlParams<"sessions", "messages">) => Effect.Effect<Endpoint.Success<"sessions", "messages">, Endpoint.Failure<"sessions", "messages">>
     /**
+     * One message of the session. A message of another session is not found, exactly like an absent one.
+     *
      * `GET /api/session/{sessionID}/message/{messageID}` (`v2.session.message`).
      * Succeeds with the decoded `data` member of the response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `MessageNotFoundError` (404), `SessionNotFoundError` (404), an `HttpClientError` or a `ParseError`.
      */
     readonly message: (input: Endpoint.Path<"sessions", "message">) => Effect.Effect<Endpoint.Success<"sessions", "message">["data"], Endpoint.Failure<"sessions", "message">>
     /**
+     * The Session History the next Step gives the model, oldest first: after compactions and committed reverts (not the complete request).
+     *
      * `GET /api/session/{sessionID}/context` (`v2.session.context`).
      * Succeeds with the decoded `data` member of the response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `UnknownError` (500), an `HttpClientError` or a `ParseError`.
      */
     readonly context: (input: Endpoint.Path<"sessions", "context">) => Effect.Effect<Endpoint.Success<"sessions", "context">["data"], Endpoint.Failure<"sessions", "context">>
     /**
+     * The durable `session.next.*` events with a sequence number greater than `after` (default 0), at most `limit` (default 100, at most 1000), and whether more follow.
+     *
      * `GET /api/session/{sessionID}/history` (`v2.session.history`).
      * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), an `HttpClientError` or a `ParseError`.
      */
     readonly history: (input: Endpoint.Path<"sessions", "history"> & Endpoint.UrlParams<"sessions", "history">) => Effect.Effect<Endpoint.Success<"sessions", "history">, Endpoint.Failure<"sessions", "history">>
     /**
+     * Selects the agent for the session's next Step; the current Step finishes with the agent it started with.
+     *
      * `POST /api/session/{sessionID}/agent` (`v2.session.switchAgent`).
      * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), an `HttpClientError` or a `ParseError`.
      */
     readonly switchAgent: (input: Endpoint.Path<"sessions", "switchAgent"> & Endpoint.Payload<"sessions", "switchAgent">) => Effect.Effect<Endpoint.Success<"sessions", "switchAgent">, Endpoint.Failure<"sessions", "switchAgent">>
     /**
+     * Selects the model (and variant) for the session's next Step; the instructions and history carry over unchanged.
+     *
      * `POST /api/session/{sessionID}/model` (`v2.session.switchModel`).
      * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), an `HttpClientError` or a `ParseError`.
      */
     readonly switchModel: (input: Endpoint.Path<"sessions", "switchModel"> & Endpoint.Payload<"sessions", "switchModel">) => Effect.Effect<Endpoint.Success<"sessions", "switchModel">, Endpoint.Failure<"sessions", "switchModel">>
     /**
+     * A snapshot of the sessions this process is running now.
+     *
      * `GET /api/session/active` (`v2.session.active`).
      * Succeeds with the decoded `data` member of the response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
      */
     readonly active: (input?: Endpoint.NoInput) => Effect.Effect<Endpoint.Success<"sessions", "active">["data"], Endpoint.Failure<"sessions", "active">>
     /**
+     * Stops the running Step (the provider stream and its tools; partial output is kept) and answers 204 once it has settled. Idempotent: an idle session answers 204 too.
+     *
      * `POST /api/session/{sessionID}/interrupt` (`v2.session.interrupt`).
      * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), an `HttpClientError` or a `ParseError`.
      */
     readonly interrupt: (input: Endpoint.Path<"sessions", "interrupt">) => Effect.Effect<Endpoint.Success<"sessions", "interrupt">, Endpoint.Failure<"sessions", "interrupt">>
     /**
+     * Answers 204 once the session is idle, at once when it already is.
+     *
      * `POST /api/session/{sessionID}/wait` (`v2.session.wait`).
      * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `ServiceUnavailableError` (503), an `HttpClientError` or a `ParseError`.
      */
     readonly wait: (input: Endpoint.Path<"sessions", "wait">) => Effect.Effect<Endpoint.Success<"sessions", "wait">, Endpoint.Failure<"sessions", "wait">>
     /**
+     * Asks for a compaction: the older history is replaced by a summary in what the model sees, at the next Step boundary or at once when the session is idle. Answers 204; asking again while one is pending changes nothing.
+     *
      * `POST /api/session/{sessionID}/compact` (`v2.session.compact`).
      * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `ServiceUnavailableError` (503), an `HttpClientError` or a `ParseError`.
      */
     readonly compact: (input: Endpoint.Path<"sessions", "compact">) => Effect.Effect<Endpoint.Success<"sessions", "compact">, Endpoint.Failure<"sessions", "compact">>
     /**
+     * Goes back to before a message: the reverted part is hidden from what the model sees next, and with `files` the files its Steps changed are restored now. Answers the staged revert with every file change.
+     *
      * `POST /api/session/{sessionID}/revert/stage` (`v2.session.revert.stage`).
      * Succeeds with the decoded `data` member of the response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `MessageNotFoundError` (404), `SessionNotFoundError` (404), `ConflictError` (409), `UnknownError` (500), an `HttpClientError` or a `ParseError`.
      */
     readonly revertStage: (input: Endpoint.Path<"sessions", "revertStage"> & Endpoint.Payload<"sessions", "revertStage">) => Effect.Effect<Endpoint.Success<"sessions", "revertStage">["data"], Endpoint.Failure<"sessions", "revertStage">>
     /**
+     * Undoes the staged revert, files included.
+     *
      * `POST /api/session/{sessionID}/revert/clear` (`v2.session.revert.clear`).
      * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `ConflictError` (409), `UnknownError` (500), an `HttpClientError` or a `ParseError`.
      */
     readonly revertClear: (input: Endpoint.Path<"sessions", "revertClear">) => Effect.Effect<Endpoint.Success<"sessions", "revertClear">, Endpoint.Failure<"sessions", "revertClear">>
     /**
+     * Makes the staged revert final: the reverted messages leave what the model sees, and the instructions start again from a fresh baseline. The durable log keeps everything.
+     *
      * `POST /api/session/{sessionID}/revert/commit` (`v2.session.revert.commit`).
      * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `ConflictError` (409), an `HttpClientError` or a `ParseError`.
      */
     readonly revertCommit: (input: Endpoint.Path<"sessions", "revertCommit">) => Effect.Effect<Endpoint.Success<"sessions", "revertCommit">, Endpoint.Failure<"sessions", "revertCommit">>
     /**
+     * Extension. Moves the session to another Location; its next Step starts from a complete instruction baseline of the destination. A conflict while the session runs.
+     *
      * `POST /api/session/{sessionID}/move` (`v2.session.move`).
      * Succeeds with the decoded `data` member of the response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `ConflictError` (409), an `HttpClientError` or a `ParseError`.
      */
@@ -125,16 +167,22 @@ export interface Service {
   }
   readonly instructions: {
     /**
+     * Extension. The session's instruction entries (client-supplied instruction texts keyed by name), in key order. They join the session's instructions at the next Step.
+     *
      * `GET /api/session/{sessionID}/instructions/entries` (`v2.session.instructions.entries.list`).
      * Succeeds with the decoded `data` member of the response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), an `HttpClientError` or a `ParseError`.
      */
     readonly list: (input: Endpoint.Path<"instructions", "list">) => Effect.Effect<Endpoint.Success<"instructions", "list">["data"], Endpoint.Failure<"instructions", "list">>
     /**
+     * Extension. Creates or replaces the session's instruction entry `key`; idempotent. The model sees the change at the session's next Step boundary; an idle session is not woken.
+     *
      * `PUT /api/session/{sessionID}/instructions/entries/{key}` (`v2.session.instructions.entries.put`).
      * Succeeds with the decoded `data` member of the response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), an `HttpClientError` or a `ParseError`.
      */
     readonly put: (input: Endpoint.Path<"instructions", "put"> & Endpoint.Payload<"instructions", "put">) => Effect.Effect<Endpoint.Success<"instructions", "put">["data"], Endpoint.Failure<"instructions", "put">>
     /**
+     * Extension. Removes the session's instruction entry `key`; the model is told at the session's next Step boundary. Idempotent.
+     *
      * `DELETE /api/session/{sessionID}/instructions/entries/{key}` (`v2.session.instructions.entries.remove`).
      * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), an `HttpClientError` or a `ParseError`.
      */
@@ -142,6 +190,8 @@ export interface Service {
   }
   readonly events: {
     /**
+     * A live Server-Sent Events stream of what happens on this instance. The first event is `server.connected`; then durable events as they commit (`session.created`, every `session.next.*`) and live-only ones (text, reasoning and tool-input deltas, permission and question requests), and `server.heartbeat` every 15 seconds. There is no replay. When the server shuts down, `global.disposed` is the last event.
+     *
      * `GET /api/event` (`v2.event.subscribe`), Server-Sent Events.
      * A cold stream of decoded events (one request per run); fails with `InvalidRequestError` (400), `UnauthorizedError` (401) before streaming, or a `StreamFailure`, an `HttpClientError` or a `ParseError`. Interruption closes the connection; it never reconnects.
      */
@@ -149,6 +199,8 @@ export interface Service {
   }
   readonly agents: {
     /**
+     * The agents of the configuration for the requested Location: the built-in ones (build, plan, general, explore and the hidden ones) with the configured overrides and additions, each with its mode, model, prompt and permission rules.
+     *
      * `GET /api/agent` (`v2.agent.list`).
      * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
      */
@@ -156,6 +208,8 @@ export interface Service {
   }
   readonly models: {
     /**
+     * Every model of every available provider for the requested Location: identity, how it is reached, capabilities, limits, prices, variants and status.
+     *
      * `GET /api/model` (`v2.model.list`).
      * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `ServiceUnavailableError` (503), an `HttpClientError` or a `ParseError`.
      */
@@ -163,11 +217,15 @@ export interface Service {
   }
   readonly providers: {
     /**
+     * Every provider known for the requested Location, with how it is reached; providers that cannot be used here are listed as disabled.
+     *
      * `GET /api/provider` (`v2.provider.list`).
      * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `ServiceUnavailableError` (503), an `HttpClientError` or a `ParseError`.
      */
     readonly list: (input?: Endpoint.UrlParams<"providers", "list">) => Effect.Effect<Endpoint.Success<"providers", "list">, Endpoint.Failure<"providers", "list">>
     /**
+     * One provider by id, as in the list.
+     *
      * `GET /api/provider/{providerID}` (`v2.provider.get`).
      * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `ProviderNotFoundError` (404), `ServiceUnavailableError` (503), an `HttpClientError` or a `ParseError`.
      */
@@ -175,36 +233,50 @@ export interface Service {
   }
   readonly permissions: {
     /**
+     * The pending permission requests of the sessions in the requested Location (default: the instance's).
+     *
      * `GET /api/permission/request` (`v2.permission.request.list`).
      * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
      */
     readonly listRequests: (input?: Endpoint.UrlParams<"permissions", "listRequests">) => Effect.Effect<Endpoint.Success<"permissions", "listRequests">, Endpoint.Failure<"permissions", "listRequests">>
     /**
+     * The permissions saved by `always` replies, of one project when `projectID` is given, else all.
+     *
      * `GET /api/permission/saved` (`v2.permission.saved.list`).
      * Succeeds with the decoded `data` member of the response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
      */
     readonly listSaved: (input?: Endpoint.UrlParams<"permissions", "listSaved">) => Effect.Effect<Endpoint.Success<"permissions", "listSaved">["data"], Endpoint.Failure<"permissions", "listSaved">>
     /**
+     * Forgets a saved permission, so matching calls ask again. Idempotent.
+     *
      * `DELETE /api/permission/saved/{id}` (`v2.permission.saved.remove`).
      * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
      */
     readonly removeSaved: (input: Endpoint.Path<"permissions", "removeSaved">) => Effect.Effect<Endpoint.Success<"permissions", "removeSaved">, Endpoint.Failure<"permissions", "removeSaved">>
     /**
+     * Evaluates an action under the agent's rules and the project's saved permissions: `allow` and `deny` create nothing, `ask` creates a pending request that is answered through its reply route. Idempotent by request id. An unknown agent is a 400.
+     *
      * `POST /api/session/{sessionID}/permission` (`v2.session.permission.create`).
      * Succeeds with the decoded `data` member of the response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), an `HttpClientError` or a `ParseError`.
      */
     readonly create: (input: Endpoint.Path<"permissions", "create"> & Endpoint.Payload<"permissions", "create">) => Effect.Effect<Endpoint.Success<"permissions", "create">["data"], Endpoint.Failure<"permissions", "create">>
     /**
+     * The session's pending permission requests, oldest first.
+     *
      * `GET /api/session/{sessionID}/permission` (`v2.session.permission.list`).
      * Succeeds with the decoded `data` member of the response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), an `HttpClientError` or a `ParseError`.
      */
     readonly list: (input: Endpoint.Path<"permissions", "list">) => Effect.Effect<Endpoint.Success<"permissions", "list">["data"], Endpoint.Failure<"permissions", "list">>
     /**
+     * One pending permission request of the session; a 404 once it is answered.
+     *
      * `GET /api/session/{sessionID}/permission/{requestID}` (`v2.session.permission.get`).
      * Succeeds with the decoded `data` member of the response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `PermissionNotFoundError` (404), `SessionNotFoundError` (404), an `HttpClientError` or a `ParseError`.
      */
     readonly get: (input: Endpoint.Path<"permissions", "get">) => Effect.Effect<Endpoint.Success<"permissions", "get">["data"], Endpoint.Failure<"permissions", "get">>
     /**
+     * Answers a pending request: `once` lets the waiting call run, `always` also saves its patterns for the project, `reject` fails the call (a `message`, when given, is passed to the model). A request that is not pending is a 404.
+     *
      * `POST /api/session/{sessionID}/permission/{requestID}/reply` (`v2.session.permission.reply`).
      * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `PermissionNotFoundError` (404), `SessionNotFoundError` (404), an `HttpClientError` or a `ParseError`.
      */
@@ -212,21 +284,29 @@ export interface Service {
   }
   readonly questions: {
     /**
+     * The pending questions of the sessions in the requested Location (default: the instance's).
+     *
      * `GET /api/question/request` (`v2.question.request.list`).
      * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
      */
     readonly listRequests: (input?: Endpoint.UrlParams<"questions", "listRequests">) => Effect.Effect<Endpoint.Success<"questions", "listRequests">, Endpoint.Failure<"questions", "listRequests">>
     /**
+     * The session's questions waiting for an answer, oldest first.
+     *
      * `GET /api/session/{sessionID}/question` (`v2.session.question.list`).
      * Succeeds with the decoded `data` member of the response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), an `HttpClientError` or a `ParseError`.
      */
     readonly list: (input: Endpoint.Path<"questions", "list">) => Effect.Effect<Endpoint.Success<"questions", "list">["data"], Endpoint.Failure<"questions", "list">>
     /**
+     * Answers a pending question, one answer per question asked, in order; the asking tool call returns the answers to the model. A request that is not pending is a 404.
+     *
      * `POST /api/session/{sessionID}/question/{requestID}/reply` (`v2.session.question.reply`).
      * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `QuestionNotFoundError` (404), `SessionNotFoundError` (404), an `HttpClientError` or a `ParseError`.
      */
     readonly reply: (input: Endpoint.Path<"questions", "reply"> & Endpoint.Payload<"questions", "reply">) => Effect.Effect<Endpoint.Success<"questions", "reply">, Endpoint.Failure<"questions", "reply">>
     /**
+     * Dismisses a pending question; the asking tool call fails with a message the model reads. A request that is not pending is a 404.
+     *
      * `POST /api/session/{sessionID}/question/{requestID}/reject` (`v2.session.question.reject`).
      * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `QuestionNotFoundError` (404), `SessionNotFoundError` (404), an `HttpClientError` or a `ParseError`.
      */
@@ -234,6 +314,8 @@ export interface Service {
   }
   readonly skills: {
     /**
+     * The skills available in the requested Location, from the global and project skill directories.
+     *
      * `GET /api/skill` (`v2.skill.list`).
      * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
      */
@@ -241,6 +323,8 @@ export interface Service {
   }
   readonly reference: {
     /**
+     * The project references configured for the requested Location: extra directories or git repositories the agent may consult.
+     *
      * `GET /api/reference` (`v2.reference.list`).
      * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
      */
@@ -248,6 +332,8 @@ export interface Service {
   }
   readonly mcp: {
     /**
+     * Extension. Every configured MCP server with its status: disabled, connecting, connected (with its transport and tool names) or failed (with the error).
+     *
      * `GET /api/mcp` (`v2.mcp.list`).
      * Succeeds with the decoded `data` member of the response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
      */

@@ -1,0 +1,74 @@
+export * as ApiDocumentation from "./api-documentation.js"
+
+import type { OpenApi } from "@effect/platform"
+
+/**
+ * What the OpenAPI document says about the API as a whole, beyond what each endpoint declares: the
+ * meaning of the parameters shared across operations, the Basic auth scheme, and the default server.
+ * Applied to the whole document (`OpenApi.Transform` on the API), so `/doc`, `/doc/ui` and the
+ * checked-in `openapi.json` say the same.
+ */
+
+/** One description per parameter name and place; a parameter means the same wherever it appears. */
+export const parameters: Readonly<Record<string, string>> = {
+  "path:sessionID": "The session's id (`ses_…`).",
+  "path:messageID": "The message's id (`msg_…`), one of this session's messages.",
+  "path:requestID": "The pending request's id, as announced when it was asked.",
+  "path:key":
+    "The instruction entry's key: lower-case letters, digits, `.`, `_` and `-`, starting with a letter or digit.",
+  "path:id": "The saved permission's id.",
+  "path:providerID": "The provider's id, e.g. `openai` or `anthropic`.",
+  "query:location":
+    "The Location the request is about, as a deepObject: `location[directory]` (an absolute directory; default the server's working directory) and `location[workspace]` (a workspace id).",
+  "query:limit": "The page size: at most this many items (see the operation for its default and bounds).",
+  "query:cursor":
+    "Continues a listing from a page's `cursor.next` or `cursor.previous`. It may be sent with `limit` (the continuation's page size) and the first page's filters unchanged, but not with `order`.",
+  "query:order": "`desc` (newest first, the default) or `asc` (oldest first). Only on a first page.",
+  "query:search": "Only sessions whose title contains this text (case-insensitive).",
+  "query:directory": "Only sessions whose Location directory is exactly this absolute path.",
+  "query:workspace": "Only sessions of this workspace (`wrk_…`).",
+  "query:project": "Only sessions of this project id.",
+  "query:subpath": "Only sessions at this path relative to their project root.",
+  "query:projectID": "Only the saved permissions of this project id.",
+  "query:after": "Only events with a sequence number greater than this one (default 0: from the start)."
+}
+
+/** The security scheme named in the document: HTTP Basic, used when the server has a password. */
+export const basicAuth = {
+  type: "http",
+  scheme: "basic",
+  description:
+    "HTTP Basic auth, required on every route when the server is started with `OPENCODE_SERVER_PASSWORD` (user `opencode`, or `OPENCODE_SERVER_USERNAME`). Without a password the server is open to its own origin only."
+} as const
+
+/** The address `opencode serve` listens on by default. */
+export const servers: ReadonlyArray<OpenApi.OpenAPISpecServer> = [
+  { url: "http://127.0.0.1:4096", description: "`opencode serve` on its default address" }
+]
+
+/**
+ * Completes a generated document: every parameter gets its shared description (a description the
+ * endpoint's schema gave is replaced, so one name reads the same everywhere), the Basic scheme is
+ * declared, and every operation accepts it or no credentials (the server decides which applies).
+ */
+export const complete = (spec: Record<string, any>): Record<string, any> => {
+  const paths: Record<string, Record<string, any>> = {}
+  for (const [route, methods] of Object.entries(spec.paths as Record<string, Record<string, any>>)) {
+    paths[route] = {}
+    for (const [method, operation] of Object.entries(methods)) {
+      paths[route][method] = {
+        ...operation,
+        parameters: (operation.parameters ?? []).map((parameter: Record<string, any>) => {
+          const description = parameters[`${parameter.in}:${parameter.name}`]
+          return description === undefined ? parameter : { ...parameter, description }
+        }),
+        security: [{}, { basicAuth: [] }]
+      }
+    }
+  }
+  return {
+    ...spec,
+    paths,
+    components: { ...spec.components, securitySchemes: { ...spec.components?.securitySchemes, basicAuth } }
+  }
+}
