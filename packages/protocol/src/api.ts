@@ -65,7 +65,8 @@ export const extensionOperations: ReadonlySet<string> = new Set([
   "v2.session.instructions.entries.put",
   "v2.session.instructions.entries.remove",
   "v2.mcp.list",
-  "v2.session.move"
+  "v2.session.move",
+  "v2.event.token"
 ])
 
 /**

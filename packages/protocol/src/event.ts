@@ -2,6 +2,7 @@ export * as EventGroup from "./event.js"
 
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { InstanceEvent } from "@opencode-ai/schema"
+import { Schema } from "effect"
 import { EventStream } from "./event-stream.js"
 
 /**
@@ -29,4 +30,27 @@ export const subscribe = HttpApiEndpoint.get("subscribe", "/api/event")
     "A live Server-Sent Events stream of what happens on this instance. The first event is `server.connected`; then durable events as they commit (`session.created`, every `session.next.*`) and live-only ones (text, reasoning and tool-input deltas, permission and question requests), and `server.heartbeat` every 15 seconds. There is no replay. When the server shuts down, `global.disposed` is the last event."
   )
 
-export const group = HttpApiGroup.make("events").add(subscribe).annotate(OpenApi.Title, "events")
+/** A stream token and the time (epoch ms) after which it opens no stream. */
+export const StreamToken = Schema.Struct({
+  token: Schema.String,
+  expiresAt: Schema.Number
+}).annotations({ identifier: "StreamToken" })
+export interface StreamToken extends Schema.Schema.Type<typeof StreamToken> {}
+
+/**
+ * `POST /api/event/token` (extension): a short-lived token that opens the two event streams
+ * (`GET /api/event` and `GET /api/session/{sessionID}/event`) as the `token` query parameter, for
+ * clients that cannot send an `Authorization` header, such as a browser's `EventSource`. It opens
+ * streams until `expiresAt` (reconnections included); a stream it opened is not cut off when it
+ * expires. It authorizes nothing else. Asking for it needs the server's credentials like any route.
+ */
+export const token = HttpApiEndpoint.post("token", "/api/event/token")
+  .addSuccess(StreamToken)
+  .annotate(OpenApi.Identifier, "v2.event.token")
+  .annotate(OpenApi.Summary, "Get an event stream token")
+  .annotate(
+    OpenApi.Description,
+    "Extension. A short-lived token that opens the event streams (`GET /api/event` and `GET /api/session/{sessionID}/event`) when sent as their `token` query parameter, for clients that cannot send an `Authorization` header, such as a browser `EventSource`. It opens streams (reconnections included) until `expiresAt` and authorizes nothing else."
+  )
+
+export const group = HttpApiGroup.make("events").add(subscribe).add(token).annotate(OpenApi.Title, "events")

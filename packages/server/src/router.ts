@@ -20,6 +20,7 @@ import { AuthorizationLive } from "./middleware/authorization.js"
 import { BasicAuth } from "./middleware/basic-auth.js"
 import { RequestErrors } from "./middleware/request-errors.js"
 import { RequestOrigin } from "./middleware/request-origin.js"
+import { StreamToken } from "./middleware/stream-token.js"
 import { EventStreams } from "./sse/event-streams.js"
 
 export interface Options {
@@ -63,5 +64,5 @@ export const layer = (options: Options) => {
     // The platform's Scalar page, its script inlined (nothing is fetched from elsewhere, fonts included).
     HttpApiScalar.layer({ path: "/doc/ui", scalar: { withDefaultFonts: false } }).pipe(Layer.provide(api)),
     RequestErrors.layer
-  ).pipe(Layer.provide([BasicAuth.layer(options.auth), RequestOrigin.layer(options.origin ?? {})]))
+  ).pipe(Layer.provide([BasicAuth.layer(options.auth), RequestOrigin.layer(options.origin ?? {}), StreamToken.layer]))
 }

@@ -52,6 +52,8 @@ import type {
   InstructionsRemoveResult,
   EventsSubscribeInput,
   EventsSubscribeEvent,
+  EventsTokenInput,
+  EventsTokenResult,
   AgentsListInput,
   AgentsListResult,
   ModelsListInput,
@@ -421,6 +423,15 @@ const operations = {
     success: { status: 200, json: false, unwrap: null },
     errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] },
     stream: { failureEvent: "effect/httpapi/stream/failure" }
+  },
+  "events.token": {
+    name: "events.token",
+    method: "POST",
+    path: "/api/event/token",
+    query: [],
+    body: null,
+    success: { status: 200, json: true, unwrap: null },
+    errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
   },
   "agents.list": {
     name: "agents.list",
@@ -819,6 +830,13 @@ export interface OpencodeClient {
      * A lazy, cold stream of {@link EventsSubscribeEvent}: the first `next()` opens the connection; a step rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`; `break`/`return()` and `signal` close it. It never reconnects.
      */
     subscribe(input?: EventsSubscribeInput, options?: Transport.RequestOptions): AsyncIterable<EventsSubscribeEvent>
+    /**
+     * Extension. A short-lived token that opens the event streams (`GET /api/event` and `GET /api/session/{sessionID}/event`) when sent as their `token` query parameter, for clients that cannot send an `Authorization` header, such as a browser `EventSource`. It opens streams (reconnections included) until `expiresAt` and authorizes nothing else.
+     *
+     * `POST /api/event/token` (`v2.event.token`).
+     * Resolves to {@link EventsTokenResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
+     */
+    token(input?: EventsTokenInput, options?: Transport.RequestOptions): Promise<EventsTokenResult>
   }
   readonly agents: {
     /**
@@ -1005,7 +1023,8 @@ export const createOpencodeClient = (options: Transport.ClientOptions): Opencode
       remove: (input, options) => send<InstructionsRemoveResult>(operations["instructions.remove"], input, options)
     },
     events: {
-      subscribe: (input, options) => open<EventsSubscribeEvent>(operations["events.subscribe"], input, options)
+      subscribe: (input, options) => open<EventsSubscribeEvent>(operations["events.subscribe"], input, options),
+      token: (input, options) => send<EventsTokenResult>(operations["events.token"], input, options)
     },
     agents: {
       list: (input, options) => send<AgentsListResult>(operations["agents.list"], input, options)

@@ -1669,6 +1669,11 @@ export interface SkillV2Info {
   readonly content: string
 }
 
+export interface StreamToken {
+  readonly token: string
+  readonly expiresAt: number
+}
+
 export interface ToolFileContent {
   readonly type: "file"
   readonly uri: string
@@ -2026,6 +2031,15 @@ export type EventsSubscribeEvent = V2Event
 
 /** The declared failures `events.subscribe` rejects with. */
 export type EventsSubscribeFailure = InvalidRequestError | UnauthorizedError
+
+/** The input of `events.token`: it takes none. */
+export type EventsTokenInput = Record<string, never>
+
+/** What `events.token` resolves to. */
+export type EventsTokenResult = StreamToken
+
+/** The declared failures `events.token` rejects with. */
+export type EventsTokenFailure = InvalidRequestError | UnauthorizedError
 
 /** The input of `agents.list`. */
 export interface AgentsListInput {

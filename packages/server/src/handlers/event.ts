@@ -5,6 +5,7 @@ import { LiveBus } from "@opencode-ai/core"
 import { Api } from "@opencode-ai/protocol"
 import { InstanceEvent } from "@opencode-ai/schema"
 import { Effect, Schedule, Stream } from "effect"
+import { StreamToken } from "../middleware/stream-token.js"
 import { EventStreams } from "../sse/event-streams.js"
 import { SseFraming } from "../sse/sse-framing.js"
 import { WriteWatchdog } from "../sse/write-watchdog.js"
@@ -16,7 +17,8 @@ const lifecycle = (type: "server.connected" | "server.heartbeat" | "global.dispo
   Effect.map(LiveBus.envelope(type, {}), (envelope) => SseFraming.envelope(envelope))
 
 /**
- * The `events` group: `GET /api/event`, the instance-wide live stream (see the endpoint's doc).
+ * The `events` group: `GET /api/event`, the instance-wide live stream (see the endpoint's doc), and
+ * `POST /api/event/token`, a stream token (see StreamToken).
  * `server.connected` is sent once the subscriber is attached to the LiveBus, so everything published
  * after a client has seen it is delivered; `server.heartbeat` follows every heartbeat period;
  * `global.disposed` is the last event when the server shuts down. A subscriber cut off by the bus for
@@ -27,28 +29,36 @@ export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "events", (handlers) 
   Effect.gen(function* () {
     const bus = yield* LiveBus.Service
     const streams = yield* EventStreams.Service
-    return handlers.handleRaw("subscribe", ({ request }) =>
-      Effect.gen(function* () {
-        const disposed = yield* lifecycle("global.disposed")
-        const frames = Stream.unwrapScoped(
-          Effect.gen(function* () {
-            const live = yield* bus.subscribe({ capacity: streams.liveCapacity })
-            const connected = yield* lifecycle("server.connected")
-            const events = live.pipe(
-              Stream.filter((envelope) => v2Types.has(envelope.type)),
-              Stream.map((envelope) => SseFraming.envelope(envelope))
-            )
-            const heartbeats = Stream.fromSchedule(Schedule.spaced(streams.heartbeat)).pipe(
-              Stream.mapEffect(() => lifecycle("server.heartbeat"))
-            )
-            return Stream.concat(Stream.make(connected), Stream.merge(events, heartbeats, { haltStrategy: "left" }))
-          })
-        )
-        return SseFraming.response(SseFraming.body(frames, { closing: streams.closing, onClose: disposed }), {
-          timeout: streams.writeTimeout,
-          onStall: WriteWatchdog.release(request)
+    const tokens = yield* StreamToken.Service
+    return handlers
+      .handle(
+        "token",
+        Effect.fn("EventHandlers.token")(function* () {
+          return yield* tokens.issue
         })
-      })
-    )
+      )
+      .handleRaw("subscribe", ({ request }) =>
+        Effect.gen(function* () {
+          const disposed = yield* lifecycle("global.disposed")
+          const frames = Stream.unwrapScoped(
+            Effect.gen(function* () {
+              const live = yield* bus.subscribe({ capacity: streams.liveCapacity })
+              const connected = yield* lifecycle("server.connected")
+              const events = live.pipe(
+                Stream.filter((envelope) => v2Types.has(envelope.type)),
+                Stream.map((envelope) => SseFraming.envelope(envelope))
+              )
+              const heartbeats = Stream.fromSchedule(Schedule.spaced(streams.heartbeat)).pipe(
+                Stream.mapEffect(() => lifecycle("server.heartbeat"))
+              )
+              return Stream.concat(Stream.make(connected), Stream.merge(events, heartbeats, { haltStrategy: "left" }))
+            })
+          )
+          return SseFraming.response(SseFraming.body(frames, { closing: streams.closing, onClose: disposed }), {
+            timeout: streams.writeTimeout,
+            onStall: WriteWatchdog.release(request)
+          })
+        })
+      )
   })
 )

@@ -12,10 +12,12 @@ import { Config } from "@opencode-ai/core"
 import { Api } from "@opencode-ai/protocol"
 import { Errors, Quote } from "@opencode-ai/schema"
 import { Cause, Effect, Option } from "effect"
-import { BasicAuth } from "./basic-auth.js"
+import { AuthorizationLive } from "./authorization.js"
+import type { BasicAuth } from "./basic-auth.js"
 import { BodyLimit } from "./body-limit.js"
 import { JsonBody } from "./json-body.js"
 import { RequestOrigin } from "./request-origin.js"
+import type { StreamToken } from "./stream-token.js"
 
 const json = (status: number, body: unknown, headers?: Record<string, string>) =>
   HttpServerResponse.unsafeJson(body, { status, ...(headers ? { headers } : {}) })
@@ -121,13 +123,17 @@ const translate = (cause: Cause.Cause<never>) =>
 /**
  * The API-wide middleware, for every route (including `/doc`, the event streams and unknown paths):
  * first the origin, host and CORS rules (`RequestOrigin.check`) and the JSON-only body rule
- * (`JsonBody.check`), then Basic auth, then the body limit (`server.max_body`, see BodyLimit), then
+ * (`JsonBody.check`), then Basic auth (or a stream token on an event stream, see AuthorizationLive), then the body limit (`server.max_body`, see BodyLimit), then
  * the bad-request translation above.
  */
 export const layer = HttpApiBuilder.middleware(
   Api.OpenCodeApi,
   Effect.map(
-    Effect.all({ auth: BasicAuth.Policy, origins: RequestOrigin.Policy, config: Config.Service }),
+    Effect.all({
+      auth: Effect.context<BasicAuth.Policy | StreamToken.Service>(),
+      origins: RequestOrigin.Policy,
+      config: Config.Service
+    }),
     (policy) => (app) =>
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
@@ -135,8 +141,8 @@ export const layer = HttpApiBuilder.middleware(
         if (Option.isSome(refused)) return refused.value
         const unsupported = JsonBody.check(request)
         if (Option.isSome(unsupported)) return unsupported.value
-        const denied = yield* BasicAuth.verify(request.headers.authorization).pipe(
-          Effect.provideService(BasicAuth.Policy, policy.auth),
+        const denied = yield* AuthorizationLive.verify(request).pipe(
+          Effect.provide(policy.auth),
           Effect.flip,
           Effect.option
         )

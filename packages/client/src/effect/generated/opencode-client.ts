@@ -196,6 +196,13 @@ export interface Service {
      * A cold stream of decoded events (one request per run); fails with `InvalidRequestError` (400), `UnauthorizedError` (401) before streaming, or a `StreamFailure`, an `HttpClientError` or a `ParseError`. Interruption closes the connection; it never reconnects.
      */
     readonly subscribe: (input?: Endpoint.NoInput) => Stream.Stream<Endpoint.Success<"events", "subscribe">, Endpoint.StreamFailure<"events", "subscribe">>
+    /**
+     * Extension. A short-lived token that opens the event streams (`GET /api/event` and `GET /api/session/{sessionID}/event`) when sent as their `token` query parameter, for clients that cannot send an `Authorization` header, such as a browser `EventSource`. It opens streams (reconnections included) until `expiresAt` and authorizes nothing else.
+     *
+     * `POST /api/event/token` (`v2.event.token`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
+     */
+    readonly token: (input?: Endpoint.NoInput) => Effect.Effect<Endpoint.Success<"events", "token">, Endpoint.Failure<"events", "token">>
   }
   readonly agents: {
     /**
@@ -391,7 +398,8 @@ export const make = (options: Options): Effect.Effect<Service, never, HttpClient
         remove: (input) => client.instructions.remove({ path: input })
       },
       events: {
-        subscribe: () => stream<Endpoint.Success<"events", "subscribe">, Endpoint.StreamFailure<"events", "subscribe">>("events", "subscribe", {})
+        subscribe: () => stream<Endpoint.Success<"events", "subscribe">, Endpoint.StreamFailure<"events", "subscribe">>("events", "subscribe", {}),
+        token: () => client.events.token({})
       },
       agents: {
         list: (input = {}) => client.agents.list({ urlParams: input })
