@@ -8,6 +8,7 @@ import { Effect, Layer, Option } from "effect"
 import * as Compaction from "./compaction/compaction.js"
 import * as Config from "./config/config.js"
 import type { ConfigError } from "./config/config-error.js"
+import * as EnvFlag from "./config/env-flag.js"
 import * as Paths from "./config/paths.js"
 import * as EventLog from "./event/event-log.js"
 import * as LiveBus from "./event/live-bus.js"
@@ -23,6 +24,7 @@ import type * as Retry from "./llm/retry.js"
 import * as Locations from "./location/locations.js"
 import * as McpServers from "./mcp/mcp-servers.js"
 import * as PermissionRequests from "./permission/permission-requests.js"
+import * as SessionReminders from "./prompt/session-reminders.js"
 import * as QuestionRequests from "./question/question-requests.js"
 import * as References from "./reference/references.js"
 import * as ModelContext from "./runner/model-context.js"
@@ -35,6 +37,7 @@ import * as StepRunner from "./runner/step-runner.js"
 import * as StepSelection from "./runner/step-selection.js"
 import * as ToolSettlement from "./runner/tool-settlement.js"
 import * as KnownSessions from "./session/known-sessions.js"
+import * as PlanFile from "./session/plan-file.js"
 import * as SessionEvents from "./session/session-events.js"
 import * as SessionHistory from "./session/session-history.js"
 import * as SessionMove from "./session/session-move.js"
@@ -47,6 +50,7 @@ import * as Snapshots from "./snapshot/snapshots.js"
 import * as Database from "./storage/database.js"
 import * as TaskTool from "./subagent/task-tool.js"
 import * as BuiltinTools from "./tool/builtin/builtin-tools.js"
+import * as PlanTools from "./tool/builtin/plan-tools.js"
 import * as QuestionTool from "./tool/builtin/question-tool.js"
 import * as ManagedOutput from "./tool/managed-output.js"
 import * as ModelToolOutput from "./tool/model-tool-output.js"
@@ -102,6 +106,7 @@ export type Services =
   | SessionInput.Service
   | SessionHistory.Service
   | SessionSelection.Service
+  | PlanFile.Service
   | ToolRegistry.Service
   | Skills.Service
   | References.Service
@@ -182,6 +187,11 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
     )
   ).pipe(Layer.provide(config))
   const locations = Locations.layer({ directory: options.directory }).pipe(Layer.provide(NodeContext.layer))
+  // Each session's Plan File (experimental plan mode): in its git worktree, else under `<data>/plans/`.
+  const planFile = PlanFile.layer({ dataDir: options.dataDir ?? paths.dataDir }).pipe(
+    Layer.provide(Layer.mergeAll(stores, locations, NodeContext.layer))
+  )
+  const experimentalPlanMode = EnvFlag.experimentalPlanMode(env)
   // File snapshots per project in `<data>/snapshot/<projectID>` (a shadow git repository); the Step
   // runner records them around every Step.
   const snapshots = Snapshots.layer({ dataDir: options.dataDir ?? paths.dataDir }).pipe(
@@ -192,6 +202,7 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
     discovery,
     Layer.fresh(SessionInstructions.layer).pipe(Layer.provide(Layer.mergeAll(stores, discovery, NodeContext.layer))),
     locations,
+    planFile,
     snapshots,
     Skills.layer({ configDir, env }).pipe(Layer.provide(NodeContext.layer)),
     References.layer({ dataDir: options.dataDir ?? paths.dataDir, home: os.homedir() }).pipe(
@@ -219,8 +230,13 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
         }))
       )
     ).pipe(Layer.provide(NodeHttpClient.layerUndici), Layer.provide(config))
-  // Core's own tools (the skill and question tools), registered in this instance's registry before the runner starts.
-  const coreTools = Layer.merge(SkillTool.layer, QuestionTool.layer).pipe(Layer.provide(services))
+  // Core's own tools (the skill and question tools, and with experimental plan mode plan_exit and
+  // plan_enter), registered in this instance's registry before the runner starts.
+  const coreTools = Layer.mergeAll(
+    SkillTool.layer,
+    QuestionTool.layer,
+    experimentalPlanMode ? PlanTools.layer : Layer.empty
+  ).pipe(Layer.provide(services))
   // The built-in tools (read, write, edit, apply_patch, bash, glob, grep, todowrite), likewise; read
   // and grep reach this instance's managed tool-output directory without an external_directory ask.
   const builtinTools = Layer.unwrapEffect(
@@ -243,7 +259,9 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
     Layer.fresh(Recovery.layer),
     boundary,
     Layer.fresh(StepSelection.layer),
-    Layer.fresh(ModelContext.layer).pipe(Layer.provide(NodeContext.layer)),
+    Layer.fresh(ModelContext.layer).pipe(
+      Layer.provide(Layer.merge(SessionReminders.layer({ experimentalPlanMode }), NodeContext.layer))
+    ),
     StepRunner.layer(retry).pipe(Layer.provide(Layer.fresh(ToolSettlement.layer)), Layer.provide(llm)),
     // Compaction rebaselines from the Instructions the boundary composes.
     Compaction.layer(retry).pipe(Layer.provide(boundary), Layer.provide(llm))

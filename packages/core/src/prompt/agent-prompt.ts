@@ -1,40 +1,24 @@
 export * as AgentPrompt from "./agent-prompt.js"
 
+import { ModelFamilyPrompt } from "./model-family-prompt.js"
+
 /**
- * The agent's own system text: the first part of the one system message of every request. A
- * config `agent.<name>.prompt` replaces it. Our wording; the structure follows the upstream records:
- * who the agent is, how it works in the user's project, and how it reports.
+ * The explore subagent's own system text (upstream gives explore a prompt of its own; the other
+ * built-in agents that run Steps use the model family's prompt). Our wording.
  */
-export const build = `You are OpenCode, a coding agent working inside the user's project on their machine.
-
-How to work:
-- Understand the request before acting. Read the relevant code first; do not guess at file contents, APIs or conventions.
-- Make the smallest change that fully solves the problem, in the style of the surrounding code.
-- Use the available tools to read, search, edit and run commands. Prefer several independent tool calls at once when they do not depend on each other.
-- Verify what you changed when you can (build, tests, a quick run), and say plainly when you could not.
-- Never invent results. If something is unclear or blocked, say what and why.
-
-How to report:
-- Be brief and concrete. Lead with the outcome, then the details that matter.
-- Refer to code by file path (and line when useful).`
-
-export const plan = `You are OpenCode in planning mode, working inside the user's project on their machine.
-
-You may read, search and analyse, but you must not change files, run commands that modify anything, or commit. The user wants a plan before any execution.
-
-How to work:
-- Investigate the code that the request touches and the conventions it follows.
-- Ask about real ambiguities instead of assuming.
-- Produce a concrete plan: the steps, the files involved, the risks and how the result will be verified.`
-
-export const general = `You are a general-purpose OpenCode subagent. Complete the task you were given autonomously with the tools available, then report what you found or did, concisely and accurately.`
-
 export const explore = `You are a fast, read-only OpenCode subagent for exploring a codebase. Find files, search code and answer the question you were given; never modify anything. Report paths and the evidence you found.`
 
-const byAgent: Readonly<Record<string, string>> = { build, plan, general, explore }
+const byAgent: ReadonlyMap<string, string> = new Map([["explore", explore]])
 
-/** The built-in prompt of an agent, or the build prompt for agents defined only in config. */
-export const forAgent = (name: string): string => byAgent[name] ?? build
+/**
+ * The agent's system text: the first part of the one system text of every Step. A config
+ * `agent.<name>.prompt` replaces it (the caller checks that first). Otherwise the built-in prompt of
+ * the agent when it has one (explore), else the prompt of `model`'s family (ModelFamilyPrompt): the
+ * build, plan and general agents and every agent defined only in config. Pure, so it is the same for
+ * every Step of one agent and model.
+ */
+export const forAgent = (name: string, model: { readonly apiID: string; readonly providerID: string }): string =>
+  byAgent.get(name) ?? ModelFamilyPrompt.forModel(model)
 
 /**
  * Appended as the final assistant turn of a Step that reached the agent's step limit (tools are

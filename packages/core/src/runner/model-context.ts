@@ -13,6 +13,8 @@ import { LLMRequest } from "../llm/llm-request.js"
 import { Permission } from "../permission/permission.js"
 import { AgentPrompt } from "../prompt/agent-prompt.js"
 import { CompactionPrompt } from "../prompt/compaction-prompt.js"
+import { ModelIdentity } from "../prompt/model-identity.js"
+import { SessionReminders } from "../prompt/session-reminders.js"
 import { SubagentPrompt } from "../prompt/subagent-prompt.js"
 import { SessionHistory } from "../session/session-history.js"
 import type { ToolRegistry } from "../tool/tool-registry.js"
@@ -171,17 +173,32 @@ const local = (input: Pick<Input, "lastStep">): ReadonlyArray<LLMRequest.Message
   input.lastStep ? [LLMRequest.assistant(LLMRequest.text(AgentPrompt.maxSteps))] : []
 
 /**
- * Assembles the Model Context of one Step into one provider request: the ONE system text (the
- * agent's prompt, then the Instruction Baseline), the projected history, the tools, the Generation
+ * The ONE system text of a Step: the agent's prompt (its config `prompt`, else AgentPrompt.forAgent:
+ * the explore prompt or the model family's), a blank line, the Model Identity line, then on the
+ * next line the Instruction Baseline verbatim (it opens with the environment block, so the identity
+ * line heads it as upstream's does). Deterministic for one agent, model and baseline: it is the
+ * provider-cache prefix.
+ */
+export const systemText = (input: Pick<Input, "agent" | "provider" | "model" | "baseline">): string => {
+  const model = { providerID: input.provider.id, apiID: input.model.apiID }
+  return [
+    input.agent.prompt ?? AgentPrompt.forAgent(input.agent.name, model),
+    [ModelIdentity.line(model), input.baseline].filter((part) => part.length > 0).join("\n")
+  ]
+    .filter((part) => part.length > 0)
+    .join("\n\n")
+}
+
+/**
+ * Assembles the Model Context of one Step into one provider request: the ONE system text
+ * ({@link systemText}), the projected history, the tools, the Generation
  * Controls and the session headers. At the step limit the tools stay declared (history may hold tool
  * calls) but `toolChoice` is `none`, and the max-steps instruction is the final assistant turn.
  */
 export const build = (input: Input): LLMRequest.Request => {
   const history =
     input.pruneWindow === undefined ? input.history : ToolOutputPrune.prune(input.history, input.pruneWindow)
-  const system = [input.agent.prompt ?? AgentPrompt.forAgent(input.agent.name), input.baseline]
-    .filter((part) => part.length > 0)
-    .join("\n\n")
+  const system = systemText(input)
   const tools = input.model.toolCall
     ? input.tools.map((tool) => ({
         name: tool.name,
@@ -219,7 +236,8 @@ export interface Interface {
   /**
    * The Model Context of one Step, as one provider request: reads the session's Session History as
    * of now (SessionHistory.context, without the Instruction Updates the boundary's baseline already
-   * contains, i.e. those at or before `instructions.baselineSeq`), reads its attachments and tool
+   * contains, i.e. those at or before `instructions.baselineSeq`), adds the plan and build reminders
+   * to its user turns for the Step's agent (SessionReminders, in the request only), reads its attachments and tool
    * files for the Step's model (PromptFiles.load) and {@link build}s the request from it, the Step's
    * selection and the Instruction Baseline the boundary prepared, pruning old tool outputs when
    * `compaction.prune` is on. Writes nothing, so interrupting it leaves nothing behind. Unknown
@@ -235,47 +253,55 @@ export interface Interface {
 /** `yield* ModelContext.Service`. */
 export class Service extends Context.Tag("@opencode-ai/core/ModelContext")<Service, Interface>() {}
 
-export const layer: Layer.Layer<Service, never, SessionHistory.Service | Config.Service | FileSystem.FileSystem> =
-  Layer.effect(
-    Service,
-    Effect.gen(function* () {
-      const history = yield* SessionHistory.Service
-      const config = yield* Config.Service
-      const fs = yield* FileSystem.FileSystem
-      const assemble = Effect.fn("ModelContext.assemble")(function* (input: {
-        readonly sessionID: string
-        readonly selection: StepSelection.Selected
-        readonly instructions: Pick<SafeStepBoundary.Ready, "baseline" | "baselineSeq">
-      }) {
-        const { selection } = input
-        const usable = ContextBudget.usable(selection.model, config.compaction)
-        const pruneWindow = config.compaction.prune ? ToolOutputPrune.window(usable) : undefined
-        const context = yield* history.context(input.sessionID, { baselineSeq: input.instructions.baselineSeq })
-        // The attachments and tool files are read now, for this Step's model (see PromptFiles).
-        const files = yield* PromptFiles.load(context, selection.model).pipe(
-          Effect.provideService(FileSystem.FileSystem, fs)
-        )
-        const request = build({
-          sessionID: input.sessionID,
-          agent: selection.agent,
-          provider: selection.provider,
-          model: selection.model,
-          baseline: input.instructions.baseline,
-          history: context,
-          tools: selection.offered.definitions,
-          lastStep: selection.lastStep,
-          pruneWindow,
-          files
-        })
-        const pruned = pruneWindow === undefined ? context : ToolOutputPrune.prune(context, pruneWindow)
-        const projected = ContextBudget.projected({
-          history: pruned,
-          request,
-          local: local(selection),
-          lower: (slice) => messages(slice, selection.provider, selection.model, files, selection.agent)
-        })
-        return { request, projected, usable } satisfies Assembled
+export const layer: Layer.Layer<
+  Service,
+  never,
+  SessionHistory.Service | Config.Service | FileSystem.FileSystem | SessionReminders.Service
+> = Layer.effect(
+  Service,
+  Effect.gen(function* () {
+    const history = yield* SessionHistory.Service
+    const config = yield* Config.Service
+    const fs = yield* FileSystem.FileSystem
+    const reminders = yield* SessionReminders.Service
+    const assemble = Effect.fn("ModelContext.assemble")(function* (input: {
+      readonly sessionID: string
+      readonly selection: StepSelection.Selected
+      readonly instructions: Pick<SafeStepBoundary.Ready, "baseline" | "baselineSeq">
+    }) {
+      const { selection } = input
+      const usable = ContextBudget.usable(selection.model, config.compaction)
+      const pruneWindow = config.compaction.prune ? ToolOutputPrune.window(usable) : undefined
+      const stored = yield* history.context(input.sessionID, { baselineSeq: input.instructions.baselineSeq })
+      // The drain resolved the session's Location for this Step already: failing now is a broken invariant.
+      const context = yield* reminders
+        .apply({ sessionID: input.sessionID, agent: selection.agent.name, history: stored })
+        .pipe(Effect.catchTag("InvalidRequestError", (error) => Effect.die(error)))
+      // The attachments and tool files are read now, for this Step's model (see PromptFiles).
+      const files = yield* PromptFiles.load(context, selection.model).pipe(
+        Effect.provideService(FileSystem.FileSystem, fs)
+      )
+      const request = build({
+        sessionID: input.sessionID,
+        agent: selection.agent,
+        provider: selection.provider,
+        model: selection.model,
+        baseline: input.instructions.baseline,
+        history: context,
+        tools: selection.offered.definitions,
+        lastStep: selection.lastStep,
+        pruneWindow,
+        files
       })
-      return Service.of({ assemble })
+      const pruned = pruneWindow === undefined ? context : ToolOutputPrune.prune(context, pruneWindow)
+      const projected = ContextBudget.projected({
+        history: pruned,
+        request,
+        local: local(selection),
+        lower: (slice) => messages(slice, selection.provider, selection.model, files, selection.agent)
+      })
+      return { request, projected, usable } satisfies Assembled
     })
-  )
+    return Service.of({ assemble })
+  })
+)

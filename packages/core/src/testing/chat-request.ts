@@ -40,6 +40,12 @@ export const userText = (request: Recorded): string =>
     .map((message) => textOf(message.content))
     .join("\n")
 
+/** The text of each user turn, in order. */
+export const userTurns = (request: Recorded): ReadonlyArray<string> =>
+  messagesOf(request)
+    .filter((message) => message.role === "user")
+    .map((message) => textOf(message.content))
+
 /** The names of the tools offered. */
 export const toolNames = (request: Recorded): ReadonlyArray<string> =>
   ((request.body.tools ?? []) as ReadonlyArray<{ readonly function: { readonly name: string } }>).map(

@@ -7,6 +7,7 @@ import {
   InstructionEntries,
   LLMRequest,
   ModelContext,
+  ModelIdentity,
   StepSelection
 } from "@opencode-ai/core"
 import { LLMScript } from "@opencode-ai/core/testing"
@@ -71,8 +72,11 @@ describe("ModelContext", () => {
       Effect.gen(function* () {
         const w = yield* conversation()
         const request = yield* w.assemble(1)
-        // The one system text: the agent's prompt, then the Instruction Baseline verbatim.
-        expect(request.system).toBe(`${AgentPrompt.forAgent("build")}\n\n${w.checkpoint.baseline}`)
+        // The one system text: the agent's prompt (the model family's), the identity line, then the
+        // Instruction Baseline verbatim.
+        expect(request.system).toBe(
+          `${AgentPrompt.forAgent("build", { providerID: "scripted", apiID: "m" })}\n\n${ModelIdentity.line({ providerID: "scripted", apiID: "m" })}\n${w.checkpoint.baseline}`
+        )
         expect(w.checkpoint.baseline).toContain("Always answer in haiku.")
         expect(w.checkpoint.baseline).not.toContain("T-42")
         const [update] = (yield* w.events).filter((e) => e.type === "session.next.context.updated")

@@ -47,6 +47,10 @@ export const world = (
     readonly input?: ReadonlyArray<string>
     /** Runs on the project directory before the Core starts and the session is created (e.g. `git init`). */
     readonly setup?: (directory: string) => void
+    /** The environment the Core honours (default none), e.g. `OPENCODE_EXPERIMENTAL_PLAN_MODE`. */
+    readonly env?: Readonly<Record<string, string>>
+    /** More models of the scripted provider, by key (config shape, e.g. `{ id: "gpt-4o" }`), beside `m`. */
+    readonly models?: Readonly<Record<string, Record<string, unknown>>>
   } = {}
 ) =>
   Effect.gen(function* () {
@@ -60,6 +64,7 @@ export const world = (
       ...(options.input === undefined ? {} : { input: options.input })
     }) as any
     if (options.limit !== undefined) scripted.provider.scripted.models.m.limit = options.limit
+    if (options.models !== undefined) Object.assign(scripted.provider.scripted.models, options.models)
     const config = Config.layerTest({
       ...scripted,
       ...(options.agent !== undefined ? { agent: options.agent } : {}),
@@ -73,7 +78,7 @@ export const world = (
         directory,
         configDir: path.join(root, "config"),
         dataDir: path.join(root, "data"),
-        env: {},
+        env: options.env ?? {},
         config,
         retry: fastRetry
       })
