@@ -42,6 +42,7 @@ export * as RequestOptions from "./request-options.js"
  * since) runs with the model's options alone, and the runner logs a warning.
  */
 
+import { Quote } from "@opencode-ai/schema"
 import { Either, Option, Schema } from "effect"
 import type { LLMRequest } from "../llm/llm-request.js"
 import { ModelRequestOptions } from "../llm/model-request-options.js"
@@ -263,7 +264,7 @@ export const variant = (
         variant: name,
         reason: found === undefined ? "unknown" : "disabled",
         message:
-          `Model ${model.providerID}/${model.id} has no ${found === undefined ? "" : "enabled "}variant "${name}"` +
+          `Model ${model.providerID}/${model.id} has no ${found === undefined ? "" : "enabled "}variant ${Quote.input(name)}` +
           (available.length > 0 ? ` (its variants: ${available.join(", ")})` : " (it has no variants)")
       })
     )
