@@ -5,9 +5,11 @@ import { Config } from "../../src/config/config.js"
 import type { ConfigInfo } from "../../src/config/config-info.js"
 import { Provider } from "../../src/llm/provider.js"
 import { ModelContext } from "../../src/runner/model-context.js"
+import { SessionSelection } from "../../src/session/session-selection.js"
 import { LLMScript as S } from "../../src/testing/llm-script.js"
 import { ScriptedLLMServer } from "../../src/testing/scripted-llm-server.js"
 import { clientOf, collect } from "../llm/harness.js"
+import { world } from "./world.js"
 
 /**
  * Model Request Options and Generation Controls on the wire: a config (provider options, model
@@ -403,5 +405,61 @@ describe("Anthropic Messages: request bodies", () => {
       const none = yield* wire({ npm: anthropic, model: { options: { reasoningEffort: "none" } } })
       expect(none.body).toEqual({ ...base(), max_tokens: 4000 })
     })
+  )
+})
+
+describe("through the runner", () => {
+  it.scopedLive(
+    "a session switched to a model variant sends the variant's options from its next Step, and records it",
+    () =>
+      Effect.gen(function* () {
+        const w = yield* world({
+          model: {
+            options: { reasoningEffort: "low", store: false },
+            variants: {
+              high: { reasoningEffort: "high", maxOutputTokens: 800, chat_template_kwargs: { enable_thinking: true } }
+            },
+            headers: { "x-model-header": "m" }
+          },
+          agent: { build: { temperature: 0.25 } }
+        })
+        yield* w.server.enqueue(S.reply(S.text("one")), S.reply(S.text("two")))
+        yield* w.prompt("first")
+        yield* w.wait
+        yield* w.run(
+          Effect.flatMap(SessionSelection.Service, (selection) =>
+            selection.switchModel(w.session.id, { providerID: "scripted", id: "m", variant: "high" })
+          )
+        )
+        yield* w.prompt("second")
+        yield* w.wait
+        const [first, second] = yield* w.server.requests
+        const settings = (body: Record<string, unknown>) => {
+          const { model: _model, messages: _messages, tools: _tools, stream_options: _options, ...rest } = body
+          return rest
+        }
+        expect(settings(first!.body)).toEqual({
+          stream: true,
+          max_tokens: 1000,
+          temperature: 0.25,
+          reasoning_effort: "low",
+          store: false
+        })
+        expect(settings(second!.body)).toEqual({
+          stream: true,
+          max_tokens: 800,
+          temperature: 0.25,
+          reasoning_effort: "high",
+          store: false,
+          chat_template_kwargs: { enable_thinking: true }
+        })
+        expect(first!.headers["x-model-header"]).toBe("m")
+        expect(second!.headers["x-model-header"]).toBe("m")
+        const started = (yield* w.events).filter((event) => event.type === "session.next.step.started")
+        expect(started.map((event) => (event.data as { model: unknown }).model)).toEqual([
+          { providerID: "scripted", id: "m" },
+          { providerID: "scripted", id: "m", variant: "high" }
+        ])
+      })
   )
 })
