@@ -29,7 +29,9 @@ export * as Anthropic from "./anthropic.js"
  * - extended thinking ({@link thinking}): on when the Model Request Options ask for it (a
  *   `thinkingBudget`, else a `reasoningEffort` other than `none` through {@link effortBudgets}, else
  *   `thinking: true` with the `medium` budget) and `thinking` is not `false`; sent as
- *   `thinking: {type: "enabled", budget_tokens}`. The API counts thinking in `max_tokens`, wants the
+ *   `thinking: {type: "enabled", budget_tokens}`. Left out where the API refuses it: with a forced
+ *   tool choice, and when the request continues a tool loop whose assistant turn has no thinking
+ *   block first (it was written without thinking). The API counts thinking in `max_tokens`, wants the
  *   budget at least {@link minimumBudget} and below `max_tokens`: with a `maxOutputTokens`, the budget
  *   is cut to leave {@link answerReserve} tokens for the answer (no thinking when even the minimum
  *   does not fit); without one, `max_tokens` is the budget plus {@link defaultMaxTokens}. With
@@ -105,7 +107,7 @@ export interface Config {
 
 type Block = Record<string, unknown>
 
-interface Turn {
+export interface Turn {
   readonly role: "user" | "assistant"
   readonly content: Array<Block>
 }
@@ -218,13 +220,33 @@ const requestedBudget = (options: ModelRequestOptions.Options): number | undefin
 }
 
 /**
+ * Whether the API accepts thinking for this request: not with a forced tool choice (`required` or a
+ * named tool), and not when the request continues a tool loop whose assistant turn does not start
+ * with a thinking block (the turn was written without thinking, e.g. before a switch to a thinking
+ * variant; the API wants such a turn to start with one).
+ */
+const thinkingAllowed = (request: LLMRequest.Request, turns: ReadonlyArray<Turn>): boolean => {
+  const choice = request.toolChoice
+  if (choice !== undefined && (typeof choice !== "string" || choice === "required")) return false
+  const last = turns[turns.length - 1]
+  const previous = turns[turns.length - 2]
+  if (last === undefined || previous === undefined || last.role !== "user") return true
+  if (!last.content.some((block) => block.type === "tool_result")) return true
+  const first = previous.content[0]?.type
+  return first === "thinking" || first === "redacted_thinking"
+}
+
+/**
  * `max_tokens` and the thinking budget (undefined: no thinking) of a request: the budget fitted under
  * `maxOutputTokens` with {@link answerReserve} left, or `max_tokens` grown to hold it when the request
- * sets no limit.
+ * sets no limit. No thinking where the API refuses it (see `thinkingAllowed`).
  */
-export const thinking = (request: LLMRequest.Request): { readonly maxTokens: number; readonly budget?: number } => {
+export const thinking = (
+  request: LLMRequest.Request,
+  turns: ReadonlyArray<Turn> = messages(request)
+): { readonly maxTokens: number; readonly budget?: number } => {
   const limit = request.generation?.maxOutputTokens
-  const requested = requestedBudget(request.options ?? {})
+  const requested = thinkingAllowed(request, turns) ? requestedBudget(request.options ?? {}) : undefined
   if (requested === undefined) return { maxTokens: limit ?? defaultMaxTokens }
   if (limit === undefined) return { maxTokens: requested + defaultMaxTokens, budget: requested }
   const budget = Math.min(requested, limit - answerReserve)
@@ -252,7 +274,8 @@ export const body = (request: LLMRequest.Request): Record<string, unknown> => {
   const generation = request.generation ?? {}
   const options = request.options ?? {}
   const extra = Object.entries(request.providerOptions?.[optionsKey] ?? {}).filter(([key]) => !reservedKeys.has(key))
-  const { maxTokens, budget } = thinking(request)
+  const turns = messages(request)
+  const { maxTokens, budget } = thinking(request, turns)
   const thinks = budget !== undefined
   return {
     model: request.model.modelID,
@@ -260,7 +283,7 @@ export const body = (request: LLMRequest.Request): Record<string, unknown> => {
     ...(request.system === ""
       ? {}
       : { system: [{ type: "text", text: request.system, cache_control: cacheControl(request) }] }),
-    messages: messages(request),
+    messages: turns,
     ...(tools.length === 0
       ? {}
       : {
