@@ -226,7 +226,8 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
           protocol: provider.protocol,
           baseURL: provider.baseURL,
           apiKey: provider.apiKey,
-          headers: provider.headers
+          headers: provider.headers,
+          dialect: Provider.dialectOf(provider.npm)
         }))
       )
     ).pipe(Layer.provide(NodeHttpClient.layerUndici), Layer.provide(config))

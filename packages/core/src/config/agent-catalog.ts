@@ -51,6 +51,8 @@ export interface Agent {
   readonly steps?: number
   readonly temperature?: number
   readonly topP?: number
+  /** Upstream-shaped request options for this agent's requests, over the model's (see `RequestOptions`). */
+  readonly options?: ConfigInfo.RequestOptions
   readonly permission: Ruleset
 }
 
@@ -242,6 +244,7 @@ export const resolve = Effect.fn("AgentCatalog.resolve")(function* (
       ...(steps === undefined ? {} : { steps }),
       ...(config.temperature === undefined ? {} : { temperature: config.temperature }),
       ...(config.top_p === undefined ? {} : { topP: config.top_p }),
+      ...(config.options === undefined ? {} : { options: config.options }),
       permission: [...(builtin?.rules ?? defaults(options)), ...global, ...fromConfig(config)]
     })
   }

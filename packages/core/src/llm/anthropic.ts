@@ -5,7 +5,7 @@ export * as Anthropic from "./anthropic.js"
  *
  * Request ({@link body}):
  * - `model`, `max_tokens` (Generation Controls `maxOutputTokens`, else {@link defaultMaxTokens}: the
- *   protocol requires it, and the runner should pass the model's output limit);
+ *   protocol requires it, and the runner should pass the model's output limit; see thinking below);
  * - `system`: the request's system text as one text block (omitted when empty);
  * - `messages`: the lowered history (see `InstructionLowering`), consecutive same-role turns merged
  *   into one (the API wants alternating roles):
@@ -20,11 +20,30 @@ export * as Anthropic from "./anthropic.js"
  *     ordinary `text` block and redacted reasoning is dropped;
  *   - empty text blocks are dropped (the API rejects them);
  * - prompt caching: the system block and the last block of the last message carry
- *   `cache_control: {type: "ephemeral"}`, so the stable prefix (tools, system, the Instruction
- *   Baseline, the history so far) is read from the cache on the next step;
+ *   `cache_control: {type: "ephemeral"}` (with `ttl: "1h"` when the Model Request Option `cacheTtl`
+ *   is `1h`), so the stable prefix (tools, system, the Instruction Baseline, the history so far) is
+ *   read from the cache on the next step;
  * - `tools` (`input_schema`) and `tool_choice` (`auto`, `any` for required, `none`, `tool`) only when
- *   there are tools; `temperature`, `top_p`; `stream: true`; then the `"anthropic"` provider options,
- *   verbatim (e.g. `thinking: {type: "enabled", budget_tokens}`).
+ *   there are tools; `parallelToolCalls: false` adds `disable_parallel_tool_use: true` to the tool
+ *   choice (`auto` when the request names none; not with `none`, which cannot carry it);
+ * - extended thinking ({@link thinking}): on when the Model Request Options ask for it (a
+ *   `thinkingBudget`, else a `reasoningEffort` other than `none` through {@link effortBudgets}, else
+ *   `thinking: true` with the `medium` budget) and `thinking` is not `false`; sent as
+ *   `thinking: {type: "enabled", budget_tokens}`. Left out where the API refuses it: with a forced
+ *   tool choice, and when the request continues a tool loop whose assistant turn has no thinking
+ *   block first (it was written without thinking). The API counts thinking in `max_tokens`, wants the
+ *   budget at least {@link minimumBudget} and below `max_tokens`: with a `maxOutputTokens`, the budget
+ *   is cut to leave {@link answerReserve} tokens for the answer (no thinking when even the minimum
+ *   does not fit); without one, `max_tokens` is the budget plus {@link defaultMaxTokens}. With
+ *   thinking on, `temperature` and `top_k` are not sent and `top_p` only from 0.95 up (the API
+ *   rejects other sampling changes while thinking);
+ * - Generation Controls: `temperature`, `top_p`, `top_k`, `stopSequences` → `stop_sequences`. The
+ *   protocol has no seed or penalties, so `seed`, `presencePenalty`, `frequencyPenalty` are not sent;
+ * - Model Request Options: `serviceTier` → `service_tier`, and the above. Not sent (no such field in
+ *   Messages): `reasoningSummary`, `textVerbosity`, `store`, `include`, `promptCacheKey`,
+ *   `includeThoughts`;
+ * - `stream: true`; then the `"anthropic"` compatibility body fields, verbatim (they win over the
+ *   above).
  * Headers: `content-type`, `x-api-key` when there is a key, `anthropic-version: 2023-06-01`, the
  * provider's configured headers, then the request's headers (later wins).
  *
@@ -45,6 +64,7 @@ import * as InstructionLowering from "./instruction-lowering.js"
 import type * as LLMClient from "./llm-client.js"
 import * as LLMEvent from "./llm-event.js"
 import * as LLMRequest from "./llm-request.js"
+import type * as ModelRequestOptions from "./model-request-options.js"
 import * as NativeContinuation from "./native-continuation.js"
 import * as ProviderFailure from "./provider-failure.js"
 import * as ProviderHttp from "./provider-http.js"
@@ -54,8 +74,27 @@ export const optionsKey = "anthropic"
 
 export const apiVersion = "2023-06-01"
 
-/** `max_tokens` when the request sets no `maxOutputTokens`. */
+/** `max_tokens` when the request sets no `maxOutputTokens` (plus the thinking budget when thinking). */
 export const defaultMaxTokens = 8192
+
+/** The smallest thinking budget the API accepts. */
+export const minimumBudget = 1024
+
+/** Tokens of `max_tokens` kept for the answer when a thinking budget must be cut to fit. */
+export const answerReserve = 1024
+
+/**
+ * Thinking budgets (tokens) for each reasoning effort: our mapping, doubling from `low` up, with
+ * `minimal` the API's minimum. `none` means no thinking.
+ */
+export const effortBudgets: Readonly<Record<Exclude<ModelRequestOptions.ReasoningEffort, "none">, number>> = {
+  minimal: minimumBudget,
+  low: 4096,
+  medium: 8192,
+  high: 16_384,
+  xhigh: 32_768,
+  max: 65_536
+}
 
 export interface Config {
   readonly baseURL: string
@@ -68,7 +107,7 @@ export interface Config {
 
 type Block = Record<string, unknown>
 
-interface Turn {
+export interface Turn {
   readonly role: "user" | "assistant"
   readonly content: Array<Block>
 }
@@ -157,15 +196,75 @@ export const messages = (request: LLMRequest.Request): ReadonlyArray<Turn> => {
   const last = turns[turns.length - 1]
   const lastBlock = last?.content[last.content.length - 1]
   if (last !== undefined && lastBlock !== undefined && cacheable.has(String(lastBlock.type))) {
-    last.content[last.content.length - 1] = { ...lastBlock, cache_control: { type: "ephemeral" } }
+    last.content[last.content.length - 1] = { ...lastBlock, cache_control: cacheControl(request) }
   }
   return turns
 }
 
-const toolChoice = (choice: LLMRequest.ToolChoice): Block => {
-  if (typeof choice !== "string") return { type: "tool", name: choice.name }
-  return { type: choice === "required" ? "any" : choice }
+const cacheControl = (request: LLMRequest.Request): Block =>
+  request.options?.cacheTtl === "1h" ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" }
+
+/**
+ * The thinking budget the request asks for (see the module comment), before it is fitted to
+ * `max_tokens`; undefined for no thinking.
+ */
+const requestedBudget = (options: ModelRequestOptions.Options): number | undefined => {
+  if (options.thinking === false) return undefined
+  if (options.thinkingBudget !== undefined) {
+    return options.thinkingBudget === 0 ? undefined : Math.max(minimumBudget, options.thinkingBudget)
+  }
+  if (options.reasoningEffort !== undefined) {
+    return options.reasoningEffort === "none" ? undefined : effortBudgets[options.reasoningEffort]
+  }
+  return options.thinking === true ? effortBudgets.medium : undefined
 }
+
+/**
+ * Whether the API accepts thinking for this request: not with a forced tool choice (`required` or a
+ * named tool), and not when the request continues a tool loop whose assistant turn does not start
+ * with a thinking block (the turn was written without thinking, e.g. before a switch to a thinking
+ * variant; the API wants such a turn to start with one).
+ */
+const thinkingAllowed = (request: LLMRequest.Request, turns: ReadonlyArray<Turn>): boolean => {
+  const choice = request.toolChoice
+  if (choice !== undefined && (typeof choice !== "string" || choice === "required")) return false
+  const last = turns[turns.length - 1]
+  const previous = turns[turns.length - 2]
+  if (last === undefined || previous === undefined || last.role !== "user") return true
+  if (!last.content.some((block) => block.type === "tool_result")) return true
+  const first = previous.content[0]?.type
+  return first === "thinking" || first === "redacted_thinking"
+}
+
+/**
+ * `max_tokens` and the thinking budget (undefined: no thinking) of a request: the budget fitted under
+ * `maxOutputTokens` with {@link answerReserve} left, or `max_tokens` grown to hold it when the request
+ * sets no limit. No thinking where the API refuses it (see `thinkingAllowed`).
+ */
+export const thinking = (
+  request: LLMRequest.Request,
+  turns: ReadonlyArray<Turn> = messages(request)
+): { readonly maxTokens: number; readonly budget?: number } => {
+  const limit = request.generation?.maxOutputTokens
+  const requested = thinkingAllowed(request, turns) ? requestedBudget(request.options ?? {}) : undefined
+  if (requested === undefined) return { maxTokens: limit ?? defaultMaxTokens }
+  if (limit === undefined) return { maxTokens: requested + defaultMaxTokens, budget: requested }
+  const budget = Math.min(requested, limit - answerReserve)
+  return budget < minimumBudget ? { maxTokens: limit } : { maxTokens: limit, budget }
+}
+
+const toolChoice = (choice: LLMRequest.ToolChoice | undefined, parallel: boolean | undefined): Block | undefined => {
+  const base: Block | undefined =
+    choice === undefined
+      ? undefined
+      : typeof choice !== "string"
+        ? { type: "tool", name: choice.name }
+        : { type: choice === "required" ? "any" : choice }
+  if (parallel !== false || base?.type === "none") return base
+  return { ...(base ?? { type: "auto" }), disable_parallel_tool_use: true }
+}
+
+const field = (key: string, value: unknown): Block => (value === undefined ? {} : { [key]: value })
 
 const reservedKeys = new Set(["model", "system", "messages", "tools", "tool_choice", "stream"])
 
@@ -173,14 +272,18 @@ const reservedKeys = new Set(["model", "system", "messages", "tools", "tool_choi
 export const body = (request: LLMRequest.Request): Record<string, unknown> => {
   const tools = request.tools ?? []
   const generation = request.generation ?? {}
-  const options = Object.entries(request.providerOptions?.[optionsKey] ?? {}).filter(([key]) => !reservedKeys.has(key))
+  const options = request.options ?? {}
+  const extra = Object.entries(request.providerOptions?.[optionsKey] ?? {}).filter(([key]) => !reservedKeys.has(key))
+  const turns = messages(request)
+  const { maxTokens, budget } = thinking(request, turns)
+  const thinks = budget !== undefined
   return {
     model: request.model.modelID,
-    max_tokens: generation.maxOutputTokens ?? defaultMaxTokens,
+    max_tokens: maxTokens,
     ...(request.system === ""
       ? {}
-      : { system: [{ type: "text", text: request.system, cache_control: { type: "ephemeral" } }] }),
-    messages: messages(request),
+      : { system: [{ type: "text", text: request.system, cache_control: cacheControl(request) }] }),
+    messages: turns,
     ...(tools.length === 0
       ? {}
       : {
@@ -189,12 +292,16 @@ export const body = (request: LLMRequest.Request): Record<string, unknown> => {
             description: tool.description,
             input_schema: tool.inputSchema
           })),
-          ...(request.toolChoice === undefined ? {} : { tool_choice: toolChoice(request.toolChoice) })
+          ...field("tool_choice", toolChoice(request.toolChoice, options.parallelToolCalls))
         }),
-    ...(generation.temperature === undefined ? {} : { temperature: generation.temperature }),
-    ...(generation.topP === undefined ? {} : { top_p: generation.topP }),
+    ...(thinks ? { thinking: { type: "enabled", budget_tokens: budget } } : {}),
+    ...(thinks ? {} : field("temperature", generation.temperature)),
+    ...(thinks && (generation.topP ?? 0) < 0.95 ? {} : field("top_p", generation.topP)),
+    ...(thinks ? {} : field("top_k", generation.topK)),
+    ...field("stop_sequences", generation.stopSequences),
+    ...field("service_tier", options.serviceTier),
     stream: true,
-    ...Object.fromEntries(options)
+    ...Object.fromEntries(extra)
   }
 }
 

@@ -7,12 +7,13 @@ export * as LLMRequest from "./llm-request.js"
  * The runner assembles it: the ONE system text (agent prompt, Instruction Baseline, …, joined in the
  * order it wants them sent), the projected Session History as {@link Message}s in chronological order
  * (Instruction Updates included where they were admitted), the tool definitions, the Generation
- * Controls, the provider-option namespace and the extra headers (`x-session-id`, …). Adapters never
- * reorder the system text or the history, except that tool results are put in the order of the calls
- * they answer (see {@link ToolMessage}).
+ * Controls, the Model Request Options, the compatibility body fields and the extra headers
+ * (`x-session-id`, …). Adapters never reorder the system text or the history, except that tool
+ * results are put in the order of the calls they answer (see {@link ToolMessage}).
  */
 
 import { Schema } from "effect"
+import * as ModelRequestOptions from "./model-request-options.js"
 import * as NativeContinuation from "./native-continuation.js"
 
 /** The model a request is for: the provider's id in the catalog and the model's id on its wire. */
@@ -130,19 +131,31 @@ export const ToolChoice = Schema.Union(
 )
 export type ToolChoice = typeof ToolChoice.Type
 
-/** Generation Controls: provider-neutral sampling and output controls. Omitted means provider default. */
+/**
+ * Generation Controls: provider-neutral sampling and output controls. Omitted means provider default.
+ * `maxOutputTokens` bounds everything the model writes in the request, reasoning included where the
+ * provider counts it there (Anthropic's `max_tokens`). `stopSequences` end the output when produced.
+ * An adapter leaves out what its protocol cannot say (see each adapter's module comment).
+ */
 export const Generation = Schema.Struct({
   maxOutputTokens: Schema.optional(Schema.Number),
   temperature: Schema.optional(Schema.Number),
-  topP: Schema.optional(Schema.Number)
+  topP: Schema.optional(Schema.Number),
+  topK: Schema.optional(Schema.Number),
+  presencePenalty: Schema.optional(Schema.Number),
+  frequencyPenalty: Schema.optional(Schema.Number),
+  stopSequences: Schema.optional(Schema.Array(Schema.String)),
+  seed: Schema.optional(Schema.Number)
 })
 export interface Generation extends Schema.Schema.Type<typeof Generation> {}
 
 /**
- * The provider-option namespace: protocol id → wire fields. The adapter of that protocol merges its
- * entry into the request body as given (after its own fields, except the ones it owns: `model`,
- * `messages`/`system`, `tools`, `tool_choice`, `stream`, `stream_options`). Other entries are ignored.
- * Keys: `"openai-compatible"`, `"anthropic"`.
+ * Compatibility body fields, by protocol id: protocol id → wire fields. The adapter of that protocol
+ * merges its entry into the request body as given, after its own fields (so a field here wins over
+ * the adapter's encoding of the same name), except the ones it owns: `model`, `messages`/`system`,
+ * `tools`, `tool_choice`, `stream`, `stream_options`. Other entries are ignored. Keys:
+ * `"openai-compatible"`, `"anthropic"`. The runner puts here the request options it does not
+ * recognise (see `RequestOptions` in config), under the selected provider's protocol.
  */
 export const ProviderOptions = Schema.Record({ key: Schema.String, value: JsonObject })
 export type ProviderOptions = typeof ProviderOptions.Type
@@ -155,6 +168,8 @@ export const Request = Schema.Struct({
   tools: Schema.optional(Schema.Array(Tool)),
   toolChoice: Schema.optional(ToolChoice),
   generation: Schema.optional(Generation),
+  /** Model Request Options: provider-semantic, encoded (or left out) by the protocol adapter alone. */
+  options: Schema.optional(ModelRequestOptions.Options),
   providerOptions: Schema.optional(ProviderOptions),
   /** Extra request headers, e.g. `x-session-id` and `x-session-affinity`; they win over adapter defaults. */
   headers: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))

@@ -18,9 +18,21 @@ export * as OpenAICompatible from "./openai-compatible.js"
  *   calls they answer. The protocol has no error flag: the runner's output text says what failed.
  *   A tool message carries text only, so the files results return (an image `read` opened) follow
  *   the results in one user turn: a text naming the calls, then their file parts;
- * - `tools` (`type: "function"`) and `tool_choice` only when there are tools;
- * - `stream: true`, `stream_options: {include_usage: true}`; Generation Controls as `max_tokens`,
- *   `temperature`, `top_p`; then the `"openai-compatible"` provider options, verbatim.
+ * - `tools` (`type: "function"`), `tool_choice` and `parallel_tool_calls` only when there are tools
+ *   (OpenAI rejects `parallel_tool_calls` without them);
+ * - `stream: true`, `stream_options: {include_usage: true}`;
+ * - Generation Controls: `maxOutputTokens` as `max_tokens` (widest support among compatible servers),
+ *   or as `max_completion_tokens` in the `openai` {@link Dialect} (the official API, whose reasoning
+ *   models reject `max_tokens` and where it counts reasoning tokens too); `temperature`, `top_p`,
+ *   `presence_penalty`, `frequency_penalty`, `stop` (the list), `seed`; `top_k` only in the
+ *   `compatible` dialect (vLLM, llama.cpp, OpenRouter and others read it; OpenAI rejects it);
+ * - Model Request Options: `reasoningEffort` → `reasoning_effort`, `textVerbosity` → `verbosity`,
+ *   `store`, `promptCacheKey` → `prompt_cache_key`, `serviceTier` → `service_tier`,
+ *   `parallelToolCalls` → `parallel_tool_calls`. Chat completions has no field for the others, so
+ *   they are not sent: `reasoningSummary` and `include` (Responses API only), `thinking`,
+ *   `thinkingBudget`, `includeThoughts` (a reasoning model here is steered by `reasoning_effort`)
+ *   and `cacheTtl` (OpenAI caches prompts automatically);
+ * - then the `"openai-compatible"` compatibility body fields, verbatim (they win over the above).
  * Headers: `content-type`, `authorization: Bearer <apiKey>` when there is a key, the provider's
  * configured headers, then the request's headers (later wins).
  *
@@ -47,10 +59,19 @@ import * as ProviderHttp from "./provider-http.js"
 /** The provider-option namespace this adapter reads. */
 export const optionsKey = "openai-compatible"
 
+/**
+ * Which server speaks the protocol: `openai` is OpenAI's own API (`@ai-sdk/openai`), `compatible`
+ * any other server (`@ai-sdk/openai-compatible`: vLLM, llama.cpp, Ollama, OpenRouter, …). They differ
+ * in the output-limit field and in `top_k` (see the module comment).
+ */
+export type Dialect = "openai" | "compatible"
+
 export interface Config {
   readonly baseURL: string
   readonly apiKey?: string | undefined
   readonly headers?: Readonly<Record<string, string>> | undefined
+  /** Default `compatible`. */
+  readonly dialect?: Dialect | undefined
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -154,11 +175,15 @@ export const messages = (request: LLMRequest.Request): ReadonlyArray<Record<stri
 
 const reservedKeys = new Set(["model", "messages", "tools", "tool_choice", "stream", "stream_options"])
 
+/** `{[key]: value}`, or nothing when the value is undefined. */
+const field = (key: string, value: unknown): Record<string, unknown> => (value === undefined ? {} : { [key]: value })
+
 /** The JSON body of the chat completions request (see the module comment). */
-export const body = (request: LLMRequest.Request): Record<string, unknown> => {
+export const body = (request: LLMRequest.Request, dialect: Dialect = "compatible"): Record<string, unknown> => {
   const tools = request.tools ?? []
   const generation = request.generation ?? {}
-  const options = Object.entries(request.providerOptions?.[optionsKey] ?? {}).filter(([key]) => !reservedKeys.has(key))
+  const options = request.options ?? {}
+  const extra = Object.entries(request.providerOptions?.[optionsKey] ?? {}).filter(([key]) => !reservedKeys.has(key))
   return {
     model: request.model.modelID,
     messages: messages(request),
@@ -169,14 +194,25 @@ export const body = (request: LLMRequest.Request): Record<string, unknown> => {
             type: "function",
             function: { name: tool.name, description: tool.description, parameters: tool.inputSchema }
           })),
-          ...(request.toolChoice === undefined ? {} : { tool_choice: toolChoice(request.toolChoice) })
+          ...(request.toolChoice === undefined ? {} : { tool_choice: toolChoice(request.toolChoice) }),
+          ...field("parallel_tool_calls", options.parallelToolCalls)
         }),
     stream: true,
     stream_options: { include_usage: true },
-    ...(generation.maxOutputTokens === undefined ? {} : { max_tokens: generation.maxOutputTokens }),
-    ...(generation.temperature === undefined ? {} : { temperature: generation.temperature }),
-    ...(generation.topP === undefined ? {} : { top_p: generation.topP }),
-    ...Object.fromEntries(options)
+    ...field(dialect === "openai" ? "max_completion_tokens" : "max_tokens", generation.maxOutputTokens),
+    ...field("temperature", generation.temperature),
+    ...field("top_p", generation.topP),
+    ...(dialect === "compatible" ? field("top_k", generation.topK) : {}),
+    ...field("presence_penalty", generation.presencePenalty),
+    ...field("frequency_penalty", generation.frequencyPenalty),
+    ...field("stop", generation.stopSequences),
+    ...field("seed", generation.seed),
+    ...field("reasoning_effort", options.reasoningEffort),
+    ...field("verbosity", options.textVerbosity),
+    ...field("store", options.store),
+    ...field("prompt_cache_key", options.promptCacheKey),
+    ...field("service_tier", options.serviceTier),
+    ...Object.fromEntries(extra)
   }
 }
 
@@ -379,7 +415,7 @@ export const make = (config: Config): Effect.Effect<LLMClient.Interface, never, 
           providerID: request.model.providerID,
           url: ProviderHttp.join(config.baseURL, "chat/completions"),
           headers: headers(config, request),
-          body: body(request)
+          body: body(request, config.dialect)
         },
         () => decoder(request.model.providerID)
       ).pipe(

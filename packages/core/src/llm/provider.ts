@@ -45,6 +45,13 @@ export const protocolOf = (npm: string): Either.Either<Protocol, UnsupportedProt
     : Either.right(protocol)
 }
 
+/**
+ * The OpenAI-compatible dialect an `npm` value selects: `@ai-sdk/openai` is OpenAI's own API, anything
+ * else a compatible server (see `OpenAICompatible.Dialect`). A version suffix is ignored.
+ */
+export const dialectOf = (npm: string): OpenAICompatible.Dialect =>
+  npm.trim().replace(/^(@?[^@]+)@.*$/, "$1") === "@ai-sdk/openai" ? "openai" : "compatible"
+
 /** What is needed to talk to one provider. */
 export interface Settings {
   readonly protocol: Protocol
@@ -53,6 +60,8 @@ export interface Settings {
   readonly apiKey?: string | undefined
   /** Sent with every request of this provider; the request's own headers win over them. */
   readonly headers?: Readonly<Record<string, string>> | undefined
+  /** The OpenAI-compatible dialect ({@link dialectOf}); default `compatible`. */
+  readonly dialect?: OpenAICompatible.Dialect | undefined
 }
 
 /** The adapter of `settings.protocol` as an `LLMClient`. */
@@ -60,7 +69,7 @@ export const make = (settings: Settings): Effect.Effect<LLMClient.Interface, nev
   const config = { baseURL: settings.baseURL, apiKey: settings.apiKey, headers: settings.headers }
   switch (settings.protocol) {
     case "openai-compatible":
-      return OpenAICompatible.make(config)
+      return OpenAICompatible.make({ ...config, dialect: settings.dialect })
     case "anthropic":
       return Anthropic.make(config)
   }

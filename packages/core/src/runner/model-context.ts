@@ -2,12 +2,13 @@ export * as ModelContext from "./model-context.js"
 
 import { FileSystem } from "@effect/platform"
 import type { Errors, Model, SessionMessages } from "@opencode-ai/schema"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Either, Layer } from "effect"
 import { ContextBudget } from "../compaction/context-budget.js"
 import { ToolOutputPrune } from "../compaction/tool-output-prune.js"
 import type { AgentCatalog } from "../config/agent-catalog.js"
 import type { Catalog } from "../config/catalog.js"
 import { Config } from "../config/config.js"
+import { RequestOptions } from "../config/request-options.js"
 import { PromptFiles } from "../input/prompt-files.js"
 import { LLMRequest } from "../llm/llm-request.js"
 import { Permission } from "../permission/permission.js"
@@ -27,6 +28,11 @@ export interface Input {
   readonly agent: AgentCatalog.Agent
   readonly provider: Catalog.Provider
   readonly model: Catalog.Model
+  /**
+   * The variant the session's model reference selects; one the model does not offer (any more) is
+   * ignored (see `RequestOptions`).
+   */
+  readonly variant?: string | undefined
   /** The Instruction Baseline, verbatim (provider-cache prefix state). */
   readonly baseline: string
   /** Projected Session History, chronological (Instruction Updates included as system messages). */
@@ -190,10 +196,31 @@ export const systemText = (input: Pick<Input, "agent" | "provider" | "model" | "
 }
 
 /**
+ * The request settings of one Step (`RequestOptions.resolve`: the model's options, the selected
+ * variant, the agent's): Generation Controls, Model Request Options, and the compatibility body
+ * fields under the provider's protocol. An unavailable variant counts as none.
+ */
+const requestSettings = (
+  input: Pick<Input, "agent" | "provider" | "model" | "variant">
+): Pick<LLMRequest.Request, "generation" | "options" | "providerOptions"> => {
+  const variant =
+    input.variant === undefined ? undefined : Either.getOrUndefined(RequestOptions.variant(input.model, input.variant))
+  const resolved = RequestOptions.resolve({ model: input.model, variant, agent: input.agent })
+  return {
+    generation: resolved.generation,
+    ...(Object.keys(resolved.options).length > 0 ? { options: resolved.options } : {}),
+    ...(Object.keys(resolved.body).length > 0
+      ? { providerOptions: { [input.provider.protocol]: { ...resolved.body } } }
+      : {})
+  }
+}
+
+/**
  * Assembles the Model Context of one Step into one provider request: the ONE system text
- * ({@link systemText}), the projected history, the tools, the Generation
- * Controls and the session headers. At the step limit the tools stay declared (history may hold tool
- * calls) but `toolChoice` is `none`, and the max-steps instruction is the final assistant turn.
+ * ({@link systemText}), the projected history, the tools, the request settings
+ * ({@link requestSettings}), and the headers (the model's configured `headers`, then the
+ * session's). At the step limit the tools stay declared (history may hold tool calls) but
+ * `toolChoice` is `none`, and the max-steps instruction is the final assistant turn.
  */
 export const build = (input: Input): LLMRequest.Request => {
   const history =
@@ -212,12 +239,8 @@ export const build = (input: Input): LLMRequest.Request => {
     messages: [...messages(history, input.provider, input.model, input.files, input.agent), ...local(input)],
     ...(tools.length > 0 ? { tools } : {}),
     ...(input.lastStep && tools.length > 0 ? { toolChoice: "none" as const } : {}),
-    generation: {
-      ...(input.model.limit.output > 0 ? { maxOutputTokens: input.model.limit.output } : {}),
-      ...(input.agent.temperature !== undefined ? { temperature: input.agent.temperature } : {}),
-      ...(input.agent.topP !== undefined ? { topP: input.agent.topP } : {})
-    },
-    headers: { "x-session-id": input.sessionID, "x-session-affinity": input.sessionID }
+    ...requestSettings(input),
+    headers: { ...input.model.headers, "x-session-id": input.sessionID, "x-session-affinity": input.sessionID }
   }
 }
 
@@ -281,11 +304,22 @@ export const layer: Layer.Layer<
       const files = yield* PromptFiles.load(context, selection.model).pipe(
         Effect.provideService(FileSystem.FileSystem, fs)
       )
+      const variant = selection.ref.variant
+      if (variant !== undefined) {
+        const available = RequestOptions.variant(selection.model, variant)
+        if (Either.isLeft(available)) {
+          yield* Effect.logWarning("the session's model variant is unavailable; the model's options apply", {
+            sessionID: input.sessionID,
+            reason: available.left.message
+          })
+        }
+      }
       const request = build({
         sessionID: input.sessionID,
         agent: selection.agent,
         provider: selection.provider,
         model: selection.model,
+        variant,
         baseline: input.instructions.baseline,
         history: context,
         tools: selection.offered.definitions,

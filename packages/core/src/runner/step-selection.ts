@@ -11,7 +11,8 @@ import { ToolRegistry } from "../tool/tool-registry.js"
 
 /**
  * What a Step runs with, sampled when it starts:
- * - `Selected`: the agent, the resolved provider and model (`ref` names them), the tools offered to
+ * - `Selected`: the agent, the resolved provider and model (`ref` names them, with the session's
+ *   `variant` when its reference has one; `ModelContext` applies it), the tools offered to
  *   the model (`offered`: those the agent does not deny for every resource) and the tools that may
  *   run (`runnable`: the offered ones, or none at the agent's step limit, whatever the model still
  *   tries to call). `lastStep`: the agent's step allowance is reached with this Step;
@@ -80,6 +81,7 @@ export const layer: Layer.Layer<Service, never, Config.Service | Sessions.Servic
               : `Unknown model ${ref.value.providerID}/${ref.value.id}`
           })
         }
+        const variant = Option.getOrUndefined(ref)?.variant
         const lastStep = selected.value.steps !== undefined && step >= selected.value.steps
         // Tools the agent denies for every resource are not offered at all.
         const offered = yield* registry.materialize((names) =>
@@ -89,7 +91,12 @@ export const layer: Layer.Layer<Service, never, Config.Service | Sessions.Servic
           agent: selected.value,
           provider: found.value.provider,
           model: found.value.model,
-          ref: { id: found.value.model.id, providerID: found.value.provider.id },
+          // The variant (model request options) is the session's choice, for the model it names.
+          ref: {
+            id: found.value.model.id,
+            providerID: found.value.provider.id,
+            ...(variant === undefined ? {} : { variant })
+          },
           offered,
           // At the step limit nothing may run, whatever the model still tries to call.
           runnable: lastStep ? yield* registry.materialize(() => []) : offered,

@@ -9,8 +9,9 @@ export * as SessionSelection from "./session-selection.js"
  */
 
 import { Errors, Identifier, type Model, Quote } from "@opencode-ai/schema"
-import { Clock, Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Either, Layer, Option } from "effect"
 import * as Config from "../config/config.js"
+import * as RequestOptions from "../config/request-options.js"
 import * as SessionEvents from "./session-events.js"
 import * as Sessions from "./sessions.js"
 
@@ -26,7 +27,8 @@ export interface Interface {
     agent: string
   ) => Effect.Effect<void, Errors.SessionNotFoundError | Errors.InvalidRequestError>
   /**
-   * Selects `model` for the session's next Steps. Its provider and model must be configured, else
+   * Selects `model` for the session's next Steps. Its provider and model must be configured, and its
+   * `variant`, when given, must be one of the model's variants that is not disabled, else
    * InvalidRequestError (field `model`). Selecting the model the session already has (same provider,
    * model and variant) appends nothing. Unknown session → SessionNotFoundError (checked first).
    */
@@ -81,11 +83,16 @@ export const layer: Layer.Layer<Service, never, Sessions.Service | SessionEvents
               `Unknown provider ${Quote.input(model.providerID)} in model ${Quote.clip(`${model.providerID}/${model.id}`)}`
             )
           }
-          if (Option.isNone(config.findModel(model))) {
+          const found = config.findModel(model)
+          if (Option.isNone(found)) {
             return yield* invalid(
               "model",
               `Unknown model ${Quote.input(model.id)} of provider ${Quote.input(model.providerID)}`
             )
+          }
+          if (model.variant !== undefined) {
+            const variant = RequestOptions.variant(found.value.model, model.variant)
+            if (Either.isLeft(variant)) return yield* invalid("model", variant.left.message)
           }
           const current = session.model
           if (

@@ -147,6 +147,44 @@ describe("request shape", () => {
   )
 })
 
+describe("extended thinking where the API refuses it", () => {
+  const thinkingOf = (request: LLMRequest.Request) => Anthropic.body(request).thinking
+  const options = { reasoningEffort: "low" } as const
+  const call = LLMRequest.toolCall("toolu_1", "read", { path: "a" })
+  const result = LLMRequest.tool(LLMRequest.toolResult("toolu_1", "read", "contents"))
+
+  it("a forced tool choice turns it off; auto and none keep it", () => {
+    const tools = [{ name: "read", description: "Read", inputSchema: { type: "object" } }]
+    const on = { type: "enabled", budget_tokens: 4096 }
+    expect(thinkingOf(baseRequest({ options, tools }))).toEqual(on)
+    expect(thinkingOf(baseRequest({ options, tools, toolChoice: "auto" }))).toEqual(on)
+    expect(thinkingOf(baseRequest({ options, tools, toolChoice: "none" }))).toEqual(on)
+    expect(thinkingOf(baseRequest({ options, tools, toolChoice: "required" }))).toBeUndefined()
+    expect(thinkingOf(baseRequest({ options, tools, toolChoice: { type: "tool", name: "read" } }))).toBeUndefined()
+  })
+
+  it("a tool loop whose assistant turn starts without thinking continues without it; a new user turn may think", () => {
+    const withoutThinking = [LLMRequest.user("Q"), LLMRequest.assistant(call), result]
+    expect(thinkingOf(baseRequest({ options, messages: withoutThinking }))).toBeUndefined()
+    expect(
+      Anthropic.body(baseRequest({ options, messages: withoutThinking, generation: { temperature: 0.5 } }))
+    ).toMatchObject({
+      temperature: 0.5
+    })
+    const signed = LLMRequest.reasoning("thinking…", {
+      metadata: { anthropic: { signature: "sig" } },
+      replayable: true
+    })
+    const withThinking = [LLMRequest.user("Q"), LLMRequest.assistant(signed, call), result]
+    expect(thinkingOf(baseRequest({ options, messages: withThinking }))).toEqual({
+      type: "enabled",
+      budget_tokens: 4096
+    })
+    const answered = [...withoutThinking, LLMRequest.assistant(LLMRequest.text("done")), LLMRequest.user("Next")]
+    expect(thinkingOf(baseRequest({ options, messages: answered }))).toEqual({ type: "enabled", budget_tokens: 4096 })
+  })
+})
+
 describe("thinking signatures (Native Continuation Metadata)", () => {
   it.scoped("streamed with their signature, sent back natively only when replayable", () =>
     Effect.gen(function* () {

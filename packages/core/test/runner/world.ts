@@ -43,6 +43,8 @@ export const world = (
     readonly compaction?: Record<string, unknown>
     /** Answers requests when the script's queue is empty (ScriptedLLMServer `respond`). */
     readonly respond?: ScriptedLLMServer.Options["respond"]
+    /** Merged into the scripted model's config entry (e.g. `options`, `variants`, `headers`). */
+    readonly model?: Record<string, unknown>
     /** The scripted model's input kinds (`modalities.input`); default text only. */
     readonly input?: ReadonlyArray<string>
     /** Runs on the project directory before the Core starts and the session is created (e.g. `git init`). */
@@ -65,6 +67,7 @@ export const world = (
     }) as any
     if (options.limit !== undefined) scripted.provider.scripted.models.m.limit = options.limit
     if (options.models !== undefined) Object.assign(scripted.provider.scripted.models, options.models)
+    if (options.model !== undefined) Object.assign(scripted.provider.scripted.models.m, options.model)
     const config = Config.layerTest({
       ...scripted,
       ...(options.agent !== undefined ? { agent: options.agent } : {}),

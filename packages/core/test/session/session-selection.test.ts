@@ -89,4 +89,27 @@ describe("SessionSelection", () => {
         })
       )
   )
+
+  it.scoped("switchModel rejects a variant the model does not have, or has disabled, naming the ones it has", () =>
+    withCore((w) =>
+      Effect.gen(function* () {
+        const selection = yield* SessionSelection.Service
+        const session = yield* createSession(w)
+        const unknown = yield* Effect.flip(
+          selection.switchModel(session.id, { providerID: "local", id: "llama", variant: "slow" })
+        )
+        expect(unknown).toMatchObject({ _tag: "InvalidRequestError", field: "model" })
+        expect(unknown.message).toContain('Model local/llama has no variant "slow" (its variants: fast)')
+        const disabled = yield* Effect.flip(
+          selection.switchModel(session.id, { providerID: "local", id: "llama", variant: "deep" })
+        )
+        expect(disabled.message).toContain('has no enabled variant "deep"')
+        const none = yield* Effect.flip(
+          selection.switchModel(session.id, { providerID: "local", id: "qwen", variant: "fast" })
+        )
+        expect(none.message).toContain("(it has no variants)")
+        expect(yield* types(session.id)).toEqual(["session.created"])
+      })
+    )
+  )
 })

@@ -8,13 +8,19 @@ import { Core } from "../../src/core.js"
 import { Sessions } from "../../src/session/sessions.js"
 import { tempDir } from "../fixture.js"
 
-/** The configuration the session tests run with: one provider with two models; the built-in agents. */
+/**
+ * The configuration the session tests run with: one provider with two models (`llama` has a variant
+ * `fast` and a disabled one, `deep`); the built-in agents.
+ */
 export const config: ConfigInfo.Info = {
   provider: {
     local: {
       npm: "@ai-sdk/openai-compatible",
       options: { baseURL: "http://127.0.0.1:1/v1" },
-      models: { qwen: {}, llama: {} }
+      models: {
+        qwen: {},
+        llama: { variants: { fast: { reasoningEffort: "low" }, deep: { reasoningEffort: "high", disabled: true } } }
+      }
     }
   },
   model: "local/qwen"
