@@ -10,8 +10,8 @@ import {
   Locations,
   SessionInput,
   SessionRunner,
-  SessionTitle,
   Sessions,
+  SessionTitle,
   TitlePrompt
 } from "@opencode-ai/core"
 import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
