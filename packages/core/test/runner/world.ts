@@ -37,6 +37,8 @@ export const world = (
     readonly reference?: Record<string, unknown>
     /** The scripted model's token limits (default: context 100,000, output 1,000). */
     readonly limit?: { readonly context: number; readonly output: number }
+    /** The scripted model's `cost` (models.dev shape, USD per million tokens); default none (it costs 0). */
+    readonly cost?: Record<string, unknown>
     /** The config's `mcp` key. */
     readonly mcp?: Record<string, unknown>
     /** The config's `compaction` key. */
@@ -60,6 +62,7 @@ export const world = (
       ...(options.input === undefined ? {} : { input: options.input })
     }) as any
     if (options.limit !== undefined) scripted.provider.scripted.models.m.limit = options.limit
+    if (options.cost !== undefined) scripted.provider.scripted.models.m.cost = options.cost
     const config = Config.layerTest({
       ...scripted,
       ...(options.agent !== undefined ? { agent: options.agent } : {}),
