@@ -25,7 +25,8 @@ export * as MessageProjection from "./message-projection.js"
  *
  * `*.ended` events carry the full value, so text and reasoning are set from them, never from deltas
  * (which are live-only). Events that make no message (`prompt.admitted`, `moved`, `retried`, the
- * revert family, `compaction.started`, `title.updated`, `usage.recorded`) leave messages alone; `shell.*` are not projected yet.
+ * revert family, `compaction.started`, `title.updated`, `usage.recorded`) leave messages alone;
+ * `shell.*` are not projected yet.
  *
  * A transition the log should never contain (an event for a missing or differently typed message, a
  * tool settled twice, a message created twice) is a broken invariant: {@link reduce} throws
