@@ -43,6 +43,7 @@ import * as SessionHistory from "./session/session-history.js"
 import * as SessionMove from "./session/session-move.js"
 import * as SessionRevert from "./session/session-revert.js"
 import * as SessionSelection from "./session/session-selection.js"
+import * as SessionTitle from "./session/session-title.js"
 import * as Sessions from "./session/sessions.js"
 import * as SkillTool from "./skill/skill-tool.js"
 import * as Skills from "./skill/skills.js"
@@ -127,6 +128,7 @@ export type Services =
   | ModelContext.Service
   | StepRunner.Service
   | Compaction.Service
+  | SessionTitle.Service
   | SessionDrain.Service
 
 /**
@@ -265,7 +267,9 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
     ),
     StepRunner.layer(retry).pipe(Layer.provide(Layer.fresh(ToolSettlement.layer)), Layer.provide(llm)),
     // Compaction rebaselines from the Instructions the boundary composes.
-    Compaction.layer(retry).pipe(Layer.provide(boundary), Layer.provide(llm))
+    Compaction.layer(retry).pipe(Layer.provide(boundary), Layer.provide(llm)),
+    // The hidden title agent names new sessions after their first Step.
+    SessionTitle.layer(retry).pipe(Layer.provide(llm))
   )
   const runner = Layer.fresh(
     SessionRunner.layer(options.recover === undefined ? {} : { recover: options.recover })

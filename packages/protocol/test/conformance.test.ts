@@ -24,9 +24,11 @@ const DOC_KEYS = new Set(["description", "title", "examples", "$comment", "$id",
  * Components compared by name only: their shapes differ from the reference on purpose, and
  * `packages/schema/test/reference-shapes.test.ts` asserts exactly how (its residuals). `V2Event` (the
  * `GET /api/event` stream) is the contract's union restricted to what this runtime emits, plus our
- * `server.heartbeat`, with the v2 session record in `session.created`.
+ * `server.heartbeat`, with the v2 session record in `session.created`. `SessionDurableEvent` (and
+ * `SessionHistory`, which pages it) are the contract's durable union, every member in its order,
+ * followed by our `session.next.title.updated` and `session.next.usage.recorded` extensions.
  */
-const CHECKED_BY_NAME = new Set(["V2Event"])
+const CHECKED_BY_NAME = new Set(["V2Event", "SessionDurableEvent", "SessionHistory"])
 
 /**
  * Resolves refs and removes what only documents a schema, so equal shapes compare equal. A `$ref`'s

@@ -418,12 +418,46 @@ export const SessionNextRevertCommitted = define(
 )
 export interface SessionNextRevertCommitted extends Schema.Schema.Type<typeof SessionNextRevertCommitted> {}
 
+// ── Extensions (ours; not in the upstream contract) ─────────────────────────────────────────────
+//
+// The v2 contract keeps a session's title, cost and tokens on SessionV2Info but has no durable event
+// that changes the title, and only `step.ended` carries usage. These two events fill those gaps; they
+// are appended to the session's log like the contract's and replayed with it.
+
+/**
+ * Extension: the hidden `title` agent named the session. `title` is the new SessionV2Info title
+ * (one line, at most 100 characters). Appended at most once per session, and never for a child
+ * session or one whose title was given when it was created; the projection sets the session's title
+ * in the same transaction.
+ */
+export const SessionNextTitleUpdated = define(
+  "session.next.title.updated",
+  { ...at, title: Schema.String },
+  "SessionNextTitleUpdated"
+)
+export interface SessionNextTitleUpdated extends Schema.Schema.Type<typeof SessionNextTitleUpdated> {}
+
+/**
+ * Extension: the usage of a provider request the runtime made for the session outside its Steps (the
+ * hidden `compaction` and `title` agents' requests): `agent` made it to `model`, which billed
+ * `tokens` (disjoint counts, as on `step.ended`) costing `cost` USD. The session's `cost` and
+ * `tokens` add it, like a `step.ended`'s. Committed in the transaction of the result it paid for
+ * (`compaction.ended`, `title.updated`), or alone when the request produced no usable result.
+ */
+export const SessionNextUsageRecorded = define(
+  "session.next.usage.recorded",
+  { ...at, agent: Schema.String, model: ModelRef, cost: Schema.Number, tokens: Tokens },
+  "SessionNextUsageRecorded"
+)
+export interface SessionNextUsageRecorded extends Schema.Schema.Type<typeof SessionNextUsageRecorded> {}
+
 // ── Unions ──────────────────────────────────────────────────────────────────────────────────────
 
 /**
  * The `session.next.*` events that are committed to a session's log and replayed by
- * `GET /api/session/{id}/event` and `/history`, in the contract's order. `session.created` is not a
- * member (the contract's union leaves it out); see {@link SessionLogEvent}.
+ * `GET /api/session/{id}/event` and `/history`, in the contract's order, then our extensions
+ * (`title.updated`, `usage.recorded`). `session.created` is not a member (the contract's union
+ * leaves it out); see {@link SessionLogEvent}.
  */
 export const SessionDurableEvent = Schema.Union(
   SessionNextAgentSwitched,
@@ -453,7 +487,10 @@ export const SessionDurableEvent = Schema.Union(
   SessionNextCompactionEnded,
   SessionNextRevertStaged,
   SessionNextRevertCleared,
-  SessionNextRevertCommitted
+  SessionNextRevertCommitted,
+  // Extensions, after the contract's members.
+  SessionNextTitleUpdated,
+  SessionNextUsageRecorded
 ).annotations({ identifier: "SessionDurableEvent" })
 export type SessionDurableEvent = typeof SessionDurableEvent.Type
 
@@ -510,7 +547,9 @@ export const durableVersion: { readonly [T in SessionLogEvent["type"]]: number }
   "session.next.compaction.ended": 1,
   "session.next.revert.staged": 1,
   "session.next.revert.cleared": 1,
-  "session.next.revert.committed": 1
+  "session.next.revert.committed": 1,
+  "session.next.title.updated": 1,
+  "session.next.usage.recorded": 1
 }
 
 /**

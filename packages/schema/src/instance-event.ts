@@ -29,13 +29,15 @@ import {
   SessionNextTextDelta,
   SessionNextTextEnded,
   SessionNextTextStarted,
+  SessionNextTitleUpdated,
   SessionNextToolCalled,
   SessionNextToolFailed,
   SessionNextToolInputDelta,
   SessionNextToolInputEnded,
   SessionNextToolInputStarted,
   SessionNextToolProgress,
-  SessionNextToolSuccess
+  SessionNextToolSuccess,
+  SessionNextUsageRecorded
 } from "./event.js"
 import { PermissionV2Asked, PermissionV2Replied } from "./permission-request.js"
 import { QuestionV2Asked, QuestionV2Rejected, QuestionV2Replied } from "./question-request.js"
@@ -70,7 +72,8 @@ export interface GlobalDisposed extends Schema.Schema.Type<typeof GlobalDisposed
  * every `session.next.*` event (durable ones as they commit, plus the live-only deltas), the
  * permission requests' `permission.v2.asked`/`replied`, the question requests' `question.v2.asked`/`replied`/`rejected`, and the stream lifecycle. The contract's other
  * members (legacy message and part events, legacy permissions,
- * questions, PTYs, files, workspaces, ...) join as their features arrive. `server.heartbeat` is ours.
+ * questions, PTYs, files, workspaces, ...) join as their features arrive. `server.heartbeat` and the
+ * `session.next.title.updated` / `usage.recorded` extensions are ours.
  */
 export const V2Event = Schema.Union(
   SessionCreated,
@@ -106,6 +109,8 @@ export const V2Event = Schema.Union(
   SessionNextRevertStaged,
   SessionNextRevertCleared,
   SessionNextRevertCommitted,
+  SessionNextTitleUpdated,
+  SessionNextUsageRecorded,
   PermissionV2Asked,
   PermissionV2Replied,
   QuestionV2Asked,

@@ -113,7 +113,11 @@ const extensions: Record<string, string> = {
   ForbiddenHostError: "a foreign Host on a loopback listener (403, DNS rebinding); upstream accepts any Host",
   PayloadTooLargeError: "the 413 of a body over server.max_body; upstream has no body limit",
   JsonValue: "any JSON value (the Instructions work's InstructionEntry values); upstream inlines no such component",
-  McpServerInfo: "an MCP server's status (GET /api/mcp, an extension operation); the v2 reference lists no MCP servers"
+  McpServerInfo: "an MCP server's status (GET /api/mcp, an extension operation); the v2 reference lists no MCP servers",
+  SessionNextTitleUpdated:
+    "the hidden title agent's title, durably (issue 14): the v2 contract keeps SessionV2Info.title but has no event changing it",
+  SessionNextUsageRecorded:
+    "the usage and cost of the compaction and title requests (issue 14): the v2 contract carries usage on step.ended only"
 }
 
 /**
@@ -149,8 +153,13 @@ type Residual =
       readonly at: string
       /** `type` literals of our alternatives that the reference union does not have. */
       readonly extensions: ReadonlyArray<string>
+      /** Besides the extensions, ours has every member of the reference union (not only some). */
+      readonly exact?: boolean
       readonly reason: string
     }
+
+/** Our durable `session.next.*` events that the contract does not have (see `Event`'s extensions). */
+const durableExtensions = ["session.next.title.updated", "session.next.usage.recorded"]
 
 const createdInfo =
   "our log's session.created carries the v2 record SessionV2Info (what this runtime serves); upstream's " +
@@ -168,8 +177,22 @@ const residuals: ReadonlyArray<Residual> = [
     theirs: "Session",
     reason: createdInfo
   },
-  { kind: "oneOf", component: "SessionDurableEvent", at: "", reason: oneOf },
-  { kind: "oneOf", component: "SessionHistory", at: "/properties/data/items", reason: oneOf },
+  {
+    kind: "subset",
+    component: "SessionDurableEvent",
+    at: "",
+    extensions: durableExtensions,
+    exact: true,
+    reason: `${oneOf}; our two extension events follow the contract's members`
+  },
+  {
+    kind: "subset",
+    component: "SessionHistory",
+    at: "/properties/data/items",
+    extensions: durableExtensions,
+    exact: true,
+    reason: `${oneOf}; our two extension events follow the contract's members`
+  },
   {
     kind: "substitute",
     component: "V2Event",
@@ -183,7 +206,7 @@ const residuals: ReadonlyArray<Residual> = [
     kind: "subset",
     component: "V2Event",
     at: "",
-    extensions: ["server.heartbeat"],
+    extensions: ["server.heartbeat", ...durableExtensions],
     reason:
       "restricted to what this runtime emits now (session.created, every session.next event, the stream " +
       "lifecycle), plus our server.heartbeat; upstream's other members join with their features"
@@ -224,7 +247,10 @@ const applyResidual = (ours: Json, theirs: Json, r: Residual): Json => {
       const alternatives: Array<Json> = mine.anyOf
       for (const extra of r.extensions) expect(alternatives.map(typeOf)).toContain(extra)
       const kept = alternatives.filter((a) => !r.extensions.includes(typeOf(a) ?? ""))
-      const index = (other.anyOf as Array<Json>).map(key)
+      // A reference `oneOf` union (see the `oneOf` residual) compares like an `anyOf` one.
+      const theirAlternatives: Array<Json> = other.anyOf ?? other.oneOf
+      if (r.exact === true) expect(kept.length, `${r.component}: every reference member`).toBe(theirAlternatives.length)
+      const index = theirAlternatives.map(key)
       const positions = kept.map((a) => index.indexOf(key(a)))
       for (const [i, at] of positions.entries())
         expect(at, `${r.component}: ${typeOf(kept[i])} is in the reference union`).toBeGreaterThanOrEqual(0)

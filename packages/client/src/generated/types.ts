@@ -577,7 +577,7 @@ export interface SessionCreated {
   }
 }
 
-export type SessionDurableEvent = SessionNextAgentSwitched | SessionNextModelSwitched | SessionNextMoved | SessionNextPrompted | SessionNextPromptAdmitted | SessionNextContextUpdated | SessionNextSynthetic | SessionNextShellStarted | SessionNextShellEnded | SessionNextStepStarted | SessionNextStepEnded | SessionNextStepFailed | SessionNextTextStarted | SessionNextTextEnded | SessionNextToolInputStarted | SessionNextToolInputEnded | SessionNextToolCalled | SessionNextToolProgress | SessionNextToolSuccess | SessionNextToolFailed | SessionNextReasoningStarted | SessionNextReasoningEnded | SessionNextRetried | SessionNextCompactionStarted | SessionNextCompactionEnded | SessionNextRevertStaged | SessionNextRevertCleared | SessionNextRevertCommitted
+export type SessionDurableEvent = SessionNextAgentSwitched | SessionNextModelSwitched | SessionNextMoved | SessionNextPrompted | SessionNextPromptAdmitted | SessionNextContextUpdated | SessionNextSynthetic | SessionNextShellStarted | SessionNextShellEnded | SessionNextStepStarted | SessionNextStepEnded | SessionNextStepFailed | SessionNextTextStarted | SessionNextTextEnded | SessionNextToolInputStarted | SessionNextToolInputEnded | SessionNextToolCalled | SessionNextToolProgress | SessionNextToolSuccess | SessionNextToolFailed | SessionNextReasoningStarted | SessionNextReasoningEnded | SessionNextRetried | SessionNextCompactionStarted | SessionNextCompactionEnded | SessionNextRevertStaged | SessionNextRevertCleared | SessionNextRevertCommitted | SessionNextTitleUpdated | SessionNextUsageRecorded
 
 export interface SessionErrorUnknown {
   readonly type: "unknown"
@@ -1426,6 +1426,27 @@ export interface SessionNextTextStarted {
   }
 }
 
+export interface SessionNextTitleUpdated {
+  /** a string starting with "evt_" */
+  readonly id: string
+  readonly metadata?: {
+    readonly [key: string]: unknown
+  }
+  readonly type: "session.next.title.updated"
+  readonly durable?: {
+    readonly aggregateID: string
+    readonly seq: Int
+    readonly version: Int
+  }
+  readonly location?: LocationRef
+  readonly data: {
+    readonly timestamp: number
+    /** a string starting with "ses" */
+    readonly sessionID: string
+    readonly title: string
+  }
+}
+
 export interface SessionNextToolCalled {
   /** a string starting with "evt_" */
   readonly id: string
@@ -1618,6 +1639,38 @@ export interface SessionNextToolSuccess {
   }
 }
 
+export interface SessionNextUsageRecorded {
+  /** a string starting with "evt_" */
+  readonly id: string
+  readonly metadata?: {
+    readonly [key: string]: unknown
+  }
+  readonly type: "session.next.usage.recorded"
+  readonly durable?: {
+    readonly aggregateID: string
+    readonly seq: Int
+    readonly version: Int
+  }
+  readonly location?: LocationRef
+  readonly data: {
+    readonly timestamp: number
+    /** a string starting with "ses" */
+    readonly sessionID: string
+    readonly agent: string
+    readonly model: ModelRef
+    readonly cost: number
+    readonly tokens: {
+      readonly input: number
+      readonly output: number
+      readonly reasoning: number
+      readonly cache: {
+        readonly read: number
+        readonly write: number
+      }
+    }
+  }
+}
+
 export interface SessionNotFoundError {
   readonly sessionID: string
   readonly message: string
@@ -1697,7 +1750,7 @@ export interface UnknownError {
   readonly _tag: "UnknownError"
 }
 
-export type V2Event = SessionCreated | SessionNextAgentSwitched | SessionNextModelSwitched | SessionNextMoved | SessionNextPrompted | SessionNextPromptAdmitted | SessionNextContextUpdated | SessionNextSynthetic | SessionNextShellStarted | SessionNextShellEnded | SessionNextStepStarted | SessionNextStepEnded | SessionNextStepFailed | SessionNextTextStarted | SessionNextTextDelta | SessionNextTextEnded | SessionNextReasoningStarted | SessionNextReasoningDelta | SessionNextReasoningEnded | SessionNextToolInputStarted | SessionNextToolInputDelta | SessionNextToolInputEnded | SessionNextToolCalled | SessionNextToolProgress | SessionNextToolSuccess | SessionNextToolFailed | SessionNextRetried | SessionNextCompactionStarted | SessionNextCompactionDelta | SessionNextCompactionEnded | SessionNextRevertStaged | SessionNextRevertCleared | SessionNextRevertCommitted | PermissionV2Asked | PermissionV2Replied | QuestionV2Asked | QuestionV2Replied | QuestionV2Rejected | ServerConnected | GlobalDisposed | ServerHeartbeat
+export type V2Event = SessionCreated | SessionNextAgentSwitched | SessionNextModelSwitched | SessionNextMoved | SessionNextPrompted | SessionNextPromptAdmitted | SessionNextContextUpdated | SessionNextSynthetic | SessionNextShellStarted | SessionNextShellEnded | SessionNextStepStarted | SessionNextStepEnded | SessionNextStepFailed | SessionNextTextStarted | SessionNextTextDelta | SessionNextTextEnded | SessionNextReasoningStarted | SessionNextReasoningDelta | SessionNextReasoningEnded | SessionNextToolInputStarted | SessionNextToolInputDelta | SessionNextToolInputEnded | SessionNextToolCalled | SessionNextToolProgress | SessionNextToolSuccess | SessionNextToolFailed | SessionNextRetried | SessionNextCompactionStarted | SessionNextCompactionDelta | SessionNextCompactionEnded | SessionNextRevertStaged | SessionNextRevertCleared | SessionNextRevertCommitted | SessionNextTitleUpdated | SessionNextUsageRecorded | PermissionV2Asked | PermissionV2Replied | QuestionV2Asked | QuestionV2Replied | QuestionV2Rejected | ServerConnected | GlobalDisposed | ServerHeartbeat
 
 /** The input of `health.get`: it takes none. */
 export type HealthGetInput = Record<string, never>

@@ -1,6 +1,6 @@
 export * as Compaction from "./compaction.js"
 
-import { type Errors, Identifier, type Location, type SessionMessages } from "@opencode-ai/schema"
+import { type Errors, Identifier, type Location, type Session, type SessionMessages } from "@opencode-ai/schema"
 import { Clock, Context, Data, Effect, Layer, Option, Stream } from "effect"
 import type { AgentCatalog } from "../config/agent-catalog.js"
 import type { Catalog } from "../config/catalog.js"
@@ -16,6 +16,7 @@ import { StepEvent } from "../runner/step-event.js"
 import type { StepSelection } from "../runner/step-selection.js"
 import { SessionEvents } from "../session/session-events.js"
 import { SessionHistory } from "../session/session-history.js"
+import { StepCost } from "../session/step-cost.js"
 import { ContextBudget } from "./context-budget.js"
 import { ConversationTranscript } from "./conversation-transcript.js"
 
@@ -38,9 +39,12 @@ import { ConversationTranscript } from "./conversation-transcript.js"
  * configured model, else the Step's), with no tools, and is retried like a Step's while nothing was
  * streamed.
  *
- * Completion commits the compaction message, the rebaselined InstructionCheckpoint (see
+ * Completion commits the compaction message, the request's usage and cost
+ * (`session.next.usage.recorded`, agent `compaction`, priced by the compaction model's catalog cost:
+ * the session's totals include it), the rebaselined InstructionCheckpoint (see
  * InstructionCheckpoint.compacted) and, when the drain continues with a Step, a synthetic
- * continuation message, all in one transaction. From then on Session History is the compaction
+ * continuation message, all in one transaction. A failed compaction whose provider still reported
+ * usage records that usage alone. From then on Session History is the compaction
  * message (summary, then the kept part) and what follows it; earlier messages and Instruction
  * Updates stay in the durable log and the transcript.
  *
@@ -149,8 +153,17 @@ export const layer = (
         }
       }
 
-      /** Streams the summary, publishing each delta live; fails with the provider's final error. */
-      const summarize = (sessionID: string, messageID: Identifier.MessageID, request: LLMRequest.Request) =>
+      /**
+       * Streams the summary, publishing each delta live; fails with the provider's final error.
+       * `usage` receives the request's token usage as soon as the provider reports it (so an empty
+       * summary's usage is still known).
+       */
+      const summarize = (
+        sessionID: string,
+        messageID: Identifier.MessageID,
+        request: LLMRequest.Request,
+        usage: { tokens?: Session.Tokens }
+      ) =>
         Effect.gen(function* () {
           const texts: Array<string> = []
           let streamed = ""
@@ -170,6 +183,7 @@ export const layer = (
                 )
               }
               if (event.type === "text-end") texts.push(event.text)
+              if (event.type === "usage") usage.tokens = event.tokens
               return Effect.void
             })
           )
@@ -224,14 +238,26 @@ export const layer = (
             generation: compactor.model.limit.output > 0 ? { maxOutputTokens: compactor.model.limit.output } : {},
             headers: { "x-session-id": sessionID, "x-session-affinity": sessionID }
           }
-          const summary = yield* Effect.either(summarize(sessionID, messageID, request))
-          if (summary._tag === "Left") {
-            yield* Effect.logWarning("compaction failed", { error: summary.left.message })
-            return Result.Failed({ message: `Compaction failed: ${summary.left.message}` })
-          }
-          if (summary.right.length === 0) {
-            yield* Effect.logWarning("compaction failed: the model wrote no summary")
-            return Result.Failed({ message: "Compaction failed: the model wrote no summary" })
+          const usage: { tokens?: Session.Tokens } = {}
+          const summary = yield* Effect.either(summarize(sessionID, messageID, request, usage))
+          // What the request cost, as its own event (the contract's compaction.ended has no usage).
+          const spent =
+            usage.tokens === undefined
+              ? []
+              : [
+                  StepEvent.make("session.next.usage.recorded", {
+                    agent: "compaction",
+                    model: { providerID: compactor.provider.id, id: compactor.model.id },
+                    cost: StepCost.of(compactor.model.cost, usage.tokens),
+                    tokens: usage.tokens
+                  })
+                ]
+          if (summary._tag === "Left" || summary.right.length === 0) {
+            const message = summary._tag === "Left" ? summary.left.message : "the model wrote no summary"
+            yield* Effect.logWarning("compaction failed", { error: message })
+            // A failed compaction's usage still counts (the session itself is untouched).
+            if (spent.length > 0) yield* StepEvent.append(events, sessionID, spent)
+            return Result.Failed({ message: `Compaction failed: ${message}` })
           }
 
           const timestamp = yield* Clock.currentTimeMillis
@@ -242,6 +268,7 @@ export const layer = (
               text: summary.right,
               recent: ConversationTranscript.render(tail)
             }),
+            ...spent,
             ...(input.continuation
               ? [
                   StepEvent.make("session.next.synthetic", {

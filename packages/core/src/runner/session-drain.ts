@@ -7,6 +7,7 @@ import { Config } from "../config/config.js"
 import { SessionInput } from "../input/session-input.js"
 import { Locations } from "../location/locations.js"
 import { KnownSessions } from "../session/known-sessions.js"
+import { SessionTitle } from "../session/session-title.js"
 import { Sessions } from "../session/sessions.js"
 import { ModelContext } from "./model-context.js"
 import { Recovery } from "./recovery.js"
@@ -31,7 +32,9 @@ import { StepSelection } from "./step-selection.js"
  *      Automatic compaction (`compaction.auto`): when the request's projected input exceeds the
  *      model's usable context, the session is compacted first (with a synthetic continuation) and
  *      the Step starts over from the boundary, which sees the new baseline and history;
- *   4. {@link StepRunner}: the provider stream and the settlement of its tool calls. Overflow
+ *   4. {@link StepRunner}: the provider stream and the settlement of its tool calls (`step.ended`
+ *      carries the Step's cost from the model's catalog pricing); a Step that settled is offered to
+ *      {@link SessionTitle}, which names a new session in the background. Overflow
  *      recovery (`compaction.auto`): an overflow before any output leaves no record; the session is
  *      compacted once and the same Step makes its second Physical Attempt. An overflow on that
  *      attempt fails the Step; nothing loops.
@@ -78,6 +81,7 @@ export const layer: Layer.Layer<
   | StepRunner.Service
   | Compaction.Service
   | Config.Service
+  | SessionTitle.Service
 > = Layer.effect(
   Service,
   Effect.gen(function* () {
@@ -93,6 +97,7 @@ export const layer: Layer.Layer<
     const stepRunner = yield* StepRunner.Service
     const compaction = yield* Compaction.Service
     const config = yield* Config.Service
+    const titles = yield* SessionTitle.Service
 
     // Sessions Recovery found at startup, whose next drain checks whether to continue them.
     const resuming = new Set<string>()
@@ -228,6 +233,7 @@ export const layer: Layer.Layer<
             directory: location.directory,
             agent: selected.agent,
             model: selected.ref,
+            pricing: selected.model.cost,
             request: assembled.request,
             tools: selected.runnable,
             recoverOverflow: config.compaction.auto && compacted !== "overflow"
@@ -246,6 +252,8 @@ export const layer: Layer.Layer<
           compacted = "none"
           step++
           if (outcome._tag !== "Continue" && outcome._tag !== "Stop") return "stopped" as const
+          // A session's first settled Step gets it a title, off this fiber (see SessionTitle).
+          yield* titles.consider({ sessionID, step: { provider: selected.provider, model: selected.model } })
           continuing = outcome._tag === "Continue" && !selected.lastStep
         }
       })

@@ -3,6 +3,7 @@ export * as StepRunner from "./step-runner.js"
 import { Identifier, type Model } from "@opencode-ai/schema"
 import { type Chunk, Clock, Context, Data, Effect, Fiber, Layer, Option, Ref, Stream } from "effect"
 import type { AgentCatalog } from "../config/agent-catalog.js"
+import type { Catalog } from "../config/catalog.js"
 import { LiveBus } from "../event/live-bus.js"
 import { LLMClient } from "../llm/llm-client.js"
 import type { LLMError } from "../llm/llm-error.js"
@@ -10,6 +11,7 @@ import type { LLMEvent } from "../llm/llm-event.js"
 import type { LLMRequest } from "../llm/llm-request.js"
 import { Retry } from "../llm/retry.js"
 import { SessionEvents } from "../session/session-events.js"
+import { StepCost } from "../session/step-cost.js"
 import { Snapshots } from "../snapshot/snapshots.js"
 import { StepSnapshots } from "../snapshot/step-snapshots.js"
 import type { ToolRegistry } from "../tool/tool-registry.js"
@@ -23,6 +25,8 @@ export interface Input {
   readonly directory: string
   readonly agent: AgentCatalog.Agent
   readonly model: Model.ModelRef
+  /** The model's catalog pricing: `step.ended` carries the Step's cost from it (see StepCost); none costs 0. */
+  readonly pricing?: Catalog.Cost | undefined
   /** The Step's Model Context, as one provider request (see ModelContext). */
   readonly request: LLMRequest.Request
   /** The tools the model may call in this Step, by name. */
@@ -75,7 +79,7 @@ export interface Interface {
    *
    * ```
    * step.started ─► text / reasoning / tool input blocks ─► tool.called ─► tool.success | tool.failed
-   *             └─► step.ended (finish, tokens)  |  step.failed (error)
+   *             └─► step.ended (finish, tokens, cost)  |  step.failed (error)
    * ```
    *
    * `step.ended` (after every call settled) and `step.failed` (after open blocks are ended with their
@@ -281,7 +285,7 @@ export const layer = (
               StepEvent.make("session.next.step.ended", {
                 assistantMessageID,
                 finish: reason,
-                cost: 0,
+                cost: StepCost.of(input.pricing, usage),
                 tokens: usage,
                 ...snapshot
               })

@@ -3,7 +3,7 @@ export * as MessageProjection from "./message-projection.js"
 /**
  * MessageProjection: a session's durable `session.next.*` events folded into the Session Messages a
  * client reads and the model is given (table `message`), and the session row kept current (cost,
- * tokens, agent, model, `time.updated`).
+ * tokens, agent, model, title, `time.updated`).
  *
  * {@link reduce} is the pure fold of one event into the message it targets; {@link apply} runs it
  * inside the transaction of the append that committed the events (through SessionEvents), so a
@@ -25,7 +25,8 @@ export * as MessageProjection from "./message-projection.js"
  *
  * `*.ended` events carry the full value, so text and reasoning are set from them, never from deltas
  * (which are live-only). Events that make no message (`prompt.admitted`, `moved`, `retried`, the
- * revert family, `compaction.started`) leave messages alone; `shell.*` are not projected yet.
+ * revert family, `compaction.started`, `title.updated`, `usage.recorded`) leave messages alone;
+ * `shell.*` are not projected yet.
  *
  * A transition the log should never contain (an event for a missing or differently typed message, a
  * tool settled twice, a message created twice) is a broken invariant: {@link reduce} throws
@@ -37,6 +38,7 @@ import { Event, type Identifier, type ProviderMetadata, Session, SessionMessages
 import { Effect, Schema } from "effect"
 import type * as EventLog from "../event/event-log.js"
 import * as Sessions from "./sessions.js"
+import * as StepCost from "./step-cost.js"
 
 type Message = SessionMessages.SessionMessage
 type Assistant = SessionMessages.SessionMessageAssistant
@@ -356,7 +358,8 @@ const parseObject = (text: string): { readonly [key: string]: unknown } => {
 }
 
 /**
- * The session record after `event`: `step.ended` adds its cost and tokens; `agent.switched` and
+ * The session record after `event`: `step.ended` and `usage.recorded` add their cost and tokens to
+ * the running totals (see StepCost.add); `title.updated` sets the title; `agent.switched` and
  * `model.switched` select the agent and model the next Step uses; `revert.staged` sets `revert` and
  * `revert.cleared` / `revert.committed` remove it; those and `prompted` and `step.failed` bump
  * `time.updated` (to the event's timestamp, never backwards). Any other event
@@ -368,22 +371,16 @@ export const reduceSession = (session: Session.SessionV2Info, event: SessionEven
     time: { ...next.time, updated: Math.max(next.time.updated, event.data.timestamp) }
   })
   switch (event.type) {
-    case "session.next.step.ended": {
-      const { tokens } = event.data
+    case "session.next.step.ended":
+    case "session.next.usage.recorded":
+      // Cost and tokens are running totals: a Step's and a side request's (compaction, title) alike.
       return touch({
         ...session,
-        cost: session.cost + event.data.cost,
-        tokens: {
-          input: session.tokens.input + tokens.input,
-          output: session.tokens.output + tokens.output,
-          reasoning: session.tokens.reasoning + tokens.reasoning,
-          cache: {
-            read: session.tokens.cache.read + tokens.cache.read,
-            write: session.tokens.cache.write + tokens.cache.write
-          }
-        }
+        cost: StepCost.add(session.cost, event.data.cost),
+        tokens: StepCost.addTokens(session.tokens, event.data.tokens)
       })
-    }
+    case "session.next.title.updated":
+      return touch({ ...session, title: event.data.title })
     case "session.next.agent.switched":
       return touch({ ...session, agent: event.data.agent })
     case "session.next.model.switched":
@@ -412,6 +409,8 @@ export const reduceSession = (session: Session.SessionV2Info, event: SessionEven
 /** The event types {@link reduceSession} acts on; the session row is read only for these. */
 const changesSession: ReadonlySet<string> = new Set<SessionEvent["type"]>([
   "session.next.step.ended",
+  "session.next.usage.recorded",
+  "session.next.title.updated",
   "session.next.step.failed",
   "session.next.agent.switched",
   "session.next.model.switched",

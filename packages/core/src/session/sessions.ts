@@ -12,6 +12,18 @@ import * as SessionCursor from "./session-cursor.js"
 export const defaultTitlePrefix = "New session - "
 
 /**
+ * Who chose a session's title (column `title_source`):
+ * - `default`: the creation default, then the first prompt's line (see {@link titleFromPrompt}); the
+ *   hidden title agent may replace it once;
+ * - `given`: given when the session was created; nothing replaces it;
+ * - `agent`: written by the title agent (`session.next.title.updated`); nothing replaces it.
+ */
+export type TitleSource = "default" | "given" | "agent"
+
+/** The title was chosen already (given at creation, or written by the title agent): it stays. */
+export class TitleAlreadySet extends Data.TaggedError("Core/TitleAlreadySet")<{ readonly sessionID: string }> {}
+
+/**
  * The title a session takes from its first promoted prompt: the first non-empty line, whitespace
  * collapsed, cut at 60 characters on a word boundary when it can be.
  */
@@ -35,7 +47,10 @@ export interface CreateInput {
   readonly location: Location.LocationInfo
   /** The session this one was started from (a subagent's child session records its parent). */
   readonly parentID?: Identifier.SessionID | undefined
-  /** The title; default `defaultTitlePrefix` and the creation time (a default title gives way to the first prompt's). */
+  /**
+   * The title; default `defaultTitlePrefix` and the creation time (a default title gives way to the
+   * first prompt's, then to the title agent's). A given title is never replaced.
+   */
   readonly title?: string | undefined
 }
 
@@ -134,6 +149,32 @@ export const relocate = Effect.fn("Sessions.relocate")(
   (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
 )
 
+/**
+ * Marks the session's title as the title agent's inside the caller's SQL transaction (the
+ * projection that accompanies `session.next.title.updated`): a compare-and-set that succeeds only
+ * while the title is still the `default` one, so the title is written at most once, by one writer,
+ * however many hosts try. Fails with {@link TitleAlreadySet} (rolling the append back) otherwise.
+ */
+export const claimTitle = Effect.fn("Sessions.claimTitle")(
+  function* (sessionID: string) {
+    const sql = yield* SqlClient.SqlClient
+    const claimed = yield* sql<{ readonly id: string }>`
+      UPDATE session SET title_source = ${"agent" satisfies TitleSource}
+      WHERE id = ${sessionID} AND title_source = ${"default" satisfies TitleSource}
+      RETURNING id`.pipe(Effect.orDie)
+    if (claimed.length === 0) return yield* new TitleAlreadySet({ sessionID })
+  },
+  (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+)
+
+/** Who chose the session's title (see {@link TitleSource}); undefined for an unknown session. */
+export const titleSource = Effect.fn("Sessions.titleSource")(function* (sessionID: string) {
+  const sql = yield* SqlClient.SqlClient
+  const [row] = yield* sql<{ readonly title_source: TitleSource }>`
+    SELECT title_source FROM session WHERE id = ${sessionID}`.pipe(Effect.orDie)
+  return row?.title_source
+})
+
 /** `directory` relative to the project root when strictly inside it, as a session's `subpath`. */
 export const subpathOfLocation = (location: Location.LocationInfo): string | undefined => subpathOf(location)
 
@@ -157,7 +198,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
     )
 
-    const insertRow = (info: Session.SessionV2Info, json: string) =>
+    const insertRow = (info: Session.SessionV2Info, json: string, source: TitleSource) =>
       sql<{ readonly id: string }>`
         INSERT INTO session ${sql.insert({
           id: info.id,
@@ -166,6 +207,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
           workspace_id: info.location.workspaceID ?? null,
           subpath: info.subpath ?? null,
           title: info.title,
+          title_source: source,
           time_created: info.time.created,
           time_updated: info.time.updated,
           info: json
@@ -199,7 +241,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
       const encoded = yield* encodeInfo(info).pipe(Effect.orDie)
       return yield* log
         .append(id, [{ type: "session.created", version: 1, data: { sessionID: id, info: encoded } }], () =>
-          insertRow(info, JSON.stringify(encoded))
+          insertRow(info, JSON.stringify(encoded), input.title === undefined ? "default" : "given")
         )
         .pipe(
           Effect.as(info),

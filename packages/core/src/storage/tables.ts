@@ -49,7 +49,13 @@ export const session = sqliteTable(
     timeUpdated: integer("time_updated").notNull(),
     info: text("info").notNull(),
     /** When the session was last interrupted (wall-clock ms): Recovery does not continue what came before. */
-    timeInterrupted: integer("time_interrupted")
+    timeInterrupted: integer("time_interrupted"),
+    /**
+     * Who chose `title` (see `Sessions.TitleSource`): `default` (the creation default, or the first
+     * prompt's line: the title agent may still replace it), `given` (at creation), `agent` (the hidden
+     * title agent wrote it; it is never written again).
+     */
+    titleSource: text("title_source").notNull().default("default")
   },
   (table) => [
     index("session_time_created_id_idx").on(table.timeCreated, table.id),

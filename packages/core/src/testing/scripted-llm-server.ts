@@ -13,6 +13,12 @@ export * as ScriptedLLMServer from "./scripted-llm-server.js"
  * completed or the client went away first: this is how tests observe that interruption aborted the
  * HTTP request.
  *
+ * Requests of the hidden title agent (their system text contains `TitlePrompt.system`) have a lane
+ * of their own: they are recorded in {@link ScriptedLLMServer.titleRequests} (numbered apart) and
+ * take turns from {@link ScriptedLLMServer.enqueueTitle}'s queue, else `Options.title`, else get the
+ * same 400. So the title request the runtime makes in the background after a session's first Step
+ * never takes a turn scripted for a Step, nor shifts the Steps' request numbers.
+ *
  * The server lives in the Scope that {@link make} runs in: closing it drops open connections (held
  * replies included) and stops listening.
  */
@@ -23,6 +29,7 @@ import * as Sse from "@effect/experimental/Sse"
 import { Effect, type Scope } from "effect"
 import type { ConfigInfo } from "../config/config-info.js"
 import type * as Provider from "../llm/provider.js"
+import * as TitlePrompt from "../prompt/title-prompt.js"
 import * as LLMScript from "./llm-script.js"
 
 export type Outcome = "completed" | "aborted"
@@ -64,6 +71,8 @@ export interface Options {
    * overflow). Returning undefined answers as an empty queue does.
    */
   readonly respond?: (request: RecordedRequest) => LLMScript.Turn | undefined
+  /** Like `respond`, for title requests when the title queue is empty (see the module doc). */
+  readonly title?: (request: RecordedRequest) => LLMScript.Turn | undefined
 }
 
 export interface ScriptedLLMServer {
@@ -78,6 +87,12 @@ export interface ScriptedLLMServer {
   readonly awaitRequest: (index: number) => Effect.Effect<RecordedRequest>
   /** How many queued turns no request has taken yet. */
   readonly remaining: Effect.Effect<number>
+  /** Appends turns to the title lane's queue; each title request takes the next one. */
+  readonly enqueueTitle: (...turns: ReadonlyArray<LLMScript.Turn>) => Effect.Effect<void>
+  /** The title requests received so far, in arrival order (their `index` counts title requests only). */
+  readonly titleRequests: Effect.Effect<ReadonlyArray<RecordedRequest>>
+  /** Resolves with the `index`-th title request (1-based) once it has arrived. */
+  readonly awaitTitleRequest: (index: number) => Effect.Effect<RecordedRequest>
   /** Provider settings pointing at this server (`apiKey: "test-key"`). */
   readonly settings: (protocol: Provider.Protocol) => Provider.Settings
 }
@@ -362,13 +377,39 @@ export const config = (
     model: "scripted/m"
   }) as ConfigInfo.Info
 
+/** The system text of a chat request body in either protocol (empty when it has none). */
+const systemText = (body: any): string => {
+  const texts = (value: unknown): string =>
+    typeof value === "string"
+      ? value
+      : Array.isArray(value)
+        ? value.map((part) => (typeof part?.text === "string" ? part.text : "")).join("\n")
+        : ""
+  if (body === null || typeof body !== "object") return ""
+  if (body.system !== undefined) return texts(body.system)
+  const messages: Array<any> = Array.isArray(body.messages) ? body.messages : []
+  return messages
+    .filter((message) => message?.role === "system")
+    .map((message) => texts(message.content))
+    .join("\n")
+}
+
+/** Whether a request body is the hidden title agent's (its system text holds the built-in title prompt). */
+export const isTitleRequest = (body: unknown): boolean => systemText(body).includes(TitlePrompt.system)
+
 /** Starts a server in the current Scope. */
 export const make = (options: Options = {}): Effect.Effect<ScriptedLLMServer, never, Scope.Scope> =>
   Effect.gen(function* () {
-    const queue: Array<LLMScript.Turn> = []
-    const recorded: Array<RecordedRequest> = []
-    const arrivals: Array<() => void> = []
-    let counter = 0
+    // The Steps' (and every other request's) lane, and the title agent's.
+    const lane = () => ({
+      queue: [] as Array<LLMScript.Turn>,
+      recorded: [] as Array<RecordedRequest>,
+      arrivals: [] as Array<() => void>,
+      counter: 0
+    })
+    const main = lane()
+    const titles = lane()
+    const { queue } = main
     // Connections are numbered as they are accepted.
     const connections = new WeakMap<object, number>()
     let accepted = 0
@@ -478,18 +519,20 @@ export const make = (options: Options = {}): Effect.Effect<ScriptedLLMServer, ne
       const closed = new Promise<void>((resolve) => res.on("close", () => resolve()))
       res.on("close", () => settle(res.writableFinished ? "completed" : "aborted"))
       const path = (req.url ?? "/").split("?")[0] ?? "/"
+      const body = parseJson(text)
+      const current = isTitleRequest(body) ? titles : main
       const request: RecordedRequest = {
-        index: ++counter,
+        index: ++current.counter,
         connection: connections.get(req.socket) ?? 0,
         method: req.method ?? "GET",
         path,
         headers: flattenHeaders(req.headers),
         text,
-        body: parseJson(text),
+        body,
         outcome: Effect.promise(() => outcomePromise)
       }
-      if (options.record !== false) recorded.push(request)
-      for (const wake of arrivals.splice(0)) wake()
+      if (options.record !== false) current.recorded.push(request)
+      for (const wake of current.arrivals.splice(0)) wake()
 
       const protocol = protocolOfPath(path)
       if (req.method !== "POST" || protocol === undefined) {
@@ -501,7 +544,10 @@ export const make = (options: Options = {}): Effect.Effect<ScriptedLLMServer, ne
         )
         return
       }
-      const turn = queue.shift() ?? options.respond?.(request)
+      const turn =
+        current === titles
+          ? (titles.queue.shift() ?? options.title?.(request))
+          : (queue.shift() ?? options.respond?.(request))
       if (turn === undefined) {
         res.writeHead(400, { "content-type": "application/json" })
         res.end(
@@ -509,7 +555,7 @@ export const make = (options: Options = {}): Effect.Effect<ScriptedLLMServer, ne
             errorBody(
               protocol,
               "invalid_request_error",
-              `ScriptedLLMServer: no scripted turn left for request #${request.index} (${path})`,
+              `ScriptedLLMServer: no scripted turn left for ${current === titles ? "title " : ""}request #${request.index} (${path})`,
               "script_exhausted"
             )
           )
@@ -541,27 +587,32 @@ export const make = (options: Options = {}): Effect.Effect<ScriptedLLMServer, ne
 
     const url = `http://127.0.0.1:${port}/v1`
 
-    const awaitRequest = (index: number): Effect.Effect<RecordedRequest> =>
-      Effect.suspend(() => {
-        const found = recorded[index - 1]
-        if (found !== undefined) return Effect.succeed(found)
-        return Effect.async<void>((resume) => {
-          const wake = () => resume(Effect.void)
-          arrivals.push(wake)
-          return Effect.sync(() => {
-            const at = arrivals.indexOf(wake)
-            if (at !== -1) arrivals.splice(at, 1)
-          })
-        }).pipe(Effect.zipRight(Effect.suspend(() => awaitRequest(index))))
-      })
+    const awaitIn =
+      (of: ReturnType<typeof lane>) =>
+      (index: number): Effect.Effect<RecordedRequest> =>
+        Effect.suspend(() => {
+          const found = of.recorded[index - 1]
+          if (found !== undefined) return Effect.succeed(found)
+          return Effect.async<void>((resume) => {
+            const wake = () => resume(Effect.void)
+            of.arrivals.push(wake)
+            return Effect.sync(() => {
+              const at = of.arrivals.indexOf(wake)
+              if (at !== -1) of.arrivals.splice(at, 1)
+            })
+          }).pipe(Effect.zipRight(Effect.suspend(() => awaitIn(of)(index))))
+        })
 
     return {
       url,
       port,
       enqueue: (...turns) => Effect.sync(() => void queue.push(...turns)),
-      requests: Effect.sync(() => [...recorded]),
-      awaitRequest,
+      requests: Effect.sync(() => [...main.recorded]),
+      awaitRequest: awaitIn(main),
       remaining: Effect.sync(() => queue.length),
+      enqueueTitle: (...turns) => Effect.sync(() => void titles.queue.push(...turns)),
+      titleRequests: Effect.sync(() => [...titles.recorded]),
+      awaitTitleRequest: awaitIn(titles),
       settings: (protocol) => ({ protocol, baseURL: url, apiKey: "test-key" })
     } satisfies ScriptedLLMServer
   })

@@ -1,7 +1,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { CompactionPrompt, InstructionCheckpoint, LiveBus, SessionHistory } from "@opencode-ai/core"
+import { CompactionPrompt, InstructionCheckpoint, LiveBus, SessionHistory, Sessions } from "@opencode-ai/core"
 import { ChatRequest, ContextLimitedModel, LLMScript } from "@opencode-ai/core/testing"
 import { Effect, Fiber, Option, Stream } from "effect"
 import { world } from "../runner/world.js"
@@ -216,6 +216,37 @@ describe("Compaction", () => {
         const failed = lastOf(yield* w.events, (event) => event.type === "session.next.step.failed")!
         expect((failed.data as any).error.message).toMatch(/context|too long|maximum/i)
         expect(yield* w.server.remaining).toBe(0)
+      })
+  )
+
+  it.scopedLive(
+    "the compaction request's usage and cost join the session's totals, recorded with the compaction's completion",
+    () =>
+      Effect.gen(function* () {
+        const w = yield* world({ cost: { input: 2, output: 4 } })
+        yield* w.server.enqueue(reply(text("one"), usage({ input: 1_000, output: 100 }), finish("stop")))
+        yield* w.prompt("first")
+        yield* w.wait
+        yield* w.server.enqueue(
+          reply(text("## Objective\n- First prompt answered"), usage({ input: 5_000, output: 500 }), finish("stop"))
+        )
+        yield* w.compact
+        yield* w.wait
+        const events = yield* w.events
+        const ended = events.findIndex((event) => event.type === "session.next.compaction.ended")
+        const recorded = events[ended + 1]!
+        expect(recorded.type).toBe("session.next.usage.recorded")
+        expect(recorded.data).toMatchObject({
+          agent: "compaction",
+          model: { providerID: "scripted", id: "m" },
+          cost: 0.012
+        })
+        // One transaction: the same commit time as the completion.
+        expect((recorded.data as any).timestamp).toBe((events[ended]!.data as any).timestamp)
+        // Step: 1,000 × 2 + 100 × 4 = 2,400 µ$; compaction: 5,000 × 2 + 500 × 4 = 12,000 µ$.
+        const session = yield* w.run(Effect.flatMap(Sessions.Service, (sessions) => sessions.get(w.session.id)))
+        expect(session.cost).toBe(0.0144)
+        expect(session.tokens).toEqual({ input: 6_000, output: 600, reasoning: 0, cache: { read: 0, write: 0 } })
       })
   )
 

@@ -37,6 +37,8 @@ export const world = (
     readonly reference?: Record<string, unknown>
     /** The scripted model's token limits (default: context 100,000, output 1,000). */
     readonly limit?: { readonly context: number; readonly output: number }
+    /** The scripted model's `cost` (models.dev shape, USD per million tokens); default none (it costs 0). */
+    readonly cost?: Record<string, unknown>
     /** The config's `mcp` key. */
     readonly mcp?: Record<string, unknown>
     /** The config's `compaction` key. */
@@ -68,6 +70,7 @@ export const world = (
     if (options.limit !== undefined) scripted.provider.scripted.models.m.limit = options.limit
     if (options.models !== undefined) Object.assign(scripted.provider.scripted.models, options.models)
     if (options.model !== undefined) Object.assign(scripted.provider.scripted.models.m, options.model)
+    if (options.cost !== undefined) scripted.provider.scripted.models.m.cost = options.cost
     const config = Config.layerTest({
       ...scripted,
       ...(options.agent !== undefined ? { agent: options.agent } : {}),

@@ -1,0 +1,1 @@
+ALTER TABLE `session` ADD `title_source` text DEFAULT 'default' NOT NULL;
