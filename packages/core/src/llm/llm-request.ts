@@ -63,12 +63,20 @@ export const ReasoningPart = Schema.Struct({
 })
 export interface ReasoningPart extends Schema.Schema.Type<typeof ReasoningPart> {}
 
-/** A tool call the assistant made: the provider's call id, the tool name and the decoded input. */
+/**
+ * A tool call the assistant made: the provider's call id, the tool name and the decoded input.
+ *
+ * `metadata` is the call's Native Continuation Metadata as streamed (`LLMEvent.ToolCall.metadata`,
+ * e.g. a Gemini `thoughtSignature`), and `replayable` the runner's decision, made as for
+ * {@link ReasoningPart}: only when it is true does an adapter send the metadata back.
+ */
 export const ToolCallPart = Schema.Struct({
   type: Schema.Literal("tool-call"),
   id: Schema.String,
   name: Schema.String,
-  input: JsonObject
+  input: JsonObject,
+  metadata: Schema.optional(NativeContinuation.Metadata),
+  replayable: Schema.optional(Schema.Boolean)
 })
 export interface ToolCallPart extends Schema.Schema.Type<typeof ToolCallPart> {}
 
@@ -142,7 +150,8 @@ export interface Generation extends Schema.Schema.Type<typeof Generation> {}
  * The provider-option namespace: protocol id → wire fields. The adapter of that protocol merges its
  * entry into the request body as given (after its own fields, except the ones it owns: `model`,
  * `messages`/`system`, `tools`, `tool_choice`, `stream`, `stream_options`). Other entries are ignored.
- * Keys: `"openai-compatible"`, `"anthropic"`.
+ * Keys: `"openai-compatible"`, `"anthropic"`, `"google"` (whose `generationConfig` is merged into the
+ * adapter's own rather than replacing it).
  */
 export const ProviderOptions = Schema.Record({ key: Schema.String, value: JsonObject })
 export type ProviderOptions = typeof ProviderOptions.Type
@@ -185,12 +194,12 @@ export const reasoning = (
   options: { readonly metadata?: NativeContinuation.Metadata; readonly replayable?: boolean } = {}
 ): ReasoningPart => ({ type: "reasoning", text, ...options })
 
-export const toolCall = (id: string, name: string, input: JsonObject): ToolCallPart => ({
-  type: "tool-call",
-  id,
-  name,
-  input
-})
+export const toolCall = (
+  id: string,
+  name: string,
+  input: JsonObject,
+  options: { readonly metadata?: NativeContinuation.Metadata; readonly replayable?: boolean } = {}
+): ToolCallPart => ({ type: "tool-call", id, name, input, ...options })
 
 export const toolResult = (
   callID: string,
