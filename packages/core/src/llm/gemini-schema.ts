@@ -171,6 +171,11 @@ const convertNode = (raw: unknown, outer: Context): Record<string, unknown> => {
     }
   }
   const strings = enumValues?.filter((value): value is string => typeof value === "string")
+  // Gemini enums are strings: an enum counts only when every value but null is one.
+  const stringEnum =
+    strings !== undefined && strings.length > 0 && strings.length === enumValues?.filter((v) => v !== null).length
+      ? strings
+      : undefined
   const inferred =
     types[0] ??
     (declared.includes("null")
@@ -179,7 +184,7 @@ const convertNode = (raw: unknown, outer: Context): Record<string, unknown> => {
         ? "object"
         : node.items !== undefined || node.prefixItems !== undefined
           ? "array"
-          : strings !== undefined && strings.length > 0
+          : stringEnum !== undefined
             ? "string"
             : undefined)
   const type = inferred === undefined ? undefined : typeNames[inferred]
@@ -193,12 +198,7 @@ const convertNode = (raw: unknown, outer: Context): Record<string, unknown> => {
 
   switch (type) {
     case "STRING": {
-      if (
-        strings !== undefined &&
-        strings.length > 0 &&
-        strings.length === enumValues?.filter((v) => v !== null).length
-      )
-        out.enum = strings
+      if (stringEnum !== undefined) out.enum = stringEnum
       Object.assign(out, numberKeys(node, ["minLength", "maxLength"]))
       if (typeof node.pattern === "string") out.pattern = node.pattern
       break
