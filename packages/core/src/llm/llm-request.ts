@@ -33,7 +33,7 @@ export interface TextPart extends Schema.Schema.Type<typeof TextPart> {}
  * URL (base64), or an `http(s):` URL the provider fetches itself. The runner only puts one here when
  * the model's catalog entry accepts that input (see `PromptFiles`); adapters send it in their
  * protocol's own shape (OpenAI-compatible `image_url` / `file` parts, Anthropic `image` / `document`
- * blocks) and never read files themselves.
+ * blocks, Gemini `inlineData` / `fileData` parts) and never read files themselves.
  */
 export const FilePart = Schema.Struct({
   type: Schema.Literal("file"),
@@ -118,7 +118,7 @@ export interface ToolMessage extends Schema.Schema.Type<typeof ToolMessage> {}
 
 /**
  * An Instruction Update at its chronological position: the exact combined text persisted by
- * `session.instructions.updated`. Neither supported protocol has a mid-conversation instruction role,
+ * `session.instructions.updated`. No supported protocol has a mid-conversation instruction role,
  * so adapters lower it to a wrapped block in the next user turn (see `InstructionLowering`).
  */
 export const InstructionUpdate = Schema.Struct({ role: Schema.Literal("instruction-update"), text: Schema.String })
