@@ -7,13 +7,14 @@ export * as Catalog from "./catalog.js"
  *
  * Resolution of `provider.<id>`:
  * - `npm` selects the wire protocol only: `@ai-sdk/openai-compatible` and `@ai-sdk/openai` are
- *   OpenAI-compatible chat, `@ai-sdk/anthropic` is Anthropic Messages; any other package fails. The
- *   provider IDs `openai` and `anthropic` need no `npm` (they imply theirs); any other provider without
- *   `npm` fails.
- * - `options.baseURL` is required for `@ai-sdk/openai-compatible`; the other two default to the
+ *   OpenAI-compatible chat, `@ai-sdk/anthropic` is Anthropic Messages, `@ai-sdk/google` is the Gemini
+ *   API; any other package fails. The provider IDs `openai`, `anthropic` and `google` need no `npm`
+ *   (they imply theirs); any other provider without `npm` fails.
+ * - `options.baseURL` is required for `@ai-sdk/openai-compatible`; the others default to the
  *   vendor's public endpoint.
  * - `options.apiKey` is taken after substitution; an empty key counts as none. Without one, the
- *   `openai` and `anthropic` providers read `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`.
+ *   `openai`, `anthropic` and `google` providers read `OPENAI_API_KEY` / `ANTHROPIC_API_KEY` /
+ *   `GOOGLE_GENERATIVE_AI_API_KEY`.
  * - A model's `name` defaults to its key, `tool_call` to true, `reasoning` to false, each limit to
  *   0 (unknown), and its input kinds to `modalities.input` (else text, image and pdf with
  *   `attachment: true`, else text only). `id`, when set, is the model ID sent on the wire instead of the key.
@@ -25,23 +26,26 @@ import * as ConfigErrors from "./config-error.js"
 import type * as ConfigInfo from "./config-info.js"
 
 /** The wire protocols this runtime speaks. */
-export type Protocol = "openai-compatible" | "anthropic"
+export type Protocol = "openai-compatible" | "anthropic" | "google"
 
 /** Provider `npm` package → wire protocol. */
 export const protocols: Readonly<Record<string, Protocol>> = {
   "@ai-sdk/openai-compatible": "openai-compatible",
   "@ai-sdk/openai": "openai-compatible",
-  "@ai-sdk/anthropic": "anthropic"
+  "@ai-sdk/anthropic": "anthropic",
+  "@ai-sdk/google": "google"
 }
 
 const wellKnown: Readonly<Record<string, { readonly npm: string; readonly apiKeyEnv: string }>> = {
   openai: { npm: "@ai-sdk/openai", apiKeyEnv: "OPENAI_API_KEY" },
-  anthropic: { npm: "@ai-sdk/anthropic", apiKeyEnv: "ANTHROPIC_API_KEY" }
+  anthropic: { npm: "@ai-sdk/anthropic", apiKeyEnv: "ANTHROPIC_API_KEY" },
+  google: { npm: "@ai-sdk/google", apiKeyEnv: "GOOGLE_GENERATIVE_AI_API_KEY" }
 }
 
 const defaultBaseURL: Readonly<Record<string, string>> = {
   "@ai-sdk/openai": "https://api.openai.com/v1",
-  "@ai-sdk/anthropic": "https://api.anthropic.com/v1"
+  "@ai-sdk/anthropic": "https://api.anthropic.com/v1",
+  "@ai-sdk/google": "https://generativelanguage.googleapis.com/v1beta"
 }
 
 export interface Model {

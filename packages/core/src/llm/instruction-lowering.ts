@@ -1,9 +1,9 @@
 export * as InstructionLowering from "./instruction-lowering.js"
 
 /**
- * Instruction Update lowering for protocols without a native chronological instruction role (both
- * OpenAI-compatible chat completions and Anthropic Messages: their system prompt is a prefix, not a
- * message that can sit in the middle of the conversation).
+ * Instruction Update lowering for protocols without a native chronological instruction role
+ * (OpenAI-compatible chat completions, Anthropic Messages and the Gemini API: their system prompt is a
+ * prefix, not a message that can sit in the middle of the conversation).
  *
  * Each update becomes a wrapped text block:
  *

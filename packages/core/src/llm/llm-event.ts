@@ -74,6 +74,10 @@ export interface ToolInputEnd extends Schema.Schema.Type<typeof ToolInputEnd> {}
  * When it is not a JSON object, `input` is `{}` and `inputError` says why: the call is still reported
  * (the model did make it, and its call id must be answered), and the runner should settle it as a
  * failed tool call quoting `inputError`, so the model can correct itself on the next step.
+ *
+ * `metadata` is the call's own Native Continuation Metadata, for protocols that sign calls (Gemini:
+ * `{google: {thoughtSignature}}` from its `functionCall` part). Persist it with the call; send it
+ * back only through a replayable `LLMRequest.ToolCallPart`.
  */
 export const ToolCall = Schema.Struct({
   type: Schema.Literal("tool-call"),
@@ -81,7 +85,8 @@ export const ToolCall = Schema.Struct({
   name: Schema.String,
   input: JsonObject,
   inputText: Schema.String,
-  inputError: Schema.optional(Schema.String)
+  inputError: Schema.optional(Schema.String),
+  metadata: Schema.optional(NativeContinuation.Metadata)
 })
 export interface ToolCall extends Schema.Schema.Type<typeof ToolCall> {}
 

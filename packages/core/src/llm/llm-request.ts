@@ -34,7 +34,7 @@ export interface TextPart extends Schema.Schema.Type<typeof TextPart> {}
  * URL (base64), or an `http(s):` URL the provider fetches itself. The runner only puts one here when
  * the model's catalog entry accepts that input (see `PromptFiles`); adapters send it in their
  * protocol's own shape (OpenAI-compatible `image_url` / `file` parts, Anthropic `image` / `document`
- * blocks) and never read files themselves.
+ * blocks, Gemini `inlineData` / `fileData` parts) and never read files themselves.
  */
 export const FilePart = Schema.Struct({
   type: Schema.Literal("file"),
@@ -64,12 +64,20 @@ export const ReasoningPart = Schema.Struct({
 })
 export interface ReasoningPart extends Schema.Schema.Type<typeof ReasoningPart> {}
 
-/** A tool call the assistant made: the provider's call id, the tool name and the decoded input. */
+/**
+ * A tool call the assistant made: the provider's call id, the tool name and the decoded input.
+ *
+ * `metadata` is the call's Native Continuation Metadata as streamed (`LLMEvent.ToolCall.metadata`,
+ * e.g. a Gemini `thoughtSignature`), and `replayable` the runner's decision, made as for
+ * {@link ReasoningPart}: only when it is true does an adapter send the metadata back.
+ */
 export const ToolCallPart = Schema.Struct({
   type: Schema.Literal("tool-call"),
   id: Schema.String,
   name: Schema.String,
-  input: JsonObject
+  input: JsonObject,
+  metadata: Schema.optional(NativeContinuation.Metadata),
+  replayable: Schema.optional(Schema.Boolean)
 })
 export interface ToolCallPart extends Schema.Schema.Type<typeof ToolCallPart> {}
 
@@ -111,7 +119,7 @@ export interface ToolMessage extends Schema.Schema.Type<typeof ToolMessage> {}
 
 /**
  * An Instruction Update at its chronological position: the exact combined text persisted by
- * `session.instructions.updated`. Neither supported protocol has a mid-conversation instruction role,
+ * `session.instructions.updated`. No supported protocol has a mid-conversation instruction role,
  * so adapters lower it to a wrapped block in the next user turn (see `InstructionLowering`).
  */
 export const InstructionUpdate = Schema.Struct({ role: Schema.Literal("instruction-update"), text: Schema.String })
@@ -153,9 +161,11 @@ export interface Generation extends Schema.Schema.Type<typeof Generation> {}
  * Compatibility body fields, by protocol id: protocol id → wire fields. The adapter of that protocol
  * merges its entry into the request body as given, after its own fields (so a field here wins over
  * the adapter's encoding of the same name), except the ones it owns: `model`, `messages`/`system`,
- * `tools`, `tool_choice`, `stream`, `stream_options`. Other entries are ignored. Keys:
- * `"openai-compatible"`, `"anthropic"`. The runner puts here the request options it does not
- * recognise (see `RequestOptions` in config), under the selected provider's protocol.
+ * `tools`, `tool_choice`, `stream`, `stream_options` (Gemini: `contents`, `systemInstruction`,
+ * `tools`, `toolConfig`). Other entries are ignored. Keys: `"openai-compatible"`, `"anthropic"`,
+ * `"google"` (whose `generationConfig` is merged into the adapter's own rather than replacing it).
+ * The runner puts here the request options it does not recognise (see `RequestOptions` in config),
+ * under the selected provider's protocol.
  */
 export const ProviderOptions = Schema.Record({ key: Schema.String, value: JsonObject })
 export type ProviderOptions = typeof ProviderOptions.Type
@@ -200,12 +210,12 @@ export const reasoning = (
   options: { readonly metadata?: NativeContinuation.Metadata; readonly replayable?: boolean } = {}
 ): ReasoningPart => ({ type: "reasoning", text, ...options })
 
-export const toolCall = (id: string, name: string, input: JsonObject): ToolCallPart => ({
-  type: "tool-call",
-  id,
-  name,
-  input
-})
+export const toolCall = (
+  id: string,
+  name: string,
+  input: JsonObject,
+  options: { readonly metadata?: NativeContinuation.Metadata; readonly replayable?: boolean } = {}
+): ToolCallPart => ({ type: "tool-call", id, name, input, ...options })
 
 export const toolResult = (
   callID: string,

@@ -6,11 +6,14 @@ export * as ProviderFailure from "./provider-failure.js"
  * `Retry-After` dates are computed against the caller's Clock.
  *
  * Classification, first match wins:
- * 1. 401 / 403, or an authentication / permission error type → {@link ProviderAuthError};
+ * 1. 401 / 403, or an authentication / permission error type (Google: `UNAUTHENTICATED`,
+ *    `PERMISSION_DENIED`, or a 400 whose reason is `API_KEY_INVALID`) → {@link ProviderAuthError};
  * 2. 413, an overflow code, or an overflow message ({@link isOverflowMessage}) on anything but a 429 →
  *    {@link ContextOverflowError} (a 429 "request too large … tokens per min" is a rate limit);
- * 3. 408, 425, 429, 5xx (incl. 529), or an overloaded / rate-limit / server error type → a retryable
- *    {@link ProviderError}, with `retryAfterMs` when the response said how long to wait;
+ * 3. 408, 425, 429, 5xx (incl. 529), or an overloaded / rate-limit / server error type (Google:
+ *    `RESOURCE_EXHAUSTED`, `UNAVAILABLE`, `INTERNAL`, `DEADLINE_EXCEEDED`) → a retryable
+ *    {@link ProviderError}, with `retryAfterMs` when the response said how long to wait (headers
+ *    first, else a Google `RetryInfo.retryDelay` in the body);
  * 4. anything else → a non-retryable {@link ProviderError}.
  */
 
@@ -40,7 +43,17 @@ const overflowPatterns: ReadonlyArray<RegExp> = [
 /** Whether a provider message or code says the prompt overflowed the context window. */
 export const isOverflowMessage = (text: string): boolean => overflowPatterns.some((pattern) => pattern.test(text))
 
-const authTypes = new Set(["authentication_error", "permission_error", "invalid_api_key", "unauthorized", "forbidden"])
+const authTypes = new Set([
+  "authentication_error",
+  "permission_error",
+  "invalid_api_key",
+  "unauthorized",
+  "forbidden",
+  // Google's canonical statuses, and the reason it gives (with a 400) for a bad key.
+  "UNAUTHENTICATED",
+  "PERMISSION_DENIED",
+  "API_KEY_INVALID"
+])
 const retryableTypes = new Set([
   "overloaded_error",
   "overloaded",
@@ -51,7 +64,11 @@ const retryableTypes = new Set([
   "rate_limit_exceeded",
   "timeout",
   "timeout_error",
-  "service_unavailable"
+  "service_unavailable",
+  "RESOURCE_EXHAUSTED",
+  "UNAVAILABLE",
+  "INTERNAL",
+  "DEADLINE_EXCEEDED"
 ])
 
 const isRetryableStatus = (status: number) => status === 408 || status === 425 || status === 429 || status >= 500
@@ -80,6 +97,8 @@ interface Described {
   readonly type?: string
   readonly code?: string
   readonly status?: number
+  /** Google's `RetryInfo.retryDelay` (`"37s"`), in milliseconds. */
+  readonly retryDelayMs?: number
 }
 
 const record = (value: unknown): Record<string, unknown> | undefined =>
@@ -88,22 +107,43 @@ const record = (value: unknown): Record<string, unknown> | undefined =>
 const nonEmpty = (value: unknown): string | undefined => (typeof value === "string" && value !== "" ? value : undefined)
 
 /**
+ * Google's `error.details`: the first `reason` (an `ErrorInfo`, e.g. `API_KEY_INVALID`) and the
+ * `retryDelay` of a `RetryInfo` (a protobuf Duration: decimal seconds with an `s` suffix).
+ */
+const googleDetails = (details: unknown): { readonly reason?: string; readonly retryDelayMs?: number } => {
+  let reason: string | undefined
+  let retryDelayMs: number | undefined
+  for (const detail of Array.isArray(details) ? details : []) {
+    const entry = record(detail)
+    reason ??= nonEmpty(entry?.reason)
+    const delay = nonEmpty(entry?.retryDelay)
+    const seconds = delay === undefined ? undefined : /^(\d+(?:\.\d+)?)s$/.exec(delay)?.[1]
+    if (seconds !== undefined) retryDelayMs ??= Math.ceil(Number(seconds) * 1000)
+  }
+  return { ...(reason === undefined ? {} : { reason }), ...(retryDelayMs === undefined ? {} : { retryDelayMs }) }
+}
+
+/**
  * Reads `{error: {message, type, code}}` (OpenAI and most compatible servers), `{type: "error", error:
- * {type, message}}` (Anthropic), `{error: "text"}`, `{message}` and `{detail}`.
+ * {type, message}}` (Anthropic), `{error: {code, message, status, details}}` (Google: the numeric
+ * `code` is the HTTP status, the `status` string is the type, a detail's `reason` the code),
+ * `{error: "text"}`, `{message}` and `{detail}`.
  */
 export const describe = (payload: unknown): Described => {
   const root = record(payload)
   if (root === undefined) return {}
   const inner = record(root.error)
   const source = inner ?? root
-  const code = source.code
+  const google = inner === undefined ? {} : googleDetails(inner.details)
+  const code = google.reason ?? source.code
   const message =
     nonEmpty(source.message) ??
     nonEmpty(root.error) ??
     nonEmpty(root.message) ??
     nonEmpty(root.detail) ??
     (record(root.detail) === undefined ? undefined : JSON.stringify(root.detail))
-  const type = nonEmpty(source.type) ?? (inner === undefined ? undefined : nonEmpty(root.type))
+  const type =
+    nonEmpty(source.type) ?? (inner === undefined ? undefined : (nonEmpty(root.type) ?? nonEmpty(source.status)))
   return {
     ...(message === undefined ? {} : { message }),
     ...(type === undefined || type === "error" ? {} : { type }),
@@ -112,7 +152,10 @@ export const describe = (payload: unknown): Described => {
       ? { status: code }
       : typeof source.status === "number"
         ? { status: source.status }
-        : {})
+        : typeof source.code === "number"
+          ? { status: source.code }
+          : {}),
+    ...(google.retryDelayMs === undefined ? {} : { retryDelayMs: google.retryDelayMs })
   }
 }
 
@@ -165,15 +208,17 @@ export const fromResponse = (input: {
   readonly headers: Readonly<Record<string, string | undefined>>
   readonly body: string
   readonly now: number
-}): LLMError =>
-  classify({
+}): LLMError => {
+  const described = describe(parseJson(input.body))
+  return classify({
     providerID: input.providerID,
     status: input.status,
-    described: describe(parseJson(input.body)),
+    described,
     fallback: `HTTP ${input.status}${input.body.trim() === "" ? "" : `: ${truncate(input.body.trim()).slice(0, 500)}`}`,
     body: input.body,
-    retryAfterMs: retryAfterMs(input.headers, input.now)
+    retryAfterMs: retryAfterMs(input.headers, input.now) ?? described.retryDelayMs
   })
+}
 
 /**
  * An error object the provider sent inside an otherwise successful (2xx) event stream, e.g. an
@@ -192,6 +237,6 @@ export const fromStreamError = (input: {
     described,
     fallback: "The provider reported an error in the stream",
     body: input.data,
-    retryAfterMs: undefined
+    retryAfterMs: described.retryDelayMs
   })
 }

@@ -13,23 +13,26 @@ export * as Provider from "./provider.js"
 import type { HttpClient } from "@effect/platform"
 import { Effect, Either, Layer, type Option, Stream } from "effect"
 import * as Anthropic from "./anthropic.js"
+import * as Gemini from "./gemini.js"
 import * as LLMClient from "./llm-client.js"
 import { ProviderNotFoundError, UnsupportedProtocolError } from "./llm-error.js"
 import * as OpenAICompatible from "./openai-compatible.js"
 
-export type Protocol = "openai-compatible" | "anthropic"
+export type Protocol = "openai-compatible" | "anthropic" | "google"
 
-export const protocols: ReadonlyArray<Protocol> = ["openai-compatible", "anthropic"]
+export const protocols: ReadonlyArray<Protocol> = ["openai-compatible", "anthropic", "google"]
 
 const byPackage: Readonly<Record<string, Protocol>> = {
   "@ai-sdk/openai-compatible": "openai-compatible",
   "@ai-sdk/openai": "openai-compatible",
-  "@ai-sdk/anthropic": "anthropic"
+  "@ai-sdk/anthropic": "anthropic",
+  "@ai-sdk/google": "google"
 }
 
 /**
  * The wire protocol an `npm` value selects: `@ai-sdk/openai-compatible` and `@ai-sdk/openai` →
- * OpenAI-compatible chat completions, `@ai-sdk/anthropic` → Anthropic Messages. A version suffix
+ * OpenAI-compatible chat completions, `@ai-sdk/anthropic` → Anthropic Messages, `@ai-sdk/google` → the
+ * Gemini API (`streamGenerateContent`). A version suffix
  * (`@ai-sdk/anthropic@1.2.3`) is ignored. Anything else is an {@link UnsupportedProtocolError}.
  */
 export const protocolOf = (npm: string): Either.Either<Protocol, UnsupportedProtocolError> => {
@@ -55,7 +58,10 @@ export const dialectOf = (npm: string): OpenAICompatible.Dialect =>
 /** What is needed to talk to one provider. */
 export interface Settings {
   readonly protocol: Protocol
-  /** E.g. `https://api.openai.com/v1`, `https://api.anthropic.com/v1`, `http://127.0.0.1:8080/v1`. */
+  /**
+   * E.g. `https://api.openai.com/v1`, `https://api.anthropic.com/v1`,
+   * `https://generativelanguage.googleapis.com/v1beta`, `http://127.0.0.1:8080/v1`.
+   */
   readonly baseURL: string
   readonly apiKey?: string | undefined
   /** Sent with every request of this provider; the request's own headers win over them. */
@@ -72,6 +78,8 @@ export const make = (settings: Settings): Effect.Effect<LLMClient.Interface, nev
       return OpenAICompatible.make({ ...config, dialect: settings.dialect })
     case "anthropic":
       return Anthropic.make(config)
+    case "google":
+      return Gemini.make(config)
   }
 }
 

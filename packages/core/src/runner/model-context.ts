@@ -87,8 +87,9 @@ const sameModel = (a: Model.ModelRef, provider: Catalog.Provider, model: Catalog
 
 /**
  * Projects one assistant message into the request: its parts in stream order, then the results of
- * its tool calls. Reasoning may be continued natively (its Native Continuation Metadata replayed)
- * only when the step succeeded and the request goes to the exact provider and model that produced it.
+ * its tool calls. Reasoning and tool calls may be continued natively (their Native Continuation
+ * Metadata replayed) only when the step succeeded and the request goes to the exact provider and
+ * model that produced them.
  */
 const assistantTurn = (
   message: SessionMessages.SessionMessageAssistant,
@@ -114,7 +115,15 @@ const assistantTurn = (
     } else {
       // A call still pending has no parsed input: it never ran and is not part of the conversation.
       if (item.state.status === "pending") continue
-      parts.push(LLMRequest.toolCall(item.id, item.name, item.state.input))
+      const metadata = item.provider?.metadata
+      parts.push(
+        LLMRequest.toolCall(
+          item.id,
+          item.name,
+          item.state.input,
+          metadata === undefined ? {} : { metadata, replayable }
+        )
+      )
       switch (item.state.status) {
         case "completed": {
           const lowered = files.tool.get(item.id)

@@ -50,7 +50,8 @@ export interface Mapper {
  * text-delta / reasoning-delta      ─► Live    text.delta / reasoning.delta (accumulated in the open block)
  * text-end / reasoning-end          ─► Durable text.ended / reasoning.ended (with Native Continuation Metadata)
  * tool-input-start / -delta / -end  ─► Durable tool.input.started, Live tool.input.delta, Durable tool.input.ended
- * tool-call                         ─► Durable tool.called (durable before it runs), with the call to settle
+ * tool-call                         ─► Durable tool.called (durable before it runs, its metadata in
+ *                                      provider.metadata), with the call to settle
  * usage / finish                    ─► Usage / Finish
  * ```
  *
@@ -101,7 +102,17 @@ export const mapper = (assistantMessageID: typeof Identifier.SessionMessageID.Ty
         // Durable before execution: after a crash, a call with no settlement is known to be stranded.
         return durable(
           "session.next.tool.called",
-          { assistantMessageID, callID: event.id, tool: event.name, input: event.input, provider: { executed: false } },
+          {
+            assistantMessageID,
+            callID: event.id,
+            tool: event.name,
+            input: event.input,
+            // The call's Native Continuation Metadata (a Gemini thoughtSignature) stays with the call.
+            provider: {
+              executed: false,
+              ...(event.metadata === undefined ? {} : { metadata: event.metadata as never })
+            }
+          },
           event
         )
       case "usage":

@@ -3,8 +3,8 @@ export * as LLMScript from "./llm-script.js"
 /**
  * Provider-neutral scripts for fake LLMs. A script is a queue of {@link Turn}s, one per provider
  * request: a streamed {@link reply} made of {@link Part}s, an HTTP error, or a raw body. The same
- * script drives both the `ScriptedLLMServer` (which renders it in the OpenAI-compatible or the
- * Anthropic wire format, whichever endpoint was called) and the in-process `TestLLM` (which renders it
+ * script drives both the `ScriptedLLMServer` (which renders it in the OpenAI-compatible, Anthropic or
+ * Gemini wire format, whichever endpoint was called) and the in-process `TestLLM` (which renders it
  * directly as `LLMEvent`s), so a runner test can switch between them without rewriting its script.
  *
  * ```ts
@@ -78,10 +78,13 @@ export interface TextPart {
 export interface ReasoningPart {
   readonly kind: "reasoning"
   readonly chunks: ReadonlyArray<string>
-  /** Sent as an Anthropic `signature_delta`; not representable in chat completions. */
+  /**
+   * Sent as an Anthropic `signature_delta`, or as the `thoughtSignature` of the last Gemini thought
+   * part; not representable in chat completions.
+   */
   readonly signature?: string
 }
-/** An Anthropic `redacted_thinking` block; chat completions skips it. */
+/** An Anthropic `redacted_thinking` block; chat completions and Gemini skip it. */
 export interface RedactedReasoningPart {
   readonly kind: "redacted-reasoning"
   readonly data: string
@@ -90,8 +93,10 @@ export interface ToolCallPart {
   readonly kind: "tool-call"
   readonly id: string
   readonly name: string
-  /** The argument text as streamed, chunk by chunk. */
+  /** The argument text as streamed, chunk by chunk (Gemini sends the parsed whole at once). */
   readonly chunks: ReadonlyArray<string>
+  /** Gemini's `thoughtSignature` on the `functionCall` part; the other protocols have none. */
+  readonly signature?: string
 }
 /** Disjoint counts, as in `LLMEvent.Usage`; the server encodes them the way each provider reports them. */
 export interface UsagePart {
@@ -153,18 +158,19 @@ export const split = (text: string, count: number): ReadonlyArray<string> => {
 
 /**
  * A tool call. `input` is an object (JSON-encoded, then streamed in `chunks` pieces, default 3) or the
- * exact argument text to stream (e.g. invalid JSON).
+ * exact argument text to stream (e.g. invalid JSON). `signature` is a Gemini call signature.
  */
 export const toolCall = (
   id: string,
   name: string,
   input: Readonly<Record<string, unknown>> | string,
-  options: { readonly chunks?: number } = {}
+  options: { readonly chunks?: number; readonly signature?: string } = {}
 ): ToolCallPart => ({
   kind: "tool-call",
   id,
   name,
-  chunks: split(typeof input === "string" ? input : JSON.stringify(input), options.chunks ?? 3)
+  chunks: split(typeof input === "string" ? input : JSON.stringify(input), options.chunks ?? 3),
+  ...(options.signature === undefined ? {} : { signature: options.signature })
 })
 
 export const usage = (tokens: {

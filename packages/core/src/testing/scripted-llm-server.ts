@@ -2,9 +2,12 @@ export * as ScriptedLLMServer from "./scripted-llm-server.js"
 
 /**
  * A real loopback HTTP server (`node:http` on 127.0.0.1, an ephemeral port) that plays an
- * `LLMScript` in both wire protocols:
+ * `LLMScript` in all three wire protocols:
  * - `POST …/chat/completions`: OpenAI chat completions SSE (`data: {chunk}` … `data: [DONE]`);
- * - `POST …/messages`: Anthropic Messages SSE (`event: message_start` … `event: message_stop`).
+ * - `POST …/messages`: Anthropic Messages SSE (`event: message_start` … `event: message_stop`);
+ * - `POST …/models/{model}:streamGenerateContent`: Gemini SSE (`data: {GenerateContentResponse}`
+ *   frames separated by CRLF, the last one with the `finishReason` and the full `usageMetadata`; no
+ *   end marker). Errors use Google's `{error: {code, message, status}}` shape.
  *
  * Every request is recorded (method, path, lower-cased headers, raw and parsed JSON body) before its
  * turn is taken from the queue, in arrival order. A request with no turn left gets a 400 whose message
@@ -42,6 +45,8 @@ export interface RecordedRequest {
   readonly method: string
   /** The path, e.g. `/v1/chat/completions`. */
   readonly path: string
+  /** The query string without its `?` (e.g. `alt=sse`), empty when there is none. */
+  readonly query: string
   /** Lower-cased header names; repeated headers joined with `, `. */
   readonly headers: Readonly<Record<string, string>>
   readonly text: string
@@ -113,7 +118,39 @@ const frame = (event: string | undefined, data: unknown): { readonly frame: stri
   })
 })
 
+/** A Gemini SSE frame: one `data:` line, CRLF line endings as Google sends them. */
+const geminiFrame = (data: unknown): { readonly frame: string } => ({ frame: `data: ${JSON.stringify(data)}\r\n\r\n` })
+
+/** Google's canonical status name for an HTTP status. */
+const googleStatus = (status: number): string => {
+  if (status === 400) return "INVALID_ARGUMENT"
+  if (status === 401) return "UNAUTHENTICATED"
+  if (status === 403) return "PERMISSION_DENIED"
+  if (status === 404) return "NOT_FOUND"
+  if (status === 429) return "RESOURCE_EXHAUSTED"
+  if (status === 503) return "UNAVAILABLE"
+  if (status === 504) return "DEADLINE_EXCEEDED"
+  if (status >= 500) return "INTERNAL"
+  return "FAILED_PRECONDITION"
+}
+
+/** Gemini's context-window overflow wording. */
+const geminiOverflow = "The input token count (1234567) exceeds the maximum number of tokens allowed (1048576)."
+
+const geminiStreamError: Record<LLMScript.StreamErrorKind, { code: number; message: string }> = {
+  overloaded: { code: 503, message: "The model is overloaded. Please try again later." },
+  server: { code: 500, message: "An internal error has occurred. Please retry or report in the docs." },
+  "rate-limit": { code: 429, message: "Resource has been exhausted (e.g. check quota)." },
+  overflow: { code: 400, message: geminiOverflow },
+  "invalid-request": { code: 400, message: "Request contains an invalid argument." },
+  auth: { code: 403, message: "Method doesn't allow unregistered callers." }
+}
+
 const streamErrorPayload = (protocol: Protocol, part: LLMScript.StreamErrorPart) => {
+  if (protocol === "google") {
+    const entry = geminiStreamError[part.error]
+    return { error: { code: entry.code, message: part.message ?? entry.message, status: googleStatus(entry.code) } }
+  }
   const table: Record<
     LLMScript.StreamErrorKind,
     { openai: [string, string | null]; anthropic: string; message: string }
@@ -319,16 +356,122 @@ const renderAnthropic = (reply: LLMScript.Reply, request: RecordedRequest, id: s
   return out
 }
 
-const errorBody = (protocol: Protocol, type: string, message: string, code: string | undefined) =>
-  protocol === "anthropic"
+const geminiFinish: Record<string, string> = {
+  stop: "STOP",
+  length: "MAX_TOKENS",
+  "tool-calls": "STOP",
+  "content-filter": "SAFETY",
+  other: "OTHER"
+}
+
+/**
+ * A script in Gemini's stream: one chunk per text or reasoning chunk (a reasoning part's signature on
+ * its last chunk), one per tool call (the whole call, with its id and signature), then a last chunk
+ * with an empty text part, the `finishReason` and the full `usageMetadata`. Every earlier chunk
+ * carries the prompt counts only, as Gemini does.
+ */
+const renderGemini = (reply: LLMScript.Reply, request: RecordedRequest, id: string): ReadonlyArray<Action> => {
+  const model = /\/models\/([^/:]+):/.exec(request.path)?.[1] ?? "scripted"
+  const usage = reply.parts.find((part): part is LLMScript.UsagePart => part.kind === "usage")
+  const prompt = usage === undefined ? 0 : usage.input + usage.cacheRead
+  const promptUsage = {
+    promptTokenCount: prompt,
+    totalTokenCount: prompt,
+    ...(usage === undefined || usage.cacheRead === 0 ? {} : { cachedContentTokenCount: usage.cacheRead })
+  }
+  const chunk = (parts: ReadonlyArray<Record<string, unknown>>, finish?: string) =>
+    geminiFrame({
+      candidates: [
+        { content: { parts, role: "model" }, ...(finish === undefined ? {} : { finishReason: finish }), index: 0 }
+      ],
+      usageMetadata:
+        finish === undefined || usage === undefined
+          ? promptUsage
+          : {
+              ...promptUsage,
+              candidatesTokenCount: usage.output,
+              totalTokenCount: prompt + usage.output + usage.reasoning,
+              ...(usage.reasoning === 0 ? {} : { thoughtsTokenCount: usage.reasoning })
+            },
+      modelVersion: model,
+      responseId: id
+    })
+  const out: Array<Action> = []
+  for (const part of reply.parts) {
+    switch (part.kind) {
+      case "text":
+        for (const text of part.chunks) out.push(chunk([{ text }]))
+        break
+      case "reasoning":
+        part.chunks.forEach((text, index) => {
+          const last = index === part.chunks.length - 1
+          out.push(
+            chunk([
+              {
+                text,
+                thought: true,
+                ...(last && part.signature !== undefined ? { thoughtSignature: part.signature } : {})
+              }
+            ])
+          )
+        })
+        break
+      case "tool-call": {
+        const text = part.chunks.join("")
+        let args: unknown
+        try {
+          args = text === "" ? {} : JSON.parse(text)
+        } catch {
+          // Gemini always sends parsed arguments: unparseable script input becomes none.
+          args = {}
+        }
+        out.push(
+          chunk([
+            {
+              functionCall: { id: part.id, name: part.name, args },
+              ...(part.signature === undefined ? {} : { thoughtSignature: part.signature })
+            }
+          ])
+        )
+        break
+      }
+      case "stream-error":
+        out.push(geminiFrame(streamErrorPayload("google", part)))
+        return out
+      case "hold":
+        out.push({ hold: part.gate })
+        break
+      case "cut":
+        out.push({ cut: true })
+        return out
+      case "redacted-reasoning":
+      case "usage":
+      case "finish":
+        break
+    }
+  }
+  out.push(chunk([{ text: "" }], geminiFinish[LLMScript.finishOf(reply.parts)] ?? "STOP"))
+  return out
+}
+
+const errorBody = (protocol: Protocol, type: string, message: string, code: string | undefined, status = 400) => {
+  if (protocol === "google") return { error: { code: status, message, status: googleStatus(status) } }
+  return protocol === "anthropic"
     ? { type: "error", error: { type, message } }
     : { error: { message, type, param: null, code: code ?? null } }
+}
 
 // ---------------------------------------------------------------------------------------------------
 // The server
 
 const protocolOfPath = (path: string): Protocol | undefined =>
-  path.endsWith("/chat/completions") ? "openai-compatible" : path.endsWith("/messages") ? "anthropic" : undefined
+  path.endsWith("/chat/completions")
+    ? "openai-compatible"
+    : path.endsWith("/messages")
+      ? "anthropic"
+      : /\/models\/[^/]+:streamGenerateContent$/.test(path)
+        ? "google"
+        : undefined
 
 const flattenHeaders = (headers: http.IncomingHttpHeaders): Record<string, string> => {
   const out: Record<string, string> = {}
@@ -361,7 +504,12 @@ export const config = (
   ({
     provider: {
       scripted: {
-        npm: options.protocol === "anthropic" ? "@ai-sdk/anthropic" : "@ai-sdk/openai-compatible",
+        npm:
+          options.protocol === "anthropic"
+            ? "@ai-sdk/anthropic"
+            : options.protocol === "google"
+              ? "@ai-sdk/google"
+              : "@ai-sdk/openai-compatible",
         name: "Scripted",
         options: { baseURL, apiKey: "test-key" },
         models: {
@@ -387,6 +535,8 @@ const systemText = (body: any): string => {
         : ""
   if (body === null || typeof body !== "object") return ""
   if (body.system !== undefined) return texts(body.system)
+  // Gemini: `systemInstruction: {parts: [{text}]}`.
+  if (body.systemInstruction !== undefined) return texts(body.systemInstruction.parts)
   const messages: Array<any> = Array.isArray(body.messages) ? body.messages : []
   return messages
     .filter((message) => message?.role === "system")
@@ -438,6 +588,28 @@ export const make = (options: Options = {}): Effect.Effect<ScriptedLLMServer, ne
         case "http-error": {
           const type = turn.type ?? LLMScript.errorTypeOf(turn.status)
           const message = turn.message ?? LLMScript.messageOf(turn.status)
+          if (protocol === "google") {
+            // Google says how long to wait in a RetryInfo detail, not a header; `code` is an ErrorInfo reason.
+            const seconds = turn.retryAfter !== undefined && /^\d+(?:\.\d+)?$/.test(turn.retryAfter)
+            const details = [
+              ...(turn.code === undefined
+                ? []
+                : [
+                    { "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason: turn.code, domain: "googleapis.com" }
+                  ]),
+              ...(seconds
+                ? [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: `${turn.retryAfter}s` }]
+                : [])
+            ]
+            res.writeHead(turn.status, {
+              "content-type": "application/json; charset=UTF-8",
+              ...(turn.retryAfter === undefined || seconds ? {} : { "retry-after": turn.retryAfter }),
+              ...turn.headers
+            })
+            const body = errorBody(protocol, type, message, turn.code, turn.status)
+            res.end(JSON.stringify(details.length === 0 ? body : { error: { ...body.error, details } }))
+            return
+          }
           res.writeHead(turn.status, {
             "content-type": "application/json",
             ...(turn.retryAfter === undefined ? {} : { "retry-after": turn.retryAfter }),
@@ -450,19 +622,21 @@ export const make = (options: Options = {}): Effect.Effect<ScriptedLLMServer, ne
           res.writeHead(400, { "content-type": "application/json" })
           res.end(
             JSON.stringify(
-              protocol === "anthropic"
-                ? errorBody(
-                    protocol,
-                    "invalid_request_error",
-                    "prompt is too long: 201234 tokens > 200000 maximum",
-                    undefined
-                  )
-                : errorBody(
-                    protocol,
-                    "invalid_request_error",
-                    "This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 tokens. Please reduce the length of the messages.",
-                    "context_length_exceeded"
-                  )
+              protocol === "google"
+                ? errorBody(protocol, "INVALID_ARGUMENT", geminiOverflow, undefined, 400)
+                : protocol === "anthropic"
+                  ? errorBody(
+                      protocol,
+                      "invalid_request_error",
+                      "prompt is too long: 201234 tokens > 200000 maximum",
+                      undefined
+                    )
+                  : errorBody(
+                      protocol,
+                      "invalid_request_error",
+                      "This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 tokens. Please reduce the length of the messages.",
+                      "context_length_exceeded"
+                    )
             )
           )
           return
@@ -480,9 +654,18 @@ export const make = (options: Options = {}): Effect.Effect<ScriptedLLMServer, ne
             connection: "keep-alive"
           })
           res.flushHeaders()
-          const id = protocol === "anthropic" ? `msg_scripted_${request.index}` : `chatcmpl-scripted-${request.index}`
+          const id =
+            protocol === "anthropic"
+              ? `msg_scripted_${request.index}`
+              : protocol === "google"
+                ? `resp-scripted-${request.index}`
+                : `chatcmpl-scripted-${request.index}`
           const actions =
-            protocol === "anthropic" ? renderAnthropic(turn, request, id) : renderOpenAI(turn, request, id)
+            protocol === "anthropic"
+              ? renderAnthropic(turn, request, id)
+              : protocol === "google"
+                ? renderGemini(turn, request, id)
+                : renderOpenAI(turn, request, id)
           for (const action of actions) {
             if (res.destroyed) return
             if ("frame" in action) {
@@ -518,7 +701,7 @@ export const make = (options: Options = {}): Effect.Effect<ScriptedLLMServer, ne
       // `close` fires when the response is done or the connection is gone, whichever comes first.
       const closed = new Promise<void>((resolve) => res.on("close", () => resolve()))
       res.on("close", () => settle(res.writableFinished ? "completed" : "aborted"))
-      const path = (req.url ?? "/").split("?")[0] ?? "/"
+      const [path = "/", ...query] = (req.url ?? "/").split("?")
       const body = parseJson(text)
       const current = isTitleRequest(body) ? titles : main
       const request: RecordedRequest = {
@@ -526,6 +709,7 @@ export const make = (options: Options = {}): Effect.Effect<ScriptedLLMServer, ne
         connection: connections.get(req.socket) ?? 0,
         method: req.method ?? "GET",
         path,
+        query: query.join("?"),
         headers: flattenHeaders(req.headers),
         text,
         body,

@@ -128,7 +128,13 @@ const render = (reply: LLMScript.Reply): ReadonlyArray<Step> => {
         for (const delta of part.chunks) if (delta !== "") emit({ type: "tool-input-delta", id: part.id, delta })
         const text = part.chunks.join("")
         emit({ type: "tool-input-end", id: part.id, text })
-        emit(LLMEvent.toolCall(part.id, part.name, text))
+        const call = LLMEvent.toolCall(part.id, part.name, text)
+        // Only Gemini signs calls, so a call signature is in its namespace.
+        emit(
+          part.signature === undefined
+            ? call
+            : { ...call, metadata: { [NativeContinuation.google]: { thoughtSignature: part.signature } } }
+        )
         break
       }
       case "stream-error":

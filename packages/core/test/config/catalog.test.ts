@@ -49,7 +49,7 @@ describe("Catalog", () => {
 
   it.effect("an unknown or missing npm fails, naming the key; openai and anthropic imply theirs", () =>
     Effect.gen(function* () {
-      const unknown = failure(yield* resolve({ provider: { g: { npm: "@ai-sdk/google" } } }))
+      const unknown = failure(yield* resolve({ provider: { g: { npm: "@ai-sdk/amazon-bedrock" } } }))
       assert.strictEqual(unknown._tag, "ConfigError")
       assert.strictEqual(unknown.key, "provider.g.npm")
       assert.strictEqual(unknown.file, "/c/opencode.json")

@@ -234,8 +234,8 @@ describe("Config", () => {
         `{
   "provider": {
     "g": {
-      "npm": "@ai-sdk/google",
-      "models": { "gemini": {} }
+      "npm": "@ai-sdk/amazon-bedrock",
+      "models": { "nova": {} }
     }
   }
 }`
@@ -244,7 +244,7 @@ describe("Config", () => {
       assert.strictEqual(error.file, file)
       assert.strictEqual(error.key, "provider.g.npm")
       assert.strictEqual(error.line, 4)
-      assert.include(error.message, `unsupported provider package "@ai-sdk/google"`)
+      assert.include(error.message, `unsupported provider package "@ai-sdk/amazon-bedrock"`)
     })
   )
 

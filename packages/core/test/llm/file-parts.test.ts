@@ -97,7 +97,30 @@ describe("file parts on the wire", () => {
     })
   )
 
-  it.scoped("an http(s) image is passed by URL: image_url on OpenAI-compatible, a url source on Anthropic", () =>
+  it.scoped("Gemini: inlineData parts; the tool's image follows the functionResponse in the same user turn", () =>
+    Effect.gen(function* () {
+      const body = yield* bodyFor("google")
+      matchesFixture(body, "gemini-image-request.json")
+      const user = body.contents[0]
+      expect(user.parts[1]).toEqual({ inlineData: { mimeType: "image/png", data: png } })
+      expect(user.parts[2]).toEqual({ inlineData: { mimeType: "application/pdf", data: pdf } })
+      expect(body.contents[2]).toEqual({
+        role: "user",
+        parts: [
+          {
+            functionResponse: {
+              name: "read",
+              response: { output: "Read image file /repo/logo.png (image/png, 70 bytes); it is attached." }
+            }
+          },
+          { text: "The files returned by the read call call_1 follow." },
+          { inlineData: { mimeType: "image/png", data: png } }
+        ]
+      })
+    })
+  )
+
+  it.scoped("an http(s) image is passed by URL: image_url, a url source, a Gemini fileData part", () =>
     Effect.gen(function* () {
       const linked = baseRequest({
         messages: [
@@ -120,6 +143,12 @@ describe("file parts on the wire", () => {
       const block = (yield* anthropic.server.awaitRequest(1)).body.messages[0].content[1]
       expect(block.type).toBe("image")
       expect(block.source).toEqual({ type: "url", url: "https://example.test/a.jpg" })
+      const gemini = yield* setup("google")
+      yield* gemini.server.enqueue(S.reply(S.text("ok")))
+      yield* collect(gemini.client.stream(linked))
+      expect((yield* gemini.server.awaitRequest(1)).body.contents[0].parts[1]).toEqual({
+        fileData: { mimeType: "image/jpeg", fileUri: "https://example.test/a.jpg" }
+      })
     })
   )
 })

@@ -8,8 +8,9 @@ import { LLMScript as S } from "../../src/testing/llm-script.js"
 import { baseRequest, collect, failure, setup, types } from "./harness.js"
 
 /**
- * Captured-format transcripts (test/fixtures/llm/*.sse) replayed byte for byte through the real
- * adapters over loopback HTTP, sliced into small writes so SSE frames straddle socket reads.
+ * Captured-format transcripts (test/fixtures/llm/*.sse, and Gemini's error bodies as *.json) replayed
+ * byte for byte through the real adapters over loopback HTTP, sliced into small writes so SSE frames
+ * straddle socket reads.
  */
 const fixture = (name: string) => fs.readFileSync(path.join(__dirname, "../fixtures/llm", name), "utf8")
 
@@ -209,6 +210,137 @@ describe("Anthropic transcripts", () => {
         retryable: true,
         code: "overloaded_error",
         message: "Overloaded"
+      })
+    })
+  )
+})
+
+describe("Gemini transcripts", () => {
+  it.scoped("gemini-2.5-pro: thought summaries, parallel calls without ids (the first signed), cached usage", () =>
+    Effect.gen(function* () {
+      const events = yield* collect(yield* replay("google", "gemini-thinking-tool.sse"))
+      expect(types(events)).toEqual([
+        "reasoning-start",
+        "reasoning-delta",
+        "reasoning-delta",
+        "reasoning-end",
+        "tool-input-start",
+        "tool-input-delta",
+        "tool-input-end",
+        "tool-call",
+        "tool-input-start",
+        "tool-input-delta",
+        "tool-input-end",
+        "tool-call",
+        "usage",
+        "finish"
+      ])
+      // The run of thought parts had no signature of its own: the signature belongs to the call.
+      expect(events[3]).toEqual({
+        type: "reasoning-end",
+        id: "reasoning-0",
+        text: "**Locating the config**\n\nI should read the config before editing it. Then find every JSONC file."
+      })
+      expect(events.filter((e) => e.type === "tool-call")).toEqual([
+        {
+          type: "tool-call",
+          id: "call_kX1aaOeGFtuQ1MkP9r3mYQ4_0",
+          name: "read",
+          input: { path: "opencode.json" },
+          inputText: '{"path":"opencode.json"}',
+          metadata: { google: { thoughtSignature: "CiQB0e2Kb3Bfc2lnbmF0dXJlX2ZpeHR1cmVfZ2VtaW5pXzI1X3Bybw==" } }
+        },
+        {
+          type: "tool-call",
+          id: "call_kX1aaOeGFtuQ1MkP9r3mYQ4_1",
+          name: "glob",
+          input: { pattern: "**/*.jsonc" },
+          inputText: '{"pattern":"**/*.jsonc"}'
+        }
+      ])
+      // promptTokenCount includes the cached tokens; thoughts are counted apart from candidates.
+      expect(events.at(-2)).toEqual({
+        type: "usage",
+        tokens: { input: 3330, output: 41, reasoning: 187, cache: { read: 8192, write: 0 } }
+      })
+      expect(events.at(-1)).toEqual({ type: "finish", reason: "tool-calls", raw: "STOP" })
+    })
+  )
+
+  it.scoped("gemini-3-flash: unicode text, a signature-only last part, MAX_TOKENS", () =>
+    Effect.gen(function* () {
+      const events = yield* collect(yield* replay("google", "gemini-text-signature.sse"))
+      expect(types(events)).toEqual([
+        "text-start",
+        "text-delta",
+        "text-delta",
+        "text-delta",
+        "text-end",
+        "reasoning-start",
+        "reasoning-end",
+        "usage",
+        "finish"
+      ])
+      expect(events[4]).toEqual({
+        type: "text-end",
+        id: "text-0",
+        text: "The build passes — ünïcödé ✓. Next I would run the"
+      })
+      expect(events[6]).toEqual({
+        type: "reasoning-end",
+        id: "reasoning-1",
+        text: "",
+        metadata: { google: { thoughtSignature: "EjQKMgEMOdbHc2lnbmF0dXJlLW9uLWEtdGV4dC1wYXJ0" } }
+      })
+      expect(events.at(-2)).toEqual({
+        type: "usage",
+        tokens: { input: 64, output: 16, reasoning: 240, cache: { read: 0, write: 0 } }
+      })
+      expect(events.at(-1)).toEqual({ type: "finish", reason: "length", raw: "MAX_TOKENS" })
+    })
+  )
+
+  it.scoped("gemini-2.5-flash: an UNAVAILABLE error after partial text is retryable", () =>
+    Effect.gen(function* () {
+      const error = yield* failure(yield* replay("google", "gemini-midstream-error.sse"))
+      expect(error).toMatchObject({
+        _tag: "ProviderError",
+        status: 503,
+        retryable: true,
+        code: "UNAVAILABLE",
+        message: "The model is overloaded. Please try again later."
+      })
+    })
+  )
+
+  it.scoped("a prompt blocked before generation: usage, then content-filter", () =>
+    Effect.gen(function* () {
+      expect(yield* collect(yield* replay("google", "gemini-prompt-blocked.sse"))).toEqual([
+        { type: "usage", tokens: { input: 37, output: 0, reasoning: 0, cache: { read: 0, write: 0 } } },
+        { type: "finish", reason: "content-filter", raw: "PROHIBITED_CONTENT" }
+      ])
+    })
+  )
+
+  it.scoped("HTTP error bodies: a free-tier 429 waits its RetryInfo delay; API_KEY_INVALID is an auth error", () =>
+    Effect.gen(function* () {
+      const { server, client } = yield* setup("google")
+      const json = { contentType: "application/json; charset=UTF-8" }
+      yield* server.enqueue(
+        S.raw(fixture("gemini-quota-429.json"), { status: 429, ...json }),
+        S.raw(fixture("gemini-api-key-invalid.json"), { status: 400, ...json })
+      )
+      expect(yield* failure(client.stream(baseRequest()))).toMatchObject({
+        _tag: "ProviderError",
+        status: 429,
+        retryable: true,
+        retryAfterMs: 41_000,
+        code: "RESOURCE_EXHAUSTED"
+      })
+      expect(yield* failure(client.stream(baseRequest()))).toMatchObject({
+        _tag: "ProviderAuthError",
+        status: 400,
+        message: "API key not valid. Please pass a valid API key."
       })
     })
   )

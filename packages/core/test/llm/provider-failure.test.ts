@@ -157,4 +157,45 @@ describe("fromStreamError", () => {
       retryable: false
     })
   })
+
+  it("Google's shape: the numeric code is the status, the status name the code, RetryInfo the wait", () => {
+    const google = (code: number, status: string, message: string, details?: ReadonlyArray<unknown>) =>
+      stream({ error: { code, message, status, ...(details === undefined ? {} : { details }) } })
+    expect(
+      google(429, "RESOURCE_EXHAUSTED", "Quota exceeded", [
+        { "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: "1.5s" }
+      ])
+    ).toMatchObject({
+      _tag: "ProviderError",
+      status: 429,
+      retryable: true,
+      retryAfterMs: 1500,
+      code: "RESOURCE_EXHAUSTED"
+    })
+    expect(google(500, "INTERNAL", "An internal error has occurred.")).toMatchObject({
+      retryable: true,
+      code: "INTERNAL"
+    })
+    expect(google(504, "DEADLINE_EXCEEDED", "Deadline expired")).toMatchObject({ retryable: true })
+    expect(google(400, "INVALID_ARGUMENT", "Request contains an invalid argument.")).toMatchObject({
+      _tag: "ProviderError",
+      status: 400,
+      retryable: false,
+      code: "INVALID_ARGUMENT"
+    })
+    expect(
+      google(
+        400,
+        "INVALID_ARGUMENT",
+        "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576)."
+      )
+    ).toMatchObject({ _tag: "ContextOverflowError", status: 400 })
+    expect(google(403, "PERMISSION_DENIED", "Permission denied")).toMatchObject({ _tag: "ProviderAuthError" })
+    // A malformed delay is ignored rather than guessed.
+    expect(
+      google(429, "RESOURCE_EXHAUSTED", "Quota", [
+        { "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: "soon" }
+      ])
+    ).not.toHaveProperty("retryAfterMs")
+  })
 })

@@ -17,14 +17,15 @@ describe("protocolOf", () => {
     expect(Provider.protocolOf("@ai-sdk/openai")).toEqual(Either.right("openai-compatible"))
     expect(Provider.protocolOf("@ai-sdk/anthropic")).toEqual(Either.right("anthropic"))
     expect(Provider.protocolOf("@ai-sdk/anthropic@2.0.1")).toEqual(Either.right("anthropic"))
+    expect(Provider.protocolOf("@ai-sdk/google")).toEqual(Either.right("google"))
   })
 
   it("rejects anything else with a typed error", () => {
-    const result = Provider.protocolOf("@ai-sdk/google")
+    const result = Provider.protocolOf("@ai-sdk/amazon-bedrock")
     expect(Either.isLeft(result)).toBe(true)
     if (Either.isLeft(result)) {
       expect(result.left._tag).toBe("UnsupportedProtocolError")
-      expect(result.left.npm).toBe("@ai-sdk/google")
+      expect(result.left.npm).toBe("@ai-sdk/amazon-bedrock")
       expect(result.left.message).toContain("@ai-sdk/openai-compatible")
     }
     expect(Either.isLeft(Provider.protocolOf("openai"))).toBe(true)

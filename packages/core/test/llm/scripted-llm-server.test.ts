@@ -52,3 +52,23 @@ it.scoped("a gate released before the stream gets there does not hold it", () =>
     expect(yield* (yield* server.awaitRequest(1)).outcome).toBe("completed")
   })
 )
+
+it.scoped("Gemini route: models/{model}:streamGenerateContent with its query; errors in Google's shape", () =>
+  Effect.gen(function* () {
+    const { server, client } = yield* setup("google")
+    const error = yield* failure(client.stream(baseRequest()))
+    expect(error).toMatchObject({ _tag: "ProviderError", status: 400, retryable: false, code: "INVALID_ARGUMENT" })
+    const [request] = yield* server.requests
+    expect(request).toMatchObject({ path: "/v1/models/qwen-test:streamGenerateContent", query: "alt=sse" })
+    expect(JSON.parse((error as { body: string }).body)).toEqual({
+      error: {
+        code: 400,
+        message: "ScriptedLLMServer: no scripted turn left for request #1 (/v1/models/qwen-test:streamGenerateContent)",
+        status: "INVALID_ARGUMENT"
+      }
+    })
+    // A Gemini-looking path without the method suffix is no route.
+    const response = yield* Effect.promise(() => fetch(`${server.url}/models/qwen-test`, { method: "POST" }))
+    expect(response.status).toBe(404)
+  })
+)

@@ -20,7 +20,7 @@ describe("TestLLM", () => {
           S.reply(
             S.reasoning("think", { signature: "sig" }),
             S.text("Hi ", "there"),
-            S.toolCall("c1", "read", { path: "a" }),
+            S.toolCall("c1", "read", { path: "a" }, { signature: "call-sig" }),
             S.toolCall("c2", "read", "{oops"),
             S.usage({ input: 3, output: 4, cacheRead: 5 })
           )
@@ -55,7 +55,13 @@ describe("TestLLM", () => {
           text: "think",
           metadata: { anthropic: { signature: "sig" } }
         })
-        expect(events[12]).toMatchObject({ type: "tool-call", input: { path: "a" } })
+        // A call signature is Gemini's, so it is in the google namespace.
+        expect(events[12]).toMatchObject({
+          type: "tool-call",
+          input: { path: "a" },
+          metadata: { google: { thoughtSignature: "call-sig" } }
+        })
+        expect(events[18]).not.toHaveProperty("metadata")
         expect(events[18]).toMatchObject({ type: "tool-call", input: {}, inputText: "{oops" })
         expect(events.at(-1)).toEqual({ type: "finish", reason: "tool-calls" })
         const [call] = yield* test.calls

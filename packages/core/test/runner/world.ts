@@ -32,7 +32,7 @@ export const fastRetry = {
  */
 export const world = (
   options: {
-    readonly protocol?: "openai-compatible" | "anthropic"
+    readonly protocol?: "openai-compatible" | "anthropic" | "google"
     readonly agent?: Record<string, unknown>
     readonly reference?: Record<string, unknown>
     /** The scripted model's token limits (default: context 100,000, output 1,000). */
