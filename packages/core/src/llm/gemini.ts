@@ -27,9 +27,12 @@ export * as Gemini from "./gemini.js"
  *   (no `parameters` for a tool without arguments), and `toolConfig.functionCallingConfig` for the
  *   tool choice (`auto` → `AUTO`, `none` → `NONE`, `required` → `ANY`, a named tool → `ANY` with
  *   `allowedFunctionNames`), only when there are tools;
- * - `generationConfig`: Generation Controls as `maxOutputTokens`, `temperature`, `topP`, then the
- *   `generationConfig` of the `"google"` provider options merged over them (this is where
- *   `thinkingConfig` goes: `{thinkingBudget, includeThoughts}` or `{thinkingLevel}`);
+ * - `generationConfig`: Generation Controls as `maxOutputTokens`, `temperature`, `topP`, `topK`,
+ *   `presencePenalty`, `frequencyPenalty`, `stopSequences` (the API takes at most 5: the first 5),
+ *   `seed`; the thinking Model Request Options as `thinkingConfig` ({@link thinkingConfig}); then
+ *   the `generationConfig` of the `"google"` provider options merged over them (a `thinkingConfig`
+ *   there replaces ours whole). Not sent (no Gemini field): `store`, `promptCacheKey`, `cacheTtl`,
+ *   `serviceTier`, `textVerbosity`, `reasoningSummary`, `include`, `parallelToolCalls`;
  * - then the other `"google"` provider options verbatim (e.g. `safetySettings`, `cachedContent`),
  *   except the keys this adapter owns (`contents`, `systemInstruction`, `tools`, `toolConfig`).
  * Headers: `content-type`, `x-goog-api-key` when there is a key, the provider's configured headers,
@@ -65,6 +68,7 @@ import * as InstructionLowering from "./instruction-lowering.js"
 import type * as LLMClient from "./llm-client.js"
 import * as LLMEvent from "./llm-event.js"
 import * as LLMRequest from "./llm-request.js"
+import type * as ModelRequestOptions from "./model-request-options.js"
 import * as NativeContinuation from "./native-continuation.js"
 import * as ProviderFailure from "./provider-failure.js"
 import * as ProviderHttp from "./provider-http.js"
@@ -191,15 +195,64 @@ const functionCallingConfig = (choice: LLMRequest.ToolChoice): Record<string, un
 
 const reservedKeys = new Set(["contents", "systemInstruction", "tools", "toolConfig", "generationConfig"])
 
+/** Thinking budgets (tokens) for a reasoning effort, on models that take a budget (Gemini 2.5). */
+export const effortBudgets: Readonly<Record<Exclude<ModelRequestOptions.ReasoningEffort, "none">, number>> = {
+  minimal: 512,
+  low: 2048,
+  medium: 8192,
+  high: 16_384,
+  xhigh: 24_576,
+  max: 32_768
+}
+
+/**
+ * `generationConfig.thinkingConfig` from the Model Request Options, for `modelID`:
+ * - `thinking: false` or `reasoningEffort: "none"` → `thinkingBudget: 0` (thinking off);
+ * - a `thinkingBudget` → that budget;
+ * - a `reasoningEffort` → on Gemini 3 models (which take a level, not a budget) `thinkingLevel`
+ *   `low` for minimal and low, else `high`; on others the budget of {@link effortBudgets};
+ * - `thinking: true` alone → `thinkingBudget: -1` (the model sizes its thinking);
+ * - `includeThoughts` as given.
+ * Undefined when none of these is set.
+ */
+export const thinkingConfig = (
+  modelID: string,
+  options: ModelRequestOptions.Options
+): Record<string, unknown> | undefined => {
+  const include = options.includeThoughts === undefined ? {} : { includeThoughts: options.includeThoughts }
+  const effort = options.reasoningEffort
+  const amount =
+    options.thinking === false || effort === "none"
+      ? { thinkingBudget: 0 }
+      : options.thinkingBudget !== undefined
+        ? { thinkingBudget: options.thinkingBudget }
+        : effort !== undefined
+          ? /gemini-3/.test(modelID)
+            ? { thinkingLevel: effort === "minimal" || effort === "low" ? "low" : "high" }
+            : { thinkingBudget: effortBudgets[effort] }
+          : options.thinking === true
+            ? { thinkingBudget: -1 }
+            : {}
+  const config = { ...amount, ...include }
+  return Object.keys(config).length === 0 ? undefined : config
+}
+
 /** The JSON body of the `streamGenerateContent` request (see the module comment). */
 export const body = (request: LLMRequest.Request): Record<string, unknown> => {
   const tools = request.tools ?? []
   const generation = request.generation ?? {}
   const options = request.providerOptions?.[optionsKey] ?? {}
+  const thinking = thinkingConfig(request.model.modelID, request.options ?? {})
   const generationConfig = {
     ...(generation.maxOutputTokens === undefined ? {} : { maxOutputTokens: generation.maxOutputTokens }),
     ...(generation.temperature === undefined ? {} : { temperature: generation.temperature }),
     ...(generation.topP === undefined ? {} : { topP: generation.topP }),
+    ...(generation.topK === undefined ? {} : { topK: generation.topK }),
+    ...(generation.presencePenalty === undefined ? {} : { presencePenalty: generation.presencePenalty }),
+    ...(generation.frequencyPenalty === undefined ? {} : { frequencyPenalty: generation.frequencyPenalty }),
+    ...(generation.stopSequences === undefined ? {} : { stopSequences: generation.stopSequences.slice(0, 5) }),
+    ...(generation.seed === undefined ? {} : { seed: generation.seed }),
+    ...(thinking === undefined ? {} : { thinkingConfig: thinking }),
     ...ProviderHttp.record(options.generationConfig)
   }
   return {

@@ -186,6 +186,53 @@ describe("request shape", () => {
     })
   )
 
+  it("encodes Generation Controls and the thinking Model Request Options in generationConfig", () => {
+    const body = (modelID: string, request: Partial<LLMRequest.Request>) =>
+      Gemini.body({ ...baseRequest(request), model: { providerID: "google", modelID } }).generationConfig
+    expect(
+      body("gemini-2.5-flash", {
+        generation: {
+          maxOutputTokens: 1000,
+          topK: 40,
+          presencePenalty: 0.5,
+          frequencyPenalty: 0.25,
+          stopSequences: ["a", "b", "c", "d", "e", "f"],
+          seed: 7
+        },
+        options: { reasoningEffort: "high", includeThoughts: true, store: true, serviceTier: "flex" }
+      })
+    ).toEqual({
+      maxOutputTokens: 1000,
+      topK: 40,
+      presencePenalty: 0.5,
+      frequencyPenalty: 0.25,
+      stopSequences: ["a", "b", "c", "d", "e"],
+      seed: 7,
+      thinkingConfig: { thinkingBudget: 16_384, includeThoughts: true }
+    })
+    // Gemini 3 takes a thinking level, not a budget.
+    expect(body("gemini-3-pro-preview", { options: { reasoningEffort: "low" } })).toEqual({
+      thinkingConfig: { thinkingLevel: "low" }
+    })
+    expect(body("gemini-2.5-flash", { options: { thinking: false, thinkingBudget: 900 } })).toEqual({
+      thinkingConfig: { thinkingBudget: 0 }
+    })
+    expect(body("gemini-2.5-flash", { options: { thinkingBudget: 900 } })).toEqual({
+      thinkingConfig: { thinkingBudget: 900 }
+    })
+    expect(body("gemini-2.5-flash", { options: { thinking: true } })).toEqual({
+      thinkingConfig: { thinkingBudget: -1 }
+    })
+    // A thinkingConfig among the provider options replaces the one the options made.
+    expect(
+      body("gemini-2.5-flash", {
+        options: { reasoningEffort: "high" },
+        providerOptions: { google: { generationConfig: { thinkingConfig: { thinkingLevel: "high" } } } }
+      })
+    ).toEqual({ thinkingConfig: { thinkingLevel: "high" } })
+    expect(body("gemini-2.5-flash", { options: { store: true } })).toBeUndefined()
+  })
+
   it("the endpoint tolerates a models/ prefix and a trailing slash", () => {
     expect(Gemini.url({ baseURL: "https://generativelanguage.googleapis.com/v1beta/" }, "models/gemini-2.5-pro")).toBe(
       "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse"
