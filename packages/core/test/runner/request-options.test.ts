@@ -4,6 +4,7 @@ import { Effect, Option } from "effect"
 import { Config } from "../../src/config/config.js"
 import type { ConfigInfo } from "../../src/config/config-info.js"
 import { Provider } from "../../src/llm/provider.js"
+import { ModelIdentity } from "../../src/prompt/model-identity.js"
 import { ModelContext } from "../../src/runner/model-context.js"
 import { SessionSelection } from "../../src/session/session-selection.js"
 import { LLMScript as S } from "../../src/testing/llm-script.js"
@@ -19,6 +20,8 @@ import { world } from "./world.js"
  */
 
 const system = "Be brief."
+/** The system text sent: the agent's prompt, then the Model Identity line (the baseline is empty here). */
+const systemSent = `${system}\n\n${ModelIdentity.line({ providerID: "p", apiID: "m" })}`
 const hello: SessionMessages.SessionMessage = {
   id: "msg_00000000000000000000000001" as any,
   type: "user",
@@ -89,7 +92,7 @@ const anthropic = "@ai-sdk/anthropic"
 
 describe("OpenAI-compatible chat: request bodies", () => {
   const messages = [
-    { role: "system", content: system },
+    { role: "system", content: systemSent },
     { role: "user", content: "Hello" }
   ]
   const base = { model: "m", messages, stream: true, stream_options: { include_usage: true } }
@@ -253,7 +256,7 @@ describe("Anthropic Messages: request bodies", () => {
   const cache = { type: "ephemeral" }
   const base = (cacheControl: Record<string, unknown> = cache) => ({
     model: "m",
-    system: [{ type: "text", text: system, cache_control: cacheControl }],
+    system: [{ type: "text", text: systemSent, cache_control: cacheControl }],
     messages: [{ role: "user", content: [{ type: "text", text: "Hello", cache_control: cacheControl }] }],
     stream: true
   })
