@@ -103,7 +103,7 @@ describe("structured output over HTTP", () => {
 
       // The provider was offered the tool with the user's schema, told to use it, and required to call one.
       const [request] = yield* host.llm.requests
-      const offered = (request?.body.tools as Array<any>).find((t) => t.function.name === "StructuredOutput")
+      const offered = ((request?.body.tools ?? []) as Array<any>).find((t) => t.function.name === "StructuredOutput")
       expect(offered.function.parameters).toEqual(schema)
       expect(offered.function.description).toContain("once, as the very last thing")
       expect(request?.body.tool_choice).toBe("required")
@@ -124,10 +124,10 @@ describe("structured output over HTTP", () => {
       expect(assistants(messages).map((m) => m.structured)).toEqual([answer])
       const [request] = yield* host.llm.requests
       expect(request?.path).toMatch(/\/messages$/)
-      const offered = (request?.body.tools as Array<any>).find((t) => t.name === "StructuredOutput")
+      const offered = ((request?.body.tools ?? []) as Array<any>).find((t) => t.name === "StructuredOutput")
       expect(offered.input_schema).toEqual(schema)
       expect(request?.body.tool_choice).toEqual({ type: "any" })
-      const system = (request?.body.system as Array<{ text: string }>).map((block) => block.text).join("")
+      const system = ((request?.body.system ?? []) as Array<{ text: string }>).map((block) => block.text).join("")
       expect(system).toContain(instruction)
     })
   )
