@@ -164,23 +164,21 @@ const resolveFile = Effect.fn("PromptResolution.file")(function* (
 })
 
 /** Checks a prompt's Output Format (see the module doc). */
-const checkFormat = (format: OutputFormat.Format) => {
-  if (format.type !== "json_schema") return Effect.void
+const checkFormat = Effect.fn("PromptResolution.format")(function* (format: OutputFormat.Format) {
+  if (format.type !== "json_schema") return
   const field = "prompt.format.schema"
   const length = JSON.stringify(format.schema).length
   if (length > OutputFormat.maxSchemaLength) {
-    return Effect.fail(
-      invalid(
-        field,
-        `An output schema is at most ${OutputFormat.maxSchemaLength} characters as JSON; this one is ${length}`
-      )
+    return yield* invalid(
+      field,
+      `An output schema is at most ${OutputFormat.maxSchemaLength} characters as JSON; this one is ${length}`
     )
   }
-  const compiled = JsonSchemaValidator.compile(format.schema)
-  return Either.isLeft(compiled)
-    ? Effect.fail(invalid(field, `The output schema cannot be used: ${Quote.clip(compiled.left)}`))
-    : Effect.void
-}
+  const compiled = yield* JsonSchemaValidator.compile(format.schema)
+  if (Either.isLeft(compiled)) {
+    return yield* invalid(field, `The output schema cannot be used: ${Quote.clip(compiled.left)}`)
+  }
+})
 
 /**
  * `input` as a Prompt, with every file attachment resolved against the session's Location

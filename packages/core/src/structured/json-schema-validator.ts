@@ -16,13 +16,13 @@ export * as JsonSchemaValidator from "./json-schema-validator.js"
  *   Nothing is fetched.
  * - Validation collects every error, each as `<path> <message>` (`/age must be integer`).
  *
- * Pure: no service, no I/O. Compiling generates code (Ajv's `new Function`), so a compiled validator
- * is kept for the Step, not rebuilt per call.
+ * No service and no I/O beyond loading Ajv itself, which happens on the first compile (a process that
+ * never sees a Structured Output never pays for it). Compiling generates code (Ajv's `new Function`),
+ * so a compiled validator is kept for the Step, not rebuilt per call.
  */
 
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv"
-import { Ajv2020 } from "ajv/dist/2020.js"
-import { Either } from "effect"
+import type { ErrorObject, ValidateFunction } from "ajv"
+import { Effect, Either } from "effect"
 
 /** A compiled schema: `validate` answers the errors of a value, none when it is valid. */
 export interface Validator {
@@ -44,11 +44,20 @@ const describe = (error: ErrorObject): string => {
   return `${at} ${error.message ?? error.keyword}${extra}`
 }
 
+/** Ajv's two dialects, loaded once per process on first use. */
+let loaded: Promise<readonly [typeof import("ajv").Ajv, typeof import("ajv/dist/2020.js").Ajv2020]> | undefined
+const ajv = () =>
+  Effect.promise(
+    () => (loaded ??= Promise.all([import("ajv"), import("ajv/dist/2020.js")]).then(([a, b]) => [a.Ajv, b.Ajv2020]))
+  )
+
 /**
  * Compiles `schema`: a Validator, or the reason it cannot be used (for people; admission puts it in
- * its 400). Never throws.
+ * its 400). Never fails.
  */
-export const compile = (schema: Readonly<Record<string, unknown>>): Either.Either<Validator, string> => {
+export const compile = Effect.fn("JsonSchemaValidator.compile")(function* (
+  schema: Readonly<Record<string, unknown>>
+): Effect.fn.Return<Either.Either<Validator, string>> {
   if (schema.type !== "object") {
     return Either.left('the schema\'s root must describe an object (`"type": "object"`)')
   }
@@ -56,14 +65,15 @@ export const compile = (schema: Readonly<Record<string, unknown>>): Either.Eithe
   if (dialect !== undefined && (typeof dialect !== "string" || !(draft2020.test(dialect) || draft07.test(dialect)))) {
     return Either.left(`unsupported $schema ${JSON.stringify(dialect)}: use draft-07 or draft 2020-12`)
   }
-  const ajv = typeof dialect === "string" && draft2020.test(dialect) ? new Ajv2020(options) : new Ajv(options)
+  const [Ajv, Ajv2020] = yield* ajv()
+  const instance = typeof dialect === "string" && draft2020.test(dialect) ? new Ajv2020(options) : new Ajv(options)
   let compiled: ValidateFunction
   try {
-    compiled = ajv.compile(schema)
+    compiled = instance.compile(schema)
   } catch (error) {
     return Either.left(error instanceof Error ? error.message : String(error))
   }
   return Either.right({
-    validate: (value) => (compiled(value) ? [] : (compiled.errors ?? []).map(describe))
+    validate: (value: unknown) => (compiled(value) ? [] : (compiled.errors ?? []).map(describe))
   })
-}
+})

@@ -135,7 +135,7 @@ export const attempt = Effect.fn("StructuredOutput.attempt")(function* (
   request: Requested,
   options: { readonly final: boolean }
 ) {
-  const compiled = JsonSchemaValidator.compile(request.format.schema)
+  const compiled = yield* JsonSchemaValidator.compile(request.format.schema)
   if (Either.isLeft(compiled)) return yield* Effect.fail(`The output format's schema cannot be used: ${compiled.left}`)
   const validator = compiled.right
   const retries = retryCount(request.format)

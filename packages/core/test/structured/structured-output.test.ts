@@ -117,19 +117,19 @@ describe("StructuredOutput", () => {
     })
   )
 
-  it("the validator takes draft-07 and 2020-12 object schemas and reports every error with its path", () => {
-    const compiled = JsonSchemaValidator.compile({
-      $schema: "https://json-schema.org/draft/2020-12/schema",
-      type: "object",
-      properties: { tags: { type: "array", prefixItems: [{ type: "string" }] }, n: { type: "integer" } },
-      required: ["n"]
-    })
-    expect(Either.isRight(compiled)).toBe(true)
-    if (Either.isRight(compiled)) {
+  it.effect("the validator takes draft-07 and 2020-12 object schemas and reports every error with its path", () =>
+    Effect.gen(function* () {
+      const compiled = yield* JsonSchemaValidator.compile({
+        $schema: "https://json-schema.org/draft/2020-12/schema",
+        type: "object",
+        properties: { tags: { type: "array", prefixItems: [{ type: "string" }] }, n: { type: "integer" } },
+        required: ["n"]
+      })
+      if (Either.isLeft(compiled)) return yield* Effect.dieMessage(compiled.left)
       expect(compiled.right.validate({ n: 1, tags: ["a"] })).toEqual([])
       expect(compiled.right.validate({ n: "1", tags: [2] })).toEqual(["/tags/0 must be string", "/n must be integer"])
-    }
-    expect(Either.isLeft(JsonSchemaValidator.compile({ type: "string" }))).toBe(true)
-    expect(Either.isLeft(JsonSchemaValidator.compile({ type: "object", required: "n" }))).toBe(true)
-  })
+      expect(Either.isLeft(yield* JsonSchemaValidator.compile({ type: "string" }))).toBe(true)
+      expect(Either.isLeft(yield* JsonSchemaValidator.compile({ type: "object", required: "n" }))).toBe(true)
+    })
+  )
 })
