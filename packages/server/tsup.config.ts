@@ -13,6 +13,8 @@ export default defineConfig({
   outDir: "dist",
   clean: true,
   sourcemap: true,
+  // One file: modules loaded on first use (Ajv, for Structured Output schemas) stay in it, not in chunks.
+  splitting: false,
   // Everything but those three (tsup lets noExternal win over external, so exclude it here).
   noExternal: [/^(?!(better-sqlite3|web-tree-sitter|tree-sitter-bash)(\/|$))/],
   // Bundled CommonJS dependencies call require() for Node built-ins.

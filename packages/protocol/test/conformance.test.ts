@@ -1,6 +1,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { Api, OpenApiDocument } from "@opencode-ai/protocol"
+import { ContractExtension } from "@opencode-ai/schema"
 import { describe, expect, it } from "vitest"
 
 /**
@@ -31,6 +32,30 @@ const DOC_KEYS = new Set(["description", "title", "examples", "$comment", "$id",
 const CHECKED_BY_NAME = new Set(["V2Event", "SessionDurableEvent", "SessionHistory"])
 
 /**
+ * One of our components with its declared Contract Extensions taken out (see `ContractExtension` in
+ * the schema package, which `reference-shapes.test.ts` checks in detail): added properties must be
+ * optional and are removed; a widened union must be the contract's component plus the added
+ * alternatives, and then stands for the contract's component.
+ */
+const withoutExtensions = (name: string, target: Json): [string, Json] => {
+  const widened = ContractExtension.widened[name]
+  if (widened !== undefined) {
+    const refs = (target.anyOf as Array<Json>).map((s) => String(s.$ref).replace("#/components/schemas/", ""))
+    expect(refs, `${name} widens ${widened.of}`).toEqual([widened.of, ...widened.added])
+    return [widened.of, ours.components.schemas[widened.of]]
+  }
+  const added = ContractExtension.fields[name]
+  if (added === undefined) return [name, target]
+  const properties = { ...target.properties }
+  for (const field of Object.keys(added)) {
+    expect(properties[field], `${name}.${field} is declared as an extension`).toBeDefined()
+    expect(target.required ?? [], `${name}.${field} is optional`).not.toContain(field)
+    delete properties[field]
+  }
+  return [name, { ...target, properties }]
+}
+
+/**
  * Resolves refs and removes what only documents a schema, so equal shapes compare equal. A `$ref`'s
  * siblings (a refinement such as `{$ref: Int, exclusiveMinimum: 0}`) merge into the resolved target,
  * and `properties: {}` (constrains nothing; Effect emits it for records) is dropped.
@@ -44,7 +69,8 @@ const shape = (schema: Json, doc: Json, seen: ReadonlyArray<string> = []): Json 
     const name = $ref.replace("#/components/schemas/", "")
     if (seen.includes(name)) return { $recursive: name }
     if (CHECKED_BY_NAME.has(name)) return { $component: name }
-    out = shape(doc.components.schemas[name], doc, [...seen, name])
+    const [resolved, target] = doc === ours ? withoutExtensions(name, doc.components.schemas[name]) : [name, undefined]
+    out = shape(target ?? doc.components.schemas[name], doc, [...seen, resolved])
   }
   for (const [key, value] of Object.entries(rest)) {
     if (DOC_KEYS.has(key)) continue

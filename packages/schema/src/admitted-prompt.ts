@@ -2,6 +2,7 @@ export * as AdmittedPrompt from "./admitted-prompt.js"
 
 import { Schema } from "effect"
 import { SessionID, SessionMessageID } from "./identifier.js"
+import { Format as OutputFormat } from "./output-format.js"
 
 /** The longest prompt text accepted, in characters (UTF-16 code units): 1 MiB. */
 export const maxTextLength = 1024 * 1024
@@ -63,7 +64,21 @@ export const PromptAgentAttachment = Schema.Struct({
 }).annotations({ identifier: "PromptAgentAttachment" })
 export interface PromptAgentAttachment extends Schema.Schema.Type<typeof PromptAgentAttachment> {}
 
-/** What a client submits as a prompt: the text and any file and agent attachments. */
+/**
+ * A prompt's Output Format (our extension of the contract's prompt: upstream V2 prompts have none).
+ * Absent means `text`. It is recorded with the prompt, so it survives a restart.
+ */
+const format = Schema.optional(OutputFormat).annotations({
+  description:
+    "Extension (not in the upstream V2 contract): how the final answer is given. `json_schema` asks for a " +
+    "Structured Output validated against `schema`, recorded as the assistant message's `structured`; " +
+    "absent means `text`"
+})
+
+/**
+ * What a client submits as a prompt: the text, any file and agent attachments, and optionally an
+ * Output Format (our extension).
+ */
 export const PromptInput = Schema.Struct({
   text: Schema.String.pipe(
     Schema.maxLength(maxTextLength, {
@@ -72,7 +87,8 @@ export const PromptInput = Schema.Struct({
     })
   ),
   files: Schema.optional(Schema.Array(PromptInputFileAttachment)),
-  agents: Schema.optional(Schema.Array(PromptAgentAttachment))
+  agents: Schema.optional(Schema.Array(PromptAgentAttachment)),
+  format
 }).annotations({ identifier: "PromptInput" })
 export interface PromptInput extends Schema.Schema.Type<typeof PromptInput> {}
 
@@ -83,7 +99,8 @@ export interface PromptInput extends Schema.Schema.Type<typeof PromptInput> {}
 export const Prompt = Schema.Struct({
   text: Schema.String,
   files: Schema.optional(Schema.Array(PromptFileAttachment)),
-  agents: Schema.optional(Schema.Array(PromptAgentAttachment))
+  agents: Schema.optional(Schema.Array(PromptAgentAttachment)),
+  format
 }).annotations({ identifier: "Prompt" })
 export interface Prompt extends Schema.Schema.Type<typeof Prompt> {}
 

@@ -8,7 +8,7 @@ import { LocationRef } from "./location.js"
 import { ModelRef } from "./model.js"
 import { LLMProviderMetadata } from "./provider-metadata.js"
 import { RevertState, SessionV2Info, Tokens } from "./session.js"
-import { SessionErrorUnknown, SessionNextRetryError } from "./session-error.js"
+import { SessionErrorUnknown, SessionNextRetryError, SessionStepError } from "./session-error.js"
 import { LLMToolContent } from "./tool-content.js"
 
 /**
@@ -188,10 +188,14 @@ export const SessionNextStepEnded = define(
 )
 export interface SessionNextStepEnded extends Schema.Schema.Type<typeof SessionNextStepEnded> {}
 
-/** A Step failed (provider error, interruption during output, overflow...). Partial content is kept. */
+/**
+ * A Step failed (provider error, interruption during output, overflow...). Partial content is kept.
+ * `error` may be (our extension) a `StructuredOutputError`: the Step was asked for a Structured Output
+ * and did not produce one.
+ */
 export const SessionNextStepFailed = define(
   "session.next.step.failed",
-  { ...at, assistantMessageID: SessionMessageID, error: SessionErrorUnknown },
+  { ...at, assistantMessageID: SessionMessageID, error: SessionStepError },
   "SessionNextStepFailed"
 )
 export interface SessionNextStepFailed extends Schema.Schema.Type<typeof SessionNextStepFailed> {}

@@ -6,9 +6,10 @@ import { Token } from "./cursor.js"
 import { FreeFormObject } from "./free-form.js"
 import { SessionID, SessionMessageID } from "./identifier.js"
 import { ModelRef } from "./model.js"
+import { Format as OutputFormat } from "./output-format.js"
 import { LLMProviderMetadata } from "./provider-metadata.js"
 import { Tokens } from "./session.js"
-import { SessionErrorUnknown } from "./session-error.js"
+import { SessionErrorUnknown, SessionStepError } from "./session-error.js"
 import { LLMToolContent } from "./tool-content.js"
 
 /*
@@ -160,7 +161,10 @@ export const SessionMessageModelSwitched = Schema.Struct({
 }).annotations({ identifier: "SessionMessageModelSwitched" })
 export interface SessionMessageModelSwitched extends Schema.Schema.Type<typeof SessionMessageModelSwitched> {}
 
-/** A promoted prompt: what the user said, with its resolved attachments. */
+/**
+ * A promoted prompt: what the user said, with its resolved attachments and (our extension) the
+ * prompt's Output Format when it named one.
+ */
 export const SessionMessageUser = Schema.Struct({
   id: SessionMessageID,
   metadata: Schema.optional(FreeFormObject),
@@ -168,6 +172,9 @@ export const SessionMessageUser = Schema.Struct({
   text: Schema.String,
   files: Schema.optional(Schema.Array(PromptFileAttachment)),
   agents: Schema.optional(Schema.Array(PromptAgentAttachment)),
+  format: Schema.optional(OutputFormat).annotations({
+    description: "Extension (not in the upstream V2 contract): the Output Format the prompt asked for"
+  }),
   type: Schema.Literal("user")
 }).annotations({ identifier: "SessionMessageUser" })
 export interface SessionMessageUser extends Schema.Schema.Type<typeof SessionMessageUser> {}
@@ -209,6 +216,9 @@ export interface SessionMessageShell extends Schema.Schema.Type<typeof SessionMe
  * One Step's assistant turn: the agent and model that produced it and its content in stream order.
  * `finish`, `cost` and `tokens` appear once the step has ended; `error` once it has failed.
  * `snapshot` names the workspace snapshots before and after the step and the files it touched.
+ * Our extensions: `structured` is the validated Structured Output (the input of the Step's successful
+ * `StructuredOutput` call) when the prompt asked for one; `error` may be a `StructuredOutputError`
+ * when it was not produced.
  */
 export const SessionMessageAssistant = Schema.Struct({
   id: SessionMessageID,
@@ -228,7 +238,12 @@ export const SessionMessageAssistant = Schema.Struct({
   finish: Schema.optional(Schema.String),
   cost: Schema.optional(Schema.Number),
   tokens: Schema.optional(Tokens),
-  error: Schema.optional(SessionErrorUnknown)
+  structured: Schema.optional(FreeFormObject).annotations({
+    description:
+      "Extension (not in the upstream V2 contract): the Structured Output, validated against the prompt's " +
+      "`format.schema`"
+  }),
+  error: Schema.optional(SessionStepError)
 }).annotations({ identifier: "SessionMessageAssistant" })
 export interface SessionMessageAssistant extends Schema.Schema.Type<typeof SessionMessageAssistant> {}
 

@@ -1,6 +1,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Schemas from "@opencode-ai/schema"
+import { ContractExtension } from "@opencode-ai/schema"
 import { JSONSchema, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 
@@ -84,11 +85,39 @@ const referenceShape = (name: string): Json =>
     return [n, components[n]]
   })
 
+/**
+ * One of our components with its declared Contract Extensions taken out (see `ContractExtension`):
+ * each added property must be there and optional, and a widened union must be exactly the contract's
+ * component plus the added alternatives (then it stands for the contract's component). Anything else
+ * of the extension would be a difference the comparison reports.
+ */
+const withoutExtensions = (name: string, target: Json, document: Json): [string, Json] => {
+  const widened = ContractExtension.widened[name]
+  if (widened !== undefined) {
+    const refs = (target.anyOf as Array<Json>).map((s) => String(s.$ref).replace("#/$defs/", ""))
+    expect(refs, `${name} widens ${widened.of}`).toEqual([widened.of, ...widened.added])
+    return [widened.of, document.$defs[widened.of]]
+  }
+  const added = ContractExtension.fields[name]
+  if (added === undefined) return [name, target]
+  const properties = { ...target.properties }
+  for (const field of Object.keys(added)) {
+    expect(properties[field], `${name}.${field} is declared as an extension`).toBeDefined()
+    expect(target.required ?? [], `${name}.${field} is optional`).not.toContain(field)
+    delete properties[field]
+  }
+  return [name, { ...target, properties }]
+}
+
 const ourShape = (schema: Schema.Schema.Any): Json => {
   const document: Json = JSONSchema.make(schema)
+  const top = typeof document.$ref === "string" ? document.$ref.replace("#/$defs/", "") : undefined
   return normalize(document, (ref) => {
     const n = ref.replace("#/$defs/", "")
-    return [n, document.$defs[n]]
+    // The widened component itself is compared by name (it is a listed extension), not stood in for.
+    return n === top && ContractExtension.widened[n] !== undefined
+      ? [n, document.$defs[n]]
+      : withoutExtensions(n, document.$defs[n], document)
   })
 }
 
@@ -117,7 +146,8 @@ const extensions: Record<string, string> = {
   SessionNextTitleUpdated:
     "the hidden title agent's title, durably (issue 14): the v2 contract keeps SessionV2Info.title but has no event changing it",
   SessionNextUsageRecorded:
-    "the usage and cost of the compaction and title requests (issue 14): the v2 contract carries usage on step.ended only"
+    "the usage and cost of the compaction and title requests (issue 14): the v2 contract carries usage on step.ended only",
+  SessionStepError: "why a Step failed: the contract's SessionErrorUnknown widened (see ContractExtension.widened)"
 }
 
 /**
@@ -273,6 +303,18 @@ describe("reference shapes", () => {
       expect(exported.map((e) => e.component)).toContain(name)
     }
     for (const r of residuals) expect(exported.map((e) => e.component)).toContain(r.component)
+  })
+
+  it("declares Contract Extensions only of contract components, each of them exported here", () => {
+    const names = new Set(exported.map((e) => e.component))
+    for (const name of Object.keys(ContractExtension.fields)) {
+      expect(components[name], `${name} is a contract component`).toBeDefined()
+      expect(names).toContain(name)
+    }
+    for (const [name, widened] of Object.entries(ContractExtension.widened)) {
+      expect(extensions[name], `${name} is listed as an extension`).toBeDefined()
+      for (const part of [widened.of, ...widened.added]) expect(components[part]).toBeDefined()
+    }
   })
 
   it("covers every member of the contract's durable union and the session.next live deltas", () => {

@@ -198,6 +198,22 @@ export interface ModelV2Info {
 /** an integer */
 export type NonNegativeInt = number
 
+export type OutputFormat = OutputFormatText | OutputFormatJsonSchema
+
+export interface OutputFormatJsonSchema {
+  readonly type: "json_schema"
+  /** A JSON Schema whose root has `type: "object"`; at most 65536 characters as JSON */
+  readonly schema: {
+    readonly [key: string]: unknown
+  }
+  /** Retries after an output that does not validate; default 2 */
+  readonly retryCount?: NonNegativeInt
+}
+
+export interface OutputFormatText {
+  readonly type: "text"
+}
+
 export interface PermissionNotFoundError {
   readonly requestID: string
   readonly message: string
@@ -297,6 +313,8 @@ export interface Prompt {
   readonly text: string
   readonly files?: ReadonlyArray<PromptFileAttachment>
   readonly agents?: ReadonlyArray<PromptAgentAttachment>
+  /** Extension (not in the upstream V2 contract): how the final answer is given. `json_schema` asks for a Structured Output validated against `schema`, recorded as the assistant message's `structured`; absent means `text` */
+  readonly format?: OutputFormat
 }
 
 export interface PromptAgentAttachment {
@@ -317,6 +335,8 @@ export interface PromptInput {
   readonly text: string
   readonly files?: ReadonlyArray<PromptInputFileAttachment>
   readonly agents?: ReadonlyArray<PromptAgentAttachment>
+  /** Extension (not in the upstream V2 contract): how the final answer is given. `json_schema` asks for a Structured Output validated against `schema`, recorded as the assistant message's `structured`; absent means `text` */
+  readonly format?: OutputFormat
 }
 
 export interface PromptInputFileAttachment {
@@ -646,7 +666,11 @@ export interface SessionMessageAssistant {
       readonly write: number
     }
   }
-  readonly error?: SessionErrorUnknown
+  /** Extension (not in the upstream V2 contract): the Structured Output, validated against the prompt's `format.schema` */
+  readonly structured?: {
+    readonly [key: string]: unknown
+  }
+  readonly error?: SessionStepError
 }
 
 export interface SessionMessageAssistantReasoning {
@@ -811,6 +835,8 @@ export interface SessionMessageUser {
   readonly text: string
   readonly files?: ReadonlyArray<PromptFileAttachment>
   readonly agents?: ReadonlyArray<PromptAgentAttachment>
+  /** Extension (not in the upstream V2 contract): the Output Format the prompt asked for */
+  readonly format?: OutputFormat
   readonly type: "user"
 }
 
@@ -1303,7 +1329,7 @@ export interface SessionNextStepFailed {
     readonly sessionID: string
     /** a string starting with "msg_" */
     readonly assistantMessageID: string
-    readonly error: SessionErrorUnknown
+    readonly error: SessionStepError
   }
 }
 
@@ -1677,6 +1703,8 @@ export interface SessionNotFoundError {
   readonly _tag: "SessionNotFoundError"
 }
 
+export type SessionStepError = SessionErrorUnknown | StructuredOutputError
+
 export interface SessionV2Info {
   /** a string starting with "ses" */
   readonly id: string
@@ -1725,6 +1753,14 @@ export interface SkillV2Info {
 export interface StreamToken {
   readonly token: string
   readonly expiresAt: number
+}
+
+export interface StructuredOutputError {
+  readonly name: "StructuredOutputError"
+  readonly data: {
+    readonly message: string
+    readonly retries: NonNegativeInt
+  }
 }
 
 export interface ToolFileContent {

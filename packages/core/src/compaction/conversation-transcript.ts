@@ -1,6 +1,6 @@
 export * as ConversationTranscript from "./conversation-transcript.js"
 
-import type { SessionMessages } from "@opencode-ai/schema"
+import { SessionError, type SessionMessages } from "@opencode-ai/schema"
 import { ContextBudget } from "./context-budget.js"
 
 /**
@@ -48,7 +48,7 @@ const assistantBlock = (message: SessionMessages.SessionMessageAssistant): strin
       }
     }
   }
-  if (message.error !== undefined) lines.push(`(the step failed: ${clip(message.error.message, 500)})`)
+  if (message.error !== undefined) lines.push(`(the step failed: ${clip(SessionError.messageOf(message.error), 500)})`)
   return lines.length === 0 ? undefined : lines.join("\n")
 }
 

@@ -27,16 +27,22 @@ export * as PromptResolution from "./prompt-resolution.js"
  * `prompt.files.0.uri`. More than `AdmittedPrompt.maxAttachments` files, or files together over
  * `AdmittedPrompt.maxAttachmentTotalBytes`, is one naming `prompt.files`.
  * Names, descriptions, sources and agent attachments are carried through unchanged.
+ *
+ * An Output Format is carried through too, once checked: a `json_schema` format's `schema` must be at
+ * most `OutputFormat.maxSchemaLength` characters as JSON and compile (JsonSchemaValidator: its root an
+ * object, a supported dialect, valid against its meta-schema, every `$ref` resolvable inside it);
+ * otherwise an InvalidRequestError names `prompt.format.schema`.
  */
 
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { FileSystem } from "@effect/platform"
-import { AdmittedPrompt, Errors, Quote } from "@opencode-ai/schema"
-import { Effect } from "effect"
+import { AdmittedPrompt, Errors, OutputFormat, Quote } from "@opencode-ai/schema"
+import { Effect, Either } from "effect"
 import { Mime } from "mime"
 import otherTypes from "mime/types/other.js"
 import standardTypes from "mime/types/standard.js"
+import { JsonSchemaValidator } from "../structured/json-schema-validator.js"
 import { ToolPath } from "../tool/builtin/tool-path.js"
 
 /**
@@ -157,6 +163,23 @@ const resolveFile = Effect.fn("PromptResolution.file")(function* (
   return settled(`${pathToFileURL(absolute).href}${query}`, mime.getType(absolute) ?? "text/plain", Number(info.size))
 })
 
+/** Checks a prompt's Output Format (see the module doc). */
+const checkFormat = Effect.fn("PromptResolution.format")(function* (format: OutputFormat.Format) {
+  if (format.type !== "json_schema") return
+  const field = "prompt.format.schema"
+  const length = JSON.stringify(format.schema).length
+  if (length > OutputFormat.maxSchemaLength) {
+    return yield* invalid(
+      field,
+      `An output schema is at most ${OutputFormat.maxSchemaLength} characters as JSON; this one is ${length}`
+    )
+  }
+  const compiled = yield* JsonSchemaValidator.compile(format.schema)
+  if (Either.isLeft(compiled)) {
+    return yield* invalid(field, `The output schema cannot be used: ${Quote.clip(compiled.left)}`)
+  }
+})
+
 /**
  * `input` as a Prompt, with every file attachment resolved against the session's Location
  * `options.directory` (see the module doc). Reads the file system (stat and access) but never file
@@ -166,6 +189,7 @@ export const resolve = Effect.fn("PromptResolution.resolve")(function* (
   input: AdmittedPrompt.PromptInput,
   options: Options
 ) {
+  if (input.format !== undefined) yield* checkFormat(input.format)
   if (input.files !== undefined && input.files.length > AdmittedPrompt.maxAttachments) {
     return yield* invalid(
       "prompt.files",
@@ -188,7 +212,8 @@ export const resolve = Effect.fn("PromptResolution.resolve")(function* (
   const prompt: AdmittedPrompt.Prompt = {
     text: input.text,
     ...(files === undefined ? {} : { files }),
-    ...(input.agents === undefined ? {} : { agents: input.agents })
+    ...(input.agents === undefined ? {} : { agents: input.agents }),
+    ...(input.format === undefined ? {} : { format: input.format })
   }
   return prompt
 })

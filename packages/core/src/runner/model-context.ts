@@ -18,6 +18,7 @@ import { ModelIdentity } from "../prompt/model-identity.js"
 import { SessionReminders } from "../prompt/session-reminders.js"
 import { SubagentPrompt } from "../prompt/subagent-prompt.js"
 import { SessionHistory } from "../session/session-history.js"
+import { StructuredOutput } from "../structured/structured-output.js"
 import type { ToolRegistry } from "../tool/tool-registry.js"
 import type { SafeStepBoundary } from "./safe-step-boundary.js"
 import type { StepSelection } from "./step-selection.js"
@@ -47,6 +48,8 @@ export interface Input {
   readonly pruneWindow?: number | undefined
   /** The history's files as the model reads them (PromptFiles.load); without it, files are references. */
   readonly files?: PromptFiles.Lowered
+  /** The Structured Output the latest user message asks for (StructuredOutput.requested), if any. */
+  readonly structured?: StructuredOutput.Requested | undefined
 }
 
 /**
@@ -183,6 +186,14 @@ export const messages = (
     }
   })
 
+/** What the model must call: a Structured Output requires a call (at the step limit, of its tool). */
+const toolChoice = (lastStep: boolean, structured: boolean): { readonly toolChoice?: LLMRequest.ToolChoice } =>
+  structured
+    ? { toolChoice: lastStep ? { type: "tool", name: StructuredOutput.toolName } : "required" }
+    : lastStep
+      ? { toolChoice: "none" }
+      : {}
+
 /** The step-local messages after the history: the max-steps turn at the step limit. */
 const local = (input: Pick<Input, "lastStep">): ReadonlyArray<LLMRequest.Message> =>
   input.lastStep ? [LLMRequest.assistant(LLMRequest.text(AgentPrompt.maxSteps))] : []
@@ -230,13 +241,25 @@ const requestSettings = (
  * ({@link requestSettings}), and the headers (the model's configured `headers`, then the
  * session's). At the step limit the tools stay declared (history may hold tool calls) but
  * `toolChoice` is `none`, and the max-steps instruction is the final assistant turn.
+ * While a Structured Output is requested, the `StructuredOutput` tool is offered, its instruction
+ * ends the system text, and a tool call is required (at the step limit, that tool's).
  */
 export const build = (input: Input): LLMRequest.Request => {
   const history =
     input.pruneWindow === undefined ? input.history : ToolOutputPrune.prune(input.history, input.pruneWindow)
-  const system = systemText(input)
+  const { structured } = input
+  const system = [systemText(input), structured === undefined ? "" : StructuredOutput.instruction]
+    .filter((part) => part.length > 0)
+    .join("\n\n")
+  const offered =
+    structured === undefined
+      ? input.tools
+      : [
+          ...input.tools.filter((tool) => tool.name !== StructuredOutput.toolName),
+          StructuredOutput.definition(structured.format)
+        ]
   const tools = input.model.toolCall
-    ? input.tools.map((tool) => ({
+    ? offered.map((tool) => ({
         name: tool.name,
         description: tool.description,
         inputSchema: { ...tool.inputSchema }
@@ -247,7 +270,7 @@ export const build = (input: Input): LLMRequest.Request => {
     system,
     messages: [...messages(history, input.provider, input.model, input.files, input.agent), ...local(input)],
     ...(tools.length > 0 ? { tools } : {}),
-    ...(input.lastStep && tools.length > 0 ? { toolChoice: "none" as const } : {}),
+    ...(tools.length === 0 ? {} : toolChoice(input.lastStep, structured !== undefined)),
     ...requestSettings(input),
     headers: { ...input.model.headers, "x-session-id": input.sessionID, "x-session-affinity": input.sessionID }
   }
@@ -262,6 +285,8 @@ export interface Assembled {
   readonly request: LLMRequest.Request
   readonly projected: number
   readonly usable: number | undefined
+  /** The Structured Output the request asks for (see StructuredOutput), if any. */
+  readonly structured: StructuredOutput.Requested | undefined
 }
 
 export interface Interface {
@@ -313,6 +338,7 @@ export const layer: Layer.Layer<
       const files = yield* PromptFiles.load(context, selection.model).pipe(
         Effect.provideService(FileSystem.FileSystem, fs)
       )
+      const structured = StructuredOutput.requested(context)
       const variant = selection.ref.variant
       if (variant !== undefined) {
         const available = RequestOptions.variant(selection.model, variant)
@@ -334,7 +360,8 @@ export const layer: Layer.Layer<
         tools: selection.offered.definitions,
         lastStep: selection.lastStep,
         pruneWindow,
-        files
+        files,
+        structured
       })
       const pruned = pruneWindow === undefined ? context : ToolOutputPrune.prune(context, pruneWindow)
       const projected = ContextBudget.projected({
@@ -343,7 +370,7 @@ export const layer: Layer.Layer<
         local: local(selection),
         lower: (slice) => messages(slice, selection.provider, selection.model, files, selection.agent)
       })
-      return { request, projected, usable } satisfies Assembled
+      return { request, projected, usable, structured } satisfies Assembled
     })
     return Service.of({ assemble })
   })

@@ -9,6 +9,7 @@ import { Locations } from "../location/locations.js"
 import { KnownSessions } from "../session/known-sessions.js"
 import { SessionTitle } from "../session/session-title.js"
 import { Sessions } from "../session/sessions.js"
+import { StructuredOutput } from "../structured/structured-output.js"
 import { ModelContext } from "./model-context.js"
 import { Recovery } from "./recovery.js"
 import { SafeStepBoundary } from "./safe-step-boundary.js"
@@ -227,7 +228,12 @@ export const layer: Layer.Layer<
             }
           }
 
-          // 4. The Step.
+          // 4. The Step (with the Structured Output the latest prompt asks for, if any).
+          const structured =
+            assembled.structured === undefined
+              ? undefined
+              : yield* Effect.either(StructuredOutput.attempt(assembled.structured, { final: selected.lastStep }))
+          if (structured?._tag === "Left") return yield* failStep(selected, structured.left)
           const outcome = yield* stepRunner.run({
             sessionID,
             directory: location.directory,
@@ -236,7 +242,8 @@ export const layer: Layer.Layer<
             pricing: selected.model.cost,
             request: assembled.request,
             tools: selected.runnable,
-            recoverOverflow: config.compaction.auto && compacted !== "overflow"
+            recoverOverflow: config.compaction.auto && compacted !== "overflow",
+            structured: structured?.right
           })
           if (outcome._tag === "Overflow" && !outcome.recorded) {
             // Nothing of this Step is recorded yet: compact once, then its second Physical Attempt.

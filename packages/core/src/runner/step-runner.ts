@@ -14,6 +14,7 @@ import { SessionEvents } from "../session/session-events.js"
 import { StepCost } from "../session/step-cost.js"
 import { Snapshots } from "../snapshot/snapshots.js"
 import { StepSnapshots } from "../snapshot/step-snapshots.js"
+import type { StructuredOutput } from "../structured/structured-output.js"
 import type { ToolRegistry } from "../tool/tool-registry.js"
 import { ProviderEvents } from "./provider-events.js"
 import { StepEvent } from "./step-event.js"
@@ -37,6 +38,12 @@ export interface Input {
    * `Overflow({recorded: false})`. Default false: an overflow fails the Step like any failure.
    */
   readonly recoverOverflow?: boolean
+  /**
+   * The Step was asked for a Structured Output: its `StructuredOutput` tool is added to `tools`, and
+   * once the provider finished and the calls settled its verdict decides the Step: `Captured` ends
+   * it as `Stop` (the run stops), `Missing` fails it with the StructuredOutputError.
+   */
+  readonly structured?: StructuredOutput.Attempt | undefined
 }
 
 /**
@@ -151,6 +158,7 @@ export const layer = (
         const { sessionID } = input
         const assistantMessageID = Identifier.newMessageID() as typeof Identifier.SessionMessageID.Type
         const mapping = ProviderEvents.mapper(assistantMessageID)
+        const offered = input.structured?.offer(input.tools) ?? input.tools
         const tools: Array<Fiber.RuntimeFiber<void>> = []
         const usage = yield* Ref.make(Option.none<LLMEvent.Usage["tokens"]>())
         const finish = yield* Ref.make("other")
@@ -222,7 +230,7 @@ export const layer = (
                                 assistantMessageID,
                                 agent: input.agent,
                                 directory: input.directory,
-                                tools: input.tools,
+                                tools: offered,
                                 call: item.call
                               })
                             ),
@@ -312,9 +320,17 @@ export const layer = (
               : Outcome.Failed({ message: error.message })
           }
           yield* Effect.forEach(tools, Fiber.join)
+          const verdict = input.structured === undefined ? undefined : yield* input.structured.verdict(tools.length)
+          if (verdict?._tag === "Missing") {
+            yield* record([StepEvent.make("session.next.step.failed", { assistantMessageID, error: verdict.error })])
+            return Outcome.Failed({ message: verdict.error.data.message })
+          }
           if (tools.length > 0) {
             yield* ended("tool-calls")
-            return Outcome.Continue({ toolCalls: tools.length })
+            // A captured Structured Output is the run's final answer: nothing continues it.
+            return verdict?._tag === "Captured"
+              ? Outcome.Stop({ finish: "tool-calls" })
+              : Outcome.Continue({ toolCalls: tools.length })
           }
           const reason = yield* Ref.get(finish)
           yield* ended(reason)

@@ -21,6 +21,7 @@ export * as MessageProjection from "./message-projection.js"
  *     tool.called ────────► running(input, {}, [])   (from pending, or directly)
  *     tool.progress ──────► running(structured, content replaced)
  *     tool.success ───────► completed               tool.failed ─► error (from pending or running)
+ *     (a `StructuredOutput` call's success also sets the message's `structured` to its result)
  * ```
  *
  * `*.ended` events carry the full value, so text and reasoning are set from them, never from deltas
@@ -37,6 +38,7 @@ import { SqlClient } from "@effect/sql"
 import { Event, type Identifier, type ProviderMetadata, Session, SessionMessages } from "@opencode-ai/schema"
 import { Effect, Schema } from "effect"
 import type * as EventLog from "../event/event-log.js"
+import { StructuredOutput } from "../structured/structured-output.js"
 import * as Sessions from "./sessions.js"
 import * as StepCost from "./step-cost.js"
 
@@ -130,13 +132,14 @@ export const reduce = (current: Message | undefined, event: SessionEvent): Messa
   switch (event.type) {
     case "session.next.prompted": {
       if (current?.type === "user") return current
-      const { text, files, agents } = event.data.prompt
+      const { text, files, agents, format } = event.data.prompt
       return fresh({
         ...created,
         type: "user",
         text,
         ...(files === undefined ? {} : { files }),
-        ...(agents === undefined ? {} : { agents })
+        ...(agents === undefined ? {} : { agents }),
+        ...(format === undefined ? {} : { format })
       })
     }
     case "session.next.context.updated":
@@ -298,7 +301,7 @@ export const reduce = (current: Message | undefined, event: SessionEvent): Messa
       settled(item)
       if (item.state.status !== "running") return fail(`tool call ${item.id} is ${item.state.status}, not running`)
       const { structured, content, outputPaths, result } = event.data
-      return replace(index, {
+      const completed = replace(index, {
         ...item,
         provider: providerAfter(item, event.data.provider),
         state: {
@@ -311,6 +314,8 @@ export const reduce = (current: Message | undefined, event: SessionEvent): Messa
         },
         time: { ...item.time, completed: at }
       })
+      // A successful StructuredOutput call's result is the message's Structured Output (already validated).
+      return item.name === StructuredOutput.toolName ? { ...completed, structured } : completed
     }
     case "session.next.tool.failed": {
       const [index, item] = tool(event.data.callID)

@@ -23,7 +23,7 @@ export * as TaskTool from "./task-tool.js"
  * A child session cannot start a subagent of its own (the call fails), so delegation is one level.
  */
 
-import type { Identifier, Model } from "@opencode-ai/schema"
+import { type Identifier, type Model, SessionError } from "@opencode-ai/schema"
 import { Effect, Layer, Option, Schema } from "effect"
 import type { AgentCatalog } from "../config/agent-catalog.js"
 import { Config } from "../config/config.js"
@@ -59,7 +59,7 @@ const lastReply = (
       .flatMap((part) => (part.type === "text" ? [part.text] : []))
       .join("")
       .trim()
-    return message.error === undefined ? { text } : { text, error: message.error.message }
+    return message.error === undefined ? { text } : { text, error: SessionError.messageOf(message.error) }
   }
   return { text: "" }
 }

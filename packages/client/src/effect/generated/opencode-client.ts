@@ -60,7 +60,7 @@ export interface Service {
      */
     readonly events: (input: Endpoint.Path<"sessions", "events"> & Endpoint.UrlParams<"sessions", "events">) => Stream.Stream<Endpoint.Success<"sessions", "events">["data"], Endpoint.StreamFailure<"sessions", "events">>
     /**
-     * Admits a prompt durably and wakes the session. `delivery: steer` (default) joins the running work at the next Step; `queue` waits for the session to settle first. Idempotent by message id: repeating a prompt with the same id admits it once.
+     * Admits a prompt durably and wakes the session. `delivery: steer` (default) joins the running work at the next Step; `queue` waits for the session to settle first. Idempotent by message id: repeating a prompt with the same id admits it once (with different content, a 409). Extension of the upstream V2 contract: `prompt.format` (`{"type":"text"}` or `{"type":"json_schema","schema":{...},"retryCount"?:n}`) asks for a Structured Output: the model must call the `StructuredOutput` tool with an object that validates against `schema` (a JSON Schema whose root is `type: object`, at most 64 KiB as JSON; a schema that does not compile is a 400 InvalidRequestError). The validated object becomes the assistant message's `structured`; after `retryCount` retries (default 2), or a reply without the call, the step fails with a StructuredOutputError.
      *
      * `POST /api/session/{sessionID}/prompt` (`v2.session.prompt`).
      * Succeeds with the decoded `data` member of the response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `ConflictError` (409), an `HttpClientError` or a `ParseError`.
