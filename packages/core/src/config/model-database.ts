@@ -24,7 +24,7 @@ export * as ModelDatabase from "./model-database.js"
 
 import * as nodePath from "node:path"
 import { FileSystem, HttpClient, HttpClientRequest } from "@effect/platform"
-import { Context, Data, Duration, Effect, Either, Layer, Option, Schedule, Stream, SubscriptionRef } from "effect"
+import { Context, Data, Deferred, Duration, Effect, Either, Layer, Option, Stream, SubscriptionRef } from "effect"
 import { EnvFlag } from "./env-flag.js"
 import { ModelsDev } from "./models-dev.js"
 import { Paths } from "./paths.js"
@@ -84,6 +84,11 @@ export interface Interface {
   readonly changes: Stream.Stream<State>
   /** Fetches once now (as the background refresh does) and reports what happened. */
   readonly refresh: Effect.Effect<Outcome>
+  /**
+   * Waits for the background refresh started with the layer and returns its outcome (`Disabled`
+   * at once without a `url`). Waiting never delays anything else.
+   */
+  readonly firstRefresh: Effect.Effect<Outcome>
 }
 
 /** The process's model database; `yield* ModelDatabase.Service`. */
@@ -168,11 +173,23 @@ export const make = Effect.fn("ModelDatabase.make")(function* (options: Options)
     return Outcome.Refreshed({ providers, models, ...(cacheError === undefined ? {} : { cacheError }) })
   }).pipe(Effect.withSpan("ModelDatabase.refresh"))
 
-  if (options.url !== undefined) {
+  const first = yield* Deferred.make<Outcome>()
+  if (options.url === undefined) yield* Deferred.succeed(first, Outcome.Disabled())
+  else {
     const interval = Duration.decode(options.interval ?? Duration.hours(1))
-    yield* Effect.forkScoped(Effect.repeat(refresh, Schedule.spaced(interval)))
+    // `refresh` cannot fail (a failure is an Outcome), so the loop runs until the scope closes.
+    const background = refresh.pipe(
+      Effect.tap((outcome) => Deferred.succeed(first, outcome)),
+      Effect.zipRight(Effect.forever(Effect.delay(refresh, interval)))
+    )
+    yield* Effect.forkScoped(background)
   }
-  return Service.of({ current: SubscriptionRef.get(state), changes: state.changes, refresh })
+  return Service.of({
+    current: SubscriptionRef.get(state),
+    changes: state.changes,
+    refresh,
+    firstRefresh: Deferred.await(first)
+  })
 })
 
 /**
@@ -209,6 +226,7 @@ export const layerStatic = (database: ModelsDev.Database = ModelsDev.snapshot())
     return Service.of({
       current: Effect.succeed(state),
       changes: Stream.make(state),
-      refresh: Effect.succeed(Outcome.Disabled())
+      refresh: Effect.succeed(Outcome.Disabled()),
+      firstRefresh: Effect.succeed(Outcome.Disabled())
     })
   })
