@@ -24,9 +24,10 @@ const DOC_KEYS = new Set(["description", "title", "examples", "$comment", "$id",
  * Components compared by name only: their shapes differ from the reference on purpose, and
  * `packages/schema/test/reference-shapes.test.ts` asserts exactly how (its residuals). `V2Event` (the
  * `GET /api/event` stream) is the contract's union restricted to what this runtime emits, plus our
- * `server.heartbeat`, with the v2 session record in `session.created`.
+ * `server.heartbeat`, with the v2 session record in `session.created`. `ProviderV2Info` adds the optional
+ * `disabledReason` (why a listed provider is disabled).
  */
-const CHECKED_BY_NAME = new Set(["V2Event"])
+const CHECKED_BY_NAME = new Set(["V2Event", "ProviderV2Info"])
 
 /**
  * Resolves refs and removes what only documents a schema, so equal shapes compare equal. A `$ref`'s

@@ -144,6 +144,16 @@ type Residual =
     }
   | { readonly kind: "oneOf"; readonly component: string; readonly at: string; readonly reason: string }
   | {
+      readonly kind: "property"
+      readonly component: string
+      /** The object (a pointer) that has the extra property. */
+      readonly at: string
+      /** The optional property we add, and its exact normalized shape. */
+      readonly property: string
+      readonly shape: Json
+      readonly reason: string
+    }
+  | {
       readonly kind: "subset"
       readonly component: string
       readonly at: string
@@ -178,6 +188,16 @@ const residuals: ReadonlyArray<Residual> = [
     ours: "SessionV2Info",
     theirs: "Session",
     reason: createdInfo
+  },
+  {
+    kind: "property",
+    component: "ProviderV2Info",
+    at: "",
+    property: "disabledReason",
+    shape: { type: "string" },
+    reason:
+      "with disabled: true, why this runtime cannot use a provider (e.g. no adapter for its package); optional, " +
+      "so upstream clients ignore it"
   },
   {
     kind: "subset",
@@ -215,6 +235,13 @@ const applyResidual = (ours: Json, theirs: Json, r: Residual): Json => {
       expect(mine, `${r.component}${r.at}: ours`).toEqual(referenceShape(r.ours))
       expect(other, `${r.component}${r.at}: reference`).toEqual(referenceShape(r.theirs))
       return set(ours, r.at, other)
+    case "property": {
+      expect(other.properties[r.property], `${r.component}: ${r.property} is in the reference`).toBeUndefined()
+      expect(mine.properties[r.property]).toEqual(r.shape)
+      expect(mine.required ?? []).not.toContain(r.property)
+      const { [r.property]: _, ...properties } = mine.properties
+      return set(ours, r.at, { ...mine, properties })
+    }
     case "oneOf":
       expect(mine.oneOf).toBeUndefined()
       expect(Array.isArray(mine.anyOf)).toBe(true)

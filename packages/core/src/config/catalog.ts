@@ -65,6 +65,8 @@ export interface Model {
    * does not accept reach it as a note saying so (see `PromptFiles`).
    */
   readonly input: ReadonlyArray<string>
+  /** The kinds of output it produces: `modalities.output`, else `text`. */
+  readonly output: ReadonlyArray<string>
   readonly family?: string | undefined
   /** `YYYY-MM-DD` when known. */
   readonly releaseDate?: string | undefined
@@ -293,6 +295,7 @@ const models = (id: string, config: ConfigInfo.Provider): ReadonlyArray<Model> =
         reasoning: model.reasoning ?? false,
         limit: { context: model.limit?.context ?? 0, output: model.limit?.output ?? 0 },
         input: model.modalities?.input ?? (model.attachment === true ? ["text", "image", "pdf"] : ["text"]),
+        output: model.modalities?.output ?? ["text"],
         ...(model.family === undefined ? {} : { family: model.family }),
         ...(model.release_date === undefined ? {} : { releaseDate: model.release_date }),
         status: model.status ?? "active",

@@ -171,6 +171,7 @@ describe("Config", () => {
               reasoning: false,
               limit: { context: 32768, output: 4096 },
               input: ["text"],
+              output: ["text"],
               status: "active",
               temperature: true,
               options: {},
