@@ -163,8 +163,12 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
     options.config ??
     Config.layer({ directory: options.directory, env, configDir, dataDir: options.dataDir ?? paths.dataDir }).pipe(
       // The refresh (if any) runs in this layer's scope: closing Core interrupts it.
-      Layer.provide(ModelDatabase.layer(options.models ?? {})),
-      Layer.provide(Layer.merge(NodeContext.layer, NodeHttpClient.layerUndici))
+      Layer.provide(
+        options.models?.url === undefined && options.models?.cacheFile === undefined
+          ? ModelDatabase.layerStatic()
+          : ModelDatabase.layer(options.models).pipe(Layer.provide(NodeHttpClient.layerUndici))
+      ),
+      Layer.provide(NodeContext.layer)
     )
   const stores = Layer.mergeAll(
     Layer.fresh(Sessions.layer),
