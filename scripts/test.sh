@@ -9,6 +9,8 @@ bash scripts/setup.sh
 npx -y pnpm@12.4.2 run generate:check
 npx -y pnpm@12.4.2 run typecheck
 npx biome ci .
+# No test may reach models.dev: every test process (and every server it spawns) inherits this.
+export OPENCODE_DISABLE_MODELS_FETCH=1
 results="$(mktemp -d)/vitest.json"
 status=0
 npx vitest run --reporter=default --reporter=json --outputFile.json="$results" || status=$?

@@ -9,6 +9,10 @@ const env = {
   XDG_CONFIG_HOME: path.join(os.tmpdir(), `opencode-test-no-config-${process.pid}`),
   // Nor its data: managed tool output and default databases land in a scratch directory.
   XDG_DATA_HOME: path.join(os.tmpdir(), `opencode-test-data-${process.pid}`),
+  // Nor the network: no test fetches the model database from models.dev (a test that refreshes serves
+  // it from a loopback server), and the model cache lands in a scratch directory.
+  OPENCODE_DISABLE_MODELS_FETCH: "1",
+  XDG_CACHE_HOME: path.join(os.tmpdir(), `opencode-test-cache-${process.pid}`),
   OPENCODE_CONFIG: "",
   OPENCODE_CONFIG_CONTENT: ""
 }

@@ -9,6 +9,7 @@ import * as Compaction from "./compaction/compaction.js"
 import * as Config from "./config/config.js"
 import type { ConfigError } from "./config/config-error.js"
 import * as EnvFlag from "./config/env-flag.js"
+import * as ModelDatabase from "./config/model-database.js"
 import * as Paths from "./config/paths.js"
 import * as EventLog from "./event/event-log.js"
 import * as LiveBus from "./event/live-bus.js"
@@ -85,6 +86,13 @@ export interface Options {
    * admitted input). Default true; a secondary process that must not drive sessions passes false.
    */
   readonly recover?: boolean | undefined
+  /**
+   * Where the model database under the provider catalog comes from (see ModelDatabase): a cache file
+   * and a URL to refresh from in the background. Default `{}`: the bundled snapshot only, no cache,
+   * no network. A host that should stay current passes `ModelDatabase.fromEnv(env, home)` (the
+   * server does). Ignored when `config` is given.
+   */
+  readonly models?: ModelDatabase.Options | undefined
   /** This host's heartbeat and how long a silent host is taken for live (see SessionLeases). */
   readonly leases?: SessionLeases.Options | undefined
 }
@@ -161,6 +169,12 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
   const config =
     options.config ??
     Config.layer({ directory: options.directory, env, configDir, dataDir: options.dataDir ?? paths.dataDir }).pipe(
+      // The refresh (if any) runs in this layer's scope: closing Core interrupts it.
+      Layer.provide(
+        options.models?.url === undefined && options.models?.cacheFile === undefined
+          ? ModelDatabase.layerStatic()
+          : ModelDatabase.layer(options.models).pipe(Layer.provide(NodeHttpClient.layerUndici))
+      ),
       Layer.provide(NodeContext.layer)
     )
   const stores = Layer.mergeAll(

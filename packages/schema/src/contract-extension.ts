@@ -23,6 +23,11 @@ export const fields: Readonly<Record<string, Readonly<Record<string, string>>>> 
   SessionMessageUser: { format: "the user message shows the format it asked for, as the V1 user message does" },
   SessionMessageAssistant: {
     structured: "the validated Structured Output, as the V1 assistant message's `structured`"
+  },
+  ProviderV2Info: {
+    disabledReason:
+      "why a listed provider is disabled (an unknown or unspeakable `npm` package, a sign-in-only service, " +
+      "no base URL); the contract has only the `disabled` flag"
   }
 }
 

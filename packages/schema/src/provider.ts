@@ -35,12 +35,17 @@ export type ProviderApi = typeof ProviderApi.Type
  * A configured provider (`GET /api/provider`): its id and display name, how it is reached, and the
  * request additions applied to all its models. `integrationID` names the integration that supplies
  * its credentials; a `disabled` provider is listed but not used. Credentials never appear here.
+ *
+ * `disabledReason` is an extension of the upstream contract (absent from its `ProviderV2Info`): with
+ * `disabled: true`, why this runtime cannot use the provider (e.g. no adapter for its package). A
+ * client that does not know it ignores it.
  */
 export const ProviderV2Info = Schema.Struct({
   id: Schema.String,
   integrationID: Schema.optional(Schema.String),
   name: Schema.String,
   disabled: Schema.optional(Schema.Boolean),
+  disabledReason: Schema.optional(Schema.String),
   api: ProviderApi,
   request: ProviderRequest
 }).annotations({ identifier: "ProviderV2Info" })

@@ -32,7 +32,12 @@ const listen = Effect.gen(function* () {
       printLogs: true,
       logLevel: LogLevel.None,
       directory: temp("instance"),
-      env: { XDG_DATA_HOME: temp("data"), XDG_CONFIG_HOME: temp("config") }
+      env: {
+        XDG_DATA_HOME: temp("data"),
+        XDG_CONFIG_HOME: temp("config"),
+        XDG_CACHE_HOME: temp("cache"),
+        OPENCODE_DISABLE_MODELS_FETCH: "1"
+      }
     })
   ).pipe(Effect.orDie)
   const { HttpServer } = yield* Effect.promise(() => import("@effect/platform"))

@@ -6,7 +6,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { HttpApiBuilder, HttpServer, PlatformLogger } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { type Config, Core, Paths } from "@opencode-ai/core"
+import { type Config, Core, ModelDatabase, Paths } from "@opencode-ai/core"
 import { Console, Effect, Layer, Logger, type LogLevel, Option } from "effect"
 import { BasicAuth } from "./middleware/basic-auth.js"
 import { RequestOrigin } from "./middleware/request-origin.js"
@@ -21,7 +21,10 @@ export interface Options {
   readonly logLevel: LogLevel.LogLevel
   /** The instance directory (default location of new sessions); defaults to the working directory. */
   readonly directory?: string
-  /** The environment (XDG dirs, `OPENCODE_*`, `{env:…}` in the config); defaults to `process.env`. */
+  /**
+   * The environment (XDG dirs, `OPENCODE_*`, `{env:…}` in the config, `OPENCODE_MODELS_URL` and
+   * `OPENCODE_DISABLE_MODELS_FETCH` for the model database); defaults to `process.env`.
+   */
   readonly env?: Record<string, string | undefined>
   /** The configuration to serve with instead of reading `opencode.json(c)` (e.g. `Config.layerTest`). */
   readonly config?: Layer.Layer<Config.Service, Config.ConfigError>
@@ -44,6 +47,8 @@ export const layer = (options: Options) => {
     databaseFile: paths.databaseFile,
     directory: options.directory ?? process.cwd(),
     env,
+    // The server stays current: the cached model database at start, refreshed in the background.
+    models: ModelDatabase.fromEnv(env, os.homedir()),
     ...(options.config === undefined ? {} : { config: options.config })
   })
   // Core is provided last so it is built first and released last: on shutdown the listener stops

@@ -208,7 +208,7 @@ describe("an invalid opencode.json", () => {
           printLogs: true,
           logLevel: LogLevel.None,
           directory: tempDir("project"),
-          env: { XDG_DATA_HOME: dataHome, XDG_CONFIG_HOME: home }
+          env: { XDG_DATA_HOME: dataHome, XDG_CONFIG_HOME: home, OPENCODE_DISABLE_MODELS_FETCH: "1" }
         })
       ).pipe(Effect.flip)
       expect(error).toMatchObject({ _tag: "ConfigError", file, line: 3, key: "agent.build.steps" })

@@ -18,7 +18,13 @@ const serve = (args: ReadonlyArray<string>, env: Record<string, string>) =>
   new Promise<{ child: ChildProcess; url: string; stderr: () => string }>((resolve, reject) => {
     const child = spawn(process.execPath, [bin, "serve", ...args], {
       cwd: path.resolve(__dirname, "../../.."),
-      env: { PATH: process.env.PATH ?? "", HOME: env.HOME ?? tempDir("home"), ...env },
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: env.HOME ?? tempDir("home"),
+        // never models.dev from a test: a test that wants a refresh names a loopback OPENCODE_MODELS_URL
+        OPENCODE_DISABLE_MODELS_FETCH: "1",
+        ...env
+      },
       stdio: ["ignore", "pipe", "pipe"]
     })
     running.push(child)
@@ -38,7 +44,13 @@ const runToExit = (args: ReadonlyArray<string>, env: Record<string, string>) =>
   new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
     const child = spawn(process.execPath, [bin, "serve", ...args], {
       cwd: path.resolve(__dirname, "../../.."),
-      env: { PATH: process.env.PATH ?? "", HOME: env.HOME ?? tempDir("home"), ...env },
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: env.HOME ?? tempDir("home"),
+        // never models.dev from a test: a test that wants a refresh names a loopback OPENCODE_MODELS_URL
+        OPENCODE_DISABLE_MODELS_FETCH: "1",
+        ...env
+      },
       stdio: ["ignore", "pipe", "pipe"]
     })
     running.push(child)

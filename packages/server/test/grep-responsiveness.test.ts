@@ -18,7 +18,7 @@ const serve = (directory: string, env: Record<string, string>) =>
         new Promise<{ child: ChildProcess; url: string }>((resolve, reject) => {
           const child = spawn(process.execPath, [bin, "serve", "--port", "0"], {
             cwd: directory,
-            env: { PATH: process.env.PATH ?? "", HOME: tempDir("home"), ...env },
+            env: { PATH: process.env.PATH ?? "", HOME: tempDir("home"), OPENCODE_DISABLE_MODELS_FETCH: "1", ...env },
             stdio: ["ignore", "pipe", "pipe"]
           })
           let out = ""

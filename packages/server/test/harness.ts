@@ -34,8 +34,9 @@ export const configHome = (document: unknown): string => {
 
 /**
  * Starts the real listener on 127.0.0.1 with an ephemeral port, a temporary XDG data home (so a
- * fresh SQLite file), an empty temporary XDG config home (never the user's `~/.config`) and a
- * temporary instance directory; `env` adds to or overrides those, and `serve` sets further
+ * fresh SQLite file), an empty temporary XDG config home (never the user's `~/.config`), a temporary
+ * XDG cache home with the model database refresh off, and a temporary instance directory; `env` adds
+ * to or overrides those, and `serve` sets further
  * `Serve.layer` options (e.g. a test configuration, allowed origins). Closed with the enclosing Scope.
  */
 export const startServer = (
@@ -53,7 +54,15 @@ export const startServer = (
         printLogs: true,
         logLevel: LogLevel.None,
         directory,
-        env: { XDG_DATA_HOME: dataHome, ...env, XDG_CONFIG_HOME: xdgConfig },
+        // No test reaches models.dev, and none reads the user's model cache: a test that refreshes
+        // passes a loopback OPENCODE_MODELS_URL and clears the flag.
+        env: {
+          XDG_DATA_HOME: dataHome,
+          XDG_CACHE_HOME: tempDir("cache"),
+          OPENCODE_DISABLE_MODELS_FETCH: "1",
+          ...env,
+          XDG_CONFIG_HOME: xdgConfig
+        },
         ...serve
       })
     ).pipe(Effect.orDie)

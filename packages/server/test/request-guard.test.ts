@@ -25,7 +25,12 @@ const start = (
         printLogs: true,
         logLevel: LogLevel.None,
         directory: tempDir("guard-project"),
-        env: { XDG_DATA_HOME: tempDir("guard-data"), XDG_CONFIG_HOME: tempDir("guard-config"), ...options.env },
+        env: {
+          XDG_DATA_HOME: tempDir("guard-data"),
+          XDG_CONFIG_HOME: tempDir("guard-config"),
+          OPENCODE_DISABLE_MODELS_FETCH: "1",
+          ...options.env
+        },
         config: Config.layerTest(options.serverCors === undefined ? {} : { server: { cors: options.serverCors } }),
         ...(options.cors === undefined ? {} : { cors: options.cors })
       })

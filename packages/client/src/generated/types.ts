@@ -392,6 +392,7 @@ export interface ProviderV2Info {
   readonly integrationID?: string
   readonly name: string
   readonly disabled?: boolean
+  readonly disabledReason?: string
   readonly api: ProviderApi
   readonly request: ProviderRequest
 }

@@ -1,51 +1,52 @@
 export * as Catalog from "./catalog.js"
 
 /**
- * The provider catalog: the configured providers and models resolved for the runtime, and the
- * default model references checked against them. Nothing here knows a model database (upstream's
- * models.dev): a model exists when the config declares it.
+ * The provider catalog: the model database (models.dev's format, see `ModelsDev`) with the user's
+ * `provider` config merged over it, resolved for the runtime, and the default model references
+ * checked against the result.
  *
- * Resolution of `provider.<id>`:
- * - `npm` selects the wire protocol only: `@ai-sdk/openai-compatible` and `@ai-sdk/openai` are
- *   OpenAI-compatible chat, `@ai-sdk/anthropic` is Anthropic Messages, `@ai-sdk/google` is the Gemini
- *   API; any other package fails. The provider IDs `openai`, `anthropic` and `google` need no `npm`
- *   (they imply theirs); any other provider without `npm` fails.
- * - `options.baseURL` is required for `@ai-sdk/openai-compatible`; the others default to the
- *   vendor's public endpoint.
- * - `options.apiKey` is taken after substitution; an empty key counts as none. Without one, the
- *   `openai`, `anthropic` and `google` providers read `OPENAI_API_KEY` / `ANTHROPIC_API_KEY` /
- *   `GOOGLE_GENERATIVE_AI_API_KEY`.
+ * Which providers are offered, in this order: every provider the config names (`provider.<id>`, in
+ * config order), then every database provider with a credential (a non-empty variable among its
+ * `env`, e.g. `OPENAI_API_KEY`), in database order. A database provider neither named nor credentialed
+ * is not offered.
+ *
+ * Resolution of one provider:
+ * - Merge: the database entry is the base and `provider.<id>` merges over it key by key (objects
+ *   recursively, anything else replaced), models model by model: `{"provider":{"openai":{}}}` offers
+ *   every OpenAI model of the database, and `models.<id>` adds a model or overrides fields of one.
+ *   The config's models come first, in config order, then the database's others. `whitelist` keeps
+ *   only the models it names, `blacklist` removes the ones it names.
+ * - `npm` selects the wire protocol only, from the one package table (`ProviderPackage`): the OpenAI
+ *   chat family (`@ai-sdk/openai-compatible`, `@ai-sdk/openai`, `@ai-sdk/groq`, `@ai-sdk/xai`, …) runs
+ *   on the OpenAI-compatible adapter, `@ai-sdk/anthropic` on the Anthropic one, `@ai-sdk/google` on
+ *   the Gemini one.
+ * - The base URL is `options.baseURL`, else the database's `api` (`${VAR}` read from the
+ *   environment), else the package's public endpoint. The API key is `options.apiKey` (after
+ *   substitution), else the first non-empty variable of `env`; an empty key counts as none.
+ * - A provider that cannot be spoken (no or an unknown `npm`, a package without an adapter such as
+ *   Bedrock or Vertex, a sign-in-only service such as GitHub Copilot, no base URL) is not an error: it
+ *   is listed in {@link Catalog.unavailable} with the reason. Only a model reference naming it fails.
  * - A model's `name` defaults to its key, `tool_call` to true, `reasoning` to false, each limit to
  *   0 (unknown), and its input kinds to `modalities.input` (else text, image and pdf with
  *   `attachment: true`, else text only). `id`, when set, is the model ID sent on the wire instead of the key.
+ *
+ * Resolution is pure and deterministic: the same config, environment and database give the same catalog.
  */
 
 import type { Model as ModelSchema } from "@opencode-ai/schema"
 import { Effect, Either, Option } from "effect"
+import type { Protocol } from "../llm/provider.js"
+import * as ProviderPackage from "../llm/provider-package.js"
 import * as ConfigErrors from "./config-error.js"
 import type * as ConfigInfo from "./config-info.js"
+import type * as ModelsDev from "./models-dev.js"
 
-/** The wire protocols this runtime speaks. */
-export type Protocol = "openai-compatible" | "anthropic" | "google"
+export type { Protocol } from "../llm/provider.js"
 
-/** Provider `npm` package → wire protocol. */
-export const protocols: Readonly<Record<string, Protocol>> = {
-  "@ai-sdk/openai-compatible": "openai-compatible",
-  "@ai-sdk/openai": "openai-compatible",
-  "@ai-sdk/anthropic": "anthropic",
-  "@ai-sdk/google": "google"
-}
-
-const wellKnown: Readonly<Record<string, { readonly npm: string; readonly apiKeyEnv: string }>> = {
-  openai: { npm: "@ai-sdk/openai", apiKeyEnv: "OPENAI_API_KEY" },
-  anthropic: { npm: "@ai-sdk/anthropic", apiKeyEnv: "ANTHROPIC_API_KEY" },
-  google: { npm: "@ai-sdk/google", apiKeyEnv: "GOOGLE_GENERATIVE_AI_API_KEY" }
-}
-
-const defaultBaseURL: Readonly<Record<string, string>> = {
-  "@ai-sdk/openai": "https://api.openai.com/v1",
-  "@ai-sdk/anthropic": "https://api.anthropic.com/v1",
-  "@ai-sdk/google": "https://generativelanguage.googleapis.com/v1beta"
+/** Services reached only through a sign-in flow this runtime does not implement, by provider ID. */
+const signInOnly: Readonly<Record<string, string>> = {
+  "github-copilot": "GitHub Copilot needs its own sign-in flow, which this runtime does not implement",
+  "github-copilot-enterprise": "GitHub Copilot needs its own sign-in flow, which this runtime does not implement"
 }
 
 export interface Model {
@@ -65,6 +66,8 @@ export interface Model {
    * does not accept reach it as a note saying so (see `PromptFiles`).
    */
   readonly input: ReadonlyArray<string>
+  /** The kinds of output it produces: `modalities.output`, else `text`. */
+  readonly output: ReadonlyArray<string>
   readonly family?: string | undefined
   /** `YYYY-MM-DD` when known. */
   readonly releaseDate?: string | undefined
@@ -122,14 +125,33 @@ export interface Provider {
   readonly baseURL: string
   readonly apiKey?: string
   readonly headers: Readonly<Record<string, string>>
-  /** In config order. */
+  /** The config's models in config order, then the database's others. */
+  readonly models: ReadonlyArray<Model>
+}
+
+/** A provider the config names or has a credential for, which this runtime cannot speak. */
+export interface UnavailableProvider {
+  readonly id: string
+  readonly name: string
+  /** The `npm` package, when one is named. */
+  readonly npm?: string | undefined
+  /** The base URL, when one could be determined. */
+  readonly baseURL?: string | undefined
+  /** Why it cannot be used, e.g. `Amazon Bedrock needs AWS request signing, …`. */
+  readonly reason: string
+  /** Its models, resolved as for an available provider (for listing only). */
   readonly models: ReadonlyArray<Model>
 }
 
 export interface Catalog {
-  /** In config order (the merged documents' key order). */
+  /** The providers requests can go to, in the order of the module doc. */
   readonly providers: ReadonlyArray<Provider>
-  /** `model`; when absent, the first model of the first provider; none without any model. */
+  /** The providers offered but not usable, with the reason, in the same order. */
+  readonly unavailable: ReadonlyArray<UnavailableProvider>
+  /**
+   * `model`; when absent, the first model the config declares of the first provider, else the
+   * newest (by release date) non-deprecated model of the first provider; none without any model.
+   */
   readonly model: Option.Option<ModelSchema.ModelRef>
   /** `small_model`; none when absent. */
   readonly smallModel: Option.Option<ModelSchema.ModelRef>
@@ -165,10 +187,11 @@ export const find = (
 
 /**
  * Checks the model reference written at `path` (`model`, `small_model`, `agent.<name>.model`): it
- * must parse and name a configured provider and one of its models.
+ * must parse and name an available provider and one of its models. A reference to an unavailable
+ * provider fails with the reason it is unavailable.
  */
 export const checkModelRef = (
-  catalog: Pick<Catalog, "providers">,
+  catalog: Pick<Catalog, "providers"> & Partial<Pick<Catalog, "unavailable">>,
   value: string,
   path: ReadonlyArray<string>,
   locate: Locate
@@ -180,114 +203,211 @@ export const checkModelRef = (
   const ref = parsed.right
   const provider = catalog.providers.find((item) => item.id === ref.providerID)
   if (provider === undefined) {
+    const unavailable = catalog.unavailable?.find((item) => item.id === ref.providerID)
+    if (unavailable !== undefined) {
+      return fail(`"${value}" names provider "${ref.providerID}", which is unavailable: ${unavailable.reason}`)
+    }
     const known = catalog.providers.map((item) => item.id)
     return fail(
       `"${value}" names provider "${ref.providerID}", which is not configured` +
-        (known.length > 0 ? ` (configured: ${known.join(", ")})` : " (no providers are configured)")
+        (known.length > 0
+          ? ` (available: ${known.join(", ")})`
+          : ' (no providers are available: configure one under "provider" or set its API key variable)')
     )
   }
   if (!provider.models.some((model) => model.id === ref.id)) {
     const known = provider.models.map((model) => model.id)
     return fail(
-      `"${value}" names model "${ref.id}", which provider "${provider.id}" does not configure` +
+      `"${value}" names model "${ref.id}", which provider "${provider.id}" does not offer` +
         (known.length > 0 ? ` (its models: ${known.join(", ")})` : " (it has no models)")
     )
   }
   return Either.right(ref)
 }
 
-const provider = (
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** `over` merged over `base`: objects key by key, recursively; anything else replaced. Pure. */
+const overlay = (base: unknown, over: unknown): unknown => {
+  if (over === undefined) return base
+  if (!isObject(base) || !isObject(over)) return over
+  const out: Record<string, unknown> = { ...base }
+  for (const [key, value] of Object.entries(over)) out[key] = overlay(out[key], value)
+  return out
+}
+
+const nonEmpty = (value: string | undefined): string | undefined =>
+  value === undefined || value === "" ? undefined : value
+
+/**
+ * The database entry with the config's `provider.<id>` merged over it (see the module doc): the
+ * config's models first, in its order, then the database's others.
+ */
+export const mergeProvider = (
+  entry: ModelsDev.Provider | undefined,
+  own: ConfigInfo.Provider | undefined
+): ConfigInfo.Provider => {
+  const base: ConfigInfo.Provider =
+    entry === undefined
+      ? {}
+      : {
+          name: entry.name,
+          env: entry.env,
+          models: entry.models,
+          ...(entry.npm === undefined ? {} : { npm: entry.npm }),
+          ...(entry.api === undefined ? {} : { api: entry.api })
+        }
+  const merged = overlay(base, own) as ConfigInfo.Provider
+  const models = merged.models ?? {}
+  const order = [...Object.keys(own?.models ?? {}), ...Object.keys(entry?.models ?? {})]
+  return { ...merged, models: Object.fromEntries([...new Set(order)].map((id) => [id, models[id]!])) }
+}
+
+/** Whether `provider` has a credential: `options.apiKey`, or a non-empty variable among its `env`. */
+const credential = (
+  provider: ConfigInfo.Provider,
+  env: Readonly<Record<string, string | undefined>>
+): string | undefined =>
+  nonEmpty(provider.options?.apiKey) ?? (provider.env ?? []).map((name) => nonEmpty(env[name])).find((key) => key)
+
+/** `${VAR}` in a database base URL, read from the environment; fails with the first missing name. */
+const expand = (url: string, env: Readonly<Record<string, string | undefined>>): Either.Either<string, string> => {
+  const missing = [...url.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)]
+    .map((match) => match[1]!)
+    .find((name) => nonEmpty(env[name]) === undefined)
+  if (missing !== undefined) return Either.left(missing)
+  return Either.right(url.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => env[name] ?? ""))
+}
+
+const models = (id: string, config: ConfigInfo.Provider): ReadonlyArray<Model> => {
+  const { baseURL: _baseURL, apiKey: _apiKey, headers: _headers, ...providerOptions } = config.options ?? {}
+  const whitelist = config.whitelist === undefined ? undefined : new Set(config.whitelist)
+  const blacklist = new Set(config.blacklist ?? [])
+  return Object.entries(config.models ?? {})
+    .filter(([modelID]) => (whitelist === undefined || whitelist.has(modelID)) && !blacklist.has(modelID))
+    .map(
+      ([modelID, model]): Model => ({
+        id: modelID,
+        apiID: model.id ?? modelID,
+        providerID: id,
+        name: model.name ?? modelID,
+        toolCall: model.tool_call ?? true,
+        reasoning: model.reasoning ?? false,
+        limit: { context: model.limit?.context ?? 0, output: model.limit?.output ?? 0 },
+        input: model.modalities?.input ?? (model.attachment === true ? ["text", "image", "pdf"] : ["text"]),
+        output: model.modalities?.output ?? ["text"],
+        ...(model.family === undefined ? {} : { family: model.family }),
+        ...(model.release_date === undefined ? {} : { releaseDate: model.release_date }),
+        status: model.status ?? "active",
+        temperature: model.temperature ?? true,
+        ...(model.cost === undefined ? {} : { cost: costOf(model.cost) }),
+        options: { ...providerOptions, ...model.options },
+        variants: model.variants ?? {},
+        headers: model.headers ?? {}
+      })
+    )
+}
+
+/** One merged provider resolved: available, or unavailable with the reason (see the module doc). */
+export const resolveProvider = (
   id: string,
   config: ConfigInfo.Provider,
-  env: Readonly<Record<string, string | undefined>>,
-  locate: Locate
-): Either.Either<Provider, ConfigErrors.ConfigError> => {
-  const base = ["provider", id]
-  const known = wellKnown[id]
-  const npm = config.npm ?? known?.npm
-  const supported = Object.keys(protocols).join(", ")
-  if (npm === undefined) {
-    return Either.left(
-      ConfigErrors.at(locate(base), `missing; set it to one of ${supported}`, [...base, "npm"].join("."))
-    )
-  }
-  const protocol = protocols[npm]
-  if (protocol === undefined) {
-    return Either.left(
-      ConfigErrors.at(
-        locate([...base, "npm"]),
-        `unsupported provider package "${npm}"; supported: ${supported}`,
-        [...base, "npm"].join(".")
-      )
-    )
-  }
-  const baseURL = config.options?.baseURL ?? defaultBaseURL[npm]
-  if (baseURL === undefined || baseURL === "") {
-    return Either.left(
-      ConfigErrors.at(
-        locate([...base, "options", "baseURL"]),
-        `required for "${npm}"`,
-        [...base, "options", "baseURL"].join(".")
-      )
-    )
-  }
-  const apiKey = [config.options?.apiKey, known === undefined ? undefined : env[known.apiKeyEnv]].find(
-    (key) => key !== undefined && key !== ""
-  )
-  const { baseURL: _baseURL, apiKey: _apiKey, headers: _headers, ...providerOptions } = config.options ?? {}
-  const models = Object.entries(config.models ?? {}).map(
-    ([modelID, model]): Model => ({
-      id: modelID,
-      apiID: model.id ?? modelID,
-      providerID: id,
-      name: model.name ?? modelID,
-      toolCall: model.tool_call ?? true,
-      reasoning: model.reasoning ?? false,
-      limit: { context: model.limit?.context ?? 0, output: model.limit?.output ?? 0 },
-      input: model.modalities?.input ?? (model.attachment === true ? ["text", "image", "pdf"] : ["text"]),
-      ...(model.family === undefined ? {} : { family: model.family }),
-      ...(model.release_date === undefined ? {} : { releaseDate: model.release_date }),
-      status: model.status ?? "active",
-      temperature: model.temperature ?? true,
-      ...(model.cost === undefined ? {} : { cost: costOf(model.cost) }),
-      options: { ...providerOptions, ...model.options },
-      variants: model.variants ?? {},
-      headers: model.headers ?? {}
+  env: Readonly<Record<string, string | undefined>>
+): Either.Either<Provider, UnavailableProvider> => {
+  const name = config.name ?? id
+  const listed = models(id, config)
+  const unavailable = (reason: string, baseURL?: string) =>
+    Either.left<UnavailableProvider>({
+      id,
+      name,
+      ...(config.npm === undefined ? {} : { npm: config.npm }),
+      ...(baseURL === undefined ? {} : { baseURL }),
+      reason,
+      models: listed
     })
-  )
+  const signIn = signInOnly[id]
+  if (signIn !== undefined && config.options?.baseURL === undefined) return unavailable(signIn)
+  const npm = config.npm
+  if (npm === undefined) {
+    return unavailable(`no "npm" package: set provider.${id}.npm, e.g. to "@ai-sdk/openai-compatible"`)
+  }
+  const support = ProviderPackage.lookup(npm)
+  if (support._tag === "Unavailable") return unavailable(support.reason)
+  const written = nonEmpty(config.options?.baseURL) ?? nonEmpty(config.api)
+  const expanded = written === undefined ? undefined : expand(written, env)
+  if (expanded !== undefined && Either.isLeft(expanded)) {
+    return unavailable(`its base URL ${written} needs the environment variable ${expanded.left}`)
+  }
+  const baseURL = expanded?.right ?? support.baseURL
+  if (baseURL === undefined) {
+    return unavailable(`no base URL: set provider.${id}.options.baseURL (required for "${npm}")`)
+  }
+  const apiKey = credential(config, env)
   return Either.right({
     id,
-    name: config.name ?? id,
+    name,
     npm,
-    protocol,
+    protocol: support.protocol satisfies Protocol,
     baseURL: baseURL.replace(/\/+$/, ""),
     ...(apiKey === undefined ? {} : { apiKey }),
     headers: config.options?.headers ?? {},
-    models
+    models: listed
   })
 }
 
-/** Resolves the providers of a merged config and checks `model` and `small_model` against them. */
+/** The default model when `model` is not set (see {@link Catalog.model}). */
+const fallbackModel = (
+  providers: ReadonlyArray<Provider>,
+  declared: Readonly<Record<string, ConfigInfo.Provider>>
+): Option.Option<ModelSchema.ModelRef> => {
+  const first = providers.find((provider) => provider.models.length > 0)
+  if (first === undefined) return Option.none()
+  const own = Object.keys(declared[first.id]?.models ?? {})
+  const candidates = first.models.filter((model) => model.status !== "deprecated")
+  const newest = [...(candidates.length > 0 ? candidates : first.models)].sort((a, b) =>
+    (b.releaseDate ?? "").localeCompare(a.releaseDate ?? "")
+  )[0]
+  const chosen = first.models.find((model) => own.includes(model.id)) ?? newest
+  return Option.fromNullable(chosen).pipe(
+    Option.map((model): ModelSchema.ModelRef => ({ providerID: model.providerID, id: model.id }))
+  )
+}
+
+/**
+ * Resolves the providers of a merged config over `database` (see the module doc) and checks `model`
+ * and `small_model` against them. Fails only with the ConfigError of a model reference.
+ */
 export const resolve = Effect.fn("Catalog.resolve")(function* (
   info: ConfigInfo.Info,
-  options: { readonly env: Readonly<Record<string, string | undefined>>; readonly locate: Locate }
-) {
-  const providers: Array<Provider> = []
-  for (const [id, config] of Object.entries(info.provider ?? {})) {
-    providers.push(yield* provider(id, config, options.env, options.locate))
+  options: {
+    readonly env: Readonly<Record<string, string | undefined>>
+    readonly locate: Locate
+    readonly database: ModelsDev.Database
   }
-  const catalog = { providers }
+) {
+  const configured = info.provider ?? {}
+  const ids = [...new Set([...Object.keys(configured), ...Object.keys(options.database)])]
+  const providers: Array<Provider> = []
+  const unavailable: Array<UnavailableProvider> = []
+  for (const id of ids) {
+    const own = configured[id]
+    const merged = mergeProvider(options.database[id], own)
+    if (own === undefined && credential(merged, options.env) === undefined) continue
+    const resolved = resolveProvider(id, merged, options.env)
+    if (Either.isRight(resolved)) providers.push(resolved.right)
+    else unavailable.push(resolved.left)
+  }
+  const catalog = { providers, unavailable }
   const ref = (key: "model" | "small_model") =>
     info[key] === undefined
       ? Either.right(Option.none<ModelSchema.ModelRef>())
       : Either.map(checkModelRef(catalog, info[key], [key], options.locate), Option.some)
   const explicit = yield* ref("model")
-  const fallback = Option.fromNullable(providers.flatMap((item) => item.models)[0]).pipe(
-    Option.map((model): ModelSchema.ModelRef => ({ providerID: model.providerID, id: model.id }))
-  )
   return {
     providers,
-    model: Option.orElse(explicit, () => fallback),
+    unavailable,
+    model: Option.orElse(explicit, () => fallbackModel(providers, configured)),
     smallModel: yield* ref("small_model")
   } satisfies Catalog
 })

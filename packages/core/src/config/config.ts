@@ -26,7 +26,7 @@ export * as Config from "./config.js"
 import * as nodePath from "node:path"
 import { FileSystem } from "@effect/platform"
 import type { Model as ModelSchema } from "@opencode-ai/schema"
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, Stream } from "effect"
 import { Upward } from "../location/upward.js"
 import * as AgentCatalog from "./agent-catalog.js"
 import * as Catalog from "./catalog.js"
@@ -34,6 +34,8 @@ import * as ConfigErrors from "./config-error.js"
 import type * as ConfigInfo from "./config-info.js"
 import * as ConfigSource from "./config-source.js"
 import { EnvFlag } from "./env-flag.js"
+import * as ModelDatabase from "./model-database.js"
+import * as ModelsDev from "./models-dev.js"
 
 export { ConfigError } from "./config-error.js"
 
@@ -65,8 +67,11 @@ export interface Compaction {
 
 /** The configuration as the runtime uses it. */
 export interface Resolved {
+  /** The providers requests can go to: the model database merged under `provider` (see Catalog). */
   readonly providers: ReadonlyArray<Catalog.Provider>
-  /** `model`, checked; else the first configured model; none when no model is configured. */
+  /** Providers offered but not usable here, each with the reason (see Catalog). */
+  readonly unavailable: ReadonlyArray<Catalog.UnavailableProvider>
+  /** `model`, checked; else the Catalog's default (see `Catalog.model`); none when no model is offered. */
   readonly model: Option.Option<ModelSchema.ModelRef>
   /** `small_model`, checked; none when absent. */
   readonly smallModel: Option.Option<ModelSchema.ModelRef>
@@ -81,6 +86,13 @@ export interface Resolved {
   readonly server: ConfigInfo.Server
 }
 
+/**
+ * The loaded configuration. The fields of {@link Resolved} and the lookups follow the Model Database:
+ * when a refresh installs a new database, the catalog is resolved again and, if the config still
+ * resolves against it, every later read sees the new providers and models (a read never sees half of
+ * one and half of the other). If it no longer resolves (e.g. `model` names a model the new database
+ * dropped), the previous catalog stays and one warning is logged.
+ */
 export interface Interface extends Resolved {
   /** The merged documents (after substitution, unknown keys dropped), in the upstream shape. */
   readonly info: ConfigInfo.Info
@@ -210,11 +222,17 @@ export const resolve = Effect.fn("Config.resolve")(function* (
   options: {
     readonly env: Readonly<Record<string, string | undefined>>
     readonly locate: Catalog.Locate
+    /** The model database the config's `provider` merges over. */
+    readonly database: ModelsDev.Database
     readonly dataDir?: string
     readonly worktreeRoot?: string
   }
 ) {
-  const catalog = yield* Catalog.resolve(info, { env: options.env, locate: options.locate })
+  const catalog = yield* Catalog.resolve(info, {
+    env: options.env,
+    locate: options.locate,
+    database: options.database
+  })
   const agents = yield* AgentCatalog.resolve(info, {
     catalog,
     locate: options.locate,
@@ -223,6 +241,7 @@ export const resolve = Effect.fn("Config.resolve")(function* (
   })
   const resolved: Resolved = {
     providers: catalog.providers,
+    unavailable: catalog.unavailable,
     model: catalog.model,
     smallModel: catalog.smallModel,
     agents: agents.agents,
@@ -242,42 +261,138 @@ export const resolve = Effect.fn("Config.resolve")(function* (
   return resolved
 })
 
-const service = (info: ConfigInfo.Info, sources: ReadonlyArray<string>, resolved: Resolved): Interface => ({
-  ...resolved,
+/** The service over `current`, read at every access (so a swapped catalog shows in later reads). */
+const service = (info: ConfigInfo.Info, sources: ReadonlyArray<string>, current: () => Resolved): Interface => ({
+  get providers() {
+    return current().providers
+  },
+  get unavailable() {
+    return current().unavailable
+  },
+  get model() {
+    return current().model
+  },
+  get smallModel() {
+    return current().smallModel
+  },
+  get agents() {
+    return current().agents
+  },
+  get defaultAgent() {
+    return current().defaultAgent
+  },
+  get instructions() {
+    return current().instructions
+  },
+  get toolOutput() {
+    return current().toolOutput
+  },
+  get compaction() {
+    return current().compaction
+  },
+  get server() {
+    return current().server
+  },
   info,
   sources,
-  provider: (id) => Option.fromNullable(resolved.providers.find((provider) => provider.id === id)),
-  findModel: (ref) => Catalog.find(resolved, ref),
-  agent: (name) => Option.fromNullable(resolved.agents.find((agent) => agent.name === name))
+  provider: (id) => Option.fromNullable(current().providers.find((provider) => provider.id === id)),
+  findModel: (ref) => Catalog.find(current(), ref),
+  agent: (name) => Option.fromNullable(current().agents.find((agent) => agent.name === name))
 })
 
-/** Reads, merges and resolves the configuration (see the module doc). */
-export const load = Effect.fn("Config.load")(function* (options: Options) {
+/** Logs each unavailable provider once per process of this config (a new reason logs again). */
+const reportUnavailable = (logged: Set<string>, resolved: Resolved) =>
+  Effect.forEach(
+    resolved.unavailable.filter((provider) => !logged.has(`${provider.id}\u0000${provider.reason}`)),
+    (provider) => {
+      logged.add(`${provider.id}\u0000${provider.reason}`)
+      return Effect.logInfo(`Provider ${provider.id} is unavailable: ${provider.reason}`)
+    },
+    { discard: true }
+  )
+
+const readAndMerge = Effect.fn("Config.readAndMerge")(function* (options: Options) {
   const sources = yield* read(options)
   const info = sources.reduce<ConfigInfo.Info>((merged, source) => merge(merged, source.info), {})
-  const resolved = yield* resolve(info, {
-    env: options.env,
-    locate: (path) => ConfigSource.nearest(sources, path),
-    ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
-    ...(options.worktreeRoot === undefined ? {} : { worktreeRoot: nodePath.resolve(options.worktreeRoot) })
-  })
-  return service(
-    info,
-    sources.map((source) => source.file),
-    resolved
-  )
+  const resolveOver = (database: ModelsDev.Database) =>
+    resolve(info, {
+      env: options.env,
+      locate: (path) => ConfigSource.nearest(sources, path),
+      database,
+      ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
+      ...(options.worktreeRoot === undefined ? {} : { worktreeRoot: nodePath.resolve(options.worktreeRoot) })
+    })
+  return { info, files: sources.map((source) => source.file), resolveOver }
 })
 
 /**
- * The configuration of `options`, read once when the layer is built. Fails with a ConfigError when
- * any document is invalid.
+ * Reads, merges and resolves the configuration (see the module doc) over a fixed model database
+ * (default: the bundled snapshot). The result does not change afterwards.
  */
-export const layer = (options: Options): Layer.Layer<Service, ConfigErrors.ConfigError, FileSystem.FileSystem> =>
-  Layer.effect(Service, load(options))
+export const load = Effect.fn("Config.load")(function* (
+  options: Options & { readonly database?: ModelsDev.Database | undefined }
+) {
+  const { info, files, resolveOver } = yield* readAndMerge(options)
+  const resolved = yield* resolveOver(options.database ?? ModelsDev.snapshot())
+  yield* reportUnavailable(new Set(), resolved)
+  return service(info, files, () => resolved)
+})
+
+/**
+ * The configuration of `options`, read once when the layer is built over the Model Database's
+ * current database, then resolved again whenever the Model Database changes (see {@link Interface}).
+ * Fails with a ConfigError when any document is invalid or a model reference does not resolve
+ * against the database in use at start.
+ */
+export const layer = (
+  options: Options
+): Layer.Layer<Service, ConfigErrors.ConfigError, FileSystem.FileSystem | ModelDatabase.Service> =>
+  Layer.scoped(
+    Service,
+    Effect.gen(function* () {
+      const models = yield* ModelDatabase.Service
+      const { info, files, resolveOver } = yield* readAndMerge(options)
+      const start = yield* models.current
+      const logged = new Set<string>()
+      // One cell, swapped whole: a reader sees one catalog or the next, never a mix.
+      const cell = { database: start.database, resolved: yield* resolveOver(start.database) }
+      yield* reportUnavailable(logged, cell.resolved)
+      const follow = Stream.runForEach(models.changes, (state) =>
+        state.database === cell.database
+          ? Effect.void
+          : resolveOver(state.database).pipe(
+              Effect.tap((resolved) =>
+                Effect.zipRight(
+                  Effect.sync(() => {
+                    cell.database = state.database
+                    cell.resolved = resolved
+                  }),
+                  reportUnavailable(logged, resolved)
+                )
+              ),
+              Effect.catchAll((error) =>
+                Effect.sync(() => {
+                  // Not retried for this database: the next one is tried afresh.
+                  cell.database = state.database
+                }).pipe(
+                  Effect.zipRight(
+                    Effect.logWarning(
+                      `The refreshed model database does not fit the configuration (${error.message}); keeping the previous catalog`
+                    )
+                  )
+                )
+              )
+            )
+      )
+      yield* Effect.forkScoped(follow)
+      return service(info, files, () => cell.resolved)
+    })
+  )
 
 /**
  * The configuration given as a literal document (already in the decoded shape; no files, no
- * substitution), resolved as {@link layer} would. Errors name the file `<test>` without position.
+ * substitution), resolved as {@link layer} would over `database` (default: the bundled snapshot; no
+ * refresh). Errors name the file `<test>` without position.
  */
 export const layerTest = (
   info: ConfigInfo.Info,
@@ -285,6 +400,7 @@ export const layerTest = (
     readonly env?: Readonly<Record<string, string | undefined>>
     readonly dataDir?: string
     readonly worktreeRoot?: string
+    readonly database?: ModelsDev.Database
   } = {}
 ): Layer.Layer<Service, ConfigErrors.ConfigError> =>
   Layer.effect(
@@ -292,7 +408,8 @@ export const layerTest = (
     resolve(info, {
       env: options.env ?? {},
       locate: () => ({ file: "<test>", line: 0, column: 0 }),
+      database: options.database ?? ModelsDev.snapshot(),
       ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
       ...(options.worktreeRoot === undefined ? {} : { worktreeRoot: options.worktreeRoot })
-    }).pipe(Effect.map((resolved) => service(info, ["<test>"], resolved)))
+    }).pipe(Effect.map((resolved) => service(info, ["<test>"], () => resolved)))
   )

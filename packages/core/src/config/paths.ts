@@ -12,6 +12,10 @@ export interface Paths {
   readonly toolOutputDir: string
   /** `$XDG_CONFIG_HOME/opencode`, default `~/.config/opencode`: the global config directory. */
   readonly configDir: string
+  /** `$XDG_CACHE_HOME/opencode`, default `~/.cache/opencode`: files the runtime can fetch again. */
+  readonly cacheDir: string
+  /** `<cacheDir>/models.json`: the model database last fetched (models.dev's `api.json`). */
+  readonly modelsFile: string
 }
 
 /** An unset or empty variable counts as absent, as in the XDG base directory specification. */
@@ -23,10 +27,13 @@ const variable = (env: Record<string, string | undefined>, name: string): string
 /** Derives the runtime's paths from an environment and a home directory. Pure. */
 export const fromEnv = (env: Record<string, string | undefined>, home: string): Paths => {
   const dataDir = path.join(variable(env, "XDG_DATA_HOME") ?? path.join(home, ".local", "share"), "opencode")
+  const cacheDir = path.join(variable(env, "XDG_CACHE_HOME") ?? path.join(home, ".cache"), "opencode")
   return {
     dataDir,
     databaseFile: variable(env, "OPENCODE_DB") ?? path.join(dataDir, "opencode.db"),
     toolOutputDir: path.join(dataDir, "tool-output"),
-    configDir: path.join(variable(env, "XDG_CONFIG_HOME") ?? path.join(home, ".config"), "opencode")
+    configDir: path.join(variable(env, "XDG_CONFIG_HOME") ?? path.join(home, ".config"), "opencode"),
+    cacheDir,
+    modelsFile: path.join(cacheDir, "models.json")
   }
 }

@@ -17,35 +17,29 @@ import * as Gemini from "./gemini.js"
 import * as LLMClient from "./llm-client.js"
 import { ProviderNotFoundError, UnsupportedProtocolError } from "./llm-error.js"
 import * as OpenAICompatible from "./openai-compatible.js"
+import * as ProviderPackage from "./provider-package.js"
 
 export type Protocol = "openai-compatible" | "anthropic" | "google"
 
 export const protocols: ReadonlyArray<Protocol> = ["openai-compatible", "anthropic", "google"]
 
-const byPackage: Readonly<Record<string, Protocol>> = {
-  "@ai-sdk/openai-compatible": "openai-compatible",
-  "@ai-sdk/openai": "openai-compatible",
-  "@ai-sdk/anthropic": "anthropic",
-  "@ai-sdk/google": "google"
-}
-
 /**
- * The wire protocol an `npm` value selects: `@ai-sdk/openai-compatible` and `@ai-sdk/openai` →
- * OpenAI-compatible chat completions, `@ai-sdk/anthropic` → Anthropic Messages, `@ai-sdk/google` → the
- * Gemini API (`streamGenerateContent`). A version suffix
- * (`@ai-sdk/anthropic@1.2.3`) is ignored. Anything else is an {@link UnsupportedProtocolError}.
+ * The wire protocol an `npm` value selects, from the one package table ({@link ProviderPackage.table}):
+ * e.g. `@ai-sdk/openai-compatible`, `@ai-sdk/openai`, `@ai-sdk/groq` → OpenAI-compatible chat
+ * completions, `@ai-sdk/anthropic` → Anthropic Messages, `@ai-sdk/google` → the Gemini API
+ * (`streamGenerateContent`). A version suffix (`@ai-sdk/anthropic@1.2.3`)
+ * is ignored. A package the runtime cannot speak is an {@link UnsupportedProtocolError}.
  */
 export const protocolOf = (npm: string): Either.Either<Protocol, UnsupportedProtocolError> => {
-  const name = npm.trim().replace(/^(@?[^@]+)@.*$/, "$1")
-  const protocol = byPackage[name]
-  return protocol === undefined
+  const support = ProviderPackage.lookup(npm)
+  return support._tag === "Unavailable"
     ? Either.left(
         new UnsupportedProtocolError({
           npm,
-          message: `The provider package "${npm}" selects no supported protocol; use one of ${Object.keys(byPackage).join(", ")}`
+          message: `The provider package "${npm}" selects no supported protocol (${support.reason}); use one of ${ProviderPackage.supported().join(", ")}`
         })
       )
-    : Either.right(protocol)
+    : Either.right(support.protocol)
 }
 
 /**

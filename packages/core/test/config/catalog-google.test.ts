@@ -2,10 +2,15 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import { Catalog } from "../../src/config/catalog.js"
 import type { ConfigInfo } from "../../src/config/config-info.js"
+import { ModelsDev } from "../../src/config/models-dev.js"
 
 const locate: Catalog.Locate = (path) => ({ file: "/c/opencode.json", line: path.length, column: 1 })
-const resolve = (info: ConfigInfo.Info, env: Record<string, string | undefined> = {}) =>
-  Effect.map(Effect.either(Catalog.resolve(info, { env, locate })), Either.getOrThrow)
+/** Resolves over `database` (default: none, the config alone). */
+const resolve = (
+  info: ConfigInfo.Info,
+  env: Record<string, string | undefined> = {},
+  database: ModelsDev.Database = ModelsDev.empty
+) => Effect.map(Effect.either(Catalog.resolve(info, { env, locate, database })), Either.getOrThrow)
 
 describe("Catalog: Google's Gemini API", () => {
   it.effect("@ai-sdk/google selects the google protocol, with Google's endpoint unless a baseURL is set", () =>
@@ -26,16 +31,18 @@ describe("Catalog: Google's Gemini API", () => {
     })
   )
 
-  it.effect("the provider ID google implies its npm and reads GOOGLE_GENERATIVE_AI_API_KEY", () =>
+  it.effect("the catalog's google provider implies its npm and reads GOOGLE_GENERATIVE_AI_API_KEY", () =>
     Effect.gen(function* () {
-      const catalog = yield* resolve({ provider: { google: {} } }, { GOOGLE_GENERATIVE_AI_API_KEY: "g-key" })
+      const snapshot = ModelsDev.snapshot()
+      const catalog = yield* resolve({ provider: { google: {} } }, { GOOGLE_GENERATIVE_AI_API_KEY: "g-key" }, snapshot)
       assert.deepStrictEqual(
         catalog.providers.map(({ id, npm, protocol, apiKey }) => ({ id, npm, protocol, apiKey })),
         [{ id: "google", npm: "@ai-sdk/google", protocol: "google", apiKey: "g-key" }]
       )
       const configured = yield* resolve(
         { provider: { google: { options: { apiKey: "own" } } } },
-        { GOOGLE_GENERATIVE_AI_API_KEY: "g-key" }
+        { GOOGLE_GENERATIVE_AI_API_KEY: "g-key" },
+        snapshot
       )
       assert.strictEqual(configured.providers[0]?.apiKey, "own")
     })

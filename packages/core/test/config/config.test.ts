@@ -171,6 +171,7 @@ describe("Config", () => {
               reasoning: false,
               limit: { context: 32768, output: 4096 },
               input: ["text"],
+              output: ["text"],
               status: "active",
               temperature: true,
               options: {},
@@ -226,12 +227,14 @@ describe("Config", () => {
     })
   )
 
-  it.scoped("an unknown provider npm package fails at load, naming the key and its line", () =>
-    Effect.gen(function* () {
-      const w = yield* world
-      const file = w.write(
-        path.join(w.worktree, "opencode.json"),
-        `{
+  it.scoped(
+    "a provider package without an adapter is listed unavailable and logged once; a model naming it fails at its line",
+    () =>
+      Effect.gen(function* () {
+        const w = yield* world
+        w.write(
+          path.join(w.worktree, "opencode.json"),
+          `{
   "provider": {
     "g": {
       "npm": "@ai-sdk/amazon-bedrock",
@@ -239,13 +242,47 @@ describe("Config", () => {
     }
   }
 }`
-      )
-      const error = failure(yield* Effect.either(load(w.options())))
-      assert.strictEqual(error.file, file)
-      assert.strictEqual(error.key, "provider.g.npm")
-      assert.strictEqual(error.line, 4)
-      assert.include(error.message, `unsupported provider package "@ai-sdk/amazon-bedrock"`)
-    })
+        )
+        const { result, logs } = yield* captureLogs(load(w.options()))
+        const loaded = Either.getOrThrow(result)
+        assert.deepStrictEqual(loaded.providers, [])
+        assert.deepStrictEqual(
+          loaded.unavailable.map(({ id, npm, reason }) => ({ id, npm, reason })),
+          [
+            {
+              id: "g",
+              npm: "@ai-sdk/amazon-bedrock",
+              reason: "Amazon Bedrock needs AWS request signing, which this runtime does not do"
+            }
+          ]
+        )
+        assert.deepStrictEqual(
+          logs.filter((log) => log.message.includes("unavailable")),
+          [
+            {
+              level: "INFO",
+              message:
+                "Provider g is unavailable: Amazon Bedrock needs AWS request signing, which this runtime does not do"
+            }
+          ]
+        )
+
+        const file = w.write(
+          path.join(w.worktree, "opencode.json"),
+          `{
+  "provider": { "g": { "npm": "@ai-sdk/amazon-bedrock", "models": { "claude": {} } } },
+  "model": "g/claude"
+}`
+        )
+        const error = failure(yield* Effect.either(load(w.options())))
+        assert.strictEqual(error.file, file)
+        assert.strictEqual(error.key, "model")
+        assert.strictEqual(error.line, 3)
+        assert.include(
+          error.message,
+          `"g/claude" names provider "g", which is unavailable: Amazon Bedrock needs AWS request signing`
+        )
+      })
   )
 
   it.scoped(
@@ -268,15 +305,12 @@ describe("Config", () => {
         assert.strictEqual(error.key, "small_model")
         assert.strictEqual(error.file, project)
         assert.strictEqual(error.line, 2)
-        assert.include(
-          error.message,
-          `names model "nope", which provider "local" does not configure (its models: qwen)`
-        )
+        assert.include(error.message, `names model "nope", which provider "local" does not offer (its models: qwen)`)
 
         w.write(path.join(w.worktree, "opencode.json"), { model: "elsewhere/qwen" })
         const provider = failure(yield* Effect.either(load(w.options())))
         assert.strictEqual(provider.key, "model")
-        assert.include(provider.message, `provider "elsewhere", which is not configured (configured: local)`)
+        assert.include(provider.message, `provider "elsewhere", which is not configured (available: local)`)
 
         w.write(path.join(w.worktree, "opencode.json"), { model: "qwen" })
         const unparsable = failure(yield* Effect.either(load(w.options())))

@@ -7,16 +7,22 @@ describe("Paths.fromEnv", () => {
       dataDir: "/home/u/.local/share/opencode",
       databaseFile: "/home/u/.local/share/opencode/opencode.db",
       toolOutputDir: "/home/u/.local/share/opencode/tool-output",
-      configDir: "/home/u/.config/opencode"
+      configDir: "/home/u/.config/opencode",
+      cacheDir: "/home/u/.cache/opencode",
+      modelsFile: "/home/u/.cache/opencode/models.json"
     })
   })
 
-  it("honours XDG_DATA_HOME, XDG_CONFIG_HOME and OPENCODE_DB", () => {
-    expect(Paths.fromEnv({ XDG_DATA_HOME: "/data", XDG_CONFIG_HOME: "/conf" }, "/home/u")).toEqual({
+  it("honours XDG_DATA_HOME, XDG_CONFIG_HOME, XDG_CACHE_HOME and OPENCODE_DB", () => {
+    expect(
+      Paths.fromEnv({ XDG_DATA_HOME: "/data", XDG_CONFIG_HOME: "/conf", XDG_CACHE_HOME: "/cache" }, "/home/u")
+    ).toEqual({
       dataDir: "/data/opencode",
       databaseFile: "/data/opencode/opencode.db",
       toolOutputDir: "/data/opencode/tool-output",
-      configDir: "/conf/opencode"
+      configDir: "/conf/opencode",
+      cacheDir: "/cache/opencode",
+      modelsFile: "/cache/opencode/models.json"
     })
     expect(Paths.fromEnv({ XDG_DATA_HOME: "/data", OPENCODE_DB: "/tmp/x.db" }, "/home/u")).toMatchObject({
       dataDir: "/data/opencode",
@@ -26,8 +32,8 @@ describe("Paths.fromEnv", () => {
   })
 
   it("treats empty variables as unset", () => {
-    expect(Paths.fromEnv({ XDG_DATA_HOME: "", XDG_CONFIG_HOME: "", OPENCODE_DB: "" }, "/home/u")).toEqual(
-      Paths.fromEnv({}, "/home/u")
-    )
+    expect(
+      Paths.fromEnv({ XDG_DATA_HOME: "", XDG_CONFIG_HOME: "", XDG_CACHE_HOME: "", OPENCODE_DB: "" }, "/home/u")
+    ).toEqual(Paths.fromEnv({}, "/home/u"))
   })
 })

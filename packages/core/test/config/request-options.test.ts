@@ -17,6 +17,7 @@ const model = (overrides: Partial<Catalog.Model> = {}): Catalog.Model => ({
   reasoning: false,
   limit: { context: 100_000, output: 4000 },
   input: ["text"],
+  output: ["text"],
   status: "active",
   temperature: true,
   options: {},

@@ -3,6 +3,7 @@ import * as path from "node:path"
 import { NodeContext } from "@effect/platform-node"
 import { Effect, Layer, Logger, LogLevel, type Scope } from "effect"
 import { Config } from "../../src/config/config.js"
+import { ModelDatabase } from "../../src/config/model-database.js"
 import { tempDir } from "../fixture.js"
 
 /** A fake machine: a home with a global config dir, and a git worktree with a nested instance directory. */
@@ -64,5 +65,6 @@ export const captureLogs = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
 /** Loads the configuration of `options` with the real file system. */
 export const load = (options: Config.Options) => Config.load(options).pipe(Effect.provide(NodeContext.layer))
 
-/** The Config service layer of `options` with the real file system. */
-export const layer = (options: Config.Options) => Config.layer(options).pipe(Layer.provide(NodeContext.layer))
+/** The Config service layer of `options` with the real file system, over the bundled model database. */
+export const layer = (options: Config.Options) =>
+  Config.layer(options).pipe(Layer.provide(ModelDatabase.layerStatic()), Layer.provide(NodeContext.layer))

@@ -16,14 +16,17 @@ const credential = /(^|-)(authorization|auth|api-?key|key|token|secret|cookie|pa
 export const publicHeaders = (headers: Readonly<Record<string, string>>): Record<string, string> =>
   Object.fromEntries(Object.entries(headers).filter(([name]) => !credential.test(name)))
 
-/** How a configured provider is reached: the `npm` package that selects its protocol, at its base URL. */
-export const api = (provider: Catalog.Provider): Provider.ProviderAISDK => ({
+/**
+ * How a provider is reached: the `npm` package that selects its protocol (empty when none is named),
+ * at its base URL (absent when none could be determined).
+ */
+export const api = (provider: Pick<Catalog.UnavailableProvider, "npm" | "baseURL">): Provider.ProviderAISDK => ({
   type: "aisdk",
-  package: provider.npm,
-  url: provider.baseURL
+  package: provider.npm ?? "",
+  ...(provider.baseURL === undefined ? {} : { url: provider.baseURL })
 })
 
-/** A configured provider in the wire shape; the API key never appears. */
+/** An available provider in the wire shape; the API key never appears. */
 export const info = (provider: Catalog.Provider): Provider.ProviderV2Info => ({
   id: provider.id,
   name: provider.name,
@@ -31,9 +34,21 @@ export const info = (provider: Catalog.Provider): Provider.ProviderV2Info => ({
   request: { headers: publicHeaders(provider.headers), body: {} }
 })
 
+/** A provider this runtime cannot use: `disabled`, with the reason in the `disabledReason` extension. */
+export const unavailableInfo = (provider: Catalog.UnavailableProvider): Provider.ProviderV2Info => ({
+  id: provider.id,
+  name: provider.name,
+  disabled: true,
+  disabledReason: provider.reason,
+  api: api(provider),
+  request: { headers: {}, body: {} }
+})
+
 /**
- * The `providers` group: the providers of the configuration loaded at startup. The request's
- * `location` is resolved and echoed; the catalog is the instance's (one configuration per server).
+ * The `providers` group: the offered providers (the model database merged under the config, see
+ * Catalog), available ones first, then the unavailable ones as `disabled`. Read from the configuration
+ * in memory at each request (so a refreshed model database shows at once). The request's `location`
+ * is resolved and echoed; the catalog is the instance's (one configuration per server).
  */
 export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "providers", (handlers) =>
   Effect.gen(function* () {
@@ -43,15 +58,17 @@ export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "providers", (handler
       .handle("list", ({ urlParams }) =>
         Effect.map(locations.resolve(urlParams.location), (location) => ({
           location,
-          data: config.providers.map(info)
+          data: [...config.providers.map(info), ...config.unavailable.map(unavailableInfo)]
         }))
       )
       .handle("get", ({ path, urlParams }) =>
         Effect.gen(function* () {
           const location = yield* locations.resolve(urlParams.location)
           const provider = config.provider(path.providerID)
-          if (Option.isNone(provider)) return yield* Errors.ProviderNotFoundError.of(path.providerID)
-          return { location, data: info(provider.value) }
+          if (Option.isSome(provider)) return { location, data: info(provider.value) }
+          const unavailable = config.unavailable.find((item) => item.id === path.providerID)
+          if (unavailable !== undefined) return { location, data: unavailableInfo(unavailable) }
+          return yield* Errors.ProviderNotFoundError.of(path.providerID)
         })
       )
   })
