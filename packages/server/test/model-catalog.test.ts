@@ -86,8 +86,9 @@ describe("the bundled model catalog over HTTP", () => {
         expect(request.path).toBe("/v1/chat/completions")
         expect(request.headers.authorization).toBe("Bearer sk-only-this")
         expect(request.body.model).toBe("gpt-4.1")
-        // the output limit comes from the catalog entry
-        expect(request.body.max_tokens).toBe(32768)
+        // the output limit comes from the catalog entry; OpenAI's own API takes it as max_completion_tokens
+        expect(request.body.max_completion_tokens).toBe(32768)
+        expect(request.body.max_tokens).toBeUndefined()
       })
   )
 
