@@ -50,6 +50,7 @@ import * as SkillTool from "./skill/skill-tool.js"
 import * as Skills from "./skill/skills.js"
 import * as Snapshots from "./snapshot/snapshots.js"
 import * as Database from "./storage/database.js"
+import * as AgentGeneration from "./subagent/agent-generation.js"
 import * as TaskTool from "./subagent/task-tool.js"
 import * as BuiltinTools from "./tool/builtin/builtin-tools.js"
 import * as PlanTools from "./tool/builtin/plan-tools.js"
@@ -138,6 +139,7 @@ export type Services =
   | Compaction.Service
   | SessionTitle.Service
   | SessionDrain.Service
+  | AgentGeneration.Service
 
 /**
  * The runtime over one database file: it resolves once the database is open and migrated. Each
@@ -298,5 +300,7 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
   // The task tool runs subagents as child sessions through the runner, so it sits on the runner too
   // (it joins the registry the runner's Steps materialize from).
   const subagents = TaskTool.layer.pipe(Layer.provide(Layer.merge(services, runner)))
-  return Layer.mergeAll(services, runner, lifecycle, subagents)
+  // The agent-generation request is a side request of its own (no session).
+  const generation = AgentGeneration.layer(retry).pipe(Layer.provide(Layer.merge(services, llm)))
+  return Layer.mergeAll(services, runner, lifecycle, subagents, generation)
 }

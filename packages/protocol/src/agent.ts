@@ -1,7 +1,7 @@
 export * as AgentGroup from "./agent.js"
 
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { Agent, Location } from "@opencode-ai/schema"
+import { Agent, Errors, Location, Model } from "@opencode-ai/schema"
 import { Schema } from "effect"
 import { documentLocationQuery, LocationQuery } from "./location.js"
 
@@ -30,4 +30,35 @@ export const list = HttpApiEndpoint.get("list", "/api/agent")
   )
   .annotate(OpenApi.Transform, documentLocationQuery)
 
-export const group = HttpApiGroup.make("agents").add(list).annotate(OpenApi.Title, "opencode HttpApi")
+/** `POST /api/agent/generate` body: what the agent should do, and optionally the model to ask. */
+export const GenerateBody = Schema.Struct({
+  description: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(10_000)).annotations({
+    description: "What the agent should do, in your words (1 to 10,000 characters)."
+  }),
+  model: Schema.optional(Model.ModelRef).annotations({
+    description: "The model that writes the configuration; default: the configured default model."
+  })
+})
+export interface GenerateBody extends Schema.Schema.Type<typeof GenerateBody> {}
+
+export const GenerateResponse = Schema.Struct({ data: Agent.GeneratedAgent })
+export interface GenerateResponse extends Schema.Schema.Type<typeof GenerateResponse> {}
+
+/**
+ * `POST /api/agent/generate` (extension; seed 003's agent-generation request): the model proposes an
+ * agent configuration for a description. Nothing is saved. A model the catalog does not offer (or
+ * none configured) is a 400; a provider failure or an unusable answer is a 503
+ * `ServiceUnavailableError` (asking again may succeed).
+ */
+export const generate = HttpApiEndpoint.post("generate", "/api/agent/generate")
+  .setPayload(GenerateBody)
+  .addSuccess(GenerateResponse)
+  .addError(Errors.ServiceUnavailableError, { status: 503 })
+  .annotate(OpenApi.Identifier, "v2.agent.generate")
+  .annotate(OpenApi.Summary, "Generate an agent")
+  .annotate(
+    OpenApi.Description,
+    "Extension. The model writes an agent configuration (an unused lowercase-hyphenated `identifier`, `whenToUse` with examples, and a `systemPrompt`) from a description. Nothing is saved: add it to the config as `agent.<identifier>` to keep it. An unknown model is a 400; a provider failure or an unusable answer is a 503."
+  )
+
+export const group = HttpApiGroup.make("agents").add(list).add(generate).annotate(OpenApi.Title, "opencode HttpApi")

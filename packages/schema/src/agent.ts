@@ -31,3 +31,16 @@ export const AgentV2Info = Schema.Struct({
   permissions: PermissionV2Ruleset
 }).annotations({ identifier: "AgentV2Info" })
 export interface AgentV2Info extends Schema.Schema.Type<typeof AgentV2Info> {}
+
+/**
+ * An agent configuration the model wrote from a description (`POST /api/agent/generate`, an
+ * extension): `identifier` (lowercase words joined by hyphens, not an existing agent's name), when to
+ * delegate to it, and its system prompt. It is a proposal: nothing is saved; a client writes it to
+ * the config (`agent.<identifier>` with `description` and `prompt`) if the user keeps it.
+ */
+export const GeneratedAgent = Schema.Struct({
+  identifier: Schema.String.pipe(Schema.pattern(/^[a-z0-9]+(-[a-z0-9]+)*$/)),
+  whenToUse: Schema.String,
+  systemPrompt: Schema.String
+}).annotations({ identifier: "GeneratedAgent" })
+export interface GeneratedAgent extends Schema.Schema.Type<typeof GeneratedAgent> {}

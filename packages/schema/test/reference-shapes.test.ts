@@ -143,6 +143,8 @@ const extensions: Record<string, string> = {
   PayloadTooLargeError: "the 413 of a body over server.max_body; upstream has no body limit",
   JsonValue: "any JSON value (the Instructions work's InstructionEntry values); upstream inlines no such component",
   McpServerInfo: "an MCP server's status (GET /api/mcp, an extension operation); the v2 reference lists no MCP servers",
+  GeneratedAgent:
+    "the answer of the agent-generation request (POST /api/agent/generate, an extension operation; seed 003)",
   SessionNextTitleUpdated:
     "the hidden title agent's title, durably (issue 14): the v2 contract keeps SessionV2Info.title but has no event changing it",
   SessionNextUsageRecorded:

@@ -56,6 +56,8 @@ import type {
   EventsTokenResult,
   AgentsListInput,
   AgentsListResult,
+  AgentsGenerateInput,
+  AgentsGenerateResult,
   ModelsListInput,
   ModelsListResult,
   ProvidersListInput,
@@ -441,6 +443,19 @@ const operations = {
     body: null,
     success: { status: 200, json: true, unwrap: null },
     errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
+  },
+  "agents.generate": {
+    name: "agents.generate",
+    method: "POST",
+    path: "/api/agent/generate",
+    query: [],
+    body: ["description", "model"],
+    success: { status: 200, json: true, unwrap: "data" },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      503: ["ServiceUnavailableError"]
+    }
   },
   "models.list": {
     name: "models.list",
@@ -846,6 +861,13 @@ export interface OpencodeClient {
      * Resolves to {@link AgentsListResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
      */
     list(input?: AgentsListInput, options?: Transport.RequestOptions): Promise<AgentsListResult>
+    /**
+     * Extension. The model writes an agent configuration (an unused lowercase-hyphenated `identifier`, `whenToUse` with examples, and a `systemPrompt`) from a description. Nothing is saved: add it to the config as `agent.<identifier>` to keep it. An unknown model is a 400; a provider failure or an unusable answer is a 503.
+     *
+     * `POST /api/agent/generate` (`v2.agent.generate`).
+     * Resolves to {@link AgentsGenerateResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `ServiceUnavailableError` (503) or a `ClientError`.
+     */
+    generate(input: AgentsGenerateInput, options?: Transport.RequestOptions): Promise<AgentsGenerateResult>
   }
   readonly models: {
     /**
@@ -1027,7 +1049,8 @@ export const createOpencodeClient = (options: Transport.ClientOptions): Opencode
       token: (input, options) => send<EventsTokenResult>(operations["events.token"], input, options)
     },
     agents: {
-      list: (input, options) => send<AgentsListResult>(operations["agents.list"], input, options)
+      list: (input, options) => send<AgentsListResult>(operations["agents.list"], input, options),
+      generate: (input, options) => send<AgentsGenerateResult>(operations["agents.generate"], input, options)
     },
     models: {
       list: (input, options) => send<ModelsListResult>(operations["models.list"], input, options)

@@ -33,6 +33,13 @@ export interface FileDiff {
 /** a finite number */
 export type Finite = number
 
+export interface GeneratedAgent {
+  /** a string matching the pattern ^[a-z0-9]+(-[a-z0-9]+)*$ */
+  readonly identifier: string
+  readonly whenToUse: string
+  readonly systemPrompt: string
+}
+
 export interface GlobalDisposed {
   /** a string starting with "evt_" */
   readonly id: string
@@ -2147,6 +2154,20 @@ export interface AgentsListResult {
 
 /** The declared failures `agents.list` rejects with. */
 export type AgentsListFailure = InvalidRequestError | UnauthorizedError
+
+/** The input of `agents.generate`. */
+export interface AgentsGenerateInput {
+  /** What the agent should do, in your words (1 to 10,000 characters). */
+  readonly description: string
+  /** The model that writes the configuration; default: the configured default model. */
+  readonly model?: ModelRef | undefined
+}
+
+/** What `agents.generate` resolves to: the `data` member of the response body. */
+export type AgentsGenerateResult = GeneratedAgent
+
+/** The declared failures `agents.generate` rejects with. */
+export type AgentsGenerateFailure = InvalidRequestError | UnauthorizedError | ServiceUnavailableError
 
 /** The input of `models.list`. */
 export interface ModelsListInput {

@@ -32,12 +32,13 @@ export * as SessionTitle from "./session-title.js"
 
 import { SqlClient } from "@effect/sql"
 import type { Model, Session } from "@opencode-ai/schema"
-import { Clock, Context, Duration, Effect, FiberSet, Layer, Option, Stream } from "effect"
+import { Clock, Context, Duration, Effect, FiberSet, Layer, Option } from "effect"
 import type { Catalog } from "../config/catalog.js"
 import { Config } from "../config/config.js"
 import { LLMClient } from "../llm/llm-client.js"
 import { LLMRequest } from "../llm/llm-request.js"
-import { Retry } from "../llm/retry.js"
+import type { Retry } from "../llm/retry.js"
+import { TextAnswer } from "../llm/text-answer.js"
 import { TitlePrompt } from "../prompt/title-prompt.js"
 import { StepEvent } from "../runner/step-event.js"
 import { SessionEvents } from "./session-events.js"
@@ -73,11 +74,6 @@ export interface Options {
 }
 
 /** The title request's outcome: the answer's text and the usage the provider reported, if any. */
-interface Answer {
-  readonly text: string
-  readonly tokens?: Session.Tokens
-}
-
 export const layer = (
   options: Options = {}
 ): Layer.Layer<
@@ -117,24 +113,7 @@ export const layer = (
 
       /** The text and usage of one title request (retried while nothing was streamed). */
       const ask = (request: LLMRequest.Request) =>
-        Effect.gen(function* () {
-          const texts: Array<string> = []
-          let tokens: Session.Tokens | undefined
-          yield* Retry.stream(
-            () => llm.stream(request),
-            options.retry !== undefined ? { policy: options.retry } : {}
-          ).pipe(
-            Stream.runForEach((event) =>
-              Effect.sync(() => {
-                if (event.type === "text-end") texts.push(event.text)
-                if (event.type === "usage") tokens = event.tokens
-              })
-            ),
-            // The usage seen so far survives a failure: the provider billed it either way.
-            Effect.mapError((error) => ({ error, tokens }))
-          )
-          return { text: texts.join("\n"), ...(tokens === undefined ? {} : { tokens }) } satisfies Answer
-        })
+        TextAnswer.ask(llm, request, options.retry !== undefined ? { retry: options.retry } : {})
 
       const generate = Effect.fn("SessionTitle.generate")(
         function* (sessionID: string, step: ConsiderInput["step"], prompt: string) {

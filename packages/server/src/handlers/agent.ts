@@ -1,7 +1,7 @@
 export * as AgentHandlers from "./agent.js"
 
 import { HttpApiBuilder } from "@effect/platform"
-import { type AgentCatalog, Config, Locations } from "@opencode-ai/core"
+import { type AgentCatalog, AgentGeneration, Config, Locations } from "@opencode-ai/core"
 import { Api } from "@opencode-ai/protocol"
 import { Agent } from "@opencode-ai/schema"
 import { Effect, Schema } from "effect"
@@ -28,15 +28,23 @@ export const info = (agent: AgentCatalog.Agent, color: string | undefined): Agen
 /**
  * The `agents` group: the enabled agents in catalog order. Disabled agents are absent; hidden ones
  * are listed with `hidden: true`. The request's `location` is resolved and echoed; the catalog is
- * the instance's.
+ * the instance's. `generate` is the agent-generation request (see AgentGeneration).
  */
 export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "agents", (handlers) =>
   Effect.gen(function* () {
     const config = yield* Config.Service
     const locations = yield* Locations.Service
+    const generation = yield* AgentGeneration.Service
     const agents = config.agents.map((agent) => info(agent, config.info.agent?.[agent.name]?.color))
-    return handlers.handle("list", ({ urlParams }) =>
-      Effect.map(locations.resolve(urlParams.location), (location) => ({ location, data: agents }))
-    )
+    return handlers
+      .handle("list", ({ urlParams }) =>
+        Effect.map(locations.resolve(urlParams.location), (location) => ({ location, data: agents }))
+      )
+      .handle(
+        "generate",
+        Effect.fn("AgentHandlers.generate")(function* ({ payload }) {
+          return { data: yield* generation.generate(payload) }
+        })
+      )
   })
 )

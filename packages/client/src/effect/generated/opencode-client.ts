@@ -212,6 +212,13 @@ export interface Service {
      * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
      */
     readonly list: (input?: Endpoint.UrlParams<"agents", "list">) => Effect.Effect<Endpoint.Success<"agents", "list">, Endpoint.Failure<"agents", "list">>
+    /**
+     * Extension. The model writes an agent configuration (an unused lowercase-hyphenated `identifier`, `whenToUse` with examples, and a `systemPrompt`) from a description. Nothing is saved: add it to the config as `agent.<identifier>` to keep it. An unknown model is a 400; a provider failure or an unusable answer is a 503.
+     *
+     * `POST /api/agent/generate` (`v2.agent.generate`).
+     * Succeeds with the decoded `data` member of the response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `ServiceUnavailableError` (503), an `HttpClientError` or a `ParseError`.
+     */
+    readonly generate: (input: Endpoint.Payload<"agents", "generate">) => Effect.Effect<Endpoint.Success<"agents", "generate">["data"], Endpoint.Failure<"agents", "generate">>
   }
   readonly models: {
     /**
@@ -402,7 +409,8 @@ export const make = (options: Options): Effect.Effect<Service, never, HttpClient
         token: () => client.events.token({})
       },
       agents: {
-        list: (input = {}) => client.agents.list({ urlParams: input })
+        list: (input = {}) => client.agents.list({ urlParams: input }),
+        generate: (input) => Effect.map(client.agents.generate({ payload: input }), (success) => success.data)
       },
       models: {
         list: (input = {}) => client.models.list({ urlParams: input })
