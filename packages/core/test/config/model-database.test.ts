@@ -17,6 +17,8 @@ type Answer =
   | { readonly kind: "json"; readonly body: string }
   | { readonly kind: "status"; readonly status: number }
   | { readonly kind: "hang" }
+  /** `body`, once `release` resolves (so a test can look before the answer arrives). */
+  | { readonly kind: "held"; readonly body: string; readonly release: Promise<void> }
 
 /** A real HTTP server on 127.0.0.1 that answers every request with `answer()` and counts them. */
 const modelsServer = (
@@ -29,6 +31,10 @@ const modelsServer = (
         count += 1
         const reply = answer()
         if (reply.kind === "hang") return
+        if (reply.kind === "held") {
+          void reply.release.then(() => response.writeHead(200, { "content-type": "application/json" }).end(reply.body))
+          return
+        }
         if (reply.kind === "status") {
           response.writeHead(reply.status, { "content-type": "text/plain" }).end("upstream trouble")
           return
@@ -233,7 +239,16 @@ describe("Config over a refreshing ModelDatabase", () => {
       const dir = yield* tempDir
       const cacheFile = path.join(dir, "models.json")
       fs.writeFileSync(cacheFile, freshDatabase(["old-model"]))
-      const server = yield* modelsServer(() => ({ kind: "json", body: freshDatabase(["old-model", "new-model"]) }))
+      // The refresh starts with the layer: its answer waits until the test has seen the cached catalog.
+      let release: () => void = () => {}
+      const released = new Promise<void>((resolve) => {
+        release = resolve
+      })
+      const server = yield* modelsServer(() => ({
+        kind: "held",
+        body: freshDatabase(["old-model", "new-model"]),
+        release: released
+      }))
       const options = { cacheFile, url: server.url }
       const env = { FRESH_API_KEY: "k", OPENCODE_CONFIG_CONTENT: JSON.stringify({ model: "fresh/old-model" }) }
       // one ModelDatabase shared by Config and the test (one layer value, built once)
@@ -250,6 +265,7 @@ describe("Config over a refreshing ModelDatabase", () => {
         config.providers[0]?.models.map((model) => model.id),
         ["old-model"]
       )
+      release()
       assert.strictEqual((yield* db.firstRefresh)._tag, "Refreshed")
       // Config follows the change on its own fiber: wait until it has seen it
       yield* Stream.runDrain(
