@@ -1,13 +1,11 @@
-import { NodeHttpClient } from "@effect/platform-node"
 import { it } from "@effect/vitest"
-import { Effect, Fiber, Stream } from "effect"
+import { Effect } from "effect"
 import { describe, expect } from "vitest"
 import { Anthropic } from "../../src/llm/anthropic.js"
 import type { LLMEvent } from "../../src/llm/llm-event.js"
 import { LLMRequest } from "../../src/llm/llm-request.js"
 import { LLMScript as S } from "../../src/testing/llm-script.js"
-import { ScriptedLLMServer } from "../../src/testing/scripted-llm-server.js"
-import { baseRequest as base, clientOf, collect, failure, setup, types } from "./harness.js"
+import { baseRequest as base, collect, failure, interruptionAbortsRequest, setup, types } from "./harness.js"
 
 const baseRequest = (overrides: Partial<LLMRequest.Request> = {}) =>
   base({ model: { providerID: "anthropic", modelID: "claude-sonnet-4-20250514" }, ...overrides })
@@ -413,15 +411,5 @@ describe("errors", () => {
 })
 
 it.scoped("interrupting the consumer aborts the HTTP request", () =>
-  Effect.gen(function* () {
-    const server = yield* ScriptedLLMServer.make()
-    const client = yield* clientOf(server.settings("anthropic"), NodeHttpClient.layerUndici)
-    const gate = S.gate()
-    yield* server.enqueue(S.reply(S.reasoning("hmm"), S.hold(gate), S.text("never")))
-    const fiber = yield* Effect.fork(Stream.runDrain(client.stream(baseRequest())))
-    yield* gate.reached
-    yield* Fiber.interrupt(fiber)
-    yield* gate.aborted
-    expect(yield* (yield* server.awaitRequest(1)).outcome).toBe("aborted")
-  })
+  Effect.map(interruptionAbortsRequest("anthropic"), (outcome) => expect(outcome).toBe("aborted"))
 )

@@ -1,14 +1,12 @@
-import { NodeHttpClient } from "@effect/platform-node"
 import { it } from "@effect/vitest"
-import { Effect, Fiber, Stream } from "effect"
+import { Effect } from "effect"
 import { describe, expect } from "vitest"
 import { Gemini } from "../../src/llm/gemini.js"
 import type { LLMEvent } from "../../src/llm/llm-event.js"
 import { LLMRequest } from "../../src/llm/llm-request.js"
 import { Retry } from "../../src/llm/retry.js"
 import { LLMScript as S } from "../../src/testing/llm-script.js"
-import { ScriptedLLMServer } from "../../src/testing/scripted-llm-server.js"
-import { baseRequest as base, clientOf, collect, failure, setup, types } from "./harness.js"
+import { baseRequest as base, collect, failure, interruptionAbortsRequest, setup, types } from "./harness.js"
 
 const baseRequest = (overrides: Partial<LLMRequest.Request> = {}) =>
   base({ model: { providerID: "google", modelID: "gemini-2.5-flash" }, ...overrides })
@@ -576,15 +574,5 @@ describe("errors", () => {
 })
 
 it.scoped("interrupting the consumer aborts the HTTP request", () =>
-  Effect.gen(function* () {
-    const server = yield* ScriptedLLMServer.make()
-    const client = yield* clientOf(server.settings("google"), NodeHttpClient.layerUndici)
-    const gate = S.gate()
-    yield* server.enqueue(S.reply(S.reasoning("hmm"), S.hold(gate), S.text("never")))
-    const fiber = yield* Effect.fork(Stream.runDrain(client.stream(baseRequest())))
-    yield* gate.reached
-    yield* Fiber.interrupt(fiber)
-    yield* gate.aborted
-    expect(yield* (yield* server.awaitRequest(1)).outcome).toBe("aborted")
-  })
+  Effect.map(interruptionAbortsRequest("google"), (outcome) => expect(outcome).toBe("aborted"))
 )

@@ -1,11 +1,12 @@
 import type { HttpClient } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
-import { Chunk, Effect, Either, Layer, type Scope, Stream } from "effect"
+import { Chunk, Effect, Either, Fiber, Layer, type Scope, Stream } from "effect"
 import type { LLMClient } from "../../src/llm/llm-client.js"
 import type { LLMError } from "../../src/llm/llm-error.js"
 import type { LLMEvent } from "../../src/llm/llm-event.js"
 import { LLMRequest } from "../../src/llm/llm-request.js"
 import { Provider } from "../../src/llm/provider.js"
+import { LLMScript } from "../../src/testing/llm-script.js"
 import { ScriptedLLMServer } from "../../src/testing/scripted-llm-server.js"
 
 /** A scripted server and a real adapter of `protocol` pointed at it (node:http client). */
@@ -51,3 +52,20 @@ export const baseRequest = (overrides: Partial<LLMRequest.Request> = {}): LLMReq
 
 /** The event types in order, for compact sequence assertions. */
 export const types = (events: ReadonlyArray<LLMEvent.Event>) => events.map((event) => event.type)
+
+/**
+ * The adapter of `protocol` stops its HTTP request when its consumer is interrupted mid-stream: the
+ * scripted server sees the request aborted while it holds the rest of the reply.
+ */
+export const interruptionAbortsRequest = (protocol: Provider.Protocol) =>
+  Effect.gen(function* () {
+    const server = yield* ScriptedLLMServer.make()
+    const client = yield* clientOf(server.settings(protocol), NodeHttpClient.layerUndici)
+    const gate = LLMScript.gate()
+    yield* server.enqueue(LLMScript.reply(LLMScript.reasoning("hmm"), LLMScript.hold(gate), LLMScript.text("never")))
+    const fiber = yield* Effect.fork(Stream.runDrain(client.stream(baseRequest())))
+    yield* gate.reached
+    yield* Fiber.interrupt(fiber)
+    yield* gate.aborted
+    return yield* (yield* server.awaitRequest(1)).outcome
+  })
