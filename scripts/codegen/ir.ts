@@ -3,6 +3,7 @@ export * as SdkContract from "./ir.js"
 import type { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { HttpApi, HttpMethod, OpenApi } from "@effect/platform"
 import { SchemaAST as AST, Context, JSONSchema, Option } from "effect"
+import { ClientProjection } from "../../packages/protocol/src/client-projection.js"
 import { EventStream } from "../../packages/protocol/src/event-stream.js"
 import { JsonSchema } from "./json-schema.js"
 
@@ -23,7 +24,7 @@ import { JsonSchema } from "./json-schema.js"
  */
 export interface Contract {
   /** Bumped when the shape of this document changes incompatibly. */
-  readonly irVersion: 1
+  readonly irVersion: 2
   readonly api: { readonly title: string; readonly version: string }
   /** In declaration order: groups as added to the API, endpoints as added to their group. */
   readonly operations: ReadonlyArray<Operation>
@@ -34,7 +35,12 @@ export interface Contract {
 }
 
 export interface Operation {
-  /** The client namespace: the HttpApi group identifier (`sessions`). */
+  /**
+   * The consumer-facing namespace of the generated clients (`sessions`), from the group's explicit
+   * `ClientProjection.Namespace` annotation, never from its identifier.
+   */
+  readonly namespace: string
+  /** The HttpApi group identifier (`sessions`): how an emitter addresses the endpoint in the HttpApi. */
   readonly group: string
   /** The method within the namespace: the endpoint name (`get`). */
   readonly name: string
@@ -55,6 +61,29 @@ export interface Operation {
   readonly streaming: "none" | "sse"
   /** For `sse`: how the stream's events travel; `null` otherwise. */
   readonly stream: Stream | null
+  /** For a cursor-paged list (the `ClientProjection.Page` annotation): its Page projection; `null` otherwise. */
+  readonly page: Page | null
+}
+
+/**
+ * The Page projection of a cursor-paged list. The wire stays the list envelope `{data, cursor:
+ * {previous?, next?}}`; clients present it as a Page `{items, previous?, next?}` (the cursors being
+ * opaque links to the neighbouring pages of the same query) and split the input in two: an initial
+ * query and a continuation. Path parameters belong to both.
+ */
+export interface Page {
+  /** The success member holding the page's items, an array (`data`). */
+  readonly items: string
+  /** The success member holding the `{previous?, next?}` cursor links (`cursor`). */
+  readonly links: string
+  /** The query parameter a continuation sends its cursor in (`cursor`). */
+  readonly cursor: string
+  /** The query parameters of an initial query: every query parameter but {@link cursor}, in order. */
+  readonly initial: ReadonlyArray<string>
+  /** The query parameters a continuation may send besides its cursor (`limit`), in order. */
+  readonly continuation: ReadonlyArray<string>
+  /** The generated method that walks the pages forward from an initial query (`listPages`). */
+  readonly pages: string
 }
 
 /**
@@ -170,7 +199,13 @@ export const fromApi = <Id extends string, Groups extends HttpApiGroup.HttpApiGr
 
   const reflected: Array<Reflected> = []
   HttpApi.reflect(api, {
-    onGroup: () => {},
+    onGroup: ({ group }) => {
+      if (Option.isNone(Context.getOption(group.annotations, ClientProjection.Namespace))) {
+        throw new Error(
+          `group ${group.identifier}: no ClientProjection.Namespace annotation; every group states its client namespace explicitly`
+        )
+      }
+    },
     onEndpoint: ({ endpoint, group, mergedAnnotations }) => {
       if (!Context.get(mergedAnnotations, OpenApi.Exclude)) reflected.push({ group, endpoint })
     }
@@ -251,6 +286,7 @@ export const fromApi = <Id extends string, Groups extends HttpApiGroup.HttpApiGr
       )
     }
     const operation: Operation = {
+      namespace: Context.get(group.annotations, ClientProjection.Namespace),
       group: group.identifier,
       name: endpoint.name,
       operationId: op.operationId,
@@ -263,7 +299,8 @@ export const fromApi = <Id extends string, Groups extends HttpApiGroup.HttpApiGr
       success,
       errors: declaredErrors(where, op, components),
       streaming,
-      stream
+      stream,
+      page: pageOf(where, endpoint, queryParams, success, components)
     }
     return operation
   })
@@ -271,6 +308,16 @@ export const fromApi = <Id extends string, Groups extends HttpApiGroup.HttpApiGr
   const expected = Object.values(document.paths).reduce((n, methods) => n + Object.keys(methods).length, 0)
   if (expected !== operations.length) {
     throw new Error(`the OpenAPI document has ${expected} operations but reflection found ${operations.length}`)
+  }
+  const methods = new Map<string, string>()
+  for (const operation of operations) {
+    const where = `${operation.group}.${operation.name}`
+    for (const method of [operation.name, ...(operation.page === null ? [] : [operation.page.pages])]) {
+      const key = `${operation.namespace}.${method}`
+      const other = methods.get(key)
+      if (other !== undefined) throw new Error(`client method ${key} is claimed by both ${other} and ${where}`)
+      methods.set(key, where)
+    }
   }
   const ids = new Map<string, string>()
   for (const operation of operations) {
@@ -492,6 +539,63 @@ const streamOf = (
     throw new Error(`${where}: a framed stream's success must be the frame {id, event, data} with data's contentSchema`)
   }
   return { framing: "frames", event: canonical(JsonSchema.asSchema(content, `${where} stream event`)), failureEvent }
+}
+
+/**
+ * The Page projection of an endpoint annotated `ClientProjection.Page`, checked against the list
+ * envelope convention: the success is `{data: array, cursor: {previous?: string, next?: string}}`
+ * returned whole, the query has an optional `cursor`, and a continuation's extra parameters are
+ * query parameters other than it.
+ */
+const pageOf = (
+  where: string,
+  endpoint: HttpApiEndpoint.HttpApiEndpoint<string, HttpMethod.HttpMethod>,
+  queryParams: ReadonlyArray<QueryParameter>,
+  success: Success,
+  components: JsonSchema.Components
+): Page | null => {
+  const spec = Context.getOption(endpoint.annotations, ClientProjection.Page)
+  if (Option.isNone(spec)) return null
+  const fail = (why: string): never => {
+    throw new Error(`${where}: a ClientProjection.Page endpoint ${why}`)
+  }
+  if (success.schema === null || success.unwrap !== null || success.contentType !== "application/json") {
+    return fail("must succeed with a JSON list envelope returned whole")
+  }
+  const envelope = JsonSchema.resolve(success.schema, components)
+  const members = new Map(JsonSchema.properties(envelope))
+  const items = members.get("data")
+  const links = members.get("cursor")
+  const required = JsonSchema.required(envelope)
+  if (items === undefined || JsonSchema.resolve(items, components).type !== "array" || !required.has("data")) {
+    return fail("must succeed with a required `data` array")
+  }
+  const linkFields =
+    links === undefined
+      ? []
+      : JsonSchema.properties(JsonSchema.resolve(links, components)).map(
+          ([name, schema]) => `${name}:${JsonSchema.resolve(schema, components).type}`
+        )
+  if (!required.has("cursor") || [...linkFields].sort().join(",") !== "next:string,previous:string") {
+    return fail("must succeed with a required `cursor: {previous?: string, next?: string}`")
+  }
+  const cursor = queryParams.find((p) => p.name === "cursor")
+  if (cursor === undefined || cursor.required || cursor.style !== "form") {
+    return fail("must take an optional `cursor` query parameter")
+  }
+  for (const name of spec.value.continuation) {
+    if (name === "cursor" || !queryParams.some((p) => p.name === name)) {
+      return fail(`names "${name}" as a continuation parameter, which is not a query parameter besides the cursor`)
+    }
+  }
+  return {
+    items: "data",
+    links: "cursor",
+    cursor: "cursor",
+    initial: queryParams.filter((p) => p.name !== "cursor").map((p) => p.name),
+    continuation: queryParams.filter((p) => spec.value.continuation.includes(p.name)).map((p) => p.name),
+    pages: `${endpoint.name}Pages`
+  }
 }
 
 const isDataEnvelope = (schema: JsonSchema.Schema | null, components: JsonSchema.Components): boolean => {

@@ -12,8 +12,12 @@ import { TypeScript } from "./typescript.js"
  * its decoded form and stringified on the way out. Methods resolve to the unwrapped success value and
  * reject with either a declared tagged failure (a plain object, recognised by generated guards) or the
  * one generated `ClientError`. A Server-Sent Events operation returns a lazy `AsyncIterable` of its
- * events (parsed JSON `data`, typed by the IR's stream event schema) instead of a Promise. The
- * hand-written `transport.ts` interprets the operation table emitted here.
+ * events (parsed JSON `data`, typed by the IR's stream event schema) instead of a Promise. A paged
+ * list (the IR's `page`) resolves to a Page `{items, previous?, next?}` instead of its wire envelope,
+ * takes either an initial query or a continuation (its cursor, plus only the continuation parameters),
+ * and has a companion (`listPages`) that walks the pages forward as a lazy `AsyncIterable`. Namespaces
+ * are the IR's `namespace`. The hand-written `transport.ts` and `page.ts` interpret the operation
+ * table emitted here.
  */
 
 /** Where the emitted files live, relative to the repository root. The emitter owns this directory. */
@@ -41,7 +45,7 @@ export const emit = (contract: SdkContract.Contract): ReadonlyArray<File> => {
 }
 
 const supported = (operation: SdkContract.Operation): void => {
-  const where = `${operation.group}.${operation.name}`
+  const where = methodId(operation)
   if (operation.streaming !== "none" && (operation.streaming !== "sse" || operation.stream === null)) {
     throw new Error(`${where}: the Promise emitter does not emit ${operation.streaming} operations`)
   }
@@ -66,7 +70,10 @@ class Names {
 }
 
 const prefix = (operation: SdkContract.Operation): string =>
-  `${TypeScript.pascal(operation.group)}${TypeScript.pascal(operation.name)}`
+  `${TypeScript.pascal(operation.namespace)}${TypeScript.pascal(operation.name)}`
+
+/** `namespace.method`: how the client and its errors name an operation. */
+const methodId = (operation: SdkContract.Operation): string => `${operation.namespace}.${operation.name}`
 
 const describe = (schema: JsonSchema.Schema): string | undefined =>
   typeof schema.description === "string" ? schema.description : undefined
@@ -112,6 +119,10 @@ const typesFile = (
   errorTypes: ReadonlyMap<string, { readonly schema: JsonSchema.Schema }>
 ): string => {
   const blocks: Array<string> = []
+  if (contract.operations.some((o) => o.page !== null)) {
+    names.claim("Page", "the Page projection")
+    blocks.push(pageDeclaration)
+  }
   for (const [name, schema] of Object.entries(contract.components)) {
     names.claim(name, "component")
     blocks.push(`${TypeScript.docComment(describe(schema))}${declaration(name, outputType(schema))}`)
@@ -124,21 +135,31 @@ const typesFile = (
   }
   for (const operation of contract.operations) {
     const p = prefix(operation)
-    const id = `${operation.group}.${operation.name}`
+    const id = methodId(operation)
     const fields = inputFields(contract, operation)
-    const input = fields.length === 0 ? "Record<string, never>" : `{\n${fields.map((f) => f.line).join("\n")}\n}`
-    blocks.push(
-      `/** The input of \`${id}\`${fields.length === 0 ? ": it takes none" : ""}. */\n` +
-        declaration(names.claim(`${p}Input`, `${id} input`), input)
-    )
+    if (operation.page === null) {
+      const input = fields.length === 0 ? "Record<string, never>" : `{\n${fields.map((f) => f.line).join("\n")}\n}`
+      blocks.push(
+        `/** The input of \`${id}\`${fields.length === 0 ? ": it takes none" : ""}. */\n` +
+          declaration(names.claim(`${p}Input`, `${id} input`), input)
+      )
+    } else {
+      blocks.push(...pagedInputs(operation, operation.page, fields, names))
+    }
     if (operation.stream !== null) {
       blocks.push(
         `/** One event of the \`${id}\` stream: a frame's \`data\`, parsed as JSON. */\n` +
           declaration(names.claim(`${p}Event`, `${id} event`), outputType(operation.stream.event))
       )
     } else {
+      const what =
+        operation.page !== null
+          ? ": one Page of the list (the wire's `{data, cursor}` envelope, projected)"
+          : operation.success.unwrap === null
+            ? ""
+            : `: the \`${operation.success.unwrap}\` member of the response body`
       blocks.push(
-        `/** What \`${id}\` resolves to${operation.success.unwrap === null ? "" : `: the \`${operation.success.unwrap}\` member of the response body`}. */\n` +
+        `/** What \`${id}\` resolves to${what}. */\n` +
           declaration(names.claim(`${p}Result`, `${id} result`), resultType(contract, operation))
       )
     }
@@ -157,6 +178,57 @@ const typesFile = (
 }
 
 const unique = <A>(value: A, index: number, all: ReadonlyArray<A>): boolean => all.indexOf(value) === index
+
+const pageDeclaration = `/**
+ * One page of a cursor-paged list: its items, in the list's order, and opaque links to the
+ * neighbouring pages of the same query. A link is present only when items exist beyond this page in
+ * that direction. Pass a link back unchanged, as the \`cursor\` of a continuation of the same list
+ * (with the same path parameters); never build or inspect one.
+ */
+export interface Page<Item> {
+  readonly items: ReadonlyArray<Item>
+  /** The link to the page before this one. */
+  readonly previous?: string
+  /** The link to the page after this one. */
+  readonly next?: string
+}
+`
+
+/**
+ * A paged list's inputs: the initial query (path parameters and every query parameter but the cursor),
+ * the continuation (path parameters, the cursor and only the continuation parameters; the query's
+ * other parameters are carried by the cursor), and their union, the method's input. Each side types
+ * the other's own parameters as \`never\`, so an input mixing them does not compile.
+ */
+const pagedInputs = (
+  operation: SdkContract.Operation,
+  page: SdkContract.Page,
+  fields: ReadonlyArray<InputField>,
+  names: Names
+): ReadonlyArray<string> => {
+  const p = prefix(operation)
+  const id = methodId(operation)
+  const path = new Set(operation.pathParams.map((parameter) => parameter.name))
+  const never = (name: string) => `  readonly ${TypeScript.propertyKey(name)}?: never`
+  const query = [
+    ...fields.filter((f) => path.has(f.name) || page.initial.includes(f.name)).map((f) => f.line),
+    never(page.cursor)
+  ]
+  const continuation = [
+    ...fields.filter((f) => path.has(f.name)).map((f) => f.line),
+    `  /** A link of a previous page of this list (its \`next\` or \`previous\`), unchanged. */\n  readonly ${TypeScript.propertyKey(page.cursor)}: string`,
+    ...fields.filter((f) => page.continuation.includes(f.name)).map((f) => f.line),
+    ...page.initial.filter((name) => !page.continuation.includes(name)).map(never)
+  ]
+  return [
+    `/** The initial query of \`${id}\`: everything but a cursor. */\n` +
+      declaration(names.claim(`${p}Query`, `${id} query`), `{\n${query.join("\n")}\n}`),
+    `/** A continuation of \`${id}\`: a page's link${page.continuation.length === 0 ? "" : `, optionally with ${page.continuation.map((n) => `\`${n}\``).join(", ")}`}; the cursor carries the rest of the query. */\n` +
+      declaration(names.claim(`${p}Continuation`, `${id} continuation`), `{\n${continuation.join("\n")}\n}`),
+    `/** The input of \`${id}\`: an initial query or a continuation. */\n` +
+      declaration(names.claim(`${p}Input`, `${id} input`), `${p}Query | ${p}Continuation`)
+  ]
+}
 
 interface InputField {
   readonly name: string
@@ -203,12 +275,18 @@ const parameterType = (contract: SdkContract.Contract, parameter: SdkContract.Pa
 const resultType = (contract: SdkContract.Contract, operation: SdkContract.Operation): string => {
   const schema = operation.success.schema
   if (schema === null) return "void"
+  if (operation.page !== null) {
+    const items = JsonSchema.properties(JsonSchema.resolve(schema, contract.components)).find(
+      ([n]) => n === operation.page?.items
+    )?.[1]
+    const item = items === undefined ? undefined : JsonSchema.resolve(items, contract.components).items
+    return `Page<${outputType(JsonSchema.asSchema(item, `${methodId(operation)} page item`))}>`
+  }
   if (operation.success.unwrap === null) return outputType(schema)
   const member = JsonSchema.properties(JsonSchema.resolve(schema, contract.components)).find(
     ([n]) => n === operation.success.unwrap
   )
-  if (member === undefined)
-    throw new Error(`${operation.group}.${operation.name}: no ${operation.success.unwrap} member to unwrap`)
+  if (member === undefined) throw new Error(`${methodId(operation)}: no ${operation.success.unwrap} member to unwrap`)
   return outputType(member[1])
 }
 
@@ -279,14 +357,13 @@ const clientFile = (contract: SdkContract.Contract): string => {
   const groups = groupOperations(contract)
   const typeImports = contract.operations.flatMap((o) => [
     `${prefix(o)}Input`,
+    ...(o.page === null ? [] : [`${prefix(o)}Query`]),
     `${prefix(o)}${o.stream === null ? "Result" : "Event"}`
   ])
   const streams = contract.operations.some((o) => o.stream !== null)
+  const pages = contract.operations.some((o) => o.page !== null)
   const table = contract.operations
-    .map(
-      (operation) =>
-        `  ${JSON.stringify(`${operation.group}.${operation.name}`)}: ${literal(descriptor(contract, operation), "  ")}`
-    )
+    .map((operation) => `  ${JSON.stringify(methodId(operation))}: ${literal(descriptor(contract, operation), "  ")}`)
     .join(",\n")
   const signatures = [...groups]
     .map(([group, operations]) => {
@@ -295,9 +372,14 @@ const clientFile = (contract: SdkContract.Contract): string => {
           const p = prefix(operation)
           const optional = !inputFields(contract, operation).some((f) => f.required)
           const output = operation.stream === null ? `Promise<${p}Result>` : `AsyncIterable<${p}Event>`
-          return (
+          const method =
             TypeScript.docComment(methodDoc(operation, p), "    ") +
             `    ${TypeScript.propertyKey(operation.name)}(input${optional ? "?" : ""}: ${p}Input, options?: Transport.RequestOptions): ${output}`
+          if (operation.page === null) return method
+          return (
+            `${method}\n` +
+            TypeScript.docComment(pagesDoc(operation, p), "    ") +
+            `    ${TypeScript.propertyKey(operation.page.pages)}(query${optional ? "?" : ""}: ${p}Query, options?: Transport.RequestOptions): AsyncIterable<${p}Result>`
           )
         })
         .join("\n")
@@ -308,17 +390,20 @@ const clientFile = (contract: SdkContract.Contract): string => {
     .map(([group, operations]) => {
       const methods = operations
         .map((operation) => {
-          const key = JSON.stringify(`${operation.group}.${operation.name}`)
-          return operation.stream === null
-            ? `      ${TypeScript.propertyKey(operation.name)}: (input, options) => send<${prefix(operation)}Result>(operations[${key}], input, options)`
-            : `      ${TypeScript.propertyKey(operation.name)}: (input, options) => open<${prefix(operation)}Event>(operations[${key}], input, options)`
+          const key = JSON.stringify(methodId(operation))
+          if (operation.stream !== null) {
+            return `      ${TypeScript.propertyKey(operation.name)}: (input, options) => open<${prefix(operation)}Event>(operations[${key}], input, options)`
+          }
+          const method = `      ${TypeScript.propertyKey(operation.name)}: (input, options) => send<${prefix(operation)}Result>(operations[${key}], input, options)`
+          if (operation.page === null) return method
+          return `${method},\n      ${TypeScript.propertyKey(operation.page.pages)}: (query, options) => Page.walk<${prefix(operation)}Result>(send, operations[${key}], query, options)`
         })
         .join(",\n")
       return `    ${TypeScript.propertyKey(group)}: {\n${methods}\n    }`
     })
     .join(",\n")
   return `${header}
-import { Transport } from "../transport.js"
+${pages ? `import { Page } from "../page.js"\n` : ""}import { Transport } from "../transport.js"
 import type {
 ${typeImports.map((name) => `  ${name}`).join(",\n")}
 } from "./types.js"
@@ -334,6 +419,8 @@ ${table}
  * value, and rejects with a declared tagged failure (see the \`is…Error\` guards) or a \`ClientError\`.
  * An event stream method instead returns a lazy \`AsyncIterable\` of its events: iterating opens the
  * connection, its steps reject as above, ending the iteration closes it, and nothing reconnects.
+ * A paged list resolves to a \`Page\` and takes an initial query or a continuation (a page's link as
+ * \`cursor\`); its \`…Pages\` companion walks every page of an initial query.
  */
 export interface OpencodeClient {
 ${signatures}
@@ -352,14 +439,24 @@ ${implementation}
 `
 }
 
+/** The operations by client namespace, in declaration order. */
 const groupOperations = (contract: SdkContract.Contract): ReadonlyMap<string, ReadonlyArray<SdkContract.Operation>> => {
   const groups = new Map<string, Array<SdkContract.Operation>>()
   for (const operation of contract.operations) {
-    const list = groups.get(operation.group) ?? []
+    const list = groups.get(operation.namespace) ?? []
     list.push(operation)
-    groups.set(operation.group, list)
+    groups.set(operation.namespace, list)
   }
   return groups
+}
+
+const pagesDoc = (operation: SdkContract.Operation, p: string): string => {
+  const failures = operation.errors.map((e) => `\`${e.tag}\` (${e.status})`).join(", ")
+  return [
+    `Every page of one \`${operation.name}\` query, first to last: a lazy, cold \`AsyncIterable\` of {@link ${p}Result}.`,
+    `The first \`next()\` requests the initial {@link ${p}Query}; each later one continues with the previous page's \`next\` link, and the iteration ends after a page without one.`,
+    `A step rejects with ${failures === "" ? "no declared failure" : failures} or a \`ClientError\`; \`signal\` aborts the request in flight.`
+  ].join("\n")
 }
 
 const methodDoc = (operation: SdkContract.Operation, p: string): string => {
@@ -374,6 +471,11 @@ const methodDoc = (operation: SdkContract.Operation, p: string): string => {
   return [
     ...(operation.description === null ? [] : [operation.description, ""]),
     `\`${operation.method} ${operation.path}\` (\`${operation.operationId}\`).`,
+    ...(operation.page === null
+      ? []
+      : [
+          `Takes an initial {@link ${p}Query} or a {@link ${p}Continuation} (a page's \`next\` or \`previous\` link as \`${operation.page.cursor}\`).`
+        ]),
     `Resolves to {@link ${p}Result}; rejects with ${failures === "" ? "no declared failure" : failures} or a \`ClientError\`.`
   ].join("\n")
 }
@@ -386,7 +488,7 @@ const descriptor = (contract: SdkContract.Contract, operation: SdkContract.Opera
     errors[status] = [...(errors[status] ?? []), error.tag]
   }
   return {
-    name: `${operation.group}.${operation.name}`,
+    name: methodId(operation),
     method: operation.method,
     path: operation.path,
     query: operation.queryParams.map((p) => ({ name: p.name, style: p.style })),
@@ -400,7 +502,17 @@ const descriptor = (contract: SdkContract.Contract, operation: SdkContract.Opera
       unwrap: operation.success.unwrap
     },
     errors,
-    ...(operation.stream === null ? {} : { stream: { failureEvent: operation.stream.failureEvent } })
+    ...(operation.stream === null ? {} : { stream: { failureEvent: operation.stream.failureEvent } }),
+    ...(operation.page === null
+      ? {}
+      : {
+          page: {
+            items: operation.page.items,
+            links: operation.page.links,
+            cursor: operation.page.cursor,
+            path: operation.pathParams.map((parameter) => parameter.name)
+          }
+        })
   }
 }
 

@@ -2,6 +2,7 @@ export * as Transport from "./transport.js"
 
 import { createParser } from "eventsource-parser"
 import { ClientError } from "./generated/client-error.js"
+import { Page } from "./page.js"
 
 /** Options of `createOpencodeClient`. */
 export interface ClientOptions {
@@ -55,6 +56,8 @@ export interface Operation {
     /** The `event:` name of the terminal failure frame. */
     readonly failureEvent: string
   }
+  /** Present on a cursor-paged list: the call resolves to the Page projected from the envelope. */
+  readonly page?: Page.Spec
 }
 
 /** Sends one operation and interprets its response; see {@link make}. */
@@ -163,6 +166,7 @@ const interpret = (operation: Operation, status: number, contentType: string | n
       })
     }
     const value = parse(operation, status, text)
+    if (operation.page !== undefined) return Page.project(value, operation.page)
     const unwrap = operation.success.unwrap
     // Shapes are trusted, not validated: a body without the envelope member resolves to undefined.
     return unwrap === null ? value : (value as Readonly<Record<string, unknown>> | null)?.[unwrap]

@@ -3,6 +3,7 @@ export * as AgentGroup from "./agent.js"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Agent, Errors, Location, Model } from "@opencode-ai/schema"
 import { Schema } from "effect"
+import { ClientProjection } from "./client-projection.js"
 import { documentLocationQuery, LocationQuery } from "./location.js"
 
 /** `{location, data: AgentV2Info[]}` */
@@ -61,4 +62,8 @@ export const generate = HttpApiEndpoint.post("generate", "/api/agent/generate")
     "Extension. The model writes an agent configuration (an unused lowercase-hyphenated `identifier`, `whenToUse` with examples, and a `systemPrompt`) from a description. Nothing is saved: add it to the config as `agent.<identifier>` to keep it. An unknown model is a 400; a provider failure or an unusable answer is a 503."
   )
 
-export const group = HttpApiGroup.make("agents").add(list).add(generate).annotate(OpenApi.Title, "opencode HttpApi")
+export const group = HttpApiGroup.make("agents")
+  .add(list)
+  .add(generate)
+  .annotate(OpenApi.Title, "opencode HttpApi")
+  .annotate(ClientProjection.Namespace, "agents")

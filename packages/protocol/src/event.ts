@@ -3,6 +3,7 @@ export * as EventGroup from "./event.js"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { InstanceEvent } from "@opencode-ai/schema"
 import { Schema } from "effect"
+import { ClientProjection } from "./client-projection.js"
 import { EventStream } from "./event-stream.js"
 
 /**
@@ -53,4 +54,8 @@ export const token = HttpApiEndpoint.post("token", "/api/event/token")
     "Extension. A short-lived token that opens the event streams (`GET /api/event` and `GET /api/session/{sessionID}/event`) when sent as their `token` query parameter, for clients that cannot send an `Authorization` header, such as a browser `EventSource`. It opens streams (reconnections included) until `expiresAt` and authorizes nothing else."
   )
 
-export const group = HttpApiGroup.make("events").add(subscribe).add(token).annotate(OpenApi.Title, "events")
+export const group = HttpApiGroup.make("events")
+  .add(subscribe)
+  .add(token)
+  .annotate(OpenApi.Title, "events")
+  .annotate(ClientProjection.Namespace, "events")

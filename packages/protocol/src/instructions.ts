@@ -3,6 +3,7 @@ export * as InstructionGroup from "./instructions.js"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Errors, Identifier, Json } from "@opencode-ai/schema"
 import { Schema } from "effect"
+import { ClientProjection } from "./client-projection.js"
 
 const strict = { parseOptions: { onExcessProperty: "error" } } as const
 
@@ -81,3 +82,4 @@ export const group = HttpApiGroup.make("instructions")
   .add(put)
   .add(remove)
   .annotate(OpenApi.Title, "sessions")
+  .annotate(ClientProjection.Namespace, "instructions")

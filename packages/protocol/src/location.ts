@@ -3,6 +3,7 @@ export * as LocationGroup from "./location.js"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Location } from "@opencode-ai/schema"
 import { Schema } from "effect"
+import { ClientProjection } from "./client-projection.js"
 
 /**
  * The `location` query parameter in deepObject style: `?location[directory]=/x&location[workspace]=wrk_…`.
@@ -71,4 +72,7 @@ export const get = HttpApiEndpoint.get("get", "/api/location")
   )
   .annotate(OpenApi.Transform, documentLocationQuery)
 
-export const group = HttpApiGroup.make("location").add(get).annotate(OpenApi.Title, "opencode HttpApi")
+export const group = HttpApiGroup.make("location")
+  .add(get)
+  .annotate(OpenApi.Title, "opencode HttpApi")
+  .annotate(ClientProjection.Namespace, "location")

@@ -3,6 +3,7 @@ export * as McpGroup from "./mcp.js"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Mcp } from "@opencode-ai/schema"
 import { Schema } from "effect"
+import { ClientProjection } from "./client-projection.js"
 
 /** `{data: McpServerInfo[]}` */
 export const McpServersResponse = Schema.Struct({ data: Schema.Array(Mcp.McpServerInfo) })
@@ -22,4 +23,4 @@ export const list = HttpApiEndpoint.get("list", "/api/mcp")
     "Extension. Every configured MCP server with its status: disabled, connecting, connected (with its transport and tool names) or failed (with the error)."
   )
 
-export const group = HttpApiGroup.make("mcp").add(list)
+export const group = HttpApiGroup.make("mcp").add(list).annotate(ClientProjection.Namespace, "mcp")

@@ -3,6 +3,7 @@ export * as ModelGroup from "./model.js"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Errors, Location, ModelInfo } from "@opencode-ai/schema"
 import { Schema } from "effect"
+import { ClientProjection } from "./client-projection.js"
 import { documentLocationQuery, LocationQuery } from "./location.js"
 
 /** `{location, data: ModelV2Info[]}` */
@@ -30,4 +31,7 @@ export const list = HttpApiEndpoint.get("list", "/api/model")
   )
   .annotate(OpenApi.Transform, documentLocationQuery)
 
-export const group = HttpApiGroup.make("models").add(list).annotate(OpenApi.Title, "models")
+export const group = HttpApiGroup.make("models")
+  .add(list)
+  .annotate(OpenApi.Title, "models")
+  .annotate(ClientProjection.Namespace, "models")

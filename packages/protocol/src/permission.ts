@@ -3,6 +3,7 @@ export * as PermissionGroup from "./permission.js"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Errors, FreeForm, Identifier, Location, PermissionRequest, PermissionRule } from "@opencode-ai/schema"
 import { Schema } from "effect"
+import { ClientProjection } from "./client-projection.js"
 import { documentLocationQuery, LocationQuery } from "./location.js"
 
 const strict = { parseOptions: { onExcessProperty: "error" } } as const
@@ -133,3 +134,4 @@ export const group = HttpApiGroup.make("permissions")
   .add(get)
   .add(reply)
   .annotate(OpenApi.Title, "permissions")
+  .annotate(ClientProjection.Namespace, "permissions")

@@ -3,6 +3,7 @@ export * as ProviderGroup from "./provider.js"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Errors, Location, Provider } from "@opencode-ai/schema"
 import { Schema } from "effect"
+import { ClientProjection } from "./client-projection.js"
 import { documentLocationQuery, LocationQuery } from "./location.js"
 
 /** `{location, data: ProviderV2Info[]}` */
@@ -51,4 +52,8 @@ export const get = HttpApiEndpoint.get("get", "/api/provider/:providerID")
   .annotate(OpenApi.Description, "One provider by id, as in the list.")
   .annotate(OpenApi.Transform, documentLocationQuery)
 
-export const group = HttpApiGroup.make("providers").add(list).add(get).annotate(OpenApi.Title, "providers")
+export const group = HttpApiGroup.make("providers")
+  .add(list)
+  .add(get)
+  .annotate(OpenApi.Title, "providers")
+  .annotate(ClientProjection.Namespace, "providers")

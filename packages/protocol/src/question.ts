@@ -3,6 +3,7 @@ export * as QuestionGroup from "./question.js"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Errors, Identifier, Location, QuestionRequest } from "@opencode-ai/schema"
 import { Schema } from "effect"
+import { ClientProjection } from "./client-projection.js"
 import { documentLocationQuery, LocationQuery } from "./location.js"
 
 export const SessionPath = Schema.Struct({ sessionID: Identifier.SessionID })
@@ -69,3 +70,4 @@ export const group = HttpApiGroup.make("questions")
   .add(reply)
   .add(reject)
   .annotate(OpenApi.Title, "session questions")
+  .annotate(ClientProjection.Namespace, "questions")

@@ -3,6 +3,7 @@ export * as ReferenceGroup from "./reference.js"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Location, Reference } from "@opencode-ai/schema"
 import { Schema } from "effect"
+import { ClientProjection } from "./client-projection.js"
 import { documentLocationQuery, LocationQuery } from "./location.js"
 
 /** `{location, data: ReferenceInfo[]}` */
@@ -29,4 +30,4 @@ export const list = HttpApiEndpoint.get("list", "/api/reference")
   )
   .annotate(OpenApi.Transform, documentLocationQuery)
 
-export const group = HttpApiGroup.make("reference").add(list)
+export const group = HttpApiGroup.make("reference").add(list).annotate(ClientProjection.Namespace, "reference")

@@ -3,6 +3,7 @@ export * as SessionHistoryApi from "./session-history.js"
 import { HttpApiEndpoint, OpenApi } from "@effect/platform"
 import { Cursor, Errors, Event, Identifier, SessionMessages } from "@opencode-ai/schema"
 import { Schema } from "effect"
+import { ClientProjection } from "./client-projection.js"
 
 export const SessionPath = Schema.Struct({ sessionID: Identifier.SessionID })
 export const MessagePath = Schema.Struct({ sessionID: Identifier.SessionID, messageID: Identifier.SessionMessageID })
@@ -51,6 +52,8 @@ export const messages = HttpApiEndpoint.get("messages", "/api/session/:sessionID
   .addError(Errors.SessionNotFoundError, { status: 404 })
   .addError(Errors.UnknownError, { status: 500 })
   .annotate(OpenApi.Identifier, "v2.session.messages")
+  // A continuation may repeat `limit` with its cursor; `order` belongs to the initial query.
+  .annotate(ClientProjection.Page, { continuation: ["limit"] })
   .annotate(OpenApi.Summary, "List a session's messages")
   .annotate(
     OpenApi.Description,

@@ -3,6 +3,7 @@ export * as SessionGroup from "./session.js"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Cursor, Errors, Identifier, Location, Model, Session } from "@opencode-ai/schema"
 import { Schema } from "effect"
+import { ClientProjection } from "./client-projection.js"
 import { SessionEventStream } from "./session-event-stream.js"
 import { SessionExecution } from "./session-execution.js"
 import { SessionHistoryApi } from "./session-history.js"
@@ -74,6 +75,8 @@ export const list = HttpApiEndpoint.get("list", "/api/session")
   .addSuccess(SessionsResponse)
   .addError(Errors.InvalidCursorError, { status: 400 })
   .annotate(OpenApi.Identifier, "v2.session.list")
+  // A continuation may repeat `limit` with its cursor; filters and `order` belong to the initial query.
+  .annotate(ClientProjection.Page, { continuation: ["limit"] })
   .annotate(OpenApi.Summary, "List sessions")
   .annotate(
     OpenApi.Description,
@@ -110,3 +113,4 @@ export const group = HttpApiGroup.make("sessions")
   .add(SessionRevertApi.commit)
   .add(SessionMoveApi.move)
   .annotate(OpenApi.Title, "sessions")
+  .annotate(ClientProjection.Namespace, "sessions")

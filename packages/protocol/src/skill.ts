@@ -3,6 +3,7 @@ export * as SkillGroup from "./skill.js"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Location, Skill } from "@opencode-ai/schema"
 import { Schema } from "effect"
+import { ClientProjection } from "./client-projection.js"
 import { documentLocationQuery, LocationQuery } from "./location.js"
 
 /** `{location, data: SkillV2Info[]}` */
@@ -30,4 +31,4 @@ export const list = HttpApiEndpoint.get("list", "/api/skill")
   )
   .annotate(OpenApi.Transform, documentLocationQuery)
 
-export const group = HttpApiGroup.make("skills").add(list)
+export const group = HttpApiGroup.make("skills").add(list).annotate(ClientProjection.Namespace, "skills")

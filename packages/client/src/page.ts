@@ -1,0 +1,74 @@
+export * as Page from "./page.js"
+
+import type { Transport } from "./transport.js"
+
+/**
+ * The Page projection of the Promise client (zero Effect). A cursor-paged list travels as the
+ * envelope `{data, cursor: {previous?, next?}}`; the client hands out the Page `{items, previous?,
+ * next?}` instead, and continues a list by sending a page's link back as its `cursor`. The wire is
+ * the server's, unchanged.
+ */
+
+/** How a paged operation's envelope maps to a Page; emitted per paged operation by the Promise emitter. */
+export interface Spec {
+  /** The envelope member holding the items (`data`). */
+  readonly items: string
+  /** The envelope member holding the `{previous?, next?}` links (`cursor`). */
+  readonly links: string
+  /** The input field a continuation sends its link in (`cursor`). */
+  readonly cursor: string
+  /** The path parameters, which a continuation repeats. */
+  readonly path: ReadonlyArray<string>
+}
+
+/** The projected value; the generated `Page<Item>` type describes it. */
+interface Projected {
+  readonly items: unknown
+  readonly previous?: string
+  readonly next?: string
+}
+
+/**
+ * The Page of a parsed envelope. Like every Promise-client result, the shape is trusted, not
+ * validated: only the members named by `spec` are read, and absent links are left out.
+ */
+export const project = (body: unknown, spec: Spec): Projected => {
+  const envelope = (typeof body === "object" && body !== null ? body : {}) as Readonly<Record<string, unknown>>
+  const links = (envelope[spec.links] ?? {}) as { readonly previous?: unknown; readonly next?: unknown }
+  return {
+    items: envelope[spec.items],
+    ...(typeof links.previous === "string" ? { previous: links.previous } : {}),
+    ...(typeof links.next === "string" ? { next: links.next } : {})
+  }
+}
+
+/**
+ * Every page of one query, first to last, as a lazy, cold `AsyncIterable`: nothing is sent until
+ * iteration starts, and each iteration starts over. The first step sends `query`; each later step
+ * sends the previous page's `next` link as the continuation (with the query's path parameters and
+ * nothing else: the link carries the rest of the query, page size included); the iteration ends after
+ * a page without `next`. A step rejects as the operation's method does (a declared tagged failure or a
+ * `ClientError`); `options.signal` aborts the request in flight and every later one.
+ */
+export const walk = <P extends Projected>(
+  send: Transport.Send,
+  operation: Transport.Operation,
+  query: object | undefined,
+  options: Transport.RequestOptions | undefined
+): AsyncIterable<P> => {
+  const spec = operation.page
+  if (spec === undefined) throw new TypeError(`${operation.name} is not a paged operation`)
+  return {
+    async *[Symbol.asyncIterator]() {
+      const fields = (query ?? {}) as Readonly<Record<string, unknown>>
+      let page = await send<P>(operation, fields, options)
+      yield page
+      while (page.next !== undefined) {
+        const continuation: Record<string, unknown> = { [spec.cursor]: page.next }
+        for (const name of spec.path) continuation[name] = fields[name]
+        page = await send<P>(operation, continuation, options)
+        yield page
+      }
+    }
+  }
+}
