@@ -19,6 +19,12 @@ import { TypeScript } from "./typescript.js"
  * it goes through the hand-written `Streaming` runtime over the raw `HttpClient`, which decodes each
  * event with the endpoint's own success schema; its types are Protocol's decoded event type and the
  * endpoint's failures plus `Streaming.StreamFailure`.
+ *
+ * A paged list (the IR's `page`) succeeds with the decoded `Page` (`{items, previous?, next?}`, links
+ * branded `Cursor.Token`) instead of its envelope, takes an initial query or a continuation typed
+ * apart (`Endpoint.PageQuery`, `Endpoint.PageContinuation`), and has a companion (`listPages`) that
+ * is a `Stream` of its pages. Namespaces are the IR's `namespace`; the `HttpApiClient` and `Endpoint`
+ * types are addressed by the group identifier.
  */
 
 /** Where the emitted files live, relative to the repository root. The emitter owns this directory. */
@@ -78,7 +84,7 @@ const access = (name: string): string =>
 const clientFile = (contract: SdkContract.Contract): string => {
   const groups = new Map<string, Array<SdkContract.Operation>>()
   for (const operation of contract.operations)
-    groups.set(operation.group, [...(groups.get(operation.group) ?? []), operation])
+    groups.set(operation.namespace, [...(groups.get(operation.namespace) ?? []), operation])
 
   /** The decoded event type and the failure type of a stream operation. */
   const streamTypes = (operation: SdkContract.Operation): readonly [string, string] => {
@@ -89,10 +95,27 @@ const clientFile = (contract: SdkContract.Contract): string => {
     return [event, `Endpoint.StreamFailure<${g}, ${n}>`]
   }
 
+  /** The page's decoded type, and the path part (when there is one) and the two query sides of its input. */
+  const pageTypes = (operation: SdkContract.Operation, page: SdkContract.Page) => {
+    const g = JSON.stringify(operation.group)
+    const n = JSON.stringify(operation.name)
+    const path = operation.pathParams.length === 0 ? "" : `Endpoint.Path<${g}, ${n}> & `
+    const continuation = page.continuation.map((name) => JSON.stringify(name)).join(" | ") || "never"
+    return {
+      page: `Page.Page<Endpoint.PageItem<${g}, ${n}>>`,
+      query: `${path}Endpoint.PageQuery<${g}, ${n}>`,
+      input: `${path}(Endpoint.PageQuery<${g}, ${n}> | Endpoint.PageContinuation<${g}, ${n}, ${continuation}>)`
+    }
+  }
+
   const signature = (operation: SdkContract.Operation): string => {
     const g = JSON.stringify(operation.group)
     const n = JSON.stringify(operation.name)
     const parts = slots(contract, operation)
+    if (operation.page !== null) {
+      const types = pageTypes(operation, operation.page)
+      return `(input${inputOptional(contract, operation) ? "?" : ""}: ${types.input}) => Effect.Effect<${types.page}, Endpoint.Failure<${g}, ${n}>>`
+    }
     const input =
       parts.length === 0 ? "Endpoint.NoInput" : parts.map((s) => `Endpoint.${s.type}<${g}, ${n}>`).join(" & ")
     if (operation.stream !== null) {
@@ -104,26 +127,45 @@ const clientFile = (contract: SdkContract.Contract): string => {
     return `(input${optional ? "?" : ""}: ${input}) => Effect.Effect<${success}, Endpoint.Failure<${g}, ${n}>>`
   }
 
+  const pagesSignature = (operation: SdkContract.Operation, page: SdkContract.Page): string => {
+    const types = pageTypes(operation, page)
+    const failure = `Endpoint.Failure<${JSON.stringify(operation.group)}, ${JSON.stringify(operation.name)}>`
+    return `(query${inputOptional(contract, operation) ? "?" : ""}: ${types.query}) => Stream.Stream<${types.page}, ${failure}>`
+  }
+
+  /** A request object whose parts are picked from `source`; `urlParams` replaced when `query` is given. */
+  const request = (operation: SdkContract.Operation, source: string, query?: string): string => {
+    const parts = slots(contract, operation)
+    const members = parts.map((s) =>
+      s.member === "urlParams" && query !== undefined
+        ? `urlParams: ${query}`
+        : parts.length === 1
+          ? `${s.member}: ${source}`
+          : `${s.member}: Endpoint.pick(${source}, [${s.names.map((name) => JSON.stringify(name)).join(", ")}])`
+    )
+    return members.length === 0 ? "{}" : `{ ${members.join(", ")} }`
+  }
+
+  /** The `…Pages` companion: the initial query first, then `{cursor}` continuations with the path parts. */
+  const pagesBody = (operation: SdkContract.Operation, page: SdkContract.Page): string => {
+    const initial = `Endpoint.pick(query, [${page.initial.map((name) => JSON.stringify(name)).join(", ")}])`
+    const call = `client${access(operation.group)}${access(operation.name)}(${request(operation, "query", `cursor === undefined ? ${initial} : { ${page.cursor}: cursor }`)})`
+    return `${inputOptional(contract, operation) ? "(query = {})" : "(query)"} =>\n        Page.stream((cursor) => Effect.map(${call}, Page.fromEnvelope))`
+  }
+
   const body = (operation: SdkContract.Operation): string => {
     const parts = slots(contract, operation)
     const optional = inputOptional(contract, operation)
-    const members =
-      parts.length === 0
-        ? []
-        : parts.length === 1
-          ? [`${parts[0]!.member}: input`]
-          : parts.map(
-              (s) => `${s.member}: Endpoint.pick(input, [${s.names.map((name) => JSON.stringify(name)).join(", ")}])`
-            )
-    const request = members.length === 0 ? "{}" : `{ ${members.join(", ")} }`
     const call =
       operation.stream === null
-        ? `client${access(operation.group)}${access(operation.name)}(${request})`
-        : `stream<${streamTypes(operation).join(", ")}>(${JSON.stringify(operation.group)}, ${JSON.stringify(operation.name)}, ${request})`
+        ? `client${access(operation.group)}${access(operation.name)}(${request(operation, "input")})`
+        : `stream<${streamTypes(operation).join(", ")}>(${JSON.stringify(operation.group)}, ${JSON.stringify(operation.name)}, ${request(operation, "input")})`
     const value =
-      operation.success.unwrap === null
-        ? call
-        : `Effect.map(${call}, (success) => success${access(operation.success.unwrap)})`
+      operation.page !== null
+        ? `Effect.map(${call}, Page.fromEnvelope)`
+        : operation.success.unwrap === null
+          ? call
+          : `Effect.map(${call}, (success) => success${access(operation.success.unwrap)})`
     const parameter = parts.length === 0 ? "()" : optional ? "(input = {})" : "(input)"
     return `${parameter} => ${value}`
   }
@@ -137,10 +179,30 @@ const clientFile = (contract: SdkContract.Contract): string => {
         `A cold stream of decoded events (one request per run); fails with ${failures === "" ? "no declared failure" : failures} before streaming, or a \`StreamFailure\`, an \`HttpClientError\` or a \`ParseError\`. Interruption closes the connection; it never reconnects.`
       ].join("\n")
     }
+    const value =
+      operation.page !== null
+        ? "`Page` of the list (its `{data, cursor}` envelope, projected)"
+        : operation.success.unwrap === null
+          ? "response"
+          : `\`${operation.success.unwrap}\` member of the response`
     return [
       ...(operation.description === null ? [] : [operation.description, ""]),
       `\`${operation.method} ${operation.path}\` (\`${operation.operationId}\`).`,
-      `Succeeds with the decoded ${operation.success.unwrap === null ? "response" : `\`${operation.success.unwrap}\` member of the response`}; fails with ${failures === "" ? "no declared failure" : failures}, an \`HttpClientError\` or a \`ParseError\`.`
+      ...(operation.page === null
+        ? []
+        : [
+            `Takes an initial query or a continuation (a page's \`next\` or \`previous\` link as \`${operation.page.cursor}\`${operation.page.continuation.length === 0 ? "" : `, optionally with ${operation.page.continuation.map((n) => `\`${n}\``).join(", ")}`}).`
+          ]),
+      `Succeeds with the decoded ${value}; fails with ${failures === "" ? "no declared failure" : failures}, an \`HttpClientError\` or a \`ParseError\`.`
+    ].join("\n")
+  }
+
+  const pagesDoc = (operation: SdkContract.Operation): string => {
+    const failures = operation.errors.map((e) => `\`${e.tag}\` (${e.status})`).join(", ")
+    return [
+      `Every page of one \`${operation.name}\` query, first to last: a cold \`Stream\` of decoded Pages (each run starts over).`,
+      `It requests the initial query, then continues with each page's \`next\` link, and ends after a page without one.`,
+      `Fails with ${failures === "" ? "no declared failure" : failures}, an \`HttpClientError\` or a \`ParseError\`; interruption cancels the request in flight.`
     ].join("\n")
   }
 
@@ -149,7 +211,10 @@ const clientFile = (contract: SdkContract.Contract): string => {
       const methods = operations
         .map(
           (o) =>
-            `${TypeScript.docComment(doc(o), "    ")}    readonly ${TypeScript.propertyKey(o.name)}: ${signature(o)}`
+            `${TypeScript.docComment(doc(o), "    ")}    readonly ${TypeScript.propertyKey(o.name)}: ${signature(o)}` +
+            (o.page === null
+              ? ""
+              : `\n${TypeScript.docComment(pagesDoc(o), "    ")}    readonly ${TypeScript.propertyKey(o.page.pages)}: ${pagesSignature(o, o.page)}`)
         )
         .join("\n")
       return `  readonly ${TypeScript.propertyKey(group)}: {\n${methods}\n  }`
@@ -157,14 +222,22 @@ const clientFile = (contract: SdkContract.Contract): string => {
     .join("\n")
   const implementation = [...groups]
     .map(([group, operations]) => {
-      const methods = operations.map((o) => `      ${TypeScript.propertyKey(o.name)}: ${body(o)}`).join(",\n")
+      const methods = operations
+        .map(
+          (o) =>
+            `      ${TypeScript.propertyKey(o.name)}: ${body(o)}` +
+            (o.page === null ? "" : `,\n      ${TypeScript.propertyKey(o.page.pages)}: ${pagesBody(o, o.page)}`)
+        )
+        .join(",\n")
       return `    ${TypeScript.propertyKey(group)}: {\n${methods}\n    }`
     })
     .join(",\n")
   // `Endpoint.pick` is a value import only when some operation splits its input over several parts.
-  const usesPick = contract.operations.some((o) => slots(contract, o).length > 1)
-  const usesStreams = contract.operations.some((o) => o.stream !== null)
-  const clients = usesStreams
+  const usesPages = contract.operations.some((o) => o.page !== null)
+  const usesPick = usesPages || contract.operations.some((o) => slots(contract, o).length > 1)
+  const usesStreams = usesPages || contract.operations.some((o) => o.stream !== null)
+  const usesStreaming = contract.operations.some((o) => o.stream !== null)
+  const clients = usesStreaming
     ? `Effect.all([\n    HttpApiClient.make(Api.OpenCodeApi, { baseUrl: options.baseUrl }),\n    Streaming.make(Api.OpenCodeApi, { baseUrl: options.baseUrl })\n  ])`
     : "HttpApiClient.make(Api.OpenCodeApi, { baseUrl: options.baseUrl })"
 
@@ -173,7 +246,7 @@ import { HttpApiClient } from "@effect/platform"
 import type { HttpClient } from "@effect/platform"
 import { Api } from "@opencode-ai/protocol"
 import { Effect${usesStreams ? ", type Stream" : ""} } from "effect"
-import ${usesPick ? "" : "type "}{ Endpoint } from "../endpoint.js"${usesStreams ? `\nimport * as Streaming from "../streaming.js"` : ""}
+import ${usesPick ? "" : "type "}{ Endpoint } from "../endpoint.js"${usesPages ? `\nimport { Page } from "../page.js"` : ""}${usesStreaming ? `\nimport * as Streaming from "../streaming.js"` : ""}
 
 /**
  * The OpenCode Client over Effect: the same groups, methods and input objects as the Promise client,
@@ -196,7 +269,7 @@ export interface Options {
 export const make = (options: Options): Effect.Effect<Service, never, HttpClient.HttpClient> =>
   Effect.map(
     ${clients},
-    (${usesStreams ? "[client, stream]" : "client"}): Service => ({
+    (${usesStreaming ? "[client, stream]" : "client"}): Service => ({
 ${implementation
   .split("\n")
   .map((line) => `  ${line}`)

@@ -286,7 +286,7 @@ export const fromApi = <Id extends string, Groups extends HttpApiGroup.HttpApiGr
       )
     }
     const operation: Operation = {
-      namespace: Context.get(group.annotations, ClientProjection.Namespace),
+      namespace: Option.getOrThrow(Context.getOption(group.annotations, ClientProjection.Namespace)),
       group: group.identifier,
       name: endpoint.name,
       operationId: op.operationId,
@@ -344,7 +344,7 @@ export const fromApi = <Id extends string, Groups extends HttpApiGroup.HttpApiGr
     decodedComponents
   )
   return {
-    irVersion: 1,
+    irVersion: 2,
     api: { title: document.info.title, version: document.info.version },
     operations,
     components: pick(components, used),

@@ -3,9 +3,9 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
+import { Context, Option, Schema } from "effect"
 import { describe, expect, it } from "vitest"
-import { Api, EventStream, LocationGroup } from "../../packages/protocol/src/index.js"
+import { Api, ClientProjection, EventStream, LocationGroup } from "../../packages/protocol/src/index.js"
 import referenceDocument from "../../packages/protocol/test/fixtures/opencode-v2-openapi.json" with { type: "json" }
 import { EffectEmitter } from "../codegen/effect-emitter.js"
 import { Generate } from "../codegen/generate.js"
@@ -233,7 +233,11 @@ describe("generated files", () => {
 
 /** A one-endpoint API for probing the IR builder. */
 const apiWith = (endpoint: HttpApiEndpoint.HttpApiEndpoint.Any) =>
-  HttpApi.make("probe").add(HttpApiGroup.make("probe").add(endpoint as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps))
+  HttpApi.make("probe").add(
+    HttpApiGroup.make("probe")
+      .add(endpoint as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps)
+      .annotate(ClientProjection.Namespace, "probe")
+  )
 
 describe("IR builder and emitters on probe APIs", () => {
   it("rejects a path parameter and a body field with the same name", () => {
@@ -357,7 +361,205 @@ describe("IR builder and emitters on probe APIs", () => {
             .addSuccess(Schema.Struct({ ok: Schema.Boolean }))
             .annotate(OpenApi.Exclude, true)
         )
+        .annotate(ClientProjection.Namespace, "probe")
     )
     expect(SdkContract.fromApi(api).operations.map((o) => o.name)).toEqual(["shown"])
+  })
+})
+
+describe("client namespaces (the ClientProjection.Namespace annotation)", () => {
+  it("every operation's namespace is its group's annotation; the settled names are the plural collections", () => {
+    for (const group of Object.values(Api.OpenCodeApi.groups)) {
+      const annotated = Context.getOption(group.annotations, ClientProjection.Namespace)
+      expect(Option.isSome(annotated), `${group.identifier} states its namespace`).toBe(true)
+      for (const operation of contract.operations.filter((o) => o.group === group.identifier)) {
+        expect(operation.namespace).toBe(Option.getOrThrow(annotated))
+      }
+    }
+    const namespaces = [...new Set(contract.operations.map((o) => o.namespace))]
+    expect(namespaces).toEqual([
+      "health",
+      "location",
+      "sessions",
+      "instructions",
+      "events",
+      "agents",
+      "models",
+      "providers",
+      "permissions",
+      "questions",
+      "skills",
+      "reference",
+      "mcp"
+    ])
+  })
+
+  it("rejects a group without the annotation rather than publishing its identifier", () => {
+    const api = HttpApi.make("probe").add(
+      HttpApiGroup.make("internal").add(
+        HttpApiEndpoint.get("get", "/x").addSuccess(Schema.Struct({ ok: Schema.Boolean }))
+      )
+    )
+    expect(() => SdkContract.fromApi(api)).toThrow(/group internal: no ClientProjection.Namespace annotation/)
+  })
+
+  it("names the client namespace by the annotation, not the group identifier, in both emitters", () => {
+    const api = HttpApi.make("probe").add(
+      HttpApiGroup.make("internalThing")
+        .add(HttpApiEndpoint.get("get", "/x").addSuccess(Schema.Struct({ ok: Schema.Boolean })))
+        .annotate(ClientProjection.Namespace, "things")
+    )
+    const probe = SdkContract.fromApi(api)
+    expect(probe.operations.map((o) => [o.namespace, o.group, o.name])).toEqual([["things", "internalThing", "get"]])
+    const promise = PromiseEmitter.emit(probe)
+    const client = promise.find((f) => f.path.endsWith("generated/client.ts"))!.content
+    expect(client).toContain("  readonly things: {\n")
+    expect(client).toContain('get: (input, options) => send<ThingsGetResult>(operations["things.get"], input, options)')
+    // The identifier survives only as the default operationId in the documentation.
+    expect(client).not.toContain("readonly internalThing")
+    expect(client).not.toContain('"internalThing.get": {')
+    expect(promise.find((f) => f.path.endsWith("types.ts"))!.content).toContain("export interface ThingsGetResult")
+    const effect = EffectEmitter.emit(probe)[0]!.content
+    expect(effect).toContain("  readonly things: {\n")
+    // The Effect facade still addresses HttpApiClient and the Endpoint types by the group identifier.
+    expect(effect).toContain("get: () => client.internalThing.get({})")
+    expect(effect).toContain('Endpoint.Success<"internalThing", "get">')
+  })
+
+  it("rejects two operations claiming one client method", () => {
+    const api = HttpApi.make("probe")
+      .add(
+        HttpApiGroup.make("a")
+          .add(HttpApiEndpoint.get("get", "/a").addSuccess(Schema.Struct({ ok: Schema.Boolean })))
+          .annotate(ClientProjection.Namespace, "things")
+      )
+      .add(
+        HttpApiGroup.make("b")
+          .add(HttpApiEndpoint.get("get", "/b").addSuccess(Schema.Struct({ ok: Schema.Boolean })))
+          .annotate(ClientProjection.Namespace, "things")
+      )
+    expect(() => SdkContract.fromApi(api)).toThrow(/client method things.get is claimed by both a.get and b.get/)
+  })
+})
+
+describe("the Page projection (the ClientProjection.Page annotation)", () => {
+  const Item = Schema.Struct({ n: Schema.Number }).annotations({ identifier: "ProbeItem" })
+  const Envelope = Schema.Struct({
+    data: Schema.Array(Item),
+    cursor: Schema.Struct({ previous: Schema.optional(Schema.String), next: Schema.optional(Schema.String) })
+  })
+  const Query = Schema.Struct({
+    limit: Schema.optional(Schema.NumberFromString),
+    order: Schema.optional(Schema.Literal("asc", "desc")),
+    cursor: Schema.optional(Schema.String)
+  })
+  const paged = (endpoint: HttpApiEndpoint.HttpApiEndpoint.Any) =>
+    apiWith(
+      (endpoint as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps).annotate(ClientProjection.Page, {
+        continuation: ["limit"]
+      })
+    )
+
+  it("marks exactly the cursor-paged lists of the API: sessions.list and sessions.messages", () => {
+    const pages = Object.fromEntries(
+      contract.operations.filter((o) => o.page !== null).map((o) => [`${o.namespace}.${o.name}`, o.page])
+    )
+    expect(pages).toEqual({
+      "sessions.list": {
+        items: "data",
+        links: "cursor",
+        cursor: "cursor",
+        initial: ["workspace", "limit", "order", "search", "directory", "project", "subpath"],
+        continuation: ["limit"],
+        pages: "listPages"
+      },
+      "sessions.messages": {
+        items: "data",
+        links: "cursor",
+        cursor: "cursor",
+        initial: ["limit", "order"],
+        continuation: ["limit"],
+        pages: "messagesPages"
+      }
+    })
+    // Every other operation with a `cursor` query parameter would have to be paged too.
+    const withCursor = contract.operations.filter((o) => o.queryParams.some((p) => p.name === "cursor"))
+    expect(withCursor.every((o) => o.page !== null)).toBe(true)
+  })
+
+  it("changes nothing on the wire: the paged operations keep their envelope success and full query", () => {
+    const list = contract.operations.find((o) => o.operationId === "v2.session.list")!
+    expect(list.success.schema).toEqual({ $ref: "#/components/schemas/SessionsResponse" })
+    expect(list.queryParams.map((p) => p.name)).toContain("cursor")
+  })
+
+  it("the Promise emitter types the query and the continuation apart, and returns a Page", () => {
+    const probe = SdkContract.fromApi(paged(HttpApiEndpoint.get("list", "/x").setUrlParams(Query).addSuccess(Envelope)))
+    const files = PromiseEmitter.emit(probe)
+    const types = files.find((f) => f.path.endsWith("types.ts"))!.content
+    expect(types).toContain(
+      'export interface ProbeListQuery {\n  readonly limit?: number | undefined\n  readonly order?: "asc" | "desc" | undefined\n  readonly cursor?: never\n}'
+    )
+    expect(types).toMatch(
+      /export interface ProbeListContinuation \{\n(.*\n)* {2}readonly cursor: string\n {2}readonly limit\?: number \| undefined\n {2}readonly order\?: never\n\}/
+    )
+    expect(types).toContain("export type ProbeListInput = ProbeListQuery | ProbeListContinuation\n")
+    expect(types).toContain("export type ProbeListResult = Page<ProbeItem>\n")
+    expect(types).toContain("export interface Page<Item> {")
+    const client = files.find((f) => f.path.endsWith("generated/client.ts"))!.content
+    expect(client).toContain(
+      "list(input?: ProbeListInput, options?: Transport.RequestOptions): Promise<ProbeListResult>"
+    )
+    expect(client).toContain(
+      "listPages(query?: ProbeListQuery, options?: Transport.RequestOptions): AsyncIterable<ProbeListResult>"
+    )
+    expect(client).toContain('page: { items: "data", links: "cursor", cursor: "cursor", path: [] }')
+    const effect = EffectEmitter.emit(probe)[0]!.content
+    expect(effect).toContain(
+      'readonly list: (input?: (Endpoint.PageQuery<"probe", "list"> | Endpoint.PageContinuation<"probe", "list", "limit">)) => Effect.Effect<Page.Page<Endpoint.PageItem<"probe", "list">>, Endpoint.Failure<"probe", "list">>'
+    )
+    expect(effect).toContain(
+      'readonly listPages: (query?: Endpoint.PageQuery<"probe", "list">) => Stream.Stream<Page.Page<Endpoint.PageItem<"probe", "list">>, Endpoint.Failure<"probe", "list">>'
+    )
+  })
+
+  it("rejects an annotated endpoint that is not a cursor-paged list envelope", () => {
+    expect(() =>
+      SdkContract.fromApi(
+        paged(
+          HttpApiEndpoint.get("list", "/x")
+            .setUrlParams(Query)
+            .addSuccess(Schema.Struct({ data: Schema.Array(Item), total: Schema.Number }))
+        )
+      )
+    ).toThrow(/probe\.list: a ClientProjection.Page endpoint must succeed with a required `cursor: \{previous/)
+    expect(() =>
+      SdkContract.fromApi(
+        paged(
+          HttpApiEndpoint.get("list", "/x")
+            .setUrlParams(Query)
+            .addSuccess(Schema.Struct({ data: Schema.Array(Item) }))
+        )
+      )
+    ).toThrow(/must succeed with a JSON list envelope returned whole/)
+    expect(() =>
+      SdkContract.fromApi(
+        paged(
+          HttpApiEndpoint.get("list", "/x")
+            .setUrlParams(Schema.Struct({ limit: Schema.optional(Schema.String) }))
+            .addSuccess(Envelope)
+        )
+      )
+    ).toThrow(/must take an optional `cursor` query parameter/)
+    expect(() =>
+      SdkContract.fromApi(
+        apiWith(
+          HttpApiEndpoint.get("list", "/x")
+            .setUrlParams(Query)
+            .addSuccess(Envelope)
+            .annotate(ClientProjection.Page, { continuation: ["size"] })
+        )
+      )
+    ).toThrow(/names "size" as a continuation parameter/)
   })
 })

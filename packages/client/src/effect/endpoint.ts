@@ -2,6 +2,7 @@ export * as Endpoint from "./endpoint.js"
 
 import type { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpClientError } from "@effect/platform"
 import type { Api } from "@opencode-ai/protocol"
+import type { Cursor } from "@opencode-ai/schema"
 import type { ParseResult } from "effect"
 import type * as Streaming from "./streaming.js"
 
@@ -68,3 +69,24 @@ export const pick = <A extends object, K extends keyof A>(input: A, names: Reado
   for (const name of names) if (input[name] !== undefined) out[name] = input[name]
   return out
 }
+
+/** The decoded item of a paged endpoint's list envelope (`{data: Item[], cursor}`). */
+export type PageItem<Group extends string, Name extends string> =
+  Success<Group, Name> extends { readonly data: ReadonlyArray<infer Item> } ? Item : never
+
+/** The initial query of a paged endpoint: every query parameter but the cursor. */
+export type PageQuery<Group extends string, Name extends string> = Omit<UrlParams<Group, Name>, "cursor"> & {
+  readonly cursor?: never
+}
+
+/**
+ * A continuation of a paged endpoint: a page's link as `cursor`, optionally with the continuation
+ * parameters `Continue`; the query's other parameters are carried by the cursor and typed `never` here.
+ */
+export type PageContinuation<
+  Group extends string,
+  Name extends string,
+  Continue extends keyof UrlParams<Group, Name>
+> = { readonly cursor: Cursor.Token } & Pick<UrlParams<Group, Name>, Continue> & {
+    readonly [K in Exclude<keyof UrlParams<Group, Name>, Continue | "cursor">]?: never
+  }

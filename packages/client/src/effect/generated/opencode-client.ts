@@ -5,6 +5,7 @@ import type { HttpClient } from "@effect/platform"
 import { Api } from "@opencode-ai/protocol"
 import { Effect, type Stream } from "effect"
 import { Endpoint } from "../endpoint.js"
+import { Page } from "../page.js"
 import * as Streaming from "../streaming.js"
 
 /**
@@ -42,9 +43,16 @@ export interface Service {
      * One page of sessions, newest first unless `order=asc`, optionally filtered by title search, directory, workspace, project or subpath. Continue with the `cursor` of the page.
      *
      * `GET /api/session` (`v2.session.list`).
-     * Succeeds with the decoded response; fails with `InvalidCursorError` (400), `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
+     * Takes an initial query or a continuation (a page's `next` or `previous` link as `cursor`, optionally with `limit`).
+     * Succeeds with the decoded `Page` of the list (its `{data, cursor}` envelope, projected); fails with `InvalidCursorError` (400), `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
      */
-    readonly list: (input?: Endpoint.UrlParams<"sessions", "list">) => Effect.Effect<Endpoint.Success<"sessions", "list">, Endpoint.Failure<"sessions", "list">>
+    readonly list: (input?: (Endpoint.PageQuery<"sessions", "list"> | Endpoint.PageContinuation<"sessions", "list", "limit">)) => Effect.Effect<Page.Page<Endpoint.PageItem<"sessions", "list">>, Endpoint.Failure<"sessions", "list">>
+    /**
+     * Every page of one `list` query, first to last: a cold `Stream` of decoded Pages (each run starts over).
+     * It requests the initial query, then continues with each page's `next` link, and ends after a page without one.
+     * Fails with `InvalidCursorError` (400), `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`; interruption cancels the request in flight.
+     */
+    readonly listPages: (query?: Endpoint.PageQuery<"sessions", "list">) => Stream.Stream<Page.Page<Endpoint.PageItem<"sessions", "list">>, Endpoint.Failure<"sessions", "list">>
     /**
      * One session by id, with its title, agent, model, cost, tokens and revert state.
      *
@@ -70,9 +78,16 @@ export interface Service {
      * One page of the session's messages (user prompts, assistant Steps with their parts, switches, compactions), newest first unless `order=asc`. Continue with the `cursor` of the page.
      *
      * `GET /api/session/{sessionID}/message` (`v2.session.messages`).
-     * Succeeds with the decoded response; fails with `InvalidCursorError` (400), `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `UnknownError` (500), an `HttpClientError` or a `ParseError`.
+     * Takes an initial query or a continuation (a page's `next` or `previous` link as `cursor`, optionally with `limit`).
+     * Succeeds with the decoded `Page` of the list (its `{data, cursor}` envelope, projected); fails with `InvalidCursorError` (400), `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `UnknownError` (500), an `HttpClientError` or a `ParseError`.
      */
-    readonly messages: (input: Endpoint.Path<"sessions", "messages"> & Endpoint.UrlParams<"sessions", "messages">) => Effect.Effect<Endpoint.Success<"sessions", "messages">, Endpoint.Failure<"sessions", "messages">>
+    readonly messages: (input: Endpoint.Path<"sessions", "messages"> & (Endpoint.PageQuery<"sessions", "messages"> | Endpoint.PageContinuation<"sessions", "messages", "limit">)) => Effect.Effect<Page.Page<Endpoint.PageItem<"sessions", "messages">>, Endpoint.Failure<"sessions", "messages">>
+    /**
+     * Every page of one `messages` query, first to last: a cold `Stream` of decoded Pages (each run starts over).
+     * It requests the initial query, then continues with each page's `next` link, and ends after a page without one.
+     * Fails with `InvalidCursorError` (400), `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `UnknownError` (500), an `HttpClientError` or a `ParseError`; interruption cancels the request in flight.
+     */
+    readonly messagesPages: (query: Endpoint.Path<"sessions", "messages"> & Endpoint.PageQuery<"sessions", "messages">) => Stream.Stream<Page.Page<Endpoint.PageItem<"sessions", "messages">>, Endpoint.Failure<"sessions", "messages">>
     /**
      * One message of the session. A message of another session is not found, exactly like an absent one.
      *
@@ -380,11 +395,15 @@ export const make = (options: Options): Effect.Effect<Service, never, HttpClient
       },
       sessions: {
         create: (input = {}) => Effect.map(client.sessions.create({ payload: input }), (success) => success.data),
-        list: (input = {}) => client.sessions.list({ urlParams: input }),
+        list: (input = {}) => Effect.map(client.sessions.list({ urlParams: input }), Page.fromEnvelope),
+        listPages: (query = {}) =>
+          Page.stream((cursor) => Effect.map(client.sessions.list({ urlParams: cursor === undefined ? Endpoint.pick(query, ["workspace", "limit", "order", "search", "directory", "project", "subpath"]) : { cursor: cursor } }), Page.fromEnvelope)),
         get: (input) => Effect.map(client.sessions.get({ path: input }), (success) => success.data),
         events: (input) => stream<Endpoint.Success<"sessions", "events">["data"], Endpoint.StreamFailure<"sessions", "events">>("sessions", "events", { path: Endpoint.pick(input, ["sessionID"]), urlParams: Endpoint.pick(input, ["after"]) }),
         prompt: (input) => Effect.map(client.sessions.prompt({ path: Endpoint.pick(input, ["sessionID"]), payload: Endpoint.pick(input, ["id", "prompt", "delivery", "resume"]) }), (success) => success.data),
-        messages: (input) => client.sessions.messages({ path: Endpoint.pick(input, ["sessionID"]), urlParams: Endpoint.pick(input, ["limit", "order", "cursor"]) }),
+        messages: (input) => Effect.map(client.sessions.messages({ path: Endpoint.pick(input, ["sessionID"]), urlParams: Endpoint.pick(input, ["limit", "order", "cursor"]) }), Page.fromEnvelope),
+        messagesPages: (query) =>
+          Page.stream((cursor) => Effect.map(client.sessions.messages({ path: Endpoint.pick(query, ["sessionID"]), urlParams: cursor === undefined ? Endpoint.pick(query, ["limit", "order"]) : { cursor: cursor } }), Page.fromEnvelope)),
         message: (input) => Effect.map(client.sessions.message({ path: input }), (success) => success.data),
         context: (input) => Effect.map(client.sessions.context({ path: input }), (success) => success.data),
         history: (input) => client.sessions.history({ path: Endpoint.pick(input, ["sessionID"]), urlParams: Endpoint.pick(input, ["limit", "after"]) }),
