@@ -198,7 +198,7 @@ export interface Page<Item> {
  * A paged list's inputs: the initial query (path parameters and every query parameter but the cursor),
  * the continuation (path parameters, the cursor and only the continuation parameters; the query's
  * other parameters are carried by the cursor), and their union, the method's input. Each side types
- * the other's own parameters as \`never\`, so an input mixing them does not compile.
+ * the other's own parameters as \`undefined\`, so an input mixing them does not compile.
  */
 const pagedInputs = (
   operation: SdkContract.Operation,
@@ -209,16 +209,16 @@ const pagedInputs = (
   const p = prefix(operation)
   const id = methodId(operation)
   const path = new Set(operation.pathParams.map((parameter) => parameter.name))
-  const never = (name: string) => `  readonly ${TypeScript.propertyKey(name)}?: never`
+  const absent = (name: string) => `  readonly ${TypeScript.propertyKey(name)}?: undefined`
   const query = [
     ...fields.filter((f) => path.has(f.name) || page.initial.includes(f.name)).map((f) => f.line),
-    never(page.cursor)
+    absent(page.cursor)
   ]
   const continuation = [
     ...fields.filter((f) => path.has(f.name)).map((f) => f.line),
     `  /** A link of a previous page of this list (its \`next\` or \`previous\`), unchanged. */\n  readonly ${TypeScript.propertyKey(page.cursor)}: string`,
     ...fields.filter((f) => page.continuation.includes(f.name)).map((f) => f.line),
-    ...page.initial.filter((name) => !page.continuation.includes(name)).map(never)
+    ...page.initial.filter((name) => !page.continuation.includes(name)).map(absent)
   ]
   return [
     `/** The initial query of \`${id}\`: everything but a cursor. */\n` +

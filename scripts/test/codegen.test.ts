@@ -498,10 +498,10 @@ describe("the Page projection (the ClientProjection.Page annotation)", () => {
     const files = PromiseEmitter.emit(probe)
     const types = files.find((f) => f.path.endsWith("types.ts"))!.content
     expect(types).toContain(
-      'export interface ProbeListQuery {\n  readonly limit?: number | undefined\n  readonly order?: "asc" | "desc" | undefined\n  readonly cursor?: never\n}'
+      'export interface ProbeListQuery {\n  readonly limit?: number | undefined\n  readonly order?: "asc" | "desc" | undefined\n  readonly cursor?: undefined\n}'
     )
     expect(types).toMatch(
-      /export interface ProbeListContinuation \{\n(.*\n)* {2}readonly cursor: string\n {2}readonly limit\?: number \| undefined\n {2}readonly order\?: never\n\}/
+      /export interface ProbeListContinuation \{\n(.*\n)* {2}readonly cursor: string\n {2}readonly limit\?: number \| undefined\n {2}readonly order\?: undefined\n\}/
     )
     expect(types).toContain("export type ProbeListInput = ProbeListQuery | ProbeListContinuation\n")
     expect(types).toContain("export type ProbeListResult = Page<ProbeItem>\n")

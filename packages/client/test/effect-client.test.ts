@@ -1,9 +1,9 @@
 import type { HttpClientError } from "@effect/platform"
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Layer, ParseResult, Schema } from "effect"
+import { Chunk, Effect, Either, Layer, ParseResult, Schema, Stream } from "effect"
 import { expectTypeOf } from "vitest"
-import { Cursor, Errors, Identifier, OpencodeClient, Session } from "../src/effect/index.js"
+import { type Cursor, Errors, Identifier, OpencodeClient, type Page, Session } from "../src/effect/index.js"
 import { json, type Loopback, sessionJson, start } from "./loopback.js"
 
 let server: Loopback
@@ -64,17 +64,60 @@ describe("decoded values", () => {
     }).pipe(Effect.provide(FetchHttpClient.layer))
   )
 
-  it.effect("sessions.list encodes decoded query values and returns the page whole", () =>
+  it.effect("sessions.list encodes decoded query values and projects the envelope to a decoded Page", () =>
     Effect.gen(function* () {
       server.reply(() => json(200, { data: [sessionJson("ses_1")], cursor: { next: "bmV4dA" } }))
       const opencode = yield* client
-      const page = yield* opencode.sessions.list({ limit: 10, order: "asc", cursor: Cursor.Token.make("prev") })
-      expect(last().url.searchParams.get("limit")).toBe("10")
-      expect(last().url.searchParams.get("order")).toBe("asc")
-      expect(last().url.searchParams.get("cursor")).toBe("prev")
-      expect(page.data.map((s) => s.id)).toEqual(["ses_1"])
-      expect(page.cursor.next).toBe("bmV4dA")
-      expectTypeOf(page.cursor.next).toEqualTypeOf<Cursor.Token | undefined>()
+      const page = yield* opencode.sessions.list({ limit: 10, order: "asc" })
+      expect([...last().url.searchParams.entries()]).toEqual([
+        ["limit", "10"],
+        ["order", "asc"]
+      ])
+      expect(page.items.map((s) => s.id)).toEqual(["ses_1"])
+      expect(page.next).toBe("bmV4dA")
+      expect("previous" in page).toBe(false)
+      expectTypeOf(page.next).toEqualTypeOf<Cursor.Token | undefined>()
+      expectTypeOf(page).toEqualTypeOf<Page.Page<Session.SessionV2Info>>()
+
+      const next = yield* opencode.sessions.list({ cursor: page.next!, limit: 20 })
+      expect([...last().url.searchParams.entries()]).toEqual([
+        ["limit", "20"],
+        ["cursor", "bmV4dA"]
+      ])
+      expect(next.items).toHaveLength(1)
+      // Compile-time only (never run): ordering and filters belong to the initial query.
+      // @ts-expect-error a continuation takes no `order`
+      const mixed = () => opencode.sessions.list({ cursor: page.next!, order: "asc" })
+      // @ts-expect-error a walk starts from an initial query
+      const walkFromCursor = () => opencode.sessions.listPages({ cursor: page.next! })
+      expect(typeof mixed === "function" && typeof walkFromCursor === "function").toBe(true)
+    }).pipe(Effect.provide(FetchHttpClient.layer))
+  )
+
+  it.effect("sessions.listPages is a cold Stream of pages following the next links", () =>
+    Effect.gen(function* () {
+      server.reply((request) => {
+        const cursor = request.url.searchParams.get("cursor")
+        const index = cursor === null ? 0 : Number(cursor.replace("p", ""))
+        return json(200, {
+          data: [sessionJson(`ses_${index}`)],
+          cursor: index < 2 ? { next: `p${index + 1}` } : {}
+        })
+      })
+      const opencode = yield* client
+      const before = server.received.length
+      const walk = opencode.sessions.listPages({ limit: 1, search: "x" })
+      expect(server.received.length).toBe(before)
+      const pages = Chunk.toReadonlyArray(yield* Stream.runCollect(walk))
+      expect(pages.map((page) => page.items.map((s) => s.id))).toEqual([["ses_0"], ["ses_1"], ["ses_2"]])
+      expect(server.received.slice(before).map((r) => r.url.search)).toEqual([
+        "?limit=1&search=x",
+        "?cursor=p1",
+        "?cursor=p2"
+      ])
+      // Cold: running it again starts over.
+      expect(Chunk.size(yield* Stream.runCollect(walk))).toBe(3)
+      expect(server.received[before + 3]!.url.search).toBe("?limit=1&search=x")
     }).pipe(Effect.provide(FetchHttpClient.layer))
   )
 

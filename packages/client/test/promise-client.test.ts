@@ -7,6 +7,7 @@ import {
   isInvalidRequestError,
   isSessionNotFoundError,
   isUnauthorizedError,
+  type Page,
   type SessionsListResult,
   type SessionV2Info
 } from "../src/index.js"
@@ -80,12 +81,13 @@ describe("success values", () => {
     expect(last().url.pathname).toBe("/api/session/ses_a%2Fb%20c")
   })
 
-  it("returns a {data, cursor} page whole", async () => {
-    const page = { data: [sessionJson("ses_1")], cursor: { next: "abc" } }
-    server.reply(() => json(200, page))
+  it("projects a {data, cursor} list envelope to a Page: items and the links present", async () => {
+    server.reply(() => json(200, { data: [sessionJson("ses_1")], cursor: { next: "abc" } }))
     const result = await client().sessions.list()
     expectTypeOf(result).toEqualTypeOf<SessionsListResult>()
-    expect(result).toEqual(page)
+    expectTypeOf(result).toEqualTypeOf<Page<SessionV2Info>>()
+    expect(result).toEqual({ items: [sessionJson("ses_1")], next: "abc" })
+    expect("previous" in result).toBe(false)
   })
 
   it("returns an object that is not an envelope whole: health.get", async () => {

@@ -76,17 +76,17 @@ export type PageItem<Group extends string, Name extends string> =
 
 /** The initial query of a paged endpoint: every query parameter but the cursor. */
 export type PageQuery<Group extends string, Name extends string> = Omit<UrlParams<Group, Name>, "cursor"> & {
-  readonly cursor?: never
+  readonly cursor?: undefined
 }
 
 /**
  * A continuation of a paged endpoint: a page's link as `cursor`, optionally with the continuation
- * parameters `Continue`; the query's other parameters are carried by the cursor and typed `never` here.
+ * parameters `Continue`; the query's other parameters are carried by the cursor and typed `undefined` here.
  */
 export type PageContinuation<
   Group extends string,
   Name extends string,
   Continue extends keyof UrlParams<Group, Name>
 > = { readonly cursor: Cursor.Token } & Pick<UrlParams<Group, Name>, Continue> & {
-    readonly [K in Exclude<keyof UrlParams<Group, Name>, Continue | "cursor">]?: never
+    readonly [K in Exclude<keyof UrlParams<Group, Name>, Continue | "cursor">]?: undefined
   }

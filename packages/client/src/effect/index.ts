@@ -7,4 +7,5 @@
 
 export { Cursor, Errors, Event, Identifier, InstanceEvent, Location, Model, Session } from "@opencode-ai/schema"
 export * as OpencodeClient from "./generated/opencode-client.js"
+export { Page } from "./page.js"
 export * as Streaming from "./streaming.js"

@@ -1860,7 +1860,7 @@ export interface SessionsListQuery {
   readonly directory?: string | undefined
   readonly project?: string | undefined
   readonly subpath?: string | undefined
-  readonly cursor?: never
+  readonly cursor?: undefined
 }
 
 /** A continuation of `sessions.list`: a page's link, optionally with `limit`; the cursor carries the rest of the query. */
@@ -1868,12 +1868,12 @@ export interface SessionsListContinuation {
   /** A link of a previous page of this list (its `next` or `previous`), unchanged. */
   readonly cursor: string
   readonly limit?: number | undefined
-  readonly workspace?: never
-  readonly order?: never
-  readonly search?: never
-  readonly directory?: never
-  readonly project?: never
-  readonly subpath?: never
+  readonly workspace?: undefined
+  readonly order?: undefined
+  readonly search?: undefined
+  readonly directory?: undefined
+  readonly project?: undefined
+  readonly subpath?: undefined
 }
 
 /** The input of `sessions.list`: an initial query or a continuation. */
@@ -1934,7 +1934,7 @@ export interface SessionsMessagesQuery {
   readonly sessionID: string
   readonly limit?: number | undefined
   readonly order?: "asc" | "desc" | undefined
-  readonly cursor?: never
+  readonly cursor?: undefined
 }
 
 /** A continuation of `sessions.messages`: a page's link, optionally with `limit`; the cursor carries the rest of the query. */
@@ -1944,7 +1944,7 @@ export interface SessionsMessagesContinuation {
   /** A link of a previous page of this list (its `next` or `previous`), unchanged. */
   readonly cursor: string
   readonly limit?: number | undefined
-  readonly order?: never
+  readonly order?: undefined
 }
 
 /** The input of `sessions.messages`: an initial query or a continuation. */
