@@ -14,8 +14,13 @@ for (const agent of ["build", "plan"]) {
 }
 
 const page = await client.sessions.list({ limit: 10 })
-for (const session of page.data) console.log("-", session.id, session.agent ?? "(default agent)", session.title)
-if (page.cursor.next) console.log("more:", (await client.sessions.list({ cursor: page.cursor.next })).data.length)
+for (const session of page.items) console.log("-", session.id, session.agent ?? "(default agent)", session.title)
+if (page.next) console.log("more:", (await client.sessions.list({ cursor: page.next })).items.length)
+
+// Every session, a page of 50 at a time.
+let total = 0
+for await (const each of client.sessions.listPages({ limit: 50 })) total += each.items.length
+console.log("sessions in all:", total)
 
 await client.sessions
   .list({ limit: 1000 })

@@ -15,12 +15,10 @@ const temp = (prefix: string) => fs.mkdtempSync(path.join(os.tmpdir(), `opencode
 interface Sessions {
   readonly create: (input: { location?: { directory: string } }) => Promise<any>
   readonly get: (sessionID: string) => Promise<any>
-  readonly list: (input: {
-    limit?: number
-    directory?: string
-    order?: "asc" | "desc"
-    cursor?: string
-  }) => Promise<any>
+  /** An initial query or a continuation (a page's link), as the clients' Page projection takes them. */
+  readonly list: (
+    input: { limit?: number; directory?: string; order?: "asc" | "desc" } | { cursor: string }
+  ) => Promise<any>
 }
 
 /** The real listener on 127.0.0.1 with an ephemeral port over a fresh database. */
@@ -98,27 +96,27 @@ describe.each(transports)("session scenario through the %s", (_name, transport) 
       const newestFirst = [...created].reverse().map((s) => s.id)
       const seen: Array<string> = []
       let page = yield* Effect.promise(() => sessions.list({ limit: 1 }))
-      expect(page.cursor.previous).toBeUndefined()
-      seen.push(...page.data.map((s: any) => s.id))
-      while (page.cursor.next) {
-        const cursor: string = page.cursor.next
+      expect(page.previous).toBeUndefined()
+      seen.push(...page.items.map((s: any) => s.id))
+      while (page.next) {
+        const cursor: string = page.next
         page = yield* Effect.promise(() => sessions.list({ cursor }))
-        seen.push(...page.data.map((s: any) => s.id))
+        seen.push(...page.items.map((s: any) => s.id))
       }
       expect(seen).toEqual(newestFirst)
 
       // And back again with `previous`.
-      const back: Array<string> = [...page.data.map((s: any) => s.id)]
-      while (page.cursor.previous) {
-        const cursor: string = page.cursor.previous
+      const back: Array<string> = [...page.items.map((s: any) => s.id)]
+      while (page.previous) {
+        const cursor: string = page.previous
         page = yield* Effect.promise(() => sessions.list({ cursor }))
-        back.unshift(...page.data.map((s: any) => s.id))
+        back.unshift(...page.items.map((s: any) => s.id))
       }
       expect(back).toEqual(newestFirst)
 
       const inA = yield* Effect.promise(() => sessions.list({ directory: dirA, order: "asc" }))
-      expect(inA.data.map((s: any) => s.id)).toEqual([created[0].id, created[2].id])
-      expect(inA.cursor).toEqual({})
+      expect(inA.items.map((s: any) => s.id)).toEqual([created[0].id, created[2].id])
+      expect(inA).toEqual({ items: inA.items })
     })
   )
 })

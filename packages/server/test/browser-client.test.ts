@@ -110,7 +110,7 @@ describe.skipIf(!hasChromium && !inCI)("the built Promise client in a page on an
           await client.sessions.prompt({ sessionID: session.id, prompt: { text: "hi" } })
           await streamed
           const page = await client.sessions.messages({ sessionID: session.id, order: "asc" })
-          return { seen, messages: page.data }
+          return { seen, messages: page.items }
         })
         expect(result.seen).toEqual(expect.arrayContaining(["session.next.step.started", "session.next.step.ended"]))
         expect(result.seen.indexOf("session.next.text.ended")).toBeGreaterThan(-1)

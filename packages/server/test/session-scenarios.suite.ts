@@ -32,7 +32,7 @@ export interface Api {
   readonly compact: (sessionID: string) => Promise<void>
   readonly active: () => Promise<Readonly<Record<string, unknown>>>
   readonly history: (sessionID: string) => Promise<{ readonly data: ReadonlyArray<any>; readonly hasMore: boolean }>
-  readonly messages: (sessionID: string) => Promise<{ readonly data: ReadonlyArray<any> }>
+  readonly messages: (sessionID: string) => Promise<{ readonly items: ReadonlyArray<any> }>
   readonly message: (sessionID: string, messageID: string) => Promise<any>
   /** The durable session stream from `after`, collected until (and including) the first event `until` accepts. */
   readonly events: (sessionID: string, after: number, until: (event: any) => boolean) => Promise<ReadonlyArray<any>>
@@ -192,9 +192,9 @@ export const sessionScenarios = (transports: ReadonlyArray<readonly [string, Mak
 
           // Messages: the user turn, then the assistant's.
           const messages = yield* call(() => api.messages(id))
-          expect(messages.data.map((m) => m.type)).toEqual(["user", "assistant"])
-          expect(messages.data[1].content).toMatchObject([{ type: "text", text: "Hello there" }])
-          expect(yield* call(() => api.message(id, messages.data[0].id))).toEqual(messages.data[0])
+          expect(messages.items.map((m) => m.type)).toEqual(["user", "assistant"])
+          expect(messages.items[1].content).toMatchObject([{ type: "text", text: "Hello there" }])
+          expect(yield* call(() => api.message(id, messages.items[0].id))).toEqual(messages.items[0])
 
           // The provider request: the session's headers, one system message, the user turn.
           const [request] = yield* llm.requests
@@ -393,7 +393,7 @@ export const sessionScenarios = (transports: ReadonlyArray<readonly [string, Mak
           expect(typesOf(seen)).toEqual(["compaction.started", "compaction.ended"])
           expect(seen[1].data).toMatchObject({ reason: "manual", text: "## Objective\n- Say one" })
           yield* call(() => api.wait(id))
-          const compaction = (yield* call(() => api.messages(id))).data.at(-1)
+          const compaction = (yield* call(() => api.messages(id))).items.at(-1)
           expect(compaction).toMatchObject({ type: "compaction", reason: "manual", summary: "## Objective\n- Say one" })
 
           yield* llm.enqueue(reply(text("two"), finish("stop")))

@@ -61,7 +61,7 @@ const run = (host: Started, promptFormat: unknown, words = "Which city, and how 
     yield* Effect.promise(() => host.client.sessions.wait({ sessionID: session.id }))
     const messages = yield* Effect.promise(() => host.client.sessions.messages({ sessionID: session.id, order: "asc" }))
     const history = yield* Effect.promise(() => host.client.sessions.history({ sessionID: session.id }))
-    return { session, admitted: admitted.body.data, messages: messages.data as Array<any>, history: history.data }
+    return { session, admitted: admitted.body.data, messages: messages.items as Array<any>, history: history.data }
   })
 
 const assistants = (messages: ReadonlyArray<any>) => messages.filter((m) => m.type === "assistant")
@@ -98,7 +98,7 @@ describe("structured output over HTTP", () => {
       })
       expect(decoded.type === "assistant" && decoded.structured).toEqual(answer)
       const page = yield* effectClient.sessions.messages({ sessionID: session.id as any, order: "asc" })
-      const user = page.data.find((m) => m.type === "user")
+      const user = page.items.find((m) => m.type === "user")
       expect(user?.type === "user" && user.format).toEqual(format)
 
       // The provider was offered the tool with the user's schema, told to use it, and required to call one.
@@ -320,8 +320,8 @@ describe("structured output over HTTP", () => {
       expect(request.body.tool_choice).toBe("required")
       yield* Effect.promise(() => host.client.sessions.wait({ sessionID }))
       const messages = yield* Effect.promise(() => host.client.sessions.messages({ sessionID, order: "asc" }))
-      expect(messages.data.find((m: any) => m.type === "user")).toMatchObject({ format })
-      expect(assistants(messages.data).map((m) => m.structured)).toEqual([answer])
+      expect(messages.items.find((m: any) => m.type === "user")).toMatchObject({ format })
+      expect(assistants(messages.items).map((m) => m.structured)).toEqual([answer])
     })
   )
 })
