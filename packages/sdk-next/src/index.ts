@@ -6,6 +6,7 @@ export {
   InstanceEvent,
   Location,
   Model,
+  Page,
   Session,
   Streaming
 } from "@opencode-ai/client/effect"
