@@ -1,6 +1,7 @@
 export { AgentGroup } from "./agent.js"
 export { Api } from "./api.js"
 export { ApiDocumentation } from "./api-documentation.js"
+export { CommandGroup } from "./command.js"
 export { ApiErrors } from "./errors.js"
 export { EventGroup } from "./event.js"
 export { EventStream } from "./event-stream.js"
