@@ -88,6 +88,8 @@ import type {
   QuestionsRejectResult,
   SkillsListInput,
   SkillsListResult,
+  CommandsListInput,
+  CommandsListResult,
   ReferenceListInput,
   ReferenceListResult,
   McpListInput,
@@ -633,6 +635,15 @@ const operations = {
     success: { status: 200, json: true, unwrap: null },
     errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
   },
+  "commands.list": {
+    name: "commands.list",
+    method: "GET",
+    path: "/api/command",
+    query: [{ name: "location", style: "deepObject" }],
+    body: null,
+    success: { status: 200, json: true, unwrap: null },
+    errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
+  },
   "reference.list": {
     name: "reference.list",
     method: "GET",
@@ -984,6 +995,15 @@ export interface OpencodeClient {
      */
     list(input?: SkillsListInput, options?: Transport.RequestOptions): Promise<SkillsListResult>
   }
+  readonly commands: {
+    /**
+     * The custom commands available in the requested Location, from the project and global command directories and the config's `command` entries; a prompt whose text starts with `/name` runs one.
+     *
+     * `GET /api/command` (`v2.command.list`).
+     * Resolves to {@link CommandsListResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
+     */
+    list(input?: CommandsListInput, options?: Transport.RequestOptions): Promise<CommandsListResult>
+  }
   readonly reference: {
     /**
      * The project references configured for the requested Location: extra directories or git repositories the agent may consult.
@@ -1076,6 +1096,9 @@ export const createOpencodeClient = (options: Transport.ClientOptions): Opencode
     },
     skills: {
       list: (input, options) => send<SkillsListResult>(operations["skills.list"], input, options)
+    },
+    commands: {
+      list: (input, options) => send<CommandsListResult>(operations["commands.list"], input, options)
     },
     reference: {
       list: (input, options) => send<ReferenceListResult>(operations["reference.list"], input, options)

@@ -335,6 +335,15 @@ export interface Service {
      */
     readonly list: (input?: Endpoint.UrlParams<"skills", "list">) => Effect.Effect<Endpoint.Success<"skills", "list">, Endpoint.Failure<"skills", "list">>
   }
+  readonly commands: {
+    /**
+     * The custom commands available in the requested Location, from the project and global command directories and the config's `command` entries; a prompt whose text starts with `/name` runs one.
+     *
+     * `GET /api/command` (`v2.command.list`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
+     */
+    readonly list: (input?: Endpoint.UrlParams<"commands", "list">) => Effect.Effect<Endpoint.Success<"commands", "list">, Endpoint.Failure<"commands", "list">>
+  }
   readonly reference: {
     /**
      * The project references configured for the requested Location: extra directories or git repositories the agent may consult.
@@ -436,6 +445,9 @@ export const make = (options: Options): Effect.Effect<Service, never, HttpClient
       },
       skills: {
         list: (input = {}) => client.skills.list({ urlParams: input })
+      },
+      commands: {
+        list: (input = {}) => client.commands.list({ urlParams: input })
       },
       reference: {
         list: (input = {}) => client.reference.list({ urlParams: input })
