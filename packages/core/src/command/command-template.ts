@@ -17,7 +17,8 @@ export * as CommandTemplate from "./command-template.js"
  *    `$ARGUMENTS` becomes the whole argument string as typed. A template that uses neither gets the
  *    argument string appended after a blank line (when there is one). The result is trimmed.
  * 2. file references ({@link fileReferences}): each `@path` in the result (an `@` not preceded by a
- *    letter, digit, `_` or backtick; trailing periods are not part of the path) that names an
+ *    letter, digit, `_` or backtick; trailing `.`, `;`, `:`, `!`, `?` and `)` are not part of the
+ *    path, so a sentence's punctuation is not) that names an
  *    existing file or directory, relative to the Location directory or `~/…` for the home
  *    directory, becomes a `file://` attachment of the prompt named by the path as written. The text
  *    keeps the mention. A path that names nothing is left as text (it may be an agent mention).
@@ -78,7 +79,7 @@ export const substitute = (template: string, input: string): string => {
 export const fileReferences = (text: string): ReadonlyArray<string> => {
   const found = new Set<string>()
   for (const match of text.matchAll(/(?<![\w`])@([^\s`,]+)/g)) {
-    const path = match[1]!.replace(/\.+$/, "")
+    const path = match[1]!.replace(/[.;:!?)]+$/, "")
     if (path !== "") found.add(path)
   }
   return [...found]
