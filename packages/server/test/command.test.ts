@@ -7,7 +7,7 @@ import { Effect, Schema } from "effect"
 import { configHome, startServer } from "./harness.js"
 import { scriptedHost } from "./scripted-host.js"
 
-const { reply, text, finish } = LLMScript
+const { reply, text, finish, httpError } = LLMScript
 
 const write = (file: string, content: string) => {
   fs.mkdirSync(path.dirname(file), { recursive: true })
@@ -139,12 +139,13 @@ describe("prompts that run commands, over HTTP with a scripted model", () => {
 
       const ghost = yield* t.call("POST", `${t.base}/prompt`, { prompt: { text: "/ghost" }, resume: false })
       expect(ghost.status).toBe(400)
-      expect(ghost.body).toMatchObject({ _tag: "InvalidRequestError", kind: "command" })
+      expect(ghost.body).toMatchObject({ _tag: "InvalidRequestError", kind: "command", field: "agent" })
       expect(ghost.body.message).toContain('"nobody"')
 
       const far = yield* t.call("POST", `${t.base}/prompt`, { prompt: { text: "/far" }, resume: false })
       expect(far.status).toBe(400)
-      expect(far.body).toMatchObject({ _tag: "InvalidRequestError", field: "model" })
+      expect(far.body).toMatchObject({ _tag: "InvalidRequestError", kind: "command", field: "model" })
+      expect(far.body.message).toContain('"scripted/absent"')
       // Neither failed command admitted anything.
       const admitted = (yield* t.events).filter((e) => e.type === "session.next.prompt.admitted")
       expect(admitted.map((e) => (e.data as any).prompt.text)).toEqual(["/not-a-command please"])
@@ -191,6 +192,30 @@ describe("prompts that run commands, over HTTP with a scripted model", () => {
         const messages = (yield* t.call("GET", `${t.base}/message?order=asc`)).body.data as Array<any>
         const last = messages.filter((m) => m.type === "assistant").at(-1)
         expect(last.content.map((p: any) => p.text).join("")).toBe("Summary: it is an LRU.")
+      })
+  )
+  it.scopedLive(
+    "an agent whose mode is subagent makes a subtask; a failed child hands its failure to the session",
+    () =>
+      Effect.gen(function* () {
+        const t = yield* scriptedHost({
+          prefix: "command-subtask-failed",
+          requests: "permission",
+          setup: (directory) =>
+            write(path.join(directory, ".opencode", "command", "probe.md"), "---\nagent: explore\n---\nProbe $1")
+        })
+        yield* t.llm.enqueue(
+          httpError(400, { message: "the probe request was refused" }),
+          reply(text("The probe failed; I will look myself."), finish("stop"))
+        )
+        expect((yield* t.prompt("/probe sockets")).body.data.prompt.text).toBe("/probe sockets")
+        const childRequest = yield* t.llm.awaitRequest(1)
+        expect(ChatRequest.userText(childRequest)).toContain("Probe sockets")
+        const parentRequest = yield* t.llm.awaitRequest(2)
+        expect((yield* t.wait).status).toBe(204)
+        const turns = ChatRequest.userText(parentRequest)
+        expect(turns).toMatch(/The explore subagent \(session ses_\w+\) failed: /)
+        expect(turns).toContain("summarize what it found, then carry on with your task")
       })
   )
 })

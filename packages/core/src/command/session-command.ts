@@ -22,15 +22,18 @@ export * as SessionCommand from "./session-command.js"
  *   (seed 003: summarize the task output and continue) is admitted to the parent as a steer and the
  *   parent is woken: its model then answers with the subtask's result in view.
  *
- * Failures: an expansion whose shell snippet fails or times out, or a command naming an unknown
- * agent or model, is an InvalidRequestError (`kind: "command"`, or the selection's); nothing is
- * admitted then. The wait for a subtask's child runs in the background for as long as this service
+ * Failures: an expansion whose shell snippet cannot run or times out, or that is longer than a
+ * prompt may be, or a command naming an agent or model that cannot be selected, is an
+ * InvalidRequestError (`kind: "command"`, `field` `prompt.text`, `agent` or `model`); nothing is
+ * switched or admitted then.
+ *
+ * The wait for a subtask's child runs in the background for as long as this service
  * lives; closing the host interrupts it (the child is interrupted by the runner's own shutdown), and
  * a parent whose continuation was lost that way keeps the typed prompt, which the next wake runs.
  */
 
 import { FileSystem } from "@effect/platform"
-import { type AdmittedPrompt, Errors, type Identifier, type Model } from "@opencode-ai/schema"
+import { AdmittedPrompt, Errors, type Identifier, type Model } from "@opencode-ai/schema"
 import { Context, Effect, FiberSet, Layer, Option } from "effect"
 import { Config } from "../config/config.js"
 import { SessionInput } from "../input/session-input.js"
@@ -75,8 +78,8 @@ export interface Interface {
 /** Prompting with commands; `yield* SessionCommand.Service`. */
 export class Service extends Context.Tag("@opencode-ai/core/SessionCommand")<Service, Interface>() {}
 
-const commandError = (name: string, message: string) =>
-  new Errors.InvalidRequestError({ kind: "command", field: "prompt.text", message: `Command /${name}: ${message}` })
+const commandError = (name: string, message: string, field = "prompt.text") =>
+  new Errors.InvalidRequestError({ kind: "command", field, message: `Command /${name}: ${message}` })
 
 export const layer: Layer.Layer<
   Service,
@@ -127,10 +130,12 @@ export const layer: Layer.Layer<
         const named = CommandTemplate.invocation(request.prompt.text)
         if (Option.isNone(named)) return { admitted: yield* input.admit(sessionID, request), wake: true }
         const session = yield* sessions.get(sessionID)
-        const location = yield* locations.resolve({
-          directory: session.location.directory,
-          workspace: session.location.workspaceID
-        })
+        // A session whose directory is gone has no commands: its prompt is admitted as typed.
+        const resolved = yield* Effect.option(
+          locations.resolve({ directory: session.location.directory, workspace: session.location.workspaceID })
+        )
+        if (Option.isNone(resolved)) return { admitted: yield* input.admit(sessionID, request), wake: true }
+        const location = resolved.value
         const found = yield* commands
           .get(location, named.value.name)
           .pipe(Effect.catchAll((error) => Effect.fail(commandError(named.value.name, error.message))))
@@ -139,11 +144,19 @@ export const layer: Layer.Layer<
         const agentOf = (name: string) => config.agent(name)
         const commandAgent = command.agent === undefined ? Option.none() : agentOf(command.agent)
         if (command.agent !== undefined && Option.isNone(commandAgent)) {
-          return yield* commandError(command.name, `its agent "${command.agent}" is not an enabled agent`)
+          return yield* commandError(command.name, `its agent "${command.agent}" is not an enabled agent`, "agent")
         }
         const subtask =
           command.subtask === true ||
           (command.subtask === undefined && Option.isSome(commandAgent) && commandAgent.value.mode === "subagent")
+        // Checked before anything is switched or admitted, so a command that cannot run changes nothing.
+        if (!subtask && Option.isSome(commandAgent) && commandAgent.value.hidden) {
+          return yield* commandError(command.name, `its agent "${command.agent}" cannot be selected`, "agent")
+        }
+        if (command.model !== undefined && Option.isNone(config.findModel(command.model))) {
+          const { providerID, id } = command.model
+          return yield* commandError(command.name, `its model "${providerID}/${id}" is not configured`, "model")
+        }
 
         // A subtask's child: its agent, then its model (the command's, the agent's, the session's).
         const childAgent = command.agent ?? session.agent ?? config.defaultAgent
@@ -163,6 +176,12 @@ export const layer: Layer.Layer<
                 commandError(command.name, `the shell command \`${error.command}\` failed: ${error.message}`)
               )
             )
+            if (result.text.length > AdmittedPrompt.maxTextLength) {
+              return yield* commandError(
+                command.name,
+                `its expansion has ${result.text.length} characters; a prompt has at most ${AdmittedPrompt.maxTextLength}`
+              )
+            }
             ran = true
             if (subtask) {
               // The expansion goes to the child; the session keeps what the user typed.
