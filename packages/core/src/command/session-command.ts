@@ -17,7 +17,8 @@ export * as SessionCommand from "./session-command.js"
  *   typed text is admitted to the session as the user's prompt, and the session is NOT woken for it.
  *   A child session is created (parent: the session; agent: the command's, else the session's;
  *   model: the command's, else the agent's, else the session's; title: the command's description or
- *   name), the expansion is admitted to it and it is woken. When the child is idle, its final reply
+ *   name), the expansion is admitted to it (with the prompt's own attachments and the template's)
+ *   and it is woken. When the child is idle, its final reply
  *   (framed as the task tool frames it, or its failure) followed by the continuation instruction
  *   (seed 003: summarize the task output and continue) is admitted to the parent as a steer and the
  *   parent is woken: its model then answers with the subtask's result in view.
@@ -25,7 +26,9 @@ export * as SessionCommand from "./session-command.js"
  * Failures: an expansion whose shell snippet cannot run or times out, or that is longer than a
  * prompt may be, or a command naming an agent or model that cannot be selected, is an
  * InvalidRequestError (`kind: "command"`, `field` `prompt.text`, `agent` or `model`); nothing is
- * switched or admitted then.
+ * switched or admitted then. An attachment that admission refuses afterwards (an `@path` outside
+ * the Location the agent may not read) is its usual InvalidRequestError; by then an inline
+ * command's agent and model are already selected, and a subtask's (empty) child already exists.
  *
  * The wait for a subtask's child runs in the background for as long as this service
  * lives; closing the host interrupts it (the child is interrupted by the runner's own shutdown), and
@@ -192,10 +195,10 @@ export const layer: Layer.Layer<
                 location,
                 title: `${command.description ?? `/${command.name}`} (@${childAgent} subagent)`
               })
+              // The child gets the prompt's own attachments too, then the template's.
+              const files = [...(prompt.files ?? []), ...result.files]
               yield* input
-                .admit(created.id, {
-                  prompt: { text: result.text, ...(result.files.length === 0 ? {} : { files: [...result.files] }) }
-                })
+                .admit(created.id, { prompt: { text: result.text, ...(files.length === 0 ? {} : { files }) } })
                 .pipe(Effect.catchTags({ SessionNotFoundError: Effect.die, ConflictError: Effect.die }))
               child = created.id
               return prompt
