@@ -94,6 +94,7 @@ describe("SDK Contract IR of Api.OpenCodeApi", () => {
       "questions.reply": null,
       "questions.reject": null,
       "skills.list": null,
+      "commands.list": null,
       "reference.list": null
     })
   })

@@ -5,6 +5,8 @@ import * as nodePath from "node:path"
 import { NodeContext, NodeHttpClient } from "@effect/platform-node"
 import type { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
+import * as Commands from "./command/commands.js"
+import * as SessionCommand from "./command/session-command.js"
 import * as Compaction from "./compaction/compaction.js"
 import * as Config from "./config/config.js"
 import type { ConfigError } from "./config/config-error.js"
@@ -119,6 +121,8 @@ export type Services =
   | PlanFile.Service
   | ToolRegistry.Service
   | Skills.Service
+  | Commands.Service
+  | SessionCommand.Service
   | References.Service
   | PermissionRequests.Service
   | QuestionRequests.Service
@@ -223,6 +227,7 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
     planFile,
     snapshots,
     Skills.layer({ configDir, env }).pipe(Layer.provide(NodeContext.layer)),
+    Commands.layer({ configDir, env }).pipe(Layer.provide(NodeContext.layer)),
     References.layer({ dataDir: options.dataDir ?? paths.dataDir, home: os.homedir() }).pipe(
       Layer.provide(NodeContext.layer)
     ),
@@ -302,5 +307,7 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
   const subagents = TaskTool.layer.pipe(Layer.provide(Layer.merge(services, runner)))
   // The agent-generation request is a side request of its own (no session).
   const generation = AgentGeneration.layer(retry).pipe(Layer.provide(Layer.merge(services, llm)))
-  return Layer.mergeAll(services, runner, lifecycle, subagents, generation)
+  // Prompts that run custom commands; a command's subtask runs a child session through the runner.
+  const sessionCommands = SessionCommand.layer.pipe(Layer.provide(Layer.mergeAll(services, runner, NodeContext.layer)))
+  return Layer.mergeAll(services, runner, lifecycle, subagents, generation, sessionCommands)
 }

@@ -1,3 +1,8 @@
+export { CommandFile } from "./command/command-file.js"
+export { CommandShell } from "./command/command-shell.js"
+export { CommandTemplate } from "./command/command-template.js"
+export { Commands } from "./command/commands.js"
+export { SessionCommand } from "./command/session-command.js"
 export { Compaction } from "./compaction/compaction.js"
 export { ContextBudget } from "./compaction/context-budget.js"
 export { ConversationTranscript } from "./compaction/conversation-transcript.js"

@@ -3,6 +3,7 @@ export * as Api from "./api.js"
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AgentGroup } from "./agent.js"
 import { ApiDocumentation } from "./api-documentation.js"
+import { CommandGroup } from "./command.js"
 import { InvalidRequestError } from "./errors.js"
 import { EventGroup } from "./event.js"
 import { HealthGroup } from "./health.js"
@@ -43,6 +44,7 @@ export class OpenCodeApi extends base
   .add(PermissionGroup.group)
   .add(QuestionGroup.group)
   .add(SkillGroup.group)
+  .add(CommandGroup.group)
   .add(ReferenceGroup.group)
   .add(McpGroup.group)
   .middleware(Authorization)

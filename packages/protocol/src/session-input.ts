@@ -27,7 +27,9 @@ export interface PromptPayload extends Schema.Schema.Type<typeof PromptPayload> 
 export const description =
   "Admits a prompt durably and wakes the session. `delivery: steer` (default) joins the running work at the " +
   "next Step; `queue` waits for the session to settle first. Idempotent by message id: repeating a prompt " +
-  "with the same id admits it once (with different content, a 409). Extension of the upstream V2 contract: `prompt.format` " +
+  "with the same id admits it once (with different content, a 409). A text `/name arguments` that names a custom " +
+  "command (`GET /api/command`) runs it: its template is expanded and admitted instead, or with `subtask: true` it " +
+  "runs in a child session whose result is then handed back. Extension of the upstream V2 contract: `prompt.format` " +
   '(`{"type":"text"}` or `{"type":"json_schema","schema":{...},"retryCount"?:n}`) asks for a Structured ' +
   "Output: the model must call the `StructuredOutput` tool with an object that validates against `schema` " +
   "(a JSON Schema whose root is `type: object`, at most 64 KiB as JSON; a schema that does not compile is a " +

@@ -1,5 +1,6 @@
 export { AdmittedPrompt } from "./admitted-prompt.js"
 export { Agent } from "./agent.js"
+export { Command } from "./command.js"
 export { ContractExtension } from "./contract-extension.js"
 export { Cursor } from "./cursor.js"
 export { Errors } from "./errors.js"

@@ -17,6 +17,7 @@ describe("Embedded OpenCode", () => {
       const host = yield* OpenCode.embedded(options())
       expect(Object.keys(host).sort()).toEqual([
         "agents",
+        "commands",
         "events",
         "fetch",
         "health",
@@ -173,6 +174,35 @@ describe("Embedded OpenCode", () => {
         const host = yield* OpenCode.embedded(opts)
         expect(yield* host.health.get()).toEqual({ healthy: true })
       })
+  )
+
+  it.scopedLive("lists the custom commands of its config layer, global folder and project (command.list)", () =>
+    Effect.gen(function* () {
+      const opts = options()
+      const configDir = temp("config")
+      fs.mkdirSync(path.join(configDir, "command"))
+      fs.writeFileSync(path.join(configDir, "command", "hello.md"), "---\ndescription: Greet\n---\nHello $1")
+      fs.mkdirSync(path.join(opts.directory, ".opencode", "commands", "git"), { recursive: true })
+      fs.writeFileSync(
+        path.join(opts.directory, ".opencode", "commands", "git", "commit.md"),
+        "---\nsubtask: true\nagent: general\n---\nCommit !`git diff`"
+      )
+      const host = yield* OpenCode.embedded({
+        ...opts,
+        configDir,
+        config: Config.layerTest({ command: { hello: { template: "Hi from config", model: "local/qwen" } } })
+      })
+      const listed = yield* host.commands.list()
+      expect(listed.location.directory).toBe(fs.realpathSync(opts.directory))
+      expect(listed.data).toEqual([
+        { name: "git/commit", template: "Commit !`git diff`", agent: "general", subtask: true },
+        // The config's entry wins over the global folder's file of the same name.
+        { name: "hello", template: "Hi from config", model: { providerID: "local", id: "qwen" } }
+      ])
+      const client = createOpencodeClient({ baseUrl: OpenCode.embeddedBaseUrl, fetch: host.fetch })
+      const fromPromise = yield* Effect.promise(() => client.commands.list({}))
+      expect(fromPromise.data).toEqual(listed.data)
+    })
   )
 
   it.scopedLive("serves the Promise client through its in-memory fetch", () =>

@@ -4,6 +4,7 @@ import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
 import { Api } from "@opencode-ai/protocol"
 import { Layer, type Option } from "effect"
 import { AgentHandlers } from "./handlers/agent.js"
+import { CommandHandlers } from "./handlers/command.js"
 import { EventHandlers } from "./handlers/event.js"
 import { HealthHandlers } from "./handlers/health.js"
 import { InstructionHandlers } from "./handlers/instructions.js"
@@ -51,6 +52,7 @@ export const layer = (options: Options) => {
       PermissionHandlers.layer,
       QuestionHandlers.layer,
       SkillHandlers.layer,
+      CommandHandlers.layer,
       ReferenceHandlers.layer,
       McpHandlers.layer,
       AuthorizationLive.layer

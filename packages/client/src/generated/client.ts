@@ -91,6 +91,8 @@ import type {
   QuestionsRejectResult,
   SkillsListInput,
   SkillsListResult,
+  CommandsListInput,
+  CommandsListResult,
   ReferenceListInput,
   ReferenceListResult,
   McpListInput,
@@ -638,6 +640,15 @@ const operations = {
     success: { status: 200, json: true, unwrap: null },
     errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
   },
+  "commands.list": {
+    name: "commands.list",
+    method: "GET",
+    path: "/api/command",
+    query: [{ name: "location", style: "deepObject" }],
+    body: null,
+    success: { status: 200, json: true, unwrap: null },
+    errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
+  },
   "reference.list": {
     name: "reference.list",
     method: "GET",
@@ -723,7 +734,7 @@ export interface OpencodeClient {
      */
     events(input: SessionsEventsInput, options?: Transport.RequestOptions): AsyncIterable<SessionsEventsEvent>
     /**
-     * Admits a prompt durably and wakes the session. `delivery: steer` (default) joins the running work at the next Step; `queue` waits for the session to settle first. Idempotent by message id: repeating a prompt with the same id admits it once (with different content, a 409). Extension of the upstream V2 contract: `prompt.format` (`{"type":"text"}` or `{"type":"json_schema","schema":{...},"retryCount"?:n}`) asks for a Structured Output: the model must call the `StructuredOutput` tool with an object that validates against `schema` (a JSON Schema whose root is `type: object`, at most 64 KiB as JSON; a schema that does not compile is a 400 InvalidRequestError). The validated object becomes the assistant message's `structured`; after `retryCount` retries (default 2), or a reply without the call, the step fails with a StructuredOutputError.
+     * Admits a prompt durably and wakes the session. `delivery: steer` (default) joins the running work at the next Step; `queue` waits for the session to settle first. Idempotent by message id: repeating a prompt with the same id admits it once (with different content, a 409). A text `/name arguments` that names a custom command (`GET /api/command`) runs it: its template is expanded and admitted instead, or with `subtask: true` it runs in a child session whose result is then handed back. Extension of the upstream V2 contract: `prompt.format` (`{"type":"text"}` or `{"type":"json_schema","schema":{...},"retryCount"?:n}`) asks for a Structured Output: the model must call the `StructuredOutput` tool with an object that validates against `schema` (a JSON Schema whose root is `type: object`, at most 64 KiB as JSON; a schema that does not compile is a 400 InvalidRequestError). The validated object becomes the assistant message's `structured`; after `retryCount` retries (default 2), or a reply without the call, the step fails with a StructuredOutputError.
      *
      * `POST /api/session/{sessionID}/prompt` (`v2.session.prompt`).
      * Resolves to {@link SessionsPromptResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `ConflictError` (409) or a `ClientError`.
@@ -1005,6 +1016,15 @@ export interface OpencodeClient {
      */
     list(input?: SkillsListInput, options?: Transport.RequestOptions): Promise<SkillsListResult>
   }
+  readonly commands: {
+    /**
+     * The custom commands available in the requested Location, from the project and global command directories and the config's `command` entries; a prompt whose text starts with `/name` runs one.
+     *
+     * `GET /api/command` (`v2.command.list`).
+     * Resolves to {@link CommandsListResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
+     */
+    list(input?: CommandsListInput, options?: Transport.RequestOptions): Promise<CommandsListResult>
+  }
   readonly reference: {
     /**
      * The project references configured for the requested Location: extra directories or git repositories the agent may consult.
@@ -1099,6 +1119,9 @@ export const createOpencodeClient = (options: Transport.ClientOptions): Opencode
     },
     skills: {
       list: (input, options) => send<SkillsListResult>(operations["skills.list"], input, options)
+    },
+    commands: {
+      list: (input, options) => send<CommandsListResult>(operations["commands.list"], input, options)
     },
     reference: {
       list: (input, options) => send<ReferenceListResult>(operations["reference.list"], input, options)

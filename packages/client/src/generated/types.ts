@@ -30,6 +30,15 @@ export interface AgentV2Info {
   readonly permissions: PermissionV2Ruleset
 }
 
+export interface CommandV2Info {
+  readonly name: string
+  readonly template: string
+  readonly description?: string
+  readonly agent?: string
+  readonly model?: ModelRef
+  readonly subtask?: boolean
+}
+
 export interface ConflictError {
   readonly message: string
   readonly resource?: string
@@ -2445,6 +2454,23 @@ export interface SkillsListResult {
 
 /** The declared failures `skills.list` rejects with. */
 export type SkillsListFailure = InvalidRequestError | UnauthorizedError
+
+/** The input of `commands.list`. */
+export interface CommandsListInput {
+  readonly location?: {
+    readonly directory?: string | undefined
+    readonly workspace?: string | undefined
+  } | undefined
+}
+
+/** What `commands.list` resolves to. */
+export interface CommandsListResult {
+  readonly location: LocationInfo
+  readonly data: ReadonlyArray<CommandV2Info>
+}
+
+/** The declared failures `commands.list` rejects with. */
+export type CommandsListFailure = InvalidRequestError | UnauthorizedError
 
 /** The input of `reference.list`. */
 export interface ReferenceListInput {

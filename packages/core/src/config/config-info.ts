@@ -256,6 +256,19 @@ export interface McpToggle extends Schema.Schema.Type<typeof McpToggle> {}
 export const Mcp = Schema.Union(McpLocal, McpRemote, McpToggle)
 export type Mcp = typeof Mcp.Type
 
+/**
+ * `command.<name>`: a custom command (see `Commands`). `template` is the prompt it expands to;
+ * `model` is `provider/model`; `subtask: true` runs it as a subagent task.
+ */
+export const Command = Schema.Struct({
+  template: Schema.String,
+  description: Schema.optionalWith(Schema.String, { exact: true }),
+  agent: Schema.optionalWith(Schema.String, { exact: true }),
+  model: Schema.optionalWith(Schema.String, { exact: true }),
+  subtask: Schema.optionalWith(Schema.Boolean, { exact: true })
+})
+export interface Command extends Schema.Schema.Type<typeof Command> {}
+
 /** One config document. */
 export const Info = Schema.Struct({
   $schema: Schema.optionalWith(Schema.String, { exact: true }),
@@ -280,6 +293,8 @@ export const Info = Schema.Struct({
   /** Project references by name; a later document's entry replaces an earlier one of that name whole. */
   reference: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Reference }), { exact: true }),
   /** MCP servers by name; entries merge key by key across documents. */
-  mcp: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Mcp }), { exact: true })
+  mcp: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Mcp }), { exact: true }),
+  /** Custom commands by name; entries merge key by key across documents. */
+  command: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Command }), { exact: true })
 }).annotations({ identifier: "OpencodeConfig" })
 export interface Info extends Schema.Schema.Type<typeof Info> {}

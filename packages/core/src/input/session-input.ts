@@ -37,6 +37,13 @@ export interface AdmitInput {
   readonly prompt: AdmittedPrompt.PromptInput
   /** Default `steer`. */
   readonly delivery?: AdmittedPrompt.Delivery | undefined
+  /**
+   * Rewrites the prompt before its attachments are resolved (a command's expansion). Runs only for a
+   * new admission, never for a retry of an admitted `id`: idempotency compares `prompt` as given.
+   */
+  readonly prepare?:
+    | ((prompt: AdmittedPrompt.PromptInput) => Effect.Effect<AdmittedPrompt.PromptInput, Errors.InvalidRequestError>)
+    | undefined
 }
 
 export interface Interface {
@@ -183,7 +190,8 @@ export const layer: Layer.Layer<
           if (stored !== undefined) return yield* replay(stored, session.id, input, delivery)
         }
 
-        const prompt = yield* PromptResolution.resolve(request.prompt, {
+        const given = request.prepare === undefined ? request.prompt : yield* request.prepare(request.prompt)
+        const prompt = yield* PromptResolution.resolve(given, {
           directory: session.location.directory,
           outsideAllowed: outsideAllowed(session.agent)
         }).pipe(Effect.provideService(FileSystem.FileSystem, fs))

@@ -49,7 +49,7 @@ export type Input = typeof Input.Type
 export const isSubagent = (agent: AgentCatalog.Agent): boolean => agent.mode !== "primary" && !agent.hidden
 
 /** The final text of a child's history: its last assistant message's text parts, or its error. */
-const lastReply = (
+export const lastReply = (
   history: ReadonlyArray<{ readonly type: string }>
 ): { readonly text: string; readonly error?: string | undefined } => {
   for (let index = history.length - 1; index >= 0; index--) {

@@ -68,7 +68,7 @@ export interface Service {
      */
     readonly events: (input: Endpoint.Path<"sessions", "events"> & Endpoint.UrlParams<"sessions", "events">) => Stream.Stream<Endpoint.Success<"sessions", "events">["data"], Endpoint.StreamFailure<"sessions", "events">>
     /**
-     * Admits a prompt durably and wakes the session. `delivery: steer` (default) joins the running work at the next Step; `queue` waits for the session to settle first. Idempotent by message id: repeating a prompt with the same id admits it once (with different content, a 409). Extension of the upstream V2 contract: `prompt.format` (`{"type":"text"}` or `{"type":"json_schema","schema":{...},"retryCount"?:n}`) asks for a Structured Output: the model must call the `StructuredOutput` tool with an object that validates against `schema` (a JSON Schema whose root is `type: object`, at most 64 KiB as JSON; a schema that does not compile is a 400 InvalidRequestError). The validated object becomes the assistant message's `structured`; after `retryCount` retries (default 2), or a reply without the call, the step fails with a StructuredOutputError.
+     * Admits a prompt durably and wakes the session. `delivery: steer` (default) joins the running work at the next Step; `queue` waits for the session to settle first. Idempotent by message id: repeating a prompt with the same id admits it once (with different content, a 409). A text `/name arguments` that names a custom command (`GET /api/command`) runs it: its template is expanded and admitted instead, or with `subtask: true` it runs in a child session whose result is then handed back. Extension of the upstream V2 contract: `prompt.format` (`{"type":"text"}` or `{"type":"json_schema","schema":{...},"retryCount"?:n}`) asks for a Structured Output: the model must call the `StructuredOutput` tool with an object that validates against `schema` (a JSON Schema whose root is `type: object`, at most 64 KiB as JSON; a schema that does not compile is a 400 InvalidRequestError). The validated object becomes the assistant message's `structured`; after `retryCount` retries (default 2), or a reply without the call, the step fails with a StructuredOutputError.
      *
      * `POST /api/session/{sessionID}/prompt` (`v2.session.prompt`).
      * Succeeds with the decoded `data` member of the response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), `ConflictError` (409), an `HttpClientError` or a `ParseError`.
@@ -350,6 +350,15 @@ export interface Service {
      */
     readonly list: (input?: Endpoint.UrlParams<"skills", "list">) => Effect.Effect<Endpoint.Success<"skills", "list">, Endpoint.Failure<"skills", "list">>
   }
+  readonly commands: {
+    /**
+     * The custom commands available in the requested Location, from the project and global command directories and the config's `command` entries; a prompt whose text starts with `/name` runs one.
+     *
+     * `GET /api/command` (`v2.command.list`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
+     */
+    readonly list: (input?: Endpoint.UrlParams<"commands", "list">) => Effect.Effect<Endpoint.Success<"commands", "list">, Endpoint.Failure<"commands", "list">>
+  }
   readonly reference: {
     /**
      * The project references configured for the requested Location: extra directories or git repositories the agent may consult.
@@ -455,6 +464,9 @@ export const make = (options: Options): Effect.Effect<Service, never, HttpClient
       },
       skills: {
         list: (input = {}) => client.skills.list({ urlParams: input })
+      },
+      commands: {
+        list: (input = {}) => client.commands.list({ urlParams: input })
       },
       reference: {
         list: (input = {}) => client.reference.list({ urlParams: input })

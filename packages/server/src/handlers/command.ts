@@ -1,0 +1,37 @@
+export * as CommandHandlers from "./command.js"
+
+import { HttpApiBuilder } from "@effect/platform"
+import { Commands, Locations } from "@opencode-ai/core"
+import { Api } from "@opencode-ai/protocol"
+import type { Command } from "@opencode-ai/schema"
+import { Effect } from "effect"
+
+/** A discovered command in the wire shape (its source stays on the server). */
+export const info = (command: Commands.Info): Command.CommandV2Info => ({
+  name: command.name,
+  template: command.template,
+  ...(command.description === undefined ? {} : { description: command.description }),
+  ...(command.agent === undefined ? {} : { agent: command.agent }),
+  ...(command.model === undefined ? {} : { model: command.model }),
+  ...(command.subtask === undefined ? {} : { subtask: command.subtask })
+})
+
+/**
+ * The `commands` group: the custom commands of the requested Location, read from disk at each
+ * request. A command folder that cannot be searched (not merely missing) is a defect here (500): the
+ * contract declares no error for it.
+ */
+export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "commands", (handlers) =>
+  Effect.gen(function* () {
+    const commands = yield* Commands.Service
+    const locations = yield* Locations.Service
+    return handlers.handle(
+      "list",
+      Effect.fn("CommandHandlers.list")(function* ({ urlParams }) {
+        const location = yield* locations.resolve(urlParams.location)
+        const data = yield* Effect.orDie(commands.list(location))
+        return { location, data: data.map(info) }
+      })
+    )
+  })
+)
