@@ -390,6 +390,7 @@ describe("client namespaces (the ClientProjection.Namespace annotation)", () => 
       "permissions",
       "questions",
       "skills",
+      "commands",
       "reference",
       "mcp"
     ])
