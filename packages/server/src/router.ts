@@ -5,6 +5,7 @@ import { Api } from "@opencode-ai/protocol"
 import { Layer, type Option } from "effect"
 import { AgentHandlers } from "./handlers/agent.js"
 import { EventHandlers } from "./handlers/event.js"
+import { FileSystemHandlers } from "./handlers/fs.js"
 import { HealthHandlers } from "./handlers/health.js"
 import { InstructionHandlers } from "./handlers/instructions.js"
 import { LocationHandlers } from "./handlers/location.js"
@@ -53,6 +54,7 @@ export const layer = (options: Options) => {
       SkillHandlers.layer,
       ReferenceHandlers.layer,
       McpHandlers.layer,
+      FileSystemHandlers.layer,
       AuthorizationLive.layer
     ]),
     // Per router (a fresh layer each call): closing this router ends its open streams.
