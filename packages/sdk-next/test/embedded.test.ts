@@ -19,6 +19,7 @@ describe("Embedded OpenCode", () => {
         "agents",
         "events",
         "fetch",
+        "file",
         "health",
         "instructions",
         "location",

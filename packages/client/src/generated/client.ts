@@ -91,7 +91,13 @@ import type {
   ReferenceListInput,
   ReferenceListResult,
   McpListInput,
-  McpListResult
+  McpListResult,
+  FileReadInput,
+  FileReadResult,
+  FileListInput,
+  FileListResult,
+  FileFindInput,
+  FileFindResult
 } from "./types.js"
 
 /** How each operation travels: interpreted by {@link Transport.make}. */
@@ -650,6 +656,47 @@ const operations = {
     body: null,
     success: { status: 200, json: true, unwrap: "data" },
     errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
+  },
+  "file.read": {
+    name: "file.read",
+    method: "GET",
+    path: "/api/fs/read/{path}",
+    query: [{ name: "location", style: "deepObject" }],
+    body: null,
+    rest: "path",
+    success: { status: 200, json: false, unwrap: null, bytes: true },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["PathNotFoundError"]
+    }
+  },
+  "file.list": {
+    name: "file.list",
+    method: "GET",
+    path: "/api/fs/list",
+    query: [{ name: "path", style: "form" }, { name: "location", style: "deepObject" }],
+    body: null,
+    success: { status: 200, json: true, unwrap: null },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["PathNotFoundError"]
+    }
+  },
+  "file.find": {
+    name: "file.find",
+    method: "GET",
+    path: "/api/fs/find",
+    query: [
+      { name: "query", style: "form" },
+      { name: "type", style: "form" },
+      { name: "limit", style: "form" },
+      { name: "location", style: "deepObject" }
+    ],
+    body: null,
+    success: { status: 200, json: true, unwrap: null },
+    errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
   }
 } as const satisfies Record<string, Transport.Operation>
 
@@ -1002,6 +1049,29 @@ export interface OpencodeClient {
      */
     list(input?: McpListInput, options?: Transport.RequestOptions): Promise<McpListResult>
   }
+  readonly file: {
+    /**
+     * Serves one file of the requested Location as bytes; the path after /api/fs/read/ names it relative to the Location directory, and the Content-Type gives its media type and, for text, its charset. Paths leading outside the Location (including through symlinks), directories and files over the size limit are refused with 400; a missing path is 404.
+     *
+     * `GET /api/fs/read/{path}` (`v2.fs.read`).
+     * Resolves to {@link FileReadResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `PathNotFoundError` (404) or a `ClientError`.
+     */
+    read(input: FileReadInput, options?: Transport.RequestOptions): Promise<FileReadResult>
+    /**
+     * The direct children of one directory of the requested Location (path, relative to it; default: the Location directory), directories first. Entries excluded by .gitignore files, .git and symlinks leading outside the Location are left out.
+     *
+     * `GET /api/fs/list` (`v2.fs.list`).
+     * Resolves to {@link FileListResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `PathNotFoundError` (404) or a `ClientError`.
+     */
+    list(input?: FileListInput, options?: Transport.RequestOptions): Promise<FileListResult>
+    /**
+     * Files and directories below the requested Location whose paths match the query, best ranked first: limit bounds the answer (default 100, at most 1000) and type keeps only files or only directories. Paths excluded by .gitignore files are not searched.
+     *
+     * `GET /api/fs/find` (`v2.fs.find`).
+     * Resolves to {@link FileFindResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
+     */
+    find(input: FileFindInput, options?: Transport.RequestOptions): Promise<FileFindResult>
+  }
 }
 
 /**
@@ -1082,6 +1152,11 @@ export const createOpencodeClient = (options: Transport.ClientOptions): Opencode
     },
     mcp: {
       list: (input, options) => send<McpListResult>(operations["mcp.list"], input, options)
+    },
+    file: {
+      read: (input, options) => send<FileReadResult>(operations["file.read"], input, options),
+      list: (input, options) => send<FileListResult>(operations["file.list"], input, options),
+      find: (input, options) => send<FileFindResult>(operations["file.find"], input, options)
     }
   }
 }

@@ -30,6 +30,11 @@ export interface FileDiff {
   readonly patch: string
 }
 
+export interface FileSystemEntry {
+  readonly path: string
+  readonly type: "file" | "directory"
+}
+
 /** a finite number */
 export type Finite = number
 
@@ -219,6 +224,12 @@ export interface OutputFormatJsonSchema {
 
 export interface OutputFormatText {
   readonly type: "text"
+}
+
+export interface PathNotFoundError {
+  readonly message: string
+  readonly path: string
+  readonly _tag: "PathNotFoundError"
 }
 
 export interface PermissionNotFoundError {
@@ -2428,3 +2439,58 @@ export type McpListResult = ReadonlyArray<McpServerInfo>
 
 /** The declared failures `mcp.list` rejects with. */
 export type McpListFailure = InvalidRequestError | UnauthorizedError
+
+/** The input of `file.read`. */
+export interface FileReadInput {
+  /** The path after the operation's prefix, `/`-separated (`src/index.ts`), relative to the Location directory. */
+  readonly path: string
+  readonly location?: {
+    readonly directory?: string | undefined
+    readonly workspace?: string | undefined
+  } | undefined
+}
+
+/** What `file.read` resolves to. */
+export type FileReadResult = Blob
+
+/** The declared failures `file.read` rejects with. */
+export type FileReadFailure = InvalidRequestError | UnauthorizedError | PathNotFoundError
+
+/** The input of `file.list`. */
+export interface FileListInput {
+  readonly path?: string | undefined
+  readonly location?: {
+    readonly directory?: string | undefined
+    readonly workspace?: string | undefined
+  } | undefined
+}
+
+/** What `file.list` resolves to. */
+export interface FileListResult {
+  readonly location: LocationInfo
+  readonly data: ReadonlyArray<FileSystemEntry>
+}
+
+/** The declared failures `file.list` rejects with. */
+export type FileListFailure = InvalidRequestError | UnauthorizedError | PathNotFoundError
+
+/** The input of `file.find`. */
+export interface FileFindInput {
+  readonly query: string
+  readonly type?: "file" | "directory" | undefined
+  /** a positive number */
+  readonly limit?: number | undefined
+  readonly location?: {
+    readonly directory?: string | undefined
+    readonly workspace?: string | undefined
+  } | undefined
+}
+
+/** What `file.find` resolves to. */
+export interface FileFindResult {
+  readonly location: LocationInfo
+  readonly data: ReadonlyArray<FileSystemEntry>
+}
+
+/** The declared failures `file.find` rejects with. */
+export type FileFindFailure = InvalidRequestError | UnauthorizedError
