@@ -16,14 +16,19 @@ const LocationRef = Schema.Struct({
 })
 
 /** `location[directory]` / `location[workspace]` folded into `location` (absent when neither is given). */
-const foldLocation = (flat: { readonly "location[directory]"?: string; readonly "location[workspace]"?: string }) => {
+const foldLocation = (flat: {
+  readonly "location[directory]"?: string | undefined
+  readonly "location[workspace]"?: string | undefined
+}) => {
   const location = {
     ...(flat["location[directory]"] !== undefined ? { directory: flat["location[directory]"] } : {}),
     ...(flat["location[workspace]"] !== undefined ? { workspace: flat["location[workspace]"] } : {})
   }
   return Object.keys(location).length === 0 ? {} : { location }
 }
-const unfoldLocation = (location: { readonly directory?: string; readonly workspace?: string } | undefined) => ({
+const unfoldLocation = (
+  location: { readonly directory?: string | undefined; readonly workspace?: string | undefined } | undefined
+) => ({
   ...(location?.directory !== undefined ? { "location[directory]": location.directory } : {}),
   ...(location?.workspace !== undefined ? { "location[workspace]": location.workspace } : {})
 })

@@ -197,7 +197,7 @@ const confine = (
   where: Where,
   requested: string
 ): Effect.Effect<Resolved, LocationFileError.OutsideLocation | LocationFileError.NotFound> =>
-  Effect.suspend(() => {
+  Effect.suspend((): Effect.Effect<Resolved, LocationFileError.OutsideLocation | LocationFileError.NotFound> => {
     const absolute = path.resolve(where.directory, requested)
     if (!ToolPath.isWithin(where.directory, absolute) || requested.includes("\0"))
       return Effect.fail(outside(requested))
