@@ -237,3 +237,23 @@ describe("GET /api/fs/find", () => {
     })
   )
 })
+
+describe("the fs group behind Basic auth", () => {
+  it.scopedLive("every fs operation answers 401 UnauthorizedError without credentials and serves with them", () =>
+    Effect.gen(function* () {
+      const server = yield* startServer({ OPENCODE_SERVER_PASSWORD: "s3cret" })
+      fs.writeFileSync(path.join(server.directory, "a.txt"), "a")
+      for (const route of ["/api/fs/read/a.txt", "/api/fs/list", "/api/fs/find?query=a"]) {
+        const denied = yield* get(`${server.url}${route}`)
+        expect(denied.status, route).toBe(401)
+        expect(denied.json._tag, route).toBe("UnauthorizedError")
+        const allowed = yield* Effect.promise(() =>
+          fetch(`${server.url}${route}`, {
+            headers: { authorization: `Basic ${Buffer.from("opencode:s3cret").toString("base64")}` }
+          })
+        )
+        expect(allowed.status, route).toBe(200)
+      }
+    })
+  )
+})
