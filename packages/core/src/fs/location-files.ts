@@ -198,9 +198,10 @@ const confine = (
   requested: string
 ): Effect.Effect<Resolved, LocationFileError.OutsideLocation | LocationFileError.NotFound> =>
   Effect.suspend((): Effect.Effect<Resolved, LocationFileError.OutsideLocation | LocationFileError.NotFound> => {
+    // No file name holds a NUL byte (and Node refuses one in a path).
+    if (requested.includes("\0")) return Effect.fail(notFound(requested))
     const absolute = path.resolve(where.directory, requested)
-    if (!ToolPath.isWithin(where.directory, absolute) || requested.includes("\0"))
-      return Effect.fail(outside(requested))
+    if (!ToolPath.isWithin(where.directory, absolute)) return Effect.fail(outside(requested))
     let root: string
     let real: string
     try {

@@ -107,6 +107,7 @@ describe("LocationFiles.read", () => {
       expect(yield* withFiles((files) => failureTag(files.read(where, "src/app.ts/more")))).toBe("Core/PathNotFound")
       expect(yield* withFiles((files) => failureTag(files.read(where, "src")))).toBe("Core/PathNotAFile")
       expect(yield* withFiles((files) => failureTag(files.read(where, ".")))).toBe("Core/PathNotAFile")
+      expect(yield* withFiles((files) => failureTag(files.read(where, "src/app.ts\0.png")))).toBe("Core/PathNotFound")
       const fifo = spawnSync("mkfifo", [path.join(p.directory, "pipe")])
       if (fifo.status === 0) {
         // Never opened: opening a FIFO for reading would wait for a writer forever.
