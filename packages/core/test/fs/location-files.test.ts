@@ -295,6 +295,26 @@ describe("LocationFiles.find", () => {
     })
   )
 
+  it.live("walks asynchronously: other work runs between the directories of one find", () =>
+    Effect.gen(function* () {
+      const files: Record<string, string> = {}
+      for (let index = 0; index < 600; index++) files[`d${index % 40}/e${index % 3}/f${index}.txt`] = ""
+      const p = project(files)
+      // Counts event-loop turns while the find runs: a walk done in one synchronous go would allow none.
+      let turns = 0
+      let running = true
+      const spin = () => {
+        turns++
+        if (running) setImmediate(spin)
+      }
+      setImmediate(spin)
+      const found = yield* withFiles((service) => service.find({ directory: p.directory }, { query: "f599" }))
+      running = false
+      expect(found).toEqual([{ path: "d39/e2/f599.txt", type: "file" }])
+      expect(turns).toBeGreaterThan(40)
+    })
+  )
+
   it.live("an empty query lists entries shortest path first; the limit is capped; the walk is bounded", () =>
     Effect.gen(function* () {
       const files: Record<string, string> = {}
