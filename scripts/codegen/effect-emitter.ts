@@ -58,8 +58,9 @@ interface Slot {
 
 const slots = (contract: SdkContract.Contract, operation: SdkContract.Operation): ReadonlyArray<Slot> => {
   const out: Array<Slot> = []
-  if (operation.pathParams.length > 0)
-    out.push({ member: "path", type: "Path", names: operation.pathParams.map((p) => p.name) })
+  // The rest-of-path parameter is not HttpApiClient's: the call runs `RestPath.within` it (see `body`).
+  const pathParams = operation.pathParams.filter((p) => p.rest !== true)
+  if (pathParams.length > 0) out.push({ member: "path", type: "Path", names: pathParams.map((p) => p.name) })
   if (operation.queryParams.length > 0) {
     out.push({ member: "urlParams", type: "UrlParams", names: operation.queryParams.map((p) => p.name) })
   }
@@ -69,6 +70,10 @@ const slots = (contract: SdkContract.Contract, operation: SdkContract.Operation)
   }
   return out
 }
+
+/** The rest-of-path parameter's name, when the operation's route ends in the wildcard. */
+const restOf = (operation: SdkContract.Operation): string | undefined =>
+  operation.pathParams.find((p) => p.rest === true)?.name
 
 /** Whether the merged input has no required field, so the whole input may be omitted. */
 const inputOptional = (contract: SdkContract.Contract, operation: SdkContract.Operation): boolean =>
@@ -116,8 +121,12 @@ const clientFile = (contract: SdkContract.Contract): string => {
       const types = pageTypes(operation, operation.page)
       return `(input${inputOptional(contract, operation) ? "?" : ""}: ${types.input}) => Effect.Effect<${types.page}, Endpoint.Failure<${g}, ${n}>>`
     }
-    const input =
-      parts.length === 0 ? "Endpoint.NoInput" : parts.map((s) => `Endpoint.${s.type}<${g}, ${n}>`).join(" & ")
+    const rest = restOf(operation)
+    const typed = [
+      ...(rest === undefined ? [] : [`{ readonly ${TypeScript.propertyKey(rest)}: string }`]),
+      ...parts.map((s) => `Endpoint.${s.type}<${g}, ${n}>`)
+    ]
+    const input = typed.length === 0 ? "Endpoint.NoInput" : typed.join(" & ")
     if (operation.stream !== null) {
       const [event, failure] = streamTypes(operation)
       return `(input${inputOptional(contract, operation) ? "?" : ""}: ${input}) => Stream.Stream<${event}, ${failure}>`
@@ -139,7 +148,7 @@ const clientFile = (contract: SdkContract.Contract): string => {
     const members = parts.map((s) =>
       s.member === "urlParams" && query !== undefined
         ? `urlParams: ${query}`
-        : parts.length === 1
+        : parts.length === 1 && restOf(operation) === undefined
           ? `${s.member}: ${source}`
           : `${s.member}: Endpoint.pick(${source}, [${s.names.map((name) => JSON.stringify(name)).join(", ")}])`
     )
@@ -156,9 +165,13 @@ const clientFile = (contract: SdkContract.Contract): string => {
   const body = (operation: SdkContract.Operation): string => {
     const parts = slots(contract, operation)
     const optional = inputOptional(contract, operation)
+    const rest = restOf(operation)
+    const direct = `client${access(operation.group)}${access(operation.name)}(${request(operation, "input")})`
     const call =
       operation.stream === null
-        ? `client${access(operation.group)}${access(operation.name)}(${request(operation, "input")})`
+        ? rest === undefined
+          ? direct
+          : `RestPath.within(input${access(rest)}, ${direct})`
         : `stream<${streamTypes(operation).join(", ")}>(${JSON.stringify(operation.group)}, ${JSON.stringify(operation.name)}, ${request(operation, "input")})`
     const value =
       operation.page !== null
@@ -166,7 +179,7 @@ const clientFile = (contract: SdkContract.Contract): string => {
         : operation.success.unwrap === null
           ? call
           : `Effect.map(${call}, (success) => success${access(operation.success.unwrap)})`
-    const parameter = parts.length === 0 ? "()" : optional ? "(input = {})" : "(input)"
+    const parameter = parts.length === 0 && rest === undefined ? "()" : optional ? "(input = {})" : "(input)"
     return `${parameter} => ${value}`
   }
 
@@ -237,16 +250,18 @@ const clientFile = (contract: SdkContract.Contract): string => {
   const usesPick = usesPages || contract.operations.some((o) => slots(contract, o).length > 1)
   const usesStreams = usesPages || contract.operations.some((o) => o.stream !== null)
   const usesStreaming = contract.operations.some((o) => o.stream !== null)
+  const usesRest = contract.operations.some((o) => restOf(o) !== undefined)
+  const apiClient = `HttpApiClient.make(Api.OpenCodeApi, { baseUrl: options.baseUrl${usesRest ? ", transformClient: RestPath.transformClient" : ""} })`
   const clients = usesStreaming
-    ? `Effect.all([\n    HttpApiClient.make(Api.OpenCodeApi, { baseUrl: options.baseUrl }),\n    Streaming.make(Api.OpenCodeApi, { baseUrl: options.baseUrl })\n  ])`
-    : "HttpApiClient.make(Api.OpenCodeApi, { baseUrl: options.baseUrl })"
+    ? `Effect.all([\n    ${apiClient},\n    Streaming.make(Api.OpenCodeApi, { baseUrl: options.baseUrl })\n  ])`
+    : apiClient
 
   return `${header}
 import { HttpApiClient } from "@effect/platform"
 import type { HttpClient } from "@effect/platform"
 import { Api } from "@opencode-ai/protocol"
 import { Effect${usesStreams ? ", type Stream" : ""} } from "effect"
-import ${usesPick ? "" : "type "}{ Endpoint } from "../endpoint.js"${usesPages ? `\nimport { Page } from "../page.js"` : ""}${usesStreaming ? `\nimport * as Streaming from "../streaming.js"` : ""}
+import ${usesPick ? "" : "type "}{ Endpoint } from "../endpoint.js"${usesPages ? `\nimport { Page } from "../page.js"` : ""}${usesRest ? `\nimport * as RestPath from "../rest-path.js"` : ""}${usesStreaming ? `\nimport * as Streaming from "../streaming.js"` : ""}
 
 /**
  * The OpenCode Client over Effect: the same groups, methods and input objects as the Promise client,

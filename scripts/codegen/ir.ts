@@ -49,7 +49,10 @@ export interface Operation {
   /** The endpoint's OpenAPI description (or summary), when annotated. */
   readonly description: string | null
   readonly method: HttpMethod.HttpMethod
-  /** The path template with `{name}` placeholders, as in OpenAPI (`/api/session/{sessionID}`). */
+  /**
+   * The path template with `{name}` placeholders, as in OpenAPI (`/api/session/{sessionID}`). A path
+   * ending in the router wildcard `*` (`/api/fs/read/*`) ends in `{path}` instead: the {@link restParameter}.
+   */
   readonly path: string
   readonly pathParams: ReadonlyArray<Parameter>
   readonly queryParams: ReadonlyArray<QueryParameter>
@@ -104,6 +107,11 @@ export interface Stream {
 
 export interface Parameter {
   readonly name: string
+  /**
+   * Only on the {@link restParameter}: the value is the rest of the path, `/`-separated, sent
+   * percent-encoded as one segment (slashes as `%2F`, so URL normalization never applies its `..`).
+   */
+  readonly rest?: true
   readonly required: boolean
   /** The encoded (URL string) schema. */
   readonly schema: JsonSchema.Schema
@@ -178,6 +186,22 @@ interface OpenApiOperation {
   >
 }
 
+/**
+ * The path parameter of a route ending in the wildcard `*`: OpenAPI documents no parameter for it (the
+ * reference contract writes the path as `/api/fs/read/*`), and the server reads the rest of the path.
+ */
+export const restParameter: Parameter = {
+  name: "path",
+  required: true,
+  schema: {
+    type: "string",
+    description:
+      "The path after the operation's prefix, `/`-separated (`src/index.ts`), relative to the Location directory."
+  },
+  decoded: { type: "string" },
+  rest: true
+}
+
 const deepObjectKey = /^([^[\]]+)\[([^[\]]+)\]$/
 
 /**
@@ -233,14 +257,18 @@ export const fromApi = <Id extends string, Groups extends HttpApiGroup.HttpApiGr
       wirePath.map((p) => p.name),
       [...decodedPath.keys()]
     )
-    const pathParams = wirePath.map(
-      (parameter): Parameter => ({
-        name: parameter.name,
-        required: parameter.required,
-        schema: canonical(JsonSchema.asSchema(parameter.schema, `${where} path ${parameter.name}`)),
-        decoded: canonical(decodedField(decodedPath, parameter.name, `${where} path`))
-      })
-    )
+    const rest = endpoint.path.endsWith("/*")
+    const pathParams = [
+      ...wirePath.map(
+        (parameter): Parameter => ({
+          name: parameter.name,
+          required: parameter.required,
+          schema: canonical(JsonSchema.asSchema(parameter.schema, `${where} path ${parameter.name}`)),
+          decoded: canonical(decodedField(decodedPath, parameter.name, `${where} path`))
+        })
+      ),
+      ...(rest ? [restParameter] : [])
+    ]
 
     const decodedQuery = decodedProperties(endpoint.urlParamsSchema, decodedComponents)
     const queryParams = queryParameters(
@@ -292,7 +320,7 @@ export const fromApi = <Id extends string, Groups extends HttpApiGroup.HttpApiGr
       operationId: op.operationId,
       description: op.description ?? op.summary ?? null,
       method: endpoint.method,
-      path,
+      path: rest ? `${path.slice(0, -1)}{${restParameter.name}}` : path,
       pathParams,
       queryParams,
       body,

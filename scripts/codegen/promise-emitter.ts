@@ -52,11 +52,18 @@ const supported = (operation: SdkContract.Operation): void => {
   if (operation.body !== null && operation.body.contentType !== "application/json") {
     throw new Error(`${where}: the Promise emitter sends JSON bodies only, not ${operation.body.contentType}`)
   }
-  const contentType = operation.streaming === "sse" ? "text/event-stream" : "application/json"
-  if (operation.success.contentType !== null && operation.success.contentType !== contentType) {
-    throw new Error(`${where}: the Promise emitter reads JSON responses only, not ${operation.success.contentType}`)
+  const contentTypes = operation.streaming === "sse" ? ["text/event-stream"] : ["application/json", bytesContentType]
+  if (operation.success.contentType !== null && !contentTypes.includes(operation.success.contentType)) {
+    throw new Error(
+      `${where}: the Promise emitter reads JSON and byte responses only, not ${operation.success.contentType}`
+    )
   }
 }
+
+/** A success of this content type is bytes: the method resolves to a `Blob` whose `type` is the response's `Content-Type`. */
+const bytesContentType = "application/octet-stream"
+
+const isBytes = (operation: SdkContract.Operation): boolean => operation.success.contentType === bytesContentType
 
 /** Every exported type name, so that a generated name never silently shadows another. */
 class Names {
@@ -275,6 +282,7 @@ const parameterType = (contract: SdkContract.Contract, parameter: SdkContract.Pa
 const resultType = (contract: SdkContract.Contract, operation: SdkContract.Operation): string => {
   const schema = operation.success.schema
   if (schema === null) return "void"
+  if (isBytes(operation)) return "Blob"
   if (operation.page !== null) {
     const items = JsonSchema.properties(JsonSchema.resolve(schema, contract.components)).find(
       ([n]) => n === operation.page?.items
@@ -480,6 +488,12 @@ const methodDoc = (operation: SdkContract.Operation, p: string): string => {
   ].join("\n")
 }
 
+/** `{rest: name}` when a path parameter is the rest of the path (see the IR's `restParameter`). */
+const restOf = (operation: SdkContract.Operation): { readonly rest?: string } => {
+  const rest = operation.pathParams.find((p) => p.rest === true)
+  return rest === undefined ? {} : { rest: rest.name }
+}
+
 /** The runtime description of one operation, in the shape of `Transport.Operation`. */
 const descriptor = (contract: SdkContract.Contract, operation: SdkContract.Operation) => {
   const errors: Record<string, Array<string>> = {}
@@ -496,10 +510,12 @@ const descriptor = (contract: SdkContract.Contract, operation: SdkContract.Opera
       operation.body === null
         ? null
         : JsonSchema.properties(JsonSchema.resolve(operation.body.schema, contract.components)).map(([name]) => name),
+    ...restOf(operation),
     success: {
       status: operation.success.status,
-      json: operation.stream === null && operation.success.contentType !== null,
-      unwrap: operation.success.unwrap
+      json: operation.stream === null && operation.success.contentType !== null && !isBytes(operation),
+      unwrap: operation.success.unwrap,
+      ...(isBytes(operation) ? { bytes: true } : {})
     },
     errors,
     ...(operation.stream === null ? {} : { stream: { failureEvent: operation.stream.failureEvent } }),

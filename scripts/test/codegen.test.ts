@@ -37,7 +37,10 @@ describe("SDK Contract IR of Api.OpenCodeApi", () => {
 
   it("gives each operation the reference operationId for its method and path (extensions aside)", () => {
     for (const operation of contract.operations.filter((o) => !Api.extensionOperations.has(o.operationId))) {
-      const expected = reference.operations.find((r) => r.method === operation.method && r.path === operation.path)
+      // A rest-of-path parameter stands for the router wildcard the contract writes as `*`.
+      const rest = operation.pathParams.find((p) => p.rest === true)
+      const published = rest === undefined ? operation.path : operation.path.replace(`{${rest.name}}`, "*")
+      const expected = reference.operations.find((r) => r.method === operation.method && r.path === published)
       expect(expected, `${operation.method} ${operation.path} is a reference operation`).toBeDefined()
       expect(operation.operationId).toBe(expected?.operationId)
     }
@@ -95,7 +98,10 @@ describe("SDK Contract IR of Api.OpenCodeApi", () => {
       "questions.reject": null,
       "skills.list": null,
       "commands.list": null,
-      "reference.list": null
+      "reference.list": null,
+      "files.read": null,
+      "files.list": null,
+      "files.find": null
     })
   })
 
@@ -119,6 +125,22 @@ describe("SDK Contract IR of Api.OpenCodeApi", () => {
     const create = contract.operations.find((o) => o.name === "create")!
     expect(create.body?.contentType).toBe("application/json")
     expect(Object.keys(contract.components)).toContain("SessionV2Info")
+  })
+
+  it("records a route's wildcard as the rest-of-path parameter `path`, and a byte success", () => {
+    const read = contract.operations.find((o) => o.group === "file" && o.name === "read")!
+    expect(read.path).toBe("/api/fs/read/{path}")
+    expect(read.pathParams.map((p) => [p.name, p.required, p.rest])).toEqual([["path", true, true]])
+    expect(read.success.contentType).toBe("application/octet-stream")
+    const files = PromiseEmitter.emit(contract)
+    const client = files.find((f) => f.path.endsWith("generated/client.ts"))!.content
+    expect(client).toContain('rest: "path"')
+    expect(client).toContain("bytes: true")
+    const types = files.find((f) => f.path.endsWith("generated/types.ts"))!.content
+    expect(types).toContain("export type FileReadResult = Blob")
+    const effect = EffectEmitter.emit(contract)[0]!.content
+    expect(effect).toContain("RestPath.within(input.path, client.file.read(")
+    expect(effect).toContain("transformClient: RestPath.transformClient")
   })
 })
 
@@ -392,7 +414,8 @@ describe("client namespaces (the ClientProjection.Namespace annotation)", () => 
       "skills",
       "commands",
       "reference",
-      "mcp"
+      "mcp",
+      "files"
     ])
   })
 

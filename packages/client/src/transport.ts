@@ -36,6 +36,11 @@ export interface Operation {
   /** The path template; each `{name}` is replaced by the URI-encoded input field of that name. */
   readonly path: string
   /**
+   * The path parameter that is the rest of the path (`/api/fs/read/{path}`): its value, slashes
+   * included, is sent URI-encoded as one segment (see {@link encodeRest}).
+   */
+  readonly rest?: string
+  /**
    * The query parameters, in order. `form`: `name=value` (arrays repeat the key). `deepObject`: each
    * defined member of the object value as `name[member]=value`. Undefined values are omitted.
    */
@@ -48,6 +53,8 @@ export interface Operation {
     readonly json: boolean
     /** The envelope member to resolve to, or `null` to resolve to the whole body. */
     readonly unwrap: string | null
+    /** Whether the success is bytes: the call resolves to the body as a `Blob` typed by its `Content-Type`. */
+    readonly bytes?: boolean
   }
   /** The declared failure tags, by status. */
   readonly errors: Readonly<Record<number, ReadonlyArray<string>>>
@@ -82,7 +89,7 @@ export const make = (options: ClientOptions): Send => {
     const fields = (input ?? {}) as Readonly<Record<string, unknown>>
     const url = urlOf(root, operation, fields)
     const body = operation.body === null ? undefined : JSON.stringify(pick(fields, operation.body))
-    const headers = headersOf(options, call, "application/json")
+    const headers = headersOf(options, call, operation.success.bytes === true ? "*/*" : "application/json")
     if (body !== undefined) headers.set("content-type", "application/json")
 
     let response: Response
@@ -95,6 +102,9 @@ export const make = (options: ClientOptions): Send => {
         ...(body === undefined ? {} : { body }),
         ...(call?.signal === undefined ? {} : { signal: call.signal })
       })
+      if (operation.success.bytes === true && response.status === operation.success.status) {
+        return (await response.blob()) as A
+      }
       text = await response.text()
     } catch (cause) {
       throw new ClientError({
@@ -114,7 +124,16 @@ const rootOf = (options: ClientOptions): string => {
 }
 
 const urlOf = (root: string, operation: Operation, fields: Readonly<Record<string, unknown>>): string =>
-  `${root}${operation.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(String(fields[name])))}${search(operation, fields)}`
+  `${root}${operation.path.replace(/\{([^}]+)\}/g, (_, name: string) =>
+    name === operation.rest ? encodeRest(String(fields[name])) : encodeURIComponent(String(fields[name]))
+  )}${search(operation, fields)}`
+
+/**
+ * A rest-of-path value as one URI-encoded segment (its slashes as `%2F`), so that no URL parser resolves
+ * its dot segments before the server sees them; `""`, `.` and `..` get a leading `./` for the same reason.
+ */
+export const encodeRest = (value: string): string =>
+  encodeURIComponent(value === "" || value === "." || value === ".." ? `./${value}` : value)
 
 /** `accept`, then the client headers, then the call's, each replacing the previous name by name. */
 const headersOf = (options: ClientOptions, call: RequestOptions | undefined, accept: string): Headers => {

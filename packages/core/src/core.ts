@@ -15,6 +15,7 @@ import * as ModelDatabase from "./config/model-database.js"
 import * as Paths from "./config/paths.js"
 import * as EventLog from "./event/event-log.js"
 import * as LiveBus from "./event/live-bus.js"
+import * as LocationFiles from "./fs/location-files.js"
 import * as SessionInput from "./input/session-input.js"
 import * as InstructionCheckpoint from "./instructions/instruction-checkpoint.js"
 import * as InstructionDiscovery from "./instructions/instruction-discovery.js"
@@ -106,6 +107,7 @@ export type Services =
   | EventLog.Service
   | LiveBus.Service
   | Locations.Service
+  | LocationFiles.Service
   | InstructionCheckpoint.Service
   | InstructionEntries.Service
   | InstructionDiscovery.Service
@@ -224,6 +226,7 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
     discovery,
     Layer.fresh(SessionInstructions.layer).pipe(Layer.provide(Layer.mergeAll(stores, discovery, NodeContext.layer))),
     locations,
+    LocationFiles.layer(),
     planFile,
     snapshots,
     Skills.layer({ configDir, env }).pipe(Layer.provide(NodeContext.layer)),

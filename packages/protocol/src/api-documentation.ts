@@ -30,7 +30,11 @@ export const parameters: Readonly<Record<string, string>> = {
   "query:project": "Only sessions of this project id.",
   "query:subpath": "Only sessions at this path relative to their project root.",
   "query:projectID": "Only the saved permissions of this project id.",
-  "query:after": "Only events with a sequence number greater than this one (default 0: from the start)."
+  "query:after": "Only events with a sequence number greater than this one (default 0: from the start).",
+  "query:path":
+    "A path relative to the Location directory (`src/lib`), `/`-separated; default the Location directory itself.",
+  "query:query": "The text to look for: terms separated by spaces, each matched case-insensitively against the path.",
+  "query:type": "`file` or `directory`: only entries of this type (default both)."
 }
 
 /** The security scheme named in the document: HTTP Basic, used when the server has a password. */

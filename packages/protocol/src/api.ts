@@ -6,6 +6,7 @@ import { ApiDocumentation } from "./api-documentation.js"
 import { CommandGroup } from "./command.js"
 import { InvalidRequestError } from "./errors.js"
 import { EventGroup } from "./event.js"
+import { FileSystemGroup } from "./fs.js"
 import { HealthGroup } from "./health.js"
 import { InstructionGroup } from "./instructions.js"
 import { LocationGroup } from "./location.js"
@@ -47,6 +48,7 @@ export class OpenCodeApi extends base
   .add(CommandGroup.group)
   .add(ReferenceGroup.group)
   .add(McpGroup.group)
+  .add(FileSystemGroup.group)
   .middleware(Authorization)
   .annotate(OpenApi.Title, "OpenCode V2 API")
   .annotate(OpenApi.Version, "1.18.33")
@@ -76,10 +78,14 @@ export const extensionOperations: ReadonlySet<string> = new Set([
  * Statuses some reference operations answer here beyond those the observed contract lists, and why.
  * Conformance checks everything else about these operations against the reference.
  * - the revert operations refuse to change a running session (and `clear` / `commit` refuse when
- *   nothing is staged) with a 409 ConflictError, where the contract lists no conflict.
+ *   nothing is staged) with a 409 ConflictError, where the contract lists no conflict;
+ * - `fs.read` and `fs.list` answer a missing path with a 404 PathNotFoundError.
  */
 export const additionalStatuses: Readonly<Record<string, ReadonlyArray<string>>> = {
   "v2.session.revert.stage": ["409"],
   "v2.session.revert.clear": ["409"],
-  "v2.session.revert.commit": ["409"]
+  "v2.session.revert.commit": ["409"],
+  // a path that names nothing is a 404 PathNotFoundError, where the contract lists only 400.
+  "v2.fs.read": ["404"],
+  "v2.fs.list": ["404"]
 }

@@ -14,6 +14,7 @@ export const status = {
   MessageNotFoundError: 404,
   PermissionNotFoundError: 404,
   ProviderNotFoundError: 404,
+  PathNotFoundError: 404,
   RouteNotFoundError: 404,
   ConflictError: 409,
   UnsupportedMediaTypeError: 415,

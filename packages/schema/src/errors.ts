@@ -109,6 +109,15 @@ export class PayloadTooLargeError extends Schema.TaggedError<PayloadTooLargeErro
   limit: Schema.Number
 }) {}
 
+/**
+ * A path that names nothing inside the requested Location (`GET /api/fs/read/*`, `GET /api/fs/list`):
+ * `path` is the path as the request gave it.
+ */
+export class PathNotFoundError extends Schema.TaggedError<PathNotFoundError>()("PathNotFoundError", {
+  message: Schema.String,
+  path: Schema.String
+}) {}
+
 /** A provider ID that names no configured provider. */
 export class ProviderNotFoundError extends Schema.TaggedError<ProviderNotFoundError>()("ProviderNotFoundError", {
   providerID: Schema.String,

@@ -141,6 +141,8 @@ const extensions: Record<string, string> = {
   ForbiddenOriginError: "a browser Origin that is not allowed (403); upstream accepts any Origin",
   ForbiddenHostError: "a foreign Host on a loopback listener (403, DNS rebinding); upstream accepts any Host",
   PayloadTooLargeError: "the 413 of a body over server.max_body; upstream has no body limit",
+  PathNotFoundError:
+    "the 404 of GET /api/fs/read/* and GET /api/fs/list for a missing path; upstream fails those without a typed body",
   JsonValue: "any JSON value (the Instructions work's InstructionEntry values); upstream inlines no such component",
   McpServerInfo: "an MCP server's status (GET /api/mcp, an extension operation); the v2 reference lists no MCP servers",
   GeneratedAgent:

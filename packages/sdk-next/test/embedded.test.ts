@@ -20,6 +20,7 @@ describe("Embedded OpenCode", () => {
         "commands",
         "events",
         "fetch",
+        "files",
         "health",
         "instructions",
         "location",

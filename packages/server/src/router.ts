@@ -6,6 +6,7 @@ import { Layer, type Option } from "effect"
 import { AgentHandlers } from "./handlers/agent.js"
 import { CommandHandlers } from "./handlers/command.js"
 import { EventHandlers } from "./handlers/event.js"
+import { FileSystemHandlers } from "./handlers/fs.js"
 import { HealthHandlers } from "./handlers/health.js"
 import { InstructionHandlers } from "./handlers/instructions.js"
 import { LocationHandlers } from "./handlers/location.js"
@@ -55,6 +56,7 @@ export const layer = (options: Options) => {
       CommandHandlers.layer,
       ReferenceHandlers.layer,
       McpHandlers.layer,
+      FileSystemHandlers.layer,
       AuthorizationLive.layer
     ]),
     // Per router (a fresh layer each call): closing this router ends its open streams.

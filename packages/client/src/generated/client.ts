@@ -96,7 +96,13 @@ import type {
   ReferenceListInput,
   ReferenceListResult,
   McpListInput,
-  McpListResult
+  McpListResult,
+  FilesReadInput,
+  FilesReadResult,
+  FilesListInput,
+  FilesListResult,
+  FilesFindInput,
+  FilesFindResult
 } from "./types.js"
 
 /** How each operation travels: interpreted by {@link Transport.make}. */
@@ -666,6 +672,47 @@ const operations = {
     body: null,
     success: { status: 200, json: true, unwrap: "data" },
     errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
+  },
+  "files.read": {
+    name: "files.read",
+    method: "GET",
+    path: "/api/fs/read/{path}",
+    query: [{ name: "location", style: "deepObject" }],
+    body: null,
+    rest: "path",
+    success: { status: 200, json: false, unwrap: null, bytes: true },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["PathNotFoundError"]
+    }
+  },
+  "files.list": {
+    name: "files.list",
+    method: "GET",
+    path: "/api/fs/list",
+    query: [{ name: "path", style: "form" }, { name: "location", style: "deepObject" }],
+    body: null,
+    success: { status: 200, json: true, unwrap: null },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["PathNotFoundError"]
+    }
+  },
+  "files.find": {
+    name: "files.find",
+    method: "GET",
+    path: "/api/fs/find",
+    query: [
+      { name: "query", style: "form" },
+      { name: "type", style: "form" },
+      { name: "limit", style: "form" },
+      { name: "location", style: "deepObject" }
+    ],
+    body: null,
+    success: { status: 200, json: true, unwrap: null },
+    errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
   }
 } as const satisfies Record<string, Transport.Operation>
 
@@ -1043,6 +1090,29 @@ export interface OpencodeClient {
      */
     list(input?: McpListInput, options?: Transport.RequestOptions): Promise<McpListResult>
   }
+  readonly files: {
+    /**
+     * Serves one file of the requested Location as bytes; the path after /api/fs/read/ names it relative to the Location directory, and the Content-Type gives its media type and, for text, its charset. Paths leading outside the Location (including through symlinks), directories and files over the size limit are refused with 400; a missing path is 404.
+     *
+     * `GET /api/fs/read/{path}` (`v2.fs.read`).
+     * Resolves to {@link FilesReadResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `PathNotFoundError` (404) or a `ClientError`.
+     */
+    read(input: FilesReadInput, options?: Transport.RequestOptions): Promise<FilesReadResult>
+    /**
+     * The direct children of one directory of the requested Location (path, relative to it; default: the Location directory), directories first. Entries excluded by .gitignore files, .git and symlinks leading outside the Location are left out.
+     *
+     * `GET /api/fs/list` (`v2.fs.list`).
+     * Resolves to {@link FilesListResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `PathNotFoundError` (404) or a `ClientError`.
+     */
+    list(input?: FilesListInput, options?: Transport.RequestOptions): Promise<FilesListResult>
+    /**
+     * Files and directories below the requested Location whose paths match the query, best ranked first: limit bounds the answer (default 100, at most 1000) and type keeps only files or only directories. Paths excluded by .gitignore files are not searched.
+     *
+     * `GET /api/fs/find` (`v2.fs.find`).
+     * Resolves to {@link FilesFindResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
+     */
+    find(input: FilesFindInput, options?: Transport.RequestOptions): Promise<FilesFindResult>
+  }
 }
 
 /**
@@ -1128,6 +1198,11 @@ export const createOpencodeClient = (options: Transport.ClientOptions): Opencode
     },
     mcp: {
       list: (input, options) => send<McpListResult>(operations["mcp.list"], input, options)
+    },
+    files: {
+      read: (input, options) => send<FilesReadResult>(operations["files.read"], input, options),
+      list: (input, options) => send<FilesListResult>(operations["files.list"], input, options),
+      find: (input, options) => send<FilesFindResult>(operations["files.find"], input, options)
     }
   }
 }

@@ -53,6 +53,11 @@ export interface FileDiff {
   readonly patch: string
 }
 
+export interface FileSystemEntry {
+  readonly path: string
+  readonly type: "file" | "directory"
+}
+
 /** a finite number */
 export type Finite = number
 
@@ -242,6 +247,12 @@ export interface OutputFormatJsonSchema {
 
 export interface OutputFormatText {
   readonly type: "text"
+}
+
+export interface PathNotFoundError {
+  readonly message: string
+  readonly path: string
+  readonly _tag: "PathNotFoundError"
 }
 
 export interface PermissionNotFoundError {
@@ -2497,3 +2508,58 @@ export type McpListResult = ReadonlyArray<McpServerInfo>
 
 /** The declared failures `mcp.list` rejects with. */
 export type McpListFailure = InvalidRequestError | UnauthorizedError
+
+/** The input of `files.read`. */
+export interface FilesReadInput {
+  /** The path after the operation's prefix, `/`-separated (`src/index.ts`), relative to the Location directory. */
+  readonly path: string
+  readonly location?: {
+    readonly directory?: string | undefined
+    readonly workspace?: string | undefined
+  } | undefined
+}
+
+/** What `files.read` resolves to. */
+export type FilesReadResult = Blob
+
+/** The declared failures `files.read` rejects with. */
+export type FilesReadFailure = InvalidRequestError | UnauthorizedError | PathNotFoundError
+
+/** The input of `files.list`. */
+export interface FilesListInput {
+  readonly path?: string | undefined
+  readonly location?: {
+    readonly directory?: string | undefined
+    readonly workspace?: string | undefined
+  } | undefined
+}
+
+/** What `files.list` resolves to. */
+export interface FilesListResult {
+  readonly location: LocationInfo
+  readonly data: ReadonlyArray<FileSystemEntry>
+}
+
+/** The declared failures `files.list` rejects with. */
+export type FilesListFailure = InvalidRequestError | UnauthorizedError | PathNotFoundError
+
+/** The input of `files.find`. */
+export interface FilesFindInput {
+  readonly query: string
+  readonly type?: "file" | "directory" | undefined
+  /** a positive number */
+  readonly limit?: number | undefined
+  readonly location?: {
+    readonly directory?: string | undefined
+    readonly workspace?: string | undefined
+  } | undefined
+}
+
+/** What `files.find` resolves to. */
+export interface FilesFindResult {
+  readonly location: LocationInfo
+  readonly data: ReadonlyArray<FileSystemEntry>
+}
+
+/** The declared failures `files.find` rejects with. */
+export type FilesFindFailure = InvalidRequestError | UnauthorizedError

@@ -6,6 +6,7 @@ import { Api } from "@opencode-ai/protocol"
 import { Effect, type Stream } from "effect"
 import { Endpoint } from "../endpoint.js"
 import { Page } from "../page.js"
+import * as RestPath from "../rest-path.js"
 import * as Streaming from "../streaming.js"
 
 /**
@@ -377,6 +378,29 @@ export interface Service {
      */
     readonly list: (input?: Endpoint.NoInput) => Effect.Effect<Endpoint.Success<"mcp", "list">["data"], Endpoint.Failure<"mcp", "list">>
   }
+  readonly files: {
+    /**
+     * Serves one file of the requested Location as bytes; the path after /api/fs/read/ names it relative to the Location directory, and the Content-Type gives its media type and, for text, its charset. Paths leading outside the Location (including through symlinks), directories and files over the size limit are refused with 400; a missing path is 404.
+     *
+     * `GET /api/fs/read/{path}` (`v2.fs.read`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `PathNotFoundError` (404), an `HttpClientError` or a `ParseError`.
+     */
+    readonly read: (input: { readonly path: string } & Endpoint.UrlParams<"file", "read">) => Effect.Effect<Endpoint.Success<"file", "read">, Endpoint.Failure<"file", "read">>
+    /**
+     * The direct children of one directory of the requested Location (path, relative to it; default: the Location directory), directories first. Entries excluded by .gitignore files, .git and symlinks leading outside the Location are left out.
+     *
+     * `GET /api/fs/list` (`v2.fs.list`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `PathNotFoundError` (404), an `HttpClientError` or a `ParseError`.
+     */
+    readonly list: (input?: Endpoint.UrlParams<"file", "list">) => Effect.Effect<Endpoint.Success<"file", "list">, Endpoint.Failure<"file", "list">>
+    /**
+     * Files and directories below the requested Location whose paths match the query, best ranked first: limit bounds the answer (default 100, at most 1000) and type keeps only files or only directories. Paths excluded by .gitignore files are not searched.
+     *
+     * `GET /api/fs/find` (`v2.fs.find`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
+     */
+    readonly find: (input: Endpoint.UrlParams<"file", "find">) => Effect.Effect<Endpoint.Success<"file", "find">, Endpoint.Failure<"file", "find">>
+  }
 }
 
 export interface Options {
@@ -392,7 +416,7 @@ export interface Options {
 export const make = (options: Options): Effect.Effect<Service, never, HttpClient.HttpClient> =>
   Effect.map(
     Effect.all([
-    HttpApiClient.make(Api.OpenCodeApi, { baseUrl: options.baseUrl }),
+    HttpApiClient.make(Api.OpenCodeApi, { baseUrl: options.baseUrl, transformClient: RestPath.transformClient }),
     Streaming.make(Api.OpenCodeApi, { baseUrl: options.baseUrl })
   ]),
     ([client, stream]): Service => ({
@@ -473,6 +497,11 @@ export const make = (options: Options): Effect.Effect<Service, never, HttpClient
       },
       mcp: {
         list: () => Effect.map(client.mcp.list({}), (success) => success.data)
+      },
+      files: {
+        read: (input) => RestPath.within(input.path, client.file.read({ urlParams: Endpoint.pick(input, ["location"]) })),
+        list: (input = {}) => client.file.list({ urlParams: input }),
+        find: (input) => client.file.find({ urlParams: input })
       }
     })
   )

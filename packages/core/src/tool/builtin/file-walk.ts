@@ -41,7 +41,7 @@ const toPosix = (value: string) => (path.sep === "/" ? value : value.split(path.
  * `.gitignore` cannot re-include what a parent excluded, which git does not allow for directories
  * either.
  */
-const gitignore = (root: string) => {
+export const gitignore = (root: string): ((absolute: string, isDirectory: boolean) => boolean) => {
   const top = gitRoot(root) ?? root
   const rules = new Map<string, Ignore | undefined>()
   const load = (dir: string): Ignore | undefined => {
@@ -69,14 +69,27 @@ const gitignore = (root: string) => {
   }
 }
 
-/** Paths handed on together: one directory's files, at most this many at a time. */
+/** Paths handed on together: one directory's entries, at most this many at a time. */
 const batchSize = 256
 
+/** One path the walk found: a regular file, a directory, or a symlink (listed, never followed). */
+export interface Entry {
+  /** Absolute. */
+  readonly path: string
+  readonly type: "file" | "directory" | "symlink"
+}
+
 /**
- * Depth-first over `root`, one directory open at a time, yielding batches of file paths. A consumer
- * that stops pulling stops the walk: the generator is returned and its open directory closed.
+ * Depth-first over `root`, one directory open at a time, yielding batches of entries: files and
+ * symlinks, and with `directories` the directories descended into as well (each before its content).
+ * A consumer that stops pulling stops the walk: the generator is returned and its open directory
+ * closed.
  */
-async function* walk(options: Options, ignored: (absolute: string, isDirectory: boolean) => boolean) {
+async function* walk(
+  options: Options,
+  ignored: (absolute: string, isDirectory: boolean) => boolean,
+  directories: boolean
+) {
   const pending = [options.root]
   while (pending.length > 0) {
     const dir = pending.pop()!
@@ -87,7 +100,7 @@ async function* walk(options: Options, ignored: (absolute: string, isDirectory: 
       continue
     }
     const subdirectories: Array<string> = []
-    let batch: Array<string> = []
+    let batch: Array<Entry> = []
     try {
       for await (const entry of handle) {
         const full = path.join(dir, entry.name)
@@ -103,7 +116,7 @@ async function* walk(options: Options, ignored: (absolute: string, isDirectory: 
         if (!kind.isFile() && !kind.isSymbolicLink()) continue
         if (ignored(full, false)) continue
         if (options.match !== undefined && !options.match(toPosix(path.relative(options.root, full)))) continue
-        batch.push(full)
+        batch.push({ path: full, type: kind.isSymbolicLink() ? "symlink" : "file" })
         if (batch.length >= batchSize) {
           yield batch
           batch = []
@@ -112,9 +125,10 @@ async function* walk(options: Options, ignored: (absolute: string, isDirectory: 
     } catch {
       // A directory that fails mid-read keeps what it listed.
     }
-    if (batch.length > 0) yield batch
     // Sorted names, visited in order: the walk order is stable from run to run.
     subdirectories.sort()
+    if (directories) for (const subdirectory of subdirectories) batch.push({ path: subdirectory, type: "directory" })
+    if (batch.length > 0) yield batch
     for (let index = subdirectories.length - 1; index >= 0; index--) pending.push(subdirectories[index]!)
   }
 }
@@ -129,12 +143,28 @@ async function* walk(options: Options, ignored: (absolute: string, isDirectory: 
  */
 export const stream = (options: Options): Stream.Stream<string> => {
   const files = Stream.suspend(() =>
-    Stream.fromAsyncIterable(walk(options, gitignore(options.root)), (error) => error).pipe(
+    Stream.fromAsyncIterable(walk(options, gitignore(options.root), false), (error) => error).pipe(
+      Stream.orDie,
+      Stream.mapConcat((batch) => batch.map((entry) => entry.path))
+    )
+  )
+  return options.limit === undefined ? files : Stream.take(files, options.limit)
+}
+
+/**
+ * What {@link stream} walks, as typed entries, the directories it descends into included (each one
+ * before its content; `match` still filters files only). `.git` folders and `.gitignore`d paths are
+ * left out; symlinks are reported as such, never followed. Lazy like {@link stream}: the walk runs only
+ * as far as the stream is pulled, and `limit` ends it after that many entries.
+ */
+export const entries = (options: Options): Stream.Stream<Entry> => {
+  const all = Stream.suspend(() =>
+    Stream.fromAsyncIterable(walk(options, gitignore(options.root), true), (error) => error).pipe(
       Stream.orDie,
       Stream.mapConcat((batch) => batch)
     )
   )
-  return options.limit === undefined ? files : Stream.take(files, options.limit)
+  return options.limit === undefined ? all : Stream.take(all, options.limit)
 }
 
 /** The files {@link stream} yields, collected (`limit` bounds them). Interruption stops the walk. */
