@@ -3,10 +3,12 @@ export * as Api from "./api.js"
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AgentGroup } from "./agent.js"
 import { ApiDocumentation } from "./api-documentation.js"
+import { CredentialGroup } from "./credential.js"
 import { InvalidRequestError } from "./errors.js"
 import { EventGroup } from "./event.js"
 import { HealthGroup } from "./health.js"
 import { InstructionGroup } from "./instructions.js"
+import { IntegrationGroup } from "./integration.js"
 import { LocationGroup } from "./location.js"
 import { McpGroup } from "./mcp.js"
 import { Authorization } from "./middleware.js"
@@ -45,6 +47,8 @@ export class OpenCodeApi extends base
   .add(SkillGroup.group)
   .add(ReferenceGroup.group)
   .add(McpGroup.group)
+  .add(IntegrationGroup.group)
+  .add(CredentialGroup.group)
   .middleware(Authorization)
   .annotate(OpenApi.Title, "OpenCode V2 API")
   .annotate(OpenApi.Version, "1.18.33")

@@ -4,9 +4,11 @@ import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
 import { Api } from "@opencode-ai/protocol"
 import { Layer, type Option } from "effect"
 import { AgentHandlers } from "./handlers/agent.js"
+import { CredentialHandlers } from "./handlers/credential.js"
 import { EventHandlers } from "./handlers/event.js"
 import { HealthHandlers } from "./handlers/health.js"
 import { InstructionHandlers } from "./handlers/instructions.js"
+import { IntegrationHandlers } from "./handlers/integration.js"
 import { LocationHandlers } from "./handlers/location.js"
 import { McpHandlers } from "./handlers/mcp.js"
 import { ModelHandlers } from "./handlers/model.js"
@@ -53,6 +55,8 @@ export const layer = (options: Options) => {
       SkillHandlers.layer,
       ReferenceHandlers.layer,
       McpHandlers.layer,
+      IntegrationHandlers.layer,
+      CredentialHandlers.layer,
       AuthorizationLive.layer
     ]),
     // Per router (a fresh layer each call): closing this router ends its open streams.
