@@ -94,7 +94,16 @@ describe("SDK Contract IR of Api.OpenCodeApi", () => {
       "questions.reply": null,
       "questions.reject": null,
       "skills.list": null,
-      "reference.list": null
+      "reference.list": null,
+      "integrations.list": null,
+      "integrations.get": null,
+      "integrations.connectKey": null,
+      "integrations.connectOauth": null,
+      "integrations.attemptStatus": null,
+      "integrations.attemptCancel": null,
+      "integrations.attemptComplete": null,
+      "credentials.update": null,
+      "credentials.remove": null
     })
   })
 

@@ -17,10 +17,12 @@ describe("Embedded OpenCode", () => {
       const host = yield* OpenCode.embedded(options())
       expect(Object.keys(host).sort()).toEqual([
         "agents",
+        "credentials",
         "events",
         "fetch",
         "health",
         "instructions",
+        "integrations",
         "location",
         "mcp",
         "models",
