@@ -3,7 +3,7 @@ import * as path from "node:path"
 import { HttpServer } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { LLMScript, OAuthTestServer, ScriptedLLMServer } from "@opencode-ai/core/testing"
-import { Effect, Layer, LogLevel, Schedule } from "effect"
+import { Effect, Layer, Logger, LogLevel, Schedule } from "effect"
 import { Serve } from "../src/serve.js"
 import { call, configHome, tempDir } from "./harness.js"
 
@@ -40,24 +40,16 @@ const modelsCache = (baseURL: string) => {
 }
 
 /**
- * The real listener on 127.0.0.1 (as `startServer`, but with every log line at every level captured),
- * over the data home `dataHome` (default: a fresh one).
+ * The real listener on 127.0.0.1 (as `startServer`), over the data home `dataHome` (default: a fresh
+ * one), with every log line the server writes, at every level, captured in `logs` (each request fiber
+ * inherits the logger the server was built with).
  */
 const start = (env: Record<string, string>, dataHome = tempDir("data")) =>
   Effect.gen(function* () {
     const logs: Array<string> = []
-    const write = process.stderr.write
-    yield* Effect.acquireRelease(
-      Effect.sync(() => {
-        process.stderr.write = ((chunk: string | Uint8Array, ...rest: Array<any>) => {
-          logs.push(typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8"))
-          return write.call(process.stderr, chunk, ...rest)
-        }) as typeof process.stderr.write
-      }),
-      () =>
-        Effect.sync(() => {
-          process.stderr.write = write
-        })
+    const capture = Logger.replace(
+      Logger.defaultLogger,
+      Logger.make((entry) => void logs.push(Logger.logfmtLogger.log(entry)))
     )
     const context = yield* Layer.build(
       Serve.layer({
@@ -74,13 +66,13 @@ const start = (env: Record<string, string>, dataHome = tempDir("data")) =>
           ...env
         }
       })
-    ).pipe(Effect.orDie)
+    ).pipe(Effect.provide(capture), Logger.withMinimumLogLevel(LogLevel.All), Effect.orDie)
     const server = yield* HttpServer.HttpServer.pipe(Effect.provide(context))
     if (server.address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
     return {
       url: `http://127.0.0.1:${server.address.port}`,
       authFile: path.join(dataHome, "opencode", "auth.json"),
-      logs: () => logs.join("")
+      logs: () => logs.join("\n")
     }
   })
 
@@ -202,7 +194,7 @@ describe("credentials and integrations over HTTP", () => {
     () =>
       Effect.gen(function* () {
         const llm = yield* ScriptedLLMServer.make()
-        const { url, authFile } = yield* start({ XDG_CACHE_HOME: modelsCache(llm.url) })
+        const { url, authFile, logs } = yield* start({ XDG_CACHE_HOME: modelsCache(llm.url) })
         const invalid = (response: { status: number; body: any }) => {
           expect(response.status).toBe(400)
           expect(response.body._tag).toBe("InvalidRequestError")
@@ -210,7 +202,10 @@ describe("credentials and integrations over HTTP", () => {
         invalid(yield* call(`${url}/api/integration/nope`, "GET"))
         invalid(yield* call(`${url}/api/integration/nope/connect/key`, "POST", { key: "k" }))
         invalid(yield* call(`${url}/api/integration/loopy/connect/key`, "POST", { key: "" }))
-        invalid(yield* call(`${url}/api/integration/loopy/connect/key`, "POST", { key: "k", extra: 1 }))
+        // A refused body does not echo the key.
+        const refused = yield* call(`${url}/api/integration/loopy/connect/key`, "POST", { key: secret, extra: 1 })
+        invalid(refused)
+        expect(JSON.stringify(refused.body)).not.toContain(secret)
         invalid(yield* call(`${url}/api/integration/loopy/connect/oauth`, "POST", { methodID: "x", inputs: {} }))
         invalid(yield* call(`${url}/api/credential/loopy`, "PATCH", { label: "work" }))
         invalid(yield* call(`${url}/api/credential/loopy`, "DELETE"))
@@ -239,6 +234,7 @@ describe("credentials and integrations over HTTP", () => {
         expect(models.filter((model) => model.providerID === "loopy")).toEqual([])
         expect((yield* call(`${url}/api/integration/loopy`, "GET")).body.data.connections).toEqual([])
         invalid(yield* call(`${url}/api/credential/loopy`, "DELETE"))
+        expect(logs()).not.toContain(secret)
       })
   )
 
