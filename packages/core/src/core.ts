@@ -76,7 +76,9 @@ export interface Options {
   readonly dataDir?: string | undefined
   /**
    * The configuration to use instead of reading `opencode.json(c)` (e.g. `Config.layerTest(...)`).
-   * Default: `Config.layer` over `directory`, `env`, `configDir` and `dataDir`.
+   * Default: `Config.layer` over `directory`, `env`, `configDir` and `dataDir`, with the credentials
+   * of `<dataDir>/auth.json` joining its catalog. A given configuration's catalog does not follow the
+   * stored credentials (the integrations still store and list them).
    */
   readonly config?: Layer.Layer<Config.Service, ConfigError> | undefined
   /**

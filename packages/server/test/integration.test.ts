@@ -395,7 +395,6 @@ describe("OAuth attempts against a loopback OAuth server", () => {
         const first = yield* startOAuth(url, "paste")
         const second = yield* startOAuth(url, "paste")
         expect(first.mode).toBe("code")
-        const firstCode = (yield* authorize(first.url)).searchParams.get("code")!
         const secondCode = (yield* authorize(second.url)).searchParams.get("code")!
 
         // No code, then the other attempt's code (its PKCE challenge does not match this verifier).
@@ -411,7 +410,6 @@ describe("OAuth attempts against a loopback OAuth server", () => {
         expect(failed.status).toBe("failed")
         expect(failed.message).toContain("invalid_grant")
         expect(fs.existsSync(authFile)).toBe(false)
-        void firstCode
 
         const done = yield* call(`${url}/api/integration/attempt/${second.attemptID}/complete`, "POST", {
           code: secondCode
