@@ -101,7 +101,16 @@ describe("SDK Contract IR of Api.OpenCodeApi", () => {
       "reference.list": null,
       "files.read": null,
       "files.list": null,
-      "files.find": null
+      "files.find": null,
+      "integrations.list": null,
+      "integrations.get": null,
+      "integrations.connectKey": null,
+      "integrations.connectOauth": null,
+      "integrations.attemptStatus": null,
+      "integrations.attemptCancel": null,
+      "integrations.attemptComplete": null,
+      "credentials.update": null,
+      "credentials.remove": null
     })
   })
 
@@ -415,7 +424,9 @@ describe("client namespaces (the ClientProjection.Namespace annotation)", () => 
       "commands",
       "reference",
       "mcp",
-      "files"
+      "files",
+      "integrations",
+      "credentials"
     ])
   })
 

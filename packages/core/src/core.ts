@@ -10,9 +10,13 @@ import * as SessionCommand from "./command/session-command.js"
 import * as Compaction from "./compaction/compaction.js"
 import * as Config from "./config/config.js"
 import type { ConfigError } from "./config/config-error.js"
+import * as ConfigErrors from "./config/config-error.js"
 import * as EnvFlag from "./config/env-flag.js"
 import * as ModelDatabase from "./config/model-database.js"
 import * as Paths from "./config/paths.js"
+import * as CredentialStore from "./credential/credential-store.js"
+import * as Integrations from "./credential/integrations.js"
+import * as OAuthAttempts from "./credential/oauth-attempts.js"
 import * as EventLog from "./event/event-log.js"
 import * as LiveBus from "./event/live-bus.js"
 import * as LocationFiles from "./fs/location-files.js"
@@ -75,7 +79,9 @@ export interface Options {
   readonly dataDir?: string | undefined
   /**
    * The configuration to use instead of reading `opencode.json(c)` (e.g. `Config.layerTest(...)`).
-   * Default: `Config.layer` over `directory`, `env`, `configDir` and `dataDir`.
+   * Default: `Config.layer` over `directory`, `env`, `configDir` and `dataDir`, with the credentials
+   * of `<dataDir>/auth.json` joining its catalog. A given configuration's catalog does not follow the
+   * stored credentials (the integrations still store and list them).
    */
   readonly config?: Layer.Layer<Config.Service, ConfigError> | undefined
   /**
@@ -146,6 +152,9 @@ export type Services =
   | SessionTitle.Service
   | SessionDrain.Service
   | AgentGeneration.Service
+  | CredentialStore.Service
+  | Integrations.Service
+  | OAuthAttempts.Service
 
 /**
  * The runtime over one database file: it resolves once the database is open and migrated. Each
@@ -174,9 +183,15 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
   const env = options.env ?? process.env
   const paths = Paths.fromEnv(env, os.homedir())
   const configDir = options.configDir ?? paths.configDir
+  // Provider credentials in `<data>/auth.json`; an unreadable file stops startup like an invalid config.
+  const credentialStore = CredentialStore.layer({ dataDir: options.dataDir ?? paths.dataDir }).pipe(
+    Layer.catchAll((error) => Layer.fail(ConfigErrors.at({ file: error.file, line: 0, column: 0 }, error.message)))
+  )
   const config =
     options.config ??
     Config.layer({ directory: options.directory, env, configDir, dataDir: options.dataDir ?? paths.dataDir }).pipe(
+      // Stored credentials join the catalog (and a change to them resolves it again).
+      Layer.provide(credentialStore),
       // The refresh (if any) runs in this layer's scope: closing Core interrupts it.
       Layer.provide(
         options.models?.url === undefined && options.models?.cacheFile === undefined
@@ -221,6 +236,10 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
   const snapshots = Snapshots.layer({ dataDir: options.dataDir ?? paths.dataDir }).pipe(
     Layer.provide(Layer.merge(locations, config))
   )
+  // A new layer value per Core (so instances never share attempts), used once below.
+  const oauthAttempts = OAuthAttempts.layer.pipe(
+    Layer.provide(Layer.mergeAll(credentialStore, config, NodeHttpClient.layerUndici))
+  )
   const services = Layer.mergeAll(
     sessionServices,
     discovery,
@@ -241,22 +260,34 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
     // Connects the configured MCP servers in the background (their tools join this instance's
     // registry); closing the Core closes them.
     // (Fresh as a whole: a fresh registry inside provideMerge would be built twice, once per use.)
-    Layer.fresh(McpServers.layer({ env, directory: options.directory }).pipe(Layer.provideMerge(ToolRegistry.layer)))
+    Layer.fresh(McpServers.layer({ env, directory: options.directory }).pipe(Layer.provideMerge(ToolRegistry.layer))),
+    // The integrations over the catalog and the credentials (and the OAuth attempts that add them).
+    Integrations.layer({ env }).pipe(
+      Layer.provideMerge(oauthAttempts),
+      Layer.provideMerge(credentialStore),
+      Layer.provide(NodeHttpClient.layerUndici)
+    )
   ).pipe(Layer.provideMerge(config))
   // The HttpClient lives as long as the LLM client that captured it.
   const llm =
     options.llm ??
+    // The key is looked up at each request: a stored OAuth token is refreshed when it has expired.
     Provider.layerRouted((providerID) =>
-      Effect.map(Config.Service, (config) =>
-        Option.map(config.provider(providerID), (provider) => ({
-          protocol: provider.protocol,
-          baseURL: provider.baseURL,
-          apiKey: provider.apiKey,
-          headers: provider.headers,
-          dialect: Provider.dialectOf(provider.npm)
-        }))
-      )
-    ).pipe(Layer.provide(NodeHttpClient.layerUndici), Layer.provide(config))
+      Effect.gen(function* () {
+        const config = yield* Config.Service
+        const integrations = yield* Integrations.Service
+        const provider = config.provider(providerID)
+        if (Option.isNone(provider)) return Option.none()
+        const apiKey = yield* integrations.apiKey(providerID)
+        return Option.some({
+          protocol: provider.value.protocol,
+          baseURL: provider.value.baseURL,
+          apiKey,
+          headers: provider.value.headers,
+          dialect: Provider.dialectOf(provider.value.npm)
+        })
+      })
+    ).pipe(Layer.provide(NodeHttpClient.layerUndici), Layer.provide(services))
   // Core's own tools (the skill and question tools, and with experimental plan mode plan_exit and
   // plan_enter), registered in this instance's registry before the runner starts.
   const coreTools = Layer.mergeAll(

@@ -18,6 +18,9 @@ export const parameters: Readonly<Record<string, string>> = {
     "The instruction entry's key: lower-case letters, digits, `.`, `_` and `-`, starting with a letter or digit.",
   "path:id": "The saved permission's id.",
   "path:providerID": "The provider's id, e.g. `openai` or `anthropic`.",
+  "path:integrationID": "The integration's id: the id of the provider it connects, e.g. `openai`.",
+  "path:attemptID": "The OAuth attempt's id (`att_…`), as `connect/oauth` returned it.",
+  "path:credentialID": "The stored credential's id: the id of the provider it is stored for.",
   "query:location":
     "The Location the request is about, as a deepObject: `location[directory]` (an absolute directory; default the server's working directory) and `location[workspace]` (a workspace id).",
   "query:limit": "The page size: at most this many items (see the operation for its default and bounds).",

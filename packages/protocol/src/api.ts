@@ -4,11 +4,13 @@ import { HttpApi, OpenApi } from "@effect/platform"
 import { AgentGroup } from "./agent.js"
 import { ApiDocumentation } from "./api-documentation.js"
 import { CommandGroup } from "./command.js"
+import { CredentialGroup } from "./credential.js"
 import { InvalidRequestError } from "./errors.js"
 import { EventGroup } from "./event.js"
 import { FileSystemGroup } from "./fs.js"
 import { HealthGroup } from "./health.js"
 import { InstructionGroup } from "./instructions.js"
+import { IntegrationGroup } from "./integration.js"
 import { LocationGroup } from "./location.js"
 import { McpGroup } from "./mcp.js"
 import { Authorization } from "./middleware.js"
@@ -49,6 +51,8 @@ export class OpenCodeApi extends base
   .add(ReferenceGroup.group)
   .add(McpGroup.group)
   .add(FileSystemGroup.group)
+  .add(IntegrationGroup.group)
+  .add(CredentialGroup.group)
   .middleware(Authorization)
   .annotate(OpenApi.Title, "OpenCode V2 API")
   .annotate(OpenApi.Version, "1.18.33")

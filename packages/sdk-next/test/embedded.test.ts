@@ -18,11 +18,13 @@ describe("Embedded OpenCode", () => {
       expect(Object.keys(host).sort()).toEqual([
         "agents",
         "commands",
+        "credentials",
         "events",
         "fetch",
         "files",
         "health",
         "instructions",
+        "integrations",
         "location",
         "mcp",
         "models",

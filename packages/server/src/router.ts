@@ -5,10 +5,12 @@ import { Api } from "@opencode-ai/protocol"
 import { Layer, type Option } from "effect"
 import { AgentHandlers } from "./handlers/agent.js"
 import { CommandHandlers } from "./handlers/command.js"
+import { CredentialHandlers } from "./handlers/credential.js"
 import { EventHandlers } from "./handlers/event.js"
 import { FileSystemHandlers } from "./handlers/fs.js"
 import { HealthHandlers } from "./handlers/health.js"
 import { InstructionHandlers } from "./handlers/instructions.js"
+import { IntegrationHandlers } from "./handlers/integration.js"
 import { LocationHandlers } from "./handlers/location.js"
 import { McpHandlers } from "./handlers/mcp.js"
 import { ModelHandlers } from "./handlers/model.js"
@@ -57,6 +59,8 @@ export const layer = (options: Options) => {
       ReferenceHandlers.layer,
       McpHandlers.layer,
       FileSystemHandlers.layer,
+      IntegrationHandlers.layer,
+      CredentialHandlers.layer,
       AuthorizationLive.layer
     ]),
     // Per router (a fresh layer each call): closing this router ends its open streams.

@@ -102,7 +102,25 @@ import type {
   FilesListInput,
   FilesListResult,
   FilesFindInput,
-  FilesFindResult
+  FilesFindResult,
+  IntegrationsListInput,
+  IntegrationsListResult,
+  IntegrationsGetInput,
+  IntegrationsGetResult,
+  IntegrationsConnectKeyInput,
+  IntegrationsConnectKeyResult,
+  IntegrationsConnectOauthInput,
+  IntegrationsConnectOauthResult,
+  IntegrationsAttemptStatusInput,
+  IntegrationsAttemptStatusResult,
+  IntegrationsAttemptCancelInput,
+  IntegrationsAttemptCancelResult,
+  IntegrationsAttemptCompleteInput,
+  IntegrationsAttemptCompleteResult,
+  CredentialsUpdateInput,
+  CredentialsUpdateResult,
+  CredentialsRemoveInput,
+  CredentialsRemoveResult
 } from "./types.js"
 
 /** How each operation travels: interpreted by {@link Transport.make}. */
@@ -713,6 +731,87 @@ const operations = {
     body: null,
     success: { status: 200, json: true, unwrap: null },
     errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
+  },
+  "integrations.list": {
+    name: "integrations.list",
+    method: "GET",
+    path: "/api/integration",
+    query: [{ name: "location", style: "deepObject" }],
+    body: null,
+    success: { status: 200, json: true, unwrap: null },
+    errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
+  },
+  "integrations.get": {
+    name: "integrations.get",
+    method: "GET",
+    path: "/api/integration/{integrationID}",
+    query: [{ name: "location", style: "deepObject" }],
+    body: null,
+    success: { status: 200, json: true, unwrap: null },
+    errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
+  },
+  "integrations.connectKey": {
+    name: "integrations.connectKey",
+    method: "POST",
+    path: "/api/integration/{integrationID}/connect/key",
+    query: [{ name: "location", style: "deepObject" }],
+    body: ["key", "label"],
+    success: { status: 204, json: false, unwrap: null },
+    errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
+  },
+  "integrations.connectOauth": {
+    name: "integrations.connectOauth",
+    method: "POST",
+    path: "/api/integration/{integrationID}/connect/oauth",
+    query: [{ name: "location", style: "deepObject" }],
+    body: ["methodID", "inputs", "label"],
+    success: { status: 200, json: true, unwrap: null },
+    errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
+  },
+  "integrations.attemptStatus": {
+    name: "integrations.attemptStatus",
+    method: "GET",
+    path: "/api/integration/attempt/{attemptID}",
+    query: [{ name: "location", style: "deepObject" }],
+    body: null,
+    success: { status: 200, json: true, unwrap: null },
+    errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
+  },
+  "integrations.attemptCancel": {
+    name: "integrations.attemptCancel",
+    method: "DELETE",
+    path: "/api/integration/attempt/{attemptID}",
+    query: [{ name: "location", style: "deepObject" }],
+    body: null,
+    success: { status: 204, json: false, unwrap: null },
+    errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
+  },
+  "integrations.attemptComplete": {
+    name: "integrations.attemptComplete",
+    method: "POST",
+    path: "/api/integration/attempt/{attemptID}/complete",
+    query: [{ name: "location", style: "deepObject" }],
+    body: ["code"],
+    success: { status: 204, json: false, unwrap: null },
+    errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
+  },
+  "credentials.update": {
+    name: "credentials.update",
+    method: "PATCH",
+    path: "/api/credential/{credentialID}",
+    query: [{ name: "location", style: "deepObject" }],
+    body: ["label"],
+    success: { status: 204, json: false, unwrap: null },
+    errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
+  },
+  "credentials.remove": {
+    name: "credentials.remove",
+    method: "DELETE",
+    path: "/api/credential/{credentialID}",
+    query: [{ name: "location", style: "deepObject" }],
+    body: null,
+    success: { status: 204, json: false, unwrap: null },
+    errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
   }
 } as const satisfies Record<string, Transport.Operation>
 
@@ -1113,6 +1212,73 @@ export interface OpencodeClient {
      */
     find(input: FilesFindInput, options?: Transport.RequestOptions): Promise<FilesFindResult>
   }
+  readonly integrations: {
+    /**
+     * Every provider a credential can be connected to, with the ways to connect it (OAuth methods the config declares, an API key, environment variables) and its current connections. Secrets never appear.
+     *
+     * `GET /api/integration` (`v2.integration.list`).
+     * Resolves to {@link IntegrationsListResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
+     */
+    list(input?: IntegrationsListInput, options?: Transport.RequestOptions): Promise<IntegrationsListResult>
+    /**
+     * One integration with its methods and connections; an unknown integration ID is an InvalidRequestError.
+     *
+     * `GET /api/integration/{integrationID}` (`v2.integration.get`).
+     * Resolves to {@link IntegrationsGetResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
+     */
+    get(input: IntegrationsGetInput, options?: Transport.RequestOptions): Promise<IntegrationsGetResult>
+    /**
+     * Stores the key in the server's credentials file (mode 0600) as the provider's credential, replacing any it had; the provider and its models are offered from the next request. The key is never returned.
+     *
+     * `POST /api/integration/{integrationID}/connect/key` (`v2.integration.connect.key`).
+     * Resolves to {@link IntegrationsConnectKeyResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
+     */
+    connectKey(input: IntegrationsConnectKeyInput, options?: Transport.RequestOptions): Promise<IntegrationsConnectKeyResult>
+    /**
+     * Starts signing in with the OAuth method `methodID`: the user opens `url`. Mode `auto` completes by itself (loopback redirect or device approval); mode `code` waits for the code through `attempt/{attemptID}/complete`. Poll `attempt/{attemptID}` for the outcome.
+     *
+     * `POST /api/integration/{integrationID}/connect/oauth` (`v2.integration.connect.oauth`).
+     * Resolves to {@link IntegrationsConnectOauthResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
+     */
+    connectOauth(input: IntegrationsConnectOauthInput, options?: Transport.RequestOptions): Promise<IntegrationsConnectOauthResult>
+    /**
+     * Pending, complete (the credential is stored), failed (with the reason) or expired. An unknown or cancelled attempt is an InvalidRequestError.
+     *
+     * `GET /api/integration/attempt/{attemptID}` (`v2.integration.attempt.status`).
+     * Resolves to {@link IntegrationsAttemptStatusResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
+     */
+    attemptStatus(input: IntegrationsAttemptStatusInput, options?: Transport.RequestOptions): Promise<IntegrationsAttemptStatusResult>
+    /**
+     * Ends the attempt (its loopback listener or device polling stops) and forgets it; its ID is unknown afterwards.
+     *
+     * `DELETE /api/integration/attempt/{attemptID}` (`v2.integration.attempt.cancel`).
+     * Resolves to {@link IntegrationsAttemptCancelResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
+     */
+    attemptCancel(input: IntegrationsAttemptCancelInput, options?: Transport.RequestOptions): Promise<IntegrationsAttemptCancelResult>
+    /**
+     * Exchanges the code the user pasted and stores the credential before answering. A missing code, a device attempt, an attempt no longer pending, or a code the server refuses is an InvalidRequestError.
+     *
+     * `POST /api/integration/attempt/{attemptID}/complete` (`v2.integration.attempt.complete`).
+     * Resolves to {@link IntegrationsAttemptCompleteResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
+     */
+    attemptComplete(input: IntegrationsAttemptCompleteInput, options?: Transport.RequestOptions): Promise<IntegrationsAttemptCompleteResult>
+  }
+  readonly credentials: {
+    /**
+     * Sets the label of a stored credential (its secret is unchanged). An unknown credential or an empty label is an InvalidRequestError.
+     *
+     * `PATCH /api/credential/{credentialID}` (`v2.credential.update`).
+     * Resolves to {@link CredentialsUpdateResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
+     */
+    update(input: CredentialsUpdateInput, options?: Transport.RequestOptions): Promise<CredentialsUpdateResult>
+    /**
+     * Deletes a stored credential from the credentials file; its provider leaves the catalog unless the config or an environment variable still offers it. An unknown credential is an InvalidRequestError.
+     *
+     * `DELETE /api/credential/{credentialID}` (`v2.credential.remove`).
+     * Resolves to {@link CredentialsRemoveResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
+     */
+    remove(input: CredentialsRemoveInput, options?: Transport.RequestOptions): Promise<CredentialsRemoveResult>
+  }
 }
 
 /**
@@ -1203,6 +1369,19 @@ export const createOpencodeClient = (options: Transport.ClientOptions): Opencode
       read: (input, options) => send<FilesReadResult>(operations["files.read"], input, options),
       list: (input, options) => send<FilesListResult>(operations["files.list"], input, options),
       find: (input, options) => send<FilesFindResult>(operations["files.find"], input, options)
+    },
+    integrations: {
+      list: (input, options) => send<IntegrationsListResult>(operations["integrations.list"], input, options),
+      get: (input, options) => send<IntegrationsGetResult>(operations["integrations.get"], input, options),
+      connectKey: (input, options) => send<IntegrationsConnectKeyResult>(operations["integrations.connectKey"], input, options),
+      connectOauth: (input, options) => send<IntegrationsConnectOauthResult>(operations["integrations.connectOauth"], input, options),
+      attemptStatus: (input, options) => send<IntegrationsAttemptStatusResult>(operations["integrations.attemptStatus"], input, options),
+      attemptCancel: (input, options) => send<IntegrationsAttemptCancelResult>(operations["integrations.attemptCancel"], input, options),
+      attemptComplete: (input, options) => send<IntegrationsAttemptCompleteResult>(operations["integrations.attemptComplete"], input, options)
+    },
+    credentials: {
+      update: (input, options) => send<CredentialsUpdateResult>(operations["credentials.update"], input, options),
+      remove: (input, options) => send<CredentialsRemoveResult>(operations["credentials.remove"], input, options)
     }
   }
 }

@@ -45,6 +45,19 @@ export interface ConflictError {
   readonly _tag: "ConflictError"
 }
 
+export interface ConnectionCredentialInfo {
+  readonly type: "credential"
+  readonly id: string
+  readonly label: string
+}
+
+export interface ConnectionEnvInfo {
+  readonly type: "env"
+  readonly name: string
+}
+
+export type ConnectionInfo = ConnectionCredentialInfo | ConnectionEnvInfo
+
 export interface FileDiff {
   readonly path: string
   readonly status: "added" | "modified" | "deleted"
@@ -94,6 +107,96 @@ export interface InstructionEntryInfo {
 
 /** an integer */
 export type Int = number
+
+export interface IntegrationAttempt {
+  readonly attemptID: string
+  readonly url: string
+  readonly instructions: string
+  readonly mode: "auto" | "code"
+  readonly time: {
+    readonly created: number | "NaN" | "Infinity" | "-Infinity" | ("Infinity" | "-Infinity" | "NaN")
+    readonly expires: number | "NaN" | "Infinity" | "-Infinity" | ("Infinity" | "-Infinity" | "NaN")
+  }
+}
+
+export type IntegrationAttemptStatus = {
+  readonly status: "pending"
+  readonly time: {
+    readonly created: number | "NaN" | "Infinity" | "-Infinity" | ("Infinity" | "-Infinity" | "NaN")
+    readonly expires: number | "NaN" | "Infinity" | "-Infinity" | ("Infinity" | "-Infinity" | "NaN")
+  }
+} | {
+  readonly status: "complete"
+  readonly time: {
+    readonly created: number | "NaN" | "Infinity" | "-Infinity" | ("Infinity" | "-Infinity" | "NaN")
+    readonly expires: number | "NaN" | "Infinity" | "-Infinity" | ("Infinity" | "-Infinity" | "NaN")
+  }
+} | {
+  readonly status: "failed"
+  readonly message: string
+  readonly time: {
+    readonly created: number | "NaN" | "Infinity" | "-Infinity" | ("Infinity" | "-Infinity" | "NaN")
+    readonly expires: number | "NaN" | "Infinity" | "-Infinity" | ("Infinity" | "-Infinity" | "NaN")
+  }
+} | {
+  readonly status: "expired"
+  readonly time: {
+    readonly created: number | "NaN" | "Infinity" | "-Infinity" | ("Infinity" | "-Infinity" | "NaN")
+    readonly expires: number | "NaN" | "Infinity" | "-Infinity" | ("Infinity" | "-Infinity" | "NaN")
+  }
+}
+
+export interface IntegrationEnvMethod {
+  readonly type: "env"
+  readonly names: ReadonlyArray<string>
+}
+
+export interface IntegrationInfo {
+  readonly id: string
+  readonly name: string
+  readonly methods: ReadonlyArray<IntegrationMethod>
+  readonly connections: ReadonlyArray<ConnectionInfo>
+}
+
+export interface IntegrationKeyMethod {
+  readonly type: "key"
+  readonly label?: string
+}
+
+export type IntegrationMethod = IntegrationOAuthMethod | IntegrationKeyMethod | IntegrationEnvMethod
+
+export interface IntegrationOAuthMethod {
+  readonly id: string
+  readonly type: "oauth"
+  readonly label: string
+  readonly prompts?: ReadonlyArray<IntegrationTextPrompt | IntegrationSelectPrompt>
+}
+
+export interface IntegrationSelectPrompt {
+  readonly type: "select"
+  readonly key: string
+  readonly message: string
+  readonly options: ReadonlyArray<{
+    readonly label: string
+    readonly value: string
+    readonly hint?: string
+  }>
+  readonly when?: IntegrationWhen
+}
+
+export interface IntegrationTextPrompt {
+  readonly type: "text"
+  readonly key: string
+  readonly message: string
+  readonly placeholder?: string
+  readonly when?: IntegrationWhen
+}
+
+export interface IntegrationWhen {
+  readonly key: string
+  readonly op: "eq" | "neq"
+  readonly value: string
+}
 
 export interface InvalidCursorError {
   readonly message: string
@@ -2563,3 +2666,158 @@ export interface FilesFindResult {
 
 /** The declared failures `files.find` rejects with. */
 export type FilesFindFailure = InvalidRequestError | UnauthorizedError
+
+/** The input of `integrations.list`. */
+export interface IntegrationsListInput {
+  readonly location?: {
+    readonly directory?: string | undefined
+    readonly workspace?: string | undefined
+  } | undefined
+}
+
+/** What `integrations.list` resolves to. */
+export interface IntegrationsListResult {
+  readonly location: LocationInfo
+  readonly data: ReadonlyArray<IntegrationInfo>
+}
+
+/** The declared failures `integrations.list` rejects with. */
+export type IntegrationsListFailure = InvalidRequestError | UnauthorizedError
+
+/** The input of `integrations.get`. */
+export interface IntegrationsGetInput {
+  readonly integrationID: string
+  readonly location?: {
+    readonly directory?: string | undefined
+    readonly workspace?: string | undefined
+  } | undefined
+}
+
+/** What `integrations.get` resolves to. */
+export interface IntegrationsGetResult {
+  readonly location: LocationInfo
+  readonly data: IntegrationInfo
+}
+
+/** The declared failures `integrations.get` rejects with. */
+export type IntegrationsGetFailure = InvalidRequestError | UnauthorizedError
+
+/** The input of `integrations.connectKey`. */
+export interface IntegrationsConnectKeyInput {
+  readonly integrationID: string
+  readonly location?: {
+    readonly directory?: string | undefined
+    readonly workspace?: string | undefined
+  } | undefined
+  readonly key: string
+  readonly label?: string | undefined
+}
+
+/** What `integrations.connectKey` resolves to. */
+export type IntegrationsConnectKeyResult = void
+
+/** The declared failures `integrations.connectKey` rejects with. */
+export type IntegrationsConnectKeyFailure = InvalidRequestError | UnauthorizedError
+
+/** The input of `integrations.connectOauth`. */
+export interface IntegrationsConnectOauthInput {
+  readonly integrationID: string
+  readonly location?: {
+    readonly directory?: string | undefined
+    readonly workspace?: string | undefined
+  } | undefined
+  readonly methodID: string
+  readonly inputs: {
+    readonly [key: string]: string
+  }
+  readonly label?: string | undefined
+}
+
+/** What `integrations.connectOauth` resolves to. */
+export interface IntegrationsConnectOauthResult {
+  readonly location: LocationInfo
+  readonly data: IntegrationAttempt
+}
+
+/** The declared failures `integrations.connectOauth` rejects with. */
+export type IntegrationsConnectOauthFailure = InvalidRequestError | UnauthorizedError
+
+/** The input of `integrations.attemptStatus`. */
+export interface IntegrationsAttemptStatusInput {
+  readonly attemptID: string
+  readonly location?: {
+    readonly directory?: string | undefined
+    readonly workspace?: string | undefined
+  } | undefined
+}
+
+/** What `integrations.attemptStatus` resolves to. */
+export interface IntegrationsAttemptStatusResult {
+  readonly location: LocationInfo
+  readonly data: IntegrationAttemptStatus
+}
+
+/** The declared failures `integrations.attemptStatus` rejects with. */
+export type IntegrationsAttemptStatusFailure = InvalidRequestError | UnauthorizedError
+
+/** The input of `integrations.attemptCancel`. */
+export interface IntegrationsAttemptCancelInput {
+  readonly attemptID: string
+  readonly location?: {
+    readonly directory?: string | undefined
+    readonly workspace?: string | undefined
+  } | undefined
+}
+
+/** What `integrations.attemptCancel` resolves to. */
+export type IntegrationsAttemptCancelResult = void
+
+/** The declared failures `integrations.attemptCancel` rejects with. */
+export type IntegrationsAttemptCancelFailure = InvalidRequestError | UnauthorizedError
+
+/** The input of `integrations.attemptComplete`. */
+export interface IntegrationsAttemptCompleteInput {
+  readonly attemptID: string
+  readonly location?: {
+    readonly directory?: string | undefined
+    readonly workspace?: string | undefined
+  } | undefined
+  readonly code?: string | undefined
+}
+
+/** What `integrations.attemptComplete` resolves to. */
+export type IntegrationsAttemptCompleteResult = void
+
+/** The declared failures `integrations.attemptComplete` rejects with. */
+export type IntegrationsAttemptCompleteFailure = InvalidRequestError | UnauthorizedError
+
+/** The input of `credentials.update`. */
+export interface CredentialsUpdateInput {
+  readonly credentialID: string
+  readonly location?: {
+    readonly directory?: string | undefined
+    readonly workspace?: string | undefined
+  } | undefined
+  readonly label: string
+}
+
+/** What `credentials.update` resolves to. */
+export type CredentialsUpdateResult = void
+
+/** The declared failures `credentials.update` rejects with. */
+export type CredentialsUpdateFailure = InvalidRequestError | UnauthorizedError
+
+/** The input of `credentials.remove`. */
+export interface CredentialsRemoveInput {
+  readonly credentialID: string
+  readonly location?: {
+    readonly directory?: string | undefined
+    readonly workspace?: string | undefined
+  } | undefined
+}
+
+/** What `credentials.remove` resolves to. */
+export type CredentialsRemoveResult = void
+
+/** The declared failures `credentials.remove` rejects with. */
+export type CredentialsRemoveFailure = InvalidRequestError | UnauthorizedError

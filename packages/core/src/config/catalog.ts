@@ -6,9 +6,9 @@ export * as Catalog from "./catalog.js"
  * checked against the result.
  *
  * Which providers are offered, in this order: every provider the config names (`provider.<id>`, in
- * config order), then every database provider with a credential (a non-empty variable among its
- * `env`, e.g. `OPENAI_API_KEY`), in database order. A database provider neither named nor credentialed
- * is not offered.
+ * config order), then every database provider with a credential (a stored credential from
+ * `auth.json`, see `CredentialStore`, or a non-empty variable among its `env`, e.g. `OPENAI_API_KEY`),
+ * in database order. A database provider neither named nor credentialed is not offered.
  *
  * Resolution of one provider:
  * - Merge: the database entry is the base and `provider.<id>` merges over it key by key (objects
@@ -22,7 +22,8 @@ export * as Catalog from "./catalog.js"
  *   the Gemini one.
  * - The base URL is `options.baseURL`, else the database's `api` (`${VAR}` read from the
  *   environment), else the package's public endpoint. The API key is `options.apiKey` (after
- *   substitution), else the first non-empty variable of `env`; an empty key counts as none.
+ *   substitution), else the stored credential's secret, else the first non-empty variable of `env`;
+ *   an empty key counts as none. {@link Provider.keySource} says which.
  * - A provider that cannot be spoken (no or an unknown `npm`, a package without an adapter such as
  *   Bedrock or Vertex, a sign-in-only service such as GitHub Copilot, no base URL) is not an error: it
  *   is listed in {@link Catalog.unavailable} with the reason. Only a model reference naming it fails.
@@ -124,9 +125,24 @@ export interface Provider {
   /** Without a trailing slash. */
   readonly baseURL: string
   readonly apiKey?: string
+  /**
+   * Where {@link apiKey} comes from: `options.apiKey`, the stored credential (whose OAuth access token
+   * the runtime refreshes when it expires), or an `env` variable. Absent without a key.
+   */
+  readonly keySource?: "config" | "credential" | "env" | undefined
   readonly headers: Readonly<Record<string, string>>
   /** The config's models in config order, then the database's others. */
   readonly models: ReadonlyArray<Model>
+}
+
+/** A provider a user could connect a credential to: every provider of the database or the config. */
+export interface Connectable {
+  readonly id: string
+  readonly name: string
+  /** The environment variables that may hold its API key, first set wins. */
+  readonly env: ReadonlyArray<string>
+  /** The OAuth methods the config declares for it (see `ConfigInfo.OAuthMethod`), in config order. */
+  readonly oauth: ReadonlyArray<ConfigInfo.OAuthMethod>
 }
 
 /** A provider the config names or has a credential for, which this runtime cannot speak. */
@@ -155,6 +171,8 @@ export interface Catalog {
   readonly model: Option.Option<ModelSchema.ModelRef>
   /** `small_model`; none when absent. */
   readonly smallModel: Option.Option<ModelSchema.ModelRef>
+  /** Every provider of the config and the database (offered or not), config first, then database order. */
+  readonly connectable: ReadonlyArray<Connectable>
 }
 
 /** Where a key path of the merged config was written (the last document that set it). */
@@ -264,12 +282,26 @@ export const mergeProvider = (
   return { ...merged, models: Object.fromEntries([...new Set(order)].map((id) => [id, models[id]!])) }
 }
 
-/** Whether `provider` has a credential: `options.apiKey`, or a non-empty variable among its `env`. */
+/** Stored credentials' secrets by provider ID (see `CredentialStore.secretOf`). */
+export type StoredKeys = Readonly<Record<string, string>>
+
+/**
+ * The credential of `provider` and where it comes from: `options.apiKey`, else the stored credential,
+ * else a non-empty variable among its `env`.
+ */
 const credential = (
+  id: string,
   provider: ConfigInfo.Provider,
-  env: Readonly<Record<string, string | undefined>>
-): string | undefined =>
-  nonEmpty(provider.options?.apiKey) ?? (provider.env ?? []).map((name) => nonEmpty(env[name])).find((key) => key)
+  env: Readonly<Record<string, string | undefined>>,
+  stored: StoredKeys
+): { readonly key: string; readonly source: "config" | "credential" | "env" } | undefined => {
+  const configured = nonEmpty(provider.options?.apiKey)
+  if (configured !== undefined) return { key: configured, source: "config" }
+  const own = nonEmpty(stored[id])
+  if (own !== undefined) return { key: own, source: "credential" }
+  const fromEnv = (provider.env ?? []).map((name) => nonEmpty(env[name])).find((key) => key)
+  return fromEnv === undefined ? undefined : { key: fromEnv, source: "env" }
+}
 
 /** `${VAR}` in a database base URL, read from the environment; fails with the first missing name. */
 const expand = (url: string, env: Readonly<Record<string, string | undefined>>): Either.Either<string, string> => {
@@ -313,7 +345,8 @@ const models = (id: string, config: ConfigInfo.Provider): ReadonlyArray<Model> =
 export const resolveProvider = (
   id: string,
   config: ConfigInfo.Provider,
-  env: Readonly<Record<string, string | undefined>>
+  env: Readonly<Record<string, string | undefined>>,
+  stored: StoredKeys = {}
 ): Either.Either<Provider, UnavailableProvider> => {
   const name = config.name ?? id
   const listed = models(id, config)
@@ -343,14 +376,14 @@ export const resolveProvider = (
   if (baseURL === undefined) {
     return unavailable(`no base URL: set provider.${id}.options.baseURL (required for "${npm}")`)
   }
-  const apiKey = credential(config, env)
+  const apiKey = credential(id, config, env, stored)
   return Either.right({
     id,
     name,
     npm,
     protocol: support.protocol satisfies Protocol,
     baseURL: baseURL.replace(/\/+$/, ""),
-    ...(apiKey === undefined ? {} : { apiKey }),
+    ...(apiKey === undefined ? {} : { apiKey: apiKey.key, keySource: apiKey.source }),
     headers: config.options?.headers ?? {},
     models: listed
   })
@@ -384,17 +417,22 @@ export const resolve = Effect.fn("Catalog.resolve")(function* (
     readonly env: Readonly<Record<string, string | undefined>>
     readonly locate: Locate
     readonly database: ModelsDev.Database
+    /** Stored credentials' secrets by provider ID (default none). */
+    readonly stored?: StoredKeys | undefined
   }
 ) {
   const configured = info.provider ?? {}
+  const stored = options.stored ?? {}
   const ids = [...new Set([...Object.keys(configured), ...Object.keys(options.database)])]
   const providers: Array<Provider> = []
   const unavailable: Array<UnavailableProvider> = []
+  const connectable: Array<Connectable> = []
   for (const id of ids) {
     const own = configured[id]
     const merged = mergeProvider(options.database[id], own)
-    if (own === undefined && credential(merged, options.env) === undefined) continue
-    const resolved = resolveProvider(id, merged, options.env)
+    connectable.push({ id, name: merged.name ?? id, env: merged.env ?? [], oauth: merged.oauth ?? [] })
+    if (own === undefined && credential(id, merged, options.env, stored) === undefined) continue
+    const resolved = resolveProvider(id, merged, options.env, stored)
     if (Either.isRight(resolved)) providers.push(resolved.right)
     else unavailable.push(resolved.left)
   }
@@ -408,6 +446,7 @@ export const resolve = Effect.fn("Catalog.resolve")(function* (
     providers,
     unavailable,
     model: Option.orElse(explicit, () => fallbackModel(providers, configured)),
-    smallModel: yield* ref("small_model")
+    smallModel: yield* ref("small_model"),
+    connectable
   } satisfies Catalog
 })

@@ -114,6 +114,33 @@ export const ProviderOptions = Schema.Struct(
 )
 export interface ProviderOptions extends Schema.Schema.Type<typeof ProviderOptions> {}
 
+/**
+ * `provider.<id>.oauth[]` (an extension of this runtime): one way to connect the provider by OAuth 2.0,
+ * offered by `POST /api/integration/{id}/connect/oauth` with `methodID` = `id`. No provider offers
+ * OAuth unless the config declares a method for it.
+ * - `flow: "code"`: the authorization code flow with PKCE (S256). `redirect: "loopback"` (default)
+ *   listens on `http://127.0.0.1:<port>/callback` for the browser's redirect (attempt mode `auto`);
+ *   `redirect: "paste"` sends `redirectURI` and waits for the user to paste the code (mode `code`).
+ * - `flow: "device"`: the device authorization grant (RFC 8628), polled at `tokenURL`.
+ * - `timeout`: how long an attempt may take, in seconds (default 600; a device code's own `expires_in`
+ *   can shorten it).
+ * The tokens are stored in `auth.json` (`type: "oauth"`) and refreshed at `tokenURL` when they expire.
+ */
+export const OAuthMethod = Schema.Struct({
+  id: Schema.String,
+  label: Schema.String,
+  flow: Schema.Literal("code", "device"),
+  clientID: Schema.String,
+  tokenURL: Schema.String,
+  authorizeURL: Schema.optionalWith(Schema.String, { exact: true }),
+  deviceAuthorizationURL: Schema.optionalWith(Schema.String, { exact: true }),
+  scopes: Schema.optionalWith(Schema.Array(Schema.String), { exact: true }),
+  redirect: Schema.optionalWith(Schema.Literal("loopback", "paste"), { exact: true }),
+  redirectURI: Schema.optionalWith(Schema.String, { exact: true }),
+  timeout: Schema.optionalWith(Schema.Number.pipe(Schema.positive()), { exact: true })
+})
+export interface OAuthMethod extends Schema.Schema.Type<typeof OAuthMethod> {}
+
 /** `provider.<id>`: `npm` selects the wire protocol only (no AI SDK package is installed). */
 export const Provider = Schema.Struct({
   npm: Schema.optionalWith(Schema.String, { exact: true }),
@@ -127,7 +154,9 @@ export const Provider = Schema.Struct({
   /** These catalog models are not offered. */
   blacklist: Schema.optionalWith(Schema.Array(Schema.String), { exact: true }),
   options: Schema.optionalWith(ProviderOptions, { exact: true }),
-  models: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Model }), { exact: true })
+  models: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Model }), { exact: true }),
+  /** How the provider can be connected by OAuth (an extension; see {@link OAuthMethod}). */
+  oauth: Schema.optionalWith(Schema.Array(OAuthMethod), { exact: true })
 })
 export interface Provider extends Schema.Schema.Type<typeof Provider> {}
 

@@ -27,6 +27,7 @@ import * as nodePath from "node:path"
 import { FileSystem } from "@effect/platform"
 import type { Model as ModelSchema } from "@opencode-ai/schema"
 import { Context, Effect, Layer, Option, Stream } from "effect"
+import * as CredentialStore from "../credential/credential-store.js"
 import { Upward } from "../location/upward.js"
 import * as AgentCatalog from "./agent-catalog.js"
 import * as Catalog from "./catalog.js"
@@ -75,6 +76,8 @@ export interface Resolved {
   readonly model: Option.Option<ModelSchema.ModelRef>
   /** `small_model`, checked; none when absent. */
   readonly smallModel: Option.Option<ModelSchema.ModelRef>
+  /** Every provider a credential could be connected to (see `Catalog.connectable`). */
+  readonly connectable: ReadonlyArray<Catalog.Connectable>
   /** Enabled agents, built-ins first (see AgentCatalog). */
   readonly agents: ReadonlyArray<AgentCatalog.Agent>
   /** The primary agent a new session starts with. */
@@ -105,6 +108,12 @@ export interface Interface extends Resolved {
   ) => Option.Option<{ readonly provider: Catalog.Provider; readonly model: Catalog.Model }>
   /** An enabled agent by name. */
   readonly agent: (name: string) => Option.Option<AgentCatalog.Agent>
+  /**
+   * Resolves the catalog again over the stored credentials as they are now, if they changed since it
+   * was last resolved; completes once later reads see them. A writer of credentials calls it so that
+   * its next request sees the change. Does nothing without a CredentialStore.
+   */
+  readonly resync: Effect.Effect<void>
 }
 
 /** The loaded configuration; `yield* Config.Service`. */
@@ -226,12 +235,15 @@ export const resolve = Effect.fn("Config.resolve")(function* (
     readonly database: ModelsDev.Database
     readonly dataDir?: string
     readonly worktreeRoot?: string
+    /** Stored credentials' secrets by provider ID (see `CredentialStore`). */
+    readonly stored?: Catalog.StoredKeys
   }
 ) {
   const catalog = yield* Catalog.resolve(info, {
     env: options.env,
     locate: options.locate,
-    database: options.database
+    database: options.database,
+    ...(options.stored === undefined ? {} : { stored: options.stored })
   })
   const agents = yield* AgentCatalog.resolve(info, {
     catalog,
@@ -244,6 +256,7 @@ export const resolve = Effect.fn("Config.resolve")(function* (
     unavailable: catalog.unavailable,
     model: catalog.model,
     smallModel: catalog.smallModel,
+    connectable: catalog.connectable,
     agents: agents.agents,
     defaultAgent: agents.defaultAgent,
     instructions: info.instructions ?? [],
@@ -262,7 +275,13 @@ export const resolve = Effect.fn("Config.resolve")(function* (
 })
 
 /** The service over `current`, read at every access (so a swapped catalog shows in later reads). */
-const service = (info: ConfigInfo.Info, sources: ReadonlyArray<string>, current: () => Resolved): Interface => ({
+const service = (
+  info: ConfigInfo.Info,
+  sources: ReadonlyArray<string>,
+  current: () => Resolved,
+  resync: Effect.Effect<void> = Effect.void
+): Interface => ({
+  resync,
   get providers() {
     return current().providers
   },
@@ -274,6 +293,9 @@ const service = (info: ConfigInfo.Info, sources: ReadonlyArray<string>, current:
   },
   get smallModel() {
     return current().smallModel
+  },
+  get connectable() {
+    return current().connectable
   },
   get agents() {
     return current().agents
@@ -314,11 +336,12 @@ const reportUnavailable = (logged: Set<string>, resolved: Resolved) =>
 const readAndMerge = Effect.fn("Config.readAndMerge")(function* (options: Options) {
   const sources = yield* read(options)
   const info = sources.reduce<ConfigInfo.Info>((merged, source) => merge(merged, source.info), {})
-  const resolveOver = (database: ModelsDev.Database) =>
+  const resolveOver = (database: ModelsDev.Database, stored?: Catalog.StoredKeys) =>
     resolve(info, {
       env: options.env,
       locate: (path) => ConfigSource.nearest(sources, path),
       database,
+      ...(stored === undefined ? {} : { stored }),
       ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
       ...(options.worktreeRoot === undefined ? {} : { worktreeRoot: nodePath.resolve(options.worktreeRoot) })
     })
@@ -338,9 +361,16 @@ export const load = Effect.fn("Config.load")(function* (
   return service(info, files, () => resolved)
 })
 
+/** The secrets of stored credentials by provider ID, as the Catalog takes them. */
+const storedKeys = (entries: CredentialStore.Entries): Catalog.StoredKeys =>
+  Object.fromEntries(Object.entries(entries).map(([id, entry]) => [id, CredentialStore.secretOf(entry)]))
+
 /**
  * The configuration of `options`, read once when the layer is built over the Model Database's
  * current database, then resolved again whenever the Model Database changes (see {@link Interface}).
+ * When a `CredentialStore` is in the layer's context, its credentials join the catalog (a provider
+ * with a stored credential is offered, see Catalog) and every change to them resolves the catalog
+ * again, so a connected or removed credential shows in the next read without a restart.
  * Fails with a ConfigError when any document is invalid or a model reference does not resolve
  * against the database in use at start.
  */
@@ -351,41 +381,60 @@ export const layer = (
     Service,
     Effect.gen(function* () {
       const models = yield* ModelDatabase.Service
+      const credentials = yield* Effect.serviceOption(CredentialStore.Service)
       const { info, files, resolveOver } = yield* readAndMerge(options)
       const start = yield* models.current
+      const stored = Option.isSome(credentials) ? storedKeys(yield* credentials.value.entries) : undefined
       const logged = new Set<string>()
       // One cell, swapped whole: a reader sees one catalog or the next, never a mix.
-      const cell = { database: start.database, resolved: yield* resolveOver(start.database) }
+      const cell = { database: start.database, stored, resolved: yield* resolveOver(start.database, stored) }
       yield* reportUnavailable(logged, cell.resolved)
-      const follow = Stream.runForEach(models.changes, (state) =>
-        state.database === cell.database
-          ? Effect.void
-          : resolveOver(state.database).pipe(
-              Effect.tap((resolved) =>
-                Effect.zipRight(
-                  Effect.sync(() => {
-                    cell.database = state.database
-                    cell.resolved = resolved
-                  }),
-                  reportUnavailable(logged, resolved)
-                )
-              ),
-              Effect.catchAll((error) =>
+      // Resolves again over a new database or new credentials; one change at a time.
+      const lock = yield* Effect.makeSemaphore(1)
+      const apply = (database: ModelsDev.Database, keys: Catalog.StoredKeys | undefined, change: string) =>
+        lock.withPermits(1)(
+          resolveOver(database, keys).pipe(
+            Effect.tap((resolved) =>
+              Effect.zipRight(
                 Effect.sync(() => {
-                  // Not retried for this database: the next one is tried afresh.
-                  cell.database = state.database
-                }).pipe(
-                  Effect.zipRight(
-                    Effect.logWarning(
-                      `The refreshed model database does not fit the configuration (${error.message}); keeping the previous catalog`
-                    )
+                  cell.database = database
+                  cell.stored = keys
+                  cell.resolved = resolved
+                }),
+                reportUnavailable(logged, resolved)
+              )
+            ),
+            Effect.catchAll((error) =>
+              Effect.sync(() => {
+                // Not retried for this input: the next change is tried afresh.
+                cell.database = database
+                cell.stored = keys
+              }).pipe(
+                Effect.zipRight(
+                  Effect.logWarning(
+                    `${change} does not fit the configuration (${error.message}); keeping the previous catalog`
                   )
                 )
               )
             )
+          )
+        )
+      const follow = Stream.runForEach(models.changes, (state) =>
+        state.database === cell.database
+          ? Effect.void
+          : apply(state.database, cell.stored, "The refreshed model database")
       )
       yield* Effect.forkScoped(follow)
-      return service(info, files, () => cell.resolved)
+      if (Option.isNone(credentials)) return service(info, files, () => cell.resolved)
+      const store = credentials.value
+      const sync = (entries: CredentialStore.Entries) => {
+        const keys = storedKeys(entries)
+        return JSON.stringify(keys) === JSON.stringify(cell.stored)
+          ? Effect.void
+          : apply(cell.database, keys, "The changed credentials")
+      }
+      yield* Effect.forkScoped(Stream.runForEach(store.changes, sync))
+      return service(info, files, () => cell.resolved, Effect.flatMap(store.entries, sync))
     })
   )
 

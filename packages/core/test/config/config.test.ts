@@ -160,6 +160,7 @@ describe("Config", () => {
           protocol: "openai-compatible",
           baseURL: "http://127.0.0.1:8080/v1",
           apiKey: "sk-local",
+          keySource: "config",
           headers: {},
           models: [
             {

@@ -401,6 +401,73 @@ export interface Service {
      */
     readonly find: (input: Endpoint.UrlParams<"file", "find">) => Effect.Effect<Endpoint.Success<"file", "find">, Endpoint.Failure<"file", "find">>
   }
+  readonly integrations: {
+    /**
+     * Every provider a credential can be connected to, with the ways to connect it (OAuth methods the config declares, an API key, environment variables) and its current connections. Secrets never appear.
+     *
+     * `GET /api/integration` (`v2.integration.list`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
+     */
+    readonly list: (input?: Endpoint.UrlParams<"integrations", "list">) => Effect.Effect<Endpoint.Success<"integrations", "list">, Endpoint.Failure<"integrations", "list">>
+    /**
+     * One integration with its methods and connections; an unknown integration ID is an InvalidRequestError.
+     *
+     * `GET /api/integration/{integrationID}` (`v2.integration.get`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
+     */
+    readonly get: (input: Endpoint.Path<"integrations", "get"> & Endpoint.UrlParams<"integrations", "get">) => Effect.Effect<Endpoint.Success<"integrations", "get">, Endpoint.Failure<"integrations", "get">>
+    /**
+     * Stores the key in the server's credentials file (mode 0600) as the provider's credential, replacing any it had; the provider and its models are offered from the next request. The key is never returned.
+     *
+     * `POST /api/integration/{integrationID}/connect/key` (`v2.integration.connect.key`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
+     */
+    readonly connectKey: (input: Endpoint.Path<"integrations", "connectKey"> & Endpoint.UrlParams<"integrations", "connectKey"> & Endpoint.Payload<"integrations", "connectKey">) => Effect.Effect<Endpoint.Success<"integrations", "connectKey">, Endpoint.Failure<"integrations", "connectKey">>
+    /**
+     * Starts signing in with the OAuth method `methodID`: the user opens `url`. Mode `auto` completes by itself (loopback redirect or device approval); mode `code` waits for the code through `attempt/{attemptID}/complete`. Poll `attempt/{attemptID}` for the outcome.
+     *
+     * `POST /api/integration/{integrationID}/connect/oauth` (`v2.integration.connect.oauth`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
+     */
+    readonly connectOauth: (input: Endpoint.Path<"integrations", "connectOauth"> & Endpoint.UrlParams<"integrations", "connectOauth"> & Endpoint.Payload<"integrations", "connectOauth">) => Effect.Effect<Endpoint.Success<"integrations", "connectOauth">, Endpoint.Failure<"integrations", "connectOauth">>
+    /**
+     * Pending, complete (the credential is stored), failed (with the reason) or expired. An unknown or cancelled attempt is an InvalidRequestError.
+     *
+     * `GET /api/integration/attempt/{attemptID}` (`v2.integration.attempt.status`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
+     */
+    readonly attemptStatus: (input: Endpoint.Path<"integrations", "attemptStatus"> & Endpoint.UrlParams<"integrations", "attemptStatus">) => Effect.Effect<Endpoint.Success<"integrations", "attemptStatus">, Endpoint.Failure<"integrations", "attemptStatus">>
+    /**
+     * Ends the attempt (its loopback listener or device polling stops) and forgets it; its ID is unknown afterwards.
+     *
+     * `DELETE /api/integration/attempt/{attemptID}` (`v2.integration.attempt.cancel`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
+     */
+    readonly attemptCancel: (input: Endpoint.Path<"integrations", "attemptCancel"> & Endpoint.UrlParams<"integrations", "attemptCancel">) => Effect.Effect<Endpoint.Success<"integrations", "attemptCancel">, Endpoint.Failure<"integrations", "attemptCancel">>
+    /**
+     * Exchanges the code the user pasted and stores the credential before answering. A missing code, a device attempt, an attempt no longer pending, or a code the server refuses is an InvalidRequestError.
+     *
+     * `POST /api/integration/attempt/{attemptID}/complete` (`v2.integration.attempt.complete`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
+     */
+    readonly attemptComplete: (input: Endpoint.Path<"integrations", "attemptComplete"> & Endpoint.UrlParams<"integrations", "attemptComplete"> & Endpoint.Payload<"integrations", "attemptComplete">) => Effect.Effect<Endpoint.Success<"integrations", "attemptComplete">, Endpoint.Failure<"integrations", "attemptComplete">>
+  }
+  readonly credentials: {
+    /**
+     * Sets the label of a stored credential (its secret is unchanged). An unknown credential or an empty label is an InvalidRequestError.
+     *
+     * `PATCH /api/credential/{credentialID}` (`v2.credential.update`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
+     */
+    readonly update: (input: Endpoint.Path<"credentials", "update"> & Endpoint.UrlParams<"credentials", "update"> & Endpoint.Payload<"credentials", "update">) => Effect.Effect<Endpoint.Success<"credentials", "update">, Endpoint.Failure<"credentials", "update">>
+    /**
+     * Deletes a stored credential from the credentials file; its provider leaves the catalog unless the config or an environment variable still offers it. An unknown credential is an InvalidRequestError.
+     *
+     * `DELETE /api/credential/{credentialID}` (`v2.credential.remove`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
+     */
+    readonly remove: (input: Endpoint.Path<"credentials", "remove"> & Endpoint.UrlParams<"credentials", "remove">) => Effect.Effect<Endpoint.Success<"credentials", "remove">, Endpoint.Failure<"credentials", "remove">>
+  }
 }
 
 export interface Options {
@@ -502,6 +569,19 @@ export const make = (options: Options): Effect.Effect<Service, never, HttpClient
         read: (input) => RestPath.within(input.path, client.file.read({ urlParams: Endpoint.pick(input, ["location"]) })),
         list: (input = {}) => client.file.list({ urlParams: input }),
         find: (input) => client.file.find({ urlParams: input })
+      },
+      integrations: {
+        list: (input = {}) => client.integrations.list({ urlParams: input }),
+        get: (input) => client.integrations.get({ path: Endpoint.pick(input, ["integrationID"]), urlParams: Endpoint.pick(input, ["location"]) }),
+        connectKey: (input) => client.integrations.connectKey({ path: Endpoint.pick(input, ["integrationID"]), urlParams: Endpoint.pick(input, ["location"]), payload: Endpoint.pick(input, ["key", "label"]) }),
+        connectOauth: (input) => client.integrations.connectOauth({ path: Endpoint.pick(input, ["integrationID"]), urlParams: Endpoint.pick(input, ["location"]), payload: Endpoint.pick(input, ["methodID", "inputs", "label"]) }),
+        attemptStatus: (input) => client.integrations.attemptStatus({ path: Endpoint.pick(input, ["attemptID"]), urlParams: Endpoint.pick(input, ["location"]) }),
+        attemptCancel: (input) => client.integrations.attemptCancel({ path: Endpoint.pick(input, ["attemptID"]), urlParams: Endpoint.pick(input, ["location"]) }),
+        attemptComplete: (input) => client.integrations.attemptComplete({ path: Endpoint.pick(input, ["attemptID"]), urlParams: Endpoint.pick(input, ["location"]), payload: Endpoint.pick(input, ["code"]) })
+      },
+      credentials: {
+        update: (input) => client.credentials.update({ path: Endpoint.pick(input, ["credentialID"]), urlParams: Endpoint.pick(input, ["location"]), payload: Endpoint.pick(input, ["label"]) }),
+        remove: (input) => client.credentials.remove({ path: Endpoint.pick(input, ["credentialID"]), urlParams: Endpoint.pick(input, ["location"]) })
       }
     })
   )
