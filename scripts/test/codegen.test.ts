@@ -99,9 +99,9 @@ describe("SDK Contract IR of Api.OpenCodeApi", () => {
       "skills.list": null,
       "commands.list": null,
       "reference.list": null,
-      "files.read": null,
-      "files.list": null,
-      "files.find": null,
+      "file.read": null,
+      "file.list": null,
+      "file.find": null,
       "integrations.list": null,
       "integrations.get": null,
       "integrations.connectKey": null,
@@ -146,7 +146,7 @@ describe("SDK Contract IR of Api.OpenCodeApi", () => {
     expect(client).toContain('rest: "path"')
     expect(client).toContain("bytes: true")
     const types = files.find((f) => f.path.endsWith("generated/types.ts"))!.content
-    expect(types).toContain("export type FileReadResult = Blob")
+    expect(types).toContain("export type FilesReadResult = Blob")
     const effect = EffectEmitter.emit(contract)[0]!.content
     expect(effect).toContain("RestPath.within(input.path, client.file.read(")
     expect(effect).toContain("transformClient: RestPath.transformClient")
