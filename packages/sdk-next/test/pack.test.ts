@@ -67,12 +67,46 @@ const serve = () =>
     child.on("exit", (code) => reject(new Error(`serve exited with ${code}: ${out}`)))
   })
 
+/** The newest modification time among `files` and everything under the directories among them. */
+const newest = (files: ReadonlyArray<string>): number =>
+  Math.max(
+    0,
+    ...files
+      .filter((file) => fs.existsSync(file))
+      .map((file) =>
+        fs.statSync(file).isDirectory()
+          ? newest(fs.readdirSync(file).map((entry) => path.join(file, entry)))
+          : fs.statSync(file).mtimeMs
+      )
+  )
+
+/**
+ * Builds a package unless its outputs are newer than every input of the build: the sources and
+ * manifests of all workspace packages, the build configs and the declarations script. (setup.sh has
+ * usually just built them.)
+ */
+const build = async (pkg: string, outputs: ReadonlyArray<string>) => {
+  const packages = fs.readdirSync(path.join(workspace, "packages")).map((dir) => path.join(workspace, "packages", dir))
+  const inputs = [
+    ...packages.flatMap((dir) => ["src", "package.json", "tsup.config.ts"].map((file) => path.join(dir, file))),
+    path.join(workspace, "scripts/declarations.ts"),
+    path.join(workspace, "pnpm-lock.yaml")
+  ]
+  const built = outputs.map((file) => path.join(workspace, "packages", pkg, file))
+  if (
+    built.every((file) => fs.existsSync(file)) &&
+    Math.min(...built.map((f) => fs.statSync(f).mtimeMs)) > newest(inputs)
+  )
+    return
+  await exec("npx", [...pnpm, "run", "build"], path.join(workspace, "packages", pkg))
+}
+
 beforeAll(async () => {
   // Build what is packed and what serves, from the current sources.
   await Promise.all([
-    exec("npx", [...pnpm, "run", "build"], path.join(workspace, "packages/client")),
-    exec("npx", [...pnpm, "run", "build"], path.join(workspace, "packages/sdk-next")),
-    exec("npx", [...pnpm, "run", "build"], path.join(workspace, "packages/server"))
+    build("client", ["dist/index.js", "dist/index.d.ts", "dist/effect/index.js", "dist/effect/index.d.ts"]),
+    build("sdk-next", ["dist/index.js", "dist/index.d.ts"]),
+    build("server", ["dist/bin.js"])
   ])
   for (const pkg of ["client", "sdk-next"]) {
     await exec("npx", [...pnpm, "pack", "--pack-destination", tarballs], path.join(workspace, "packages", pkg))
