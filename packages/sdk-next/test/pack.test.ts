@@ -196,20 +196,41 @@ console.log(JSON.stringify({ health, created: created.id, fetched: fetched.id, l
     expect(result.effect).toBe("function")
   }, 300_000)
 
-  it("OpenCode.embedded creates a session in its own database", async () => {
+  it("OpenCode.embedded creates a session in its own database; OpenCode.layer takes a config value and a Host Tool", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "opencode-pack-embedded-"))
     fs.writeFileSync(
       path.join(fresh, "embedded.mjs"),
-      `import { OpenCode } from "@opencode-ai/sdk-next"
-import { Effect } from "effect"
+      `import { HostTool, OpenCode } from "@opencode-ai/sdk-next"
+import { Effect, Schema } from "effect"
 const dir = process.env.EMBEDDED_DIR
+const echo = HostTool.make({
+  name: "echo",
+  description: "Echoes",
+  parameters: Schema.Struct({ say: Schema.String }),
+  execute: ({ say }) => Effect.succeed(say)
+})
 const program = Effect.scoped(Effect.gen(function* () {
   const opencode = yield* OpenCode.embedded({ databaseFile: dir + "/opencode.db", directory: dir, configDir: dir + "/config", env: {} })
   const session = yield* opencode.sessions.create()
   const page = yield* opencode.sessions.list({})
   return { id: session.id, directory: session.location.directory, listed: page.data.map((s) => s.id) }
 }))
-console.log(JSON.stringify(await Effect.runPromise(program)))
+// The same host as a Layer, with a typed config document and a Host Tool.
+const agents = Effect.gen(function* () {
+  const opencode = yield* OpenCode.Service
+  return (yield* opencode.agents.list()).data.map((agent) => agent.id)
+}).pipe(
+  Effect.provide(
+    OpenCode.layer({
+      databaseFile: dir + "/layer.db",
+      directory: dir,
+      env: {},
+      config: { agent: { reviewer: { mode: "primary", description: "Reviews" } } },
+      tools: [echo]
+    })
+  )
+)
+console.log(JSON.stringify({ ...(await Effect.runPromise(program)), agents: await Effect.runPromise(agents) }))
 `
     )
     const result = await node("embedded.mjs", { EMBEDDED_DIR: dir })
@@ -217,6 +238,7 @@ console.log(JSON.stringify(await Effect.runPromise(program)))
     expect(result.directory).toBe(dir)
     expect(result.listed).toEqual([result.id])
     expect(fs.existsSync(path.join(dir, "opencode.db"))).toBe(true)
+    expect(result.agents).toContain("reviewer")
   }, 300_000)
 
   it("type-checks against the packed declarations (nodenext resolution, no workspace path)", async () => {
