@@ -1,12 +1,14 @@
 import { defineConfig } from "tsup"
 
 /**
- * Two isolated ESM entries with declarations: `index` (the Promise client, zero Effect at run time)
- * and `effect/index` (the Effect client). The root bundles its one dependency, `eventsource-parser`
- * (a few hundred bytes), so `dist/index.js` imports nothing and loads in a browser as it is, with no
- * import map or bundler. The Effect client's dependencies (`effect`, `@effect/platform`,
- * `@opencode-ai/protocol`, `@opencode-ai/schema`) stay external, so `/effect` shares one copy of each
- * with the application. Output is neutral ESM: the root runs wherever `fetch` exists.
+ * Two isolated ESM entries: `index` (the Promise client, zero Effect at run time) and `effect/index`
+ * (the Effect client). The root bundles its one dependency, `eventsource-parser` (a few hundred
+ * bytes), so `dist/index.js` imports nothing and loads in a browser as it is, with no import map or
+ * bundler. `/effect` bundles the workspace packages it uses (`@opencode-ai/protocol` and
+ * `@opencode-ai/schema`: they are not published), while its npm dependencies (`effect`,
+ * `@effect/platform`, `@effect/experimental`) stay external, so it shares one copy of each with the
+ * application. Output is neutral ESM: the root runs wherever `fetch` exists. Declarations come from
+ * `scripts/declarations.ts` (see there why not tsup's `dts`).
  */
 export default defineConfig({
   entry: { index: "src/index.ts", "effect/index": "src/effect/index.ts" },
@@ -17,7 +19,7 @@ export default defineConfig({
   clean: true,
   sourcemap: true,
   splitting: false,
-  noExternal: ["eventsource-parser"],
+  noExternal: ["eventsource-parser", /^@opencode-ai\//],
   tsconfig: "tsconfig.json",
-  dts: { compilerOptions: { composite: false } }
+  dts: false
 })

@@ -105,6 +105,11 @@ export interface Options {
   readonly models?: ModelDatabase.Options | undefined
   /** This host's heartbeat and how long a silent host is taken for live (see SessionLeases). */
   readonly leases?: SessionLeases.Options | undefined
+  /**
+   * Tools of the host program (e.g. an embedded host's), registered in this instance's Tool Registry
+   * for its lifetime, before the runner starts (so a session resumed at startup can call them).
+   */
+  readonly tools?: ReadonlyArray<ToolRegistry.Tool> | undefined
 }
 
 /** Everything a host (the server, the embedded SDK) needs from the runtime. */
@@ -289,11 +294,16 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
       })
     ).pipe(Layer.provide(NodeHttpClient.layerUndici), Layer.provide(services))
   // Core's own tools (the skill and question tools, and with experimental plan mode plan_exit and
-  // plan_enter), registered in this instance's registry before the runner starts.
+  // plan_enter) and the host's `tools`, registered in this instance's registry before the runner starts.
   const coreTools = Layer.mergeAll(
     SkillTool.layer,
     QuestionTool.layer,
-    experimentalPlanMode ? PlanTools.layer : Layer.empty
+    experimentalPlanMode ? PlanTools.layer : Layer.empty,
+    Layer.scopedDiscard(
+      Effect.flatMap(ToolRegistry.Service, (registry) =>
+        Effect.forEach(options.tools ?? [], registry.register, { discard: true })
+      )
+    )
   ).pipe(Layer.provide(services))
   // The built-in tools (read, write, edit, apply_patch, bash, glob, grep, todowrite), likewise; read
   // and grep reach this instance's managed tool-output directory without an external_directory ask.

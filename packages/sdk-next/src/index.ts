@@ -10,4 +10,5 @@ export {
   Session,
   Streaming
 } from "@opencode-ai/client/effect"
+export { HostTool } from "./host-tool.js"
 export { OpenCode } from "./opencode.js"

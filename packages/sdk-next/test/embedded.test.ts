@@ -32,8 +32,10 @@ describe("Embedded OpenCode", () => {
         "providers",
         "questions",
         "reference",
+        "services",
         "sessions",
-        "skills"
+        "skills",
+        "tools"
       ])
       expect(yield* host.health.get()).toEqual({ healthy: true })
       const session = yield* host.sessions.create()

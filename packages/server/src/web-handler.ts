@@ -1,8 +1,8 @@
 export * as WebHandler from "./web-handler.js"
 
 import { HttpApiBuilder, HttpApp, HttpServer } from "@effect/platform"
-import { type Config, Core } from "@opencode-ai/core"
-import { Effect, Layer, Option, type Scope } from "effect"
+import { type Config, Core, type ToolRegistry } from "@opencode-ai/core"
+import { type Context, Effect, Layer, Option, type Scope } from "effect"
 import { Router } from "./router.js"
 import type { EventStreams } from "./sse/event-streams.js"
 
@@ -18,6 +18,8 @@ export interface Options {
   readonly config?: Layer.Layer<Config.Service, Config.ConfigError> | undefined
   /** The SSE streams' heartbeat period and live buffer size (defaults: 15 s, `LiveBus.defaultCapacity`). */
   readonly eventStreams?: EventStreams.Options | undefined
+  /** The host program's tools, registered for the handler's lifetime before the runner starts. */
+  readonly tools?: ReadonlyArray<ToolRegistry.Tool> | undefined
 }
 
 /** A fetch-shaped handler: a web `Request` in, the router's `Response` out. */
@@ -35,6 +37,17 @@ export type Handler = (request: Request) => Promise<Response>
  * `global.disposed`).
  */
 export const make = (options: Options): Effect.Effect<Handler, Config.ConfigError, Scope.Scope> =>
+  Effect.map(start(options), (host) => host.handler)
+
+/** A running in-memory host: its web handler, and the Core services behind it (same process only). */
+export interface Host {
+  readonly handler: Handler
+  /** Valid while the Scope `start` ran in is open. */
+  readonly services: Context.Context<Core.Services>
+}
+
+/** {@link make}, also giving the Core services behind the handler (see {@link Host}). */
+export const start = (options: Options): Effect.Effect<Host, Config.ConfigError, Scope.Scope> =>
   Effect.gen(function* () {
     const runtime = yield* Layer.toRuntime(
       Layer.mergeAll(
@@ -42,8 +55,8 @@ export const make = (options: Options): Effect.Effect<Handler, Config.ConfigErro
         HttpApiBuilder.Router.Live,
         HttpApiBuilder.Middleware.layer,
         HttpServer.layerContext
-      ).pipe(Layer.provide(Core.layer(options)))
+      ).pipe(Layer.provideMerge(Core.layer(options)))
     )
     const app = yield* HttpApiBuilder.httpApp.pipe(Effect.provide(runtime))
-    return HttpApp.toWebHandlerRuntime(runtime)(app)
+    return { handler: HttpApp.toWebHandlerRuntime(runtime)(app), services: runtime.context }
   })

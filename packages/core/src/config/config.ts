@@ -441,7 +441,7 @@ export const layer = (
 /**
  * The configuration given as a literal document (already in the decoded shape; no files, no
  * substitution), resolved as {@link layer} would over `database` (default: the bundled snapshot; no
- * refresh). Errors name the file `<test>` without position.
+ * refresh). Errors name the file `source` (default `<test>`) without position.
  */
 export const layerTest = (
   info: ConfigInfo.Info,
@@ -450,15 +450,17 @@ export const layerTest = (
     readonly dataDir?: string
     readonly worktreeRoot?: string
     readonly database?: ModelsDev.Database
+    /** What errors and `sources` call the document; default `<test>`. */
+    readonly source?: string
   } = {}
 ): Layer.Layer<Service, ConfigErrors.ConfigError> =>
   Layer.effect(
     Service,
     resolve(info, {
       env: options.env ?? {},
-      locate: () => ({ file: "<test>", line: 0, column: 0 }),
+      locate: () => ({ file: options.source ?? "<test>", line: 0, column: 0 }),
       database: options.database ?? ModelsDev.snapshot(),
       ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
       ...(options.worktreeRoot === undefined ? {} : { worktreeRoot: options.worktreeRoot })
-    }).pipe(Effect.map((resolved) => service(info, ["<test>"], () => resolved)))
+    }).pipe(Effect.map((resolved) => service(info, [options.source ?? "<test>"], () => resolved)))
   )
