@@ -94,7 +94,14 @@ describe("SDK Contract IR of Api.OpenCodeApi", () => {
       "questions.reply": null,
       "questions.reject": null,
       "skills.list": null,
-      "reference.list": null
+      "reference.list": null,
+      "pty.list": null,
+      "pty.create": null,
+      "pty.get": null,
+      "pty.update": null,
+      "pty.remove": null,
+      "pty.connectToken": null,
+      "pty.connect": null
     })
   })
 

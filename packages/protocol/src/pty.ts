@@ -16,17 +16,42 @@ export const ticketParameter = "ticket"
 export const connectRoute = /^\/api\/pty\/[^/]+\/connect$/
 
 /**
- * `connect`'s query, each key as it is on the wire: the Location (`location[directory]`,
- * `location[workspace]`), `cursor` (where the replay starts: an output offset from an earlier meta
- * frame, `-1` for none, default everything retained) and `ticket` (see `connectToken`).
+ * `connect`'s query: the Location (`location[directory]`, `location[workspace]`, as flat keys on the
+ * wire like every Location query), `cursor` (where the replay starts: an output offset from an
+ * earlier meta frame, `-1` for none, default everything retained) and `ticket` (see `connectToken`).
+ * Decoded, it is `{ location?: { directory?, workspace? }, cursor?, ticket? }`.
  */
-export const ConnectQuery = Schema.Struct({
-  "location[directory]": Schema.optional(Schema.String),
-  "location[workspace]": Schema.optional(Schema.String),
-  cursor: Schema.optional(Schema.String),
-  ticket: Schema.optional(Schema.String)
-})
-export interface ConnectQuery extends Schema.Schema.Type<typeof ConnectQuery> {}
+export const ConnectQuery = Schema.transform(
+  Schema.Struct({
+    "location[directory]": Schema.optional(Schema.String),
+    "location[workspace]": Schema.optional(Schema.String),
+    cursor: Schema.optional(Schema.String),
+    ticket: Schema.optional(Schema.String)
+  }),
+  Schema.Struct({
+    location: Schema.optional(
+      Schema.Struct({ directory: Schema.optional(Schema.String), workspace: Schema.optional(Schema.String) })
+    ),
+    cursor: Schema.optional(Schema.String),
+    ticket: Schema.optional(Schema.String)
+  }),
+  {
+    strict: true,
+    decode: ({ cursor, ticket, ...flat }) => {
+      const { location } = Schema.decodeSync(LocationQuery)(flat)
+      return {
+        ...(location === undefined ? {} : { location }),
+        ...(cursor === undefined ? {} : { cursor }),
+        ...(ticket === undefined ? {} : { ticket })
+      }
+    },
+    encode: ({ location, cursor, ticket }) => ({
+      ...Schema.encodeSync(LocationQuery)(location === undefined ? {} : { location }),
+      ...(cursor === undefined ? {} : { cursor }),
+      ...(ticket === undefined ? {} : { ticket })
+    })
+  }
+)
 
 const Listed = Schema.Struct({ location: Location.LocationInfo, data: Schema.Array(Pty.PtyInfo) })
 const One = Schema.Struct({ location: Location.LocationInfo, data: Pty.PtyInfo })

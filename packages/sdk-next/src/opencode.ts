@@ -5,7 +5,7 @@ import * as path from "node:path"
 import { FetchHttpClient } from "@effect/platform"
 import { OpencodeClient } from "@opencode-ai/client/effect"
 import { type Config, Paths } from "@opencode-ai/core"
-import { type EventStreams, WebHandler } from "@opencode-ai/server"
+import { type EventStreams, type PtyEnvironment, WebHandler } from "@opencode-ai/server"
 import { Effect, ExecutionStrategy, Exit, type Layer, Schema, Scope } from "effect"
 
 export interface EmbeddedOptions {
@@ -21,6 +21,12 @@ export interface EmbeddedOptions {
   readonly config?: Layer.Layer<Config.Service, Config.ConfigError>
   /** The event streams' heartbeat period and live buffer size (defaults: 15 s, `LiveBus.defaultCapacity`). */
   readonly eventStreams?: EventStreams.Options
+  /**
+   * The host's PTY Environment: variables new PTYs get over the caller's `env` (and under the forced
+   * `TERM` and `OPENCODE_TERMINAL`), asked for each PTY with its Location directory and working
+   * directory. Default: none.
+   */
+  readonly ptyEnvironment?: PtyEnvironment.Interface
 }
 
 /**
@@ -87,7 +93,8 @@ export const embedded = Effect.fn("OpenCode.embedded")(function* (
       env,
       ...(options.configDir === undefined ? {} : { configDir: options.configDir }),
       ...(options.config === undefined ? {} : { config: options.config }),
-      ...(options.eventStreams === undefined ? {} : { eventStreams: options.eventStreams })
+      ...(options.eventStreams === undefined ? {} : { eventStreams: options.eventStreams }),
+      ...(options.ptyEnvironment === undefined ? {} : { ptyEnvironment: options.ptyEnvironment })
     })
   ).pipe(
     Scope.extend(scope),

@@ -26,6 +26,7 @@ describe("Embedded OpenCode", () => {
         "models",
         "permissions",
         "providers",
+        "pty",
         "questions",
         "reference",
         "sessions",

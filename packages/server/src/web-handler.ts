@@ -3,6 +3,7 @@ export * as WebHandler from "./web-handler.js"
 import { HttpApiBuilder, HttpApp, HttpServer } from "@effect/platform"
 import { type Config, Core } from "@opencode-ai/core"
 import { Effect, Layer, Option, type Scope } from "effect"
+import type { PtyEnvironment } from "./pty-environment.js"
 import { Router } from "./router.js"
 import type { EventStreams } from "./sse/event-streams.js"
 
@@ -18,6 +19,8 @@ export interface Options {
   readonly config?: Layer.Layer<Config.Service, Config.ConfigError> | undefined
   /** The SSE streams' heartbeat period and live buffer size (defaults: 15 s, `LiveBus.defaultCapacity`). */
   readonly eventStreams?: EventStreams.Options | undefined
+  /** The host's PTY Environment overlay for new PTYs; default none. */
+  readonly ptyEnvironment?: PtyEnvironment.Interface | undefined
 }
 
 /** A fetch-shaped handler: a web `Request` in, the router's `Response` out. */
@@ -38,7 +41,11 @@ export const make = (options: Options): Effect.Effect<Handler, Config.ConfigErro
   Effect.gen(function* () {
     const runtime = yield* Layer.toRuntime(
       Layer.mergeAll(
-        Router.layer({ auth: Option.none(), eventStreams: options.eventStreams }),
+        Router.layer({
+          auth: Option.none(),
+          eventStreams: options.eventStreams,
+          ptyEnvironment: options.ptyEnvironment
+        }),
         HttpApiBuilder.Router.Live,
         HttpApiBuilder.Middleware.layer,
         HttpServer.layerContext

@@ -91,7 +91,21 @@ import type {
   ReferenceListInput,
   ReferenceListResult,
   McpListInput,
-  McpListResult
+  McpListResult,
+  PtyListInput,
+  PtyListResult,
+  PtyCreateInput,
+  PtyCreateResult,
+  PtyGetInput,
+  PtyGetResult,
+  PtyUpdateInput,
+  PtyUpdateResult,
+  PtyRemoveInput,
+  PtyRemoveResult,
+  PtyConnectTokenInput,
+  PtyConnectTokenResult,
+  PtyConnectInput,
+  PtyConnectResult
 } from "./types.js"
 
 /** How each operation travels: interpreted by {@link Transport.make}. */
@@ -650,6 +664,95 @@ const operations = {
     body: null,
     success: { status: 200, json: true, unwrap: "data" },
     errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
+  },
+  "pty.list": {
+    name: "pty.list",
+    method: "GET",
+    path: "/api/pty",
+    query: [{ name: "location", style: "deepObject" }],
+    body: null,
+    success: { status: 200, json: true, unwrap: null },
+    errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
+  },
+  "pty.create": {
+    name: "pty.create",
+    method: "POST",
+    path: "/api/pty",
+    query: [{ name: "location", style: "deepObject" }],
+    body: ["command", "args", "cwd", "title", "env"],
+    success: { status: 200, json: true, unwrap: null },
+    errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
+  },
+  "pty.get": {
+    name: "pty.get",
+    method: "GET",
+    path: "/api/pty/{ptyID}",
+    query: [{ name: "location", style: "deepObject" }],
+    body: null,
+    success: { status: 200, json: true, unwrap: null },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["PtyNotFoundError"]
+    }
+  },
+  "pty.update": {
+    name: "pty.update",
+    method: "PUT",
+    path: "/api/pty/{ptyID}",
+    query: [{ name: "location", style: "deepObject" }],
+    body: ["title", "size"],
+    success: { status: 200, json: true, unwrap: null },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["PtyNotFoundError"]
+    }
+  },
+  "pty.remove": {
+    name: "pty.remove",
+    method: "DELETE",
+    path: "/api/pty/{ptyID}",
+    query: [{ name: "location", style: "deepObject" }],
+    body: null,
+    success: { status: 204, json: false, unwrap: null },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["PtyNotFoundError"]
+    }
+  },
+  "pty.connectToken": {
+    name: "pty.connectToken",
+    method: "POST",
+    path: "/api/pty/{ptyID}/connect-token",
+    query: [{ name: "location", style: "deepObject" }],
+    body: null,
+    success: { status: 200, json: true, unwrap: null },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      403: ["ForbiddenError"],
+      404: ["PtyNotFoundError"]
+    }
+  },
+  "pty.connect": {
+    name: "pty.connect",
+    method: "GET",
+    path: "/api/pty/{ptyID}/connect",
+    query: [
+      { name: "location", style: "deepObject" },
+      { name: "cursor", style: "form" },
+      { name: "ticket", style: "form" }
+    ],
+    body: null,
+    success: { status: 200, json: true, unwrap: null },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      403: ["ForbiddenError"],
+      404: ["PtyNotFoundError"]
+    }
   }
 } as const satisfies Record<string, Transport.Operation>
 
@@ -1002,6 +1105,57 @@ export interface OpencodeClient {
      */
     list(input?: McpListInput, options?: Transport.RequestOptions): Promise<McpListResult>
   }
+  readonly pty: {
+    /**
+     * The PTYs of the requested Location, oldest first; an exited PTY is listed, with its exit code, until it is removed.
+     *
+     * `GET /api/pty` (`v2.pty.list`).
+     * Resolves to {@link PtyListResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
+     */
+    list(input?: PtyListInput, options?: Transport.RequestOptions): Promise<PtyListResult>
+    /**
+     * Starts a program (default: the user's login shell) in a new pseudo-terminal, in `cwd` (default: the Location's directory), with `env` added to its environment.
+     *
+     * `POST /api/pty` (`v2.pty.create`).
+     * Resolves to {@link PtyCreateResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
+     */
+    create(input?: PtyCreateInput, options?: Transport.RequestOptions): Promise<PtyCreateResult>
+    /**
+     * One PTY of the requested Location, with its exit code once it has exited.
+     *
+     * `GET /api/pty/{ptyID}` (`v2.pty.get`).
+     * Resolves to {@link PtyGetResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `PtyNotFoundError` (404) or a `ClientError`.
+     */
+    get(input: PtyGetInput, options?: Transport.RequestOptions): Promise<PtyGetResult>
+    /**
+     * Sets the title and/or the terminal size (rows and columns; the program receives SIGWINCH). A size given to an exited PTY is ignored.
+     *
+     * `PUT /api/pty/{ptyID}` (`v2.pty.update`).
+     * Resolves to {@link PtyUpdateResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `PtyNotFoundError` (404) or a `ClientError`.
+     */
+    update(input: PtyUpdateInput, options?: Transport.RequestOptions): Promise<PtyUpdateResult>
+    /**
+     * Kills the PTY's program and every process it started (its whole session, background jobs included), closes its connections and forgets it.
+     *
+     * `DELETE /api/pty/{ptyID}` (`v2.pty.remove`).
+     * Resolves to {@link PtyRemoveResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `PtyNotFoundError` (404) or a `ClientError`.
+     */
+    remove(input: PtyRemoveInput, options?: Transport.RequestOptions): Promise<PtyRemoveResult>
+    /**
+     * A ticket that opens one WebSocket to this PTY when sent as the `ticket` query parameter of `connect`, instead of the `Authorization` header (which a browser cannot set on a WebSocket). It is valid once, for `expires_in` seconds.
+     *
+     * `POST /api/pty/{ptyID}/connect-token` (`v2.pty.connectToken`).
+     * Resolves to {@link PtyConnectTokenResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `ForbiddenError` (403), `PtyNotFoundError` (404) or a `ClientError`.
+     */
+    connectToken(input: PtyConnectTokenInput, options?: Transport.RequestOptions): Promise<PtyConnectTokenResult>
+    /**
+     * A WebSocket upgrade: the PTY's retained output from `cursor` (default: all of it, `-1`: none), a meta frame (a 0x00 byte, then JSON `{cursor}`), then its live output; frames the client sends are typed into the terminal. Authorize with the `Authorization` header or a `ticket` from `connect-token`.
+     *
+     * `GET /api/pty/{ptyID}/connect` (`v2.pty.connect`).
+     * Resolves to {@link PtyConnectResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `ForbiddenError` (403), `PtyNotFoundError` (404) or a `ClientError`.
+     */
+    connect(input: PtyConnectInput, options?: Transport.RequestOptions): Promise<PtyConnectResult>
+  }
 }
 
 /**
@@ -1082,6 +1236,15 @@ export const createOpencodeClient = (options: Transport.ClientOptions): Opencode
     },
     mcp: {
       list: (input, options) => send<McpListResult>(operations["mcp.list"], input, options)
+    },
+    pty: {
+      list: (input, options) => send<PtyListResult>(operations["pty.list"], input, options),
+      create: (input, options) => send<PtyCreateResult>(operations["pty.create"], input, options),
+      get: (input, options) => send<PtyGetResult>(operations["pty.get"], input, options),
+      update: (input, options) => send<PtyUpdateResult>(operations["pty.update"], input, options),
+      remove: (input, options) => send<PtyRemoveResult>(operations["pty.remove"], input, options),
+      connectToken: (input, options) => send<PtyConnectTokenResult>(operations["pty.connectToken"], input, options),
+      connect: (input, options) => send<PtyConnectResult>(operations["pty.connect"], input, options)
     }
   }
 }

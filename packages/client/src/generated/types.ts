@@ -33,6 +33,11 @@ export interface FileDiff {
 /** a finite number */
 export type Finite = number
 
+export interface ForbiddenError {
+  readonly message: string
+  readonly _tag: "ForbiddenError"
+}
+
 export interface GeneratedAgent {
   /** a string matching the pattern ^[a-z0-9]+(-[a-z0-9]+)*$ */
   readonly identifier: string
@@ -402,6 +407,30 @@ export interface ProviderV2Info {
   readonly disabledReason?: string
   readonly api: ProviderApi
   readonly request: ProviderRequest
+}
+
+export interface Pty {
+  /** a string starting with "pty" */
+  readonly id: string
+  readonly title: string
+  readonly command: string
+  readonly args: ReadonlyArray<string>
+  readonly cwd: string
+  readonly status: "running" | "exited"
+  readonly pid: NonNegativeInt
+  readonly exitCode?: NonNegativeInt
+}
+
+export interface PtyNotFoundError {
+  readonly ptyID: string
+  readonly message: string
+  readonly _tag: "PtyNotFoundError"
+}
+
+export interface PtyTicketConnectToken {
+  readonly ticket: string
+  /** a positive number */
+  readonly expires_in: Int
 }
 
 export interface QuestionNotFoundError {
@@ -2428,3 +2457,142 @@ export type McpListResult = ReadonlyArray<McpServerInfo>
 
 /** The declared failures `mcp.list` rejects with. */
 export type McpListFailure = InvalidRequestError | UnauthorizedError
+
+/** The input of `pty.list`. */
+export interface PtyListInput {
+  readonly location?: {
+    readonly directory?: string | undefined
+    readonly workspace?: string | undefined
+  } | undefined
+}
+
+/** What `pty.list` resolves to. */
+export interface PtyListResult {
+  readonly location: LocationInfo
+  readonly data: ReadonlyArray<Pty>
+}
+
+/** The declared failures `pty.list` rejects with. */
+export type PtyListFailure = InvalidRequestError | UnauthorizedError
+
+/** The input of `pty.create`. */
+export interface PtyCreateInput {
+  readonly location?: {
+    readonly directory?: string | undefined
+    readonly workspace?: string | undefined
+  } | undefined
+  readonly command?: string | undefined
+  readonly args?: ReadonlyArray<string> | undefined
+  readonly cwd?: string | undefined
+  readonly title?: string | undefined
+  readonly env?: {
+    readonly [key: string]: string
+  } | undefined
+}
+
+/** What `pty.create` resolves to. */
+export interface PtyCreateResult {
+  readonly location: LocationInfo
+  readonly data: Pty
+}
+
+/** The declared failures `pty.create` rejects with. */
+export type PtyCreateFailure = InvalidRequestError | UnauthorizedError
+
+/** The input of `pty.get`. */
+export interface PtyGetInput {
+  /** a string starting with "pty" */
+  readonly ptyID: string
+  readonly location?: {
+    readonly directory?: string | undefined
+    readonly workspace?: string | undefined
+  } | undefined
+}
+
+/** What `pty.get` resolves to. */
+export interface PtyGetResult {
+  readonly location: LocationInfo
+  readonly data: Pty
+}
+
+/** The declared failures `pty.get` rejects with. */
+export type PtyGetFailure = InvalidRequestError | UnauthorizedError | PtyNotFoundError
+
+/** The input of `pty.update`. */
+export interface PtyUpdateInput {
+  /** a string starting with "pty" */
+  readonly ptyID: string
+  readonly location?: {
+    readonly directory?: string | undefined
+    readonly workspace?: string | undefined
+  } | undefined
+  readonly title?: string | undefined
+  readonly size?: {
+    /** a positive number */
+    readonly rows: Int
+    /** a positive number */
+    readonly cols: Int
+  } | undefined
+}
+
+/** What `pty.update` resolves to. */
+export interface PtyUpdateResult {
+  readonly location: LocationInfo
+  readonly data: Pty
+}
+
+/** The declared failures `pty.update` rejects with. */
+export type PtyUpdateFailure = InvalidRequestError | UnauthorizedError | PtyNotFoundError
+
+/** The input of `pty.remove`. */
+export interface PtyRemoveInput {
+  /** a string starting with "pty" */
+  readonly ptyID: string
+  readonly location?: {
+    readonly directory?: string | undefined
+    readonly workspace?: string | undefined
+  } | undefined
+}
+
+/** What `pty.remove` resolves to. */
+export type PtyRemoveResult = void
+
+/** The declared failures `pty.remove` rejects with. */
+export type PtyRemoveFailure = InvalidRequestError | UnauthorizedError | PtyNotFoundError
+
+/** The input of `pty.connectToken`. */
+export interface PtyConnectTokenInput {
+  /** a string starting with "pty" */
+  readonly ptyID: string
+  readonly location?: {
+    readonly directory?: string | undefined
+    readonly workspace?: string | undefined
+  } | undefined
+}
+
+/** What `pty.connectToken` resolves to. */
+export interface PtyConnectTokenResult {
+  readonly location: LocationInfo
+  readonly data: PtyTicketConnectToken
+}
+
+/** The declared failures `pty.connectToken` rejects with. */
+export type PtyConnectTokenFailure = InvalidRequestError | UnauthorizedError | ForbiddenError | PtyNotFoundError
+
+/** The input of `pty.connect`. */
+export interface PtyConnectInput {
+  /** a string starting with "pty" */
+  readonly ptyID: string
+  readonly location?: {
+    readonly directory?: string | undefined
+    readonly workspace?: string | undefined
+  } | undefined
+  readonly cursor?: string | undefined
+  readonly ticket?: string | undefined
+}
+
+/** What `pty.connect` resolves to. */
+export type PtyConnectResult = boolean
+
+/** The declared failures `pty.connect` rejects with. */
+export type PtyConnectFailure = InvalidRequestError | UnauthorizedError | ForbiddenError | PtyNotFoundError

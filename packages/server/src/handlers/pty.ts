@@ -82,10 +82,7 @@ export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "pty", (handlers) =>
       .handleRaw(
         "connect",
         Effect.fn("PtyHandlers.connect")(function* ({ path, urlParams, request }) {
-          const location = yield* locations.resolve({
-            ...(urlParams["location[directory]"] === undefined ? {} : { directory: urlParams["location[directory]"] }),
-            ...(urlParams["location[workspace]"] === undefined ? {} : { workspace: urlParams["location[workspace]"] })
-          })
+          const location = yield* locations.resolve(urlParams.location)
           yield* ptys.get(location.directory, path.ptyID)
           const cursor = Ptys.parseCursor(urlParams.cursor)
           if (urlParams.cursor !== undefined && Option.isNone(cursor)) {
