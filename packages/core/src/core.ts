@@ -232,7 +232,7 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
     Layer.fresh(QuestionRequests.layer).pipe(Layer.provide(stores)),
     SessionLeases.layer(options.leases).pipe(Layer.provide(stores)),
     // The PTYs live as long as the Core: closing it kills every one that is left.
-    Ptys.layer(),
+    Ptys.layer().pipe(Layer.provide(stores)),
     toolOutput,
     // Connects the configured MCP servers in the background (their tools join this instance's
     // registry); closing the Core closes them.

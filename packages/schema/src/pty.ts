@@ -1,6 +1,7 @@
 export * as Pty from "./pty.js"
 
 import { Schema } from "effect"
+import { define } from "./event.js"
 import { PtyID } from "./identifier.js"
 
 /**
@@ -60,3 +61,25 @@ export const PtyTicketConnectToken = Schema.Struct({
   expires_in: Schema.Int.pipe(Schema.positive())
 }).annotations({ identifier: "PtyTicketConnectToken" })
 export interface PtyTicketConnectToken extends Schema.Schema.Type<typeof PtyTicketConnectToken> {}
+
+/*
+ * The PTY events of the instance-wide live stream (`GET /api/event`), live-only (never replayed):
+ *
+ *   pty.created ─► pty.updated* ─► pty.exited? ─► pty.deleted
+ */
+
+/** A PTY was created (its program is running). */
+export const PtyCreated = define("pty.created", { info: PtyInfo }, "PtyCreated")
+export interface PtyCreated extends Schema.Schema.Type<typeof PtyCreated> {}
+
+/** A PTY's title or size was changed. */
+export const PtyUpdated = define("pty.updated", { info: PtyInfo }, "PtyUpdated")
+export interface PtyUpdated extends Schema.Schema.Type<typeof PtyUpdated> {}
+
+/** A PTY's program exited; the PTY is kept, with its exit code, until it is removed. */
+export const PtyExited = define("pty.exited", { id: PtyID, exitCode: Schema.NonNegativeInt }, "PtyExited")
+export interface PtyExited extends Schema.Schema.Type<typeof PtyExited> {}
+
+/** A PTY was removed. */
+export const PtyDeleted = define("pty.deleted", { id: PtyID }, "PtyDeleted")
+export interface PtyDeleted extends Schema.Schema.Type<typeof PtyDeleted> {}

@@ -4,7 +4,8 @@ import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
 import type * as NodePty from "@lydell/node-pty"
 import { Errors, Identifier, type Pty } from "@opencode-ai/schema"
-import { Context, Duration, Effect, Exit, Layer, Mailbox, Option, type Scope, type Stream } from "effect"
+import { Context, Duration, Effect, Exit, Layer, Mailbox, Option, Runtime, type Scope, type Stream } from "effect"
+import { LiveBus } from "../event/live-bus.js"
 import { ProcessTree } from "../tool/builtin/process-tree.js"
 
 /*
@@ -25,6 +26,9 @@ import { ProcessTree } from "../tool/builtin/process-tree.js"
  * offset (the cursor: characters since the PTY started), so a client that reconnects replays from
  * where it stopped. PTYs belong to the Location directory they were created for: the others do not
  * see them.
+ *
+ * Each change is announced on the LiveBus: `pty.created`, `pty.updated`, `pty.exited` (the
+ * program's exit, with its code) and `pty.deleted` (removal, including at shutdown).
  */
 
 /** How much output a PTY retains for replay, in UTF-16 code units (2 Mi). */
@@ -201,10 +205,13 @@ const loadNodePty = () => {
   return nodePty
 }
 
-export const layer = (options: Options = {}): Layer.Layer<Service> =>
+export const layer = (options: Options = {}): Layer.Layer<Service, never, LiveBus.Service> =>
   Layer.scoped(
     Service,
     Effect.gen(function* () {
+      const bus = yield* LiveBus.Service
+      const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+      const announce = (type: string, data: unknown) => Effect.flatMap(LiveBus.envelope(type, data), bus.publish)
       const inherited = options.inherited ?? process.env
       const killGrace = options.killGrace ?? Duration.seconds(1)
       const ptys = new Map<Identifier.PtyID, Live>()
@@ -233,6 +240,7 @@ export const layer = (options: Options = {}): Layer.Layer<Service> =>
             }
           }
           yield* ProcessTree.terminate(pty.tree, killGrace)
+          yield* announce("pty.deleted", { id: pty.info.id })
         }).pipe(Effect.uninterruptible)
 
       // The Core's shutdown kills every PTY that is left.
@@ -318,10 +326,13 @@ export const layer = (options: Options = {}): Layer.Layer<Service> =>
           exited = true
           pty.info.status = "exited"
           // A program killed by a signal reports as a shell does: 128 + the signal number.
-          pty.info.exitCode = signal !== undefined && signal > 0 ? 128 + signal : Math.max(0, exitCode)
+          const code = signal !== undefined && signal > 0 ? 128 + signal : Math.max(0, exitCode)
+          pty.info.exitCode = code
           endAttachments(pty)
+          runFork(announce("pty.exited", { id, exitCode: code }))
         })
         ptys.set(id, pty)
+        yield* announce("pty.created", { info: snapshot(pty) })
         yield* Effect.annotateCurrentSpan({ ptyID: id, pid: proc.pid })
         return snapshot(pty)
       })
@@ -341,6 +352,7 @@ export const layer = (options: Options = {}): Layer.Layer<Service> =>
               // The program exited meanwhile.
             }
           }
+          yield* announce("pty.updated", { info: snapshot(pty) })
           return snapshot(pty)
         }),
         remove: Effect.fn("Ptys.remove")(function* (directory, id) {

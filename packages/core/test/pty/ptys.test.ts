@@ -2,8 +2,12 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Ptys } from "@opencode-ai/core"
-import { Effect, Layer, Stream } from "effect"
+import { LiveBus, Ptys } from "@opencode-ai/core"
+import { Chunk, Effect, Layer, Stream } from "effect"
+
+/** Ptys over a LiveBus of its own. */
+const ptysLayer = (options: Ptys.Options = {}) =>
+  Layer.fresh(Ptys.layer(options)).pipe(Layer.provideMerge(Layer.scoped(LiveBus.Service, LiveBus.make)))
 
 const directory = () => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "opencode-pty-")))
 
@@ -54,7 +58,7 @@ describe("Ptys over real pseudo-terminals", () => {
       expect(info).toMatchObject({ command: "sh", cwd: dir, status: "running" })
       expect(yield* outputOf(ptys, dir, info.id)).toContain(`[caller|overlay|xterm-256color|1|${dir}]`)
       expect(yield* ptys.get(dir, info.id)).toMatchObject({ status: "exited", exitCode: 0 })
-    }).pipe(Effect.provide(Ptys.layer({ inherited: { PATH: process.env.PATH } })))
+    }).pipe(Effect.provide(ptysLayer({ inherited: { PATH: process.env.PATH } })))
   )
 
   it.scopedLive("starts the user's shell as a login shell when no command is given", () =>
@@ -67,7 +71,34 @@ describe("Ptys over real pseudo-terminals", () => {
       expect(info).toMatchObject({ command: "/bin/bash", args: ["-l"], cwd: dir })
       yield* ptys.remove(dir, info.id)
       expect(yield* ptys.list(dir)).toEqual([])
-    }).pipe(Effect.provide(Ptys.layer({ inherited: { PATH: process.env.PATH, SHELL: "/bin/bash" } })))
+    }).pipe(Effect.provide(ptysLayer({ inherited: { PATH: process.env.PATH, SHELL: "/bin/bash" } })))
+  )
+
+  it.scopedLive("announces created, updated, exited and deleted on the LiveBus", () =>
+    Effect.gen(function* () {
+      const ptys = yield* Ptys.Service
+      const bus = yield* LiveBus.Service
+      const events = yield* bus.subscribe()
+      const dir = directory()
+      const info = yield* ptys.create({ directory: dir, command: "sh", args: ["-c", "read line; exit 3"] })
+      yield* ptys.update(dir, info.id, { title: "renamed" })
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const attachment = yield* ptys.attach(dir, info.id)
+          attachment.write("go\r")
+          yield* Stream.runDrain(attachment.output)
+        })
+      )
+      yield* ptys.remove(dir, info.id)
+      const seen = Chunk.toArray(yield* Stream.runCollect(Stream.take(events, 4)))
+      expect(seen.map((e) => [e.type, e.data])).toEqual([
+        ["pty.created", { info: expect.objectContaining({ id: info.id, status: "running" }) }],
+        ["pty.updated", { info: expect.objectContaining({ id: info.id, title: "renamed" }) }],
+        ["pty.exited", { id: info.id, exitCode: 3 }],
+        ["pty.deleted", { id: info.id }]
+      ])
+      expect(seen.every((e) => e.id.startsWith("evt_"))).toBe(true)
+    }).pipe(Effect.provide(ptysLayer()))
   )
 
   it("falls back to bash from PATH, then /bin/sh, when SHELL names nothing runnable", () => {
@@ -83,7 +114,7 @@ describe("Ptys over real pseudo-terminals", () => {
           const ptys = yield* Ptys.Service
           const info = yield* ptys.create({ directory: dir, command: "sleep", args: ["1000"] })
           return info.pid
-        }).pipe(Effect.provide(Layer.fresh(Ptys.layer())))
+        }).pipe(Effect.provide(ptysLayer()))
       )
       const state = (() => {
         try {
