@@ -3,7 +3,7 @@ export * as Ptys from "./ptys.js"
 import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
 import type * as NodePty from "@lydell/node-pty"
-import { Errors, Identifier, type Pty } from "@opencode-ai/schema"
+import { Errors, Identifier, type Pty, Quote } from "@opencode-ai/schema"
 import { Context, Duration, Effect, Exit, Layer, Mailbox, Option, Runtime, type Scope, type Stream } from "effect"
 import { LiveBus } from "../event/live-bus.js"
 import { ProcessTree } from "../tool/builtin/process-tree.js"
@@ -261,12 +261,16 @@ export const layer = (options: Options = {}): Layer.Layer<Service, never, LiveBu
             return false
           }
         })
-        if (!isDirectory) return yield* invalid("cwd", `The PTY's working directory ${cwd} is not a directory`)
+        if (!isDirectory)
+          return yield* invalid("cwd", `The PTY's working directory ${Quote.clip(cwd)} is not a directory`)
         const env = environment({ inherited, caller: input.env, overlay: input.overlay })
         const command = input.command ?? defaultShell(env)
         const file = resolveCommand(command, cwd, env.PATH)
         if (file === undefined) {
-          return yield* invalid("command", `The PTY's command ${command} is not an executable file or on PATH`)
+          return yield* invalid(
+            "command",
+            `The PTY's command ${Quote.clip(command)} is not an executable file or on PATH`
+          )
         }
         const args =
           input.args !== undefined
@@ -286,7 +290,7 @@ export const layer = (options: Options = {}): Layer.Layer<Service, never, LiveBu
               cwd,
               env: scoped.env
             }),
-          catch: (error) => invalid("command", `Cannot start ${command}: ${String(error)}`)
+          catch: (error) => invalid("command", `Cannot start ${Quote.clip(command)}: ${Quote.clip(String(error))}`)
         })
         let exited = false
         const pty: Live = {
