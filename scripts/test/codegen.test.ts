@@ -110,7 +110,14 @@ describe("SDK Contract IR of Api.OpenCodeApi", () => {
       "integrations.attemptCancel": null,
       "integrations.attemptComplete": null,
       "credentials.update": null,
-      "credentials.remove": null
+      "credentials.remove": null,
+      "pty.list": null,
+      "pty.create": null,
+      "pty.get": null,
+      "pty.update": null,
+      "pty.remove": null,
+      "pty.connectToken": null,
+      "pty.connect": null
     })
   })
 
@@ -426,7 +433,8 @@ describe("client namespaces (the ClientProjection.Namespace annotation)", () => 
       "mcp",
       "files",
       "integrations",
-      "credentials"
+      "credentials",
+      "ptys"
     ])
   })
 

@@ -33,6 +33,7 @@ import * as Locations from "./location/locations.js"
 import * as McpServers from "./mcp/mcp-servers.js"
 import * as PermissionRequests from "./permission/permission-requests.js"
 import * as SessionReminders from "./prompt/session-reminders.js"
+import * as Ptys from "./pty/ptys.js"
 import * as QuestionRequests from "./question/question-requests.js"
 import * as References from "./reference/references.js"
 import * as ModelContext from "./runner/model-context.js"
@@ -160,6 +161,7 @@ export type Services =
   | CredentialStore.Service
   | Integrations.Service
   | OAuthAttempts.Service
+  | Ptys.Service
 
 /**
  * The runtime over one database file: it resolves once the database is open and migrated. Each
@@ -261,6 +263,8 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
     Layer.fresh(PermissionRequests.layer).pipe(Layer.provide(stores)),
     Layer.fresh(QuestionRequests.layer).pipe(Layer.provide(stores)),
     SessionLeases.layer(options.leases).pipe(Layer.provide(stores)),
+    // The PTYs live as long as the Core: closing it kills every one that is left.
+    Ptys.layer().pipe(Layer.provide(stores)),
     toolOutput,
     // Connects the configured MCP servers in the background (their tools join this instance's
     // registry); closing the Core closes them.

@@ -21,11 +21,17 @@ export const parameters: Readonly<Record<string, string>> = {
   "path:integrationID": "The integration's id: the id of the provider it connects, e.g. `openai`.",
   "path:attemptID": "The OAuth attempt's id (`att_…`), as `connect/oauth` returned it.",
   "path:credentialID": "The stored credential's id: the id of the provider it is stored for.",
+  "path:ptyID": "The PTY's id (`pty_…`).",
   "query:location":
     "The Location the request is about, as a deepObject: `location[directory]` (an absolute directory; default the server's working directory) and `location[workspace]` (a workspace id).",
   "query:limit": "The page size: at most this many items (see the operation for its default and bounds).",
+  "query:location[directory]":
+    "The Location's directory (absolute; default the server's working directory), on the PTY `connect` upgrade, which lists the Location's keys one by one.",
+  "query:location[workspace]": "The Location's workspace id (`wrk_…`), on the PTY `connect` upgrade.",
   "query:cursor":
-    "Continues a listing from a page's `cursor.next` or `cursor.previous`. It may be sent with `limit` (the continuation's page size) and the first page's filters unchanged, but not with `order`.",
+    "Continues a listing from a page's `cursor.next` or `cursor.previous`. It may be sent with `limit` (the continuation's page size) and the first page's filters unchanged, but not with `order`. On a PTY's `connect`: the output offset to replay from, as a meta frame gave it (`-1`: no replay; default: all retained output).",
+  "query:ticket":
+    "A PTY connect ticket from `POST /api/pty/{ptyID}/connect-token`, in place of the `Authorization` header: valid once, for this PTY, until it expires.",
   "query:order": "`desc` (newest first, the default) or `asc` (oldest first). Only on a first page.",
   "query:search": "Only sessions whose title contains this text (case-insensitive).",
   "query:directory": "Only sessions whose Location directory is exactly this absolute path.",

@@ -17,6 +17,7 @@ import { Authorization } from "./middleware.js"
 import { ModelGroup } from "./model.js"
 import { PermissionGroup } from "./permission.js"
 import { ProviderGroup } from "./provider.js"
+import { PtyGroup } from "./pty.js"
 import { QuestionGroup } from "./question.js"
 import { ReferenceGroup } from "./reference.js"
 import { SessionGroup } from "./session.js"
@@ -53,6 +54,7 @@ export class OpenCodeApi extends base
   .add(FileSystemGroup.group)
   .add(IntegrationGroup.group)
   .add(CredentialGroup.group)
+  .add(PtyGroup.group)
   .middleware(Authorization)
   .annotate(OpenApi.Title, "OpenCode V2 API")
   .annotate(OpenApi.Version, "1.18.33")

@@ -42,6 +42,21 @@ export class QuestionNotFoundError extends Schema.TaggedError<QuestionNotFoundEr
   }
 }
 
+/** A PTY that does not exist (never created, removed, or created for another Location). */
+export class PtyNotFoundError extends Schema.TaggedError<PtyNotFoundError>()("PtyNotFoundError", {
+  ptyID: Schema.String,
+  message: Schema.String
+}) {
+  static of(ptyID: string): PtyNotFoundError {
+    return new PtyNotFoundError({ ptyID, message: `PTY not found: ${clip(ptyID)}` })
+  }
+}
+
+/** A credential that was understood and is refused (e.g. a PTY connect ticket that is spent or expired). */
+export class ForbiddenError extends Schema.TaggedError<ForbiddenError>()("ForbiddenError", {
+  message: Schema.String
+}) {}
+
 export class InvalidCursorError extends Schema.TaggedError<InvalidCursorError>()("InvalidCursorError", {
   message: Schema.String
 }) {}

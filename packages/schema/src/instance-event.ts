@@ -40,6 +40,7 @@ import {
   SessionNextUsageRecorded
 } from "./event.js"
 import { PermissionV2Asked, PermissionV2Replied } from "./permission-request.js"
+import { PtyCreated, PtyDeleted, PtyExited, PtyUpdated } from "./pty.js"
 import { QuestionV2Asked, QuestionV2Rejected, QuestionV2Replied } from "./question-request.js"
 
 /*
@@ -70,9 +71,9 @@ export interface GlobalDisposed extends Schema.Schema.Type<typeof GlobalDisposed
  * What `GET /api/event` may send. It has the contract's shape (a union of envelopes discriminated by
  * `type`, in the contract's order) restricted to the members this runtime emits: `session.created`,
  * every `session.next.*` event (durable ones as they commit, plus the live-only deltas), the
- * permission requests' `permission.v2.asked`/`replied`, the question requests' `question.v2.asked`/`replied`/`rejected`, and the stream lifecycle. The contract's other
+ * permission requests' `permission.v2.asked`/`replied`, the question requests' `question.v2.asked`/`replied`/`rejected`, the PTYs' `pty.created`/`updated`/`exited`/`deleted`, and the stream lifecycle. The contract's other
  * members (legacy message and part events, legacy permissions,
- * questions, PTYs, files, workspaces, ...) join as their features arrive. `server.heartbeat` and the
+ * questions, files, workspaces, ...) join as their features arrive. `server.heartbeat` and the
  * `session.next.title.updated` / `usage.recorded` extensions are ours.
  */
 export const V2Event = Schema.Union(
@@ -113,6 +114,10 @@ export const V2Event = Schema.Union(
   SessionNextUsageRecorded,
   PermissionV2Asked,
   PermissionV2Replied,
+  PtyCreated,
+  PtyUpdated,
+  PtyExited,
+  PtyDeleted,
   QuestionV2Asked,
   QuestionV2Replied,
   QuestionV2Rejected,

@@ -5,7 +5,7 @@ import * as path from "node:path"
 import { FetchHttpClient } from "@effect/platform"
 import { OpencodeClient } from "@opencode-ai/client/effect"
 import { Config, ConfigErrors, ConfigInfo, type Core, Paths, ToolRegistry } from "@opencode-ai/core"
-import { type EventStreams, WebHandler } from "@opencode-ai/server"
+import { type EventStreams, type PtyEnvironment, WebHandler } from "@opencode-ai/server"
 import { Context, Effect, ExecutionStrategy, Exit, Layer, ParseResult, Schema, Scope } from "effect"
 import { HostTool } from "./host-tool.js"
 
@@ -35,6 +35,12 @@ export interface EmbeddedOptions {
    * An invalid one fails creation with `InvalidHostToolError`.
    */
   readonly tools?: ReadonlyArray<HostTool.HostTool>
+  /**
+   * The host's PTY Environment: variables new PTYs get over the caller's `env` (and under the forced
+   * `TERM` and `OPENCODE_TERMINAL`), asked for each PTY with its Location directory and working
+   * directory. Default: none.
+   */
+  readonly ptyEnvironment?: PtyEnvironment.Interface
 }
 
 /** What `config` errors name as their file when the document was given as a value. */
@@ -153,7 +159,8 @@ export const embedded = Effect.fn("OpenCode.embedded")(function* (
       tools: tools.map((tool) => tool.tool),
       ...(options.configDir === undefined ? {} : { configDir: options.configDir }),
       ...(options.config === undefined ? {} : { config: configLayer(options.config, env) }),
-      ...(options.eventStreams === undefined ? {} : { eventStreams: options.eventStreams })
+      ...(options.eventStreams === undefined ? {} : { eventStreams: options.eventStreams }),
+      ...(options.ptyEnvironment === undefined ? {} : { ptyEnvironment: options.ptyEnvironment })
     })
   ).pipe(
     Scope.extend(scope),

@@ -30,6 +30,7 @@ describe("Embedded OpenCode", () => {
         "models",
         "permissions",
         "providers",
+        "ptys",
         "questions",
         "reference",
         "services",

@@ -1,4 +1,7 @@
 export { BasicAuth } from "./middleware/basic-auth.js"
+export { PtyEnvironment } from "./pty-environment.js"
+export { PtySocket } from "./pty-socket.js"
+export { PtyTickets } from "./pty-tickets.js"
 export { Router } from "./router.js"
 export { Serve } from "./serve.js"
 export { EventStreams } from "./sse/event-streams.js"

@@ -16,6 +16,7 @@ import { McpHandlers } from "./handlers/mcp.js"
 import { ModelHandlers } from "./handlers/model.js"
 import { PermissionHandlers } from "./handlers/permission.js"
 import { ProviderHandlers } from "./handlers/provider.js"
+import { PtyHandlers } from "./handlers/pty.js"
 import { QuestionHandlers } from "./handlers/question.js"
 import { ReferenceHandlers } from "./handlers/reference.js"
 import { SessionHandlers } from "./handlers/session.js"
@@ -25,6 +26,8 @@ import { BasicAuth } from "./middleware/basic-auth.js"
 import { RequestErrors } from "./middleware/request-errors.js"
 import { RequestOrigin } from "./middleware/request-origin.js"
 import { StreamToken } from "./middleware/stream-token.js"
+import { PtyEnvironment } from "./pty-environment.js"
+import { PtyTickets } from "./pty-tickets.js"
 import { EventStreams } from "./sse/event-streams.js"
 
 export interface Options {
@@ -34,6 +37,10 @@ export interface Options {
   readonly eventStreams?: EventStreams.Options | undefined
   /** Allowed origins and the listener whose `Host` is checked; none for the embedded host. */
   readonly origin?: RequestOrigin.Options | undefined
+  /** The host's PTY Environment overlay; default none (a standalone server). */
+  readonly ptyEnvironment?: PtyEnvironment.Interface | undefined
+  /** The PTY connect tickets' lifetime (default `PtyTickets.defaultLifetime`). */
+  readonly ptyTickets?: PtyTickets.Options | undefined
 }
 
 /**
@@ -61,8 +68,10 @@ export const layer = (options: Options) => {
       FileSystemHandlers.layer,
       IntegrationHandlers.layer,
       CredentialHandlers.layer,
+      PtyHandlers.layer,
       AuthorizationLive.layer
     ]),
+    Layer.provide(PtyEnvironment.layer(options.ptyEnvironment)),
     // Per router (a fresh layer each call): closing this router ends its open streams.
     Layer.provide(EventStreams.layer(options.eventStreams))
   )
@@ -72,5 +81,12 @@ export const layer = (options: Options) => {
     // The platform's Scalar page, its script inlined (nothing is fetched from elsewhere, fonts included).
     HttpApiScalar.layer({ path: "/doc/ui", scalar: { withDefaultFonts: false } }).pipe(Layer.provide(api)),
     RequestErrors.layer
-  ).pipe(Layer.provide([BasicAuth.layer(options.auth), RequestOrigin.layer(options.origin ?? {}), StreamToken.layer]))
+  ).pipe(
+    Layer.provide([
+      BasicAuth.layer(options.auth),
+      RequestOrigin.layer(options.origin ?? {}),
+      StreamToken.layer,
+      PtyTickets.layer(options.ptyTickets)
+    ])
+  )
 }

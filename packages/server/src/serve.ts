@@ -10,6 +10,7 @@ import { type Config, Core, ModelDatabase, Paths } from "@opencode-ai/core"
 import { Console, Effect, Layer, Logger, type LogLevel, Option } from "effect"
 import { BasicAuth } from "./middleware/basic-auth.js"
 import { RequestOrigin } from "./middleware/request-origin.js"
+import type { PtyTickets } from "./pty-tickets.js"
 import { Router } from "./router.js"
 import type { EventStreams } from "./sse/event-streams.js"
 
@@ -32,6 +33,8 @@ export interface Options {
   readonly eventStreams?: EventStreams.Options
   /** Origins allowed to call the server from a browser besides its own (`--cors`), added to `server.cors`. */
   readonly cors?: ReadonlyArray<string>
+  /** The PTY connect tickets' lifetime (default `PtyTickets.defaultLifetime`, 60 s). */
+  readonly ptyTickets?: PtyTickets.Options
 }
 
 /**
@@ -67,6 +70,7 @@ export const layer = (options: Options) => {
       Router.layer({
         auth: BasicAuth.fromEnv(env),
         eventStreams: options.eventStreams,
+        ptyTickets: options.ptyTickets,
         origin: {
           cors: options.cors,
           ...(address._tag === "TcpAddress" ? { listener: { hostname: address.hostname, port: address.port } } : {})

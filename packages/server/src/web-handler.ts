@@ -3,6 +3,7 @@ export * as WebHandler from "./web-handler.js"
 import { HttpApiBuilder, HttpApp, HttpServer } from "@effect/platform"
 import { type Config, Core, type ToolRegistry } from "@opencode-ai/core"
 import { type Context, Effect, Layer, Option, type Scope } from "effect"
+import type { PtyEnvironment } from "./pty-environment.js"
 import { Router } from "./router.js"
 import type { EventStreams } from "./sse/event-streams.js"
 
@@ -20,6 +21,8 @@ export interface Options {
   readonly eventStreams?: EventStreams.Options | undefined
   /** The host program's tools, registered for the handler's lifetime before the runner starts. */
   readonly tools?: ReadonlyArray<ToolRegistry.Tool> | undefined
+  /** The host's PTY Environment overlay for new PTYs; default none. */
+  readonly ptyEnvironment?: PtyEnvironment.Interface | undefined
 }
 
 /** A fetch-shaped handler: a web `Request` in, the router's `Response` out. */
@@ -51,7 +54,11 @@ export const start = (options: Options): Effect.Effect<Host, Config.ConfigError,
   Effect.gen(function* () {
     const runtime = yield* Layer.toRuntime(
       Layer.mergeAll(
-        Router.layer({ auth: Option.none(), eventStreams: options.eventStreams }),
+        Router.layer({
+          auth: Option.none(),
+          eventStreams: options.eventStreams,
+          ptyEnvironment: options.ptyEnvironment
+        }),
         HttpApiBuilder.Router.Live,
         HttpApiBuilder.Middleware.layer,
         HttpServer.layerContext

@@ -120,7 +120,21 @@ import type {
   CredentialsUpdateInput,
   CredentialsUpdateResult,
   CredentialsRemoveInput,
-  CredentialsRemoveResult
+  CredentialsRemoveResult,
+  PtysListInput,
+  PtysListResult,
+  PtysCreateInput,
+  PtysCreateResult,
+  PtysGetInput,
+  PtysGetResult,
+  PtysUpdateInput,
+  PtysUpdateResult,
+  PtysRemoveInput,
+  PtysRemoveResult,
+  PtysConnectTokenInput,
+  PtysConnectTokenResult,
+  PtysConnectInput,
+  PtysConnectResult
 } from "./types.js"
 
 /** How each operation travels: interpreted by {@link Transport.make}. */
@@ -812,6 +826,95 @@ const operations = {
     body: null,
     success: { status: 204, json: false, unwrap: null },
     errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
+  },
+  "ptys.list": {
+    name: "ptys.list",
+    method: "GET",
+    path: "/api/pty",
+    query: [{ name: "location", style: "deepObject" }],
+    body: null,
+    success: { status: 200, json: true, unwrap: null },
+    errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
+  },
+  "ptys.create": {
+    name: "ptys.create",
+    method: "POST",
+    path: "/api/pty",
+    query: [{ name: "location", style: "deepObject" }],
+    body: ["command", "args", "cwd", "title", "env"],
+    success: { status: 200, json: true, unwrap: null },
+    errors: { 400: ["InvalidRequestError"], 401: ["UnauthorizedError"] }
+  },
+  "ptys.get": {
+    name: "ptys.get",
+    method: "GET",
+    path: "/api/pty/{ptyID}",
+    query: [{ name: "location", style: "deepObject" }],
+    body: null,
+    success: { status: 200, json: true, unwrap: null },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["PtyNotFoundError"]
+    }
+  },
+  "ptys.update": {
+    name: "ptys.update",
+    method: "PUT",
+    path: "/api/pty/{ptyID}",
+    query: [{ name: "location", style: "deepObject" }],
+    body: ["title", "size"],
+    success: { status: 200, json: true, unwrap: null },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["PtyNotFoundError"]
+    }
+  },
+  "ptys.remove": {
+    name: "ptys.remove",
+    method: "DELETE",
+    path: "/api/pty/{ptyID}",
+    query: [{ name: "location", style: "deepObject" }],
+    body: null,
+    success: { status: 204, json: false, unwrap: null },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["PtyNotFoundError"]
+    }
+  },
+  "ptys.connectToken": {
+    name: "ptys.connectToken",
+    method: "POST",
+    path: "/api/pty/{ptyID}/connect-token",
+    query: [{ name: "location", style: "deepObject" }],
+    body: null,
+    success: { status: 200, json: true, unwrap: null },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      403: ["ForbiddenError"],
+      404: ["PtyNotFoundError"]
+    }
+  },
+  "ptys.connect": {
+    name: "ptys.connect",
+    method: "GET",
+    path: "/api/pty/{ptyID}/connect",
+    query: [
+      { name: "location", style: "deepObject" },
+      { name: "cursor", style: "form" },
+      { name: "ticket", style: "form" }
+    ],
+    body: null,
+    success: { status: 200, json: true, unwrap: null },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      403: ["ForbiddenError"],
+      404: ["PtyNotFoundError"]
+    }
   }
 } as const satisfies Record<string, Transport.Operation>
 
@@ -1279,6 +1382,57 @@ export interface OpencodeClient {
      */
     remove(input: CredentialsRemoveInput, options?: Transport.RequestOptions): Promise<CredentialsRemoveResult>
   }
+  readonly ptys: {
+    /**
+     * The PTYs of the requested Location, oldest first; an exited PTY is listed, with its exit code, until it is removed.
+     *
+     * `GET /api/pty` (`v2.pty.list`).
+     * Resolves to {@link PtysListResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
+     */
+    list(input?: PtysListInput, options?: Transport.RequestOptions): Promise<PtysListResult>
+    /**
+     * Starts a program (default: the user's login shell) in a new pseudo-terminal, in `cwd` (default: the Location's directory), with `env` added to its environment.
+     *
+     * `POST /api/pty` (`v2.pty.create`).
+     * Resolves to {@link PtysCreateResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.
+     */
+    create(input?: PtysCreateInput, options?: Transport.RequestOptions): Promise<PtysCreateResult>
+    /**
+     * One PTY of the requested Location, with its exit code once it has exited.
+     *
+     * `GET /api/pty/{ptyID}` (`v2.pty.get`).
+     * Resolves to {@link PtysGetResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `PtyNotFoundError` (404) or a `ClientError`.
+     */
+    get(input: PtysGetInput, options?: Transport.RequestOptions): Promise<PtysGetResult>
+    /**
+     * Sets the title and/or the terminal size (rows and columns; the program receives SIGWINCH). A size given to an exited PTY is ignored.
+     *
+     * `PUT /api/pty/{ptyID}` (`v2.pty.update`).
+     * Resolves to {@link PtysUpdateResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `PtyNotFoundError` (404) or a `ClientError`.
+     */
+    update(input: PtysUpdateInput, options?: Transport.RequestOptions): Promise<PtysUpdateResult>
+    /**
+     * Kills the PTY's program and every process it started (its whole session, background jobs included), closes its connections and forgets it.
+     *
+     * `DELETE /api/pty/{ptyID}` (`v2.pty.remove`).
+     * Resolves to {@link PtysRemoveResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `PtyNotFoundError` (404) or a `ClientError`.
+     */
+    remove(input: PtysRemoveInput, options?: Transport.RequestOptions): Promise<PtysRemoveResult>
+    /**
+     * A ticket that opens one WebSocket to this PTY when sent as the `ticket` query parameter of `connect`, instead of the `Authorization` header (which a browser cannot set on a WebSocket). It is valid once, for `expires_in` seconds.
+     *
+     * `POST /api/pty/{ptyID}/connect-token` (`v2.pty.connectToken`).
+     * Resolves to {@link PtysConnectTokenResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `ForbiddenError` (403), `PtyNotFoundError` (404) or a `ClientError`.
+     */
+    connectToken(input: PtysConnectTokenInput, options?: Transport.RequestOptions): Promise<PtysConnectTokenResult>
+    /**
+     * A WebSocket upgrade: the PTY's retained output from `cursor` (default: all of it, `-1`: none), a meta frame (a 0x00 byte, then JSON `{cursor}`), then its live output; frames the client sends are typed into the terminal. Authorize with the `Authorization` header or a `ticket` from `connect-token`.
+     *
+     * `GET /api/pty/{ptyID}/connect` (`v2.pty.connect`).
+     * Resolves to {@link PtysConnectResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `ForbiddenError` (403), `PtyNotFoundError` (404) or a `ClientError`.
+     */
+    connect(input: PtysConnectInput, options?: Transport.RequestOptions): Promise<PtysConnectResult>
+  }
 }
 
 /**
@@ -1382,6 +1536,15 @@ export const createOpencodeClient = (options: Transport.ClientOptions): Opencode
     credentials: {
       update: (input, options) => send<CredentialsUpdateResult>(operations["credentials.update"], input, options),
       remove: (input, options) => send<CredentialsRemoveResult>(operations["credentials.remove"], input, options)
+    },
+    ptys: {
+      list: (input, options) => send<PtysListResult>(operations["ptys.list"], input, options),
+      create: (input, options) => send<PtysCreateResult>(operations["ptys.create"], input, options),
+      get: (input, options) => send<PtysGetResult>(operations["ptys.get"], input, options),
+      update: (input, options) => send<PtysUpdateResult>(operations["ptys.update"], input, options),
+      remove: (input, options) => send<PtysRemoveResult>(operations["ptys.remove"], input, options),
+      connectToken: (input, options) => send<PtysConnectTokenResult>(operations["ptys.connectToken"], input, options),
+      connect: (input, options) => send<PtysConnectResult>(operations["ptys.connect"], input, options)
     }
   }
 }

@@ -74,6 +74,11 @@ export interface FileSystemEntry {
 /** a finite number */
 export type Finite = number
 
+export interface ForbiddenError {
+  readonly message: string
+  readonly _tag: "ForbiddenError"
+}
+
 export interface GeneratedAgent {
   /** a string matching the pattern ^[a-z0-9]+(-[a-z0-9]+)*$ */
   readonly identifier: string
@@ -539,6 +544,105 @@ export interface ProviderV2Info {
   readonly disabledReason?: string
   readonly api: ProviderApi
   readonly request: ProviderRequest
+}
+
+export interface Pty {
+  /** a string starting with "pty" */
+  readonly id: string
+  readonly title: string
+  readonly command: string
+  readonly args: ReadonlyArray<string>
+  readonly cwd: string
+  readonly status: "running" | "exited"
+  readonly pid: NonNegativeInt
+  readonly exitCode?: NonNegativeInt
+}
+
+export interface PtyCreated {
+  /** a string starting with "evt_" */
+  readonly id: string
+  readonly metadata?: {
+    readonly [key: string]: unknown
+  }
+  readonly type: "pty.created"
+  readonly durable?: {
+    readonly aggregateID: string
+    readonly seq: Int
+    readonly version: Int
+  }
+  readonly location?: LocationRef
+  readonly data: {
+    readonly info: Pty
+  }
+}
+
+export interface PtyDeleted {
+  /** a string starting with "evt_" */
+  readonly id: string
+  readonly metadata?: {
+    readonly [key: string]: unknown
+  }
+  readonly type: "pty.deleted"
+  readonly durable?: {
+    readonly aggregateID: string
+    readonly seq: Int
+    readonly version: Int
+  }
+  readonly location?: LocationRef
+  readonly data: {
+    /** a string starting with "pty" */
+    readonly id: string
+  }
+}
+
+export interface PtyExited {
+  /** a string starting with "evt_" */
+  readonly id: string
+  readonly metadata?: {
+    readonly [key: string]: unknown
+  }
+  readonly type: "pty.exited"
+  readonly durable?: {
+    readonly aggregateID: string
+    readonly seq: Int
+    readonly version: Int
+  }
+  readonly location?: LocationRef
+  readonly data: {
+    /** a string starting with "pty" */
+    readonly id: string
+    readonly exitCode: NonNegativeInt
+  }
+}
+
+export interface PtyNotFoundError {
+  readonly ptyID: string
+  readonly message: string
+  readonly _tag: "PtyNotFoundError"
+}
+
+export interface PtyTicketConnectToken {
+  readonly ticket: string
+  /** a positive number */
+  readonly expires_in: Int
+}
+
+export interface PtyUpdated {
+  /** a string starting with "evt_" */
+  readonly id: string
+  readonly metadata?: {
+    readonly [key: string]: unknown
+  }
+  readonly type: "pty.updated"
+  readonly durable?: {
+    readonly aggregateID: string
+    readonly seq: Int
+    readonly version: Int
+  }
+  readonly location?: LocationRef
+  readonly data: {
+    readonly info: Pty
+  }
 }
 
 export interface QuestionNotFoundError {
@@ -1931,7 +2035,7 @@ export interface UnknownError {
   readonly _tag: "UnknownError"
 }
 
-export type V2Event = SessionCreated | SessionNextAgentSwitched | SessionNextModelSwitched | SessionNextMoved | SessionNextPrompted | SessionNextPromptAdmitted | SessionNextContextUpdated | SessionNextSynthetic | SessionNextShellStarted | SessionNextShellEnded | SessionNextStepStarted | SessionNextStepEnded | SessionNextStepFailed | SessionNextTextStarted | SessionNextTextDelta | SessionNextTextEnded | SessionNextReasoningStarted | SessionNextReasoningDelta | SessionNextReasoningEnded | SessionNextToolInputStarted | SessionNextToolInputDelta | SessionNextToolInputEnded | SessionNextToolCalled | SessionNextToolProgress | SessionNextToolSuccess | SessionNextToolFailed | SessionNextRetried | SessionNextCompactionStarted | SessionNextCompactionDelta | SessionNextCompactionEnded | SessionNextRevertStaged | SessionNextRevertCleared | SessionNextRevertCommitted | SessionNextTitleUpdated | SessionNextUsageRecorded | PermissionV2Asked | PermissionV2Replied | QuestionV2Asked | QuestionV2Replied | QuestionV2Rejected | ServerConnected | GlobalDisposed | ServerHeartbeat
+export type V2Event = SessionCreated | SessionNextAgentSwitched | SessionNextModelSwitched | SessionNextMoved | SessionNextPrompted | SessionNextPromptAdmitted | SessionNextContextUpdated | SessionNextSynthetic | SessionNextShellStarted | SessionNextShellEnded | SessionNextStepStarted | SessionNextStepEnded | SessionNextStepFailed | SessionNextTextStarted | SessionNextTextDelta | SessionNextTextEnded | SessionNextReasoningStarted | SessionNextReasoningDelta | SessionNextReasoningEnded | SessionNextToolInputStarted | SessionNextToolInputDelta | SessionNextToolInputEnded | SessionNextToolCalled | SessionNextToolProgress | SessionNextToolSuccess | SessionNextToolFailed | SessionNextRetried | SessionNextCompactionStarted | SessionNextCompactionDelta | SessionNextCompactionEnded | SessionNextRevertStaged | SessionNextRevertCleared | SessionNextRevertCommitted | SessionNextTitleUpdated | SessionNextUsageRecorded | PermissionV2Asked | PermissionV2Replied | PtyCreated | PtyUpdated | PtyExited | PtyDeleted | QuestionV2Asked | QuestionV2Replied | QuestionV2Rejected | ServerConnected | GlobalDisposed | ServerHeartbeat
 
 /** The input of `health.get`: it takes none. */
 export type HealthGetInput = Record<string, never>
@@ -2821,3 +2925,142 @@ export type CredentialsRemoveResult = void
 
 /** The declared failures `credentials.remove` rejects with. */
 export type CredentialsRemoveFailure = InvalidRequestError | UnauthorizedError
+
+/** The input of `ptys.list`. */
+export interface PtysListInput {
+  readonly location?: {
+    readonly directory?: string | undefined
+    readonly workspace?: string | undefined
+  } | undefined
+}
+
+/** What `ptys.list` resolves to. */
+export interface PtysListResult {
+  readonly location: LocationInfo
+  readonly data: ReadonlyArray<Pty>
+}
+
+/** The declared failures `ptys.list` rejects with. */
+export type PtysListFailure = InvalidRequestError | UnauthorizedError
+
+/** The input of `ptys.create`. */
+export interface PtysCreateInput {
+  readonly location?: {
+    readonly directory?: string | undefined
+    readonly workspace?: string | undefined
+  } | undefined
+  readonly command?: string | undefined
+  readonly args?: ReadonlyArray<string> | undefined
+  readonly cwd?: string | undefined
+  readonly title?: string | undefined
+  readonly env?: {
+    readonly [key: string]: string
+  } | undefined
+}
+
+/** What `ptys.create` resolves to. */
+export interface PtysCreateResult {
+  readonly location: LocationInfo
+  readonly data: Pty
+}
+
+/** The declared failures `ptys.create` rejects with. */
+export type PtysCreateFailure = InvalidRequestError | UnauthorizedError
+
+/** The input of `ptys.get`. */
+export interface PtysGetInput {
+  /** a string starting with "pty" */
+  readonly ptyID: string
+  readonly location?: {
+    readonly directory?: string | undefined
+    readonly workspace?: string | undefined
+  } | undefined
+}
+
+/** What `ptys.get` resolves to. */
+export interface PtysGetResult {
+  readonly location: LocationInfo
+  readonly data: Pty
+}
+
+/** The declared failures `ptys.get` rejects with. */
+export type PtysGetFailure = InvalidRequestError | UnauthorizedError | PtyNotFoundError
+
+/** The input of `ptys.update`. */
+export interface PtysUpdateInput {
+  /** a string starting with "pty" */
+  readonly ptyID: string
+  readonly location?: {
+    readonly directory?: string | undefined
+    readonly workspace?: string | undefined
+  } | undefined
+  readonly title?: string | undefined
+  readonly size?: {
+    /** a positive number */
+    readonly rows: Int
+    /** a positive number */
+    readonly cols: Int
+  } | undefined
+}
+
+/** What `ptys.update` resolves to. */
+export interface PtysUpdateResult {
+  readonly location: LocationInfo
+  readonly data: Pty
+}
+
+/** The declared failures `ptys.update` rejects with. */
+export type PtysUpdateFailure = InvalidRequestError | UnauthorizedError | PtyNotFoundError
+
+/** The input of `ptys.remove`. */
+export interface PtysRemoveInput {
+  /** a string starting with "pty" */
+  readonly ptyID: string
+  readonly location?: {
+    readonly directory?: string | undefined
+    readonly workspace?: string | undefined
+  } | undefined
+}
+
+/** What `ptys.remove` resolves to. */
+export type PtysRemoveResult = void
+
+/** The declared failures `ptys.remove` rejects with. */
+export type PtysRemoveFailure = InvalidRequestError | UnauthorizedError | PtyNotFoundError
+
+/** The input of `ptys.connectToken`. */
+export interface PtysConnectTokenInput {
+  /** a string starting with "pty" */
+  readonly ptyID: string
+  readonly location?: {
+    readonly directory?: string | undefined
+    readonly workspace?: string | undefined
+  } | undefined
+}
+
+/** What `ptys.connectToken` resolves to. */
+export interface PtysConnectTokenResult {
+  readonly location: LocationInfo
+  readonly data: PtyTicketConnectToken
+}
+
+/** The declared failures `ptys.connectToken` rejects with. */
+export type PtysConnectTokenFailure = InvalidRequestError | UnauthorizedError | ForbiddenError | PtyNotFoundError
+
+/** The input of `ptys.connect`. */
+export interface PtysConnectInput {
+  /** a string starting with "pty" */
+  readonly ptyID: string
+  readonly location?: {
+    readonly directory?: string | undefined
+    readonly workspace?: string | undefined
+  } | undefined
+  readonly cursor?: string | undefined
+  readonly ticket?: string | undefined
+}
+
+/** What `ptys.connect` resolves to. */
+export type PtysConnectResult = boolean
+
+/** The declared failures `ptys.connect` rejects with. */
+export type PtysConnectFailure = InvalidRequestError | UnauthorizedError | ForbiddenError | PtyNotFoundError

@@ -1,7 +1,7 @@
 export * as AuthorizationLive from "./authorization.js"
 
 import { HttpServerRequest } from "@effect/platform"
-import { Middleware } from "@opencode-ai/protocol"
+import { Middleware, PtyGroup } from "@opencode-ai/protocol"
 import { Effect, Layer, Option } from "effect"
 import { BasicAuth } from "./basic-auth.js"
 import { StreamToken } from "./stream-token.js"
@@ -18,11 +18,23 @@ const streamTokenOf = (request: HttpServerRequest.HttpServerRequest): Option.Opt
 }
 
 /**
+ * Whether the request is a `GET` to a PTY's `connect` with a `ticket`: the connect handler then
+ * spends the ticket before it upgrades (403 when it is not valid), so it stands in for credentials.
+ */
+const hasPtyTicket = (request: HttpServerRequest.HttpServerRequest): boolean => {
+  if (request.method !== "GET") return false
+  const url = new URL(request.url, "http://localhost")
+  return PtyGroup.connectRoute.test(url.pathname) && url.searchParams.has(PtyGroup.ticketParameter)
+}
+
+/**
  * Whether a request may proceed: Basic auth under the server's policy, or, on the two event stream
- * routes (`GET`), a valid stream token (`?token=`, see StreamToken) instead of the header. Anywhere
- * else a token is ignored. Fails with `UnauthorizedError`.
+ * routes (`GET`), a valid stream token (`?token=`, see StreamToken) instead of the header, or, on a
+ * PTY's `connect`, a `ticket` (checked and spent by the handler, see PtyTickets). Anywhere else a
+ * token or a ticket is ignored. Fails with `UnauthorizedError`.
  */
 export const verify = Effect.fn("Authorization.verify")(function* (request: HttpServerRequest.HttpServerRequest) {
+  if (hasPtyTicket(request)) return
   const token = streamTokenOf(request)
   if (Option.isSome(token)) {
     const tokens = yield* StreamToken.Service

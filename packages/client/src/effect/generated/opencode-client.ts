@@ -468,6 +468,57 @@ export interface Service {
      */
     readonly remove: (input: Endpoint.Path<"credentials", "remove"> & Endpoint.UrlParams<"credentials", "remove">) => Effect.Effect<Endpoint.Success<"credentials", "remove">, Endpoint.Failure<"credentials", "remove">>
   }
+  readonly ptys: {
+    /**
+     * The PTYs of the requested Location, oldest first; an exited PTY is listed, with its exit code, until it is removed.
+     *
+     * `GET /api/pty` (`v2.pty.list`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
+     */
+    readonly list: (input?: Endpoint.UrlParams<"pty", "list">) => Effect.Effect<Endpoint.Success<"pty", "list">, Endpoint.Failure<"pty", "list">>
+    /**
+     * Starts a program (default: the user's login shell) in a new pseudo-terminal, in `cwd` (default: the Location's directory), with `env` added to its environment.
+     *
+     * `POST /api/pty` (`v2.pty.create`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
+     */
+    readonly create: (input?: Endpoint.UrlParams<"pty", "create"> & Endpoint.Payload<"pty", "create">) => Effect.Effect<Endpoint.Success<"pty", "create">, Endpoint.Failure<"pty", "create">>
+    /**
+     * One PTY of the requested Location, with its exit code once it has exited.
+     *
+     * `GET /api/pty/{ptyID}` (`v2.pty.get`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `PtyNotFoundError` (404), an `HttpClientError` or a `ParseError`.
+     */
+    readonly get: (input: Endpoint.Path<"pty", "get"> & Endpoint.UrlParams<"pty", "get">) => Effect.Effect<Endpoint.Success<"pty", "get">, Endpoint.Failure<"pty", "get">>
+    /**
+     * Sets the title and/or the terminal size (rows and columns; the program receives SIGWINCH). A size given to an exited PTY is ignored.
+     *
+     * `PUT /api/pty/{ptyID}` (`v2.pty.update`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `PtyNotFoundError` (404), an `HttpClientError` or a `ParseError`.
+     */
+    readonly update: (input: Endpoint.Path<"pty", "update"> & Endpoint.UrlParams<"pty", "update"> & Endpoint.Payload<"pty", "update">) => Effect.Effect<Endpoint.Success<"pty", "update">, Endpoint.Failure<"pty", "update">>
+    /**
+     * Kills the PTY's program and every process it started (its whole session, background jobs included), closes its connections and forgets it.
+     *
+     * `DELETE /api/pty/{ptyID}` (`v2.pty.remove`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `PtyNotFoundError` (404), an `HttpClientError` or a `ParseError`.
+     */
+    readonly remove: (input: Endpoint.Path<"pty", "remove"> & Endpoint.UrlParams<"pty", "remove">) => Effect.Effect<Endpoint.Success<"pty", "remove">, Endpoint.Failure<"pty", "remove">>
+    /**
+     * A ticket that opens one WebSocket to this PTY when sent as the `ticket` query parameter of `connect`, instead of the `Authorization` header (which a browser cannot set on a WebSocket). It is valid once, for `expires_in` seconds.
+     *
+     * `POST /api/pty/{ptyID}/connect-token` (`v2.pty.connectToken`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `ForbiddenError` (403), `PtyNotFoundError` (404), an `HttpClientError` or a `ParseError`.
+     */
+    readonly connectToken: (input: Endpoint.Path<"pty", "connectToken"> & Endpoint.UrlParams<"pty", "connectToken">) => Effect.Effect<Endpoint.Success<"pty", "connectToken">, Endpoint.Failure<"pty", "connectToken">>
+    /**
+     * A WebSocket upgrade: the PTY's retained output from `cursor` (default: all of it, `-1`: none), a meta frame (a 0x00 byte, then JSON `{cursor}`), then its live output; frames the client sends are typed into the terminal. Authorize with the `Authorization` header or a `ticket` from `connect-token`.
+     *
+     * `GET /api/pty/{ptyID}/connect` (`v2.pty.connect`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `ForbiddenError` (403), `PtyNotFoundError` (404), an `HttpClientError` or a `ParseError`.
+     */
+    readonly connect: (input: Endpoint.Path<"pty", "connect"> & Endpoint.UrlParams<"pty", "connect">) => Effect.Effect<Endpoint.Success<"pty", "connect">, Endpoint.Failure<"pty", "connect">>
+  }
 }
 
 export interface Options {
@@ -582,6 +633,15 @@ export const make = (options: Options): Effect.Effect<Service, never, HttpClient
       credentials: {
         update: (input) => client.credentials.update({ path: Endpoint.pick(input, ["credentialID"]), urlParams: Endpoint.pick(input, ["location"]), payload: Endpoint.pick(input, ["label"]) }),
         remove: (input) => client.credentials.remove({ path: Endpoint.pick(input, ["credentialID"]), urlParams: Endpoint.pick(input, ["location"]) })
+      },
+      ptys: {
+        list: (input = {}) => client.pty.list({ urlParams: input }),
+        create: (input = {}) => client.pty.create({ urlParams: Endpoint.pick(input, ["location"]), payload: Endpoint.pick(input, ["command", "args", "cwd", "title", "env"]) }),
+        get: (input) => client.pty.get({ path: Endpoint.pick(input, ["ptyID"]), urlParams: Endpoint.pick(input, ["location"]) }),
+        update: (input) => client.pty.update({ path: Endpoint.pick(input, ["ptyID"]), urlParams: Endpoint.pick(input, ["location"]), payload: Endpoint.pick(input, ["title", "size"]) }),
+        remove: (input) => client.pty.remove({ path: Endpoint.pick(input, ["ptyID"]), urlParams: Endpoint.pick(input, ["location"]) }),
+        connectToken: (input) => client.pty.connectToken({ path: Endpoint.pick(input, ["ptyID"]), urlParams: Endpoint.pick(input, ["location"]) }),
+        connect: (input) => client.pty.connect({ path: Endpoint.pick(input, ["ptyID"]), urlParams: Endpoint.pick(input, ["location", "cursor", "ticket"]) })
       }
     })
   )

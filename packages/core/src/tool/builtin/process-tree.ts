@@ -82,21 +82,41 @@ export const spawn = (
   args: ReadonlyArray<string>,
   options: Omit<childProcess.SpawnOptions, "detached">
 ): { readonly child: childProcess.ChildProcess; readonly tree: Tree } => {
-  const scope = crypto.randomUUID()
-  const env = { ...(options.env ?? process.env) }
-  const outer = env[scopeVariable]
-  env[scopeVariable] = outer === undefined || outer === "" ? scope : `${outer} ${scope}`
+  const { scope, env } = scoped(options.env ?? process.env)
   const child = childProcess.spawn(file, args, { ...options, env, detached: true })
-  const tree: Tree = {
+  const tree = adopt({
     leader: child.pid,
     scope,
     unreaped: () => child.exitCode === null && child.signalCode === null
-  }
+  })
+  return { child, tree }
+}
+
+/**
+ * A new scope id and `env` extended with it (an outer scope id already there is kept), for a leader
+ * that something other than {@link spawn} starts (a PTY: node-pty makes its program a session leader).
+ */
+export const scoped = (
+  env: Readonly<Record<string, string | undefined>>
+): { readonly scope: string; readonly env: Record<string, string> } => {
+  const scope = crypto.randomUUID()
+  const out: Record<string, string> = {}
+  for (const [key, value] of Object.entries(env)) if (value !== undefined) out[key] = value
+  const outer = out[scopeVariable]
+  out[scopeVariable] = outer === undefined || outer === "" ? scope : `${outer} ${scope}`
+  return { scope, env: out }
+}
+
+/**
+ * Takes `tree` (its leader started with the environment of {@link scoped}, leading its own session
+ * and process group) into the host's care: until it is terminated, the host's exit kills it.
+ */
+export const adopt = (tree: Tree): Tree => {
   if (tree.leader !== undefined) {
     installExitHook()
     live.add(tree)
   }
-  return { child, tree }
+  return tree
 }
 
 const hasProc = (() => {
