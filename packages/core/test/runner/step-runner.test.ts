@@ -141,7 +141,7 @@ describe("StepRunner", () => {
     w.run(
       Effect.map(
         Effect.flatMap(SessionHistory.Service, (history) => history.context(id)),
-        (messages) => messages.findLast((message) => message.type === "assistant") as any
+        (messages) => [...messages].reverse().find((message) => message.type === "assistant") as any
       )
     )
 
