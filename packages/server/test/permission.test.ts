@@ -193,7 +193,7 @@ describe("permissions over HTTP", () => {
       expect((yield* t.call("POST", `${t.base}/interrupt`)).status).toBe(204)
       expect((yield* t.call("GET", `${t.base}/permission`)).body).toEqual({ data: [] })
       expect((yield* t.call("GET", `${t.base}/permission/${request.id}`)).status).toBe(404)
-      expect(((yield* t.settled("call_1"))!.data as any).error.message).toBe("interrupted")
+      expect(((yield* t.settled("call_1"))!.data as any).error.message).toBe("Tool execution interrupted")
     })
   )
 

@@ -140,7 +140,7 @@ describe("questions over HTTP", () => {
       expect((yield* t.call("POST", `${t.base}/question/${request.id}/reply`, { answers: [["SQLite"]] })).status).toBe(
         404
       )
-      expect(((yield* t.settled("call_1"))!.data as any).error.message).toBe("interrupted")
+      expect(((yield* t.settled("call_1"))!.data as any).error.message).toBe("Tool execution interrupted")
 
       const missing = "ses_ffffffffffff00000000000000"
       expect(yield* t.call("GET", `/api/session/${missing}/question`)).toMatchObject({

@@ -238,7 +238,8 @@ export const sessionScenarios = (transports: ReadonlyArray<readonly [string, Mak
             "step.failed"
           ])
           expect(history[4].data.text).toBe("partial answ")
-          expect(history[5].data.error.message).toBe("interrupted")
+          // Upstream's wording for a Step interrupted while its provider stream ran.
+          expect(history[5].data.error.message).toBe("Provider turn interrupted")
           // The provider stream was aborted, not drained.
           yield* held.aborted
           expect(yield* (yield* llm.awaitRequest(1)).outcome).toBe("aborted")

@@ -93,9 +93,12 @@ export interface Interface {
    * partial value and running calls are interrupted and settled) are their own transactions. Resolves once the Step is settled, with its {@link Outcome}.
    *
    * On interruption: open text and reasoning blocks are ended with their partial value (one
-   * transaction each), running tools are interrupted and settle as failed (`"interrupted"`), and the
-   * Step settles as `step.ended("tool-calls")` when tools had been called, else as
-   * `step.failed("interrupted")`, all before the interruption completes.
+   * transaction each), running tools are interrupted and settle as failed
+   * (`ToolSettlement.interruptedMessage`), then the Step settles, all before the interruption
+   * completes: while the provider was still streaming, as
+   * `step.failed({@link providerInterruptedMessage})` (the message's `finish` becomes `"error"`);
+   * once the provider had finished its turn (tools were running), as `step.ended` with its finish
+   * (`"tool-calls"` when tools had been called), as upstream does.
    */
   readonly run: (input: Input) => Effect.Effect<Outcome>
   /**
@@ -110,6 +113,9 @@ export interface Interface {
     readonly message: string
   }) => Effect.Effect<void>
 }
+
+/** The error of a Step interrupted while its provider stream ran (upstream's wording, which clients match). */
+export const providerInterruptedMessage = "Provider turn interrupted"
 
 /** `yield* StepRunner.Service`. */
 export class Service extends Context.Tag("@opencode-ai/core/StepRunner")<Service, Interface>() {}
@@ -305,8 +311,12 @@ export const layer = (
             StepEvent.make("session.next.step.failed", { assistantMessageID, error: { type: "unknown", message } })
           ])
 
+        // Whether the provider finished its turn (its stream ended): an interruption after that ends
+        // the Step with the provider's finish, one before it fails the Step.
+        let finished = false
         return yield* Effect.gen(function* () {
           const streamed = yield* Effect.either(attempt(input.request))
+          if (streamed._tag === "Right") finished = true
           if (streamed._tag === "Left") {
             const error = streamed.left
             yield* closeOpenBlocks
@@ -340,7 +350,8 @@ export const layer = (
             Effect.gen(function* () {
               yield* closeOpenBlocks
               yield* Effect.forEach(tools, Fiber.interrupt)
-              yield* tools.length > 0 ? ended("tool-calls") : failed("interrupted")
+              if (!finished) return yield* failed(providerInterruptedMessage)
+              yield* tools.length > 0 ? ended("tool-calls") : Effect.flatMap(Ref.get(finish), ended)
             })
           )
         )

@@ -38,12 +38,23 @@ export interface Interface {
    * move to a Managed Tool Output File) and published as one `tool.success`; bounding and publishing
    * happen inside one uninterruptible region, so raw oversized output is never published and an
    * interruption cannot land between the two. A tool failure, a denied or rejected permission, a
-   * crash (logged) or an interruption is published as one `tool.failed` (`"interrupted"` for an
-   * interruption). The tool itself is interruptible: interrupting this effect interrupts the tool,
+   * crash (logged) or an interruption is published as one `tool.failed` ({@link interruptedMessage}
+   * for an interruption). An expected failure (a ToolFailure: invalid input, an unknown tool, a
+   * denied permission, the tool's own failure) also carries `result` ({@link errorResult}); an
+   * interruption or a crash does not. A success always carries `outputPaths` (possibly empty). The tool itself is interruptible: interrupting this effect interrupts the tool,
    * and this resolves once the settlement has committed. Never fails.
    */
   readonly settle: (input: Input) => Effect.Effect<void>
 }
+
+/** The error message of a call interrupted while it ran (upstream's wording, which clients match). */
+export const interruptedMessage = "Tool execution interrupted"
+
+/**
+ * The `result` of a `tool.failed` for an expected failure: the error value the model receives, as
+ * upstream records it (`{type: "error", value}`).
+ */
+export const errorResult = (message: string) => ({ type: "error" as const, value: message })
 
 /** `yield* ToolSettlement.Service`. */
 export class Service extends Context.Tag("@opencode-ai/core/ToolSettlement")<Service, Interface>() {}
@@ -118,15 +129,23 @@ export const layer: Layer.Layer<
               callID: call.id,
               structured: { ...bounded.structured },
               content: bounded.content,
-              ...(bounded.outputPaths !== undefined ? { outputPaths: bounded.outputPaths } : {}),
+              // Always present (empty when the output was kept nowhere), as upstream clients expect.
+              outputPaths: bounded.outputPaths ?? [],
               provider
             })
             return
           }
-          const message = Cause.isInterruptedOnly(outcome.cause)
-            ? "interrupted"
-            : Option.getOrElse(Cause.failureOption(outcome.cause), () => Cause.pretty(outcome.cause))
-          if (!Cause.isInterruptedOnly(outcome.cause) && Option.isNone(Cause.failureOption(outcome.cause))) {
+          if (Cause.isInterruptedOnly(outcome.cause)) {
+            yield* emit("session.next.tool.failed", {
+              assistantMessageID,
+              callID: call.id,
+              error: { type: "unknown", message: interruptedMessage },
+              provider
+            })
+            return
+          }
+          const failure = Cause.failureOption(outcome.cause)
+          if (Option.isNone(failure)) {
             yield* Effect.logError("tool crashed", outcome.cause).pipe(
               Effect.annotateLogs({ sessionID, tool: call.name })
             )
@@ -134,7 +153,10 @@ export const layer: Layer.Layer<
           yield* emit("session.next.tool.failed", {
             assistantMessageID,
             callID: call.id,
-            error: { type: "unknown", message },
+            error: { type: "unknown", message: Option.getOrElse(failure, () => Cause.pretty(outcome.cause)) },
+            // An expected failure (invalid input, an unknown tool, the tool's own ToolFailure) carries
+            // the tool's result as upstream does: the error value the model was given.
+            ...(Option.isSome(failure) ? { result: errorResult(failure.value) } : {}),
             provider
           })
         })

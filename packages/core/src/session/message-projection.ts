@@ -14,7 +14,7 @@ export * as MessageProjection from "./message-projection.js"
  *   agent.switched ───► agent-switched  model.switched ──► model-switched
  *   compaction.ended ─► compaction (summary + recent)
  *   step.started ─────► assistant ──(text | reasoning | tool)*──► step.ended (finish, cost, tokens)
- *                                                               └► step.failed (error)
+ *                                                               └► step.failed (error, finish "error")
  *
  *   assistant tool content, keyed by callID:
  *     tool.input.started ─► pending("") ─tool.input.ended─► pending(raw text)
@@ -208,7 +208,8 @@ export const reduce = (current: Message | undefined, event: SessionEvent): Messa
       }
     }
     case "session.next.step.failed":
-      return { ...assistant, time: { ...assistant.time, completed: at }, error: event.data.error }
+      // A failed (or interrupted) Step's finish is "error", as upstream projects it.
+      return { ...assistant, time: { ...assistant.time, completed: at }, finish: "error", error: event.data.error }
 
     case "session.next.text.started":
       if (indexOf("text", event.data.textID) !== -1) return fail(`text ${event.data.textID} already started`)
@@ -309,7 +310,8 @@ export const reduce = (current: Message | undefined, event: SessionEvent): Messa
           input: item.state.input,
           content,
           structured,
-          ...(outputPaths === undefined ? {} : { outputPaths }),
+          // Always present (an event recorded before it was always set decodes without it).
+          outputPaths: outputPaths ?? [],
           ...(result === undefined ? {} : { result })
         },
         time: { ...item.time, completed: at }

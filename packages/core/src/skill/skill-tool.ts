@@ -9,7 +9,7 @@ export * as SkillTool from "./skill-tool.js"
  */
 
 import * as nodePath from "node:path"
-import type { Location } from "@opencode-ai/schema"
+import type { Location, ToolStructured } from "@opencode-ai/schema"
 import { Effect, Layer, Option } from "effect"
 import { Locations } from "../location/locations.js"
 import { ToolRegistry } from "../tool/tool-registry.js"
@@ -78,10 +78,15 @@ export const make = (
       }
       const skill = found.value
       yield* context.ask({ action: "skill", resources: [skill.name], metadata: { location: skill.location } })
-      return {
-        content: [{ type: "text" as const, text: render(skill) }],
-        structured: { name: skill.name, location: skill.location, directory: nodePath.dirname(skill.location) }
+      const output = render(skill)
+      // Structured as upstream's skill result (with our `location`): the text is also its `output`.
+      const structured: ToolStructured.Skill = {
+        name: skill.name,
+        directory: nodePath.dirname(skill.location),
+        output,
+        location: skill.location
       }
+      return { content: [{ type: "text" as const, text: output }], structured }
     })
 })
 

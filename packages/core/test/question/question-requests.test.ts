@@ -151,7 +151,7 @@ describe("the question tool with the runner", () => {
         const [first] = yield* t.pendingCount(1)
         yield* t.interrupt
         expect(yield* t.service.list(t.sessionID)).toEqual([])
-        expect(((yield* t.settled("call_q"))!.data as any).error.message).toBe("interrupted")
+        expect(((yield* t.settled("call_q"))!.data as any).error.message).toBe("Tool execution interrupted")
         expect((yield* t.requestLog(first!.id)).map((e) => e.type)).toEqual([
           "question.v2.asked",
           "question.v2.rejected"

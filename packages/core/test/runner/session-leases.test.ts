@@ -12,6 +12,7 @@ import { SessionInput } from "../../src/input/session-input.js"
 import { Locations } from "../../src/location/locations.js"
 import { SessionLeases } from "../../src/runner/session-leases.js"
 import { SessionRunner } from "../../src/runner/session-runner.js"
+import { StepRunner } from "../../src/runner/step-runner.js"
 import { Sessions } from "../../src/session/sessions.js"
 import { LLMScript, ScriptedLLMServer } from "../../src/testing/index.js"
 import { tempDir } from "../fixture.js"
@@ -281,7 +282,7 @@ describe("two hosts over one database", () => {
       const types = (yield* events).map((e) => e.type.replace("session.next.", ""))
       expect(types.slice(-5)).toEqual(["step.started", "text.started", "prompt.admitted", "text.ended", "step.failed"])
       const failed: any = (yield* events).at(-1)!.data
-      expect(failed.error.message).toBe("interrupted")
+      expect(failed.error.message).toBe(StepRunner.providerInterruptedMessage)
       // As after a local interrupt, the input admitted meanwhile is still pending, for the next wake.
       expect((yield* onB(Effect.flatMap(SessionInput.Service, (input) => input.pending(sessionID)))).length).toBe(1)
       expect(yield* holderOf(onB, sessionID)).toBeUndefined()

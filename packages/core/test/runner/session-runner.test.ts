@@ -232,7 +232,7 @@ describe("SessionRunner", () => {
         expect(types.slice(-3)).toEqual(["text.started", "text.ended", "step.failed"])
         const all = yield* w.events
         expect((all.find((e) => e.type === "session.next.text.ended")!.data as any).text).toBe("partial answ")
-        expect((all.at(-1)!.data as any).error.message).toBe("interrupted")
+        expect((all.at(-1)!.data as any).error.message).toBe("Provider turn interrupted")
         yield* held.aborted
         // Idempotent, and on an idle session too.
         yield* w.interrupt
@@ -240,22 +240,27 @@ describe("SessionRunner", () => {
       })
   )
 
-  it.scopedLive("interrupt mid-tool: tool.failed(interrupted), then step.ended(tool-calls)", () =>
-    Effect.gen(function* () {
-      const w = yield* world()
-      const block = yield* Deferred.make<void>()
-      yield* w.register(echo(block))
-      yield* w.server.enqueue(reply(toolCall("call_1", "echo", { say: "slow" }), finish("tool-calls")))
-      yield* w.prompt("run the slow tool")
-      // Wait until the call is durable and running.
-      while (!(yield* w.types).includes("tool.called")) yield* Effect.sleep("5 millis")
-      yield* w.interrupt
-      const types = yield* w.types
-      expect(types.slice(-2)).toEqual(["tool.failed", "step.ended"])
-      const all = yield* w.events
-      expect((all.at(-2)!.data as any).error.message).toBe("interrupted")
-      expect((all.at(-1)!.data as any).finish).toBe("tool-calls")
-    })
+  it.scopedLive(
+    "interrupt mid-tool while the provider stream is open: tool.failed('Tool execution interrupted'), then step.failed('Provider turn interrupted')",
+    () =>
+      Effect.gen(function* () {
+        // Anthropic's stream completes a call at its block's end, before the message's end.
+        const w = yield* world({ protocol: "anthropic" })
+        const block = yield* Deferred.make<void>()
+        const held = gate()
+        yield* w.register(echo(block))
+        yield* w.server.enqueue(reply(toolCall("call_1", "echo", { say: "slow" }), hold(held), finish("tool-calls")))
+        yield* w.prompt("run the slow tool")
+        // Wait until the call is durable and running.
+        yield* held.reached
+        while (!(yield* w.types).includes("tool.called")) yield* Effect.sleep("5 millis")
+        yield* w.interrupt
+        const types = yield* w.types
+        expect(types.slice(-2)).toEqual(["tool.failed", "step.failed"])
+        const all = yield* w.events
+        expect((all.at(-2)!.data as any).error.message).toBe("Tool execution interrupted")
+        expect((all.at(-1)!.data as any).error.message).toBe("Provider turn interrupted")
+      })
   )
 
   it.scopedLive("503 then retries: each retry is a durable retried event, then the step succeeds", () =>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Config, LiveBus, LLMRequest, StepRunner, ToolRegistry } from "@opencode-ai/core"
+import { Config, LiveBus, LLMRequest, SessionHistory, StepRunner, ToolRegistry } from "@opencode-ai/core"
 import { LLMScript } from "@opencode-ai/core/testing"
 import { Chunk, Deferred, Effect, Fiber, Option, Stream } from "effect"
 import { world } from "./world.js"
@@ -24,50 +24,52 @@ const echo = (block?: Deferred.Deferred<void>) => ({
 })
 
 /** A world plus `step`: runs one Step of its session with the build agent, scripted model and every registered tool. */
-const stepWorld = Effect.gen(function* () {
-  const w = yield* world()
-  const step = w.run(
-    Effect.gen(function* () {
-      const config = yield* Config.Service
-      const registry = yield* ToolRegistry.Service
-      const runner = yield* StepRunner.Service
-      const agent = Option.getOrThrow(config.agent("build"))
-      const tools = yield* registry.materialize((names) => names)
-      return runner.run({
-        sessionID: w.session.id,
-        directory: w.directory,
-        agent,
-        model: { id: "m", providerID: "scripted" },
-        request: {
-          model: { providerID: "scripted", modelID: "m" },
-          system: "You are a test.",
-          messages: [LLMRequest.user("hi")],
-          tools: tools.definitions.map((tool) => ({ ...tool, inputSchema: { ...tool.inputSchema } })),
-          generation: {},
-          headers: {}
-        },
-        tools
+const stepWorldWith = (options: Parameters<typeof world>[0] = {}) =>
+  Effect.gen(function* () {
+    const w = yield* world(options)
+    const step = w.run(
+      Effect.gen(function* () {
+        const config = yield* Config.Service
+        const registry = yield* ToolRegistry.Service
+        const runner = yield* StepRunner.Service
+        const agent = Option.getOrThrow(config.agent("build"))
+        const tools = yield* registry.materialize((names) => names)
+        return runner.run({
+          sessionID: w.session.id,
+          directory: w.directory,
+          agent,
+          model: { id: "m", providerID: "scripted" },
+          request: {
+            model: { providerID: "scripted", modelID: "m" },
+            system: "You are a test.",
+            messages: [LLMRequest.user("hi")],
+            tools: tools.definitions.map((tool) => ({ ...tool, inputSchema: { ...tool.inputSchema } })),
+            generation: {},
+            headers: {}
+          },
+          tools
+        })
       })
-    })
-  )
-  /** The types of everything the live bus carries (durable commits and live deltas) while `effect` runs. */
-  const observed = <A, E>(effect: Effect.Effect<A, E>) =>
-    Effect.gen(function* () {
-      const bus = yield* w.run(LiveBus.Service)
-      const stream = yield* bus.subscribe()
-      const seen = yield* Effect.fork(
-        stream.pipe(
-          Stream.map((event) => event.type.replace("session.next.", "")),
-          Stream.takeUntil((type) => type === "step.ended" || type === "step.failed"),
-          Stream.runCollect
+    )
+    /** The types of everything the live bus carries (durable commits and live deltas) while `effect` runs. */
+    const observed = <A, E>(effect: Effect.Effect<A, E>) =>
+      Effect.gen(function* () {
+        const bus = yield* w.run(LiveBus.Service)
+        const stream = yield* bus.subscribe()
+        const seen = yield* Effect.fork(
+          stream.pipe(
+            Stream.map((event) => event.type.replace("session.next.", "")),
+            Stream.takeUntil((type) => type === "step.ended" || type === "step.failed"),
+            Stream.runCollect
+          )
         )
-      )
-      const result = yield* effect
-      return { result, live: Chunk.toReadonlyArray(yield* Fiber.join(seen)) }
-    })
-  const stepTypes = Effect.map(w.types, (types) => types.slice(types.indexOf("step.started")))
-  return { ...w, step: Effect.flatten(step), observed, stepTypes }
-})
+        const result = yield* effect
+        return { result, live: Chunk.toReadonlyArray(yield* Fiber.join(seen)) }
+      })
+    const stepTypes = Effect.map(w.types, (types) => types.slice(types.indexOf("step.started")))
+    return { ...w, step: Effect.flatten(step), observed, stepTypes }
+  })
+const stepWorld = stepWorldWith()
 
 describe("StepRunner", () => {
   it.scopedLive("a text step settles as Stop with the finish reason; deltas go live between started and ended", () =>
@@ -134,37 +136,65 @@ describe("StepRunner", () => {
     })
   )
 
-  it.scopedLive("an interrupted text step keeps its partial text and settles as step.failed(interrupted)", () =>
-    Effect.gen(function* () {
-      const w = yield* stepWorld
-      const held = gate()
-      yield* w.server.enqueue(reply(text("partial"), hold(held), text(" rest"), finish("stop")))
-      const fiber = yield* Effect.fork(w.step)
-      yield* held.reached
-      // The text block is open once its start has committed.
-      while (!(yield* w.types).includes("text.started")) yield* Effect.sleep(5)
-      yield* Fiber.interrupt(fiber)
-      expect(yield* w.stepTypes).toEqual(["step.started", "text.started", "text.ended", "step.failed"])
-      const all = yield* w.events
-      expect((all.at(-2)!.data as any).text).toBe("partial")
-      expect((all.at(-1)!.data as any).error.message).toBe("interrupted")
-    })
+  /** The assistant message of the session's last Step, as the projection holds it. */
+  const lastAssistant = (w: Effect.Effect.Success<typeof stepWorld>, id: string) =>
+    w.run(
+      Effect.map(
+        Effect.flatMap(SessionHistory.Service, (history) => history.context(id)),
+        (messages) => [...messages].reverse().find((message) => message.type === "assistant") as any
+      )
+    )
+
+  it.scopedLive(
+    "an interrupted text step keeps its partial text and fails with upstream's 'Provider turn interrupted'; its finish is error",
+    () =>
+      Effect.gen(function* () {
+        const w = yield* stepWorld
+        const held = gate()
+        yield* w.server.enqueue(reply(text("partial"), hold(held), text(" rest"), finish("stop")))
+        const fiber = yield* Effect.fork(w.step)
+        yield* held.reached
+        // The text block is open once its start has committed.
+        while (!(yield* w.types).includes("text.started")) yield* Effect.sleep(5)
+        yield* Fiber.interrupt(fiber)
+        expect(yield* w.stepTypes).toEqual(["step.started", "text.started", "text.ended", "step.failed"])
+        const all = yield* w.events
+        expect((all.at(-2)!.data as any).text).toBe("partial")
+        expect((all.at(-1)!.data as any).error).toEqual({ type: "unknown", message: "Provider turn interrupted" })
+        const message = yield* lastAssistant(w, w.session.id)
+        expect(message.finish).toBe("error")
+        expect(message.error.message).toBe("Provider turn interrupted")
+      })
   )
 
-  it.scopedLive("an interrupted tool step fails its running call as interrupted and ends as tool-calls", () =>
-    Effect.gen(function* () {
-      const w = yield* stepWorld
-      const block = yield* Deferred.make<void>()
-      yield* w.register(echo(block))
-      yield* w.server.enqueue(reply(toolCall("call_1", "echo", { say: "x" }), finish("tool-calls")))
-      const fiber = yield* Effect.fork(w.step)
-      while (!(yield* w.types).includes("tool.called")) yield* Effect.sleep(5)
-      yield* Fiber.interrupt(fiber)
-      expect((yield* w.stepTypes).slice(-2)).toEqual(["tool.failed", "step.ended"])
-      const all = yield* w.events
-      expect((all.at(-2)!.data as any).error.message).toBe("interrupted")
-      expect((all.at(-1)!.data as any).finish).toBe("tool-calls")
-    })
+  it.scopedLive(
+    "a tool interrupted mid-call while the provider stream is open: tool.failed 'Tool execution interrupted', step.failed 'Provider turn interrupted'",
+    () =>
+      Effect.gen(function* () {
+        // Anthropic's stream completes a call at its block's end, before the message's end.
+        const w = yield* stepWorldWith({ protocol: "anthropic" })
+        const block = yield* Deferred.make<void>()
+        const held = gate()
+        yield* w.register(echo(block))
+        // The call is complete and running, but the provider's stream stays open at the gate.
+        yield* w.server.enqueue(reply(toolCall("call_1", "echo", { say: "x" }), hold(held), finish("tool-calls")))
+        const fiber = yield* Effect.fork(w.step)
+        yield* held.reached
+        while (!(yield* w.types).includes("tool.called")) yield* Effect.sleep(5)
+        yield* Fiber.interrupt(fiber)
+        expect((yield* w.stepTypes).slice(-2)).toEqual(["tool.failed", "step.failed"])
+        const all = yield* w.events
+        const failed = all.at(-2)!.data as any
+        expect(failed.error).toEqual({ type: "unknown", message: "Tool execution interrupted" })
+        // An interruption is not an expected failure: there is no tool result to carry.
+        expect(failed.result).toBeUndefined()
+        expect((all.at(-1)!.data as any).error.message).toBe(StepRunner.providerInterruptedMessage)
+        const message = yield* lastAssistant(w, w.session.id)
+        expect(message.finish).toBe("error")
+        const call = message.content.find((part: any) => part.type === "tool")
+        expect(call.state).toMatchObject({ status: "error", error: { message: "Tool execution interrupted" } })
+        yield* held.aborted
+      })
   )
 
   it.scopedLive("failBeforeOutput records step.started and step.failed with the reason, and calls nothing", () =>

@@ -75,7 +75,13 @@ describe("the skill tool", () => {
       expect(text).toContain(file)
       expect(text).toContain(path.dirname(file))
       expect(text.startsWith('<skill_content name="release">')).toBe(true)
-      expect(result.structured).toEqual({ name: "release", location: file, directory: path.dirname(file) })
+      // Upstream's shape (the text given to the model is its `output`), with our `location`.
+      expect(result.structured).toEqual({
+        name: "release",
+        directory: path.dirname(file),
+        output: text,
+        location: file
+      })
       expect(w.tool.name).toBe("skill")
       expect(w.tool.inputSchema).toMatchObject({ required: ["name"] })
     })

@@ -2,6 +2,7 @@ export * as ApplyPatchTool from "./apply-patch-tool.js"
 
 import * as path from "node:path"
 import { FileSystem } from "@effect/platform"
+import type { ToolStructured } from "@opencode-ai/schema"
 import { Effect, Either, Option, Schema } from "effect"
 import type { ToolRegistry } from "../tool-registry.js"
 import { BuiltinTool } from "./builtin-tool.js"
@@ -147,7 +148,8 @@ export const make = Effect.gen(function* () {
         .filter((change) => change.before !== change.after || change.movedFrom !== undefined)
         .map((change) => {
           const name = nameOf(change.path)
-          const type = change.after === undefined ? "delete" : change.before === undefined ? "add" : "update"
+          const type: ToolStructured.AppliedOperation["type"] =
+            change.after === undefined ? "delete" : change.before === undefined ? "add" : "update"
           return {
             change,
             name,
@@ -207,14 +209,20 @@ export const make = Effect.gen(function* () {
           ? `R ${nameOf(file.change.movedFrom)} -> ${file.name}`
           : `${file.type === "add" ? "A" : file.type === "delete" ? "D" : "M"} ${file.name}`
       )
-      return BuiltinTool.text(`Success. Updated the following files:\n${summary.join("\n")}`, {
-        files: reported.map((file) => ({
-          path: file.change.path,
-          type: file.change.movedFrom !== undefined ? "move" : file.type,
-          ...(file.change.movedFrom !== undefined ? { from: file.change.movedFrom } : {}),
-          diff: file.diff
-        }))
-      })
+      // Structured as upstream's apply_patch: the operations in the order they were applied (a move
+      // is its destination's write and its source's deletion), and each file's diff.
+      const structured: ToolStructured.ApplyPatch = {
+        applied: ordered.map((file) => ({ type: file.type, resource: file.name, target: file.change.path })),
+        files: files.map((file) =>
+          WriteTool.fileDiff(
+            file.name,
+            file.change.before ?? "",
+            file.change.after ?? "",
+            file.type === "add" ? "added" : file.type === "delete" ? "deleted" : "modified"
+          )
+        )
+      }
+      return BuiltinTool.text(`Success. Updated the following files:\n${summary.join("\n")}`, structured)
     })
   })
 })

@@ -2,6 +2,7 @@ export * as BashTool from "./bash-tool.js"
 
 import * as nodeFs from "node:fs"
 import { FileSystem } from "@effect/platform"
+import type { ToolStructured } from "@opencode-ai/schema"
 import { Deferred, Duration, Effect, Exit, Option, Schedule, Schema } from "effect"
 import type { ToolRegistry } from "../tool-registry.js"
 import { BashPaths } from "./bash-paths.js"
@@ -89,6 +90,11 @@ class Output {
         this.omitted += excess
       }
     }
+  }
+
+  /** Whether part of the output was dropped (the capture limit was exceeded). */
+  get truncated(): boolean {
+    return this.omitted > 0
   }
 
   text(): string {
@@ -205,11 +211,6 @@ export const make = (options: Options = {}) =>
         })
         const timeoutMs = input.timeout ?? defaultTimeoutMs
         const output = new Output()
-        const about = {
-          command: input.command,
-          workdir: cwd,
-          ...(input.description !== undefined ? { description: input.description } : {})
-        }
 
         // Progress: the latest output, published at most once per interval and only when it changed.
         let published = 0
@@ -219,7 +220,7 @@ export const make = (options: Options = {}) =>
           return context
             .progress({
               content: [{ type: "text", text: output.latest(progressChars) }],
-              structured: { ...about, running: true }
+              structured: { truncated: output.truncated } satisfies ToolStructured.Bash
             })
             .pipe(Effect.uninterruptible)
         })
@@ -234,17 +235,26 @@ export const make = (options: Options = {}) =>
         )
         const text = output.text()
         const shown = text === "" ? "(no output)" : text.replace(/\n$/, "")
+        // Two parts, as upstream's bash result: the output, then how the command ended.
+        const result = (status: string, structured: ToolStructured.Bash): ToolRegistry.Result => ({
+          content: [
+            { type: "text", text: shown },
+            { type: "text", text: status }
+          ],
+          structured
+        })
         if (Option.isNone(ended)) {
-          return BuiltinTool.text(
-            `${shown}\n\nThe command timed out after ${timeoutMs} ms: it and every process it started were killed.`,
-            { ...about, exitCode: null, timedOut: true }
-          )
+          return result(`The command timed out after ${timeoutMs} ms: it and every process it started were killed.`, {
+            truncated: output.truncated,
+            timeout: true
+          })
         }
         const { code, signal } = ended.value
-        return BuiltinTool.text(
-          `${shown}\n\n${code !== null ? `Exit code: ${code}` : `Terminated by signal ${signal ?? "unknown"}`}`,
-          { ...about, exitCode: code, ...(signal !== null ? { signal } : {}), timedOut: false }
-        )
+        return result(code !== null ? `Exit code: ${code}` : `Terminated by signal ${signal ?? "unknown"}`, {
+          ...(code !== null ? { exit: code } : {}),
+          truncated: output.truncated,
+          ...(signal !== null ? { signal } : {})
+        })
       })
     })
   })

@@ -2,6 +2,7 @@ export * as EditTool from "./edit-tool.js"
 
 import * as path from "node:path"
 import { FileSystem } from "@effect/platform"
+import type { ToolStructured } from "@opencode-ai/schema"
 import { Effect, Option, Schema } from "effect"
 import type { ToolRegistry } from "../tool-registry.js"
 import { BuiltinTool } from "./builtin-tool.js"
@@ -122,9 +123,13 @@ export const make = Effect.gen(function* () {
           .pipe(Effect.mapError(BuiltinTool.fileFailure("create the directory of", target)))
       }
       yield* fs.writeFileString(target, after).pipe(Effect.mapError(BuiltinTool.fileFailure("write", target)))
+      const structured: ToolStructured.Edit = {
+        files: [WriteTool.fileDiff(name, before, after, exists ? "modified" : "added")],
+        replacements: count
+      }
       return BuiltinTool.text(
         exists ? `Edited ${target}: replaced ${count} occurrence${count === 1 ? "" : "s"}.` : `Created ${target}.`,
-        { path: target, replacements: count, diff }
+        structured
       )
     })
   })

@@ -1,6 +1,8 @@
 export * as GlobTool from "./glob-tool.js"
 
+import * as path from "node:path"
 import { FileSystem } from "@effect/platform"
+import type { ToolStructured } from "@opencode-ai/schema"
 import { Effect, Option, Schema } from "effect"
 import type { ToolRegistry } from "../tool-registry.js"
 import { BuiltinTool } from "./builtin-tool.js"
@@ -67,14 +69,18 @@ export const make = Effect.gen(function* () {
       )
       dated.sort((a, b) => b.mtime - a.mtime || a.file.localeCompare(b.file))
       const shown = dated.slice(0, maxResults).map((entry) => entry.file)
-      if (shown.length === 0) return BuiltinTool.text("No files found", { count: 0, truncated: false })
+      // Structured as upstream's glob: the entries shown, relative to the Location.
+      const structured: ToolStructured.Glob = {
+        value: shown.map((file) => ({ path: path.relative(context.directory, file) || ".", type: "file" }))
+      }
+      if (shown.length === 0) return BuiltinTool.text("No files found", structured)
       const truncated = found.length > shown.length
       const note = !truncated
         ? ""
         : found.length >= maxCandidates
           ? `\n\n(Showing the ${maxResults} newest of more than ${maxCandidates} matches: use a more specific pattern or path.)`
           : `\n\n(Showing the ${maxResults} newest of ${found.length} matches: use a more specific pattern or path.)`
-      return BuiltinTool.text(`${shown.join("\n")}${note}`, { count: found.length, truncated })
+      return BuiltinTool.text(`${shown.join("\n")}${note}`, structured)
     })
   })
 })

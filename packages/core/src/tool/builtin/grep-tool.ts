@@ -1,6 +1,8 @@
 export * as GrepTool from "./grep-tool.js"
 
+import * as path from "node:path"
 import { FileSystem } from "@effect/platform"
+import type { ToolStructured } from "@opencode-ai/schema"
 import { Chunk, Duration, Effect, Option, Schema, Stream } from "effect"
 import type { ToolRegistry } from "../tool-registry.js"
 import { BinaryFile } from "./binary-file.js"
@@ -142,7 +144,6 @@ export const make = (options: Options = {}) =>
         // symlinked files that lead out of the Location and the root ask external_directory (one ask
         // per batch that has any); refused, they are left out and the output says so.
         let skipped = 0
-        let searched = 0
         const files: Stream.Stream<string, ToolRegistry.ToolFailure> = isFile
           ? Stream.make(root)
           : FileWalk.stream({
@@ -174,7 +175,6 @@ export const make = (options: Options = {}) =>
                   if (room <= 0) return
                   const stat = yield* fs.stat(file).pipe(Effect.option)
                   if (Option.isNone(stat) || stat.value.type !== "File") return
-                  searched++
                   const found = yield* search(file, Number(stat.value.size), searcher, room)
                   matches.push(...found.slice(0, maxCandidates - matches.length))
                 }),
@@ -198,8 +198,7 @@ export const make = (options: Options = {}) =>
           skipped === 0
             ? ""
             : `\n\n(${skipped} symlinked file${skipped === 1 ? "" : "s"} leading outside the working directory ${skipped === 1 ? "was" : "were"} not searched: permission refused.)`
-        if (matches.length === 0)
-          return BuiltinTool.text(`No matches found${skippedNote}`, { matches: 0, truncated: false, searched })
+        if (matches.length === 0) return BuiltinTool.text(`No matches found${skippedNote}`, { value: [] })
 
         // Newest files first, lines in order within a file.
         const mtimes = new Map<string, number>()
@@ -226,9 +225,17 @@ export const make = (options: Options = {}) =>
             : truncated
               ? `Found ${matches.length} matches (showing ${shown.length}; narrow the pattern, path or include)`
               : `Found ${matches.length} match${matches.length === 1 ? "" : "es"}`
+        // Structured as upstream's grep: the matches shown, their files relative to the Location.
+        const structured: ToolStructured.Grep = {
+          value: shown.map((match) => ({
+            entry: { path: path.relative(context.directory, match.file) || ".", type: "file" },
+            line: match.line,
+            text: match.text
+          }))
+        }
         return BuiltinTool.text(
           [header, ...shown.map((match) => `${match.file}:${match.line}: ${match.text}`)].join("\n") + skippedNote,
-          { matches: matches.length, truncated, searched }
+          structured
         )
       })
     })

@@ -3,6 +3,7 @@ export * as ReadTool from "./read-tool.js"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import { FileSystem } from "@effect/platform"
+import type { ToolStructured } from "@opencode-ai/schema"
 import { Effect, Option, Schema, Stream } from "effect"
 import { Mime } from "mime"
 import otherTypes from "mime/types/other.js"
@@ -65,6 +66,21 @@ export const attachmentType = (file: string): string | undefined => {
   return type.startsWith("image/") && type !== "image/svg+xml" ? type : undefined
 }
 
+/**
+ * The media type of a file read as text, by its name: a textual type the name gives (`text/*`, JSON,
+ * XML, JavaScript), else `text/plain` (a `.ts` file is not the MPEG stream its extension also names).
+ */
+const textType = (file: string): string => {
+  const type = mime.getType(file)
+  return type !== null &&
+    (type.startsWith("text/") || /^application\/(json|xml|javascript|[\w.+-]+\+(json|xml))$/.test(type))
+    ? type
+    : "text/plain"
+}
+
+/** The largest image or PDF read attaches (its content is also the structured result, in base64). */
+export const maxAttachmentBytes = 20 * 1024 * 1024
+
 /** Up to three entries of `file`'s directory whose names resemble its name, for a not-found hint. */
 const similar = (fs: FileSystem.FileSystem, file: string) =>
   fs.readDirectory(path.dirname(file)).pipe(
@@ -92,21 +108,37 @@ export const readDirectory = (fs: FileSystem.FileSystem, target: string, input: 
       names,
       (name) =>
         fs.stat(path.join(target, name)).pipe(
-          Effect.map((info) => (info.type === "Directory" ? `${name}/` : name)),
-          Effect.orElseSucceed(() => name)
+          Effect.map(
+            (info): ToolStructured.Entry =>
+              info.type === "Directory" ? { path: `${name}/`, type: "directory" } : { path: name, type: "file" }
+          ),
+          Effect.orElseSucceed((): ToolStructured.Entry => ({ path: name, type: "file" }))
         ),
       { concurrency: 16 }
     )
-    entries.sort((a, b) => a.localeCompare(b))
+    entries.sort((a, b) => a.path.localeCompare(b.path))
     const start = (input.offset ?? 1) - 1
     const shown = entries.slice(start, start + (input.limit ?? defaultLimit))
     const more = start + shown.length < entries.length
     const footer = more
       ? `(Showing entries ${start + 1}-${start + shown.length} of ${entries.length}. Use offset=${start + shown.length + 1} to continue.)`
       : `(${entries.length} entries)`
+    const structured: ToolStructured.ListPage = {
+      entries: shown,
+      truncated: more,
+      ...(more ? { next: start + shown.length + 1 } : {})
+    }
     return BuiltinTool.text(
-      [`<path>${target}</path>`, "<type>directory</type>", "<entries>", ...shown, "", footer, "</entries>"].join("\n"),
-      { path: target, type: "directory", entries: entries.length, truncated: more }
+      [
+        `<path>${target}</path>`,
+        "<type>directory</type>",
+        "<entries>",
+        ...shown.map((entry) => entry.path),
+        "",
+        footer,
+        "</entries>"
+      ].join("\n"),
+      structured
     )
   })
 
@@ -132,6 +164,8 @@ export const readText = (fs: FileSystem.FileSystem, target: string, input: Input
     const offset = input.offset ?? 1
     const limit = input.limit ?? defaultLimit
     const lines: Array<string> = []
+    // The lines returned, unnumbered (a very long line cut as shown): the text page's content.
+    const raw: Array<string> = []
     let lineNumber = 0
     let bytes = 0
     // Why reading stopped before the end: the line limit, the byte budget, or not at all.
@@ -159,16 +193,30 @@ export const readText = (fs: FileSystem.FileSystem, target: string, input: Input
             return false
           }
           lines.push(numbered)
+          raw.push(shown)
           bytes += size
           return true
         })
       ),
       Effect.mapError(BuiltinTool.fileFailure("read", target))
     )
+    // A whole file (no offset or limit, read to its end within the budget) is structured as its
+    // content, a part of one as a text page, as upstream's read gives them.
+    const whole = input.offset === undefined && input.limit === undefined && stopped === undefined
+    const fileContent = Effect.map(
+      fs.readFileString(target).pipe(Effect.mapError(BuiltinTool.fileFailure("read", target))),
+      (content): ToolStructured.FileContent => ({
+        uri: pathToFileURL(target).href,
+        name: path.basename(target),
+        content,
+        encoding: "utf8",
+        mime: textType(target)
+      })
+    )
     if (lines.length === 0 && lineNumber === 0) {
       return BuiltinTool.text(
         [`<path>${target}</path>`, "<type>file</type>", "<content>", "(The file is empty.)", "</content>"].join("\n"),
-        { path: target, type: "file", lines: 0, truncated: false }
+        yield* fileContent
       )
     }
     if (lines.length === 0) {
@@ -181,16 +229,17 @@ export const readText = (fs: FileSystem.FileSystem, target: string, input: Input
         : stopped === "bytes"
           ? `(Output capped at ${maxBytes / 1024} KiB: showing lines ${offset}-${last}. Use offset=${last + 1} to continue.)`
           : `(Showing lines ${offset}-${last}. The file has more lines: use offset=${last + 1} to continue.)`
+    const page: ToolStructured.TextPage = {
+      type: "text-page",
+      content: raw.join("\n"),
+      mime: textType(target),
+      offset,
+      truncated: stopped !== undefined,
+      ...(stopped === undefined ? {} : { next: last + 1 })
+    }
     return BuiltinTool.text(
       [`<path>${target}</path>`, "<type>file</type>", "<content>", ...lines, "", footer, "</content>"].join("\n"),
-      {
-        path: target,
-        type: "file",
-        from: offset,
-        to: last,
-        truncated: stopped !== undefined,
-        ...(stopped === undefined ? { lines: lineNumber } : {})
-      }
+      whole ? yield* fileContent : page
     )
   })
 
@@ -233,6 +282,19 @@ export const make = (options: Options = {}) =>
         const type = attachmentType(target)
         if (type !== undefined) {
           const size = Number(info.value.size)
+          if (size > maxAttachmentBytes) {
+            return yield* BuiltinTool.fail(
+              `Cannot read ${target}: it has ${size} bytes, more than the ${maxAttachmentBytes} bytes a file attachment may have`
+            )
+          }
+          const bytes = yield* fs.readFile(target).pipe(Effect.mapError(BuiltinTool.fileFailure("read", target)))
+          const structured: ToolStructured.FileContent = {
+            uri: pathToFileURL(target).href,
+            name: path.basename(target),
+            content: Buffer.from(bytes).toString("base64"),
+            encoding: "base64",
+            mime: type
+          }
           return yield* read("file")({
             content: [
               {
@@ -241,7 +303,7 @@ export const make = (options: Options = {}) =>
               },
               { type: "file", uri: pathToFileURL(target).href, mime: type, name: path.basename(target) }
             ],
-            structured: { path: target, type: "attachment", mime: type, size }
+            structured
           } satisfies ToolRegistry.Result)
         }
         if (BinaryFile.hasBinaryExtension(target)) return yield* BuiltinTool.fail(`Cannot read binary file: ${target}`)

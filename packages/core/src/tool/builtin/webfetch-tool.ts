@@ -1,5 +1,6 @@
 export * as WebFetchTool from "./webfetch-tool.js"
 
+import type { ToolStructured } from "@opencode-ai/schema"
 import { Duration, Effect, Schema } from "effect"
 import TurndownService from "turndown"
 import type { ToolRegistry } from "../tool-registry.js"
@@ -177,28 +178,20 @@ export const make = (options: Options = {}) =>
 
         const contentType = fetched.response.headers.get("content-type") ?? ""
         const mime = mimeOf(contentType)
-        const structured = {
-          url: url.href,
-          finalURL: fetched.response.url,
-          status: fetched.response.status,
-          contentType,
-          bytes: fetched.body.byteLength,
-          format
-        }
+        // Structured as upstream's webfetch: what was fetched, and the text returned.
+        const structured = (output: string): ToolStructured.WebFetch => ({ url: url.href, contentType, format, output })
         if (mime.startsWith("image/") && mime !== "image/svg+xml") {
+          const note = `Image fetched from ${url.href} (${mime}, ${fetched.body.byteLength} bytes)`
           return {
             content: [
-              {
-                type: "text" as const,
-                text: `Image fetched from ${url.href} (${mime}, ${fetched.body.byteLength} bytes)`
-              },
+              { type: "text" as const, text: note },
               {
                 type: "file" as const,
                 uri: `data:${mime};base64,${Buffer.from(fetched.body).toString("base64")}`,
                 mime
               }
             ],
-            structured
+            structured: structured(note)
           }
         }
         if (!isTextual(mime) && !isHtml(mime) && mime !== "image/svg+xml") {
@@ -214,7 +207,7 @@ export const make = (options: Options = {}) =>
                   .turndown(raw)
                   .replace(/\n{3,}/g, "\n\n")
                   .trim()
-        return BuiltinTool.text(output, structured)
+        return BuiltinTool.text(output, structured(output))
       })
     })
   })

@@ -2,6 +2,7 @@ export * as WriteTool from "./write-tool.js"
 
 import * as path from "node:path"
 import { FileSystem } from "@effect/platform"
+import type { ToolStructured } from "@opencode-ai/schema"
 import { createTwoFilesPatch } from "diff"
 import { Effect, Option, Schema } from "effect"
 import type { ToolRegistry } from "../tool-registry.js"
@@ -25,6 +26,27 @@ const description = `Writes a file, replacing it completely if it exists.
 /** A unified diff of one file's change, named by its path relative to the working directory. Pure. */
 export const unifiedDiff = (name: string, before: string, after: string): string =>
   createTwoFilesPatch(name, name, before, after)
+
+/**
+ * One file's change as a tool's structured result reports it: its unified diff (see
+ * {@link unifiedDiff}) and the lines it adds and removes. Pure.
+ */
+export const fileDiff = (
+  name: string,
+  before: string,
+  after: string,
+  status: ToolStructured.FileDiff["status"]
+): ToolStructured.FileDiff => {
+  const patch = unifiedDiff(name, before, after)
+  let additions = 0
+  let deletions = 0
+  // The first two lines after the "===" separator are the file headers ("--- a", "+++ b").
+  for (const line of patch.split("\n").slice(4)) {
+    if (line.startsWith("+")) additions++
+    else if (line.startsWith("-")) deletions++
+  }
+  return { file: name, patch, additions, deletions, status }
+}
 
 export const make = Effect.gen(function* () {
   const fs = yield* FileSystem.FileSystem
@@ -53,13 +75,10 @@ export const make = Effect.gen(function* () {
         .pipe(Effect.mapError(BuiltinTool.fileFailure("create the directory of", target)))
       yield* fs.writeFileString(target, input.content).pipe(Effect.mapError(BuiltinTool.fileFailure("write", target)))
       const created = Option.isNone(info)
+      const structured: ToolStructured.Write = { operation: "write", target, resource: name, existed: !created }
       return BuiltinTool.text(
         `${created ? "Created" : "Overwrote"} ${target} (${Buffer.byteLength(input.content, "utf8")} bytes).`,
-        {
-          path: target,
-          created,
-          diff
-        }
+        structured
       )
     })
   })

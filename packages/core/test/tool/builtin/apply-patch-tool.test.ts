@@ -1,6 +1,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
+import type { ToolStructured } from "@opencode-ai/schema"
 import { Effect, Either } from "effect"
 import { PatchText } from "../../../src/tool/builtin/patch-text.js"
 import { call, context, failure, project, textOf } from "./harness.js"
@@ -64,11 +65,23 @@ describe("apply_patch", () => {
         ].sort()
       )
       expect(String(asks[0]!.metadata!.diff)).toContain("+  console.log('hello')")
-      expect((result.structured!.files as Array<any>).map((f) => f.type).sort()).toEqual([
-        "add",
-        "delete",
-        "move",
-        "update"
+      // Upstream's shape: the operations as applied (a move is its destination's add and its source's
+      // delete, deletions last) and each file's diff.
+      const structured = result.structured as ToolStructured.ApplyPatch
+      expect(structured.applied.map((op) => `${op.type} ${op.resource}`)).toEqual([
+        `add ${path.join("src", "new.ts")}`,
+        `update ${path.join("src", "app.ts")}`,
+        `add ${path.join("docs", "manual.md")}`,
+        "delete old.txt",
+        `delete ${path.join("docs", "guide.md")}`
+      ])
+      expect(structured.applied[0]!.target).toBe(p.file("src/new.ts"))
+      expect(structured.files.map((file) => [file.file, file.status, file.additions, file.deletions])).toEqual([
+        [path.join("src", "new.ts"), "added", 2, 0],
+        [path.join("src", "app.ts"), "modified", 1, 1],
+        ["old.txt", "deleted", 0, 1],
+        [path.join("docs", "guide.md"), "deleted", 0, 2],
+        [path.join("docs", "manual.md"), "added", 2, 0]
       ])
     })
   )

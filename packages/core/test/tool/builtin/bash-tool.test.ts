@@ -1,7 +1,8 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Fiber } from "effect"
+import { ToolStructured } from "@opencode-ai/schema"
+import { Duration, Effect, Fiber, Schema } from "effect"
 import {
   call,
   context,
@@ -29,14 +30,14 @@ describe("bash", () => {
         { command: "echo hello; echo oops >&2; exit 3", description: "Say hello" },
         ctx
       )
-      expect(textOf(result)).toBe("hello\noops\n\nExit code: 3")
-      expect(result.structured).toEqual({
-        command: "echo hello; echo oops >&2; exit 3",
-        workdir: p.directory,
-        description: "Say hello",
-        exitCode: 3,
-        timedOut: false
-      })
+      // Upstream's shape: the output and how the command ended as two text parts; `{exit, truncated}`.
+      expect(result.content).toEqual([
+        { type: "text", text: "hello\noops" },
+        { type: "text", text: "Exit code: 3" }
+      ])
+      expect(textOf(result)).toBe("hello\noops\nExit code: 3")
+      expect(result.structured).toEqual({ exit: 3, truncated: false })
+      expect(Schema.decodeUnknownSync(ToolStructured.Bash)(result.structured)).toEqual({ exit: 3, truncated: false })
       expect(asks).toEqual([
         {
           action: "bash",
@@ -44,7 +45,7 @@ describe("bash", () => {
           metadata: { command: "echo hello; echo oops >&2; exit 3", workdir: p.directory, description: "Say hello" }
         }
       ])
-      expect(textOf(yield* call("bash", { command: "true" }, ctx))).toBe("(no output)\n\nExit code: 0")
+      expect(textOf(yield* call("bash", { command: "true" }, ctx))).toBe("(no output)\nExit code: 0")
     })
   )
 
@@ -85,7 +86,7 @@ describe("bash", () => {
       const result = yield* call("bash", { command: "for i in 1 2 3 4; do echo step$i; sleep 0.2; done" }, ctx, {
         bash: { progressInterval: "50 millis" }
       })
-      expect(textOf(result)).toBe("step1\nstep2\nstep3\nstep4\n\nExit code: 0")
+      expect(textOf(result)).toBe("step1\nstep2\nstep3\nstep4\nExit code: 0")
       expect(progress.length).toBeGreaterThanOrEqual(2)
       // Throttled: far fewer updates than 50 ms ticks over ~800 ms; only changes are published.
       expect(progress.length).toBeLessThanOrEqual(8)
@@ -93,10 +94,7 @@ describe("bash", () => {
       expect(texts[0]).toContain("step1")
       expect(texts.some((text) => !text.includes("step4"))).toBe(true)
       expect(new Set(texts).size).toBe(texts.length)
-      expect(progress[0]!.structured).toMatchObject({
-        running: true,
-        command: "for i in 1 2 3 4; do echo step$i; sleep 0.2; done"
-      })
+      expect(progress[0]!.structured).toEqual({ truncated: false })
     })
   )
 
@@ -112,7 +110,7 @@ describe("bash", () => {
       expect(Date.now() - started).toBeLessThan(5000)
       expect(textOf(result)).toContain("started")
       expect(textOf(result)).toContain("The command timed out after 700 ms")
-      expect(result.structured).toMatchObject({ exitCode: null, timedOut: true })
+      expect(result.structured).toEqual({ truncated: false, timeout: true })
       const recorded = yield* pidsIn(pids, 4)
       expect(yield* reap(recorded)).toEqual([])
     })
@@ -142,7 +140,7 @@ describe("bash", () => {
       const started = Date.now()
       const result = yield* call("bash", { command: `sleep ${sleeps(tag, 1)[0]} & echo done` }, ctx)
       expect(Date.now() - started).toBeLessThan(5000)
-      expect(textOf(result)).toBe("done\n\nExit code: 0")
+      expect(textOf(result)).toBe("done\nExit code: 0")
       expect(yield* tagLeftovers(tag)).toEqual([])
     })
   )
@@ -158,8 +156,8 @@ describe("bash: no process outlives its call", () => {
       const { ctx } = context(p.directory)
       const tag = freshTag()
       const result = yield* call("bash", { command: escapees(tag, "sleep 0.5; echo done") }, ctx, options)
-      expect(textOf(result)).toBe("done\n\nExit code: 0")
-      expect(result.structured).toMatchObject({ exitCode: 0, timedOut: false })
+      expect(textOf(result)).toBe("done\nExit code: 0")
+      expect(result.structured).toEqual({ exit: 0, truncated: false })
       expect(yield* tagLeftovers(tag)).toEqual([])
     })
   )

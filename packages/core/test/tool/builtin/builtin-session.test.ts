@@ -81,14 +81,14 @@ describe("built-in tools in a session", () => {
       expect(toolResult(1, "call_read")).toContain(`<path>${file}</path>`)
       expect(toolResult(2, "call_grep")).toContain(`${file}:2:   // TODO: say hello`)
       expect(toolResult(3, "call_edit")).toContain("replaced 1 occurrence")
-      expect(toolResult(4, "call_bash")).toBe(`1\nran-in-project\n\nExit code: 0`)
+      expect(toolResult(4, "call_bash")).toBe(`1\nran-in-project\nExit code: 0`)
 
       // The edit reached the disk; the edit's success carries its diff for session consumers.
       expect(fs.readFileSync(file, "utf8")).toBe('export function greet() {\n  return "hello"\n}\n')
       const edited = events.find(
         (e) => e.type === "session.next.tool.success" && (e.data as any).callID === "call_edit"
       )!
-      expect((edited.data as any).structured.diff).toContain('+  return "hello"')
+      expect((edited.data as any).structured.files[0].patch).toContain('+  return "hello"')
     })
   )
 
@@ -109,7 +109,7 @@ describe("built-in tools in a session", () => {
         yield* w.wait
         expect(yield* reap(recorded)).toEqual([])
         const failed = (yield* w.events).find((e) => e.type === "session.next.tool.failed")!
-        expect(failed.data).toMatchObject({ callID: "call_bash", error: { message: "interrupted" } })
+        expect(failed.data).toMatchObject({ callID: "call_bash", error: { message: "Tool execution interrupted" } })
       })
   )
 
@@ -188,7 +188,7 @@ describe("built-in tools in a session", () => {
         expect(yield* tagLeftovers(tag)).toEqual([])
         yield* w.wait
         const failed = (yield* w.events).find((e) => e.type === "session.next.tool.failed")!
-        expect(failed.data).toMatchObject({ callID: "call_bash", error: { message: "interrupted" } })
+        expect(failed.data).toMatchObject({ callID: "call_bash", error: { message: "Tool execution interrupted" } })
       })
   )
 

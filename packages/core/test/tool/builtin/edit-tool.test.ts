@@ -20,7 +20,11 @@ describe("edit", () => {
       expect(diff).toContain("--- src/a.ts")
       expect(diff).toContain("@@ -1,2 +1,2 @@")
       expect(diff).toContain("-const b = 2\n+const b = 3")
-      expect(result.structured).toMatchObject({ replacements: 1, diff })
+      // Upstream's shape: the file's diff with its line counts, and the replacements made.
+      expect(result.structured).toEqual({
+        files: [{ file: path.join("src", "a.ts"), patch: diff, additions: 1, deletions: 1, status: "modified" }],
+        replacements: 1
+      })
     })
   )
 
@@ -38,7 +42,7 @@ describe("edit", () => {
         ctx
       )
       expect(fs.readFileSync(p.file("a.txt"), "utf8")).toBe("x = 2\nx = 2\n")
-      expect(result.structured).toMatchObject({ replacements: 2 })
+      expect(result.structured).toMatchObject({ replacements: 2, files: [{ status: "modified" }] })
     })
   )
 

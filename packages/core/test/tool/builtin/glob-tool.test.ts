@@ -17,7 +17,14 @@ describe("glob", () => {
       const { ctx, asks } = context(p.directory)
       const result = yield* call("glob", { pattern: "**/*.ts" }, ctx)
       expect(textOf(result)).toBe([p.file("src/deep/b.ts"), p.file("top.ts"), p.file("src/a.ts")].join("\n"))
-      expect(result.structured).toEqual({ count: 3, truncated: false })
+      // Upstream's shape: the entries shown, relative to the Location.
+      expect(result.structured).toEqual({
+        value: [
+          { path: path.join("src", "deep", "b.ts"), type: "file" },
+          { path: "top.ts", type: "file" },
+          { path: path.join("src", "a.ts"), type: "file" }
+        ]
+      })
       expect(asks).toEqual([
         { action: "glob", resources: ["**/*.ts"], metadata: { pattern: "**/*.ts", path: p.directory } }
       ])
@@ -73,7 +80,7 @@ describe("glob", () => {
           .filter((line) => line.startsWith("/"))
       ).toHaveLength(100)
       expect(textOf(many)).toContain("Showing the 100 newest of 120 matches")
-      expect(many.structured).toEqual({ count: 120, truncated: true })
+      expect((many.structured as { value: ReadonlyArray<unknown> }).value).toHaveLength(100)
       expect(textOf(yield* call("glob", { pattern: "*.md" }, ctx))).toBe("No files found")
       expect(yield* failure(call("glob", { pattern: "*", path: "missing" }, ctx))).toContain("not a directory")
       const outside = context(p.directory, (request) => (request.action === "external_directory" ? "deny" : "allow"))

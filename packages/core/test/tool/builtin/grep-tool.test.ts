@@ -1,6 +1,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
+import type { ToolStructured } from "@opencode-ai/schema"
 import { Effect, Exit, Fiber } from "effect"
 import { RegexSearch } from "../../../src/tool/builtin/regex-search.js"
 import { blockedDuring, call, context, failure, project, tempDir, textOf, tool } from "./harness.js"
@@ -33,7 +34,14 @@ describe("grep", () => {
           `${p.file("src/a.ts")}:3: function beta() {}`
         ].join("\n")
       )
-      expect(result.structured).toEqual({ matches: 3, truncated: false, searched: 3 })
+      // Upstream's shape: the matches shown, their files relative to the Location.
+      expect(result.structured).toEqual({
+        value: [
+          { entry: { path: path.join("src", "b.ts"), type: "file" }, line: 2, text: "function gamma() {}" },
+          { entry: { path: path.join("src", "a.ts"), type: "file" }, line: 1, text: "function alpha() {}" },
+          { entry: { path: path.join("src", "a.ts"), type: "file" }, line: 3, text: "function beta() {}" }
+        ]
+      })
       expect(asks).toEqual([
         {
           action: "grep",
@@ -86,7 +94,7 @@ describe("grep", () => {
       const text = textOf(result)
       expect(text.split("\n")[0]).toBe("Found 151 matches (showing 100; narrow the pattern, path or include)")
       expect(text.split("\n")).toHaveLength(101)
-      expect(result.structured).toEqual({ matches: 151, truncated: true, searched: 2 })
+      expect((result.structured as ToolStructured.Grep).value).toHaveLength(100)
       const long = textOf(yield* call("grep", { pattern: "hit z", path: "long.txt" }, ctx))
       expect(long).toContain(`:1: hit ${"z".repeat(1996)}...`)
       expect(long).not.toContain("z".repeat(2000))
@@ -140,7 +148,11 @@ describe("grep", () => {
         "Found more than 1000 matches (showing 100; narrow the pattern, path or include)"
       )
       expect(textOf(result).split("\n")[1]).toBe(`${p.file("big.log")}:1101: hit`)
-      expect(result.structured).toEqual({ matches: 1000, truncated: true, searched: 1 })
+      expect((result.structured as ToolStructured.Grep).value[0]).toEqual({
+        entry: { path: "big.log", type: "file" },
+        line: 1101,
+        text: "hit"
+      })
     })
   )
 

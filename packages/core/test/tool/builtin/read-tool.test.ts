@@ -19,7 +19,14 @@ describe("read", () => {
       expect(text).toContain(`<path>${p.file("src/a.ts")}</path>`)
       expect(text).toContain("1: const a = 1\n2: const b = 2")
       expect(text).toContain("(End of file - total 2 lines)")
-      expect(result.structured).toMatchObject({ path: p.file("src/a.ts"), type: "file", lines: 2, truncated: false })
+      // A whole file is structured as upstream's file content: the text as it is on disk.
+      expect(result.structured).toEqual({
+        uri: pathToFileURL(p.file("src/a.ts")).href,
+        name: "a.ts",
+        content: "const a = 1\nconst b = 2\n",
+        encoding: "utf8",
+        mime: "text/plain"
+      })
       // Every read asks `read` with the absolute path (the agents' rules allow it).
       expect(asks).toEqual([
         { action: "read", resources: [p.file("src/a.ts")], metadata: { filepath: p.file("src/a.ts") } }
@@ -62,7 +69,10 @@ describe("read", () => {
       const wide = yield* call("read", { path: "wide.txt" }, ctx)
       expect(Buffer.byteLength(textOf(wide))).toBeLessThan(52 * 1024)
       expect(textOf(wide)).toMatch(/Output capped at 50 KiB: showing lines 1-\d+\. Use offset=\d+ to continue/)
-      expect(wide.structured).toMatchObject({ truncated: true })
+      // A part of a file is a text page, which says where the next one starts.
+      expect(wide.structured).toMatchObject({ type: "text-page", offset: 1, truncated: true, mime: "text/plain" })
+      const next = (wide.structured as { next: number }).next
+      expect(textOf(wide)).toContain(`Use offset=${next} to continue`)
     })
   )
 
@@ -82,10 +92,19 @@ describe("read", () => {
       const result = yield* call("read", { path: "." }, ctx)
       expect(textOf(result)).toContain("<type>directory</type>")
       expect(textOf(result)).toContain("a.txt\nb.txt\nsub/\n")
-      expect(result.structured).toMatchObject({ type: "directory", entries: 3 })
-      const page = textOf(yield* call("read", { path: p.directory, offset: 2, limit: 1 }, ctx))
+      expect(result.structured).toEqual({
+        entries: [
+          { path: "a.txt", type: "file" },
+          { path: "b.txt", type: "file" },
+          { path: "sub/", type: "directory" }
+        ],
+        truncated: false
+      })
+      const paged = yield* call("read", { path: p.directory, offset: 2, limit: 1 }, ctx)
+      const page = textOf(paged)
       expect(page).toContain("b.txt")
       expect(page).not.toContain("a.txt")
+      expect(paged.structured).toEqual({ entries: [{ path: "b.txt", type: "file" }], truncated: true, next: 3 })
       expect(page).toContain("Use offset=3 to continue")
     })
   )
@@ -123,7 +142,14 @@ describe("read", () => {
         mime: "image/png",
         name: "logo.png"
       })
-      expect(image.structured).toMatchObject({ type: "attachment", mime: "image/png", size: png.length })
+      // Structured as upstream's image read: the file's content in base64.
+      expect(image.structured).toEqual({
+        uri: pathToFileURL(p.file("logo.png")).href,
+        name: "logo.png",
+        content: Buffer.from(png).toString("base64"),
+        encoding: "base64",
+        mime: "image/png"
+      })
       const pdf = yield* call("read", { path: "doc.pdf" }, ctx)
       expect(pdf.content[1]).toMatchObject({ type: "file", mime: "application/pdf" })
     })

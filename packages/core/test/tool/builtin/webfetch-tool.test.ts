@@ -65,7 +65,12 @@ describe("webfetch", () => {
         expect(markdown).not.toContain("alert")
         expect(markdown).not.toContain("color: red")
         expect(markdown).not.toContain("<p>")
-        expect(result.structured).toMatchObject({ status: 200, format: "markdown", url: `${site.url}/docs` })
+        expect(result.structured).toEqual({
+          url: `${site.url}/docs`,
+          contentType: "text/html; charset=utf-8",
+          format: "markdown",
+          output: markdown
+        })
         expect(asks).toEqual([
           {
             action: "webfetch",

@@ -12,7 +12,13 @@ describe("write", () => {
       const result = yield* call("write", { path: "deep/er/new.txt", content: "hello\n" }, ctx)
       expect(fs.readFileSync(p.file("deep/er/new.txt"), "utf8")).toBe("hello\n")
       expect(textOf(result)).toContain(`Created ${p.file("deep/er/new.txt")}`)
-      expect(result.structured).toMatchObject({ path: p.file("deep/er/new.txt"), created: true })
+      // Upstream's shape: the file written, by real path and as the Location names it.
+      expect(result.structured).toEqual({
+        operation: "write",
+        target: p.file("deep/er/new.txt"),
+        resource: path.join("deep", "er", "new.txt"),
+        existed: false
+      })
       expect(asks).toHaveLength(1)
       expect(asks[0]!.action).toBe("edit")
       expect(asks[0]!.resources).toEqual([path.join("deep", "er", "new.txt")])
@@ -26,7 +32,12 @@ describe("write", () => {
       const { ctx, asks } = context(p.directory)
       const result = yield* call("write", { path: p.file("a.txt"), content: "new\n" }, ctx)
       expect(fs.readFileSync(p.file("a.txt"), "utf8")).toBe("new\n")
-      expect(result.structured).toMatchObject({ created: false })
+      expect(result.structured).toEqual({
+        operation: "write",
+        target: p.file("a.txt"),
+        resource: "a.txt",
+        existed: true
+      })
       expect(asks[0]!.metadata!.diff).toContain("-old")
       expect(asks[0]!.metadata!.diff).toContain("+new")
     })
