@@ -499,8 +499,8 @@ export const SessionDurableEvent = Schema.Union(
 export type SessionDurableEvent = typeof SessionDurableEvent.Type
 
 /**
- * Everything a session's log may hold: `session.created` (always seq 1) followed by durable
- * `session.next.*` events. This is what the log decodes; it is not a wire contract of its own.
+ * Everything a session's log may hold: `session.created` (its origin, seq 0; seq 1 in a log written
+ * before that rule) followed by durable `session.next.*` events from seq 1 on. This is what the log decodes; it is not a wire contract of its own.
  */
 export const SessionLogEvent = Schema.Union(SessionCreated, ...SessionDurableEvent.members)
 export type SessionLogEvent = typeof SessionLogEvent.Type
