@@ -41,16 +41,6 @@ const delta = (sessionID: string, text: string) =>
     delta: text
   })
 
-/** Reads frames until one of type `event` (skipping others); fails the test if the body ends first. */
-const until = (reader: SseReader, event: string) =>
-  Effect.gen(function* () {
-    for (;;) {
-      const frame = yield* next(reader)
-      if (frame === undefined) return yield* Effect.dieMessage(`the stream ended before ${event}`)
-      if (frame.event === event) return frame
-    }
-  })
-
 describe.each(["network", "in-memory"] as const)("event streams (%s host)", (kind: Kind) => {
   it.scopedLive("an unknown session is a 404 JSON before any stream; an unparsable Last-Event-ID is a 400", () =>
     Effect.gen(function* () {

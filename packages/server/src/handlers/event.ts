@@ -1,7 +1,7 @@
 export * as EventHandlers from "./event.js"
 
 import { HttpApiBuilder } from "@effect/platform"
-import { LiveBus, Locations } from "@opencode-ai/core"
+import { LiveBus, Locations, Sessions } from "@opencode-ai/core"
 import { Api } from "@opencode-ai/protocol"
 import { Effect, Stream } from "effect"
 import { StreamToken } from "../middleware/stream-token.js"
@@ -24,6 +24,7 @@ export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "events", (handlers) 
   Effect.gen(function* () {
     const bus = yield* LiveBus.Service
     const locations = yield* Locations.Service
+    const sessions = yield* Sessions.Service
     const streams = yield* EventStreams.Service
     const tokens = yield* StreamToken.Service
     return handlers
@@ -41,13 +42,16 @@ export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "events", (handlers) 
             ...(here.workspaceID === undefined ? {} : { workspaceID: here.workspaceID })
           }
           const lifecycle = (type: "server.connected" | "global.disposed") =>
-            Effect.map(LiveBus.envelope(type, {}), (envelope) => SseFraming.envelope({ ...envelope, location }))
+            Effect.map(LiveBus.envelope(type, {}), (envelope) => {
+              const located: LiveBus.Envelope = { ...envelope, location }
+              return SseFraming.envelope(located)
+            })
           const disposed = yield* lifecycle("global.disposed")
           const frames = Stream.unwrapScoped(
             Effect.gen(function* () {
               const live = yield* bus.subscribe({ capacity: streams.liveCapacity })
               const connected = yield* lifecycle("server.connected")
-              const show = yield* InstanceStreamEvents.make
+              const show = yield* Effect.provideService(InstanceStreamEvents.make, Sessions.Service, sessions)
               const events = live.pipe(
                 Stream.mapEffect(show),
                 Stream.filterMap((shown) => shown),
