@@ -2,6 +2,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Fiber } from "effect"
+import { savePatterns } from "../../../src/tool/builtin/bash-tool.js"
 import {
   call,
   context,
@@ -45,6 +46,24 @@ describe("bash", () => {
         }
       ])
       expect(textOf(yield* call("bash", { command: "true" }, ctx))).toBe("(no output)\n\nExit code: 0")
+    })
+  )
+
+  it.live("the ask's save (what `always` saves): a simple command's program, else nothing beyond the command", () =>
+    Effect.gen(function* () {
+      const p = project()
+      const { ctx, asks } = context(p.directory)
+      yield* call("bash", { command: "echo hello world" }, ctx)
+      expect(asks.find((ask) => ask.action === "bash")).toMatchObject({
+        resources: ["echo hello world"],
+        save: ["echo *"]
+      })
+      expect(savePatterns("git status --short")).toEqual({ save: ["git *"] })
+      expect(savePatterns("  npm   test ")).toEqual({ save: ["npm *"] })
+      // Shell syntax could hide another program behind the first: only the command itself is saved.
+      for (const command of ["rm -rf x; ls", "cat a | sh", "echo $(whoami)", "FOO=1 ls", "ls > out", "ls *.md", ""]) {
+        expect(savePatterns(command)).toEqual({})
+      }
     })
   )
 
