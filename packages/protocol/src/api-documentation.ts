@@ -60,9 +60,27 @@ export const servers: ReadonlyArray<OpenApi.OpenAPISpecServer> = [
 ]
 
 /**
+ * The components whose union the contract renders as `oneOf` (exactly one member matches) rather
+ * than Effect's `anyOf`: the durable event union, whose members are told apart by their `type`
+ * literal, so at most one can match and both keywords accept the same events. Only the spelling
+ * differs, and generators read it (a `oneOf` becomes a discriminated union).
+ */
+export const oneOfUnions: ReadonlySet<string> = new Set(["SessionDurableEvent"])
+
+const asOneOf = (schemas: Record<string, any>): Record<string, any> =>
+  Object.fromEntries(
+    Object.entries(schemas).map(([name, schema]) => {
+      if (!oneOfUnions.has(name) || !Array.isArray(schema?.anyOf)) return [name, schema]
+      const { anyOf, ...rest } = schema
+      return [name, { ...rest, oneOf: anyOf }]
+    })
+  )
+
+/**
  * Completes a generated document: every parameter gets its shared description (a description the
  * endpoint's schema gave is replaced, so one name reads the same everywhere), the Basic scheme is
- * declared, and every operation accepts it or no credentials (the server decides which applies).
+ * declared, every operation accepts it or no credentials (the server decides which applies), and the
+ * {@link oneOfUnions} are spelled `oneOf`.
  */
 export const complete = (spec: Record<string, any>): Record<string, any> => {
   const paths: Record<string, Record<string, any>> = {}
@@ -82,6 +100,10 @@ export const complete = (spec: Record<string, any>): Record<string, any> => {
   return {
     ...spec,
     paths,
-    components: { ...spec.components, securitySchemes: { ...spec.components?.securitySchemes, basicAuth } }
+    components: {
+      ...spec.components,
+      schemas: asOneOf(spec.components?.schemas ?? {}),
+      securitySchemes: { ...spec.components?.securitySchemes, basicAuth }
+    }
   }
 }

@@ -10,10 +10,12 @@ import { EventStream } from "./event-stream.js"
  * `GET /api/event` (`events.subscribe`): the instance-wide live stream, as Server-Sent Events.
  *
  * - The first event is always `server.connected`; everything published on the instance after it is
- *   delivered, in order: durable events as they commit (`session.created`, every `session.next.*`)
- *   and live-only ones (`session.next.text.delta`, ...).
- * - `server.heartbeat` is sent periodically (every 15 s by default) so an idle stream is told apart
- *   from a dead one.
+ *   delivered, in order: durable events as they commit (`session.created` and `session.updated` with
+ *   the v1 session record, every contract `session.next.*`) and live-only ones
+ *   (`session.next.text.delta`, ...). Every event is a member of the contract's `V2Event`, and each
+ *   one about a session carries the session's `location` (the lifecycle events carry the server's).
+ * - A comment line (`: heartbeat`) is sent periodically (every 15 s by default) so an idle stream is
+ *   told apart from a dead one; SSE parsers skip it.
  * - There is no replay: `Last-Event-ID` is ignored and frames carry no `id`. A consumer that reconnects
  *   refreshes authoritative state (for a session's durable log, `sessions.events` with `after`).
  * - Each subscriber has a bounded buffer. One that falls too far behind is cut off: its stream ends
@@ -28,7 +30,7 @@ export const subscribe = HttpApiEndpoint.get("subscribe", "/api/event")
   .annotate(OpenApi.Summary, "Subscribe to instance events")
   .annotate(
     OpenApi.Description,
-    "A live Server-Sent Events stream of what happens on this instance. The first event is `server.connected`; then durable events as they commit (`session.created`, every `session.next.*`) and live-only ones (text, reasoning and tool-input deltas, permission and question requests), and `server.heartbeat` every 15 seconds. There is no replay. When the server shuts down, `global.disposed` is the last event."
+    "A live Server-Sent Events stream of what happens on this instance. The first event is `server.connected`; then durable events as they commit (`session.created` and `session.updated` with the v1 session record, every `session.next.*`) and live-only ones (text, reasoning and tool-input deltas, permission and question requests). Each event about a session carries its `location`. A `: heartbeat` comment line is sent every 15 seconds. There is no replay. When the server shuts down, `global.disposed` is the last event."
   )
 
 /** A stream token and the time (epoch ms) after which it opens no stream. */

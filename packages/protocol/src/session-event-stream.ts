@@ -27,9 +27,9 @@ export interface EventsQuery extends Schema.Schema.Type<typeof EventsQuery> {}
  *   when present (what an SSE client sends when it reconnects: the last id it received), otherwise
  *   `?after`, otherwise 0. An unparsable `Last-Event-ID` is a 400 `InvalidRequestError`.
  * - Each frame is `id: <seq>`, `event: <type>`, `data: <envelope JSON>`; seqs strictly increase. The
- *   stream carries exactly the `SessionDurableEvent` types: `session.created` (always seq 1; the
- *   session itself is `GET /api/session/{id}`) and live-only fragments are never sent, so the first
- *   frame of a new session has id 2.
+ *   stream carries exactly the `SessionDurableEvent` types, and the first one of a session is seq 1:
+ *   `session.created` is not one of them (it is the log's origin, seq 0, announced on
+ *   `GET /api/event`; the session itself is `GET /api/session/{id}`), nor are live-only fragments.
  * - While the log is quiet a comment line (`: heartbeat`) is sent periodically (every 15 s by default),
  *   and one right away so the response starts immediately.
  * - It never ends on its own; it ends when the client disconnects or the server shuts down. There is

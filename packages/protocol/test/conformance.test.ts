@@ -24,10 +24,10 @@ const DOC_KEYS = new Set(["description", "title", "examples", "$comment", "$id",
 /**
  * Components compared by name only: their shapes differ from the reference on purpose, and
  * `packages/schema/test/reference-shapes.test.ts` asserts exactly how (its residuals). `V2Event` (the
- * `GET /api/event` stream) is the contract's union restricted to what this runtime emits, plus our
- * `server.heartbeat`, with the v2 session record in `session.created`. `SessionDurableEvent` (and
- * `SessionHistory`, which pages it) are the contract's durable union, every member in its order,
- * followed by our `session.next.title.updated` and `session.next.usage.recorded` extensions.
+ * `GET /api/event` stream) is the contract's union restricted to what this runtime emits.
+ * `SessionDurableEvent` (and `SessionHistory`, which pages it) are the contract's durable union, every
+ * member in its order, followed by our `session.next.title.updated` and `session.next.usage.recorded`
+ * extensions.
  */
 const CHECKED_BY_NAME = new Set(["V2Event", "SessionDurableEvent", "SessionHistory"])
 
@@ -75,12 +75,6 @@ const shape = (schema: Json, doc: Json, seen: ReadonlyArray<string> = []): Json 
   for (const [key, value] of Object.entries(rest)) {
     if (DOC_KEYS.has(key)) continue
     if (key === "properties" && Object.keys(value as object).length === 0) continue
-    if (key === "oneOf") {
-      // Effect renders every union as anyOf. The contract's oneOf unions (the durable event union) are
-      // discriminated by a `type` literal, so at most one member matches and anyOf accepts the same.
-      out.anyOf = [...(out.anyOf ?? []), ...shape(value, doc, seen)]
-      continue
-    }
     if (key === "allOf") {
       // Refinements render as allOf fragments; merged, they are one constraint set.
       for (const part of value as Array<Json>) out = { ...out, ...shape(part, doc, seen) }
@@ -92,13 +86,14 @@ const shape = (schema: Json, doc: Json, seen: ReadonlyArray<string> = []): Json 
     if (out.required.length === 0) delete out.required
     else out.required = [...out.required].sort()
   }
-  if (Array.isArray(out.anyOf)) {
-    const unique = [...new Map(out.anyOf.map((s: Json) => [JSON.stringify(sortKeys(s)), s])).values()]
+  for (const union of ["anyOf", "oneOf"] as const) {
+    if (!Array.isArray(out[union])) continue
+    const unique = [...new Map(out[union].map((s: Json) => [JSON.stringify(sortKeys(s)), s])).values()]
     unique.sort((a, b) => JSON.stringify(sortKeys(a)).localeCompare(JSON.stringify(sortKeys(b))))
     if (unique.length === 1) {
-      const { anyOf: _, ...rest } = out
+      const { [union]: _, ...rest } = out
       out = { ...rest, ...(unique[0] as Json) }
-    } else out.anyOf = unique
+    } else out[union] = unique
   }
   return sortKeys(out)
 }
@@ -119,7 +114,7 @@ const tagsOf = (schema: Json): Array<string> => {
   const walk = (s: Json) => {
     if (!s || typeof s !== "object") return
     if (s.properties?._tag?.enum) for (const t of s.properties._tag.enum) tags.add(t)
-    for (const alt of s.anyOf ?? []) walk(alt)
+    for (const alt of [...(s.anyOf ?? []), ...(s.oneOf ?? [])]) walk(alt)
   }
   walk(schema)
   return [...tags].sort()
@@ -140,6 +135,19 @@ describe("contract conformance with the upstream reference", () => {
       .sort()
     expect(referenced).toHaveLength(58)
     expect(declared).toEqual(referenced)
+  })
+
+  it("spells as oneOf exactly the unions the reference spells as oneOf", () => {
+    const oneOfs = (doc: Json) =>
+      Object.entries(doc.components.schemas as Record<string, Json>)
+        .filter(([name, schema]) => schema.oneOf !== undefined && ours.components.schemas[name] !== undefined)
+        .map(([name]) => name)
+        .sort()
+    expect(oneOfs(reference)).toEqual(["SessionDurableEvent"])
+    expect(oneOfs(ours)).toEqual(oneOfs(reference))
+    for (const schema of Object.values(ours.components.schemas as Record<string, Json>)) {
+      if (schema.oneOf !== undefined) expect(schema.anyOf).toBeUndefined()
+    }
   })
 
   describe.each(allOperations.filter((o) => extensions.has(o.op.operationId)))(

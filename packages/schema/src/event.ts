@@ -4,6 +4,7 @@ import { Schema } from "effect"
 import { Delivery, Prompt } from "./admitted-prompt.js"
 import { FreeFormObject } from "./free-form.js"
 import { EventID, SessionID, SessionMessageID } from "./identifier.js"
+import { LegacySession } from "./legacy-session.js"
 import { LocationRef } from "./location.js"
 import { ModelRef } from "./model.js"
 import { LLMProviderMetadata } from "./provider-metadata.js"
@@ -12,8 +13,9 @@ import { SessionErrorUnknown, SessionNextRetryError, SessionStepError } from "./
 import { LLMToolContent } from "./tool-content.js"
 
 /**
- * Where a durable event sits in its aggregate's log: `seq` is gapless per aggregate and starts at 1;
- * `version` is the schema version of the event type.
+ * Where a durable event sits in its aggregate's log: `seq` is gapless per aggregate and starts at 1
+ * (a session's `session.created`, the log's origin, is seq 0); `version` is the schema version of
+ * the event type.
  */
 export const Durable = Schema.Struct({
   aggregateID: Schema.String,
@@ -52,9 +54,35 @@ const dataOf = <Data extends Schema.Struct.Fields>(fields: Data): Schema.Struct<
     ? Schema.Struct(fields).annotations({ jsonSchema: { type: "object", properties: {} } })
     : Schema.Struct(fields)
 
-/** The first event of every session's log: the session as created. */
-export const SessionCreated = define("session.created", { sessionID: SessionID, info: SessionV2Info }, "SessionCreated")
+/**
+ * The origin of every session's log (seq 0, before the session's own events): the session as
+ * created, as the v2 record. It stays in the log; on the wire it is announced as {@link SessionCreated}.
+ */
+export const SessionOrigin = define("session.created", { sessionID: SessionID, info: SessionV2Info }, "SessionOrigin")
+export interface SessionOrigin extends Schema.Schema.Type<typeof SessionOrigin> {}
+
+/**
+ * A session was created, as `GET /api/event` announces it: the contract's v1 bus event, carrying
+ * the v1 session record (`LegacySession.fromV2` of the origin's record).
+ */
+export const SessionCreated = define(
+  "session.created",
+  { sessionID: SessionID, info: LegacySession.Session },
+  "SessionCreated"
+)
 export interface SessionCreated extends Schema.Schema.Type<typeof SessionCreated> {}
+
+/**
+ * A session's record changed (its title, or its usage and cost), as `GET /api/event` announces it:
+ * the contract's v1 bus event with the v1 record as it is now. The durable log records the change as
+ * `session.next.title.updated` or `session.next.usage.recorded`.
+ */
+export const SessionUpdated = define(
+  "session.updated",
+  { sessionID: SessionID, info: LegacySession.Session },
+  "SessionUpdated"
+)
+export interface SessionUpdated extends Schema.Schema.Type<typeof SessionUpdated> {}
 
 // Every session.next event's data starts with when it happened and which session it belongs to.
 const at = { timestamp: Schema.Number, sessionID: SessionID } as const
@@ -499,10 +527,10 @@ export const SessionDurableEvent = Schema.Union(
 export type SessionDurableEvent = typeof SessionDurableEvent.Type
 
 /**
- * Everything a session's log may hold: `session.created` (always seq 1) followed by durable
- * `session.next.*` events. This is what the log decodes; it is not a wire contract of its own.
+ * Everything a session's log may hold: `session.created` (its origin, seq 0; seq 1 in a log written
+ * before that rule) followed by durable `session.next.*` events from seq 1 on. This is what the log decodes; it is not a wire contract of its own.
  */
-export const SessionLogEvent = Schema.Union(SessionCreated, ...SessionDurableEvent.members)
+export const SessionLogEvent = Schema.Union(SessionOrigin, ...SessionDurableEvent.members)
 export type SessionLogEvent = typeof SessionLogEvent.Type
 
 /**

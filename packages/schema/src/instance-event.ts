@@ -29,7 +29,6 @@ import {
   SessionNextTextDelta,
   SessionNextTextEnded,
   SessionNextTextStarted,
-  SessionNextTitleUpdated,
   SessionNextToolCalled,
   SessionNextToolFailed,
   SessionNextToolInputDelta,
@@ -37,7 +36,7 @@ import {
   SessionNextToolInputStarted,
   SessionNextToolProgress,
   SessionNextToolSuccess,
-  SessionNextUsageRecorded
+  SessionUpdated
 } from "./event.js"
 import { PermissionV2Asked, PermissionV2Replied } from "./permission-request.js"
 import { PtyCreated, PtyDeleted, PtyExited, PtyUpdated } from "./pty.js"
@@ -48,36 +47,33 @@ import { QuestionV2Asked, QuestionV2Rejected, QuestionV2Replied } from "./questi
  * it happens, with no replay guarantee: a consumer that reconnects refreshes authoritative state
  * instead. Its lifecycle is
  *
- *   server.connected ─► (events | server.heartbeat)* ─► global.disposed
+ *   server.connected ─► events* ─► global.disposed
+ *
+ * with an SSE comment (`: heartbeat`) whenever the stream has been quiet for a heartbeat period: it
+ * is not an event, so a client decoding every event against the contract's union never meets one.
  */
 
 /** Always the first event a subscriber receives; it carries no data. */
 export const ServerConnected = define("server.connected", {}, "ServerConnected")
 export interface ServerConnected extends Schema.Schema.Type<typeof ServerConnected> {}
 
-/**
- * Sent when the stream has been quiet for a while (at most every 15 s), so clients and proxies can
- * tell an idle stream from a dead one. Not in the upstream contract's union: upstream's live stream
- * has no heartbeat event, while ours must send one.
- */
-export const ServerHeartbeat = define("server.heartbeat", {}, "ServerHeartbeat")
-export interface ServerHeartbeat extends Schema.Schema.Type<typeof ServerHeartbeat> {}
-
 /** The instance is shutting down; this is the last event and the stream ends after it. */
 export const GlobalDisposed = define("global.disposed", {}, "GlobalDisposed")
 export interface GlobalDisposed extends Schema.Schema.Type<typeof GlobalDisposed> {}
 
 /**
- * What `GET /api/event` may send. It has the contract's shape (a union of envelopes discriminated by
- * `type`, in the contract's order) restricted to the members this runtime emits: `session.created`,
- * every `session.next.*` event (durable ones as they commit, plus the live-only deltas), the
- * permission requests' `permission.v2.asked`/`replied`, the question requests' `question.v2.asked`/`replied`/`rejected`, the PTYs' `pty.created`/`updated`/`exited`/`deleted`, and the stream lifecycle. The contract's other
- * members (legacy message and part events, legacy permissions,
- * questions, files, workspaces, ...) join as their features arrive. `server.heartbeat` and the
- * `session.next.title.updated` / `usage.recorded` extensions are ours.
+ * What `GET /api/event` may send: the contract's `V2Event` union, in its order, restricted to the
+ * members this runtime emits, with nothing added, so every event validates against the contract.
+ * `session.created` and `session.updated` (the v1 session record; `session.updated` stands for the
+ * durable `session.next.title.updated` and `usage.recorded`, which are not in the contract), every
+ * contract `session.next.*` event (durable ones as they commit, plus the live-only deltas), the
+ * permission and question requests' events, the PTYs' `pty.created`/`updated`/`exited`/`deleted`, and the stream lifecycle. Each event about a session
+ * carries the session's `location`. The contract's other members (legacy message and part events,
+ * files, workspaces, ...) join as their features arrive.
  */
 export const V2Event = Schema.Union(
   SessionCreated,
+  SessionUpdated,
   SessionNextAgentSwitched,
   SessionNextModelSwitched,
   SessionNextMoved,
@@ -110,8 +106,6 @@ export const V2Event = Schema.Union(
   SessionNextRevertStaged,
   SessionNextRevertCleared,
   SessionNextRevertCommitted,
-  SessionNextTitleUpdated,
-  SessionNextUsageRecorded,
   PermissionV2Asked,
   PermissionV2Replied,
   PtyCreated,
@@ -122,7 +116,6 @@ export const V2Event = Schema.Union(
   QuestionV2Replied,
   QuestionV2Rejected,
   ServerConnected,
-  GlobalDisposed,
-  ServerHeartbeat
+  GlobalDisposed
 ).annotations({ identifier: "V2Event" })
 export type V2Event = typeof V2Event.Type

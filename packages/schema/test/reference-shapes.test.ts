@@ -134,8 +134,9 @@ const exported = Object.entries(Schemas).flatMap(([module, members]) =>
 
 /** Identified exports with no reference component of that name, and why they exist. */
 const extensions: Record<string, string> = {
-  ServerHeartbeat:
-    "the seed requires heartbeat lifecycle events on the live stream; upstream's V2Event has none, so it is ours",
+  SessionOrigin:
+    "the log's record of session.created (seq 0) with the v2 session record; never on the wire, where " +
+    "GET /api/event announces it as the contract's SessionCreated with the v1 record",
   RouteNotFoundError: "foundation error for unknown /api paths; upstream answers those without a typed body",
   UnsupportedMediaTypeError: "a body that is not application/json (415); upstream parses any body as JSON",
   ForbiddenOriginError: "a browser Origin that is not allowed (403); upstream accepts any Origin",
@@ -195,22 +196,12 @@ type Residual =
 /** Our durable `session.next.*` events that the contract does not have (see `Event`'s extensions). */
 const durableExtensions = ["session.next.title.updated", "session.next.usage.recorded"]
 
-const createdInfo =
-  "our log's session.created carries the v2 record SessionV2Info (what this runtime serves); upstream's " +
-  "session.created is its v1 bus event carrying the legacy Session"
 const oneOf =
-  "Effect renders every union as anyOf. The members are discriminated by their `type` literal, so at most " +
+  "JSONSchema.make renders every union as anyOf (the OpenAPI document spells this one oneOf, as the contract " +
+  "does: see ApiDocumentation.oneOfUnions). The members are discriminated by their `type` literal, so at most " +
   "one can match and anyOf accepts exactly what oneOf does"
 
 const residuals: ReadonlyArray<Residual> = [
-  {
-    kind: "substitute",
-    component: "SessionCreated",
-    at: "/properties/data/properties/info",
-    ours: "SessionV2Info",
-    theirs: "Session",
-    reason: createdInfo
-  },
   {
     kind: "subset",
     component: "SessionDurableEvent",
@@ -228,22 +219,14 @@ const residuals: ReadonlyArray<Residual> = [
     reason: `${oneOf}; our two extension events follow the contract's members`
   },
   {
-    kind: "substitute",
-    component: "V2Event",
-    at: "/anyOf/0/properties/data/properties/info",
-    theirsAt: "/anyOf/4/properties/data/properties/info",
-    ours: "SessionV2Info",
-    theirs: "Session",
-    reason: createdInfo
-  },
-  {
     kind: "subset",
     component: "V2Event",
     at: "",
-    extensions: ["server.heartbeat", ...durableExtensions],
+    extensions: [],
     reason:
-      "restricted to what this runtime emits now (session.created, every session.next event, the stream " +
-      "lifecycle), plus our server.heartbeat; upstream's other members join with their features"
+      "restricted to what this runtime emits now (session.created and session.updated, every contract " +
+      "session.next event, permission and question requests, the stream lifecycle); upstream's other members " +
+      "join with their features"
   }
 ]
 
@@ -622,14 +605,57 @@ describe("round trips", () => {
     for (const event of bad) expect(() => Schema.decodeUnknownSync(Event.SessionDurableEvent)(event)).toThrow()
   })
 
-  it("the instance stream's lifecycle events carry empty data", () => {
+  it("the instance stream's lifecycle events carry empty data; there is no heartbeat event", () => {
     const event = <T extends string>(type: T) => ({ id: "evt_228b108e4020AAAAAAAAAAAAAK", type, data: {} })
     expect(roundTrip(InstanceEvent.ServerConnected, event("server.connected"))).toEqual(event("server.connected"))
-    expect(roundTrip(InstanceEvent.ServerHeartbeat, event("server.heartbeat"))).toEqual(event("server.heartbeat"))
     expect(roundTrip(InstanceEvent.GlobalDisposed, event("global.disposed"))).toEqual(event("global.disposed"))
-    for (const type of ["server.connected", "server.heartbeat", "global.disposed"]) {
+    for (const type of ["server.connected", "global.disposed"]) {
       expect(roundTrip(InstanceEvent.V2Event, event(type)).type).toBe(type)
     }
+    expect(() => Schema.decodeUnknownSync(InstanceEvent.V2Event)(event("server.heartbeat"))).toThrow()
+  })
+
+  it("the live stream's session.created and session.updated carry the v1 record made from the v2 one", () => {
+    const info = {
+      id: sessionID,
+      projectID: "p1",
+      agent: "build",
+      model,
+      cost: 0.5,
+      tokens,
+      time: { created: 1, updated: 2 },
+      title: "Reading the README",
+      location: { directory: "/repo", workspaceID: "wrk_1" },
+      subpath: "packages/app"
+    }
+    const decoded = Schema.decodeUnknownSync(Schemas.Session.SessionV2Info)(info)
+    const legacy = Schemas.LegacySession.fromV2(decoded, "0.1.0")
+    expect(legacy).toEqual({
+      id: sessionID,
+      slug: sessionID,
+      projectID: "p1",
+      workspaceID: "wrk_1",
+      directory: "/repo",
+      path: "packages/app",
+      cost: 0.5,
+      tokens,
+      title: "Reading the README",
+      agent: "build",
+      model,
+      version: "0.1.0",
+      time: { created: 1, updated: 2 }
+    })
+    for (const type of ["session.created", "session.updated"]) {
+      const event = {
+        id: "evt_228b108e4021AAAAAAAAAAAAAL",
+        type,
+        location: { directory: "/repo" },
+        data: { sessionID, info: legacy }
+      }
+      expect(roundTrip(InstanceEvent.V2Event, event).type).toBe(type)
+    }
+    const v2 = { id: "evt_228b108e4021AAAAAAAAAAAAAL", type: "session.created", data: { sessionID, info } }
+    expect(() => Schema.decodeUnknownSync(InstanceEvent.V2Event)(v2)).toThrow()
   })
 
   it("admission and session messages", () => {

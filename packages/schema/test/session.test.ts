@@ -29,12 +29,12 @@ describe("records", () => {
     const event = {
       id: Identifier.newEventID(),
       type: "session.created" as const,
-      durable: { aggregateID: info.id, seq: 1, version: 1 },
+      durable: { aggregateID: info.id, seq: 0, version: 1 },
       data: { sessionID: info.id, info }
     }
-    expect(Schema.decodeUnknownSync(Event.SessionCreated)(JSON.parse(JSON.stringify(event)))).toEqual(event)
+    expect(Schema.decodeUnknownSync(Event.SessionOrigin)(JSON.parse(JSON.stringify(event)))).toEqual(event)
     expect(() =>
-      Schema.decodeUnknownSync(Event.SessionCreated)({ ...event, durable: { ...event.durable, seq: 1.5 } })
+      Schema.decodeUnknownSync(Event.SessionOrigin)({ ...event, durable: { ...event.durable, seq: 1.5 } })
     ).toThrow()
   })
 })

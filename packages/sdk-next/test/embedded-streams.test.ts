@@ -24,10 +24,10 @@ const options = () => ({
 })
 
 describe("event streams through Embedded OpenCode", () => {
-  it.scopedLive("events.subscribe: server.connected, then live events as they happen, and heartbeats", () =>
+  it.scopedLive("events.subscribe: server.connected, then live events as they happen (heartbeats are comments)", () =>
     Effect.gen(function* () {
       const host = yield* OpenCode.embedded(options())
-      const received: Array<{ readonly type: string; readonly data: unknown }> = []
+      const received: Array<{ readonly type: string; readonly data: unknown; readonly location?: unknown }> = []
       const fiber = yield* host.events.subscribe().pipe(
         Stream.runForEach((event) => Effect.sync(() => void received.push(event))),
         Effect.fork
@@ -39,10 +39,14 @@ describe("event streams through Embedded OpenCode", () => {
         until: () => received.some((e) => e.type === "session.created")
       })
       const created = received.find((e) => e.type === "session.created")
-      expect(created?.data).toMatchObject({ sessionID: session.id, info: { id: session.id } })
-      yield* Effect.repeat(Effect.sleep("5 millis"), {
-        until: () => received.some((e) => e.type === "server.heartbeat")
+      // The contract's session.created: the v1 session record, and the session's location.
+      expect(created).toMatchObject({
+        data: { sessionID: session.id, info: { id: session.id, slug: session.id, version: "0.1.0" } },
+        location: { directory: session.location.directory }
       })
+      // Heartbeats (every 20 ms here) are SSE comments: they never reach the decoded stream.
+      yield* Effect.sleep("100 millis")
+      expect(received.map((e) => e.type)).toEqual(["server.connected", "session.created"])
       yield* Fiber.interrupt(fiber)
     })
   )
@@ -106,7 +110,7 @@ describe("event streams through Embedded OpenCode", () => {
       ) {
         types.push(step.value.type)
       }
-      expect(types.filter((t) => t !== "server.heartbeat")).toEqual(["global.disposed"])
+      expect(types).toEqual(["global.disposed"])
       expect(yield* Fiber.join(durableRun)).toBe("ended")
       expect(durable).toEqual([])
     })

@@ -4,6 +4,7 @@ import { Command, HelpDoc, Options, ValidationError } from "@effect/cli"
 import { Console, Effect, LogLevel, Option } from "effect"
 import { RequestOrigin } from "./middleware/request-origin.js"
 import { Serve } from "./serve.js"
+import { ServerVersion } from "./server-version.js"
 
 const port = Options.integer("port").pipe(
   Options.withDefault(4096),
@@ -80,4 +81,4 @@ export const serve = Command.make("serve", { port, hostname, printLogs, logLevel
 
 export const command = Command.make("opencode").pipe(Command.withSubcommands([serve]))
 
-export const run = Command.run(command, { name: "opencode", version: "0.1.0" })
+export const run = Command.run(command, { name: "opencode", version: ServerVersion.current })

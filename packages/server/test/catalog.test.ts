@@ -156,6 +156,14 @@ describe("catalog endpoints over a configured server", () => {
       expect(build).not.toHaveProperty("steps")
       expect(build).not.toHaveProperty("model")
       expect(build.permissions[0]).toEqual({ action: "*", resource: "*", effect: "allow" })
+      // `system`: the agent's own prompt; build and general take their model family's, so have none.
+      expect(build).not.toHaveProperty("system")
+      expect(agents.find((agent) => agent.id === "general")).not.toHaveProperty("system")
+      const system = (id: string): string => agents.find((agent) => agent.id === id).system
+      expect(system("explore")).toContain("read-only OpenCode subagent")
+      expect(system("title")).toContain("You name conversations.")
+      expect(system("compaction")).toContain("You summarize conversations")
+      expect(system("summary")).toContain("pull request description")
     })
   )
 

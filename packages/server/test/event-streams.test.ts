@@ -41,16 +41,6 @@ const delta = (sessionID: string, text: string) =>
     delta: text
   })
 
-/** Reads frames until one of type `event` (skipping others); fails the test if the body ends first. */
-const until = (reader: SseReader, event: string) =>
-  Effect.gen(function* () {
-    for (;;) {
-      const frame = yield* next(reader)
-      if (frame === undefined) return yield* Effect.dieMessage(`the stream ended before ${event}`)
-      if (frame.event === event) return frame
-    }
-  })
-
 describe.each(["network", "in-memory"] as const)("event streams (%s host)", (kind: Kind) => {
   it.scopedLive("an unknown session is a 404 JSON before any stream; an unparsable Last-Event-ID is a 400", () =>
     Effect.gen(function* () {
@@ -82,9 +72,9 @@ describe.each(["network", "in-memory"] as const)("event streams (%s host)", (kin
       Effect.gen(function* () {
         const host = yield* start(kind)
         const session = yield* createSession(host)
-        expect(yield* appendSynthetic(host, session.id, 20)).toBe(21)
-        const last = 301
-        const writer = yield* appendSynthetic(host, session.id, last - 21, 10).pipe(Effect.fork)
+        expect(yield* appendSynthetic(host, session.id, 20)).toBe(20)
+        const last = 300
+        const writer = yield* appendSynthetic(host, session.id, last - 20, 10).pipe(Effect.fork)
 
         /** Reads the stream at `query`/`headers` up to seq `last` and returns the seqs seen. */
         const read = (query: string, headers: Record<string, string> = {}) =>
@@ -127,12 +117,12 @@ describe.each(["network", "in-memory"] as const)("event streams (%s host)", (kin
         expect(afterTen).toEqual(range(11, last))
         expect(lastEventId).toEqual(range(16, last))
         expect(wins).toEqual(range(41, last))
-        // session.created (seq 1) is not a SessionDurableEvent: the whole log starts at seq 2.
-        expect(whole).toEqual(range(2, last))
+        // session.created is the log's origin (seq 0), not a SessionDurableEvent: the whole log starts at seq 1.
+        expect(whole).toEqual(range(1, last))
       })
   )
 
-  it.scopedLive("sends heartbeats: comment lines on the session stream, server.heartbeat events on /api/event", () =>
+  it.scopedLive("sends heartbeats: comment lines on both streams, never an event", () =>
     Effect.gen(function* () {
       const host = yield* start(kind, { heartbeat: "20 millis" })
       const session = yield* createSession(host)
@@ -143,9 +133,8 @@ describe.each(["network", "in-memory"] as const)("event streams (%s host)", (kin
 
       const live = new SseReader(yield* open(host, "/api/event"))
       expect((yield* next(live))?.event).toBe("server.connected")
-      const heartbeat = yield* until(live, "server.heartbeat")
-      expect(json(heartbeat)).toMatchObject({ type: "server.heartbeat", data: {} })
-      expect(heartbeat.id).toBeUndefined()
+      yield* Effect.promise(() => live.untilComments(2))
+      expect(live.comments).toBeGreaterThanOrEqual(2)
       yield* Effect.promise(() => live.cancel())
     })
   )
@@ -177,14 +166,22 @@ describe.each(["network", "in-memory"] as const)("event streams (%s host)", (kin
         "session.next.synthetic"
       ])
       expect(frames.every((f) => f?.id === undefined)).toBe(true)
+      // session.created is the log's origin (seq 0) and carries the v1 session record.
       expect(json(frames[0])).toMatchObject({
-        durable: { aggregateID: session.id, seq: 1 },
-        data: { sessionID: session.id, info: { id: session.id } }
+        durable: { aggregateID: session.id, seq: 0 },
+        data: {
+          sessionID: session.id,
+          info: { id: session.id, slug: session.id, directory: session.location.directory, version: "0.1.0" }
+        }
       })
-      expect(json(frames[1]).durable.seq).toBe(2)
+      expect(json(frames[1]).durable.seq).toBe(1)
       expect(json(frames[2])).toMatchObject({ type: "session.next.text.delta", data: { delta: "Hel" } })
       expect(json(frames[2]).durable).toBeUndefined()
-      expect(json(frames[3]).durable.seq).toBe(3)
+      expect(json(frames[3]).durable.seq).toBe(2)
+      // Every event about the session carries its Location; server.connected the server's (the same here).
+      for (const frame of [connected, ...frames]) {
+        expect(json(frame).location).toEqual({ directory: session.location.directory })
+      }
       yield* Effect.promise(() => live.cancel())
     })
   )
@@ -257,7 +254,7 @@ describe.each(["network", "in-memory"] as const)("event streams (%s host)", (kin
       }
       const client = createOpencodeClient({ baseUrl: host.url, fetch })
       const session = yield* createSession(host)
-      yield* appendSynthetic(host, session.id, 3)
+      yield* appendSynthetic(host, session.id, 4)
 
       // Lazy: neither the call nor asking for an iterator sends anything; the first next() does.
       const iterable = client.events.subscribe()

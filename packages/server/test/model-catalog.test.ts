@@ -92,6 +92,44 @@ describe("the bundled model catalog over HTTP", () => {
       })
   )
 
+  it.scopedLive(
+    "a model's config `variant` is its default: listed as request.variant, applied to a session that names none",
+    () =>
+      Effect.gen(function* () {
+        const llm = yield* ScriptedLLMServer.make()
+        const variants = { fast: { reasoningEffort: "low" }, off: { disabled: true } }
+        const { url } = yield* startServer({
+          XDG_CONFIG_HOME: configHome({
+            model: "local/m",
+            provider: {
+              local: {
+                npm: "@ai-sdk/openai-compatible",
+                options: { baseURL: llm.url, apiKey: "k" },
+                models: {
+                  m: { limit: { context: 8000, output: 500 }, variants, variant: "fast" },
+                  // A default that is disabled (or unknown) is no default.
+                  n: { limit: { context: 8000, output: 500 }, variants, variant: "off" }
+                }
+              }
+            }
+          })
+        })
+        const models = (yield* call(`${url}/api/model`, "GET")).body.data as Array<any>
+        const byID = (id: string) => models.find((model) => model.providerID === "local" && model.id === id)
+        expect(byID("m").request).toEqual({ headers: {}, body: {}, variant: "fast" })
+        expect(byID("m").variants).toEqual([{ id: "fast", headers: {}, body: { reasoningEffort: "low" } }])
+        expect(byID("n").request).toEqual({ headers: {}, body: {} })
+
+        const session = (yield* call(`${url}/api/session`, "POST", {})).body.data
+        yield* llm.enqueue(LLMScript.reply(LLMScript.text("ok"), LLMScript.finish("stop")))
+        yield* call(`${url}/api/session/${session.id}/prompt`, "POST", { prompt: { text: "hi" } })
+        expect((yield* call(`${url}/api/session/${session.id}/wait`, "POST")).status).toBeLessThan(300)
+        const request = yield* llm.awaitRequest(1)
+        expect(request.body.model).toBe("m")
+        expect(request.body.reasoning_effort).toBe("low")
+      })
+  )
+
   it.scopedLive("providers the runtime cannot speak are listed disabled with the reason; the server still starts", () =>
     Effect.gen(function* () {
       const { url } = yield* startServer({

@@ -161,7 +161,7 @@ export const sessionScenarios = (transports: ReadonlyArray<readonly [string, Mak
             call(() => api.events(id, 0, (e) => e.type === "session.next.step.ended"))
           )
           const admitted = yield* call(() => api.prompt({ sessionID: id, prompt: { text: "hi" } }))
-          expect(admitted).toMatchObject({ sessionID: id, admittedSeq: 2, delivery: "steer", prompt: { text: "hi" } })
+          expect(admitted).toMatchObject({ sessionID: id, admittedSeq: 1, delivery: "steer", prompt: { text: "hi" } })
           yield* call(() => api.wait(id))
 
           const history = yield* call(() => api.history(id))
@@ -174,7 +174,8 @@ export const sessionScenarios = (transports: ReadonlyArray<readonly [string, Mak
             "text.ended",
             "step.ended"
           ])
-          expect(history.data.map((e) => e.durable.seq)).toEqual([2, 3, 4, 5, 6, 7])
+          // A session's first durable event is seq 1 (session.created is the log's origin, seq 0).
+          expect(history.data.map((e) => e.durable.seq)).toEqual([1, 2, 3, 4, 5, 6])
           for (const event of history.data) expect(event.durable.aggregateID).toBe(id)
           const byType = (type: string) => history.data.find((e) => e.type === `session.next.${type}`)!.data
           expect(byType("prompt.admitted").messageID).toBe(admitted.id)
@@ -184,7 +185,7 @@ export const sessionScenarios = (transports: ReadonlyArray<readonly [string, Mak
           expect(byType("step.ended")).toMatchObject({ finish: "stop", tokens: { input: 10, output: 3 } })
 
           // The stream delivered exactly the durable events (history and stream carry the `session.next.*`
-          // events; `session.created` at seq 1 is an instance event), and replays them the same afterwards.
+          // events; `session.created`, seq 0, is an instance event), and replays them the same afterwards.
           expect(yield* Fiber.join(watching)).toEqual(history.data)
           expect(yield* call(() => api.events(id, 0, (e) => e.type === "session.next.step.ended"))).toEqual(
             history.data

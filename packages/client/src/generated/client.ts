@@ -1120,7 +1120,7 @@ export interface OpencodeClient {
   }
   readonly events: {
     /**
-     * A live Server-Sent Events stream of what happens on this instance. The first event is `server.connected`; then durable events as they commit (`session.created`, every `session.next.*`) and live-only ones (text, reasoning and tool-input deltas, permission and question requests), and `server.heartbeat` every 15 seconds. There is no replay. When the server shuts down, `global.disposed` is the last event.
+     * A live Server-Sent Events stream of what happens on this instance. The first event is `server.connected`; then durable events as they commit (`session.created` and `session.updated` with the v1 session record, every `session.next.*`) and live-only ones (text, reasoning and tool-input deltas, permission and question requests). Each event about a session carries its `location`. A `: heartbeat` comment line is sent every 15 seconds. There is no replay. When the server shuts down, `global.disposed` is the last event.
      *
      * `GET /api/event` (`v2.event.subscribe`), Server-Sent Events.
      * A lazy, cold stream of {@link EventsSubscribeEvent}: the first `next()` opens the connection; a step rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`; `break`/`return()` and `signal` close it. It never reconnects.

@@ -363,11 +363,21 @@ export interface PathNotFoundError {
   readonly _tag: "PathNotFoundError"
 }
 
+export type PermissionAction = "allow" | "deny" | "ask"
+
 export interface PermissionNotFoundError {
   readonly requestID: string
   readonly message: string
   readonly _tag: "PermissionNotFoundError"
 }
+
+export interface PermissionRule {
+  readonly permission: string
+  readonly pattern: string
+  readonly action: PermissionAction
+}
+
+export type PermissionRuleset = ReadonlyArray<PermissionRule>
 
 export interface PermissionSavedInfo {
   readonly id: string
@@ -802,28 +812,67 @@ export interface ServerConnected {
   }
 }
 
-export interface ServerHeartbeat {
-  /** a string starting with "evt_" */
-  readonly id: string
-  readonly metadata?: {
-    readonly [key: string]: unknown
-  }
-  readonly type: "server.heartbeat"
-  readonly durable?: {
-    readonly aggregateID: string
-    readonly seq: Int
-    readonly version: Int
-  }
-  readonly location?: LocationRef
-  readonly data: {
-    readonly [key: string]: unknown
-  }
-}
-
 export interface ServiceUnavailableError {
   readonly message: string
   readonly service?: string
   readonly _tag: "ServiceUnavailableError"
+}
+
+export interface Session {
+  /** a string starting with "ses" */
+  readonly id: string
+  readonly slug: string
+  readonly projectID: string
+  /** a string starting with "wrk" */
+  readonly workspaceID?: string
+  readonly directory: string
+  readonly path?: string
+  /** a string starting with "ses" */
+  readonly parentID?: string
+  readonly summary?: {
+    readonly additions: number
+    readonly deletions: number
+    readonly files: number
+    readonly diffs?: ReadonlyArray<SnapshotFileDiff>
+  }
+  readonly cost?: number
+  readonly tokens?: {
+    readonly input: number
+    readonly output: number
+    readonly reasoning: number
+    readonly cache: {
+      readonly read: number
+      readonly write: number
+    }
+  }
+  readonly share?: {
+    readonly url: string
+  }
+  readonly title: string
+  readonly agent?: string
+  readonly model?: ModelRef
+  readonly version: string
+  readonly metadata?: {
+    readonly [key: string]: unknown
+  }
+  readonly time: {
+    /** a non-negative number */
+    readonly created: Int
+    /** a non-negative number */
+    readonly updated: Int
+    /** a non-negative number */
+    readonly compacting?: Int
+    readonly archived?: number
+  }
+  readonly permission?: PermissionRuleset
+  readonly revert?: {
+    /** a string starting with "msg" */
+    readonly messageID: string
+    /** a string starting with "prt" */
+    readonly partID?: string
+    readonly snapshot?: string
+    readonly diff?: string
+  }
 }
 
 export interface SessionCreated {
@@ -842,7 +891,7 @@ export interface SessionCreated {
   readonly data: {
     /** a string starting with "ses" */
     readonly sessionID: string
-    readonly info: SessionV2Info
+    readonly info: Session
   }
 }
 
@@ -1954,6 +2003,26 @@ export interface SessionNotFoundError {
 
 export type SessionStepError = SessionErrorUnknown | StructuredOutputError
 
+export interface SessionUpdated {
+  /** a string starting with "evt_" */
+  readonly id: string
+  readonly metadata?: {
+    readonly [key: string]: unknown
+  }
+  readonly type: "session.updated"
+  readonly durable?: {
+    readonly aggregateID: string
+    readonly seq: Int
+    readonly version: Int
+  }
+  readonly location?: LocationRef
+  readonly data: {
+    /** a string starting with "ses" */
+    readonly sessionID: string
+    readonly info: Session
+  }
+}
+
 export interface SessionV2Info {
   /** a string starting with "ses" */
   readonly id: string
@@ -1999,6 +2068,14 @@ export interface SkillV2Info {
   readonly content: string
 }
 
+export interface SnapshotFileDiff {
+  readonly file?: string
+  readonly patch?: string
+  readonly additions: number
+  readonly deletions: number
+  readonly status?: "added" | "deleted" | "modified"
+}
+
 export interface StreamToken {
   readonly token: string
   readonly expiresAt: number
@@ -2035,7 +2112,7 @@ export interface UnknownError {
   readonly _tag: "UnknownError"
 }
 
-export type V2Event = SessionCreated | SessionNextAgentSwitched | SessionNextModelSwitched | SessionNextMoved | SessionNextPrompted | SessionNextPromptAdmitted | SessionNextContextUpdated | SessionNextSynthetic | SessionNextShellStarted | SessionNextShellEnded | SessionNextStepStarted | SessionNextStepEnded | SessionNextStepFailed | SessionNextTextStarted | SessionNextTextDelta | SessionNextTextEnded | SessionNextReasoningStarted | SessionNextReasoningDelta | SessionNextReasoningEnded | SessionNextToolInputStarted | SessionNextToolInputDelta | SessionNextToolInputEnded | SessionNextToolCalled | SessionNextToolProgress | SessionNextToolSuccess | SessionNextToolFailed | SessionNextRetried | SessionNextCompactionStarted | SessionNextCompactionDelta | SessionNextCompactionEnded | SessionNextRevertStaged | SessionNextRevertCleared | SessionNextRevertCommitted | SessionNextTitleUpdated | SessionNextUsageRecorded | PermissionV2Asked | PermissionV2Replied | PtyCreated | PtyUpdated | PtyExited | PtyDeleted | QuestionV2Asked | QuestionV2Replied | QuestionV2Rejected | ServerConnected | GlobalDisposed | ServerHeartbeat
+export type V2Event = SessionCreated | SessionUpdated | SessionNextAgentSwitched | SessionNextModelSwitched | SessionNextMoved | SessionNextPrompted | SessionNextPromptAdmitted | SessionNextContextUpdated | SessionNextSynthetic | SessionNextShellStarted | SessionNextShellEnded | SessionNextStepStarted | SessionNextStepEnded | SessionNextStepFailed | SessionNextTextStarted | SessionNextTextDelta | SessionNextTextEnded | SessionNextReasoningStarted | SessionNextReasoningDelta | SessionNextReasoningEnded | SessionNextToolInputStarted | SessionNextToolInputDelta | SessionNextToolInputEnded | SessionNextToolCalled | SessionNextToolProgress | SessionNextToolSuccess | SessionNextToolFailed | SessionNextRetried | SessionNextCompactionStarted | SessionNextCompactionDelta | SessionNextCompactionEnded | SessionNextRevertStaged | SessionNextRevertCleared | SessionNextRevertCommitted | PermissionV2Asked | PermissionV2Replied | PtyCreated | PtyUpdated | PtyExited | PtyDeleted | QuestionV2Asked | QuestionV2Replied | QuestionV2Rejected | ServerConnected | GlobalDisposed
 
 /** The input of `health.get`: it takes none. */
 export type HealthGetInput = Record<string, never>

@@ -85,6 +85,11 @@ export interface Model {
   readonly options: ConfigInfo.RequestOptions
   /** Named option sets over {@link options}, selected by a model reference's `variant`. */
   readonly variants: Readonly<Record<string, ConfigInfo.RequestOptions>>
+  /**
+   * The variant used when the session's model reference names none (config `variant`); like a
+   * selected one, it applies only while it is one of {@link variants} and not disabled.
+   */
+  readonly defaultVariant?: string | undefined
   /** Headers for every request to this model (over the provider's). */
   readonly headers: Readonly<Record<string, string>>
 }
@@ -336,6 +341,7 @@ const models = (id: string, config: ConfigInfo.Provider): ReadonlyArray<Model> =
         ...(model.cost === undefined ? {} : { cost: costOf(model.cost) }),
         options: { ...providerOptions, ...model.options },
         variants: model.variants ?? {},
+        ...(model.variant === undefined ? {} : { defaultVariant: model.variant }),
         headers: model.headers ?? {}
       })
     )

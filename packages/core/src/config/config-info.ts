@@ -96,6 +96,8 @@ export const Model = Schema.Struct({
   options: Schema.optionalWith(RequestOptions, { exact: true }),
   /** Named option sets selectable per session (`provider/model` + `variant`); `disabled: true` hides one. */
   variants: Schema.optionalWith(Schema.Record({ key: Schema.String, value: RequestOptions }), { exact: true }),
+  /** The variant a selection of this model that names none uses (one of `variants`). */
+  variant: Schema.optionalWith(Schema.String, { exact: true }),
   headers: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.String }), { exact: true })
 })
 export interface Model extends Schema.Schema.Type<typeof Model> {}

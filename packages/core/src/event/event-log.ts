@@ -22,6 +22,17 @@ export interface Draft {
 }
 
 /**
+ * How an append numbers its events. `opens: true` marks the first event as the aggregate's origin
+ * (a session's `session.created`): when the aggregate has no events yet it is numbered 0, so the
+ * aggregate's own events still start at seq 1 and a read after seq 0 (the default) never returns
+ * it. On an aggregate that already has events it is numbered like any other (the caller's
+ * projection decides whether that is an error).
+ */
+export interface AppendOptions {
+  readonly opens?: boolean | undefined
+}
+
+/**
  * Runs inside the append's transaction, after the event rows are written, to update the read
  * models. A failure (or defect) rolls the whole append back, and the failure is the append's.
  */
@@ -30,7 +41,8 @@ export type Projection<E> = (committed: ReadonlyArray<Envelope>) => Effect.Effec
 export interface Interface {
   /**
    * Appends `events` to one aggregate's log as a single transaction: the sequence bump (gapless,
-   * the first event of an aggregate gets seq 1), the event rows and `project` commit together or
+   * the first event of an aggregate gets seq 1, or 0 for an origin event: see {@link AppendOptions}),
+   * the event rows and `project` commit together or
    * not at all. Resolves with the committed envelopes once committed; only then are they published
    * to live subscribers ({@link Interface.subscribe} and the instance's LiveBus), in commit order,
    * before this resolves. Appending no events writes and publishes nothing.
@@ -42,7 +54,8 @@ export interface Interface {
   readonly append: <E = never>(
     aggregateID: string,
     events: ReadonlyArray<Draft>,
-    project?: Projection<E>
+    project?: Projection<E>,
+    options?: AppendOptions
   ) => Effect.Effect<ReadonlyArray<Envelope>, E>
   /** The committed envelopes of one aggregate with `seq > after` (default 0), in seq order. */
   readonly read: (aggregateID: string, options?: { readonly after?: number }) => Effect.Effect<ReadonlyArray<Envelope>>
@@ -100,10 +113,16 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
     // The ids this instance committed that the relay (below) has not passed yet: not published twice.
     const own = new Set<string>()
 
-    const insert = Effect.fn("EventLog.insert")(function* (aggregateID: string, events: ReadonlyArray<Draft>) {
+    const insert = Effect.fn("EventLog.insert")(function* (
+      aggregateID: string,
+      events: ReadonlyArray<Draft>,
+      opens: boolean
+    ) {
+      // A new aggregate's sequence starts at the last seq handed out: `n` (seqs 1..n), or `n - 1`
+      // when the first event is its origin (seqs 0..n-1). An existing one just advances by `n`.
       const [bumped] = yield* sql<{ readonly seq: number }>`
-        INSERT INTO event_sequence (aggregate_id, seq) VALUES (${aggregateID}, ${events.length})
-        ON CONFLICT (aggregate_id) DO UPDATE SET seq = seq + excluded.seq
+        INSERT INTO event_sequence (aggregate_id, seq) VALUES (${aggregateID}, ${opens ? events.length - 1 : events.length})
+        ON CONFLICT (aggregate_id) DO UPDATE SET seq = seq + ${events.length}
         RETURNING seq`
       if (bumped === undefined) return yield* Effect.dieMessage(`event_sequence returned no row for ${aggregateID}`)
       const first = bumped.seq - events.length + 1
@@ -131,13 +150,18 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
     }, Effect.orDie)
 
     const append = Effect.fn("EventLog.append")(
-      function* <E>(aggregateID: string, events: ReadonlyArray<Draft>, project?: Projection<E>) {
+      function* <E>(
+        aggregateID: string,
+        events: ReadonlyArray<Draft>,
+        project?: Projection<E>,
+        options?: AppendOptions
+      ) {
         if (events.length === 0) return []
         const outer = yield* Effect.serviceOption(SqlClient.TransactionConnection)
         if (outer._tag === "Some") {
           return yield* Effect.dieMessage("EventLog.append must not run inside another SQL transaction")
         }
-        const transaction = insert(aggregateID, events).pipe(
+        const transaction = insert(aggregateID, events, options?.opens === true).pipe(
           Effect.tap((committed) =>
             project === undefined ? Effect.void : Effect.provideService(project(committed), SqlClient.SqlClient, sql)
           ),

@@ -1,6 +1,9 @@
 export * as AgentPrompt from "./agent-prompt.js"
 
+import { CompactionPrompt } from "./compaction-prompt.js"
 import { ModelFamilyPrompt } from "./model-family-prompt.js"
+import { SummaryPrompt } from "./summary-prompt.js"
+import { TitlePrompt } from "./title-prompt.js"
 
 /**
  * The explore subagent's own system text (upstream gives explore a prompt of its own; the other
@@ -8,12 +11,26 @@ import { ModelFamilyPrompt } from "./model-family-prompt.js"
  */
 export const explore = `You are a fast, read-only OpenCode subagent for exploring a codebase. Find files, search code and answer the question you were given; never modify anything. Report paths and the evidence you found.`
 
-const byAgent: ReadonlyMap<string, string> = new Map([["explore", explore]])
+const byAgent: ReadonlyMap<string, string> = new Map([
+  ["explore", explore],
+  ["compaction", CompactionPrompt.system],
+  ["title", TitlePrompt.system],
+  ["summary", SummaryPrompt.system]
+])
+
+/**
+ * The built-in system text that belongs to the agent itself, whatever the model: explore's, and the
+ * hidden compaction, title and summary agents' (each request of theirs starts with it). Absent for
+ * the agents that take the model family's prompt (build, plan, general, and agents defined only in
+ * config). A config `agent.<name>.prompt` replaces it; `GET /api/agent` shows the one in force as the
+ * agent's `system`.
+ */
+export const own = (name: string): string | undefined => byAgent.get(name)
 
 /**
  * The agent's system text: the first part of the one system text of every Step. A config
  * `agent.<name>.prompt` replaces it (the caller checks that first). Otherwise the built-in prompt of
- * the agent when it has one (explore), else the prompt of `model`'s family (ModelFamilyPrompt): the
+ * the agent when it has one ({@link own}), else the prompt of `model`'s family (ModelFamilyPrompt): the
  * build, plan and general agents and every agent defined only in config. Pure, so it is the same for
  * every Step of one agent and model.
  */

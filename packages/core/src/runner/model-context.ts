@@ -30,8 +30,9 @@ export interface Input {
   readonly provider: Catalog.Provider
   readonly model: Catalog.Model
   /**
-   * The variant the session's model reference selects; one the model does not offer (any more) is
-   * ignored (see `RequestOptions`).
+   * The variant the session's model reference selects, else the model's default one
+   * (`Catalog.Model.defaultVariant`); one the model does not offer (any more) is ignored (see
+   * `RequestOptions`).
    */
   readonly variant?: string | undefined
   /** The Instruction Baseline, verbatim (provider-cache prefix state). */
@@ -339,7 +340,8 @@ export const layer: Layer.Layer<
         Effect.provideService(FileSystem.FileSystem, fs)
       )
       const structured = StructuredOutput.requested(context)
-      const variant = selection.ref.variant
+      // The session's variant, else the model's default one (config `variant`).
+      const variant = selection.ref.variant ?? selection.model.defaultVariant
       if (variant !== undefined) {
         const available = RequestOptions.variant(selection.model, variant)
         if (Either.isLeft(available)) {

@@ -74,8 +74,9 @@ export interface Page {
 
 export interface Interface {
   /**
-   * Creates a session and resolves once its `session.created` event (seq 1) and its row have
-   * committed together. With an explicit `id` that already exists it resolves with the stored
+   * Creates a session and resolves once its `session.created` event and its row have committed
+   * together. `session.created` is the log's origin event, numbered 0: it is published on the live
+   * bus but is not one of the session's durable events, whose seq starts at 1 (EventLog.AppendOptions). With an explicit `id` that already exists it resolves with the stored
    * session unchanged and appends nothing, so retries are safe.
    */
   readonly create: (input: CreateInput) => Effect.Effect<Session.SessionV2Info>
@@ -240,8 +241,11 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
       }
       const encoded = yield* encodeInfo(info).pipe(Effect.orDie)
       return yield* log
-        .append(id, [{ type: "session.created", version: 1, data: { sessionID: id, info: encoded } }], () =>
-          insertRow(info, JSON.stringify(encoded), input.title === undefined ? "default" : "given")
+        .append(
+          id,
+          [{ type: "session.created", version: 1, data: { sessionID: id, info: encoded } }],
+          () => insertRow(info, JSON.stringify(encoded), input.title === undefined ? "default" : "given"),
+          { opens: true }
         )
         .pipe(
           Effect.as(info),

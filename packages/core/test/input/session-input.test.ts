@@ -47,7 +47,7 @@ describe("SessionInput.admit", () => {
         const session = yield* createSession(w)
         const admitted = yield* inbox.admit(session.id, { prompt: { text: "hello" } })
         expect(admitted).toEqual({
-          admittedSeq: 2,
+          admittedSeq: 1,
           id: admitted.id,
           sessionID: session.id,
           prompt: { text: "hello" },
@@ -55,8 +55,8 @@ describe("SessionInput.admit", () => {
           timeCreated: admitted.timeCreated
         })
         expect(admitted.id).toMatch(/^msg_/)
-        expect(yield* eventTypes(session.id)).toEqual(["session.created", "session.next.prompt.admitted"])
-        const [event] = yield* (yield* EventLog.Service).read(session.id, { after: 1 })
+        expect(yield* eventTypes(session.id)).toEqual(["session.next.prompt.admitted"])
+        const [event] = yield* (yield* EventLog.Service).read(session.id)
         expect(event?.data).toEqual({
           timestamp: admitted.timeCreated,
           sessionID: session.id,
@@ -85,18 +85,14 @@ describe("SessionInput.admit", () => {
           const first = yield* inbox.admit(session.id, { id, prompt, delivery: "queue" })
           const reordered = { agents: [{ source: { text: "@plan", end: 5, start: 0 }, name: "plan" }], text: "hi" }
           expect(yield* inbox.admit(session.id, { id, prompt: reordered, delivery: "queue" })).toEqual(first)
-          expect(yield* eventTypes(session.id)).toHaveLength(2)
+          expect(yield* eventTypes(session.id)).toHaveLength(1)
 
           expect(yield* inbox.promoteNextQueued(session.id)).toBe(true)
           expect(yield* inbox.admit(session.id, { id, prompt, delivery: "queue" })).toEqual({
             ...first,
-            promotedSeq: 3
+            promotedSeq: 2
           })
-          expect(yield* eventTypes(session.id)).toEqual([
-            "session.created",
-            "session.next.prompt.admitted",
-            "session.next.prompted"
-          ])
+          expect(yield* eventTypes(session.id)).toEqual(["session.next.prompt.admitted", "session.next.prompted"])
         })
       )
   )
@@ -132,7 +128,7 @@ describe("SessionInput.admit", () => {
           ])
           conflict(yield* Effect.exit(inbox.admit(session.id, { id: assistant, prompt: { text: "a" } })))
           expect((yield* inbox.pending(session.id)).map((record) => record.id)).toEqual([id])
-          expect(yield* eventTypes(other.id)).toEqual(["session.created"])
+          expect(yield* eventTypes(other.id)).toEqual([])
         })
       )
   )
@@ -217,7 +213,7 @@ describe("SessionInput.admit", () => {
               field: "prompt.files.1.uri"
             })
           }
-          expect(yield* eventTypes(session.id)).toEqual(["session.created", "session.next.prompt.admitted"])
+          expect(yield* eventTypes(session.id)).toEqual(["session.next.prompt.admitted"])
         })
       )
   )
@@ -251,12 +247,11 @@ describe("SessionInput promotion", () => {
         // Each prompted event carries the admitted prompt; promoted_seq is its seq.
         const log = yield* (yield* EventLog.Service).read(session.id)
         expect(log.map((event) => event.type)).toEqual([
-          "session.created",
           ...Array(4).fill("session.next.prompt.admitted"),
           ...Array(4).fill("session.next.prompted")
         ])
-        expect(log[5]?.data).toMatchObject({ messageID: s1.id, prompt: { text: "steer 1" }, delivery: "steer" })
-        expect((yield* promotedSeqs(session.id)).map((row) => row.promoted_seq)).toEqual([6, 8, 7, 9])
+        expect(log[4]?.data).toMatchObject({ messageID: s1.id, prompt: { text: "steer 1" }, delivery: "steer" })
+        expect((yield* promotedSeqs(session.id)).map((row) => row.promoted_seq)).toEqual([5, 7, 6, 8])
         expect(yield* (yield* SessionHistory.Service).message(session.id, s1.id)).toEqual({
           id: s1.id,
           time: { created: expect.any(Number) },
@@ -298,7 +293,6 @@ describe("SessionInput promotion", () => {
           const exit = yield* Effect.exit(inbox.promoteSteers(session.id))
           expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(true)
           expect(yield* eventTypes(session.id)).toEqual([
-            "session.created",
             "session.next.prompt.admitted",
             "session.next.prompt.admitted"
           ])

@@ -103,18 +103,18 @@ describe("InstructionCheckpoint", () => {
             const expected = (yield* Instructions.initialize(composed)) as Instructions.Complete
 
             const first = asPrepared(yield* boundary(session.id, w.location))
-            expect(first).toEqual({ _tag: "Prepared", baseline: expected.text, baselineSeq: 1 })
+            expect(first).toEqual({ _tag: "Prepared", baseline: expected.text, baselineSeq: 0 })
             for (const rule of ["Global: be brief.", "Root: use pnpm.", "App: tabs, not spaces."])
               expect(first.baseline).toContain(rule)
-            expect(yield* eventTypes(session.id)).toEqual(["session.created"])
+            expect(yield* eventTypes(session.id)).toEqual([])
             expect(yield* stored(session.id)).toEqual({
               baseline: expected.text,
-              baselineSeq: 1,
+              baselineSeq: 0,
               applied: expected.applied
             })
 
             expect(yield* boundary(session.id, w.location)).toEqual(first)
-            expect(yield* eventTypes(session.id)).toEqual(["session.created"])
+            expect(yield* eventTypes(session.id)).toEqual([])
           }).pipe(Effect.provide(w.core()))
         })
     )
@@ -131,15 +131,15 @@ describe("InstructionCheckpoint", () => {
             unavailable: [InstructionDiscovery.key]
           })
           expect(yield* (yield* InstructionCheckpoint.Service).get(session.id)).toEqual(Option.none())
-          expect(yield* eventTypes(session.id)).toEqual(["session.created"])
-          expect(yield* lastSeq(session.id)).toBe(1)
+          expect(yield* eventTypes(session.id)).toEqual([])
+          expect(yield* lastSeq(session.id)).toBe(0)
 
           yield* readable
           yield* write(files(w).app, "App: tabs, not spaces.\n")
           const first = asPrepared(yield* boundary(session.id, w.location))
           expect(first.update).toBeUndefined()
           expect(first.baseline).toContain("App: tabs, not spaces.")
-          expect(yield* eventTypes(session.id)).toEqual(["session.created"])
+          expect(yield* eventTypes(session.id)).toEqual([])
         }).pipe(Effect.provide(w.core()))
       })
     )
@@ -160,7 +160,7 @@ describe("InstructionCheckpoint", () => {
             yield* write(files(w).app, "App: two-space indents.\n")
             const second = asPrepared(yield* boundary(session.id, w.location))
             expect(second.baseline).toBe(first.baseline)
-            expect(second.update?.seq).toBe(2)
+            expect(second.update?.seq).toBe(1)
             expect(second.update?.text).toContain("App: two-space indents.")
             expect(second.update?.text).toContain("replace all instruction files loaded earlier")
             // The complete current set, not a diff: the unchanged files are restated too.
@@ -168,7 +168,7 @@ describe("InstructionCheckpoint", () => {
 
             const updates = yield* contextUpdates(session.id)
             expect(updates).toHaveLength(1)
-            expect(updates[0]?.durable).toEqual({ aggregateID: session.id, seq: 2, version: 1 })
+            expect(updates[0]?.durable).toEqual({ aggregateID: session.id, seq: 1, version: 1 })
             expect(updates[0]?.data).toEqual({
               timestamp: expect.any(Number),
               sessionID: session.id,
@@ -201,13 +201,13 @@ describe("InstructionCheckpoint", () => {
           yield* write(files(w).app, "App: two-space indents.\n")
           const failed = yield* Effect.exit(boundary(session.id, w.location))
           expect(Exit.isFailure(failed) && Cause.isDie(failed.cause)).toBe(true)
-          expect(yield* eventTypes(session.id)).toEqual(["session.created"])
-          expect(yield* lastSeq(session.id)).toBe(1)
+          expect(yield* eventTypes(session.id)).toEqual([])
+          expect(yield* lastSeq(session.id)).toBe(0)
           expect(yield* stored(session.id)).toEqual(before)
 
           yield* sql`DROP TRIGGER refuse_applied`
           const retried = asPrepared(yield* boundary(session.id, w.location))
-          expect(retried.update?.seq).toBe(2)
+          expect(retried.update?.seq).toBe(1)
           expect(yield* contextUpdates(session.id)).toHaveLength(1)
         }).pipe(Effect.provide(w.core()))
       })
@@ -223,7 +223,7 @@ describe("InstructionCheckpoint", () => {
           // A newly composed MCP source with no servers renders nothing, yet it is now applied.
           const quiet = asPrepared(yield* boundary(session.id, w.location, { mcp: Effect.succeed([]) }))
           expect(quiet.update).toBeUndefined()
-          expect(yield* eventTypes(session.id)).toEqual(["session.created"])
+          expect(yield* eventTypes(session.id)).toEqual([])
           expect((yield* stored(session.id)).applied.sources.map((source) => source.key)).toContain(McpGuidance.key)
         }).pipe(Effect.provide(w.core()))
       })
@@ -283,7 +283,7 @@ describe("InstructionCheckpoint", () => {
 
           expect(results.filter((result) => result.update !== undefined)).toHaveLength(1)
           expect(yield* contextUpdates(session.id)).toHaveLength(1)
-          expect(yield* lastSeq(session.id)).toBe(2)
+          expect(yield* lastSeq(session.id)).toBe(1)
         }).pipe(Effect.provide(w.core()))
       })
     )
@@ -314,13 +314,13 @@ describe("InstructionCheckpoint", () => {
           const early = asPrepared(
             yield* inB(boundary(session.id, w.location, {}, gated(yield* Deferred.make<void>(), open)))
           )
-          expect(early.update?.seq).toBe(2)
+          expect(early.update?.seq).toBe(1)
           yield* Deferred.succeed(gate, undefined)
           const lateResult = asPrepared(yield* Fiber.join(late))
 
           expect(lateResult.update).toBeUndefined()
           expect(yield* inA(contextUpdates(session.id))).toHaveLength(1)
-          expect(yield* inA(lastSeq(session.id))).toBe(2)
+          expect(yield* inA(lastSeq(session.id))).toBe(1)
           expect(Context.get(hostA, InstructionCheckpoint.Service)).not.toBe(
             Context.get(hostB, InstructionCheckpoint.Service)
           )
@@ -361,7 +361,7 @@ describe("InstructionCheckpoint", () => {
             const first = asPrepared(yield* boundary(session.id, w.location))
             yield* write(files(w).app, "App: two-space indents.\n")
             const updated = asPrepared(yield* boundary(session.id, w.location))
-            expect(updated.update?.seq).toBe(2)
+            expect(updated.update?.seq).toBe(1)
             yield* write(files(w).app, "App: four-space indents.\n")
 
             // Stand-in for the compaction issue's completed-compaction event, recording in its projection.
@@ -370,22 +370,22 @@ describe("InstructionCheckpoint", () => {
               [{ type: "test.compacted", version: 1, data: {} }],
               (events) => InstructionCheckpoint.markCompacted(session.id, events[0]!.durable.seq)
             )
-            expect(compacted?.durable.seq).toBe(3)
+            expect(compacted?.durable.seq).toBe(2)
 
             const rebased = asPrepared(yield* boundary(session.id, w.location))
             expect(rebased.update).toBeUndefined()
-            expect(rebased.baselineSeq).toBe(3)
+            expect(rebased.baselineSeq).toBe(2)
             expect(rebased.baseline).not.toBe(first.baseline)
             expect(rebased.baseline).toContain("App: four-space indents.")
             expect(rebased.baseline).not.toContain("two-space")
             // The baseline restates the current set as a baseline, not as a superseding update.
             expect(rebased.baseline).not.toContain("replace all instruction files")
             // Durable audit history keeps the earlier update; the runner cuts history at baselineSeq.
-            expect(yield* eventTypes(session.id)).toEqual(["session.created", ContextUpdated.type, "test.compacted"])
+            expect(yield* eventTypes(session.id)).toEqual([ContextUpdated.type, "test.compacted"])
             expect(yield* stored(session.id)).toMatchObject({
               baseline: rebased.baseline,
-              baselineSeq: 3,
-              compactionSeq: 3
+              baselineSeq: 2,
+              compactionSeq: 2
             })
 
             // Rebaselined once: the next boundary keeps the new baseline and says nothing.
@@ -420,18 +420,18 @@ describe("InstructionCheckpoint", () => {
           const updateMessage = (yield* contextUpdates(session.id))[0]!.data.messageID
           const rejected = yield* Effect.exit(checkpoint.compacted(session.id, composed, [ended(updateMessage)]))
           expect(Exit.isFailure(rejected)).toBe(true)
-          expect(yield* stored(session.id)).toMatchObject({ baseline: first.baseline, baselineSeq: 1 })
+          expect(yield* stored(session.id)).toMatchObject({ baseline: first.baseline, baselineSeq: 0 })
 
           const done = yield* checkpoint.compacted(session.id, composed, [ended("msg_compaction")])
-          expect(done).toEqual({ seq: 3, rebaselined: true })
+          expect(done).toEqual({ seq: 2, rebaselined: true })
           const now = yield* stored(session.id)
-          expect(now).toMatchObject({ baselineSeq: 3, compactionSeq: 3 })
+          expect(now).toMatchObject({ baselineSeq: 2, compactionSeq: 2 })
           expect(now.baseline).toContain("App: four-space indents.")
           // The next boundary keeps it: nothing to rebaseline, nothing to update.
           expect(asPrepared(yield* boundary(session.id, w.location))).toEqual({
             _tag: "Prepared",
             baseline: now.baseline,
-            baselineSeq: 3
+            baselineSeq: 2
           })
         }).pipe(Effect.provide(w.core()))
       })
@@ -447,6 +447,8 @@ describe("InstructionCheckpoint", () => {
             const checkpoint = yield* InstructionCheckpoint.Service
             const log = yield* EventLog.Service
             const session = yield* createSession(w)
+            // seq 1, the session's first event (its session.created origin is seq 0, never compacted).
+            yield* log.append(session.id, [{ type: "test.noted", version: 1, data: {} }])
             // No checkpoint yet: nothing to mark, and the first prepare initializes anyway.
             yield* checkpoint.recordCompaction(session.id, 1)
             expect(yield* checkpoint.get(session.id)).toEqual(Option.none())
@@ -492,8 +494,8 @@ describe("InstructionCheckpoint", () => {
           const fresh = asPrepared(yield* boundary(session.id, w.location))
           expect(fresh.update).toBeUndefined()
           expect(fresh.baseline).toContain("App: two-space indents.")
-          expect(fresh.baselineSeq).toBe(1)
-          expect(yield* eventTypes(session.id)).toEqual(["session.created"])
+          expect(fresh.baselineSeq).toBe(0)
+          expect(yield* eventTypes(session.id)).toEqual([])
         }).pipe(Effect.provide(w.core()))
       })
     )
@@ -651,7 +653,7 @@ describe("InstructionCheckpoint", () => {
           expect(yield* Queue.size(live)).toBe(0)
           expect(loads).toBe(1)
           expect(yield* stored(session.id)).toEqual(before)
-          expect(yield* eventTypes(session.id)).toEqual(["session.created"])
+          expect(yield* eventTypes(session.id)).toEqual([])
 
           const next = asPrepared(yield* boundary(session.id, w.location, {}, counted))
           expect(loads).toBe(2)

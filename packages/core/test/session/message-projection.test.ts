@@ -528,7 +528,7 @@ describe("SessionEvents.append projects in the append's transaction", () => {
         const unknown = yield* Effect.exit(events.append("ses_nope", [started]))
         expect(unknown).toEqual(Exit.fail(Errors.SessionNotFoundError.of("ses_nope")))
 
-        expect((yield* log.read(session.id)).map((e) => e.type)).toEqual(["session.created"])
+        expect((yield* log.read(session.id, { after: -1 })).map((e) => e.type)).toEqual(["session.created"])
         expect(yield* log.read("ses_nope")).toEqual([])
         const sql = yield* SqlClient.SqlClient
         expect(yield* sql`SELECT id FROM message`).toEqual([])
@@ -550,7 +550,7 @@ describe("SessionEvents.append projects in the append's transaction", () => {
         expect(() =>
           draft("session.next.text.started", { timestamp: 1, sessionID: session.id, textID: "t" } as never)
         ).toThrow()
-        expect((yield* (yield* EventLog.Service).read(session.id)).length).toBe(1)
+        expect((yield* (yield* EventLog.Service).read(session.id, { after: -1 })).length).toBe(1)
       })
     )
   )

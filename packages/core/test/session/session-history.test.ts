@@ -323,28 +323,28 @@ describe("SessionHistory.history", () => {
           const all = yield* history.history(session.id)
           expect(all.hasMore).toBe(false)
           expect(all.data.map((event) => [event.durable?.seq, event.type])).toEqual([
-            [2, "session.next.prompt.admitted"],
-            [3, "session.next.prompted"],
-            [4, "session.next.step.started"],
-            [5, "session.next.text.started"],
-            [6, "session.next.text.ended"],
-            [7, "session.next.step.ended"]
+            [1, "session.next.prompt.admitted"],
+            [2, "session.next.prompted"],
+            [3, "session.next.step.started"],
+            [4, "session.next.text.started"],
+            [5, "session.next.text.ended"],
+            [6, "session.next.step.ended"]
           ])
           expect(all.data[4]).toMatchObject({
             type: "session.next.text.ended",
             data: { sessionID: session.id, textID: "t", text: "a1" }
           })
-          const slice = yield* history.history(session.id, { after: 3, limit: 2 })
+          const slice = yield* history.history(session.id, { after: 2, limit: 2 })
           expect({ seqs: slice.data.map((event) => event.durable?.seq), hasMore: slice.hasMore }).toEqual({
-            seqs: [4, 5],
+            seqs: [3, 4],
             hasMore: true
           })
-          const tail = yield* history.history(session.id, { after: 5, limit: 2 })
+          const tail = yield* history.history(session.id, { after: 4, limit: 2 })
           expect({ seqs: tail.data.map((event) => event.durable?.seq), hasMore: tail.hasMore }).toEqual({
-            seqs: [6, 7],
+            seqs: [5, 6],
             hasMore: false
           })
-          expect(yield* history.history(session.id, { after: 7 })).toEqual({ data: [], hasMore: false })
+          expect(yield* history.history(session.id, { after: 6 })).toEqual({ data: [], hasMore: false })
 
           const field = (input: SessionHistory.HistoryInput) =>
             Effect.map(Effect.flip(history.history(session.id, input)), (e) => (e as Errors.InvalidRequestError).field)

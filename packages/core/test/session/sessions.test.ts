@@ -25,7 +25,7 @@ const at = (directory: string, workspaceID?: string): Location.LocationInfo => (
 
 const ids = (page: Sessions.Page) => page.data.map((session) => session.id)
 
-it.scoped("create fills the defaults, appends session.created at seq 1 and get returns it", () =>
+it.scoped("create fills the defaults, appends session.created as the log origin (seq 0) and get returns it", () =>
   withCore(
     Effect.gen(function* () {
       const sessions = yield* Sessions.Service
@@ -50,10 +50,12 @@ it.scoped("create fills the defaults, appends session.created at seq 1 and get r
       })
       expect(yield* sessions.get(created.id)).toEqual(created)
 
-      const events = yield* log.read(created.id)
+      // The origin is not one of the session's events (they start at seq 1): only a read from -1 sees it.
+      expect(yield* log.read(created.id)).toEqual([])
+      const events = yield* log.read(created.id, { after: -1 })
       expect(events).toHaveLength(1)
       const decoded = yield* Schema.decodeUnknown(Event.SessionCreated)(events[0])
-      expect(decoded.durable).toEqual({ aggregateID: created.id, seq: 1, version: 1 })
+      expect(decoded.durable).toEqual({ aggregateID: created.id, seq: 0, version: 1 })
       expect(decoded.data).toEqual({ sessionID: created.id, info: created })
     })
   )
@@ -94,7 +96,7 @@ it.scoped("create with an existing explicit id returns the stored session and ap
       yield* TestClock.adjust(1000)
       const again = yield* sessions.create({ id, agent: "plan", location: at("/repo/other") })
       expect(again).toEqual(first)
-      expect(yield* log.read(id)).toHaveLength(1)
+      expect(yield* log.read(id, { after: -1 })).toHaveLength(1)
 
       const raced = Identifier.newSessionID()
       const results = yield* Effect.forEach(
@@ -103,7 +105,7 @@ it.scoped("create with an existing explicit id returns the stored session and ap
         { concurrency: "unbounded" }
       )
       expect(new Set(results.map((session) => JSON.stringify(session))).size).toBe(1)
-      expect(yield* log.read(raced)).toHaveLength(1)
+      expect(yield* log.read(raced, { after: -1 })).toHaveLength(1)
     })
   )
 )

@@ -1,22 +1,25 @@
 export * as AgentHandlers from "./agent.js"
 
 import { HttpApiBuilder } from "@effect/platform"
-import { type AgentCatalog, AgentGeneration, Config, Locations } from "@opencode-ai/core"
+import { type AgentCatalog, AgentGeneration, AgentPrompt, Config, Locations } from "@opencode-ai/core"
 import { Api } from "@opencode-ai/protocol"
 import { Agent } from "@opencode-ai/schema"
 import { Effect, Schema } from "effect"
 
 const isColor = Schema.is(Agent.AgentColor)
 
+const withSystem = (system: string | undefined) => (system === undefined ? {} : { system })
+
 /**
- * An agent of the catalog in the wire shape. `system` is the config's prompt override (absent: the
- * built-in prompt applies); `color` is the config's `agent.<name>.color` when it is a valid colour.
+ * An agent of the catalog in the wire shape. `system` is the agent's own system text: its config
+ * `prompt`, else its built-in one (`AgentPrompt.own`: explore, compaction, title, summary); absent for
+ * agents that take their model family's prompt, as upstream leaves it. `color` is the config's `agent.<name>.color` when it is a valid colour.
  */
 export const info = (agent: AgentCatalog.Agent, color: string | undefined): Agent.AgentV2Info => ({
   id: agent.name,
   ...(agent.model === undefined ? {} : { model: agent.model }),
   request: { headers: {}, body: {} },
-  ...(agent.prompt === undefined ? {} : { system: agent.prompt }),
+  ...withSystem(agent.prompt ?? AgentPrompt.own(agent.name)),
   ...(agent.description === undefined ? {} : { description: agent.description }),
   mode: agent.mode,
   hidden: agent.hidden,

@@ -1,7 +1,7 @@
 export * as ModelHandlers from "./model.js"
 
 import { HttpApiBuilder } from "@effect/platform"
-import { type Catalog, Config, Locations } from "@opencode-ai/core"
+import { type Catalog, Config, Locations, RequestOptions } from "@opencode-ai/core"
 import { Api } from "@opencode-ai/protocol"
 import type { ModelInfo } from "@opencode-ai/schema"
 import { Effect } from "effect"
@@ -38,10 +38,17 @@ export const variants = (model: Catalog.Model): ModelInfo.ModelV2Info["variants"
     .filter(([, options]) => options.disabled !== true)
     .map(([id, { disabled: _disabled, ...body }]) => ({ id, headers: {}, body }))
 
+/** The model's default variant (config `variant`), when it is one of its selectable variants. */
+export const defaultVariant = (model: Catalog.Model): { readonly variant?: string } =>
+  model.defaultVariant !== undefined && RequestOptions.variantNames(model).includes(model.defaultVariant)
+    ? { variant: model.defaultVariant }
+    : {}
+
 /**
  * A catalog model in the wire shape: what it takes and gives (tools, input and output kinds), its
  * limits (0 when unknown), prices (base and the over-200k tier), release date, status, its variants
- * and the request additions (its headers without credentials, its request options as the body).
+ * and the request additions (its headers without credentials, its request options as the body, and
+ * as `variant` the variant a request uses when the session names none).
  * `enabled` is false for a model of an unavailable provider. The capabilities shape has no place for
  * `reasoning`.
  */
@@ -56,7 +63,7 @@ export const info = (
   name: model.name,
   api: { id: model.apiID, ...api(provider) },
   capabilities: { tools: model.toolCall, input: [...model.input], output: [...model.output] },
-  request: { headers: publicHeaders(model.headers), body: { ...model.options } },
+  request: { headers: publicHeaders(model.headers), body: { ...model.options }, ...defaultVariant(model) },
   variants: variants(model),
   time: { released: released(model.releaseDate) },
   cost: cost(model.cost),

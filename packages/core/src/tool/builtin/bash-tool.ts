@@ -203,6 +203,7 @@ export const make = (options: Options = {}) =>
         yield* context.ask({
           action: "bash",
           resources: [input.command],
+          ...savePatterns(input.command),
           metadata: {
             command: input.command,
             workdir: cwd,
@@ -258,3 +259,16 @@ export const make = (options: Options = {}) =>
       })
     })
   })
+
+/**
+ * What a reply of `always` saves for a bash ask (the request's `save`, as upstream's `always`): for
+ * one simple command, its program followed by ` *` (`git status --short` saves `git *`), so later
+ * runs of that program are allowed in the project. A command with shell syntax around it (operators,
+ * substitutions, redirections, quotes) saves only itself: a pattern could allow more than was shown.
+ */
+export const savePatterns = (command: string): { readonly save?: ReadonlyArray<string> } => {
+  const trimmed = command.trim()
+  if (trimmed === "" || /[;&|<>`$(){}\\'"\n*?[\]!#=]/.test(trimmed)) return {}
+  const program = trimmed.split(/\s+/)[0]
+  return program === undefined ? {} : { save: [`${program} *`] }
+}

@@ -3,6 +3,7 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { ToolStructured } from "@opencode-ai/schema"
 import { Duration, Effect, Fiber, Schema } from "effect"
+import { savePatterns } from "../../../src/tool/builtin/bash-tool.js"
 import {
   call,
   context,
@@ -46,6 +47,24 @@ describe("bash", () => {
         }
       ])
       expect(textOf(yield* call("bash", { command: "true" }, ctx))).toBe("(no output)\nExit code: 0")
+    })
+  )
+
+  it.live("the ask's save (what `always` saves): a simple command's program, else nothing beyond the command", () =>
+    Effect.gen(function* () {
+      const p = project()
+      const { ctx, asks } = context(p.directory)
+      yield* call("bash", { command: "echo hello world" }, ctx)
+      expect(asks.find((ask) => ask.action === "bash")).toMatchObject({
+        resources: ["echo hello world"],
+        save: ["echo *"]
+      })
+      expect(savePatterns("git status --short")).toEqual({ save: ["git *"] })
+      expect(savePatterns("  npm   test ")).toEqual({ save: ["npm *"] })
+      // Shell syntax could hide another program behind the first: only the command itself is saved.
+      for (const command of ["rm -rf x; ls", "cat a | sh", "echo $(whoami)", "FOO=1 ls", "ls > out", "ls *.md", ""]) {
+        expect(savePatterns(command)).toEqual({})
+      }
     })
   )
 
