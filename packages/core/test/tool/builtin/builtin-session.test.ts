@@ -8,13 +8,15 @@ import { GrepTool } from "../../../src/tool/builtin/grep-tool.js"
 import { RegexSearch } from "../../../src/tool/builtin/regex-search.js"
 import { world } from "../../runner/world.js"
 import {
-  blockedDuring,
+  doomed,
   escapees,
   freshTag,
   isAlive,
+  loopTurnsDuring,
   pidsIn,
   reap,
   sleeps,
+  spared,
   stubborn,
   taggedRunning,
   tagLeftovers
@@ -107,6 +109,8 @@ describe("built-in tools in a session", () => {
         expect(recorded.every(isAlive)).toBe(true)
         yield* w.interrupt
         yield* w.wait
+        // Killed before the session settled: each process is gone or has SIGKILL pending.
+        expect(recorded.filter((pid) => !doomed(pid))).toEqual([])
         expect(yield* reap(recorded)).toEqual([])
         const failed = (yield* w.events).find((e) => e.type === "session.next.tool.failed")!
         expect(failed.data).toMatchObject({ callID: "call_bash", error: { message: "Tool execution interrupted" } })
@@ -122,29 +126,27 @@ describe("built-in tools in a session", () => {
         // runs, the event loop is watched for as long as a worker is matching.
         const grep = yield* GrepTool.make({ timeLimit: "1 second" }).pipe(Effect.provide(NodeContext.layer))
         const matching = () => RegexSearch.workers().live > RegexSearch.workers().idle
-        const watched: Array<{ readonly worst: number; readonly p95: number; readonly ticks: number }> = []
+        const watched: Array<{ readonly ticks: number }> = []
         yield* w.register({
           ...grep,
           execute: (input, context) =>
-            blockedDuring(grep.execute(input, context), matching).pipe(
+            loopTurnsDuring(() => grep.execute(input, context), matching).pipe(
               Effect.tap((watch) => watched.push(watch)),
               Effect.flatMap(({ exit }) => exit)
             )
         })
-        fs.writeFileSync(path.join(w.directory, "evil.txt"), `${"a".repeat(29)}b\n`)
+        // 40 `a`s: the match never ends by itself, so the turn ending at all means the limit stopped it.
+        fs.writeFileSync(path.join(w.directory, "evil.txt"), `${"a".repeat(40)}b\n`)
         yield* w.server.enqueue(
           reply(toolCall("call_grep", "grep", { pattern: "^(a+)+$" }), finish("tool-calls")),
           reply(text("That pattern is too slow."), finish("stop"))
         )
-        const started = performance.now()
         yield* w.prompt("find the a-lines")
         yield* w.wait
-        expect(performance.now() - started).toBeLessThan(10_000)
-        // About 1 s of matching, watched tick by tick: the main thread was never busy for 50 ms.
+        // About 1 s of matching, watched by a 10 ms timer: a main thread the match held would let no
+        // tick fire; a free one ticks far more than 10 times, however loaded the machine.
         expect(watched).toHaveLength(1)
-        expect(watched[0]!.ticks).toBeGreaterThan(20)
-        expect(watched[0]!.p95).toBeLessThan(50)
-        expect(watched[0]!.worst).toBeLessThan(500)
+        expect(watched[0]!.ticks).toBeGreaterThan(10)
 
         const message =
           'The pattern "^(a+)+$" took longer than 1s to match, so the search was stopped. Simplify it (nested quantifiers such as (a+)+ can backtrack without end) or narrow path and include.'
@@ -156,9 +158,6 @@ describe("built-in tools in a session", () => {
         expect(yield* w.types).toContain("step.ended")
       })
   )
-  // The Core's bash kills with the default grace of 1 s.
-  const killGrace = 1000
-
   /**
    * Has the model run a bash command that starts every kind of escapee and then ignores SIGTERM in
    * the foreground; returns once all six of its processes run, with the tag that finds them.
@@ -177,14 +176,15 @@ describe("built-in tools in a session", () => {
     })
 
   it.scopedLive(
-    "interrupting the session while bash runs a command that ignores SIGTERM returns within the grace and a second; no process of it is left",
+    "interrupting the session while bash runs a command that ignores SIGTERM kills every process of it before the interruption returns",
     () =>
       Effect.gen(function* () {
         const w = yield* world()
         const tag = yield* runStubborn(w)
-        const started = Date.now()
+        // Returning at all means SIGKILL followed the grace (the command ignores SIGTERM and sleeps for
+        // about five minutes); every process it started is dead or has SIGKILL pending by then.
         yield* w.interrupt
-        expect(Date.now() - started).toBeLessThan(killGrace + 1000)
+        expect(spared(tag)).toEqual([])
         expect(yield* tagLeftovers(tag)).toEqual([])
         yield* w.wait
         const failed = (yield* w.events).find((e) => e.type === "session.next.tool.failed")!
@@ -197,9 +197,9 @@ describe("built-in tools in a session", () => {
       const scope = yield* Scope.make()
       const w = yield* world().pipe(Scope.extend(scope))
       const tag = yield* runStubborn(w)
-      const started = Date.now()
+      // As above: closing returns only once SIGKILL has followed SIGTERM, and nothing is spared.
       yield* Scope.close(scope, Exit.void)
-      expect(Date.now() - started).toBeLessThan(killGrace + 1000)
+      expect(spared(tag)).toEqual([])
       expect(yield* tagLeftovers(tag)).toEqual([])
     })
   )

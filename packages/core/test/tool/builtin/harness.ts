@@ -2,7 +2,6 @@ import * as childProcess from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { performance } from "node:perf_hooks"
 import { NodeContext } from "@effect/platform-node"
 import { Effect } from "effect"
 import { BuiltinTools } from "../../../src/tool/builtin/builtin-tools.js"
@@ -143,36 +142,20 @@ export const stubborn = (pids: string) =>
   ].join("; ")
 
 /**
- * Runs `effect` while a 10 ms timer watches the event loop: the effect's outcome (as an Exit), and
- * `worst` and `p95`, the longest and the 95th-percentile time the main thread was busy between two ticks (ms of event-loop utilization's
- * active time, so a descheduled idle process on a loaded machine does not count; a callback that
- * blocks the thread counts whole, since no tick can fire during it). With `only`, a tick counts only
- * when `only()` held at the previous tick or holds at this one; `ticks` says how many counted.
+ * Runs `effect` while a 10 ms interval timer counts event-loop turns: the effect's outcome (as an
+ * Exit) and `ticks`, how many times the timer fired while `only()` held. A main thread blocked by the
+ * work (a regex matched in place, a synchronous wait) lets no tick fire, however fast the machine is;
+ * a free one ticks many times over any stretch of work that lasts a while, however loaded the machine
+ * is. `effect` gets the count so far, to wait for the loop to turn while the work is still going on.
  */
-export const blockedDuring = <A, E>(effect: Effect.Effect<A, E>, only: () => boolean = () => true) =>
+export const loopTurnsDuring = <A, E>(effect: (ticks: () => number) => Effect.Effect<A, E>, only: () => boolean) =>
   Effect.gen(function* () {
-    const samples: Array<number> = []
-    let heldBefore = only()
-    let last = performance.eventLoopUtilization()
+    let ticks = 0
     const timer = setInterval(() => {
-      const now = performance.eventLoopUtilization()
-      const active = performance.eventLoopUtilization(now, last).active
-      last = now
-      const held = only()
-      const counted = held || heldBefore
-      heldBefore = held
-      if (!counted) return
-      samples.push(active)
+      if (only()) ticks++
     }, 10)
-    const exit = yield* Effect.exit(effect).pipe(Effect.ensuring(Effect.sync(() => clearInterval(timer))))
-    const sorted = samples.sort((a, b) => a - b)
-    return {
-      exit,
-      ticks: sorted.length,
-      worst: sorted.at(-1) ?? 0,
-      /** The 95th percentile of busy time per tick: what the loop is like, apart from a rare stall. */
-      p95: sorted[Math.floor(sorted.length * 0.95)] ?? 0
-    }
+    const exit = yield* Effect.exit(effect(() => ticks)).pipe(Effect.ensuring(Effect.sync(() => clearInterval(timer))))
+    return { exit, ticks }
   })
 
 /**
@@ -247,3 +230,36 @@ export const escapees = (tag: string, tail: string) => {
     tail
   ].join("\n")
 }
+
+/** SIGKILL's bit in /proc's pending-signal masks. */
+const sigkillBit = 1n << 8n
+/** The kernel's PF_EXITING task flag (/proc/<pid>/stat field 9): the process is on its way out. */
+const exitingFlag = 0x4
+
+/**
+ * Whether `pid` is dead or already doomed: gone, a zombie, exiting, or with SIGKILL pending (the
+ * kernel marks every fatal signal it delivers so, until the process runs and exits). Read from /proc at
+ * this instant, with no waiting, so it tells "killed before the call returned" apart from "killed
+ * later", however slow the machine.
+ */
+export const doomed = (pid: number): boolean => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    if (fields[0] === "Z" || fields[0] === "X" || (Number(fields[6]) & exitingFlag) !== 0) return true
+    const status = fs.readFileSync(`/proc/${pid}/status`, "utf8")
+    const mask = (name: string) => {
+      const match = new RegExp(`^${name}:\\s*([0-9a-f]+)$`, "m").exec(status)
+      return match === null ? 0n : BigInt(`0x${match[1]}`)
+    }
+    return ((mask("SigPnd") | mask("ShdPnd")) & sigkillBit) !== 0n
+  } catch {
+    return true
+  }
+}
+
+/** The command lines of the processes tagged `tag` that are neither dead nor doomed (see `doomed`) right now. */
+export const spared = (tag: string) =>
+  processesTagged(tag)
+    .filter(({ pid }) => !doomed(pid))
+    .map(({ args }) => args)
