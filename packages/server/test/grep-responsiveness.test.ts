@@ -49,7 +49,7 @@ const post = (url: string, body?: unknown) =>
 
 describe("grep in the built server", () => {
   it.scopedLive(
-    "a catastrophic pattern from the model fails at the default time limit while /api/health keeps answering within 50 ms",
+    "a catastrophic pattern from the model fails at the default time limit while /api/health keeps answering",
     () =>
       Effect.gen(function* () {
         const llm = yield* ScriptedLLMServer.make()
@@ -66,26 +66,29 @@ describe("grep in the built server", () => {
         const session = (yield* post(`${url}/api/session`, {}))?.data
         if (session === undefined) return yield* Effect.dieMessage("no session created")
 
-        // Health probes, one after another, from before the prompt until the session is idle again.
-        const latencies: Array<number> = []
+        // Health probes, one after another, from before the prompt until the session is idle again;
+        // `answered` counts those sent and answered while the grep ran: after the model's first request
+        // (which returns the grep call) and before its second (which carries the grep's result).
+        const grepping = Effect.map(llm.requests, (requests) => requests.length === 1)
+        const statuses: Array<number> = []
+        let answered = 0
         const probing = yield* Effect.fork(
           Effect.forever(
             Effect.gen(function* () {
-              const started = performance.now()
+              const sentDuringGrep = yield* grepping
               const status = yield* Effect.promise(() =>
                 fetch(`${url}/api/health`).then((response) => response.text().then(() => response.status))
               )
-              expect(status).toBe(200)
-              latencies.push(performance.now() - started)
+              statuses.push(status)
+              if (sentDuringGrep && (yield* grepping)) answered++
               yield* Effect.sleep("20 millis")
             })
           )
         )
-        yield* Effect.sleep("200 millis")
-        const started = performance.now()
+        while (statuses.length === 0) yield* Effect.sleep("20 millis")
         yield* post(`${url}/api/session/${session.id}/prompt`, { prompt: { text: "find the a-lines" } })
+        // The match never ends by itself (40 `a`s): the turn ending at all means the limit stopped it.
         yield* post(`${url}/api/session/${session.id}/wait`)
-        const elapsed = performance.now() - started
         yield* Fiber.interrupt(probing)
 
         // The bundled worker ran the pattern until the 15 s default limit, then the call failed readably.
@@ -96,17 +99,12 @@ describe("grep in the built server", () => {
         expect(toolMessage?.content).toContain(
           'The pattern "^(a+)+$" took longer than 15s to match, so the search was stopped. Simplify it'
         )
-        expect(elapsed).toBeGreaterThanOrEqual(15_000)
-        expect(elapsed).toBeLessThan(25_000)
-        // Hundreds of probes over those 15 s. Before the fix the first probe after the prompt waited for
-        // the whole match. This shared machine's idle server (no grep at all) already shows a few
-        // probes over 50 ms (up to 185 ms measured) from scheduling alone, so the bound is on the
-        // 95th percentile, and every probe answers within 1 s; the core tests bound the main thread's
-        // own busy time at 50 ms per tick.
-        expect(latencies.length).toBeGreaterThan(200)
-        const sorted = [...latencies].sort((a, b) => a - b)
-        expect(sorted[Math.floor(sorted.length * 0.95)]).toBeLessThan(50)
-        expect(sorted[sorted.length - 1]).toBeLessThan(1000)
+        // Every probe was answered. Before the fix the first probe after the prompt waited for the whole
+        // match, so at most one could both start and finish during the grep; with the match in a
+        // worker, probes sent and answered during those 15 s number in the hundreds on an idle machine,
+        // and far more than 20 however loaded it is.
+        expect(statuses.every((status) => status === 200)).toBe(true)
+        expect(answered).toBeGreaterThan(20)
       }),
     40_000
   )
