@@ -316,8 +316,12 @@ describe("PermissionRequests with the runner", () => {
         expect(log[1]!.data).toEqual({ sessionID: t.sessionID, requestID: id, reply: "reject" })
       }
       const types = yield* t.types
-      expect(types.slice(-2)).toEqual(["tool.failed", "step.ended"])
-      expect(((yield* t.settled("call_1"))!.data as any).error.message).toBe("interrupted")
+      // The Step ends with step.ended once the provider's turn was read to its end, or step.failed
+      // ("Provider turn interrupted") while its stream was still open: which one depends on how far
+      // the stream was read when the interrupt arrived, so either is right here.
+      expect(types.at(-2)).toBe("tool.failed")
+      expect(["step.ended", "step.failed"]).toContain(types.at(-1))
+      expect(((yield* t.settled("call_1"))!.data as any).error.message).toBe("Tool execution interrupted")
     })
   )
 

@@ -31,7 +31,6 @@ describe("SessionRunner", () => {
       yield* w.prompt("hi")
       yield* w.wait
       expect(yield* w.types).toEqual([
-        "session.created",
         "prompt.admitted",
         "prompted",
         "step.started",
@@ -99,8 +98,8 @@ describe("SessionRunner", () => {
         yield* w.prompt("use the tool twice")
         yield* w.wait
         const types = yield* w.types
-        expect(types.slice(0, 4)).toEqual(["session.created", "prompt.admitted", "prompted", "step.started"])
-        const firstStep = types.slice(4, types.indexOf("step.ended") + 1)
+        expect(types.slice(0, 3)).toEqual(["prompt.admitted", "prompted", "step.started"])
+        const firstStep = types.slice(3, types.indexOf("step.ended") + 1)
         expect(firstStep.filter((t) => t === "tool.input.started")).toHaveLength(2)
         expect(firstStep.filter((t) => t === "tool.called")).toHaveLength(2)
         expect(firstStep.filter((t) => t === "tool.success")).toHaveLength(2)
@@ -147,7 +146,6 @@ describe("SessionRunner", () => {
       yield* held.release
       yield* w.wait
       expect(yield* w.types).toEqual([
-        "session.created",
         "prompt.admitted",
         "prompted",
         "step.started",
@@ -206,7 +204,7 @@ describe("SessionRunner", () => {
       yield* w.server.enqueue(reply(text("all three"), finish("stop")))
       yield* w.prompt("one", { resume: false })
       yield* w.prompt("two", { resume: false })
-      expect(yield* w.types).toEqual(["session.created", "prompt.admitted", "prompt.admitted"])
+      expect(yield* w.types).toEqual(["prompt.admitted", "prompt.admitted"])
       expect(yield* w.server.requests).toHaveLength(0)
       yield* w.prompt("three")
       yield* w.wait
