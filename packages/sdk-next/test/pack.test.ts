@@ -185,7 +185,7 @@ const health = await client.health.get()
 const created = await client.sessions.create({})
 const fetched = await client.sessions.get({ sessionID: created.id })
 const page = await client.sessions.list({ limit: 10 })
-console.log(JSON.stringify({ health, created: created.id, fetched: fetched.id, listed: page.data.map((s) => s.id), effect: typeof OpencodeClient.make }))
+console.log(JSON.stringify({ health, created: created.id, fetched: fetched.id, listed: page.items.map((s) => s.id), effect: typeof OpencodeClient.make }))
 `
     )
     const result = await node("promise-client.mjs", { OPENCODE_URL: url })
@@ -213,7 +213,7 @@ const program = Effect.scoped(Effect.gen(function* () {
   const opencode = yield* OpenCode.embedded({ databaseFile: dir + "/opencode.db", directory: dir, configDir: dir + "/config", env: {} })
   const session = yield* opencode.sessions.create()
   const page = yield* opencode.sessions.list({})
-  return { id: session.id, directory: session.location.directory, listed: page.data.map((s) => s.id) }
+  return { id: session.id, directory: session.location.directory, listed: page.items.map((s) => s.id) }
 }))
 // The same host as a Layer, with a typed config document and a Host Tool.
 const agents = Effect.gen(function* () {
