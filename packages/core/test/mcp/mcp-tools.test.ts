@@ -142,7 +142,7 @@ describe("MCP tools in the runner", () => {
           yield* w.wait
           const failed = yield* settlement(w, "call_hang")
           expect(failed?.type).toBe("session.next.tool.failed")
-          expect((failed!.data as any).error.message).toBe("interrupted")
+          expect((failed!.data as any).error.message).toBe("Tool execution interrupted")
           // The SDK sent notifications/cancelled: the server saw the call's signal abort.
           expect(yield* logged(logFile, "hang cancelled")).toBe(true)
           // The server is still usable afterwards.

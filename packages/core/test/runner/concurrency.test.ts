@@ -100,7 +100,6 @@ describe("20 concurrent sessions", () => {
 
           const events = yield* log.read(id)
           expect(events.map((e) => e.type.replace("session.next.", ""))).toEqual([
-            "session.created",
             "prompt.admitted",
             "prompted",
             ...(toolTurn === undefined ? textBlock : [...toolBlock, ...textBlock])

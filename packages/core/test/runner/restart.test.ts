@@ -279,7 +279,7 @@ describe("restart in the middle of a step", () => {
         })
 
         expect(typesOf(events)).toEqual([
-            "prompt.admitted",
+          "prompt.admitted",
           "prompted",
           "step.started",
           "text.started",

@@ -56,7 +56,12 @@ describe("selected-agent skill guidance and reference guidance through the runne
         )!.data as any
         expect(success.content[0].text).toContain("DOCS BODY: use short sentences.")
         expect(success.content[0].text).toContain(docs)
-        expect(success.structured).toEqual({ name: "docs", location: docs, directory: path.dirname(docs) })
+        expect(success.structured).toEqual({
+          name: "docs",
+          location: docs,
+          directory: path.dirname(docs),
+          output: success.content[0].text
+        })
         const failed = events.find(
           (e) => e.type === "session.next.tool.failed" && (e.data as any).callID === "call_secret"
         )!.data as any

@@ -183,10 +183,11 @@ describe("Model Tool Output bounding through the Step runner", () => {
     "Failure to retain a Managed Tool Output File does not change a successful tool operation into a failed one",
     () =>
       Effect.gen(function* () {
-        // The data directory is a file: no tool-output directory can be created under it.
+        // The tool-output directory's path is taken by a file: no output file can be kept there.
         const w = yield* world({
           dataDir: (root) => {
-            fs.writeFileSync(path.join(root, "data"), "")
+            fs.mkdirSync(path.join(root, "data"))
+            fs.writeFileSync(path.join(root, "data", "tool-output"), "")
             return path.join(root, "data")
           }
         })

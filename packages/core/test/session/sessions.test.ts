@@ -54,7 +54,7 @@ it.scoped("create fills the defaults, appends session.created as the log origin 
       expect(yield* log.read(created.id)).toEqual([])
       const events = yield* log.read(created.id, { after: -1 })
       expect(events).toHaveLength(1)
-      const decoded = yield* Schema.decodeUnknown(Event.SessionCreated)(events[0])
+      const decoded = yield* Schema.decodeUnknown(Event.SessionOrigin)(events[0])
       expect(decoded.durable).toEqual({ aggregateID: created.id, seq: 0, version: 1 })
       expect(decoded.data).toEqual({ sessionID: created.id, info: created })
     })
