@@ -179,7 +179,7 @@ describe("Core.layer", () => {
           return yield* (yield* Sessions.Service).create({ location })
         }).pipe(Effect.provide(a))
         const [created] = Chunk.toReadonlyArray(yield* Stream.runCollect(Stream.take(liveA, 1)))
-        expect(created).toMatchObject({ type: "session.created", durable: { aggregateID: session.id, seq: 1 } })
+        expect(created).toMatchObject({ type: "session.created", durable: { aggregateID: session.id, seq: 0 } })
         yield* Context.get(b, LiveBus.Service).publish(event(1))
         const [onlyB] = Chunk.toReadonlyArray(yield* Stream.runCollect(Stream.take(liveB, 1)))
         expect(onlyB?.id).toBe("evt_1")

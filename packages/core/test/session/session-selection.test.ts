@@ -29,7 +29,7 @@ describe("SessionSelection", () => {
           const session = yield* createSession(w)
           yield* selection.switchAgent(session.id, "plan")
           yield* selection.switchAgent(session.id, "plan")
-          expect(yield* types(session.id)).toEqual(["session.created", "session.next.agent.switched"])
+          expect(yield* types(session.id)).toEqual(["session.next.agent.switched"])
           expect((yield* (yield* Sessions.Service).get(session.id)).agent).toBe("plan")
           const messages = yield* (yield* SessionHistory.Service).messages(session.id)
           expect(messages.data).toMatchObject([{ type: "agent-switched", agent: "plan" }])
@@ -46,11 +46,7 @@ describe("SessionSelection", () => {
         yield* selection.switchModel(session.id, llama)
         yield* selection.switchModel(session.id, llama)
         yield* selection.switchModel(session.id, { ...llama, variant: "fast" })
-        expect(yield* types(session.id)).toEqual([
-          "session.created",
-          "session.next.model.switched",
-          "session.next.model.switched"
-        ])
+        expect(yield* types(session.id)).toEqual(["session.next.model.switched", "session.next.model.switched"])
         expect((yield* (yield* Sessions.Service).get(session.id)).model).toEqual({ ...llama, variant: "fast" })
       })
     )
@@ -85,7 +81,7 @@ describe("SessionSelection", () => {
           expect(yield* Effect.exit(selection.switchModel("ses_missing", { providerID: "x", id: "y" }))).toEqual(
             Exit.fail(Errors.SessionNotFoundError.of("ses_missing"))
           )
-          expect(yield* types(session.id)).toEqual(["session.created"])
+          expect(yield* types(session.id)).toEqual([])
         })
       )
   )
@@ -108,7 +104,7 @@ describe("SessionSelection", () => {
           selection.switchModel(session.id, { providerID: "local", id: "qwen", variant: "fast" })
         )
         expect(none.message).toContain("(it has no variants)")
-        expect(yield* types(session.id)).toEqual(["session.created"])
+        expect(yield* types(session.id)).toEqual([])
       })
     )
   )
