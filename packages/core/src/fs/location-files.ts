@@ -170,17 +170,27 @@ const toPosix = (value: string) => (path.sep === "/" ? value : value.split(path.
 const codeOf = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "code" in error ? String((error as { code: unknown }).code) : undefined
 
+/**
+ * A request path as errors quote it: whole up to 200 characters, else its start and its length, so
+ * an absurd path cannot make an error body of its own size.
+ */
+const shown = (requested: string): string =>
+  requested.length <= 200 ? requested : `${requested.slice(0, 200)}… (${requested.length} characters)`
+
 const notFound = (requested: string, error?: unknown) => {
   const code = codeOf(error)
   const reason = code === undefined || code === "ENOENT" || code === "ENOTDIR" ? "" : ` (${code})`
   return new LocationFileError.NotFound({
-    path: requested,
-    message: `No such file or directory: ${requested}${reason}`
+    path: shown(requested),
+    message: `No such file or directory: ${shown(requested)}${reason}`
   })
 }
 
 const outside = (requested: string) =>
-  new LocationFileError.OutsideLocation({ path: requested, message: `Path is outside the location: ${requested}` })
+  new LocationFileError.OutsideLocation({
+    path: shown(requested),
+    message: `Path is outside the location: ${shown(requested)}`
+  })
 
 /** A request path resolved inside the Location (see the module doc). */
 interface Resolved {
@@ -260,16 +270,16 @@ export const layer = (options: Options = {}): Layer.Layer<Service> =>
       const read = Effect.fn("LocationFiles.read")(function* (where: Where, file: string) {
         const target = yield* confine(where, file)
         const name = relativeName(where, target.absolute)
-        const notAFile = new LocationFileError.NotAFile({ path: file, message: `Not a file: ${file}` })
+        const notAFile = new LocationFileError.NotAFile({ path: shown(file), message: `Not a file: ${shown(file)}` })
         // Checked before opening: opening a FIFO for reading would wait for a writer.
         const info = yield* statOf(file, target.real)
         if (!info.isFile()) return yield* notAFile
         const tooLarge = (size: number) =>
           new LocationFileError.TooLarge({
-            path: file,
+            path: shown(file),
             size,
             limit: maxReadBytes,
-            message: `File is too large to read: ${file} is ${size} bytes, the limit is ${maxReadBytes} bytes`
+            message: `File is too large to read: ${shown(file)} is ${size} bytes, the limit is ${maxReadBytes} bytes`
           })
         if (info.size > maxReadBytes) return yield* tooLarge(info.size)
         const bytes = yield* Effect.acquireUseRelease(
@@ -305,8 +315,8 @@ export const layer = (options: Options = {}): Layer.Layer<Service> =>
         const info = yield* statOf(requested, target.real)
         if (!info.isDirectory())
           return yield* new LocationFileError.NotADirectory({
-            path: requested,
-            message: `Not a directory: ${requested}`
+            path: shown(requested),
+            message: `Not a directory: ${shown(requested)}`
           })
         const children = yield* Effect.tryPromise({
           try: () => nodeFs.promises.readdir(target.real, { withFileTypes: true }),
