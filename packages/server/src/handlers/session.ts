@@ -2,7 +2,6 @@ export * as SessionHandlers from "./session.js"
 
 import { HttpApiBuilder } from "@effect/platform"
 import { Locations, Sessions } from "@opencode-ai/core"
-import { Api } from "@opencode-ai/protocol"
 import { Effect } from "effect"
 import { SessionEventStream } from "../sse/session-event-stream.js"
 import { SessionExecutionHandlers } from "./session-execution.js"
@@ -11,9 +10,10 @@ import { SessionInputHandlers } from "./session-input.js"
 import { SessionMoveHandlers } from "./session-move.js"
 import { SessionRevertHandlers } from "./session-revert.js"
 import { SessionSelectionHandlers } from "./session-selection.js"
+import { ServerApi } from "../api.js"
 
 /** The `sessions` group: protocol requests in, Core operations out, `{data}` envelopes back. */
-export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "sessions", (handlers) =>
+export const layer = HttpApiBuilder.group(ServerApi.api, "sessions", (handlers) =>
   Effect.gen(function* () {
     const sessions = yield* Sessions.Service
     const locations = yield* Locations.Service
