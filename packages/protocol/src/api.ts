@@ -1,6 +1,6 @@
 export * as Api from "./api.js"
 
-import { HttpApi, type HttpApiEndpoint, HttpApiGroup, type HttpApiMiddleware, OpenApi } from "@effect/platform"
+import { HttpApi, type HttpApiEndpoint, type HttpApiGroup, type HttpApiMiddleware, OpenApi } from "@effect/platform"
 import { type Context, Option, Schema, SchemaAST } from "effect"
 import { AgentGroup } from "./agent.js"
 import { ApiDocumentation } from "./api-documentation.js"
@@ -36,29 +36,39 @@ const base = (() => {
   }) as HttpApi.HttpApi<"opencode", never, typeof InvalidRequestError.Type>
 })()
 
-const groups = [
-  HealthGroup.group,
-  LocationGroup.group,
-  SessionGroup.group,
-  InstructionGroup.group,
-  EventGroup.group,
-  AgentGroup.group,
-  ModelGroup.group,
-  ProviderGroup.group,
-  PermissionGroup.group,
-  QuestionGroup.group,
-  SkillGroup.group,
-  CommandGroup.group,
-  ReferenceGroup.group,
-  McpGroup.group,
-  FileSystemGroup.group,
-  IntegrationGroup.group,
-  CredentialGroup.group,
-  PtyGroup.group
-] as const
-
-/** Every group, exactly as declared, before Location middleware placement. */
-type Groups = (typeof groups)[number]
+/**
+ * Every group as declared, with the Authorization middleware on every route and the document's
+ * annotations, before any Location key is placed (see {@link make}).
+ */
+const declared = base
+  .add(HealthGroup.group)
+  .add(LocationGroup.group)
+  .add(SessionGroup.group)
+  .add(InstructionGroup.group)
+  .add(EventGroup.group)
+  .add(AgentGroup.group)
+  .add(ModelGroup.group)
+  .add(ProviderGroup.group)
+  .add(PermissionGroup.group)
+  .add(QuestionGroup.group)
+  .add(SkillGroup.group)
+  .add(CommandGroup.group)
+  .add(ReferenceGroup.group)
+  .add(McpGroup.group)
+  .add(FileSystemGroup.group)
+  .add(IntegrationGroup.group)
+  .add(CredentialGroup.group)
+  .add(PtyGroup.group)
+  .middleware(Authorization)
+  .annotate(OpenApi.Title, "OpenCode V2 API")
+  .annotate(OpenApi.Version, "1.18.33")
+  .annotate(
+    OpenApi.Description,
+    "The HTTP API of `opencode serve`: durable agent sessions (prompts, their Steps, tools and permissions), their event streams, and the catalogs they run on."
+  )
+  .annotate(OpenApi.License, { name: "MIT" })
+  .annotate(OpenApi.Servers, ApiDocumentation.servers)
+  .annotate(OpenApi.Transform, ApiDocumentation.complete)
 
 /** Whether an endpoint's decoded query carries the `location` member (`LocationQuery`). */
 type TakesLocation<E> =
@@ -83,19 +93,19 @@ type TakesLocation<E> =
 
 /** An endpoint with the Location key `L` added when it takes the `location` query, as `endpoint.middleware(L)` types it. */
 type PlaceOnEndpoint<E, I extends HttpApiMiddleware.HttpApiMiddleware.AnyId> =
-  TakesLocation<E> extends true
-    ? E extends HttpApiEndpoint.HttpApiEndpoint<
-        infer N,
-        infer M,
-        infer P,
-        infer U,
-        infer Pl,
-        infer H,
-        infer S,
-        infer Er,
-        infer R,
-        infer RE
-      >
+  E extends HttpApiEndpoint.HttpApiEndpoint<
+    infer N,
+    infer M,
+    infer P,
+    infer U,
+    infer Pl,
+    infer H,
+    infer S,
+    infer Er,
+    infer R,
+    infer RE
+  >
+    ? TakesLocation<E> extends true
       ? HttpApiEndpoint.HttpApiEndpoint<
           N,
           M,
@@ -104,12 +114,13 @@ type PlaceOnEndpoint<E, I extends HttpApiMiddleware.HttpApiMiddleware.AnyId> =
           Pl,
           H,
           S,
-          Er | HttpApiMiddleware.HttpApiMiddleware.Error<I>,
+          // a Location key fails only with InvalidRequestError, whose schema needs no context
+          Er | typeof InvalidRequestError.Type,
           R | I,
-          RE | HttpApiMiddleware.HttpApiMiddleware.ErrorContext<I>
+          RE
         >
-      : never
-    : E
+      : E
+    : never
 
 /** A group whose Location-scoped endpoints carry the key `I`. */
 type PlaceOnGroup<G, I extends HttpApiMiddleware.HttpApiMiddleware.AnyId> =
@@ -118,12 +129,10 @@ type PlaceOnGroup<G, I extends HttpApiMiddleware.HttpApiMiddleware.AnyId> =
     : never
 
 /** The OpenCode V2 HTTP API built with the Location key `L` (see {@link make}). */
-export type Api<L extends LocationKey> = HttpApi.HttpApi<
-  "opencode",
-  PlaceOnGroup<Groups, InstanceType<L>>,
-  typeof InvalidRequestError.Type,
-  Authorization
->
+export type Api<L extends LocationKey> =
+  typeof declared extends HttpApi.HttpApi<infer Id, infer G, infer E, infer R>
+    ? HttpApi.HttpApi<Id, PlaceOnGroup<G, InstanceType<L>>, E, R>
+    : never
 
 /**
  * Whether an endpoint takes the `location` query: its decoded query schema has a `location` member,
@@ -167,23 +176,13 @@ const placeLocation = (group: HttpApiGroup.HttpApiGroup.AnyWithProps, key: Locat
  * every endpoint already declares.
  */
 export const make = <L extends LocationKey>(keys: { readonly location: L }): Api<L> => {
-  let api: HttpApi.HttpApi.Any = base
-  for (const group of groups) {
-    api = (api as HttpApi.HttpApi<"opencode", never, typeof InvalidRequestError.Type>).add(
-      placeLocation(group as unknown as HttpApiGroup.HttpApiGroup.AnyWithProps, keys.location) as never
-    )
-  }
-  return (api as HttpApi.HttpApi<"opencode", never, typeof InvalidRequestError.Type>)
-    .middleware(Authorization)
-    .annotate(OpenApi.Title, "OpenCode V2 API")
-    .annotate(OpenApi.Version, "1.18.33")
-    .annotate(
-      OpenApi.Description,
-      "The HTTP API of `opencode serve`: durable agent sessions (prompts, their Steps, tools and permissions), their event streams, and the catalogs they run on."
-    )
-    .annotate(OpenApi.License, { name: "MIT" })
-    .annotate(OpenApi.Servers, ApiDocumentation.servers)
-    .annotate(OpenApi.Transform, ApiDocumentation.complete) as unknown as Api<L>
+  const groups = Object.fromEntries(
+    Object.entries(declared.groups).map(([name, group]) => [
+      name,
+      placeLocation(group as unknown as HttpApiGroup.HttpApiGroup.AnyWithProps, keys.location)
+    ])
+  )
+  return Object.assign(Object.create(Object.getPrototypeOf(declared)), declared, { groups }) as Api<L>
 }
 
 /**

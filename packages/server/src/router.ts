@@ -70,9 +70,10 @@ export const layer = (options: Options) => {
       IntegrationHandlers.layer,
       CredentialHandlers.layer,
       PtyHandlers.layer,
-      AuthorizationLive.layer,
-      LocationMiddleware.layer
+      AuthorizationLive.layer
     ]),
+    // The handler groups of Location-scoped endpoints are built with the concrete Location key.
+    Layer.provide(LocationMiddleware.layer),
     Layer.provide(PtyEnvironment.layer(options.ptyEnvironment)),
     // Per router (a fresh layer each call): closing this router ends its open streams.
     Layer.provide(EventStreams.layer(options.eventStreams))

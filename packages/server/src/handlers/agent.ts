@@ -40,9 +40,7 @@ export const layer = HttpApiBuilder.group(ServerApi.api, "agents", (handlers) =>
     const generation = yield* AgentGeneration.Service
     const agents = config.agents.map((agent) => info(agent, config.info.agent?.[agent.name]?.color))
     return handlers
-      .handle("list", () =>
-        Effect.map(LocationMiddleware.CurrentLocation, (location) => ({ location, data: agents }))
-      )
+      .handle("list", () => Effect.map(LocationMiddleware.CurrentLocation, (location) => ({ location, data: agents })))
       .handle(
         "generate",
         Effect.fn("AgentHandlers.generate")(function* ({ payload }) {

@@ -3,12 +3,12 @@ export * as EventHandlers from "./event.js"
 import { HttpApiBuilder } from "@effect/platform"
 import { LiveBus, Locations, Sessions } from "@opencode-ai/core"
 import { Effect, Stream } from "effect"
+import { ServerApi } from "../api.js"
 import { StreamToken } from "../middleware/stream-token.js"
 import { EventStreams } from "../sse/event-streams.js"
 import { InstanceStreamEvents } from "../sse/instance-stream-events.js"
 import { SseFraming } from "../sse/sse-framing.js"
 import { WriteWatchdog } from "../sse/write-watchdog.js"
-import { ServerApi } from "../api.js"
 
 /**
  * The `events` group: `GET /api/event`, the instance-wide live stream (see the endpoint's doc), and

@@ -4,9 +4,9 @@ import { HttpApiBuilder } from "@effect/platform"
 import { type Catalog, Config, RequestOptions } from "@opencode-ai/core"
 import type { ModelInfo } from "@opencode-ai/schema"
 import { Effect } from "effect"
-import { api, publicHeaders } from "./provider.js"
 import { ServerApi } from "../api.js"
 import { LocationMiddleware } from "../middleware/location.js"
+import { api, publicHeaders } from "./provider.js"
 
 /** The context size above which `Catalog.Cost.over200k` applies. */
 const tierSize = 200_000

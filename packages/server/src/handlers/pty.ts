@@ -5,11 +5,11 @@ import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Ptys } from "@opencode-ai/core"
 import { Errors } from "@opencode-ai/schema"
 import { Effect, Option } from "effect"
+import { ServerApi } from "../api.js"
+import { LocationMiddleware } from "../middleware/location.js"
 import { PtyEnvironment } from "../pty-environment.js"
 import { PtySocket } from "../pty-socket.js"
 import { PtyTickets } from "../pty-tickets.js"
-import { ServerApi } from "../api.js"
-import { LocationMiddleware } from "../middleware/location.js"
 
 const notUpgrade = new Errors.InvalidRequestError({
   message:

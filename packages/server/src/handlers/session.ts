@@ -3,6 +3,7 @@ export * as SessionHandlers from "./session.js"
 import { HttpApiBuilder } from "@effect/platform"
 import { Locations, Sessions } from "@opencode-ai/core"
 import { Effect } from "effect"
+import { ServerApi } from "../api.js"
 import { SessionEventStream } from "../sse/session-event-stream.js"
 import { SessionExecutionHandlers } from "./session-execution.js"
 import { SessionHistoryHandlers } from "./session-history.js"
@@ -10,7 +11,6 @@ import { SessionInputHandlers } from "./session-input.js"
 import { SessionMoveHandlers } from "./session-move.js"
 import { SessionRevertHandlers } from "./session-revert.js"
 import { SessionSelectionHandlers } from "./session-selection.js"
-import { ServerApi } from "../api.js"
 
 /** The `sessions` group: protocol requests in, Core operations out, `{data}` envelopes back. */
 export const layer = HttpApiBuilder.group(ServerApi.api, "sessions", (handlers) =>
