@@ -1,8 +1,8 @@
 export * as Router from "./router.js"
 
 import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
-import { Api } from "@opencode-ai/protocol"
 import { Layer, type Option } from "effect"
+import { ServerApi } from "./api.js"
 import { AgentHandlers } from "./handlers/agent.js"
 import { CommandHandlers } from "./handlers/command.js"
 import { CredentialHandlers } from "./handlers/credential.js"
@@ -23,6 +23,7 @@ import { SessionHandlers } from "./handlers/session.js"
 import { SkillHandlers } from "./handlers/skill.js"
 import { AuthorizationLive } from "./middleware/authorization.js"
 import { BasicAuth } from "./middleware/basic-auth.js"
+import { LocationMiddleware } from "./middleware/location.js"
 import { RequestErrors } from "./middleware/request-errors.js"
 import { RequestOrigin } from "./middleware/request-origin.js"
 import { StreamToken } from "./middleware/stream-token.js"
@@ -49,7 +50,7 @@ export interface Options {
  * Core services (`Core.layer`) and nothing else.
  */
 export const layer = (options: Options) => {
-  const api = HttpApiBuilder.api(Api.OpenCodeApi).pipe(
+  const api = HttpApiBuilder.api(ServerApi.api).pipe(
     Layer.provide([
       HealthHandlers.layer,
       LocationHandlers.layer,
@@ -71,6 +72,8 @@ export const layer = (options: Options) => {
       PtyHandlers.layer,
       AuthorizationLive.layer
     ]),
+    // The handler groups of Location-scoped endpoints are built with the concrete Location key.
+    Layer.provide(LocationMiddleware.layer),
     Layer.provide(PtyEnvironment.layer(options.ptyEnvironment)),
     // Per router (a fresh layer each call): closing this router ends its open streams.
     Layer.provide(EventStreams.layer(options.eventStreams))

@@ -1,10 +1,11 @@
 export * as AgentHandlers from "./agent.js"
 
 import { HttpApiBuilder } from "@effect/platform"
-import { type AgentCatalog, AgentGeneration, AgentPrompt, Config, Locations } from "@opencode-ai/core"
-import { Api } from "@opencode-ai/protocol"
+import { type AgentCatalog, AgentGeneration, AgentPrompt, Config } from "@opencode-ai/core"
 import { Agent } from "@opencode-ai/schema"
 import { Effect, Schema } from "effect"
+import { ServerApi } from "../api.js"
+import { LocationMiddleware } from "../middleware/location.js"
 
 const isColor = Schema.is(Agent.AgentColor)
 
@@ -33,16 +34,13 @@ export const info = (agent: AgentCatalog.Agent, color: string | undefined): Agen
  * are listed with `hidden: true`. The request's `location` is resolved and echoed; the catalog is
  * the instance's. `generate` is the agent-generation request (see AgentGeneration).
  */
-export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "agents", (handlers) =>
+export const layer = HttpApiBuilder.group(ServerApi.api, "agents", (handlers) =>
   Effect.gen(function* () {
     const config = yield* Config.Service
-    const locations = yield* Locations.Service
     const generation = yield* AgentGeneration.Service
     const agents = config.agents.map((agent) => info(agent, config.info.agent?.[agent.name]?.color))
     return handlers
-      .handle("list", ({ urlParams }) =>
-        Effect.map(locations.resolve(urlParams.location), (location) => ({ location, data: agents }))
-      )
+      .handle("list", () => Effect.map(LocationMiddleware.CurrentLocation, (location) => ({ location, data: agents })))
       .handle(
         "generate",
         Effect.fn("AgentHandlers.generate")(function* ({ payload }) {

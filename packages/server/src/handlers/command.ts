@@ -1,10 +1,11 @@
 export * as CommandHandlers from "./command.js"
 
 import { HttpApiBuilder } from "@effect/platform"
-import { Commands, Locations } from "@opencode-ai/core"
-import { Api } from "@opencode-ai/protocol"
+import { Commands } from "@opencode-ai/core"
 import type { Command } from "@opencode-ai/schema"
 import { Effect } from "effect"
+import { ServerApi } from "../api.js"
+import { LocationMiddleware } from "../middleware/location.js"
 
 /** A discovered command in the wire shape (its source stays on the server). */
 export const info = (command: Commands.Info): Command.CommandV2Info => ({
@@ -21,14 +22,13 @@ export const info = (command: Commands.Info): Command.CommandV2Info => ({
  * request. A command folder that cannot be searched (not merely missing) is a defect here (500): the
  * contract declares no error for it.
  */
-export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "commands", (handlers) =>
+export const layer = HttpApiBuilder.group(ServerApi.api, "commands", (handlers) =>
   Effect.gen(function* () {
     const commands = yield* Commands.Service
-    const locations = yield* Locations.Service
     return handlers.handle(
       "list",
-      Effect.fn("CommandHandlers.list")(function* ({ urlParams }) {
-        const location = yield* locations.resolve(urlParams.location)
+      Effect.fn("CommandHandlers.list")(function* () {
+        const location = yield* LocationMiddleware.CurrentLocation
         const data = yield* Effect.orDie(commands.list(location))
         return { location, data: data.map(info) }
       })

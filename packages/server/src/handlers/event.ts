@@ -2,8 +2,8 @@ export * as EventHandlers from "./event.js"
 
 import { HttpApiBuilder } from "@effect/platform"
 import { LiveBus, Locations, Sessions } from "@opencode-ai/core"
-import { Api } from "@opencode-ai/protocol"
 import { Effect, Stream } from "effect"
+import { ServerApi } from "../api.js"
 import { StreamToken } from "../middleware/stream-token.js"
 import { EventStreams } from "../sse/event-streams.js"
 import { InstanceStreamEvents } from "../sse/instance-stream-events.js"
@@ -20,7 +20,7 @@ import { WriteWatchdog } from "../sse/write-watchdog.js"
  * being too slow gets a failure frame instead; one that stops reading altogether (no write progress
  * for the write timeout) has its connection closed.
  */
-export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "events", (handlers) =>
+export const layer = HttpApiBuilder.group(ServerApi.api, "events", (handlers) =>
   Effect.gen(function* () {
     const bus = yield* LiveBus.Service
     const locations = yield* Locations.Service

@@ -1,10 +1,11 @@
 export * as FileSystemHandlers from "./fs.js"
 
 import { HttpApiBuilder, HttpRouter, HttpServerResponse } from "@effect/platform"
-import { type LocationFileError, LocationFiles, Locations } from "@opencode-ai/core"
-import { Api } from "@opencode-ai/protocol"
+import { type LocationFileError, LocationFiles } from "@opencode-ai/core"
 import { Errors } from "@opencode-ai/schema"
 import { Effect } from "effect"
+import { ServerApi } from "../api.js"
+import { LocationMiddleware } from "../middleware/location.js"
 
 /**
  * A Location file failure on the wire: a missing path is a 404 `PathNotFoundError`; every other one
@@ -33,14 +34,13 @@ export const wireError = (error: LocationFileError.Any): Errors.PathNotFoundErro
  * already percent-decoded it) and answers the bytes with their media type, never cached and never
  * sniffed by a browser.
  */
-export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "file", (handlers) =>
+export const layer = HttpApiBuilder.group(ServerApi.api, "file", (handlers) =>
   Effect.gen(function* () {
     const files = yield* LocationFiles.Service
-    const locations = yield* Locations.Service
     return handlers
-      .handle("read", ({ urlParams }) =>
+      .handle("read", () =>
         Effect.gen(function* () {
-          const location = yield* locations.resolve(urlParams.location)
+          const location = yield* LocationMiddleware.CurrentLocation
           const route = yield* HttpRouter.RouteContext
           const requested = route.params["*"] ?? ""
           const content = yield* Effect.mapError(files.read(location, requested), wireError)
@@ -52,14 +52,14 @@ export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "file", (handlers) =>
       )
       .handle("list", ({ urlParams }) =>
         Effect.gen(function* () {
-          const location = yield* locations.resolve(urlParams.location)
+          const location = yield* LocationMiddleware.CurrentLocation
           const data = yield* Effect.mapError(files.list(location, urlParams.path), wireError)
           return { location, data }
         })
       )
       .handle("find", ({ urlParams }) =>
         Effect.gen(function* () {
-          const location = yield* locations.resolve(urlParams.location)
+          const location = yield* LocationMiddleware.CurrentLocation
           const data = yield* files.find(location, {
             query: urlParams.query,
             type: urlParams.type,

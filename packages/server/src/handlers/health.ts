@@ -1,10 +1,10 @@
 export * as HealthHandlers from "./health.js"
 
 import { HttpApiBuilder } from "@effect/platform"
-import { Api } from "@opencode-ai/protocol"
 import { Effect } from "effect"
+import { ServerApi } from "../api.js"
 
 /** `v2.health.get`: answers while the router is serving. */
-export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "health", (handlers) =>
+export const layer = HttpApiBuilder.group(ServerApi.api, "health", (handlers) =>
   handlers.handle("get", () => Effect.succeed({ healthy: true as const }))
 )

@@ -2,14 +2,14 @@ export * as InstructionHandlers from "./instructions.js"
 
 import { HttpApiBuilder } from "@effect/platform"
 import { InstructionEntries } from "@opencode-ai/core"
-import { Api } from "@opencode-ai/protocol"
 import type { Json } from "@opencode-ai/schema"
 import { Effect } from "effect"
+import { ServerApi } from "../api.js"
 
 const info = (entry: { readonly name: string; readonly value: Json.Value }) => ({ key: entry.name, value: entry.value })
 
 /** The `instructions` group: a session's API-managed InstructionEntry values. */
-export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "instructions", (handlers) =>
+export const layer = HttpApiBuilder.group(ServerApi.api, "instructions", (handlers) =>
   Effect.gen(function* () {
     const entries = yield* InstructionEntries.Service
     return handlers

@@ -1,9 +1,10 @@
 export * as IntegrationHandlers from "./integration.js"
 
 import { HttpApiBuilder } from "@effect/platform"
-import { Integrations, Locations, OAuthAttempts } from "@opencode-ai/core"
-import { Api } from "@opencode-ai/protocol"
+import { Integrations, OAuthAttempts } from "@opencode-ai/core"
 import { Effect } from "effect"
+import { ServerApi } from "../api.js"
+import { LocationMiddleware } from "../middleware/location.js"
 
 /**
  * The `integrations` group: the providers a credential can be connected to (see `Integrations`) and
@@ -11,37 +12,36 @@ import { Effect } from "effect"
  * request's Location where the contract answers with one; credentials are per server, not per
  * Location. Secrets never appear in an answer.
  */
-export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "integrations", (handlers) =>
+export const layer = HttpApiBuilder.group(ServerApi.api, "integrations", (handlers) =>
   Effect.gen(function* () {
     const integrations = yield* Integrations.Service
     const attempts = yield* OAuthAttempts.Service
-    const locations = yield* Locations.Service
     return handlers
       .handle(
         "list",
-        Effect.fn("IntegrationHandlers.list")(function* ({ urlParams }) {
-          const location = yield* locations.resolve(urlParams.location)
+        Effect.fn("IntegrationHandlers.list")(function* () {
+          const location = yield* LocationMiddleware.CurrentLocation
           return { location, data: yield* integrations.list }
         })
       )
       .handle(
         "get",
-        Effect.fn("IntegrationHandlers.get")(function* ({ path, urlParams }) {
-          const location = yield* locations.resolve(urlParams.location)
+        Effect.fn("IntegrationHandlers.get")(function* ({ path }) {
+          const location = yield* LocationMiddleware.CurrentLocation
           return { location, data: yield* integrations.get(path.integrationID) }
         })
       )
       .handle(
         "connectKey",
-        Effect.fn("IntegrationHandlers.connectKey")(function* ({ path, payload, urlParams }) {
-          yield* locations.resolve(urlParams.location)
+        Effect.fn("IntegrationHandlers.connectKey")(function* ({ path, payload }) {
+          yield* LocationMiddleware.CurrentLocation
           yield* integrations.connectKey(path.integrationID, payload.key, payload.label)
         })
       )
       .handle(
         "connectOauth",
-        Effect.fn("IntegrationHandlers.connectOauth")(function* ({ path, payload, urlParams }) {
-          const location = yield* locations.resolve(urlParams.location)
+        Effect.fn("IntegrationHandlers.connectOauth")(function* ({ path, payload }) {
+          const location = yield* LocationMiddleware.CurrentLocation
           return {
             location,
             data: yield* integrations.connectOAuth(path.integrationID, payload.methodID, payload.label)
@@ -50,22 +50,22 @@ export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "integrations", (hand
       )
       .handle(
         "attemptStatus",
-        Effect.fn("IntegrationHandlers.attemptStatus")(function* ({ path, urlParams }) {
-          const location = yield* locations.resolve(urlParams.location)
+        Effect.fn("IntegrationHandlers.attemptStatus")(function* ({ path }) {
+          const location = yield* LocationMiddleware.CurrentLocation
           return { location, data: yield* attempts.status(path.attemptID) }
         })
       )
       .handle(
         "attemptCancel",
-        Effect.fn("IntegrationHandlers.attemptCancel")(function* ({ path, urlParams }) {
-          yield* locations.resolve(urlParams.location)
+        Effect.fn("IntegrationHandlers.attemptCancel")(function* ({ path }) {
+          yield* LocationMiddleware.CurrentLocation
           yield* attempts.cancel(path.attemptID)
         })
       )
       .handle(
         "attemptComplete",
-        Effect.fn("IntegrationHandlers.attemptComplete")(function* ({ path, payload, urlParams }) {
-          yield* locations.resolve(urlParams.location)
+        Effect.fn("IntegrationHandlers.attemptComplete")(function* ({ path, payload }) {
+          yield* LocationMiddleware.CurrentLocation
           yield* attempts.complete(path.attemptID, payload.code)
         })
       )

@@ -1,14 +1,13 @@
 export * as LocationHandlers from "./location.js"
 
 import { HttpApiBuilder } from "@effect/platform"
-import { Locations } from "@opencode-ai/core"
-import { Api } from "@opencode-ai/protocol"
 import { Effect } from "effect"
+import { ServerApi } from "../api.js"
+import { LocationMiddleware } from "../middleware/location.js"
 
 /** `v2.location.get`: resolves the requested Location, or the instance's default one. */
-export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "location", (handlers) =>
+export const layer = HttpApiBuilder.group(ServerApi.api, "location", (handlers) =>
   Effect.gen(function* () {
-    const locations = yield* Locations.Service
-    return handlers.handle("get", ({ urlParams }) => locations.resolve(urlParams.location))
+    return handlers.handle("get", () => LocationMiddleware.CurrentLocation)
   })
 )

@@ -2,9 +2,9 @@ export * as McpHandlers from "./mcp.js"
 
 import { HttpApiBuilder } from "@effect/platform"
 import { McpServers, McpToolName } from "@opencode-ai/core"
-import { Api } from "@opencode-ai/protocol"
 import type { Mcp } from "@opencode-ai/schema"
 import { Effect } from "effect"
+import { ServerApi } from "../api.js"
 
 /** One server's status in the wire shape. */
 const info = ({ name, status }: McpServers.Server): Mcp.McpServerInfo => {
@@ -26,7 +26,7 @@ const info = ({ name, status }: McpServers.Server): Mcp.McpServerInfo => {
 }
 
 /** The `mcp` group: the configured MCP servers and their statuses. */
-export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "mcp", (handlers) =>
+export const layer = HttpApiBuilder.group(ServerApi.api, "mcp", (handlers) =>
   Effect.gen(function* () {
     const servers = yield* McpServers.Service
     return handlers.handle(

@@ -1,10 +1,11 @@
 export * as ModelHandlers from "./model.js"
 
 import { HttpApiBuilder } from "@effect/platform"
-import { type Catalog, Config, Locations, RequestOptions } from "@opencode-ai/core"
-import { Api } from "@opencode-ai/protocol"
+import { type Catalog, Config, RequestOptions } from "@opencode-ai/core"
 import type { ModelInfo } from "@opencode-ai/schema"
 import { Effect } from "effect"
+import { ServerApi } from "../api.js"
+import { LocationMiddleware } from "../middleware/location.js"
 import { api, publicHeaders } from "./provider.js"
 
 /** The context size above which `Catalog.Cost.over200k` applies. */
@@ -78,12 +79,11 @@ export const info = (
  * memory at each request, so a refreshed model database shows at once. The request's `location` is
  * resolved and echoed; the catalog is the instance's.
  */
-export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "models", (handlers) =>
+export const layer = HttpApiBuilder.group(ServerApi.api, "models", (handlers) =>
   Effect.gen(function* () {
     const config = yield* Config.Service
-    const locations = yield* Locations.Service
-    return handlers.handle("list", ({ urlParams }) =>
-      Effect.map(locations.resolve(urlParams.location), (location) => ({
+    return handlers.handle("list", () =>
+      Effect.map(LocationMiddleware.CurrentLocation, (location) => ({
         location,
         data: [
           ...config.providers.flatMap((provider) => provider.models.map((model) => info(provider, model, true))),

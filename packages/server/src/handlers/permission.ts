@@ -1,19 +1,19 @@
 export * as PermissionHandlers from "./permission.js"
 
 import { HttpApiBuilder } from "@effect/platform"
-import { Locations, PermissionRequests } from "@opencode-ai/core"
-import { Api } from "@opencode-ai/protocol"
+import { PermissionRequests } from "@opencode-ai/core"
 import { Effect } from "effect"
+import { ServerApi } from "../api.js"
+import { LocationMiddleware } from "../middleware/location.js"
 
 /** The `permissions` group: pending requests, their answers and the saved permissions (Core's PermissionRequests). */
-export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "permissions", (handlers) =>
+export const layer = HttpApiBuilder.group(ServerApi.api, "permissions", (handlers) =>
   Effect.gen(function* () {
     const permissions = yield* PermissionRequests.Service
-    const locations = yield* Locations.Service
     return handlers
-      .handle("listRequests", ({ urlParams }) =>
+      .handle("listRequests", () =>
         Effect.gen(function* () {
-          const location = yield* locations.resolve(urlParams.location)
+          const location = yield* LocationMiddleware.CurrentLocation
           const data = yield* permissions.listIn({ directory: location.directory, workspaceID: location.workspaceID })
           return { location, data }
         })

@@ -1,10 +1,11 @@
 export * as ProviderHandlers from "./provider.js"
 
 import { HttpApiBuilder } from "@effect/platform"
-import { type Catalog, Config, Locations } from "@opencode-ai/core"
-import { Api } from "@opencode-ai/protocol"
+import { type Catalog, Config } from "@opencode-ai/core"
 import { Errors, type Provider } from "@opencode-ai/schema"
 import { Effect, Option } from "effect"
+import { ServerApi } from "../api.js"
+import { LocationMiddleware } from "../middleware/location.js"
 
 /** Header names that carry credentials: never echoed by the catalog endpoints. */
 const credential = /(^|-)(authorization|auth|api-?key|key|token|secret|cookie|password)($|-)/i
@@ -50,20 +51,19 @@ export const unavailableInfo = (provider: Catalog.UnavailableProvider): Provider
  * in memory at each request (so a refreshed model database shows at once). The request's `location`
  * is resolved and echoed; the catalog is the instance's (one configuration per server).
  */
-export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "providers", (handlers) =>
+export const layer = HttpApiBuilder.group(ServerApi.api, "providers", (handlers) =>
   Effect.gen(function* () {
     const config = yield* Config.Service
-    const locations = yield* Locations.Service
     return handlers
-      .handle("list", ({ urlParams }) =>
-        Effect.map(locations.resolve(urlParams.location), (location) => ({
+      .handle("list", () =>
+        Effect.map(LocationMiddleware.CurrentLocation, (location) => ({
           location,
           data: [...config.providers.map(info), ...config.unavailable.map(unavailableInfo)]
         }))
       )
-      .handle("get", ({ path, urlParams }) =>
+      .handle("get", ({ path }) =>
         Effect.gen(function* () {
-          const location = yield* locations.resolve(urlParams.location)
+          const location = yield* LocationMiddleware.CurrentLocation
           const provider = config.provider(path.providerID)
           if (Option.isSome(provider)) return { location, data: info(provider.value) }
           const unavailable = config.unavailable.find((item) => item.id === path.providerID)

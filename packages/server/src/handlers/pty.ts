@@ -2,10 +2,11 @@ export * as PtyHandlers from "./pty.js"
 
 import * as nodePath from "node:path"
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { Locations, Ptys } from "@opencode-ai/core"
-import { Api } from "@opencode-ai/protocol"
+import { Ptys } from "@opencode-ai/core"
 import { Errors } from "@opencode-ai/schema"
 import { Effect, Option } from "effect"
+import { ServerApi } from "../api.js"
+import { LocationMiddleware } from "../middleware/location.js"
 import { PtyEnvironment } from "../pty-environment.js"
 import { PtySocket } from "../pty-socket.js"
 import { PtyTickets } from "../pty-tickets.js"
@@ -26,24 +27,23 @@ const notUpgrade = new Errors.InvalidRequestError({
  *   one is given (403 when it is not valid for this PTY; without one, the `Authorization` middleware
  *   already required credentials), and only then upgrades and runs the connection (PtySocket).
  */
-export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "pty", (handlers) =>
+export const layer = HttpApiBuilder.group(ServerApi.api, "pty", (handlers) =>
   Effect.gen(function* () {
     const ptys = yield* Ptys.Service
-    const locations = yield* Locations.Service
     const environment = yield* PtyEnvironment.Service
     const tickets = yield* PtyTickets.Service
     return handlers
       .handle(
         "list",
-        Effect.fn("PtyHandlers.list")(function* ({ urlParams }) {
-          const location = yield* locations.resolve(urlParams.location)
+        Effect.fn("PtyHandlers.list")(function* () {
+          const location = yield* LocationMiddleware.CurrentLocation
           return { location, data: [...(yield* ptys.list(location.directory))] }
         })
       )
       .handle(
         "create",
-        Effect.fn("PtyHandlers.create")(function* ({ urlParams, payload }) {
-          const location = yield* locations.resolve(urlParams.location)
+        Effect.fn("PtyHandlers.create")(function* ({ payload }) {
+          const location = yield* LocationMiddleware.CurrentLocation
           const cwd = nodePath.resolve(location.directory, payload.cwd ?? ".")
           const overlay = yield* environment.get({ directory: location.directory, cwd })
           const data = yield* ptys.create({ ...payload, directory: location.directory, overlay })
@@ -52,29 +52,29 @@ export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "pty", (handlers) =>
       )
       .handle(
         "get",
-        Effect.fn("PtyHandlers.get")(function* ({ path, urlParams }) {
-          const location = yield* locations.resolve(urlParams.location)
+        Effect.fn("PtyHandlers.get")(function* ({ path }) {
+          const location = yield* LocationMiddleware.CurrentLocation
           return { location, data: yield* ptys.get(location.directory, path.ptyID) }
         })
       )
       .handle(
         "update",
-        Effect.fn("PtyHandlers.update")(function* ({ path, urlParams, payload }) {
-          const location = yield* locations.resolve(urlParams.location)
+        Effect.fn("PtyHandlers.update")(function* ({ path, payload }) {
+          const location = yield* LocationMiddleware.CurrentLocation
           return { location, data: yield* ptys.update(location.directory, path.ptyID, payload) }
         })
       )
       .handle(
         "remove",
-        Effect.fn("PtyHandlers.remove")(function* ({ path, urlParams }) {
-          const location = yield* locations.resolve(urlParams.location)
+        Effect.fn("PtyHandlers.remove")(function* ({ path }) {
+          const location = yield* LocationMiddleware.CurrentLocation
           yield* ptys.remove(location.directory, path.ptyID)
         })
       )
       .handle(
         "connectToken",
-        Effect.fn("PtyHandlers.connectToken")(function* ({ path, urlParams }) {
-          const location = yield* locations.resolve(urlParams.location)
+        Effect.fn("PtyHandlers.connectToken")(function* ({ path }) {
+          const location = yield* LocationMiddleware.CurrentLocation
           yield* ptys.get(location.directory, path.ptyID)
           return { location, data: yield* tickets.issue({ ptyID: path.ptyID, directory: location.directory }) }
         })
@@ -82,7 +82,7 @@ export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "pty", (handlers) =>
       .handleRaw(
         "connect",
         Effect.fn("PtyHandlers.connect")(function* ({ path, urlParams, request }) {
-          const location = yield* locations.resolve(urlParams.location)
+          const location = yield* LocationMiddleware.CurrentLocation
           yield* ptys.get(location.directory, path.ptyID)
           const cursor = Ptys.parseCursor(urlParams.cursor)
           if (urlParams.cursor !== undefined && Option.isNone(cursor)) {

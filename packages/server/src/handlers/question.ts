@@ -1,19 +1,19 @@
 export * as QuestionHandlers from "./question.js"
 
 import { HttpApiBuilder } from "@effect/platform"
-import { Locations, QuestionRequests } from "@opencode-ai/core"
-import { Api } from "@opencode-ai/protocol"
+import { QuestionRequests } from "@opencode-ai/core"
 import { Effect } from "effect"
+import { ServerApi } from "../api.js"
+import { LocationMiddleware } from "../middleware/location.js"
 
 /** The `questions` group: the question tool's pending requests and their answers (Core's QuestionRequests). */
-export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "questions", (handlers) =>
+export const layer = HttpApiBuilder.group(ServerApi.api, "questions", (handlers) =>
   Effect.gen(function* () {
     const questions = yield* QuestionRequests.Service
-    const locations = yield* Locations.Service
     return handlers
-      .handle("listRequests", ({ urlParams }) =>
+      .handle("listRequests", () =>
         Effect.gen(function* () {
-          const location = yield* locations.resolve(urlParams.location)
+          const location = yield* LocationMiddleware.CurrentLocation
           const data = yield* questions.listIn({ directory: location.directory, workspaceID: location.workspaceID })
           return { location, data }
         })

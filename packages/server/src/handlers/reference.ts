@@ -1,18 +1,18 @@
 export * as ReferenceHandlers from "./reference.js"
 
 import { HttpApiBuilder } from "@effect/platform"
-import { Locations, References } from "@opencode-ai/core"
-import { Api } from "@opencode-ai/protocol"
+import { References } from "@opencode-ai/core"
 import { Effect } from "effect"
+import { ServerApi } from "../api.js"
+import { LocationMiddleware } from "../middleware/location.js"
 
 /** The `reference` group: the configured references, resolved for the requested Location. */
-export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "reference", (handlers) =>
+export const layer = HttpApiBuilder.group(ServerApi.api, "reference", (handlers) =>
   Effect.gen(function* () {
     const references = yield* References.Service
-    const locations = yield* Locations.Service
-    return handlers.handle("list", ({ urlParams }) =>
+    return handlers.handle("list", () =>
       Effect.gen(function* () {
-        const location = yield* locations.resolve(urlParams.location)
+        const location = yield* LocationMiddleware.CurrentLocation
         return { location, data: yield* references.list(location) }
       })
     )

@@ -2,8 +2,8 @@ export * as SessionHandlers from "./session.js"
 
 import { HttpApiBuilder } from "@effect/platform"
 import { Locations, Sessions } from "@opencode-ai/core"
-import { Api } from "@opencode-ai/protocol"
 import { Effect } from "effect"
+import { ServerApi } from "../api.js"
 import { SessionEventStream } from "../sse/session-event-stream.js"
 import { SessionExecutionHandlers } from "./session-execution.js"
 import { SessionHistoryHandlers } from "./session-history.js"
@@ -13,7 +13,7 @@ import { SessionRevertHandlers } from "./session-revert.js"
 import { SessionSelectionHandlers } from "./session-selection.js"
 
 /** The `sessions` group: protocol requests in, Core operations out, `{data}` envelopes back. */
-export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "sessions", (handlers) =>
+export const layer = HttpApiBuilder.group(ServerApi.api, "sessions", (handlers) =>
   Effect.gen(function* () {
     const sessions = yield* Sessions.Service
     const locations = yield* Locations.Service

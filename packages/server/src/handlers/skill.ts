@@ -1,10 +1,11 @@
 export * as SkillHandlers from "./skill.js"
 
 import { HttpApiBuilder } from "@effect/platform"
-import { Locations, Skills } from "@opencode-ai/core"
-import { Api } from "@opencode-ai/protocol"
+import { Skills } from "@opencode-ai/core"
 import type { Skill } from "@opencode-ai/schema"
 import { Effect } from "effect"
+import { ServerApi } from "../api.js"
+import { LocationMiddleware } from "../middleware/location.js"
 
 /** A discovered skill in the wire shape. */
 export const info = (skill: Skills.Info): Skill.SkillV2Info => ({
@@ -20,13 +21,12 @@ export const info = (skill: Skills.Info): Skill.SkillV2Info => ({
  * folder that cannot be searched (not merely missing) is a defect here (500): the contract declares
  * no error for it.
  */
-export const layer = HttpApiBuilder.group(Api.OpenCodeApi, "skills", (handlers) =>
+export const layer = HttpApiBuilder.group(ServerApi.api, "skills", (handlers) =>
   Effect.gen(function* () {
     const skills = yield* Skills.Service
-    const locations = yield* Locations.Service
-    return handlers.handle("list", ({ urlParams }) =>
+    return handlers.handle("list", () =>
       Effect.gen(function* () {
-        const location = yield* locations.resolve(urlParams.location)
+        const location = yield* LocationMiddleware.CurrentLocation
         const data = yield* Effect.orDie(skills.list(location))
         return { location, data: data.map(info) }
       })

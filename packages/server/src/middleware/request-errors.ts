@@ -66,6 +66,20 @@ const describe = (error: HttpApiError.HttpApiDecodeError): string => {
 }
 
 /**
+ * The contract's `InvalidRequestError` (400, `kind: "validation"`) for a request that does not decode,
+ * naming its first offending field. The Location middleware reports an undecodable `location` query
+ * with it, exactly as the request decoder's failure is reported below.
+ */
+export const invalidRequest = (error: HttpApiError.HttpApiDecodeError): Errors.InvalidRequestError => {
+  const field = fieldOf(error)
+  return new Errors.InvalidRequestError({
+    message: describe(error),
+    kind: "validation",
+    ...(field !== undefined ? { field } : {})
+  })
+}
+
+/**
  * Turns what the framework reports for a bad request into the contract's tagged JSON errors:
  * - a schema decode failure (path, query or body) → `InvalidRequestError` 400 (`kind: "validation"`);
  * - a body that is not JSON, or a multipart body that cannot be read → `InvalidRequestError` 400
@@ -81,14 +95,7 @@ const translate = (cause: Cause.Cause<never>) =>
     const failure = Cause.failureOption(cause)
     if (Option.isSome(failure)) {
       const error: unknown = failure.value
-      if (error instanceof HttpApiError.HttpApiDecodeError) {
-        const field = fieldOf(error)
-        return yield* new Errors.InvalidRequestError({
-          message: describe(error),
-          kind: "validation",
-          ...(field !== undefined ? { field } : {})
-        })
-      }
+      if (error instanceof HttpApiError.HttpApiDecodeError) return yield* invalidRequest(error)
       if (HttpServerError.isServerError(error) && error._tag === "RouteNotFound") {
         const path = Quote.clip(request.url.split("?")[0] ?? request.url)
         return json(
