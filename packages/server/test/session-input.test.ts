@@ -40,7 +40,7 @@ describe("POST /api/session/{sessionID}/prompt", () => {
         status: 200,
         body: {
           data: {
-            admittedSeq: 2,
+            admittedSeq: 1,
             id,
             sessionID: session.id,
             prompt: {
@@ -65,7 +65,7 @@ describe("POST /api/session/{sessionID}/prompt", () => {
 
       const fresh = yield* call(`${base}/prompt`, "POST", { prompt: { text: "hi" }, resume: false })
       expect(fresh.status).toBe(200)
-      expect(fresh.body.data).toMatchObject({ admittedSeq: 3, delivery: "steer", prompt: { text: "hi" } })
+      expect(fresh.body.data).toMatchObject({ admittedSeq: 2, delivery: "steer", prompt: { text: "hi" } })
       expect(fresh.body.data.id).toMatch(/^msg_/)
       expect(fresh.body.data).not.toHaveProperty("promotedSeq")
 
@@ -134,13 +134,13 @@ describe("agent and model switches, messages, message, context and history", () 
           "agent-switched"
         ])
 
-        const history = (yield* call(`${base}/history?after=2&limit=1`, "GET")).body
+        const history = (yield* call(`${base}/history?after=1&limit=1`, "GET")).body
         expect(history).toEqual({
           data: [
             {
               id: history.data[0].id,
               type: "session.next.model.switched",
-              durable: { aggregateID: session.id, seq: 3, version: 1 },
+              durable: { aggregateID: session.id, seq: 2, version: 1 },
               data: {
                 timestamp: history.data[0].data.timestamp,
                 sessionID: session.id,
@@ -151,7 +151,7 @@ describe("agent and model switches, messages, message, context and history", () 
           ],
           hasMore: true
         })
-        expect((yield* call(`${base}/history?after=3`, "GET")).body.hasMore).toBe(false)
+        expect((yield* call(`${base}/history?after=2`, "GET")).body.hasMore).toBe(false)
       })
   )
 
