@@ -10,7 +10,8 @@ import { Schema } from "effect"
  *
  * None of these carries an identifier: they are not components of the wire contract. A result the
  * upstream tool gives as a bare array (glob, grep) is an object `{ value: [...] }` on the wire, as
- * upstream wraps it. `task`, `plan_enter` / `plan_exit` and `skill`'s `location` are ours.
+ * upstream wraps it. `task`, `plan_enter` / `plan_exit`, `skill`'s `location` and `grep`'s `searched`
+ * are ours.
  */
 
 /** `bash`: the exit code (absent when the command timed out or was killed), and whether output was cut. */
@@ -119,8 +120,11 @@ export const GrepMatch = Schema.Struct({
 })
 export type GrepMatch = typeof GrepMatch.Type
 
-/** `grep`: the matches shown to the model. */
-export const Grep = Schema.Struct({ value: Schema.Array(GrepMatch) })
+/**
+ * `grep`: the matches shown to the model, and (ours) how many files the search read: the walk stops
+ * once enough lines matched, so this stays near the match limit however large the tree.
+ */
+export const Grep = Schema.Struct({ value: Schema.Array(GrepMatch), searched: Schema.optional(Schema.Int) })
 export type Grep = typeof Grep.Type
 
 /** One todo as `todowrite` keeps it. */

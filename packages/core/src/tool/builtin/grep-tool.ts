@@ -165,6 +165,7 @@ export const make = (options: Options = {}) =>
             )
 
         const matches: Array<Match> = []
+        let searched = 0
         yield* Effect.gen(function* () {
           const searcher = yield* RegexSearch.make(input.pattern, { timeLimit })
           yield* files.pipe(
@@ -175,6 +176,7 @@ export const make = (options: Options = {}) =>
                   if (room <= 0) return
                   const stat = yield* fs.stat(file).pipe(Effect.option)
                   if (Option.isNone(stat) || stat.value.type !== "File") return
+                  searched++
                   const found = yield* search(file, Number(stat.value.size), searcher, room)
                   matches.push(...found.slice(0, maxCandidates - matches.length))
                 }),
@@ -198,7 +200,7 @@ export const make = (options: Options = {}) =>
           skipped === 0
             ? ""
             : `\n\n(${skipped} symlinked file${skipped === 1 ? "" : "s"} leading outside the working directory ${skipped === 1 ? "was" : "were"} not searched: permission refused.)`
-        if (matches.length === 0) return BuiltinTool.text(`No matches found${skippedNote}`, { value: [] })
+        if (matches.length === 0) return BuiltinTool.text(`No matches found${skippedNote}`, { value: [], searched })
 
         // Newest files first, lines in order within a file.
         const mtimes = new Map<string, number>()
@@ -231,7 +233,8 @@ export const make = (options: Options = {}) =>
             entry: { path: path.relative(context.directory, match.file) || ".", type: "file" },
             line: match.line,
             text: match.text
-          }))
+          })),
+          searched
         }
         return BuiltinTool.text(
           [header, ...shown.map((match) => `${match.file}:${match.line}: ${match.text}`)].join("\n") + skippedNote,

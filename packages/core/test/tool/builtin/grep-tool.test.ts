@@ -43,8 +43,11 @@ describe("grep", () => {
           { entry: { path: path.join("src", "b.ts"), type: "file" }, line: 2, text: "function gamma() {}" },
           { entry: { path: path.join("src", "a.ts"), type: "file" }, line: 1, text: "function alpha() {}" },
           { entry: { path: path.join("src", "a.ts"), type: "file" }, line: 3, text: "function beta() {}" }
-        ]
+        ],
+        searched: (result.structured as ToolStructured.Grep).searched
       })
+      // Every file of the small tree was read (the walk only stops early at the match limit).
+      expect((result.structured as ToolStructured.Grep).searched).toBeGreaterThanOrEqual(2)
       expect(asks).toEqual([
         {
           action: "grep",
