@@ -287,7 +287,17 @@ describe("Config over a refreshing ModelDatabase", () => {
       const dir = yield* tempDir
       const cacheFile = path.join(dir, "models.json")
       fs.writeFileSync(cacheFile, freshDatabase(["old-model"]))
-      const server = yield* modelsServer(() => ({ kind: "json", body: freshDatabase(["other-model"]) }))
+      // The refresh starts with the layer: its answer waits until the configuration has been built
+      // over the cached catalog (answered at once, it could win that race and fail the build).
+      let release: () => void = () => {}
+      const released = new Promise<void>((resolve) => {
+        release = resolve
+      })
+      const server = yield* modelsServer(() => ({
+        kind: "held",
+        body: freshDatabase(["other-model"]),
+        release: released
+      }))
       const env = { FRESH_API_KEY: "k", OPENCODE_CONFIG_CONTENT: JSON.stringify({ model: "fresh/old-model" }) }
       const models = ModelDatabase.layer({ cacheFile, url: server.url })
       const logs: Array<{ level: string; message: string }> = []
@@ -303,6 +313,7 @@ describe("Config over a refreshing ModelDatabase", () => {
         )
         const config = context.unsafeMap.get(Config.Service.key) as Config.Interface
         const db = context.unsafeMap.get(ModelDatabase.Service.key) as ModelDatabase.Interface
+        release()
         assert.strictEqual((yield* db.firstRefresh)._tag, "Refreshed")
         // Config follows the change on its own fiber: wait until it has judged it
         for (let i = 0; i < 200 && !logs.some((log) => log.message.includes("does not fit")); i++) {
