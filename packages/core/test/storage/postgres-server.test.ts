@@ -31,19 +31,22 @@ it.runIf(installed || inCI)("PostgreSQL's server binaries are installed for the 
 })
 
 describe.skipIf(!installed && !inCI)("a throwaway PostgreSQL server", () => {
-  it.live(
+  it.scopedLive(
     "starts from the machine's binaries as an unprivileged user, serves its database, and leaves nothing when its scope closes",
     () =>
       Effect.gen(function* () {
-        const scope = yield* Scope.make()
+        // Closed below; and by the test's own scope should an assertion fail first.
+        const scope = yield* Effect.acquireRelease(Scope.make(), (scope) => Scope.close(scope, Exit.void))
         const server = yield* PostgresServer.make({ database: "first" }).pipe(Scope.extend(scope))
-        const [row] = yield* query(server.url, (sql) =>
-          sql<{
-            database: string
-            user: string
-            version: string
-            port: number
-          }>`SELECT current_database() AS database, current_user AS user, version() AS version, inet_server_port() AS port`
+        const [row] = yield* query(
+          server.url,
+          (sql) =>
+            sql<{
+              database: string
+              user: string
+              version: string
+              port: number
+            }>`SELECT current_database() AS database, current_user AS user, version() AS version, inet_server_port() AS port`
         )
         expect(row?.database).toBe("first")
         expect(row?.user).toBe("postgres")
@@ -98,7 +101,9 @@ describe.skipIf(!installed && !inCI)("a throwaway PostgreSQL server", () => {
         const b = yield* server.database()
         expect(a).not.toBe(b)
         // Written in one, absent from the other.
-        yield* query(a, (sql) => sql`CREATE TABLE note (body text)`.pipe(Effect.zipRight(sql`INSERT INTO note VALUES ('a')`)))
+        yield* query(a, (sql) =>
+          sql`CREATE TABLE note (body text)`.pipe(Effect.zipRight(sql`INSERT INTO note VALUES ('a')`))
+        )
         const tables = yield* query(
           b,
           (sql) => sql<{ n: string }>`SELECT count(*)::text AS n FROM pg_tables WHERE tablename = 'note'`
