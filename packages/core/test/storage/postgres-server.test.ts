@@ -8,6 +8,8 @@ import { PostgresServer } from "../../src/testing/postgres-server.js"
 
 const inCI = process.env.CI === "true"
 const installed = PostgresServer.available()
+/** A start is ~1.5 s on an idle 2-core machine, but several seconds when the whole suite runs beside it. */
+const startTimeout = 90_000
 
 /** Runs `f` with a client of the database at `url`. */
 const query = <A>(url: string, f: (sql: PgClient.PgClient) => Effect.Effect<A, unknown>) =>
@@ -66,59 +68,66 @@ describe.skipIf(!installed && !inCI)("a throwaway PostgreSQL server", () => {
         yield* Scope.close(scope, Exit.void)
         expect(processes.filter(PostgresServer.processRunning)).toEqual([])
         expect(fs.existsSync(server.directory)).toBe(false)
-      })
+      }),
+    startTimeout
   )
 
-  it.live("stops the server and removes its directory when the test using it fails", () =>
-    Effect.gen(function* () {
-      let seen: PostgresServer.PostgresServer | undefined
-      let processes: ReadonlyArray<number> = []
-      const exit = yield* Effect.gen(function* () {
+  it.live(
+    "stops the server and removes its directory when the test using it fails",
+    () =>
+      Effect.gen(function* () {
+        let seen: PostgresServer.PostgresServer | undefined
+        let processes: ReadonlyArray<number> = []
+        const exit = yield* Effect.gen(function* () {
+          const server = yield* PostgresServer.make()
+          seen = server
+          processes = [server.pid, ...PostgresServer.childProcesses(server.pid)]
+          // An open connection too: a fast stop disconnects it.
+          yield* query(server.url, (sql) => sql`SELECT 1`)
+          return yield* Effect.fail("the test failed")
+        }).pipe(Effect.scoped, Effect.exit)
+        expect(Exit.isFailure(exit)).toBe(true)
+        expect(seen).toBeDefined()
+        expect(processes.length).toBeGreaterThan(1)
+        expect(processes.filter(PostgresServer.processRunning)).toEqual([])
+        expect(fs.existsSync(seen?.directory ?? "")).toBe(false)
+      }),
+    startTimeout
+  )
+
+  it.live(
+    "gives each caller a fresh database and drops it, with its open connections, when its scope closes",
+    () =>
+      Effect.gen(function* () {
         const server = yield* PostgresServer.make()
-        seen = server
-        processes = [server.pid, ...PostgresServer.childProcesses(server.pid)]
-        // An open connection too: a fast stop disconnects it.
-        yield* query(server.url, (sql) => sql`SELECT 1`)
-        return yield* Effect.fail("the test failed")
-      }).pipe(Effect.scoped, Effect.exit)
-      expect(Exit.isFailure(exit)).toBe(true)
-      expect(seen).toBeDefined()
-      expect(processes.length).toBeGreaterThan(1)
-      expect(processes.filter(PostgresServer.processRunning)).toEqual([])
-      expect(fs.existsSync(seen?.directory ?? "")).toBe(false)
-    })
-  )
-
-  it.live("gives each caller a fresh database and drops it, with its open connections, when its scope closes", () =>
-    Effect.gen(function* () {
-      const server = yield* PostgresServer.make()
-      const names = (sql: PgClient.PgClient) =>
-        sql<{ datname: string }>`SELECT datname FROM pg_database ORDER BY datname`.pipe(
-          Effect.map((rows) => rows.map((row) => row.datname))
-        )
-      const [a, b] = yield* Effect.gen(function* () {
-        const a = yield* server.database()
-        const b = yield* server.database()
-        expect(a).not.toBe(b)
-        // Written in one, absent from the other.
-        yield* query(a, (sql) =>
-          sql`CREATE TABLE note (body text)`.pipe(Effect.zipRight(sql`INSERT INTO note VALUES ('a')`))
-        )
-        const tables = yield* query(
-          b,
-          (sql) => sql<{ n: string }>`SELECT count(*)::text AS n FROM pg_tables WHERE tablename = 'note'`
-        )
-        expect(tables[0]?.n).toBe("0")
+        const names = (sql: PgClient.PgClient) =>
+          sql<{ datname: string }>`SELECT datname FROM pg_database ORDER BY datname`.pipe(
+            Effect.map((rows) => rows.map((row) => row.datname))
+          )
+        const [a, b] = yield* Effect.gen(function* () {
+          const a = yield* server.database()
+          const b = yield* server.database()
+          expect(a).not.toBe(b)
+          // Written in one, absent from the other.
+          yield* query(a, (sql) =>
+            sql`CREATE TABLE note (body text)`.pipe(Effect.zipRight(sql`INSERT INTO note VALUES ('a')`))
+          )
+          const tables = yield* query(
+            b,
+            (sql) => sql<{ n: string }>`SELECT count(*)::text AS n FROM pg_tables WHERE tablename = 'note'`
+          )
+          expect(tables[0]?.n).toBe("0")
+          const listed = yield* query(server.url, names)
+          expect(listed).toEqual(expect.arrayContaining([a.split("/").pop(), b.split("/").pop()]))
+          return [a, b] as const
+        }).pipe(Effect.scoped)
         const listed = yield* query(server.url, names)
-        expect(listed).toEqual(expect.arrayContaining([a.split("/").pop(), b.split("/").pop()]))
-        return [a, b] as const
-      }).pipe(Effect.scoped)
-      const listed = yield* query(server.url, names)
-      expect(listed).not.toContain(a.split("/").pop())
-      expect(listed).not.toContain(b.split("/").pop())
-      // The server's own database stays.
-      expect(listed).toContain("test")
-    }).pipe(Effect.scoped)
+        expect(listed).not.toContain(a.split("/").pop())
+        expect(listed).not.toContain(b.split("/").pop())
+        // The server's own database stays.
+        expect(listed).toContain("test")
+      }).pipe(Effect.scoped),
+    startTimeout
   )
 
   it.live("refuses a database name that is not a plain identifier", () =>
