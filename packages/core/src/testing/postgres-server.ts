@@ -12,14 +12,15 @@ export * as PostgresServer from "./postgres-server.js"
  *
  * Closing the scope stops the server (`pg_ctl stop -m fast`, which disconnects open clients; SIGKILL
  * if that fails) and removes the directory. It runs however the scope ends: success, failure or
- * interruption. Only a SIGKILL of the test process itself can leave the server behind.
+ * interruption. Should the test process die without closing it (SIGKILL), a detached watchdog that
+ * polls the process every second stops the server and removes the directory.
  *
  * Starting takes about 1.5 s on a 2-core machine (almost all of it `initdb`), so a test file shares
  * one server ({@link layer} with `@effect/vitest`'s `layer(...)`) and gives each test its own fresh
  * database ({@link PostgresServer.database}).
  */
 
-import { execFile } from "node:child_process"
+import { type ChildProcess, execFile, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
@@ -168,6 +169,50 @@ export const childProcesses = (pid: number): ReadonlyArray<number> =>
       }
     })
 
+/**
+ * The watchdog's script: while the owning process lives (the same pid with the same start time, and
+ * not a zombie) and the directory exists, it sleeps; when the owner is gone it stops the server
+ * (`immediate`) and removes the directory. Arguments: owner pid, owner start time, directory, pg_ctl.
+ */
+const watchdogScript = `
+owner=$1 started=$2 dir=$3 pg_ctl=$4
+alive() {
+  stat=$(cat /proc/$owner/stat 2>/dev/null) || return 1
+  set -- \${stat##*) }
+  [ "$1" != Z ] && [ "\${20}" = "$started" ]
+}
+while [ -d "$dir" ] && alive; do sleep 1; done
+[ -d "$dir" ] || exit 0
+"$pg_ctl" stop -D "$dir/data" -m immediate -w >/dev/null 2>&1
+rm -rf "$dir"
+`
+
+/** This process's start time (field 22 of /proc/self/stat), which tells it apart from a later one with its pid. */
+const ownStartTime = (): string => {
+  const stat = fs.readFileSync(`/proc/${process.pid}/stat`, "utf8")
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? ""
+}
+
+/**
+ * Starts the watchdog for a server directory: a detached shell (as the server's user) that stops the
+ * server and removes the directory when this process dies without closing the scope (a SIGKILL of
+ * the test runner), so no server outlives its tests. The scope's own close kills it.
+ */
+const watch = (directory: string, pgCtl: string, user: User | undefined): ChildProcess => {
+  const child = spawn(
+    "/bin/sh",
+    ["-c", watchdogScript, "watchdog", String(process.pid), ownStartTime(), directory, pgCtl],
+    {
+      detached: true,
+      stdio: "ignore",
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", LC_ALL: "C" },
+      ...(user ? { uid: user.uid, gid: user.gid } : {})
+    }
+  )
+  child.unref()
+  return child
+}
+
 const identifier = /^[a-z_][a-z0-9_]*$/
 
 /** Runs `statement` on the server's `postgres` database over a short-lived connection. */
@@ -194,13 +239,19 @@ export const make = (options: Options = {}): Effect.Effect<PostgresServer, Postg
     if (!identifier.test(databaseName)) return yield* failure(`database name ${databaseName} is not a plain identifier`)
     const user = yield* Effect.try({ try: unprivilegedUser, catch: (error) => failure(String(error)) })
 
-    const directory = yield* Effect.acquireRelease(
+    const [directory] = yield* Effect.acquireRelease(
       Effect.sync(() => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "opencode-pg-"))
         if (user) fs.chownSync(dir, user.uid, user.gid)
-        return dir
+        return [dir, watch(dir, path.join(bin, "pg_ctl"), user)] as const
       }),
-      (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+      ([dir, watchdog]) =>
+        Effect.sync(() => {
+          fs.rmSync(dir, { recursive: true, force: true })
+          try {
+            watchdog.kill("SIGKILL")
+          } catch {}
+        })
     )
     const data = path.join(directory, "data")
     const logFile = path.join(directory, "server.log")

@@ -1,4 +1,7 @@
+import * as childProcess from "node:child_process"
 import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 import { Reactivity } from "@effect/experimental"
 import { PgClient } from "@effect/sql-pg"
 import { it } from "@effect/vitest"
@@ -7,6 +10,8 @@ import { describe, expect } from "vitest"
 import { PostgresServer } from "../../src/testing/postgres-server.js"
 
 const inCI = process.env.CI === "true"
+const packageDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..")
+const childScript = path.join(packageDir, "test", "storage", "postgres-server.child.ts")
 const installed = PostgresServer.available()
 /** A start is ~1.5 s on an idle 2-core machine, but several seconds when the whole suite runs beside it. */
 const startTimeout = 90_000
@@ -126,6 +131,43 @@ describe.skipIf(!installed && !inCI)("a throwaway PostgreSQL server", () => {
         expect(listed).not.toContain(b.split("/").pop())
         // The server's own database stays.
         expect(listed).toContain("test")
+      }).pipe(Effect.scoped),
+    startTimeout
+  )
+
+  it.live(
+    "stops the server and removes its directory when the test process is killed without closing the scope",
+    () =>
+      Effect.gen(function* () {
+        const child = childProcess.spawn(process.execPath, ["--import", "tsx", childScript], {
+          cwd: packageDir,
+          stdio: ["ignore", "pipe", "pipe"]
+        })
+        yield* Effect.addFinalizer(() => Effect.sync(() => child.kill("SIGKILL")))
+        let err = ""
+        child.stderr.on("data", (chunk) => (err += String(chunk)))
+        const started = yield* Effect.async<{ pid: number; directory: string }, Error>((resume) => {
+          let out = ""
+          child.stdout.on("data", (chunk) => {
+            out += String(chunk)
+            const match = /^started (.*)$/m.exec(out)
+            if (match?.[1]) resume(Effect.succeed(JSON.parse(match[1])))
+          })
+          child.on("exit", (code) =>
+            resume(Effect.fail(new Error(`the child exited (${code}) before starting: ${err}`)))
+          )
+        })
+        const processes = [started.pid, ...PostgresServer.childProcesses(started.pid)]
+        expect(PostgresServer.processRunning(started.pid)).toBe(true)
+        expect(fs.existsSync(started.directory)).toBe(true)
+
+        child.kill("SIGKILL")
+        // The watchdog notices within a second or so; wait until it has cleaned up (or the test times out).
+        while (processes.some(PostgresServer.processRunning) || fs.existsSync(started.directory)) {
+          yield* Effect.sleep("200 millis")
+        }
+        expect(processes.filter(PostgresServer.processRunning)).toEqual([])
+        expect(fs.existsSync(started.directory)).toBe(false)
       }).pipe(Effect.scoped),
     startTimeout
   )
