@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# One command: install the system packages the tests need (scripts/system-deps.sh: Chromium), set up
-# the workspace, verify generated files and types, then run every test.
+# One command: install the system packages the tests need (scripts/system-deps.sh: Chromium and
+# PostgreSQL's server binaries), set up the workspace, verify generated files and types, then run
+# every test (the PostgreSQL ones start throwaway servers of their own).
 # Ends with the line `tests: N passed, N failed`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
