@@ -1,0 +1,290 @@
+import * as fs from "node:fs"
+import * as http from "node:http"
+import * as path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { createOpencodeClient } from "@opencode-ai/client"
+import { Config, type ConfigInfo } from "@opencode-ai/core"
+import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
+import { Effect } from "effect"
+import { type Browser, chromium } from "playwright-core"
+import { startServer } from "./harness.js"
+
+/**
+ * The live session inspector that `opencode serve` serves at `/` (packages/inspector, built by the
+ * global setup): its files and headers over plain HTTP, the API's guards in front of it, `ui: false`,
+ * and a scripted session watched and answered from the page in real headless Chromium. The browser
+ * cases are skipped without `/usr/bin/chromium`, except in CI, where they fail instead
+ * (`scripts/system-deps.sh` installs it). The browser case saves `artifacts/inspector.png` at the
+ * repository root.
+ */
+const chromiumPath = "/usr/bin/chromium"
+const inCI = process.env.CI === "true"
+const hasChromium = fs.existsSync(chromiumPath)
+const artifacts = path.resolve(__dirname, "../../../artifacts")
+const { reply, text, reasoning, toolCall, finish, hold } = LLMScript
+
+const get = (url: string, headers: Record<string, string> = {}) =>
+  Effect.promise(async () => {
+    const response = await fetch(url, { headers })
+    return { status: response.status, headers: response.headers, body: await response.text() }
+  })
+
+/** One raw request with exactly these headers (fetch would not let a test set `Host`). */
+const raw = (port: number, route: string, headers: Record<string, string>) =>
+  Effect.async<{ status: number; body: string }>((resume) => {
+    const request = http.request({ host: "127.0.0.1", port, method: "GET", path: route, headers }, (response) => {
+      let body = ""
+      response.on("data", (chunk) => (body += chunk))
+      response.on("end", () => resume(Effect.succeed({ status: response.statusCode ?? 0, body })))
+    })
+    request.on("error", (error) => resume(Effect.die(error)))
+    request.end()
+  })
+
+/** The script and stylesheet the page names. */
+const assetsOf = (page: string): ReadonlyArray<string> =>
+  [...page.matchAll(/(?:src|href)="(\/inspector\/[^"]+)"/g)].map((match) => match[1]!)
+
+describe("the inspector page at /", () => {
+  it.scoped("is served with its hashed assets, content types, cache headers and a strict CSP", () =>
+    Effect.gen(function* () {
+      const { url } = yield* startServer()
+      const page = yield* get(`${url}/`)
+      expect(page.status).toBe(200)
+      expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8")
+      expect(page.headers.get("cache-control")).toBe("no-cache")
+      expect(page.headers.get("x-content-type-options")).toBe("nosniff")
+      expect(page.headers.get("content-security-policy")).toContain("default-src 'none'")
+      expect(page.headers.get("content-security-policy")).toContain("connect-src 'self'")
+      expect(page.body).toContain("<title>OpenCode inspector</title>")
+      // Nothing from anywhere else: every script and stylesheet is the server's own.
+      expect(page.body).not.toMatch(/(?:src|href)="(?:https?:)?\/\//)
+
+      const assets = assetsOf(page.body)
+      expect(assets.map((asset) => path.extname(asset)).sort()).toEqual([".css", ".js"])
+      for (const asset of assets) {
+        const response = yield* get(`${url}${asset}`)
+        expect(response.status, asset).toBe(200)
+        expect(response.headers.get("content-type"), asset).toBe(
+          asset.endsWith(".js") ? "text/javascript; charset=utf-8" : "text/css; charset=utf-8"
+        )
+        expect(response.headers.get("cache-control"), asset).toBe("public, max-age=31536000, immutable")
+        expect(response.body.length, asset).toBeGreaterThan(100)
+      }
+
+      for (const route of [
+        "/inspector/app-NOPE.js",
+        "/inspector/tool-output/tool_000000000000AAAAAAAAAAAAAA",
+        "/inspector/tool-output/..%2Fopencode.db"
+      ]) {
+        const missing = yield* get(`${url}${route}`)
+        expect(missing.status, route).toBe(404)
+        expect(JSON.parse(missing.body), route).toMatchObject({ _tag: "RouteNotFoundError", method: "GET" })
+      }
+    })
+  )
+
+  it.scoped("is off with ui: false: / and its assets are the API's tagged 404", () =>
+    Effect.gen(function* () {
+      const on = yield* startServer()
+      const assets = assetsOf((yield* get(`${on.url}/`)).body)
+      const { url } = yield* startServer({}, { ui: false })
+      for (const route of ["/", ...assets]) {
+        const response = yield* get(`${url}${route}`)
+        expect(response.status, route).toBe(404)
+        expect(response.headers.get("content-type"), route).toMatch(/^application\/json/)
+        expect(JSON.parse(response.body), route).toEqual({
+          _tag: "RouteNotFoundError",
+          method: "GET",
+          path: route,
+          message: `No route for GET ${route}`
+        })
+      }
+    })
+  )
+
+  it.scoped("is guarded like the API: a foreign Origin or Host is refused, a password is asked for", () =>
+    Effect.gen(function* () {
+      const { url, port } = yield* startServer({ OPENCODE_SERVER_PASSWORD: "inspector-secret" })
+      const authorization = `Basic ${Buffer.from("opencode:inspector-secret").toString("base64")}`
+      const page = yield* get(`${url}/`, { authorization })
+      expect(page.status).toBe(200)
+      for (const route of ["/", ...assetsOf(page.body)]) {
+        const foreignOrigin = yield* get(`${url}${route}`, { authorization, origin: "http://evil.example" })
+        expect(foreignOrigin.status, route).toBe(403)
+        expect(JSON.parse(foreignOrigin.body), route).toMatchObject({ _tag: "ForbiddenOriginError" })
+        const foreignHost = yield* raw(port, route, { authorization, host: `evil.example:${port}` })
+        expect(foreignHost.status, route).toBe(403)
+        expect(JSON.parse(foreignHost.body), route).toMatchObject({ _tag: "ForbiddenHostError" })
+        // The browser's Basic auth prompt: a 401 with the challenge, before anything is served.
+        const anonymous = yield* get(`${url}${route}`)
+        expect(anonymous.status, route).toBe(401)
+        expect(anonymous.headers.get("www-authenticate"), route).toContain("Basic")
+        // The server's own origin (a same-origin request from the page) passes.
+        expect((yield* get(`${url}${route}`, { authorization, origin: url })).status, route).toBe(200)
+      }
+    })
+  )
+
+  describe.skipIf(!hasChromium && !inCI)("in headless Chromium", () => {
+    let browser: Browser | undefined
+    beforeAll(async () => {
+      if (!hasChromium) throw new Error(`${chromiumPath} is missing: CI must install Chromium (scripts/system-deps.sh)`)
+      browser = await chromium.launch({ executablePath: chromiumPath, args: ["--no-sandbox"] })
+    })
+    afterAll(async () => {
+      await browser?.close()
+    })
+
+    it.scopedLive(
+      "watches a scripted session stream in and answers its permission from the page, by keyboard",
+      () =>
+        Effect.gen(function* () {
+          const llm = yield* ScriptedLLMServer.make()
+          const gate = LLMScript.gate()
+          yield* llm.enqueue(
+            reply(
+              text("Counting the lines ", "for you"),
+              hold(gate),
+              text(" now."),
+              toolCall("call_1", "bash", { command: "seq 1 3000", description: "Count to 3000" }),
+              finish("tool-calls")
+            ),
+            reply(reasoning("The count has finished."), text("All 3000 lines are counted."), finish("stop"))
+          )
+          const { url } = yield* startServer(
+            {},
+            {
+              config: Config.layerTest({
+                ...ScriptedLLMServer.config(llm.url),
+                agent: { build: { permission: { bash: "ask" } } }
+              } as ConfigInfo.Info)
+            }
+          )
+          const client = createOpencodeClient({ baseUrl: url })
+          const page = yield* Effect.acquireRelease(
+            Effect.promise(() => browser!.newPage({ viewport: { width: 1400, height: 1000 } })),
+            (page) => Effect.promise(() => page.close())
+          )
+          const requested: Array<string> = []
+          page.on("request", (request) => requested.push(request.url()))
+          const errors: Array<string> = []
+          page.on("pageerror", (error) => errors.push(error.message))
+
+          yield* Effect.promise(async () => {
+            await page.goto(`${url}/`)
+            await page.getByRole("status").getByText("Live").waitFor()
+          })
+          // Landmarks and their names.
+          yield* Effect.promise(async () => {
+            await page.getByRole("navigation", { name: "Sessions" }).waitFor()
+            await page.getByRole("main", { name: "No session selected" }).waitFor()
+            await page.getByRole("complementary", { name: "Steps" }).waitFor()
+          })
+
+          // A session made through the API appears in the list, live; choosing it opens it.
+          const session = yield* Effect.promise(() => client.sessions.create({}))
+          const entry = page.locator(`[data-session="${session.id}"]`)
+          yield* Effect.promise(async () => {
+            await entry.getByText("idle").waitFor()
+            await entry.click()
+            await page.getByRole("main", { name: session.title || session.id }).waitFor()
+          })
+          const transcript = page.locator("#transcript")
+          expect(yield* Effect.promise(() => transcript.getAttribute("aria-live"))).toBe("polite")
+
+          yield* Effect.promise(() =>
+            client.sessions.prompt({ sessionID: session.id, prompt: { text: "count to 3000" } })
+          )
+          yield* gate.reached
+          // Held mid-stream: the text so far is on the page already (deltas), the rest is not.
+          yield* Effect.promise(async () => {
+            await transcript.getByText("Counting the lines for you", { exact: true }).waitFor()
+            await entry.getByText("running").waitFor()
+            await page.locator("#timeline .step").first().getByText("running").waitFor()
+          })
+          yield* gate.release
+
+          // The permission card: labelled controls, reachable and operable by keyboard.
+          const group = page.getByRole("group", { name: "Reply to the bash permission" })
+          const once = group.getByRole("button", { name: "Allow once" })
+          yield* Effect.promise(async () => {
+            await once.waitFor()
+            await page.getByRole("article", { name: "Permission: bash" }).getByText("seq 1 3000").waitFor()
+            await transcript.getByText("Counting the lines for you now.", { exact: true }).waitFor()
+            await entry.getByText("1 waiting for a reply").waitFor()
+          })
+          const focused = () => page.evaluate(() => document.activeElement?.textContent ?? null)
+          yield* Effect.promise(() => once.focus())
+          expect(yield* Effect.promise(focused)).toBe("Allow once")
+          yield* Effect.promise(() => page.keyboard.press("Tab"))
+          expect(yield* Effect.promise(focused)).toBe("Always allow")
+          yield* Effect.promise(() => page.keyboard.press("Tab"))
+          expect(yield* Effect.promise(focused)).toBe("Reject")
+          yield* Effect.promise(() => page.keyboard.press("Shift+Tab"))
+          yield* Effect.promise(() => page.keyboard.press("Shift+Tab"))
+          expect(yield* Effect.promise(focused)).toBe("Allow once")
+          yield* Effect.promise(() => page.keyboard.press("Enter"))
+
+          // The tool ran: its bounded output, and the link to the complete output in its managed file.
+          const tool = transcript.locator(".entry.tool")
+          yield* Effect.promise(async () => {
+            await group.waitFor({ state: "detached" })
+            await tool.getByText("done", { exact: true }).waitFor()
+            await transcript.getByText("All 3000 lines are counted.", { exact: true }).waitFor()
+            await entry.getByText("idle").waitFor()
+          })
+          const output = yield* Effect.promise(() => tool.getByLabel("Output", { exact: true }).textContent())
+          expect(output).toMatch(/^1\n2\n3\n/)
+          expect(output).toContain("\n2999\n3000\n")
+          expect(output!.split("\n").length).toBeLessThan(3000)
+          const link = tool.getByRole("link", { name: "Complete output" })
+          const complete = yield* Effect.promise(async () => {
+            const href = await link.getAttribute("href")
+            return page.evaluate(async (href) => {
+              const response = await fetch(href!)
+              return {
+                status: response.status,
+                type: response.headers.get("content-type"),
+                body: await response.text()
+              }
+            }, href)
+          })
+          expect(complete.status).toBe(200)
+          expect(complete.type).toBe("text/plain; charset=utf-8")
+          // The complete text: every line the command printed, which the preview left out.
+          expect(complete.body.split("\n").slice(0, 3000)).toEqual(Array.from({ length: 3000 }, (_, i) => String(i + 1)))
+
+          // The reply reached the server as "once"; nothing is pending.
+          expect(yield* Effect.promise(() => client.permissions.list({ sessionID: session.id }))).toEqual([])
+          const history = yield* Effect.promise(() => client.sessions.history({ sessionID: session.id }))
+          expect(history.data.find((e) => e.type === "session.next.tool.success")).toBeDefined()
+
+          // Reasoning is folded; the timeline has both Steps with durations.
+          const reasoningBlock = transcript.locator("details", { hasText: "Reasoning" })
+          expect(yield* Effect.promise(() => reasoningBlock.getAttribute("open"))).toBeNull()
+          expect(yield* Effect.promise(() => reasoningBlock.locator("pre").textContent())).toBe(
+            "The count has finished."
+          )
+          const steps = page.locator("#timeline .step")
+          yield* Effect.promise(() => steps.nth(1).locator(".duration").waitFor())
+          expect(yield* Effect.promise(() => steps.count())).toBe(2)
+          for (const duration of yield* Effect.promise(() => steps.locator(".duration").allTextContents())) {
+            expect(duration).toMatch(/^\d+(\.\d)? (ms|s)$|^\d+ min \d+ s$/)
+          }
+          expect(yield* Effect.promise(() => steps.nth(0).textContent())).toContain("tool-calls")
+          expect(yield* Effect.promise(() => steps.nth(1).textContent())).toContain("stop")
+          // The session's cost and tokens are shown once recorded.
+          yield* Effect.promise(() => entry.getByText(/tokens$/).waitFor())
+
+          yield* Effect.promise(async () => {
+            fs.mkdirSync(artifacts, { recursive: true })
+            await page.screenshot({ path: path.join(artifacts, "inspector.png"), fullPage: true })
+          })
+          expect(errors).toEqual([])
+          expect(requested.filter((address) => !address.startsWith(url))).toEqual([])
+        }),
+      120_000
+    )
+  })
+})
