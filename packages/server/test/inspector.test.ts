@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as path from "node:path"
@@ -7,7 +8,7 @@ import { Config, type ConfigInfo } from "@opencode-ai/core"
 import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
 import { Effect } from "effect"
 import { type Browser, chromium } from "playwright-core"
-import { startServer } from "./harness.js"
+import { startServer, tempDir } from "./harness.js"
 
 /**
  * The live session inspector that `opencode serve` serves at `/` (packages/inspector, built by the
@@ -21,7 +22,8 @@ const chromiumPath = "/usr/bin/chromium"
 const inCI = process.env.CI === "true"
 const hasChromium = fs.existsSync(chromiumPath)
 const artifacts = path.resolve(__dirname, "../../../artifacts")
-const { reply, text, reasoning, toolCall, finish, hold } = LLMScript
+const bin = path.resolve(__dirname, "../dist/bin.js")
+const { reply, text, reasoning, toolCall, usage, finish, hold } = LLMScript
 
 const get = (url: string, headers: Record<string, string> = {}) =>
   Effect.promise(async () => {
@@ -126,6 +128,43 @@ describe("the inspector page at /", () => {
     })
   )
 
+  it.scopedLive(
+    "is served by the built binary (dist/bin.js finds the inspector's build output)",
+    () =>
+      Effect.gen(function* () {
+        const home = tempDir("inspector-bin")
+        const child = yield* Effect.acquireRelease(
+          Effect.sync(() =>
+            spawn(process.execPath, [bin, "serve", "--port", "0", "--hostname", "127.0.0.1"], {
+              env: {
+                ...process.env,
+                XDG_DATA_HOME: path.join(home, "data"),
+                XDG_CONFIG_HOME: path.join(home, "config"),
+                XDG_CACHE_HOME: path.join(home, "cache"),
+                OPENCODE_DISABLE_MODELS_FETCH: "1"
+              },
+              cwd: home,
+              stdio: ["ignore", "pipe", "pipe"]
+            })
+          ),
+          (child) => Effect.sync(() => child.kill("SIGTERM"))
+        )
+        const url = yield* Effect.async<string>((resume) => {
+          let out = ""
+          child.stdout!.on("data", (chunk) => {
+            out += chunk
+            const found = /listening on (http:\/\/\S+)/.exec(out)
+            if (found !== null) resume(Effect.succeed(found[1]!))
+          })
+        })
+        const page = yield* get(`${url}/`)
+        expect(page.status).toBe(200)
+        expect(page.body).toContain("<title>OpenCode inspector</title>")
+        for (const asset of assetsOf(page.body)) expect((yield* get(`${url}${asset}`)).status, asset).toBe(200)
+      }),
+    60_000
+  )
+
   describe.skipIf(!hasChromium && !inCI)("in headless Chromium", () => {
     let browser: Browser | undefined
     beforeAll(async () => {
@@ -148,10 +187,17 @@ describe("the inspector page at /", () => {
               hold(gate),
               text(" now."),
               toolCall("call_1", "bash", { command: "seq 1 3000", description: "Count to 3000" }),
+              usage({ input: 1200, output: 40 }),
               finish("tool-calls")
             ),
-            reply(reasoning("The count has finished."), text("All 3000 lines are counted."), finish("stop"))
+            reply(
+              reasoning("The count has finished."),
+              text("All 3000 lines are counted."),
+              usage({ input: 2400, output: 12, reasoning: 8 }),
+              finish("stop")
+            )
           )
+          yield* llm.enqueueTitle(reply(text("Counting to three thousand"), finish("stop")))
           const { url } = yield* startServer(
             {},
             {
@@ -253,7 +299,9 @@ describe("the inspector page at /", () => {
           expect(complete.status).toBe(200)
           expect(complete.type).toBe("text/plain; charset=utf-8")
           // The complete text: every line the command printed, which the preview left out.
-          expect(complete.body.split("\n").slice(0, 3000)).toEqual(Array.from({ length: 3000 }, (_, i) => String(i + 1)))
+          expect(complete.body.split("\n").slice(0, 3000)).toEqual(
+            Array.from({ length: 3000 }, (_, i) => String(i + 1))
+          )
 
           // The reply reached the server as "once"; nothing is pending.
           expect(yield* Effect.promise(() => client.permissions.list({ sessionID: session.id }))).toEqual([])
@@ -274,8 +322,11 @@ describe("the inspector page at /", () => {
           }
           expect(yield* Effect.promise(() => steps.nth(0).textContent())).toContain("tool-calls")
           expect(yield* Effect.promise(() => steps.nth(1).textContent())).toContain("stop")
-          // The session's cost and tokens are shown once recorded.
-          yield* Effect.promise(() => entry.getByText(/tokens$/).waitFor())
+          // The session's title and tokens, once recorded, in the list.
+          yield* Effect.promise(async () => {
+            await entry.getByText("Counting to three thousand").waitFor()
+            await entry.getByText("$0.00 · 3,600 in · 52 out · 8 reasoning tokens").waitFor()
+          })
 
           yield* Effect.promise(async () => {
             fs.mkdirSync(artifacts, { recursive: true })
@@ -283,6 +334,76 @@ describe("the inspector page at /", () => {
           })
           expect(errors).toEqual([])
           expect(requested.filter((address) => !address.startsWith(url))).toEqual([])
+        }),
+      120_000
+    )
+
+    it.scopedLive(
+      "answers a question from the page: options as labelled radio buttons, sent with the keyboard",
+      () =>
+        Effect.gen(function* () {
+          const llm = yield* ScriptedLLMServer.make()
+          yield* llm.enqueue(
+            reply(
+              toolCall("call_q", "question", {
+                questions: [
+                  {
+                    question: "Which colour should the button be?",
+                    header: "Colour",
+                    options: [
+                      { label: "Red", description: "warm" },
+                      { label: "Blue", description: "cool" }
+                    ]
+                  }
+                ]
+              }),
+              finish("tool-calls")
+            ),
+            reply(text("Blue it is."), finish("stop"))
+          )
+          yield* llm.enqueueTitle(reply(text("Button colour"), finish("stop")))
+          const { url } = yield* startServer(
+            {},
+            {
+              config: Config.layerTest({
+                ...ScriptedLLMServer.config(llm.url),
+                agent: { build: { permission: { question: "allow" } } }
+              } as ConfigInfo.Info)
+            }
+          )
+          const client = createOpencodeClient({ baseUrl: url })
+          const session = yield* Effect.promise(() => client.sessions.create({}))
+          const page = yield* Effect.acquireRelease(
+            Effect.promise(() => browser!.newPage()),
+            (page) => Effect.promise(() => page.close())
+          )
+          // Opened straight on the session by its address.
+          yield* Effect.promise(async () => {
+            await page.goto(`${url}/#session=${encodeURIComponent(session.id)}`)
+            await page.getByRole("status").getByText("Live").waitFor()
+          })
+          yield* Effect.promise(() =>
+            client.sessions.prompt({ sessionID: session.id, prompt: { text: "pick a colour" } })
+          )
+          const card = page.getByRole("article", { name: "Question" })
+          const group = card.getByRole("group", { name: "Colour: Which colour should the button be?" })
+          yield* Effect.promise(async () => {
+            await group.waitFor()
+            await group.getByLabel("Red").waitFor()
+            await group.getByLabel("Your own answer").waitFor()
+            await group.getByLabel("Blue").focus()
+            await page.keyboard.press("Space")
+            expect(await group.getByLabel("Blue").isChecked()).toBe(true)
+            await card.getByRole("button", { name: "Send answers" }).focus()
+            await page.keyboard.press("Enter")
+            await card.waitFor({ state: "detached" })
+            await page.locator("#transcript").getByText("Blue it is.", { exact: true }).waitFor()
+          })
+          const history = yield* Effect.promise(() => client.sessions.history({ sessionID: session.id }))
+          const answered = history.data.find((e) => e.type === "session.next.tool.success")
+          expect(answered?.type === "session.next.tool.success" && answered.data.structured).toEqual({
+            answers: [["Blue"]]
+          })
         }),
       120_000
     )
