@@ -359,7 +359,9 @@ describe("the inspector page at /", () => {
               }),
               finish("tool-calls")
             ),
-            reply(text("Blue it is."), finish("stop"))
+            reply(text("Blue it is."), finish("stop")),
+            // The summary of the compaction asked for below.
+            reply(text("The user picked blue for the button."), finish("stop"))
           )
           yield* llm.enqueueTitle(reply(text("Button colour"), finish("stop")))
           const { url } = yield* startServer(
@@ -394,10 +396,33 @@ describe("the inspector page at /", () => {
             await group.getByLabel("Blue").focus()
             await page.keyboard.press("Space")
             expect(await group.getByLabel("Blue").isChecked()).toBe(true)
+          })
+          // An instruction entry set while the session waits: the Step after the answer tells the
+          // model, and the transcript marks the update.
+          yield* Effect.promise(() =>
+            client.instructions.put({ sessionID: session.id, key: "style", value: "Prefer calm colours." })
+          )
+          yield* Effect.promise(async () => {
             await card.getByRole("button", { name: "Send answers" }).focus()
             await page.keyboard.press("Enter")
             await card.waitFor({ state: "detached" })
             await page.locator("#transcript").getByText("Blue it is.", { exact: true }).waitFor()
+          })
+          const transcript = page.locator("#transcript")
+          const instructions = transcript.locator("details", { hasText: "Instructions updated" })
+          yield* Effect.promise(() => instructions.waitFor())
+          expect(yield* Effect.promise(() => instructions.locator("pre").textContent())).toContain(
+            "Prefer calm colours."
+          )
+          // A compaction is marked, its summary folded.
+          yield* Effect.promise(() => client.sessions.wait({ sessionID: session.id }))
+          yield* Effect.promise(() => client.sessions.compact({ sessionID: session.id }))
+          yield* Effect.promise(async () => {
+            await transcript.getByText("Compaction started (manual)").waitFor()
+            await transcript
+              .locator("details", { hasText: "Compacted (manual)" })
+              .getByText("The user picked blue for the button.")
+              .waitFor({ state: "attached" })
           })
           const history = yield* Effect.promise(() => client.sessions.history({ sessionID: session.id }))
           const answered = history.data.find((e) => e.type === "session.next.tool.success")
