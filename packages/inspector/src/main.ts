@@ -175,7 +175,7 @@ const select = (sessionID: string | undefined): void => {
   if (sessionID === undefined) {
     byId("session-title").textContent = "No session selected"
     byId("session-meta").textContent = "Choose a session from the list."
-    new Transcript()
+    Transcript.clear()
     return
   }
   const current: View = {

@@ -49,8 +49,13 @@ export class Transcript {
   seq = 0
 
   constructor() {
-    this.list.replaceChildren()
-    this.timeline.replaceChildren()
+    Transcript.clear()
+  }
+
+  /** Empties the transcript and the timeline (no session shown). */
+  static clear(): void {
+    byId("transcript").replaceChildren()
+    byId("timeline").replaceChildren()
   }
 
   /** Applies one durable event of the session stream, in order. */

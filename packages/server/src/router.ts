@@ -49,8 +49,9 @@ export interface Options {
 
 /**
  * The assembled OpenCode API: every handler group, the concrete middleware, the OpenAPI document
- * at `/doc` and its reference page at `/doc/ui`, and with `ui` the inspector page at `/`. The network listener and the embedded host both serve exactly this layer; it needs the
- * Core services (`Core.layer`) and nothing else.
+ * at `/doc` and its reference page at `/doc/ui`, and with `ui` the inspector page at `/`. The network
+ * listener and the embedded host both serve exactly this layer; it needs the Core services
+ * (`Core.layer`) and nothing else.
  */
 export const layer = (options: Options) => {
   const api = HttpApiBuilder.api(ServerApi.api).pipe(

@@ -338,6 +338,31 @@ describe("the inspector page at /", () => {
       120_000
     )
 
+    it.scopedLive("behind a password, works with the credentials the browser was given once", () =>
+      Effect.gen(function* () {
+        const { url } = yield* startServer({ OPENCODE_SERVER_PASSWORD: "inspector-secret" })
+        const context = yield* Effect.acquireRelease(
+          Effect.promise(() =>
+            browser!.newContext({ httpCredentials: { username: "opencode", password: "inspector-secret" } })
+          ),
+          (context) => Effect.promise(() => context.close())
+        )
+        const page = yield* Effect.promise(() => context.newPage())
+        const session = yield* Effect.promise(() =>
+          createOpencodeClient({
+            baseUrl: url,
+            headers: { authorization: `Basic ${Buffer.from("opencode:inspector-secret").toString("base64")}` }
+          }).sessions.create({})
+        )
+        yield* Effect.promise(async () => {
+          await page.goto(`${url}/`)
+          // The event stream and the list calls all passed auth.
+          await page.getByRole("status").getByText("Live").waitFor()
+          await page.locator(`[data-session="${session.id}"]`).getByText("idle").waitFor()
+        })
+      })
+    )
+
     it.scopedLive(
       "answers a question from the page: options as labelled radio buttons, sent with the keyboard",
       () =>
