@@ -4,7 +4,8 @@
  * - the session list (title, running or idle, cost, tokens, pending requests), kept current by the
  *   global event stream (`/api/event`);
  * - the selected session (`#session=<id>`): its transcript and Step timeline from the session's
- *   durable stream, its pending permission and question requests with reply controls.
+ *   durable stream, its pending permission and question requests with reply controls. With none
+ *   selected, the next new top-level session is opened as it starts.
  * A broken stream is reopened after a second; the session stream resumes after the last sequence
  * number it applied, and the list and pending requests are reloaded for what was missed.
  */
@@ -191,6 +192,17 @@ const select = (sessionID: string | undefined): void => {
   void followSession(current)
 }
 
+/**
+ * With no session chosen, a new top-level session (e.g. one `opencode run` just started) is shown as
+ * it starts. The address changes without a history entry, and focus stays where it is.
+ */
+const followNew = (sessionID: string): void => {
+  if (selectedID() !== undefined || view !== undefined) return
+  if (sessions.get(sessionID)?.parentID !== undefined) return
+  window.history.replaceState(null, "", `#session=${encodeURIComponent(sessionID)}`)
+  select(sessionID)
+}
+
 // --- The global stream ------------------------------------------------------------------------
 
 const onEvent = (event: V2Event): void => {
@@ -200,6 +212,8 @@ const onEvent = (event: V2Event): void => {
       connection.textContent = "Live"
       return
     case "session.created":
+      if (sessionID !== undefined) void refreshSession(sessionID).then(() => followNew(sessionID))
+      return
     case "session.updated":
       if (sessionID !== undefined) void refreshSession(sessionID)
       return

@@ -228,13 +228,13 @@ describe("the inspector page at /", () => {
             await page.getByRole("complementary", { name: "Steps" }).waitFor()
           })
 
-          // A session made through the API appears in the list, live; choosing it opens it.
+          // A session made through the API appears in the list, live, and opens by itself (none was chosen).
           const session = yield* Effect.promise(() => client.sessions.create({}))
           const entry = page.locator(`[data-session="${session.id}"]`)
           yield* Effect.promise(async () => {
             await entry.getByText("idle").waitFor()
-            await entry.click()
-            await page.getByRole("main", { name: session.title || session.id }).waitFor()
+            await page.getByRole("main", { name: session.title }).waitFor()
+            expect(await entry.getAttribute("aria-current")).toBe("page")
           })
           const transcript = page.locator("#transcript")
           expect(yield* Effect.promise(() => transcript.getAttribute("aria-live"))).toBe("polite")
@@ -358,7 +358,15 @@ describe("the inspector page at /", () => {
           await page.goto(`${url}/`)
           // The event stream and the list calls all passed auth.
           await page.getByRole("status").getByText("Live").waitFor()
-          await page.locator(`[data-session="${session.id}"]`).getByText("idle").waitFor()
+          const entry = page.getByRole("link", {
+            name: new RegExp(session.title.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+          })
+          await entry.getByText("idle").waitFor()
+          // Chosen with the keyboard: the session opens and focus moves to it.
+          await entry.focus()
+          await page.keyboard.press("Enter")
+          await page.getByRole("main", { name: session.title }).waitFor()
+          expect(await page.evaluate(() => document.activeElement?.id)).toBe("main")
         })
       })
     )
