@@ -21,6 +21,7 @@ import { QuestionHandlers } from "./handlers/question.js"
 import { ReferenceHandlers } from "./handlers/reference.js"
 import { SessionHandlers } from "./handlers/session.js"
 import { SkillHandlers } from "./handlers/skill.js"
+import { Inspector } from "./inspector.js"
 import { AuthorizationLive } from "./middleware/authorization.js"
 import { BasicAuth } from "./middleware/basic-auth.js"
 import { LocationMiddleware } from "./middleware/location.js"
@@ -42,12 +43,15 @@ export interface Options {
   readonly ptyEnvironment?: PtyEnvironment.Interface | undefined
   /** The PTY connect tickets' lifetime (default `PtyTickets.defaultLifetime`). */
   readonly ptyTickets?: PtyTickets.Options | undefined
+  /** Serve the live session inspector page at `/` (see Inspector); default off (the embedded host). */
+  readonly ui?: boolean | undefined
 }
 
 /**
  * The assembled OpenCode API: every handler group, the concrete middleware, the OpenAPI document
- * at `/doc` and its reference page at `/doc/ui`. The network listener and the embedded host both serve exactly this layer; it needs the
- * Core services (`Core.layer`) and nothing else.
+ * at `/doc` and its reference page at `/doc/ui`, and with `ui` the inspector page at `/`. The network
+ * listener and the embedded host both serve exactly this layer; it needs the Core services
+ * (`Core.layer`) and nothing else.
  */
 export const layer = (options: Options) => {
   const api = HttpApiBuilder.api(ServerApi.api).pipe(
@@ -83,6 +87,7 @@ export const layer = (options: Options) => {
     HttpApiBuilder.middlewareOpenApi({ path: "/doc" }).pipe(Layer.provide(api)),
     // The platform's Scalar page, its script inlined (nothing is fetched from elsewhere, fonts included).
     HttpApiScalar.layer({ path: "/doc/ui", scalar: { withDefaultFonts: false } }).pipe(Layer.provide(api)),
+    Inspector.layer(options.ui ?? false),
     RequestErrors.layer
   ).pipe(
     Layer.provide([

@@ -35,6 +35,8 @@ export interface Options {
   readonly cors?: ReadonlyArray<string>
   /** The PTY connect tickets' lifetime (default `PtyTickets.defaultLifetime`, 60 s). */
   readonly ptyTickets?: PtyTickets.Options
+  /** Serve the live session inspector page at `/` (default true; `--no-ui` turns it off). */
+  readonly ui?: boolean
 }
 
 /**
@@ -71,6 +73,7 @@ export const layer = (options: Options) => {
         auth: BasicAuth.fromEnv(env),
         eventStreams: options.eventStreams,
         ptyTickets: options.ptyTickets,
+        ui: options.ui ?? true,
         origin: {
           cors: options.cors,
           ...(address._tag === "TcpAddress" ? { listener: { hostname: address.hostname, port: address.port } } : {})

@@ -20,10 +20,15 @@ const tsup = (cwd: string, args: ReadonlyArray<string> = []) =>
 /**
  * The CLI tests run the built `dist/bin.js`, exactly what the README's serve command runs: build it
  * first. The browser tests load the Promise client as its own build config bundles it: build that
- * too, into a scratch directory (without declarations, which the browser does not need).
+ * too, into a scratch directory (without declarations, which the browser does not need). The
+ * inspector page the server serves at `/` is built from its sources too (packages/inspector).
  */
 export default function setup(project: TestProject): void {
   tsup(path.resolve(__dirname, ".."))
+  execFileSync(process.execPath, ["--import", "tsx", "build.ts"], {
+    cwd: path.resolve(__dirname, "../../inspector"),
+    stdio: "ignore"
+  })
   const clientBundle = fs.mkdtempSync(path.join(os.tmpdir(), "opencode-client-bundle-"))
   tsup(path.resolve(__dirname, "../../client"), ["--no-dts", "--out-dir", clientBundle])
   project.provide("clientBundle", clientBundle)

@@ -41,7 +41,7 @@ export const configHome = (document: unknown): string => {
  */
 export const startServer = (
   env: Record<string, string> = {},
-  serve: Partial<Pick<Serve.Options, "config" | "cors" | "ptyTickets">> = {}
+  serve: Partial<Pick<Serve.Options, "config" | "cors" | "ptyTickets" | "ui">> = {}
 ): Effect.Effect<Running & { readonly port: number }, never, Scope.Scope> =>
   Effect.gen(function* () {
     const dataHome = tempDir("data")
