@@ -81,6 +81,8 @@ export const serve = Command.make("serve", { port, hostname, printLogs, logLevel
   )
 ).pipe(Command.withDescription("Start the OpenCode HTTP server"))
 
-export const command = Command.make("opencode").pipe(Command.withSubcommands([serve, RunCommand.command, SessionCommand.command]))
+export const command = Command.make("opencode").pipe(
+  Command.withSubcommands([serve, RunCommand.command, SessionCommand.command])
+)
 
 export const run = Command.run(command, { name: "opencode", version: ServerVersion.current })

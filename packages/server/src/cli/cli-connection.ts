@@ -3,8 +3,8 @@ export * as CliConnection from "./cli-connection.js"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { FetchHttpClient, type FileSystem, HttpClient, HttpClientRequest, PlatformLogger } from "@effect/platform"
 import { Options as CliOptions } from "@effect/cli"
+import { FetchHttpClient, type FileSystem, HttpClient, HttpClientRequest, PlatformLogger } from "@effect/platform"
 import { OpencodeClient } from "@opencode-ai/client/effect"
 import { Paths } from "@opencode-ai/core"
 import { Effect, FiberRef, HashSet, Logger, Option, type Scope } from "effect"
@@ -82,9 +82,7 @@ const fileLogger = (env: Readonly<Record<string, string | undefined>>) => {
   return Effect.sync(() => fs.mkdirSync(path.dirname(file), { recursive: true })).pipe(
     Effect.zipRight(PlatformLogger.toFile(Logger.logfmtLogger, file)),
     Effect.flatMap((logger) => Effect.locallyScoped(FiberRef.currentLoggers, HashSet.make(logger))),
-    Effect.catchAll((error) =>
-      CliExit.fail(CliExit.code.failed, `cannot open the log file ${file}: ${error.message}`)
-    )
+    Effect.catchAll((error) => CliExit.fail(CliExit.code.failed, `cannot open the log file ${file}: ${error.message}`))
   )
 }
 

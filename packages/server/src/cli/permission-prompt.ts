@@ -31,7 +31,8 @@ export const read = (input: NodeJS.ReadStream): Effect.Effect<PermissionRequest.
           return
         }
         const key = char.toLowerCase()
-        const reply = key === "y" ? "once" : key === "a" ? "always" : key === "n" || key === "\u001b" ? "reject" : undefined
+        const reply =
+          key === "y" ? "once" : key === "a" ? "always" : key === "n" || key === "\u001b" ? "reject" : undefined
         if (reply !== undefined) {
           restore()
           resume(Effect.succeed(reply))

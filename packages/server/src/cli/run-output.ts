@@ -176,7 +176,9 @@ export const make = (options: {
         `${ToolCallSummary.count(tokens.output)} out`,
         ...(tokens.reasoning > 0 ? [`${ToolCallSummary.count(tokens.reasoning)} reasoning`] : []),
         ...(tokens.cache.read + tokens.cache.write > 0
-          ? [`cache ${ToolCallSummary.count(tokens.cache.read)} read / ${ToolCallSummary.count(tokens.cache.write)} write`]
+          ? [
+              `cache ${ToolCallSummary.count(tokens.cache.read)} read / ${ToolCallSummary.count(tokens.cache.write)} write`
+            ]
           : [])
       ]
       print(style.dim(`${sessionID} · cost ${ToolCallSummary.cost(cost)} · tokens ${parts.join(", ")}`))

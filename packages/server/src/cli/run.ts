@@ -3,7 +3,14 @@ export * as RunCommand from "./run.js"
 import * as path from "node:path"
 import { Args, Command, Options } from "@effect/cli"
 import type { OpencodeClient } from "@opencode-ai/client/effect"
-import { Event, Identifier, InstanceEvent, type PermissionRequest, type Session, SessionError } from "@opencode-ai/schema"
+import {
+  type Event,
+  Identifier,
+  InstanceEvent,
+  type PermissionRequest,
+  type Session,
+  SessionError
+} from "@opencode-ai/schema"
 import { Cause, Deferred, Effect, Exit, Fiber, Option, Queue, Schedule, Schema, Stream } from "effect"
 import { CliConnection } from "./cli-connection.js"
 import { CliExit } from "./cli-exit.js"
@@ -112,7 +119,8 @@ const replyWords: Record<PermissionRequest.PermissionV2Reply, string> = {
 
 const program = (flags: Flags) =>
   Effect.gen(function* () {
-    if (flags.yes && flags.deny) return yield* CliExit.fail(CliExit.code.usage, "--yes and --deny cannot be used together")
+    if (flags.yes && flags.deny)
+      return yield* CliExit.fail(CliExit.code.usage, "--yes and --deny cannot be used together")
     const modelRef = Option.isSome(flags.model) ? Option.some(yield* parseModel(flags.model.value)) : Option.none()
     const attached = Option.isSome(flags.attach)
     const directory = Option.map(flags.dir, (given) => path.resolve(given))
@@ -162,7 +170,8 @@ const program = (flags: Flags) =>
             const given = Option.getOrThrow(flags.session)
             const sessionID = yield* decodeSessionID(given).pipe(
               Effect.mapError(
-                () => new CliExit.CliFailure({ code: CliExit.code.usage, message: `--session ${given}: not a session id` })
+                () =>
+                  new CliExit.CliFailure({ code: CliExit.code.usage, message: `--session ${given}: not a session id` })
               )
             )
             const existing = yield* client.sessions.get({ sessionID })
@@ -247,7 +256,8 @@ const program = (flags: Flags) =>
               "reject",
               "Nobody could answer this permission request (opencode run without a terminal)."
             )
-            if (sent) notes.error(`permission ${what}: refused, no terminal to ask (pass --yes to allow, --deny to refuse)`)
+            if (sent)
+              notes.error(`permission ${what}: refused, no terminal to ask (pass --yes to allow, --deny to refuse)`)
             return
           }
           case "interactive": {
@@ -373,11 +383,13 @@ const program = (flags: Flags) =>
       yield* Effect.forEach(pending, onAsk, { discard: true })
 
       // A long turn may outlive one HTTP request's deadline: waiting is simply asked again.
-      const idle = yield* client.sessions.wait({ sessionID }).pipe(
-        Effect.retry({ while: (error) => error._tag === "RequestError", schedule: Schedule.spaced("1 second") }),
-        Effect.mapError(explain),
-        Effect.fork
-      )
+      const idle = yield* client.sessions
+        .wait({ sessionID })
+        .pipe(
+          Effect.retry({ while: (error) => error._tag === "RequestError", schedule: Schedule.spaced("1 second") }),
+          Effect.mapError(explain),
+          Effect.fork
+        )
       let seen = admitted.admittedSeq
       let ended: Extract<Item, { readonly _tag: "End" }> | undefined
       // Running: show events until the session is idle (or the stream ends).

@@ -69,7 +69,9 @@ export const command = Command.make(
               message: `cannot write ${file}: ${error instanceof Error ? error.message : String(error)}`
             })
         })
-        process.stderr.write(`exported ${sessionID} (${messages.length} messages, ${events.length} events) to ${file}\n`)
+        process.stderr.write(
+          `exported ${sessionID} (${messages.length} messages, ${events.length} events) to ${file}\n`
+        )
       }).pipe(Effect.scoped)
     )
 ).pipe(Command.withDescription("Write a session's record, messages and durable log as JSON"))

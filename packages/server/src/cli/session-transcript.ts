@@ -18,8 +18,11 @@ const time = (ms: number) => {
 }
 
 /** `provider/model`, with `:variant` when there is one. */
-export const modelName = (model: { readonly providerID: string; readonly id: string; readonly variant?: string | undefined }) =>
-  `${model.providerID}/${model.id}${model.variant === undefined ? "" : `:${model.variant}`}`
+export const modelName = (model: {
+  readonly providerID: string
+  readonly id: string
+  readonly variant?: string | undefined
+}) => `${model.providerID}/${model.id}${model.variant === undefined ? "" : `:${model.variant}`}`
 
 /** The local date and minute of a millisecond timestamp: `2026-12-02 09:07`. */
 export const localTime = time
@@ -31,7 +34,11 @@ const indent = (text: string, prefix = "  ") =>
     .join("\n")
 
 const firstLine = (text: string, max = 100) => {
-  const line = text.split("\n").find((candidate) => candidate.trim() !== "")?.trim() ?? ""
+  const line =
+    text
+      .split("\n")
+      .find((candidate) => candidate.trim() !== "")
+      ?.trim() ?? ""
   return line.length > max ? `${line.slice(0, max - 1)}…` : line
 }
 
@@ -63,7 +70,9 @@ const messageLines = (message: SessionMessages.SessionMessage, style: TerminalSt
         ...(message.files ?? []).map((file) => style.dim(`[file ${file.name ?? file.uri} (${file.mime})]`))
       ]
     case "assistant": {
-      const lines = [style.bold(`── assistant · ${message.agent} · ${modelName(message.model)} · ${time(message.time.created)}`)]
+      const lines = [
+        style.bold(`── assistant · ${message.agent} · ${modelName(message.model)} · ${time(message.time.created)}`)
+      ]
       for (const part of message.content) {
         if (part.type === "text") lines.push(part.text)
         else if (part.type === "reasoning") {
