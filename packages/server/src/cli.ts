@@ -2,6 +2,8 @@ export * as Cli from "./cli.js"
 
 import { Command, HelpDoc, Options, ValidationError } from "@effect/cli"
 import { Console, Effect, LogLevel, Option } from "effect"
+import { RunCommand } from "./cli/run.js"
+import { SessionCommand } from "./cli/session.js"
 import { RequestOrigin } from "./middleware/request-origin.js"
 import { Serve } from "./serve.js"
 import { ServerVersion } from "./server-version.js"
@@ -79,6 +81,8 @@ export const serve = Command.make("serve", { port, hostname, printLogs, logLevel
   )
 ).pipe(Command.withDescription("Start the OpenCode HTTP server"))
 
-export const command = Command.make("opencode").pipe(Command.withSubcommands([serve]))
+export const command = Command.make("opencode").pipe(
+  Command.withSubcommands([serve, RunCommand.command, SessionCommand.command])
+)
 
 export const run = Command.run(command, { name: "opencode", version: ServerVersion.current })

@@ -1,7 +1,7 @@
 export * as WebHandler from "./web-handler.js"
 
 import { HttpApiBuilder, HttpApp, HttpServer } from "@effect/platform"
-import { type Config, Core, type ToolRegistry } from "@opencode-ai/core"
+import { type Config, Core, type ModelDatabase, type ToolRegistry } from "@opencode-ai/core"
 import { type Context, Effect, Layer, Option, type Scope } from "effect"
 import type { PtyEnvironment } from "./pty-environment.js"
 import { Router } from "./router.js"
@@ -23,6 +23,10 @@ export interface Options {
   readonly tools?: ReadonlyArray<ToolRegistry.Tool> | undefined
   /** The host's PTY Environment overlay for new PTYs; default none. */
   readonly ptyEnvironment?: PtyEnvironment.Interface | undefined
+  /** Where the model database comes from (see `Core.Options.models`); default the bundled snapshot only. */
+  readonly models?: ModelDatabase.Options | undefined
+  /** Run Recovery at start (resume sessions with admitted input); default true. A one-shot CLI passes false. */
+  readonly recover?: boolean | undefined
 }
 
 /** A fetch-shaped handler: a web `Request` in, the router's `Response` out. */
