@@ -262,6 +262,11 @@ describe("traces and metrics of a real `opencode serve`", () => {
       const childrenOf = (parent: any, name: string) =>
         named(name).filter((span) => span.parentSpanId === parent.spanId && span.traceId === parent.traceId)
 
+      // The HTTP server's spans are exported too, except the scrapes of /metrics.
+      const serverPaths = named("http.server POST").map((span) => attributes(span.attributes)["url.path"])
+      expect(serverPaths).toContain(`/api/session/${sessionID}/prompt`)
+      expect(spans.filter((span) => attributes(span.attributes)["url.path"] === "/metrics")).toEqual([])
+
       // session: the Execution, the root of its own trace.
       const executions = named("SessionExecution.run").filter(
         (span) => attributes(span.attributes).sessionID === sessionID
