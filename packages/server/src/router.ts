@@ -28,6 +28,7 @@ import { LocationMiddleware } from "./middleware/location.js"
 import { RequestErrors } from "./middleware/request-errors.js"
 import { RequestOrigin } from "./middleware/request-origin.js"
 import { StreamToken } from "./middleware/stream-token.js"
+import { MetricsRoute } from "./observability/metrics-route.js"
 import { PtyEnvironment } from "./pty-environment.js"
 import { PtyTickets } from "./pty-tickets.js"
 import { EventStreams } from "./sse/event-streams.js"
@@ -87,7 +88,12 @@ export const layer = (options: Options) => {
     HttpApiBuilder.middlewareOpenApi({ path: "/doc" }).pipe(Layer.provide(api)),
     // The platform's Scalar page, its script inlined (nothing is fetched from elsewhere, fonts included).
     HttpApiScalar.layer({ path: "/doc/ui", scalar: { withDefaultFonts: false } }).pipe(Layer.provide(api)),
+<<<<<<< HEAD
     Inspector.layer(options.ui ?? false),
+=======
+    // The Prometheus exposition (an extension outside the contract), behind the same guard.
+    MetricsRoute.layer,
+>>>>>>> h-otel
     RequestErrors.layer
   ).pipe(
     Layer.provide([

@@ -4,14 +4,17 @@ import * as fs from "node:fs"
 import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
-import { HttpApiBuilder, HttpServer, PlatformLogger } from "@effect/platform"
+import { HttpApiBuilder, HttpMiddleware, HttpServer, PlatformLogger } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { type Config, Core, ModelDatabase, Paths } from "@opencode-ai/core"
 import { Console, Effect, Layer, Logger, type LogLevel, Option } from "effect"
 import { BasicAuth } from "./middleware/basic-auth.js"
 import { RequestOrigin } from "./middleware/request-origin.js"
+import { MetricsRoute } from "./observability/metrics-route.js"
+import { TraceExport } from "./observability/trace-export.js"
 import type { PtyTickets } from "./pty-tickets.js"
 import { Router } from "./router.js"
+import { ServerVersion } from "./server-version.js"
 import type { EventStreams } from "./sse/event-streams.js"
 
 export interface Options {
@@ -81,7 +84,14 @@ export const layer = (options: Options) => {
       })
     )
   )
-  return HttpApiBuilder.serve().pipe(Layer.provide(router), Layer.provideMerge(listener), Layer.provide(core))
+  return HttpApiBuilder.serve().pipe(
+    Layer.provide(router),
+    Layer.provideMerge(listener),
+    Layer.provide(core),
+    // Scrapes of /metrics are not traced; the OTLP tracer (when configured) is built first and closed last.
+    HttpMiddleware.withTracerDisabledWhen(MetricsRoute.isScrape),
+    Layer.provide(TraceExport.layer({ env, serviceVersion: ServerVersion.current }))
+  )
 }
 
 /**

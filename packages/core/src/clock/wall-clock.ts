@@ -15,9 +15,17 @@ export const clock: Clock.Clock = Clock.make()
 /** Sleeps `ms` of real time. */
 export const sleep = (ms: Duration.DurationInput): Effect.Effect<void> => Effect.sleep(ms).pipe(Effect.withClock(clock))
 
-/** Runs `effect`, then again every `ms` of real time after each run ends, until interrupted or it fails. */
+/**
+ * Runs `effect`, then again every `ms` of real time after each run ends, until interrupted or it fails.
+ * The runs are not traced: a span (and its SQL spans) every tick of a heartbeat or a poll would bury
+ * the traces that explain something. What a run starts in the background may trace itself again
+ * (a session's Execution does, see SessionExecution).
+ */
 export const every = <E, R>(
   ms: Duration.DurationInput,
   effect: Effect.Effect<unknown, E, R>
 ): Effect.Effect<never, E, R> =>
-  Effect.repeat(effect, Schedule.spaced(ms)).pipe(Effect.zipRight(Effect.never), Effect.withClock(clock))
+  Effect.repeat(Effect.withTracerEnabled(effect, false), Schedule.spaced(ms)).pipe(
+    Effect.zipRight(Effect.never),
+    Effect.withClock(clock)
+  )

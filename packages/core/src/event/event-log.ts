@@ -4,6 +4,7 @@ import { SqlClient, SqlError } from "@effect/sql"
 import { type Event, Identifier } from "@opencode-ai/schema"
 import { Chunk, Clock, Context, Effect, Layer, PubSub, type Queue, Schema, type Scope, Stream } from "effect"
 import { WallClock } from "../clock/wall-clock.js"
+import { RuntimeMetrics } from "../observability/runtime-metrics.js"
 import * as LiveBus from "./live-bus.js"
 
 /** A committed durable event: the schema's envelope with `durable` always present. */
@@ -166,6 +167,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
             project === undefined ? Effect.void : Effect.provideService(project(committed), SqlClient.SqlClient, sql)
           ),
           sql.withTransaction,
+          RuntimeMetrics.commit,
           Effect.catchIf((error): error is SqlError.SqlError => error instanceof SqlError.SqlError, Effect.die),
           Effect.tap((committed) => Effect.sync(() => committed.forEach((envelope) => own.add(envelope.id)))),
           Effect.tap((committed) => PubSub.publishAll(live, committed)),

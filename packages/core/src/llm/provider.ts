@@ -12,6 +12,7 @@ export * as Provider from "./provider.js"
 
 import type { HttpClient } from "@effect/platform"
 import { Effect, Either, Layer, type Option, Stream } from "effect"
+import { RuntimeMetrics } from "../observability/runtime-metrics.js"
 import * as Anthropic from "./anthropic.js"
 import * as Gemini from "./gemini.js"
 import * as LLMClient from "./llm-client.js"
@@ -64,8 +65,16 @@ export interface Settings {
   readonly dialect?: OpenAICompatible.Dialect | undefined
 }
 
-/** The adapter of `settings.protocol` as an `LLMClient`. */
-export const make = (settings: Settings): Effect.Effect<LLMClient.Interface, never, HttpClient.HttpClient> => {
+/**
+ * The adapter of `settings.protocol` as an `LLMClient`. Each request is timed, and its failure
+ * counted, in the runtime metrics (`RuntimeMetrics.providerRequest`).
+ */
+export const make = (settings: Settings): Effect.Effect<LLMClient.Interface, never, HttpClient.HttpClient> =>
+  Effect.map(adapter(settings), (client) => ({
+    stream: (request) => RuntimeMetrics.providerRequest(request.model, client.stream(request))
+  }))
+
+const adapter = (settings: Settings): Effect.Effect<LLMClient.Interface, never, HttpClient.HttpClient> => {
   const config = { baseURL: settings.baseURL, apiKey: settings.apiKey, headers: settings.headers }
   switch (settings.protocol) {
     case "openai-compatible":

@@ -1,6 +1,7 @@
 export * as SessionExecution from "./session-execution.js"
 
-import { Context, Deferred, Effect, Fiber, Layer, type Scope } from "effect"
+import { Context, Deferred, Effect, Fiber, Layer, Option, type Scope, type Tracer } from "effect"
+import { RuntimeMetrics } from "../observability/runtime-metrics.js"
 
 /**
  * Execution: the process-local, per-session coordinator. One Execution of a session is one busy
@@ -81,7 +82,11 @@ export const make = (drain: Drain): Effect.Effect<Interface, never, Scope.Scope>
         })
       )
 
-    const run = (sessionID: string, idle: Deferred.Deferred<void>): Effect.Effect<void> => {
+    const run = (
+      sessionID: string,
+      idle: Deferred.Deferred<void>,
+      waker: Option.Option<Tracer.AnySpan>
+    ): Effect.Effect<void> => {
       const once = drain(sessionID).pipe(
         Effect.catchAllDefect((defect) =>
           Effect.logError("session drain failed", defect).pipe(Effect.annotateLogs({ sessionID }))
@@ -98,7 +103,20 @@ export const make = (drain: Drain): Effect.Effect<Interface, never, Scope.Scope>
               if (entries.get(sessionID)?.idle === idle) entries.delete(sessionID)
             })
           ).pipe(Effect.zipRight(Deferred.succeed(idle, undefined)))
-        )
+        ),
+        RuntimeMetrics.holding(RuntimeMetrics.activeSessions),
+        // The session's span for this Execution: the root of its own trace (its Steps, provider calls
+        // and tool calls are below it), linked to the span that woke it (a prompt request, recovery).
+        Effect.withSpan("SessionExecution.run", {
+          root: true,
+          attributes: { sessionID },
+          links: Option.match(waker, {
+            onNone: () => [],
+            onSome: (span) => [{ _tag: "SpanLink", span, attributes: {} }]
+          })
+        }),
+        // Traced even when woken from an untraced poll (see WallClock.every).
+        Effect.withTracerEnabled(true)
       )
     }
 
@@ -112,7 +130,8 @@ export const make = (drain: Drain): Effect.Effect<Interface, never, Scope.Scope>
           }
           const idle = yield* Deferred.make<void>()
           // The fiber's cleanup takes the lock, so it cannot run before the entry is recorded.
-          const fiber = yield* Effect.forkIn(run(sessionID, idle), scope)
+          const waker = yield* Effect.option(Effect.currentSpan)
+          const fiber = yield* Effect.forkIn(run(sessionID, idle, waker), scope)
           entries.set(sessionID, { fiber, idle, followUp: false })
         })
       )

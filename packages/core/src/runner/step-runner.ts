@@ -10,6 +10,7 @@ import type { LLMError } from "../llm/llm-error.js"
 import type { LLMEvent } from "../llm/llm-event.js"
 import type { LLMRequest } from "../llm/llm-request.js"
 import { Retry } from "../llm/retry.js"
+import { RuntimeMetrics } from "../observability/runtime-metrics.js"
 import { SessionEvents } from "../session/session-events.js"
 import { StepCost } from "../session/step-cost.js"
 import { Snapshots } from "../snapshot/snapshots.js"
@@ -127,6 +128,13 @@ export interface Options {
 
 const errorMessage = (error: LLMError.Any): string => error.message
 
+const stepOutcomes: Record<Outcome["_tag"], RuntimeMetrics.StepOutcome> = {
+  Continue: "continue",
+  Stop: "stop",
+  Failed: "failed",
+  Overflow: "overflow"
+}
+
 export const layer = (
   options: Options = {}
 ): Layer.Layer<Service, never, SessionEvents.Service | LiveBus.Service | LLMClient.Service | ToolSettlement.Service> =>
@@ -158,11 +166,21 @@ export const layer = (
             error: { type: "unknown", message: input.message }
           })
         ])
+        yield* RuntimeMetrics.stepSettled({ providerID: input.model.providerID, modelID: input.model.id }, "failed")
       })
 
       const run = Effect.fn("StepRunner.run")(function* (input: Input) {
         const { sessionID } = input
         const assistantMessageID = Identifier.newMessageID() as typeof Identifier.SessionMessageID.Type
+        const model = input.request.model
+        // The Step's span (this function's): its children are the provider call, and under it the tool calls.
+        yield* Effect.annotateCurrentSpan({
+          sessionID,
+          stepID: assistantMessageID,
+          agent: input.agent.name,
+          providerID: model.providerID,
+          modelID: model.modelID
+        })
         const mapping = ProviderEvents.mapper(assistantMessageID)
         const offered = input.structured?.offer(input.tools) ?? input.tools
         const tools: Array<Fiber.RuntimeFiber<void>> = []
@@ -286,7 +304,21 @@ export const layer = (
                   metadata: { delayMs: String(delayMs) }
                 }
               })
-          }).pipe(Stream.runForEachChunk(handleChunk))
+          }).pipe(
+            Stream.runForEachChunk(handleChunk),
+            // The provider call (retries included). Tool calls start inside it, so their spans are its
+            // children; one span per Physical Attempt, none per streamed event.
+            Effect.withSpan("StepRunner.attempt", {
+              attributes: {
+                sessionID,
+                stepID: assistantMessageID,
+                providerID: model.providerID,
+                modelID: model.modelID,
+                "gen_ai.provider.name": model.providerID,
+                "gen_ai.request.model": model.modelID
+              }
+            })
+          )
 
         const tokens = Effect.map(
           Ref.get(usage),
@@ -294,17 +326,18 @@ export const layer = (
         )
 
         const ended = (reason: string) =>
-          Effect.flatMap(Effect.zip(tokens, around.end), ([usage, snapshot]) =>
-            record([
+          Effect.flatMap(Effect.zip(tokens, around.end), ([usage, snapshot]) => {
+            const cost = StepCost.of(input.pricing, usage)
+            return record([
               StepEvent.make("session.next.step.ended", {
                 assistantMessageID,
                 finish: reason,
-                cost: StepCost.of(input.pricing, usage),
+                cost,
                 tokens: usage,
                 ...snapshot
               })
-            ])
-          )
+            ]).pipe(Effect.zipRight(RuntimeMetrics.usage(model, usage, cost)))
+          })
 
         const failed = (message: string) =>
           record([
@@ -346,10 +379,12 @@ export const layer = (
           yield* ended(reason)
           return Outcome.Stop({ finish: reason })
         }).pipe(
+          Effect.tap((outcome) => RuntimeMetrics.stepSettled(model, stepOutcomes[outcome._tag])),
           Effect.onInterrupt(() =>
             Effect.gen(function* () {
               yield* closeOpenBlocks
               yield* Effect.forEach(tools, Fiber.interrupt)
+              yield* RuntimeMetrics.stepSettled(model, "interrupted")
               if (!finished) return yield* failed(providerInterruptedMessage)
               yield* tools.length > 0 ? ended("tool-calls") : Effect.flatMap(Ref.get(finish), ended)
             })

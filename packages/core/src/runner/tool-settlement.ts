@@ -1,9 +1,10 @@
 export * as ToolSettlement from "./tool-settlement.js"
 
 import type { Identifier } from "@opencode-ai/schema"
-import { Cause, Context, Effect, Exit, Layer, Option } from "effect"
+import { Cause, Clock, Context, Effect, Exit, Layer, Option } from "effect"
 import type { AgentCatalog } from "../config/agent-catalog.js"
 import type { LLMEvent } from "../llm/llm-event.js"
+import { RuntimeMetrics } from "../observability/runtime-metrics.js"
 import { PermissionRequests } from "../permission/permission-requests.js"
 import { SessionEvents } from "../session/session-events.js"
 import { ModelToolOutput } from "../tool/model-tool-output.js"
@@ -77,6 +78,7 @@ export const layer: Layer.Layer<
           const emit = <T extends SessionEvents.Type>(type: T, data: StepEvent.Data<T>) =>
             StepEvent.append(events, sessionID, [StepEvent.make(type, data)])
           const provider = { executed: false }
+          const start = yield* Clock.currentTimeNanos
           const outcome = yield* input.tools
             .settle(call, {
               sessionID,
@@ -107,6 +109,11 @@ export const layer: Layer.Layer<
               restore,
               Effect.exit
             )
+          yield* RuntimeMetrics.toolSettled(
+            call.name,
+            Exit.isSuccess(outcome) ? "success" : Cause.isInterruptedOnly(outcome.cause) ? "interrupted" : "failed",
+            start
+          )
           if (Exit.isSuccess(outcome)) {
             // Still inside the mask: bounding (and keeping the complete text) and publishing the one
             // settlement cannot be interrupted halfway, and raw oversized output is never published.
@@ -159,6 +166,18 @@ export const layer: Layer.Layer<
             ...(Option.isSome(failure) ? { result: errorResult(failure.value) } : {}),
             provider
           })
+        })
+      ).pipe(
+        // The tool call's span: a child of the provider call that asked for it (see StepRunner).
+        Effect.withSpan("ToolSettlement.settle", {
+          attributes: {
+            sessionID: input.sessionID,
+            stepID: input.assistantMessageID,
+            tool: input.call.name,
+            callID: input.call.id,
+            "gen_ai.tool.name": input.call.name,
+            "gen_ai.tool.call.id": input.call.id
+          }
         })
       )
 

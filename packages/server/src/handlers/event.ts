@@ -64,10 +64,15 @@ export const layer = HttpApiBuilder.group(ServerApi.api, "events", (handlers) =>
               return Stream.concat(Stream.make(connected), Stream.merge(events, heartbeats, { haltStrategy: "left" }))
             })
           )
-          return SseFraming.response(SseFraming.body(frames, { closing: streams.closing, onClose: disposed }), {
-            timeout: streams.writeTimeout,
-            onStall: WriteWatchdog.release(request)
-          })
+          return SseFraming.response(
+            SseFraming.body(frames, { closing: streams.closing, onClose: disposed }).pipe(
+              SseFraming.subscribed("instance")
+            ),
+            {
+              timeout: streams.writeTimeout,
+              onStall: WriteWatchdog.release(request)
+            }
+          )
         })
       )
   })

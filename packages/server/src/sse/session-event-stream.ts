@@ -71,7 +71,9 @@ export const make = Effect.gen(function* () {
       // A heartbeat right away (the response starts without waiting for an event), then periodically.
       const heartbeats = Stream.tick(streams.heartbeat).pipe(Stream.as(SseFraming.comment("heartbeat")))
       return SseFraming.response(
-        SseFraming.body(Stream.merge(frames, heartbeats, { haltStrategy: "left" }), { closing: streams.closing }),
+        SseFraming.body(Stream.merge(frames, heartbeats, { haltStrategy: "left" }), { closing: streams.closing }).pipe(
+          SseFraming.subscribed("session")
+        ),
         { timeout: streams.writeTimeout, onStall: WriteWatchdog.release(request) }
       )
     }).pipe(Effect.annotateLogs({ sessionID: path.sessionID }), Effect.withSpan("SessionEventStream.open"))

@@ -2,8 +2,9 @@ export * as SseFraming from "./sse-framing.js"
 
 import * as Sse from "@effect/experimental/Sse"
 import { HttpServerResponse } from "@effect/platform"
+import { RuntimeMetrics } from "@opencode-ai/core"
 import { EventStream } from "@opencode-ai/protocol"
-import { Cause, type Duration, Effect, Option, Stream } from "effect"
+import { Cause, type Duration, Effect, Metric, Option, Stream } from "effect"
 import { WriteWatchdog } from "./write-watchdog.js"
 
 /*
@@ -82,6 +83,13 @@ export const body = <E>(
       )
     )
   )
+
+/**
+ * Counts a response body in the `opencode_sse_subscribers` gauge (by `stream`) from when it starts
+ * streaming until the connection ends.
+ */
+export const subscribed = (stream: "instance" | "session") =>
+  RuntimeMetrics.holdingStream(RuntimeMetrics.sseSubscribers.pipe(Metric.tagged("stream", stream)))
 
 /**
  * The `200 text/event-stream` response. `no-cache` and `x-accel-buffering: no` keep caches and
