@@ -89,6 +89,16 @@ export const layer = (
       const compaction = yield* Compaction.Service
 
       const execution = yield* SessionExecution.make(drain.run)
+      // Runs before the drains are interrupted (finalizers run in reverse): says what shutdown cuts off.
+      yield* Effect.addFinalizer(() =>
+        Effect.flatMap(execution.active, (running) =>
+          Effect.forEach(
+            running,
+            (sessionID) => Effect.logInfo("shutdown interrupts the session").pipe(Effect.annotateLogs({ sessionID })),
+            { discard: true }
+          )
+        )
+      )
       // How often `wait` and `interrupt` look at the lease of a session another host runs, and how
       // often this host looks for interrupt requests on its own leases.
       const waitPollMs = Math.min(100, leases.heartbeatMs)
@@ -120,8 +130,18 @@ export const layer = (
         // A restart: settle what a crash left running, then resume sessions with admitted input.
         const recovered = yield* recovery.run
         if (recovered.stranded > 0 || recovered.requests > 0 || recovered.pending.length > 0) {
-          yield* Effect.logInfo("recovered after restart", recovered)
+          yield* Effect.logInfo("recovered after restart", {
+            failedSteps: recovered.stranded,
+            failedTools: recovered.tools,
+            rejectedRequests: recovered.requests,
+            resumedSessions: recovered.pending.length
+          })
         }
+        yield* Effect.forEach(
+          recovered.pending,
+          (sessionID) => Effect.logInfo("resuming after restart").pipe(Effect.annotateLogs({ sessionID })),
+          { discard: true }
+        )
         yield* Effect.forEach(recovered.pending, drain.resumeNext, { discard: true })
         yield* Effect.forEach(recovered.pending, execution.wake, { discard: true })
         // Sessions a host that stopped since still holds: a drain here claims and settles them.

@@ -147,6 +147,9 @@ export const layer = (
         readonly message: string
       }) {
         const assistantMessageID = Identifier.newMessageID() as typeof Identifier.SessionMessageID.Type
+        yield* Effect.logWarning("step failed before the provider call", { error: input.message }).pipe(
+          Effect.annotateLogs({ sessionID: input.sessionID })
+        )
         yield* StepEvent.append(events, input.sessionID, [
           StepEvent.make("session.next.step.started", {
             assistantMessageID,
@@ -274,7 +277,7 @@ export const layer = (
          * chunk handled as it arrives. Fails with the provider's final error.
          */
         const attempt = (request: LLMRequest.Request) =>
-          Retry.stream(() => llm.stream(request), {
+          Retry.stream((n) => providerCall(request, n), {
             ...(options.retry !== undefined ? { policy: options.retry } : {}),
             onRetry: ({ attempt, delayMs, error }) =>
               emit("session.next.retried", {
@@ -285,8 +288,57 @@ export const layer = (
                   ...("status" in error && error.status !== undefined ? { statusCode: error.status } : {}),
                   metadata: { delayMs: String(delayMs) }
                 }
-              })
+              }).pipe(Effect.zipLeft(Effect.logInfo("retrying the provider call", { attempt: attempt + 1, delayMs })))
           }).pipe(Stream.runForEachChunk(handleChunk))
+
+        /**
+         * One provider request, logged once it ends: `provider call` (INFO) with its finish and tokens,
+         * or `provider call failed` (WARN) with the HTTP status (or the failure's tag) and message.
+         */
+        const providerCall = (request: LLMRequest.Request, n: number) =>
+          Stream.unwrap(
+            Effect.map(Clock.currentTimeMillis, (start) => {
+              let tokens: LLMEvent.Usage["tokens"] | undefined
+              let reason: string | undefined
+              const fields = Effect.map(Clock.currentTimeMillis, (now) => ({
+                provider: input.model.providerID,
+                model: input.model.id,
+                attempt: n,
+                latencyMs: now - start
+              }))
+              return llm.stream(request).pipe(
+                Stream.mapChunks((chunk) => {
+                  for (const event of chunk) {
+                    if (event.type === "usage") tokens = event.tokens
+                    else if (event.type === "finish") reason = event.reason
+                  }
+                  return chunk
+                }),
+                Stream.tapError((error) =>
+                  Effect.flatMap(fields, (f) =>
+                    Effect.logWarning("provider call failed", {
+                      ...f,
+                      status: "status" in error && error.status !== undefined ? error.status : error._tag,
+                      error: error.message
+                    })
+                  )
+                ),
+                Stream.onEnd(
+                  Effect.flatMap(fields, (f) =>
+                    Effect.logInfo("provider call", {
+                      ...f,
+                      status: "ok",
+                      finish: reason,
+                      inputTokens: tokens?.input,
+                      outputTokens: tokens?.output,
+                      ...(tokens !== undefined && tokens.reasoning > 0 ? { reasoningTokens: tokens.reasoning } : {}),
+                      ...(tokens !== undefined && tokens.cache.read > 0 ? { cacheReadTokens: tokens.cache.read } : {})
+                    })
+                  )
+                )
+              )
+            })
+          )
 
         const tokens = Effect.map(
           Ref.get(usage),
@@ -306,10 +358,13 @@ export const layer = (
             ])
           )
 
-        const failed = (message: string) =>
-          record([
-            StepEvent.make("session.next.step.failed", { assistantMessageID, error: { type: "unknown", message } })
-          ])
+        const failed = (message: string, options?: { readonly logged: boolean }) =>
+          Effect.zipRight(
+            options?.logged === true ? Effect.void : Effect.logWarning("step failed", { error: message }),
+            record([
+              StepEvent.make("session.next.step.failed", { assistantMessageID, error: { type: "unknown", message } })
+            ])
+          )
 
         // Whether the provider finished its turn (its stream ended): an interruption after that ends
         // the Step with the provider's finish, one before it fails the Step.
@@ -348,9 +403,13 @@ export const layer = (
         }).pipe(
           Effect.onInterrupt(() =>
             Effect.gen(function* () {
+              yield* Effect.logInfo("step interrupted", {
+                during: finished ? "tools" : "provider stream",
+                toolCalls: tools.length
+              })
               yield* closeOpenBlocks
               yield* Effect.forEach(tools, Fiber.interrupt)
-              if (!finished) return yield* failed(providerInterruptedMessage)
+              if (!finished) return yield* failed(providerInterruptedMessage, { logged: true })
               yield* tools.length > 0 ? ended("tool-calls") : Effect.flatMap(Ref.get(finish), ended)
             })
           )

@@ -1,7 +1,7 @@
 export * as ToolSettlement from "./tool-settlement.js"
 
-import type { Identifier } from "@opencode-ai/schema"
-import { Cause, Context, Effect, Exit, Layer, Option } from "effect"
+import { type Identifier, Quote } from "@opencode-ai/schema"
+import { Cause, Clock, Context, Effect, Exit, Layer, Option } from "effect"
 import type { AgentCatalog } from "../config/agent-catalog.js"
 import type { LLMEvent } from "../llm/llm-event.js"
 import { PermissionRequests } from "../permission/permission-requests.js"
@@ -77,6 +77,18 @@ export const layer: Layer.Layer<
           const emit = <T extends SessionEvents.Type>(type: T, data: StepEvent.Data<T>) =>
             StepEvent.append(events, sessionID, [StepEvent.make(type, data)])
           const provider = { executed: false }
+          const start = yield* Clock.currentTimeMillis
+          /** The call's one `tool ran` line (INFO): how it settled and how long it took, permission waits included. */
+          const ran = (outcome: "success" | "failed" | "interrupted" | "crashed", error?: string) =>
+            Effect.flatMap(Clock.currentTimeMillis, (now) =>
+              Effect.logInfo("tool ran", {
+                tool: call.name,
+                callID: call.id,
+                outcome,
+                durationMs: now - start,
+                ...(error === undefined ? {} : { error: Quote.clip(error) })
+              })
+            )
           const outcome = yield* input.tools
             .settle(call, {
               sessionID,
@@ -124,6 +136,7 @@ export const layer: Layer.Layer<
               ),
               Effect.annotateLogs({ sessionID, tool: call.name, callID: call.id })
             )
+            yield* ran("success")
             yield* emit("session.next.tool.success", {
               assistantMessageID,
               callID: call.id,
@@ -136,6 +149,7 @@ export const layer: Layer.Layer<
             return
           }
           if (Cause.isInterruptedOnly(outcome.cause)) {
+            yield* ran("interrupted")
             yield* emit("session.next.tool.failed", {
               assistantMessageID,
               callID: call.id,
@@ -150,6 +164,7 @@ export const layer: Layer.Layer<
               Effect.annotateLogs({ sessionID, tool: call.name })
             )
           }
+          yield* ran(Option.isSome(failure) ? "failed" : "crashed", Option.getOrUndefined(failure))
           yield* emit("session.next.tool.failed", {
             assistantMessageID,
             callID: call.id,
@@ -159,7 +174,7 @@ export const layer: Layer.Layer<
             ...(Option.isSome(failure) ? { result: errorResult(failure.value) } : {}),
             provider
           })
-        })
+        }).pipe(Effect.annotateLogs({ sessionID: input.sessionID }))
       )
 
     return Service.of({ settle })
