@@ -89,16 +89,6 @@ export const layer = (
       const compaction = yield* Compaction.Service
 
       const execution = yield* SessionExecution.make(drain.run)
-      // Runs before the drains are interrupted (finalizers run in reverse): says what shutdown cuts off.
-      yield* Effect.addFinalizer(() =>
-        Effect.flatMap(execution.active, (running) =>
-          Effect.forEach(
-            running,
-            (sessionID) => Effect.logInfo("shutdown interrupts the session").pipe(Effect.annotateLogs({ sessionID })),
-            { discard: true }
-          )
-        )
-      )
       // How often `wait` and `interrupt` look at the lease of a session another host runs, and how
       // often this host looks for interrupt requests on its own leases.
       const waitPollMs = Math.min(100, leases.heartbeatMs)
