@@ -103,7 +103,7 @@ describe("LogOutput formats", () => {
   it("pretty: the level coloured only when colours are on, the cause on the lines below", () => {
     const plain = LogOutput.pretty(entry, false)
     expect(plain).not.toContain("\u001b[")
-    expect(plain).toMatch(/^\d\d:\d\d:\d\d\.678 INFO  request method=POST /)
+    expect(plain).toMatch(/^\d\d:\d\d:\d\d\.678 INFO {2}request method=POST /)
     expect(plain.split("\n")).toEqual([expect.any(String), "    X: line one", "    line two"])
     const coloured = LogOutput.pretty(entry, true)
     expect(coloured).toContain("\u001b[32mINFO \u001b[0m")
@@ -143,9 +143,13 @@ describe("LogOutput file", () => {
     const rotation = { maxBytes: 300, keep: 2 }
     await logWith(
       { destination: { file }, rotation },
-      Effect.forEach(Array.from({ length: 40 }, (_, i) => i), (i) => Effect.logInfo("line", { i }), {
-        discard: true
-      })
+      Effect.forEach(
+        Array.from({ length: 40 }, (_, i) => i),
+        (i) => Effect.logInfo("line", { i }),
+        {
+          discard: true
+        }
+      )
     )
     const dir = path.dirname(file)
     expect(fs.readdirSync(dir).sort()).toEqual(["opencode.log", "opencode.log.1", "opencode.log.2"])
@@ -170,7 +174,7 @@ describe("LogOutput file", () => {
     fs.writeFileSync(file, `${"x".repeat(250)}\n`)
     await logWith({ destination: { file }, rotation: { maxBytes: 300, keep: 1 } }, Effect.logInfo("after restart"))
     expect(fs.readFileSync(`${file}.1`, "utf8")).toBe(`${"x".repeat(250)}\n`)
-    expect(fs.readFileSync(file, "utf8")).toContain("msg=\"after restart\"")
+    expect(fs.readFileSync(file, "utf8")).toContain('msg="after restart"')
   })
 })
 
@@ -187,9 +191,9 @@ describe("RequestLog.match", () => {
     })
     expect(RequestLog.match("HEAD", "/api/health")?.route).toBe("/api/health")
     expect(RequestLog.match("GET", "/api/fs/read/src/a.ts")?.route).toBe("/api/fs/read/*")
-    expect(
-      RequestLog.match("POST", "/api/session/ses_1/permission/per_2/reply")?.route
-    ).toBe("/api/session/{sessionID}/permission/{requestID}/reply")
+    expect(RequestLog.match("POST", "/api/session/ses_1/permission/per_2/reply")?.route).toBe(
+      "/api/session/{sessionID}/permission/{requestID}/reply"
+    )
   })
 
   it("matches nothing for an undeclared path or method", () => {

@@ -112,7 +112,11 @@ const promptToolReply = async (llm: ScriptedLLMServer.ScriptedLLMServer, url: st
   await Effect.runPromise(
     llm.enqueue(
       httpError(500, { headers: { "retry-after-ms": "20" } }),
-      reply(toolCall("call_echo", "bash", { command: "echo hello" }), usage({ input: 40, output: 8 }), finish("tool-calls")),
+      reply(
+        toolCall("call_echo", "bash", { command: "echo hello" }),
+        usage({ input: 40, output: 8 }),
+        finish("tool-calls")
+      ),
       reply(text("It printed hello."), usage({ input: 60, output: 5 }), finish("stop"))
     )
   )
@@ -178,7 +182,13 @@ describe("the log file of opencode serve", () => {
         expect.objectContaining({ attempt: "2", delayMs: "20" })
       ])
       expect(find((e) => e.msg === "provider call")).toEqual([
-        expect.objectContaining({ attempt: "2", status: "ok", finish: "tool-calls", inputTokens: "40", outputTokens: "8" }),
+        expect.objectContaining({
+          attempt: "2",
+          status: "ok",
+          finish: "tool-calls",
+          inputTokens: "40",
+          outputTokens: "8"
+        }),
         expect.objectContaining({ attempt: "1", status: "ok", finish: "stop", inputTokens: "60", outputTokens: "5" })
       ])
       for (const e of find((e) => e.msg === "provider call")) expect(Number(e.latencyMs)).toBeGreaterThanOrEqual(0)
@@ -225,6 +235,15 @@ describe("the log file of opencode serve", () => {
       // 1. A whole session, then a session whose provider stream is cut off by the shutdown.
       const first = await serve(args, env)
       const done = await promptToolReply(llm, first.url)
+      // An event stream opened with a stream token in its query string.
+      const { token } = (await call(first.url, "POST", "/api/event/token")).body
+      expect(typeof token).toBe("string")
+      const controller = new AbortController()
+      const stream = await fetch(`${first.url}/api/event?token=${encodeURIComponent(token)}`, {
+        signal: controller.signal
+      })
+      expect(stream.status).toBe(200)
+      controller.abort()
       const held = gate()
       await Effect.runPromise(llm.enqueue(reply(text("Thinking"), hold(held), text("…"), finish("stop"))))
       const cut = (await call(first.url, "POST", "/api/session", {})).body.data.id as string
@@ -259,10 +278,15 @@ describe("the log file of opencode serve", () => {
       expect(requests.some((r) => JSON.stringify(r.headers).includes(apiKey))).toBe(true)
 
       const log = logLines(data).join("\n")
-      for (const secret of [apiKey, password, basic, `Basic ${basic}`]) expect(log).not.toContain(secret)
+      for (const secret of [apiKey, password, basic, token]) expect(log).not.toContain(secret)
       // Nor the event stream token or a query string of any request line.
       const entries = logLines(data).map(parse)
       for (const e of entries.filter((e) => e.msg === "request")) expect(e.route).not.toContain("?")
+      expect(entries.filter((e) => e.msg === "request" && e.route === "/api/event")).not.toEqual([])
+      // At DEBUG too, whatever concerns a session says which.
+      for (const e of entries) {
+        if (!sessionless(e) && !/migration/i.test(e.msg!)) expect(e, JSON.stringify(e)).toHaveProperty("sessionID")
+      }
 
       const msgs = (sessionID: string) => entries.filter((e) => e.sessionID === sessionID).map((e) => e.msg)
       expect(entries.some((e) => e.level === "DEBUG" && e.msg === "request" && e.method === "GET")).toBe(true)
@@ -273,9 +297,9 @@ describe("the log file of opencode serve", () => {
       expect(entries.find((e) => e.sessionID === cut && e.msg === "step interrupted")).toMatchObject({
         during: "provider stream"
       })
-      expect(entries.find((e) => e.sessionID === crashed && e.msg === "settled what a stopped host left open")).toMatchObject(
-        { failedSteps: "1" }
-      )
+      expect(
+        entries.find((e) => e.sessionID === crashed && e.msg === "settled what a stopped host left open")
+      ).toMatchObject({ failedSteps: "1" })
       expect(entries.find((e) => e.msg === "recovered after restart")).toMatchObject({ failedSteps: "1" })
       expect(entries.filter((e) => e.msg === "opencode server listening")).toHaveLength(3)
     } finally {
