@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import * as NodePty from "@lydell/node-pty"
 import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
 import { Effect, Exit, Scope } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
@@ -206,7 +207,8 @@ describe("the log file of opencode serve", () => {
       const at = (msg: string) => entries.findIndex((e) => e.msg === msg)
       expect(at("permission asked")).toBeLessThan(at("permission replied"))
       expect(at("permission replied")).toBeLessThan(at("tool ran"))
-      expect(at("tool ran")).toBeLessThan(entries.findLastIndex((e) => e.msg === "provider call"))
+      const lastCall = entries.length - 1 - [...entries].reverse().findIndex((e) => e.msg === "provider call")
+      expect(at("tool ran")).toBeLessThan(lastCall)
 
       for (const e of entries) {
         if (!sessionless(e)) expect(e, JSON.stringify(e)).toMatchObject({ sessionID })
@@ -305,5 +307,49 @@ describe("the log file of opencode serve", () => {
     } finally {
       await Effect.runPromise(Scope.close(scope, Exit.void))
     }
+  }, 300_000)
+
+  it("--print-logs on a terminal writes pretty lines, coloured unless NO_COLOR is set", async () => {
+    /** Runs `opencode serve --print-logs` in a pseudo-terminal until its listening log line, then stops it. */
+    const onTerminal = (env: Record<string, string>) =>
+      new Promise<string>((resolve, reject) => {
+        const terminal = NodePty.spawn(process.execPath, [bin, "serve", "--port", "0", "--print-logs"], {
+          cwd: path.resolve(__dirname, "../../.."),
+          cols: 200,
+          rows: 40,
+          env: {
+            PATH: process.env.PATH ?? "",
+            HOME: tempDir("home"),
+            XDG_DATA_HOME: tempDir("xdg"),
+            XDG_CONFIG_HOME: tempDir("config"),
+            OPENCODE_DISABLE_MODELS_FETCH: "1",
+            TERM: "xterm-256color",
+            ...env
+          }
+        })
+        let out = ""
+        let stopping = false
+        terminal.onData((data) => {
+          out += data
+          // Both the URL on stdout and the log line on stderr: then stop, and resolve at exit.
+          if (!stopping && /listening on http/.test(out) && /INFO.*opencode server listening/.test(out)) {
+            stopping = true
+            terminal.kill("SIGTERM")
+          }
+        })
+        terminal.onExit(({ exitCode }) => (stopping ? resolve(out) : reject(new Error(`exited ${exitCode}: ${out}`))))
+      })
+    const esc = String.fromCharCode(27)
+
+    const coloured = await onTerminal({})
+    const line = coloured.split(/\r?\n/).find((l) => l.includes("opencode server listening") && l.includes("INFO"))!
+    expect(line).toContain(`${esc}[32mINFO `)
+    expect(line).not.toContain("level=")
+    expect(line).toMatch(/\d\d:\d\d:\d\d\.\d{3}/)
+
+    const plain = await onTerminal({ NO_COLOR: "1" })
+    const plainLine = plain.split(/\r?\n/).find((l) => l.includes("opencode server listening") && l.includes("INFO"))!
+    expect(plainLine).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}opencode server listening url=http:\/\/127\.0\.0\.1:\d+$/)
+    expect(plain).not.toContain(`${esc}[32m`)
   }, 300_000)
 })
