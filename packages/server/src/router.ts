@@ -88,12 +88,9 @@ export const layer = (options: Options) => {
     HttpApiBuilder.middlewareOpenApi({ path: "/doc" }).pipe(Layer.provide(api)),
     // The platform's Scalar page, its script inlined (nothing is fetched from elsewhere, fonts included).
     HttpApiScalar.layer({ path: "/doc/ui", scalar: { withDefaultFonts: false } }).pipe(Layer.provide(api)),
-<<<<<<< HEAD
     Inspector.layer(options.ui ?? false),
-=======
     // The Prometheus exposition (an extension outside the contract), behind the same guard.
     MetricsRoute.layer,
->>>>>>> h-otel
     RequestErrors.layer
   ).pipe(
     Layer.provide([

@@ -1,14 +1,15 @@
 export * as Serve from "./serve.js"
 
-import * as fs from "node:fs"
 import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
-import { HttpApiBuilder, HttpMiddleware, HttpServer, PlatformLogger } from "@effect/platform"
+import { HttpApiBuilder, HttpMiddleware, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { type Config, Core, ModelDatabase, Paths } from "@opencode-ai/core"
 import { Console, Effect, Layer, Logger, type LogLevel, Option } from "effect"
+import { LogOutput } from "./log-output.js"
 import { BasicAuth } from "./middleware/basic-auth.js"
+import { RequestLog } from "./middleware/request-log.js"
 import { RequestOrigin } from "./middleware/request-origin.js"
 import { MetricsRoute } from "./observability/metrics-route.js"
 import { TraceExport } from "./observability/trace-export.js"
@@ -23,6 +24,13 @@ export interface Options {
   /** Log to stderr; otherwise logs go to `<data>/log/opencode.log`. */
   readonly printLogs: boolean
   readonly logLevel: LogLevel.LogLevel
+  /**
+   * How log lines look (see LogOutput): default `logfmt` in the log file, and on stderr `pretty` when
+   * it is a terminal, `logfmt` otherwise.
+   */
+  readonly logFormat?: LogOutput.Format | undefined
+  /** The log file's rotation (default `LogOutput.defaultRotation`: 10 MiB, 5 rotated files kept). */
+  readonly logRotation?: LogOutput.Rotation | undefined
   /** The instance directory (default location of new sessions); defaults to the working directory. */
   readonly directory?: string
   /**
@@ -84,12 +92,20 @@ export const layer = (options: Options) => {
       })
     )
   )
-  return HttpApiBuilder.serve().pipe(
-    Layer.provide(router),
-    Layer.provideMerge(listener),
-    Layer.provide(core),
-    // Scrapes of /metrics are not traced; the OTLP tracer (when configured) is built first and closed last.
-    HttpMiddleware.withTracerDisabledWhen(MetricsRoute.isScrape),
+  // Shutdown's first and last log lines: released first and last (built last and first).
+  const stopping = Layer.scopedDiscard(Effect.addFinalizer(() => Effect.logInfo("opencode server shutting down")))
+  const stopped = Layer.scopedDiscard(Effect.addFinalizer(() => Effect.logInfo("opencode server stopped")))
+  return stopping.pipe(
+    Layer.provideMerge(
+      HttpApiBuilder.serve(RequestLog.middleware).pipe(
+        Layer.provide(router),
+        Layer.provideMerge(listener),
+        Layer.provide(core),
+        // Scrapes of /metrics are not traced; the OTLP tracer (when configured) is built first and closed last.
+        HttpMiddleware.withTracerDisabledWhen(MetricsRoute.isScrape)
+      )
+    ),
+    Layer.provide(stopped),
     Layer.provide(TraceExport.layer({ env, serviceVersion: ServerVersion.current }))
   )
 }
@@ -107,21 +123,17 @@ const closeDrainedConnections = (server: http.Server) =>
     })
   )
 
-/** Logs go to stderr with `--print-logs`, otherwise to `<data>/log/opencode.log`. */
+/** Logs go to stderr with `--print-logs`, otherwise to `<data>/log/opencode.log` (see LogOutput). */
 const logger = (options: Options) => {
-  if (options.printLogs) {
-    return Logger.replace(
-      Logger.defaultLogger,
-      Logger.make((entry) => void process.stderr.write(`${Logger.logfmtLogger.log(entry)}\n`))
-    )
-  }
-  const file = path.join(Paths.fromEnv(options.env ?? process.env, os.homedir()).dataDir, "log", "opencode.log")
-  return Layer.unwrapEffect(
-    Effect.sync(() => {
-      fs.mkdirSync(path.dirname(file), { recursive: true })
-      return Logger.replaceScoped(Logger.defaultLogger, PlatformLogger.toFile(Logger.logfmtLogger, file))
-    })
-  )
+  const env = options.env ?? process.env
+  return LogOutput.layer({
+    destination: options.printLogs
+      ? "stderr"
+      : { file: path.join(Paths.fromEnv(env, os.homedir()).dataDir, "log", "opencode.log") },
+    format: options.logFormat,
+    rotation: options.logRotation,
+    env
+  })
 }
 
 /** Runs the server until interrupted, printing the URL it listens on to stdout. */

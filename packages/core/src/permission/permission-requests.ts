@@ -227,6 +227,12 @@ export const layer: Layer.Layer<
             })}`.pipe(Effect.orDie)
           })
         )
+        yield* Effect.logInfo("permission asked", {
+          requestID: request.id,
+          action: request.action,
+          resources: request.resources.length,
+          origin: owner.origin
+        }).pipe(Effect.annotateLogs({ sessionID: request.sessionID }))
       })
 
     /**
@@ -279,6 +285,9 @@ export const layer: Layer.Layer<
               }))
             )} ON CONFLICT (project_id, action, resource) DO NOTHING`.pipe(Effect.orDie)
           })
+        )
+        yield* Effect.logInfo("permission replied", { requestID, reply: answer.reply }).pipe(
+          Effect.annotateLogs({ sessionID })
         )
         const waiter = waiting.get(requestID)
         if (waiter !== undefined) yield* Deferred.succeed(waiter, answer)

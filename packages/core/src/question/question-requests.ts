@@ -128,6 +128,9 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
             })}`.pipe(Effect.orDie)
           })
         )
+        yield* Effect.logInfo("question asked", { requestID: request.id }).pipe(
+          Effect.annotateLogs({ sessionID: request.sessionID })
+        )
       })
 
     /**
@@ -170,6 +173,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
             if (row === undefined) return yield* Errors.QuestionNotFoundError.of(requestID)
           })
         )
+        yield* Effect.logInfo(`question ${outcome._tag}`, { requestID }).pipe(Effect.annotateLogs({ sessionID }))
         const waiter = waiting.get(requestID)
         if (waiter !== undefined) yield* Deferred.succeed(waiter, outcome)
       })

@@ -154,6 +154,13 @@ export const layer: Layer.Layer<
           .pipe(Effect.orDie)
       }
       const requests = (yield* permissions.recover(sessionID)) + (yield* questions.recover(sessionID))
+      if (rows.length > 0 || requests > 0) {
+        yield* Effect.logInfo("settled what a stopped host left open", {
+          failedSteps: rows.length,
+          failedTools: tools,
+          rejectedRequests: requests
+        }).pipe(Effect.annotateLogs({ sessionID }))
+      }
       return { stranded: rows.length, tools, requests }
     })
 

@@ -274,8 +274,9 @@ export const layer: Layer.Layer<
           if (claim._tag === "Held") return
           const ended = yield* Effect.gen(function* () {
             if (claim.from !== undefined) {
-              const settled = yield* recovery.session(sessionID)
-              yield* Effect.logInfo("took over a session from a stopped host", { host: claim.from, ...settled })
+              yield* recovery.session(sessionID)
+              // What was settled is logged by Recovery.session.
+              yield* Effect.logInfo("took over a session from a stopped host", { host: claim.from })
             }
             // Resuming after a stopped host (found at startup, or just taken over): its conversation
             // may end where a Step should follow.

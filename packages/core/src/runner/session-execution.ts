@@ -1,6 +1,6 @@
 export * as SessionExecution from "./session-execution.js"
 
-import { Context, Deferred, Effect, Fiber, Layer, Option, type Scope, type Tracer } from "effect"
+import { Context, Deferred, Effect, ExecutionStrategy, Fiber, Layer, Option, Scope, type Tracer } from "effect"
 import { RuntimeMetrics } from "../observability/runtime-metrics.js"
 
 /**
@@ -53,15 +53,25 @@ interface Entry {
 }
 
 /**
- * Builds a coordinator whose drains run in the enclosing Scope: closing it interrupts every drain.
- * A drain that fails with a defect is logged and the session goes idle; the next wake starts afresh.
+ * Builds a coordinator whose drains run in the enclosing Scope: closing it logs each running session
+ * as cut off by the shutdown, then interrupts every drain. A drain that fails with a defect is logged
+ * and the session goes idle; the next wake starts afresh.
  */
 export const make = (drain: Drain): Effect.Effect<Interface, never, Scope.Scope> =>
   Effect.gen(function* () {
-    const scope = yield* Effect.scope
+    // The drains run in a scope of their own, closed after the finalizer below has said which
+    // sessions the close cuts off (finalizers run in reverse order).
+    const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
     const lock = yield* Effect.makeSemaphore(1)
     const locked = lock.withPermits(1)
     const entries = new Map<string, Entry>()
+    yield* Effect.addFinalizer(() =>
+      Effect.forEach(
+        [...entries.keys()],
+        (sessionID) => Effect.logInfo("shutdown interrupts the session").pipe(Effect.annotateLogs({ sessionID })),
+        { discard: true }
+      )
+    )
 
     /**
      * Decides, under the lock, whether the session drains again, and removes its entry when it does

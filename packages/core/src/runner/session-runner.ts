@@ -120,8 +120,18 @@ export const layer = (
         // A restart: settle what a crash left running, then resume sessions with admitted input.
         const recovered = yield* recovery.run
         if (recovered.stranded > 0 || recovered.requests > 0 || recovered.pending.length > 0) {
-          yield* Effect.logInfo("recovered after restart", recovered)
+          yield* Effect.logInfo("recovered after restart", {
+            failedSteps: recovered.stranded,
+            failedTools: recovered.tools,
+            rejectedRequests: recovered.requests,
+            resumedSessions: recovered.pending.length
+          })
         }
+        yield* Effect.forEach(
+          recovered.pending,
+          (sessionID) => Effect.logInfo("resuming after restart").pipe(Effect.annotateLogs({ sessionID })),
+          { discard: true }
+        )
         yield* Effect.forEach(recovered.pending, drain.resumeNext, { discard: true })
         yield* Effect.forEach(recovered.pending, execution.wake, { discard: true })
         // Sessions a host that stopped since still holds: a drain here claims and settles them.

@@ -155,6 +155,9 @@ export const layer = (
         readonly message: string
       }) {
         const assistantMessageID = Identifier.newMessageID() as typeof Identifier.SessionMessageID.Type
+        yield* Effect.logWarning("step failed before the provider call", { error: input.message }).pipe(
+          Effect.annotateLogs({ sessionID: input.sessionID })
+        )
         yield* StepEvent.append(events, input.sessionID, [
           StepEvent.make("session.next.step.started", {
             assistantMessageID,
@@ -292,7 +295,7 @@ export const layer = (
          * chunk handled as it arrives. Fails with the provider's final error.
          */
         const attempt = (request: LLMRequest.Request) =>
-          Retry.stream(() => llm.stream(request), {
+          Retry.stream((n) => providerCall(request, n), {
             ...(options.retry !== undefined ? { policy: options.retry } : {}),
             onRetry: ({ attempt, delayMs, error }) =>
               emit("session.next.retried", {
@@ -303,7 +306,7 @@ export const layer = (
                   ...("status" in error && error.status !== undefined ? { statusCode: error.status } : {}),
                   metadata: { delayMs: String(delayMs) }
                 }
-              })
+              }).pipe(Effect.zipLeft(Effect.logInfo("retrying the provider call", { attempt: attempt + 1, delayMs })))
           }).pipe(
             Stream.runForEachChunk(handleChunk),
             // The provider call (retries included). Tool calls start inside it, so their spans are its
@@ -317,6 +320,55 @@ export const layer = (
                 "gen_ai.provider.name": model.providerID,
                 "gen_ai.request.model": model.modelID
               }
+            })
+          )
+
+        /**
+         * One provider request, logged once it ends: `provider call` (INFO) with its finish and tokens,
+         * or `provider call failed` (WARN) with the HTTP status (or the failure's tag) and message.
+         */
+        const providerCall = (request: LLMRequest.Request, n: number) =>
+          Stream.unwrap(
+            Effect.map(Clock.currentTimeMillis, (start) => {
+              let tokens: LLMEvent.Usage["tokens"] | undefined
+              let reason: string | undefined
+              const fields = Effect.map(Clock.currentTimeMillis, (now) => ({
+                provider: input.model.providerID,
+                model: input.model.id,
+                attempt: n,
+                latencyMs: now - start
+              }))
+              return llm.stream(request).pipe(
+                Stream.mapChunks((chunk) => {
+                  for (const event of chunk) {
+                    if (event.type === "usage") tokens = event.tokens
+                    else if (event.type === "finish") reason = event.reason
+                  }
+                  return chunk
+                }),
+                Stream.tapError((error) =>
+                  Effect.flatMap(fields, (f) =>
+                    Effect.logWarning("provider call failed", {
+                      ...f,
+                      status: "status" in error && error.status !== undefined ? error.status : error._tag,
+                      error: error.message
+                    })
+                  )
+                ),
+                Stream.onEnd(
+                  Effect.flatMap(fields, (f) =>
+                    Effect.logInfo("provider call", {
+                      ...f,
+                      status: "ok",
+                      finish: reason,
+                      inputTokens: tokens?.input,
+                      outputTokens: tokens?.output,
+                      ...(tokens !== undefined && tokens.reasoning > 0 ? { reasoningTokens: tokens.reasoning } : {}),
+                      ...(tokens !== undefined && tokens.cache.read > 0 ? { cacheReadTokens: tokens.cache.read } : {})
+                    })
+                  )
+                )
+              )
             })
           )
 
@@ -339,10 +391,13 @@ export const layer = (
             ]).pipe(Effect.zipRight(RuntimeMetrics.usage(model, usage, cost)))
           })
 
-        const failed = (message: string) =>
-          record([
-            StepEvent.make("session.next.step.failed", { assistantMessageID, error: { type: "unknown", message } })
-          ])
+        const failed = (message: string, options?: { readonly logged: boolean }) =>
+          Effect.zipRight(
+            options?.logged === true ? Effect.void : Effect.logWarning("step failed", { error: message }),
+            record([
+              StepEvent.make("session.next.step.failed", { assistantMessageID, error: { type: "unknown", message } })
+            ])
+          )
 
         // Whether the provider finished its turn (its stream ended): an interruption after that ends
         // the Step with the provider's finish, one before it fails the Step.
@@ -382,10 +437,14 @@ export const layer = (
           Effect.tap((outcome) => RuntimeMetrics.stepSettled(model, stepOutcomes[outcome._tag])),
           Effect.onInterrupt(() =>
             Effect.gen(function* () {
+              yield* Effect.logInfo("step interrupted", {
+                during: finished ? "tools" : "provider stream",
+                toolCalls: tools.length
+              })
               yield* closeOpenBlocks
               yield* Effect.forEach(tools, Fiber.interrupt)
               yield* RuntimeMetrics.stepSettled(model, "interrupted")
-              if (!finished) return yield* failed(providerInterruptedMessage)
+              if (!finished) return yield* failed(providerInterruptedMessage, { logged: true })
               yield* tools.length > 0 ? ended("tool-calls") : Effect.flatMap(Ref.get(finish), ended)
             })
           )

@@ -1,6 +1,6 @@
 export * as ToolSettlement from "./tool-settlement.js"
 
-import type { Identifier } from "@opencode-ai/schema"
+import { type Identifier, Quote } from "@opencode-ai/schema"
 import { Cause, Clock, Context, Effect, Exit, Layer, Option } from "effect"
 import type { AgentCatalog } from "../config/agent-catalog.js"
 import type { LLMEvent } from "../llm/llm-event.js"
@@ -79,6 +79,17 @@ export const layer: Layer.Layer<
             StepEvent.append(events, sessionID, [StepEvent.make(type, data)])
           const provider = { executed: false }
           const start = yield* Clock.currentTimeNanos
+          /** The call's one `tool ran` line (INFO): how it settled and how long it took, permission waits included. */
+          const ran = (outcome: "success" | "failed" | "interrupted" | "crashed", error?: string) =>
+            Effect.flatMap(Clock.currentTimeNanos, (now) =>
+              Effect.logInfo("tool ran", {
+                tool: call.name,
+                callID: call.id,
+                outcome,
+                durationMs: Number((now - start) / 1_000_000n),
+                ...(error === undefined ? {} : { error: Quote.clip(error) })
+              })
+            )
           const outcome = yield* input.tools
             .settle(call, {
               sessionID,
@@ -131,6 +142,7 @@ export const layer: Layer.Layer<
               ),
               Effect.annotateLogs({ sessionID, tool: call.name, callID: call.id })
             )
+            yield* ran("success")
             yield* emit("session.next.tool.success", {
               assistantMessageID,
               callID: call.id,
@@ -143,6 +155,7 @@ export const layer: Layer.Layer<
             return
           }
           if (Cause.isInterruptedOnly(outcome.cause)) {
+            yield* ran("interrupted")
             yield* emit("session.next.tool.failed", {
               assistantMessageID,
               callID: call.id,
@@ -157,6 +170,7 @@ export const layer: Layer.Layer<
               Effect.annotateLogs({ sessionID, tool: call.name })
             )
           }
+          yield* ran(Option.isSome(failure) ? "failed" : "crashed", Option.getOrUndefined(failure))
           yield* emit("session.next.tool.failed", {
             assistantMessageID,
             callID: call.id,
@@ -178,7 +192,8 @@ export const layer: Layer.Layer<
             "gen_ai.tool.name": input.call.name,
             "gen_ai.tool.call.id": input.call.id
           }
-        })
+        }),
+        Effect.annotateLogs({ sessionID: input.sessionID })
       )
 
     return Service.of({ settle })

@@ -121,7 +121,7 @@ const translate = (cause: Cause.Cause<never>) =>
           kind: "body"
         })
       }
-      yield* Effect.logError("Unhandled failure while serving a request", cause)
+      yield* Effect.logError("unhandled failure while serving a request", cause)
       return json(500, { _tag: "UnknownError", message: "Internal server error" })
     }
     return yield* Effect.failCause(cause)
