@@ -2,7 +2,7 @@ export * as LogOutput from "./log-output.js"
 
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { Cause, Effect, HashMap, type Layer, List, Logger } from "effect"
+import { Cause, Effect, HashMap, type Layer, List, Logger, type Scope } from "effect"
 
 /**
  * Where the server's log lines go and how they look.
@@ -263,16 +263,24 @@ export const layer = (options: Options): Layer.Layer<never> => {
       Logger.make((o) => void process.stderr.write(`${line(entry(o))}\n`))
     )
   }
-  const { file } = options.destination
+  return Logger.replaceScoped(Logger.defaultLogger, Effect.orDie(fileLogger(options.destination.file, options)))
+}
+
+/**
+ * A logger that writes `format` lines (default logfmt) to the rotating `file`, open for the Scope's
+ * lifetime. Fails with the file system's error when the file cannot be opened (e.g. an unwritable
+ * data directory).
+ */
+export const fileLogger = (
+  file: string,
+  options: Pick<Options, "format" | "rotation"> = {}
+): Effect.Effect<Logger.Logger<unknown, void>, Error, Scope.Scope> => {
   const line = formatter(options.format ?? "logfmt")
-  return Logger.replaceScoped(
-    Logger.defaultLogger,
-    Effect.map(
-      Effect.acquireRelease(
-        Effect.sync(() => openFile(file, options.rotation)),
-        (opened) => Effect.sync(() => opened.close())
-      ),
-      (opened) => Logger.make((o) => opened.write(line(entry(o))))
-    )
-  )
+  return Effect.acquireRelease(
+    Effect.try({
+      try: () => openFile(file, options.rotation),
+      catch: (error) => (error instanceof Error ? error : new Error(String(error)))
+    }),
+    (opened) => Effect.sync(() => opened.close())
+  ).pipe(Effect.map((opened) => Logger.make((o) => opened.write(line(entry(o))))))
 }

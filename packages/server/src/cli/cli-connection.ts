@@ -1,13 +1,13 @@
 export * as CliConnection from "./cli-connection.js"
 
-import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Options as CliOptions } from "@effect/cli"
-import { FetchHttpClient, type FileSystem, HttpClient, HttpClientRequest, PlatformLogger } from "@effect/platform"
+import { FetchHttpClient, type FileSystem, HttpClient, HttpClientRequest } from "@effect/platform"
 import { OpencodeClient } from "@opencode-ai/client/effect"
 import { Paths } from "@opencode-ai/core"
-import { Effect, FiberRef, HashSet, Logger, Option, type Scope } from "effect"
+import { Effect, FiberRef, HashSet, Option, type Scope } from "effect"
+import { LogOutput } from "../log-output.js"
 import { WebHandler } from "../web-handler.js"
 import { CliExit } from "./cli-exit.js"
 
@@ -79,8 +79,7 @@ const parseUrl = (given: string) => {
  */
 const fileLogger = (env: Readonly<Record<string, string | undefined>>) => {
   const file = path.join(Paths.fromEnv({ ...env }, os.homedir()).dataDir, "log", "opencode.log")
-  return Effect.sync(() => fs.mkdirSync(path.dirname(file), { recursive: true })).pipe(
-    Effect.zipRight(PlatformLogger.toFile(Logger.logfmtLogger, file)),
+  return LogOutput.fileLogger(file).pipe(
     Effect.flatMap((logger) => Effect.locallyScoped(FiberRef.currentLoggers, HashSet.make(logger))),
     Effect.catchAll((error) => CliExit.fail(CliExit.code.failed, `cannot open the log file ${file}: ${error.message}`))
   )
