@@ -39,6 +39,16 @@ const epilog = HelpDoc.blocks([
 export const run = Command.run(command, { name: "opencode", version: ServerVersion.current, footer: epilog })
 
 /**
+ * What a defect prints: each distinct error of the cause with its stack, once. (Start-up runs layers
+ * in parallel, so one broken resource, such as a database file that is not one, can fail several
+ * fibers with the same error.)
+ */
+const defectReport = (cause: Cause.Cause<unknown>): string => {
+  const errors = [...new Set(Cause.prettyErrors(cause).map((error) => error.stack ?? String(error)))]
+  return `opencode: unexpected failure: ${errors.join("\n")}`
+}
+
+/**
  * The program `bin.ts` runs: {@link run} with every outcome reported once, resolving to the exit
  * status (see ExitCode). A usage error or a command's `Failure` is one line on stderr; a defect prints
  * its cause once (status 1). Interruption (SIGINT/SIGTERM) is not caught: the runtime exits 0 after the
@@ -64,7 +74,7 @@ export const main = (argv: ReadonlyArray<string>) =>
       Effect.catchAllCause((cause) =>
         Cause.isInterruptedOnly(cause)
           ? Effect.failCause(cause)
-          : Effect.as(Console.error(`opencode: unexpected failure:\n${Cause.pretty(cause)}`), ExitCode.defect)
+          : Effect.as(Console.error(defectReport(cause)), ExitCode.defect)
       )
     )
   })

@@ -31,7 +31,16 @@ const hostname = Options.text("hostname").pipe(
 const printLogs = Options.boolean("print-logs").pipe(
   Options.withDescription("Write logs to stderr instead of the log file")
 )
-const logFormat = Options.choice("log-format", ["logfmt", "json", "pretty"]).pipe(
+const logFormats = ["logfmt", "json", "pretty"] as const
+// Text, checked here, rather than `Options.choice`: the error then names the flag; any case is accepted.
+const logFormat = Options.text("log-format").pipe(
+  Options.withPseudoName("logfmt|json|pretty"),
+  Options.mapEffect((text) => {
+    const format = logFormats.find((name) => name === text.toLowerCase())
+    return format === undefined
+      ? invalid(`--log-format ${text}: expected logfmt, json or pretty`)
+      : Effect.succeed(format)
+  }),
   Options.optional,
   Options.withDescription("Format of the log lines: logfmt, json (one object per line) or pretty")
 )
