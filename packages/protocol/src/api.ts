@@ -220,3 +220,16 @@ export const additionalStatuses: Readonly<Record<string, ReadonlyArray<string>>>
   "v2.fs.read": ["404"],
   "v2.fs.list": ["404"]
 }
+
+/**
+ * Optional properties some reference operations add to their inline success response, and why.
+ * Conformance checks that each is present and optional, removes it, and compares the rest with the
+ * reference (which declares these responses closed, `additionalProperties: false`).
+ */
+export const additionalResponseFields: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  "v2.health.get": {
+    version:
+      "the server's version, so that a client can tell what it talks to without another call (upstream's " +
+      "v1 health answer carries it too)"
+  }
+}

@@ -8,6 +8,11 @@ import { Config } from "@opencode-ai/core"
 import { OpenCode } from "@opencode-ai/sdk-next"
 import { Effect, Exit, Scope } from "effect"
 
+// What the health answer reports as `version`: the server package's.
+const serverVersion: string = JSON.parse(
+  fs.readFileSync(path.resolve(__dirname, "../../server/package.json"), "utf8")
+).version
+
 const temp = (prefix: string) => fs.mkdtempSync(path.join(os.tmpdir(), `opencode-${prefix}-`))
 const options = () => ({ databaseFile: path.join(temp("embedded"), "opencode.db"), directory: temp("instance") })
 
@@ -38,7 +43,7 @@ describe("Embedded OpenCode", () => {
         "skills",
         "tools"
       ])
-      expect(yield* host.health.get()).toEqual({ healthy: true })
+      expect(yield* host.health.get()).toEqual({ healthy: true, version: serverVersion })
       const session = yield* host.sessions.create()
       expect(yield* host.sessions.get({ sessionID: session.id })).toEqual(session)
       const missing = yield* host.sessions.get({ sessionID: "ses_missing" as typeof session.id }).pipe(Effect.flip)
@@ -178,7 +183,7 @@ describe("Embedded OpenCode", () => {
         // Fixed, the same database file opens at once in the same scope: the failed host released it.
         fs.writeFileSync(file, "{}")
         const host = yield* OpenCode.embedded(opts)
-        expect(yield* host.health.get()).toEqual({ healthy: true })
+        expect(yield* host.health.get()).toEqual({ healthy: true, version: serverVersion })
       })
   )
 

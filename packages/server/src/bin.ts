@@ -1,9 +1,23 @@
 #!/usr/bin/env node
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { Effect } from "effect"
+import { Cause, Effect, Exit } from "effect"
 import { Cli } from "./cli.js"
 
-// runMain interrupts the program on SIGINT/SIGTERM, which closes the listener, waits for
-// in-flight requests and then closes the database, in that order (layer finalizers).
-// The pretty logger is off: `serve` installs its own (stderr with --print-logs, else the log file).
-NodeRuntime.runMain(Cli.run(process.argv).pipe(Effect.provide(NodeContext.layer)), { disablePrettyLogger: true })
+// runMain interrupts the program on SIGINT/SIGTERM, which closes the listener, waits for in-flight
+// requests and then closes the database, in that order (layer finalizers); that exit is 0.
+// `Cli.main` reports every failure itself, once, and resolves to the exit status: the runtime's own
+// error report and pretty logger stay off (`serve` installs its own logger).
+NodeRuntime.runMain(Cli.main(process.argv).pipe(Effect.provide(NodeContext.layer)), {
+  disableErrorReporting: true,
+  disablePrettyLogger: true,
+  teardown: (exit, onExit) =>
+    onExit(
+      Exit.isSuccess(exit)
+        ? typeof exit.value === "number"
+          ? exit.value
+          : 0
+        : Cause.isInterruptedOnly(exit.cause)
+          ? 0
+          : 1
+    )
+})

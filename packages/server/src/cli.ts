@@ -1,88 +1,80 @@
 export * as Cli from "./cli.js"
 
-import { Command, HelpDoc, Options, ValidationError } from "@effect/cli"
-import { Console, Effect, LogLevel, Option } from "effect"
-import { RunCommand } from "./cli/run.js"
-import { SessionCommand } from "./cli/session.js"
-import { RequestOrigin } from "./middleware/request-origin.js"
-import { Serve } from "./serve.js"
+import { CliConfig, Command, HelpDoc, ValidationError } from "@effect/cli"
+import { Cause, Console, Effect } from "effect"
+import { CliConsole } from "./cli/cli-console.js"
+import { CliError } from "./cli/cli-error.js"
+import { Colour } from "./cli/colour.js"
+import { ExitCode } from "./cli/exit-code.js"
+import { LogLevelOption } from "./cli/log-level-option.js"
+import { ServeCommand } from "./cli/serve-command.js"
 import { ServerVersion } from "./server-version.js"
 
-const port = Options.integer("port").pipe(
-  Options.withDefault(4096),
-  Options.withDescription("Port to listen on (0 picks a free one)")
-)
-const hostname = Options.text("hostname").pipe(
-  Options.withDefault("127.0.0.1"),
-  Options.withDescription("Interface to listen on")
-)
-const printLogs = Options.boolean("print-logs").pipe(
-  Options.withDescription("Write logs to stderr instead of the log file")
-)
-const logLevel = Options.choice("log-level", ["DEBUG", "INFO", "WARN", "ERROR"]).pipe(
-  Options.withDefault("INFO" as const),
-  Options.withDescription("Minimum level of log lines")
+/**
+ * `opencode`: the root command and its subcommands, each in its own file under `cli/` (add one to the
+ * list). Options given before the subcommand: `--log-level` (see LogLevelOption). Without a
+ * subcommand it prints its help.
+ */
+export const command = Command.make("opencode", { logLevel: LogLevelOption.option }).pipe(
+  Command.withSubcommands([ServeCommand.command]),
+  // Every handler: at the level given before the subcommand, and with its own stderr kept (CliConsole).
+  Command.transformHandler((effect, options) => CliConsole.inHandler(LogLevelOption.apply(options.logLevel)(effect)))
 )
 
-const cors = Options.text("cors").pipe(
-  Options.repeated,
-  Options.mapEffect((origins) =>
-    Effect.forEach(origins, (origin) =>
-      Option.match(RequestOrigin.parse(origin), {
-        onNone: () =>
-          Effect.fail(
-            ValidationError.invalidValue(
-              HelpDoc.p(`--cors ${origin}: expected an origin such as http://localhost:3000 (scheme, host, port)`)
-            )
-          ),
-        onSome: Effect.succeed
-      })
-    )
+// @effect/cli's built-in options still work; the help hides them (its own `--log-level` would be listed
+// next to ours) and this epilog describes the useful ones.
+const epilog = HelpDoc.blocks([
+  HelpDoc.h1("ALSO"),
+  HelpDoc.p(
+    [
+      "-h, --help                        show the help of opencode or of a command",
+      "--version                         print the version",
+      "--completions sh|bash|fish|zsh    print a shell completion script"
+    ].join("\n")
   ),
-  Options.withDescription("Also allow this browser origin, with CORS (repeatable; adds to server.cors)")
-)
-const pure = Options.boolean("pure").pipe(
-  Options.withDescription("Run without external plugins (accepted for compatibility: this server loads none)")
-)
-const mdns = Options.boolean("mdns").pipe(
-  Options.withDescription("Accepted for compatibility and ignored: this server does not announce itself over mDNS")
-)
+  ExitCode.help
+])
 
-const levels = { DEBUG: LogLevel.Debug, INFO: LogLevel.Info, WARN: LogLevel.Warning, ERROR: LogLevel.Error } as const
+/** Parses `argv` (`[node, script, ...args]`) and runs the command it names. */
+export const run = Command.run(command, { name: "opencode", version: ServerVersion.current, footer: epilog })
 
 /**
- * `opencode serve`: runs until SIGINT or SIGTERM, then shuts down gracefully. `--cors <origin>`
- * (repeatable) allows a browser origin besides the server's own; `--pure` changes nothing (there are
- * no plugins to leave out) and `--mdns` is ignored with a warning; both exist so that upstream's
- * launch lines work unchanged. An invalid `opencode.json(c)` stops it before it listens: the file,
- * line and reason go to stderr and the process exits with status 1.
+ * What a defect prints: each distinct error of the cause with its stack, once. (Start-up runs layers
+ * in parallel, so one broken resource, such as a database file that is not one, can fail several
+ * fibers with the same error.)
  */
-export const serve = Command.make("serve", { port, hostname, printLogs, logLevel, cors, pure, mdns }, (options) =>
-  Effect.zipRight(
-    options.mdns ? Console.error("opencode: warning: --mdns is not supported and has no effect") : Effect.void,
-    Serve.run({
-      port: options.port,
-      hostname: options.hostname,
-      printLogs: options.printLogs,
-      logLevel: levels[options.logLevel],
-      cors: options.cors
-    })
-  ).pipe(
-    Effect.catchTag("ConfigError", (error) =>
-      Console.error(`opencode: invalid configuration: ${error.message}`).pipe(
-        // Reported here in the user's terms; exiting through a failure would print it again as a cause.
-        Effect.zipRight(
-          Effect.sync(() => {
-            process.exitCode = 1
-          })
-        )
+const defectReport = (cause: Cause.Cause<unknown>): string => {
+  const errors = [...new Set(Cause.prettyErrors(cause).map((error) => error.stack ?? String(error)))]
+  return `opencode: unexpected failure: ${errors.join("\n")}`
+}
+
+/**
+ * The program `bin.ts` runs: {@link run} with every outcome reported once, resolving to the exit
+ * status (see ExitCode). A usage error or a command's `Failure` is one line on stderr; a defect prints
+ * its cause once (status 1). Interruption (SIGINT/SIGTERM) is not caught: the runtime exits 0 after the
+ * shutdown it triggers. Colour appears only on a terminal without `NO_COLOR` (see Colour).
+ */
+export const main = (argv: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const console = yield* Effect.console
+    return yield* run(argv).pipe(
+      Effect.as(ExitCode.ok),
+      Effect.withConsole(CliConsole.make(console, Colour.ofProcess())),
+      Effect.provide(CliConfig.layer({ showBuiltIns: false })),
+      Effect.catchAll((error) => {
+        const failure = ValidationError.isValidationError(error)
+          ? CliError.usage(error)
+          : error instanceof CliError.Failure
+            ? error
+            : undefined
+        return failure === undefined
+          ? Effect.failCause(Cause.die(error))
+          : Effect.as(Console.error(CliError.line(failure)), failure.exitCode)
+      }),
+      Effect.catchAllCause((cause) =>
+        Cause.isInterruptedOnly(cause)
+          ? Effect.failCause(cause)
+          : Effect.as(Console.error(defectReport(cause)), ExitCode.defect)
       )
     )
-  )
-).pipe(Command.withDescription("Start the OpenCode HTTP server"))
-
-export const command = Command.make("opencode").pipe(
-  Command.withSubcommands([serve, RunCommand.command, SessionCommand.command])
-)
-
-export const run = Command.run(command, { name: "opencode", version: ServerVersion.current })
+  })

@@ -5,8 +5,9 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { HttpApiBuilder, HttpMiddleware, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { type Config, Core, ModelDatabase, Paths } from "@opencode-ai/core"
+import { Config, Core, ModelDatabase, Paths } from "@opencode-ai/core"
 import { Console, Effect, Layer, Logger, type LogLevel, Option } from "effect"
+import { DataDirCheck } from "./data-dir-check.js"
 import { LogOutput } from "./log-output.js"
 import { BasicAuth } from "./middleware/basic-auth.js"
 import { RequestLog } from "./middleware/request-log.js"
@@ -17,6 +18,8 @@ import type { PtyTickets } from "./pty-tickets.js"
 import { Router } from "./router.js"
 import { ServerVersion } from "./server-version.js"
 import type { EventStreams } from "./sse/event-streams.js"
+import { StartupError } from "./startup-error.js"
+import { StartupSummary } from "./startup-summary.js"
 
 export interface Options {
   readonly port: number
@@ -25,8 +28,8 @@ export interface Options {
   readonly printLogs: boolean
   readonly logLevel: LogLevel.LogLevel
   /**
-   * How log lines look (see LogOutput): default `logfmt` in the log file, and on stderr `pretty` when
-   * it is a terminal, `logfmt` otherwise.
+   * How log lines look (`--log-format`, see LogOutput): default `logfmt` in the log file, and on
+   * stderr `pretty` when it is a terminal, `logfmt` otherwise.
    */
   readonly logFormat?: LogOutput.Format | undefined
   /** The log file's rotation (default `LogOutput.defaultRotation`: 10 MiB, 5 rotated files kept). */
@@ -46,7 +49,7 @@ export interface Options {
   readonly cors?: ReadonlyArray<string>
   /** The PTY connect tickets' lifetime (default `PtyTickets.defaultLifetime`, 60 s). */
   readonly ptyTickets?: PtyTickets.Options
-  /** Serve the live session inspector page at `/` (default true; `--no-ui` turns it off). */
+  /** Whether the session inspector page is served at `/`; `--no-ui` turns it off. Default true. */
   readonly ui?: boolean
 }
 
@@ -100,7 +103,8 @@ export const layer = (options: Options) => {
       HttpApiBuilder.serve(RequestLog.middleware).pipe(
         Layer.provide(router),
         Layer.provideMerge(listener),
-        Layer.provide(core),
+        // Core's services stay in the output: `run` reads the configuration for its start-up summary.
+        Layer.provideMerge(core),
         // Scrapes of /metrics are not traced; the OTLP tracer (when configured) is built first and closed last.
         HttpMiddleware.withTracerDisabledWhen(MetricsRoute.isScrape)
       )
@@ -136,19 +140,35 @@ const logger = (options: Options) => {
   })
 }
 
-/** Runs the server until interrupted, printing the URL it listens on to stdout. */
-export const run = (options: Options) =>
-  Effect.gen(function* () {
+/**
+ * Runs the server until interrupted (interruption closes the listener, lets in-flight requests finish,
+ * then closes the database). Before anything is opened it checks the data directory and the database
+ * file (`DataDirCheck`). Once listening it prints the start-up summary (`StartupSummary`) to stdout,
+ * its first line `opencode server listening on <url>`, and warns on stderr when it listens beyond
+ * loopback without a password. Fails, before listening, with the expected start-up failures: a
+ * `DataDirError`, a `ConfigError` (an invalid `opencode.json(c)` or `auth.json`), or a `ListenError`
+ * (the port is taken, the address is unavailable…); the CLI reports each in one line.
+ */
+export const run = (options: Options) => {
+  const env = options.env ?? process.env
+  const paths = Paths.fromEnv(env, os.homedir())
+  const serving = Effect.gen(function* () {
     const address = yield* HttpServer.HttpServer.pipe(Effect.map((server) => server.address))
-    const url = address._tag === "TcpAddress" ? `http://${address.hostname}:${address.port}` : address.path
-    yield* Console.log(`opencode server listening on ${url}`)
+    const url = address._tag === "TcpAddress" ? StartupSummary.url(address) : address.path
+    const config = yield* Config.Service
+    const auth = BasicAuth.fromEnv(env)
+    const summary = StartupSummary.lines({
+      version: ServerVersion.current,
+      url,
+      dataDir: paths.dataDir,
+      databaseFile: path.resolve(paths.databaseFile),
+      configSources: config.sources,
+      providers: config.providers.map((provider) => ({ id: provider.id, models: provider.models.length })),
+      authUser: Option.getOrUndefined(Option.map(auth, (credentials) => credentials.username))
+    })
+    yield* Console.log(summary.join("\n"))
     yield* Effect.logInfo("opencode server listening").pipe(Effect.annotateLogs({ url }))
-    const env = options.env ?? process.env
-    if (
-      address._tag === "TcpAddress" &&
-      !RequestOrigin.isLoopback(address.hostname) &&
-      Option.isNone(BasicAuth.fromEnv(env))
-    ) {
+    if (address._tag === "TcpAddress" && !RequestOrigin.isLoopback(address.hostname) && Option.isNone(auth)) {
       const warning = `opencode: warning: listening on ${url}, which is not a loopback address, with no password: anyone who can reach it can run commands as this user. Set OPENCODE_SERVER_PASSWORD.`
       yield* Console.error(warning)
       yield* Effect.logWarning(warning)
@@ -156,7 +176,11 @@ export const run = (options: Options) =>
     return yield* Effect.never
   }).pipe(
     Effect.provide(layer(options)),
+    Effect.catchTag("ServeError", (error) => Effect.fail(StartupError.listenFailed(error, options))),
     Effect.provide(logger(options)),
     Logger.withMinimumLogLevel(options.logLevel),
     Effect.scoped
   )
+  // The check comes first: the logger writes under the data directory.
+  return Effect.zipRight(DataDirCheck.run(paths), serving)
+}

@@ -930,7 +930,7 @@ const operations = {
 export interface OpencodeClient {
   readonly health: {
     /**
-     * Answers `{"healthy": true}` while the server accepts requests.
+     * Answers `{"healthy": true}` while the server accepts requests, with the server's `version`.
      *
      * `GET /api/health` (`v2.health.get`).
      * Resolves to {@link HealthGetResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.

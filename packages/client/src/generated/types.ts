@@ -2120,6 +2120,8 @@ export type HealthGetInput = Record<string, never>
 /** What `health.get` resolves to. */
 export interface HealthGetResult {
   readonly healthy: true
+  /** The server's version (an extension of the observed contract). */
+  readonly version?: string
 }
 
 /** The declared failures `health.get` rejects with. */

@@ -16,7 +16,7 @@ import * as Streaming from "../streaming.js"
 export interface Service {
   readonly health: {
     /**
-     * Answers `{"healthy": true}` while the server accepts requests.
+     * Answers `{"healthy": true}` while the server accepts requests, with the server's `version`.
      *
      * `GET /api/health` (`v2.health.get`).
      * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.
