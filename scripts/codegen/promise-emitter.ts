@@ -493,9 +493,9 @@ const sharedErrors = (contract: SdkContract.Contract): ReadonlyArray<string> => 
   return (first ?? []).filter((token) => rest.every((tokens) => tokens.includes(token)))
 }
 
-/** A name written in a descriptor: it must not contain the separators (a space, or a comma in a page token). */
+/** A name written in a descriptor: it must not contain the separators (white space, or `=`). */
 const token = (where: string, name: string): string => {
-  if (name === "" || /[\s,]/.test(name)) throw new Error(`${where}: ${JSON.stringify(name)} cannot be written in a descriptor`)
+  if (name === "" || /[\s=]/.test(name)) throw new Error(`${where}: ${JSON.stringify(name)} cannot be written in a descriptor`)
   return name
 }
 
@@ -514,16 +514,20 @@ const descriptor = (
     )
     tokens.push(...(names.length === 0 ? ["."] : names))
   }
+  const setting = (key: string, value: string) => tokens.push(`${key}=${token(where, value)}`)
   const rest = operation.pathParams.find((p) => p.rest === true)
-  if (rest !== undefined) tokens.push(`+${token(where, rest.name)}`)
+  if (rest !== undefined) setting("rest", rest.name)
   if (operation.success.status !== 200) tokens.push(String(operation.success.status))
-  if (operation.stream !== null) tokens.push(`^${token(where, operation.stream.failureEvent)}`)
-  else if (isBytes(operation)) tokens.push("*")
-  else if (operation.success.contentType === null) tokens.push("-")
-  if (operation.success.unwrap !== null) tokens.push(`=${token(where, operation.success.unwrap)}`)
+  if (operation.stream !== null) setting("stream", operation.stream.failureEvent)
+  else if (isBytes(operation)) tokens.push("bytes")
+  else if (operation.success.contentType === null) tokens.push("empty")
+  if (operation.success.unwrap !== null) setting("unwrap", operation.success.unwrap)
   if (operation.page !== null) {
     const { pages, items, links, cursor } = operation.page
-    tokens.push(`@${[pages, items, links, cursor].map((name) => token(where, name)).join(",")}`)
+    setting("pages", pages)
+    setting("items", items)
+    setting("links", links)
+    setting("cursor", cursor)
   }
   for (const error of operation.errors) {
     const written = errorToken(error)

@@ -9,7 +9,7 @@ import type { Operation, RequestOptions, Send } from "./transport.js"
  * the server's, unchanged.
  */
 
-/** How a paged operation's envelope maps to a Page; written in its descriptor by the Promise emitter. */
+/** How a paged operation's envelope maps to a Page; the settings of its descriptor (see `Transport.Descriptor`). */
 export interface Spec {
   /** The client method that walks every page (`listPages`). */
   readonly pages: string
@@ -30,12 +30,13 @@ interface Projected {
 
 /**
  * The Page of a parsed envelope. Like every Promise-client result, the shape is trusted, not
- * validated: only the members named by `spec` are read, and absent links are left out.
+ * validated: only the members named by `spec` are read (of an object; anything else has none), and
+ * absent links are left out.
  */
 export const project = (body: unknown, spec: Spec): Projected => {
-  const envelope = (typeof body === "object" && body !== null ? body : {}) as Readonly<Record<string, unknown>>
-  const links = (envelope[spec.links] ?? {}) as { readonly previous?: unknown; readonly next?: unknown }
-  const page: { items: unknown; previous?: string; next?: string } = { items: envelope[spec.items] }
+  const envelope = body as Readonly<Record<string, unknown>> | null | undefined
+  const links = (envelope?.[spec.links] ?? {}) as { readonly previous?: unknown; readonly next?: unknown }
+  const page: { items: unknown; previous?: string; next?: string } = { items: envelope?.[spec.items] }
   if (typeof links.previous === "string") page.previous = links.previous
   if (typeof links.next === "string") page.next = links.next
   return page
@@ -51,8 +52,7 @@ export const project = (body: unknown, spec: Spec): Projected => {
  */
 export const walk = (
   send: Send,
-  operation: Operation,
-  cursor: string,
+  operation: Operation & Spec,
   query: Readonly<Record<string, unknown>> | undefined,
   options: RequestOptions | undefined
 ): AsyncIterable<Projected> => ({
@@ -61,7 +61,7 @@ export const walk = (
     let page = (await send(operation, fields, options)) as Projected
     yield page
     while (page.next !== undefined) {
-      const continuation: Record<string, unknown> = { [cursor]: page.next }
+      const continuation: Record<string, unknown> = { [operation.cursor]: page.next }
       for (const [, name] of operation.path.matchAll(/\{([^}]+)\}/g)) continuation[name!] = fields[name!]
       page = (await send(operation, continuation, options)) as Projected
       yield page

@@ -1,8 +1,8 @@
 export * as Transport from "./transport.js"
 
-import { createParser } from "eventsource-parser"
 import { ClientError, type ClientErrorReason } from "./generated/client-error.js"
 import { type Spec as PageSpec, project, walk } from "./page.js"
+import { parser } from "./sse.js"
 
 /** Options of `createOpencodeClient`. */
 export interface ClientOptions {
@@ -43,63 +43,67 @@ export type Table = Readonly<Record<string, Readonly<Record<string, Descriptor>>
  *   `name[member]=value`). Query parameters are sent in token order; undefined values are omitted;
  * - `.name`: an input field sent in the JSON body (an operation with a body has at least one such
  *   token; `.` alone is a body without fields). Undefined fields are omitted;
- * - `+name`: the path parameter that is the rest of the path (`/api/fs/read/{path}`): its value, slashes
- *   included, is sent URI-encoded as one segment (see {@link encodeRest});
  * - `NNN`: the success status, when it is not 200;
- * - `-`: the success carries no body (the call resolves to `undefined`);
- * - `*`: the success is bytes (the call resolves to the body as a `Blob` typed by its `Content-Type`);
- * - `=name`: resolve to this member of the JSON body instead of the whole body;
- * - `^event`: a Server-Sent Events operation whose terminal failure frame has this `event:` name;
- * - `@pages,items,links,cursor`: a cursor-paged list (see `Page.Spec`) with its `pages` companion;
- * - `NNNTag`: a declared failure: status `NNN` with the body's `_tag` `Tag`.
+ * - `NNNTag`: a declared failure: status `NNN` with the body's `_tag` `Tag`;
+ * - `key=value` or `key` (a flag): an {@link Operation} setting: `rest=name`, `empty`, `bytes`,
+ *   `unwrap=name`, `stream=event`, and a paged list's `pages`, `items`, `links` and `cursor`.
  * The table's shared tokens (the failures every operation declares) are appended to each descriptor.
  */
 export type Descriptor = string
 
 /** One operation, as {@link operation} reads its descriptor. */
-export interface Operation {
+export interface Operation extends Partial<PageSpec> {
   /** `namespace.method`, used in error messages. */
   readonly name: string
   readonly method: string
   readonly path: string
+  /**
+   * The path parameter that is the rest of the path (`/api/fs/read/{path}`): its value, slashes
+   * included, is sent URI-encoded as one segment, so that no URL parser resolves its dot segments
+   * before the server sees them (`""`, `.` and `..` get a leading `./` for the same reason).
+   */
   readonly rest?: string
   /** The query parameters in order: the name and whether its style is `deepObject`. */
   readonly query: Array<readonly [name: string, deep: boolean]>
   /** The input fields sent as the JSON body; absent when the operation has no body. */
   readonly body?: Array<string>
   readonly status: number
-  /** The success carries no body. */
-  readonly empty?: boolean
-  readonly bytes?: boolean
+  /** The success carries no body: the call resolves to `undefined`. */
+  readonly empty?: true
+  /** The success is bytes: the call resolves to the body as a `Blob` typed by its `Content-Type`. */
+  readonly bytes?: true
+  /** Resolve to this member of the JSON body instead of the whole body. */
   readonly unwrap?: string
   /** The `event:` name of a stream's terminal failure frame; present on a Server-Sent Events operation. */
   readonly stream?: string
-  readonly page?: PageSpec
   /** The declared failure tags, by status. */
   readonly errors: Record<number, Array<string>>
 }
 
-type Mutable<A> = { -readonly [K in keyof A]: A[K] }
-
 /** Reads one descriptor; `name` is `namespace.method`. */
 export const operation = (name: string, descriptor: Descriptor): Operation => {
-  const [method = "", path = "", ...tokens] = descriptor.split(" ")
-  const op: Mutable<Operation> = { name, method, path, query: [], status: 200, errors: {} }
+  const [method, path, ...tokens] = descriptor.split(" ") as [string, string, ...Array<string>]
+  const op: { -readonly [K in keyof Operation]: Operation[K] } & Record<string, unknown> = {
+    name,
+    method,
+    path,
+    query: [],
+    status: 200,
+    errors: {}
+  }
   for (const token of tokens) {
-    const kind = token[0]
+    const kind = token[0] as string
     const value = token.slice(1)
     if (kind === "?" || kind === "&") op.query.push([value, kind === "&"])
     else if (kind === ".") (op.body ??= []).push(value)
-    else if (kind === "+") op.rest = value
-    else if (kind === "-") op.empty = true
-    else if (kind === "*") op.bytes = true
-    else if (kind === "=") op.unwrap = value
-    else if (kind === "^") op.stream = value
-    else if (kind === "@") {
-      const [pages = "", items = "", links = "", cursor = ""] = value.split(",")
-      op.page = { pages, items, links, cursor }
-    } else if (token.length === 3) op.status = +token
-    else (op.errors[+token.slice(0, 3)] ??= []).push(token.slice(3))
+    // A digit: a status.
+    else if (kind <= "9") {
+      if (token.length === 3) op.status = +token
+      else (op.errors[+token.slice(0, 3)] ??= []).push(token.slice(3))
+    } else {
+      const [key, setting = true] = token.split("=") as [string, string?]
+      op[key] = setting
+    }
   }
   return op
 }
@@ -146,24 +150,25 @@ export const client = (options: ClientOptions, table: Table, shared: string): un
     return interpret(op, response.status, response.headers.get("content-type"), text)
   }
   const out: Record<string, Record<string, unknown>> = {}
-  for (const namespace in table) {
+  for (const [namespace, descriptors] of Object.entries(table)) {
     const methods: Record<string, unknown> = (out[namespace] = {})
-    const descriptors = table[namespace] ?? {}
-    for (const method in descriptors) {
-      const op = operation(`${namespace}.${method}`, `${descriptors[method]} ${shared}`)
+    for (const [method, descriptor] of Object.entries(descriptors)) {
+      const op = operation(`${namespace}.${method}`, `${descriptor} ${shared}`)
       methods[method] = op.stream
         ? (input?: Fields, call?: RequestOptions): AsyncIterable<unknown> => ({
             [Symbol.asyncIterator]: () => events(options, op, urlOf(root, op, input ?? {}), call)
           })
         : (input?: Fields, call?: RequestOptions) => send(op, input, call)
-      const page = op.page
-      if (page) methods[page.pages] = (query?: Fields, call?: RequestOptions) => walk(send, op, page.cursor, query, call)
+      if (op.pages) methods[op.pages] = (query?: Fields, call?: RequestOptions) => walk(send, op as Paged, query, call)
     }
   }
   return out
 }
 
 type Fields = Readonly<Record<string, unknown>>
+
+/** A cursor-paged list's operation. */
+type Paged = Operation & PageSpec
 
 /** Sends one operation and interprets its response; see {@link client}. */
 export type Send = (op: Operation, input: Fields | undefined, call: RequestOptions | undefined) => Promise<unknown>
@@ -187,16 +192,11 @@ const urlOf = (root: string, op: Operation, fields: Fields): string => {
   }
   const query = `${params}`
   return `${root}${op.path.replace(param, (_, name: string) =>
-    name === op.rest ? encodeRest(String(fields[name])) : encodeURIComponent(String(fields[name]))
-  )}${query && `?${query}`}`
+  {
+    const value = String(fields[name])
+    return encodeURIComponent(name === op.rest && (value === "" || value === "." || value === "..") ? `./${value}` : value)
+  })}${query && `?${query}`}`
 }
-
-/**
- * A rest-of-path value as one URI-encoded segment (its slashes as `%2F`), so that no URL parser resolves
- * its dot segments before the server sees them; `""`, `.` and `..` get a leading `./` for the same reason.
- */
-export const encodeRest = (value: string): string =>
-  encodeURIComponent(value === "" || value === "." || value === ".." ? `./${value}` : value)
 
 /** `accept`, then the client headers, then the call's, each replacing the previous name by name. */
 const headersOf = (options: ClientOptions, call: RequestOptions | undefined, accept: string): Headers => {
@@ -229,14 +229,14 @@ const interpret = (op: Operation, status: number, contentType: string | null, te
       })
     }
     const value = parse(op, status, text)
-    if (op.page) return project(value, op.page)
+    if (op.pages) return project(value, op as Paged)
     // Shapes are trusted, not validated: a body without the envelope member resolves to undefined.
     return op.unwrap === undefined ? value : (value as Fields | null)?.[op.unwrap]
   }
   const tags = op.errors[status]
   if (tags && isJson(contentType)) {
     const value = parse(op, status, text)
-    const tag = typeof value === "object" && value !== null ? (value as { readonly _tag?: unknown })._tag : undefined
+    const tag = (value as { readonly _tag?: unknown } | null)?._tag
     if (typeof tag === "string" && tags.includes(tag)) throw value
   }
   throw fail(op, "UnexpectedStatus", `unexpected response status ${status}`, { status, body: text })
@@ -298,32 +298,30 @@ const events = (
     fail(op, "Transport", "the stream was aborted", { cause: cause ?? signal?.reason })
   const transportError = (cause: unknown): ClientError =>
     fail(op, "Transport", `stream failed: ${describe(cause)}`, { cause })
-  const parser = createParser({
-    onEvent: ({ event, data }) => {
-      if (failure !== undefined) return
-      if (event === op.stream) {
-        failure = fail(op, "StreamFailure", `the server ended the stream with a failure: ${data}`, {
-          status: op.status,
-          body: data
-        })
-        return
-      }
-      try {
-        ready.push(JSON.parse(data))
-      } catch (cause) {
-        failure = fail(op, "MalformedResponse", "an event's data is not valid JSON", {
-          status: op.status,
-          body: data,
-          cause
-        })
-      }
+  const feed = parser((event, data) => {
+    if (failure !== undefined) return
+    if (event === op.stream) {
+      failure = fail(op, "StreamFailure", `the server ended the stream with a failure: ${data}`, {
+        status: op.status,
+        body: data
+      })
+      return
+    }
+    try {
+      ready.push(JSON.parse(data))
+    } catch (cause) {
+      failure = fail(op, "MalformedResponse", "an event's data is not valid JSON", {
+        status: op.status,
+        body: data,
+        cause
+      })
     }
   })
 
   const open = async (): Promise<void> => {
     if (signal?.aborted) {
       aborted = true
-      throw abortError(signal.reason)
+      throw abortError()
     }
     signal?.addEventListener("abort", onAbort, { once: true })
     let response: Response
@@ -365,19 +363,15 @@ const events = (
       try {
         if (reader === undefined && !closed) await open()
         while (ready.length === 0) {
-          if (failure !== undefined) {
-            const thrown = failure
-            teardown()
-            throw thrown
-          }
+          // The catch below closes the connection.
+          if (failure !== undefined) throw failure
           if (aborted) throw abortError()
           // Closed: the body ended (its last events are parsed), `return()` was called or the open lost the race.
           if (closed || reader === undefined) return done
           const chunk = await reader.read()
-          if (chunk.done) {
-            parser.feed(decoder.decode())
-            teardown()
-          } else parser.feed(decoder.decode(chunk.value, { stream: true }))
+          // The last decode (no `stream`) flushes the decoder.
+          feed(decoder.decode(chunk.value, { stream: !chunk.done }))
+          if (chunk.done) teardown()
         }
         return { done: false, value: ready.shift() }
       } catch (cause) {

@@ -148,38 +148,38 @@ const operations: Transport.Table = {
     get: "GET /api/location &location"
   },
   sessions: {
-    create: "POST /api/session .id .agent .model .location =data",
-    list: "GET /api/session ?workspace ?limit ?order ?search ?directory ?project ?subpath ?cursor @listPages,data,cursor,cursor 400InvalidCursorError",
-    get: "GET /api/session/{sessionID} =data 404SessionNotFoundError",
-    events: "GET /api/session/{sessionID}/event ?after ^effect/httpapi/stream/failure 404SessionNotFoundError",
-    prompt: "POST /api/session/{sessionID}/prompt .id .prompt .delivery .resume =data 404SessionNotFoundError 409ConflictError",
-    messages: "GET /api/session/{sessionID}/message ?limit ?order ?cursor @messagesPages,data,cursor,cursor 400InvalidCursorError 404SessionNotFoundError 500UnknownError",
-    message: "GET /api/session/{sessionID}/message/{messageID} =data 404MessageNotFoundError 404SessionNotFoundError",
-    context: "GET /api/session/{sessionID}/context =data 404SessionNotFoundError 500UnknownError",
+    create: "POST /api/session .id .agent .model .location unwrap=data",
+    list: "GET /api/session ?workspace ?limit ?order ?search ?directory ?project ?subpath ?cursor pages=listPages items=data links=cursor cursor=cursor 400InvalidCursorError",
+    get: "GET /api/session/{sessionID} unwrap=data 404SessionNotFoundError",
+    events: "GET /api/session/{sessionID}/event ?after stream=effect/httpapi/stream/failure 404SessionNotFoundError",
+    prompt: "POST /api/session/{sessionID}/prompt .id .prompt .delivery .resume unwrap=data 404SessionNotFoundError 409ConflictError",
+    messages: "GET /api/session/{sessionID}/message ?limit ?order ?cursor pages=messagesPages items=data links=cursor cursor=cursor 400InvalidCursorError 404SessionNotFoundError 500UnknownError",
+    message: "GET /api/session/{sessionID}/message/{messageID} unwrap=data 404MessageNotFoundError 404SessionNotFoundError",
+    context: "GET /api/session/{sessionID}/context unwrap=data 404SessionNotFoundError 500UnknownError",
     history: "GET /api/session/{sessionID}/history ?limit ?after 404SessionNotFoundError",
-    switchAgent: "POST /api/session/{sessionID}/agent .agent 204 - 404SessionNotFoundError",
-    switchModel: "POST /api/session/{sessionID}/model .model 204 - 404SessionNotFoundError",
-    active: "GET /api/session/active =data",
-    interrupt: "POST /api/session/{sessionID}/interrupt 204 - 404SessionNotFoundError",
-    wait: "POST /api/session/{sessionID}/wait 204 - 404SessionNotFoundError 503ServiceUnavailableError",
-    compact: "POST /api/session/{sessionID}/compact 204 - 404SessionNotFoundError 503ServiceUnavailableError",
-    revertStage: "POST /api/session/{sessionID}/revert/stage .messageID .files =data 404MessageNotFoundError 404SessionNotFoundError 409ConflictError 500UnknownError",
-    revertClear: "POST /api/session/{sessionID}/revert/clear 204 - 404SessionNotFoundError 409ConflictError 500UnknownError",
-    revertCommit: "POST /api/session/{sessionID}/revert/commit 204 - 404SessionNotFoundError 409ConflictError",
-    move: "POST /api/session/{sessionID}/move .location =data 404SessionNotFoundError 409ConflictError"
+    switchAgent: "POST /api/session/{sessionID}/agent .agent 204 empty 404SessionNotFoundError",
+    switchModel: "POST /api/session/{sessionID}/model .model 204 empty 404SessionNotFoundError",
+    active: "GET /api/session/active unwrap=data",
+    interrupt: "POST /api/session/{sessionID}/interrupt 204 empty 404SessionNotFoundError",
+    wait: "POST /api/session/{sessionID}/wait 204 empty 404SessionNotFoundError 503ServiceUnavailableError",
+    compact: "POST /api/session/{sessionID}/compact 204 empty 404SessionNotFoundError 503ServiceUnavailableError",
+    revertStage: "POST /api/session/{sessionID}/revert/stage .messageID .files unwrap=data 404MessageNotFoundError 404SessionNotFoundError 409ConflictError 500UnknownError",
+    revertClear: "POST /api/session/{sessionID}/revert/clear 204 empty 404SessionNotFoundError 409ConflictError 500UnknownError",
+    revertCommit: "POST /api/session/{sessionID}/revert/commit 204 empty 404SessionNotFoundError 409ConflictError",
+    move: "POST /api/session/{sessionID}/move .location unwrap=data 404SessionNotFoundError 409ConflictError"
   },
   instructions: {
-    list: "GET /api/session/{sessionID}/instructions/entries =data 404SessionNotFoundError",
-    put: "PUT /api/session/{sessionID}/instructions/entries/{key} .value =data 404SessionNotFoundError",
-    remove: "DELETE /api/session/{sessionID}/instructions/entries/{key} 204 - 404SessionNotFoundError"
+    list: "GET /api/session/{sessionID}/instructions/entries unwrap=data 404SessionNotFoundError",
+    put: "PUT /api/session/{sessionID}/instructions/entries/{key} .value unwrap=data 404SessionNotFoundError",
+    remove: "DELETE /api/session/{sessionID}/instructions/entries/{key} 204 empty 404SessionNotFoundError"
   },
   events: {
-    subscribe: "GET /api/event ^effect/httpapi/stream/failure",
+    subscribe: "GET /api/event stream=effect/httpapi/stream/failure",
     token: "POST /api/event/token"
   },
   agents: {
     list: "GET /api/agent &location",
-    generate: "POST /api/agent/generate .description .model =data 503ServiceUnavailableError"
+    generate: "POST /api/agent/generate .description .model unwrap=data 503ServiceUnavailableError"
   },
   models: {
     list: "GET /api/model &location 503ServiceUnavailableError"
@@ -190,18 +190,18 @@ const operations: Transport.Table = {
   },
   permissions: {
     listRequests: "GET /api/permission/request &location",
-    listSaved: "GET /api/permission/saved ?projectID =data",
-    removeSaved: "DELETE /api/permission/saved/{id} 204 -",
-    create: "POST /api/session/{sessionID}/permission .id .action .resources .save .metadata .source .agent =data 404SessionNotFoundError",
-    list: "GET /api/session/{sessionID}/permission =data 404SessionNotFoundError",
-    get: "GET /api/session/{sessionID}/permission/{requestID} =data 404PermissionNotFoundError 404SessionNotFoundError",
-    reply: "POST /api/session/{sessionID}/permission/{requestID}/reply .reply .message 204 - 404PermissionNotFoundError 404SessionNotFoundError"
+    listSaved: "GET /api/permission/saved ?projectID unwrap=data",
+    removeSaved: "DELETE /api/permission/saved/{id} 204 empty",
+    create: "POST /api/session/{sessionID}/permission .id .action .resources .save .metadata .source .agent unwrap=data 404SessionNotFoundError",
+    list: "GET /api/session/{sessionID}/permission unwrap=data 404SessionNotFoundError",
+    get: "GET /api/session/{sessionID}/permission/{requestID} unwrap=data 404PermissionNotFoundError 404SessionNotFoundError",
+    reply: "POST /api/session/{sessionID}/permission/{requestID}/reply .reply .message 204 empty 404PermissionNotFoundError 404SessionNotFoundError"
   },
   questions: {
     listRequests: "GET /api/question/request &location",
-    list: "GET /api/session/{sessionID}/question =data 404SessionNotFoundError",
-    reply: "POST /api/session/{sessionID}/question/{requestID}/reply .answers 204 - 404QuestionNotFoundError 404SessionNotFoundError",
-    reject: "POST /api/session/{sessionID}/question/{requestID}/reject 204 - 404QuestionNotFoundError 404SessionNotFoundError"
+    list: "GET /api/session/{sessionID}/question unwrap=data 404SessionNotFoundError",
+    reply: "POST /api/session/{sessionID}/question/{requestID}/reply .answers 204 empty 404QuestionNotFoundError 404SessionNotFoundError",
+    reject: "POST /api/session/{sessionID}/question/{requestID}/reject 204 empty 404QuestionNotFoundError 404SessionNotFoundError"
   },
   skills: {
     list: "GET /api/skill &location"
@@ -213,32 +213,32 @@ const operations: Transport.Table = {
     list: "GET /api/reference &location"
   },
   mcp: {
-    list: "GET /api/mcp =data"
+    list: "GET /api/mcp unwrap=data"
   },
   files: {
-    read: "GET /api/fs/read/{path} &location +path * 404PathNotFoundError",
+    read: "GET /api/fs/read/{path} &location rest=path bytes 404PathNotFoundError",
     list: "GET /api/fs/list ?path &location 404PathNotFoundError",
     find: "GET /api/fs/find ?query ?type ?limit &location"
   },
   integrations: {
     list: "GET /api/integration &location",
     get: "GET /api/integration/{integrationID} &location",
-    connectKey: "POST /api/integration/{integrationID}/connect/key &location .key .label 204 -",
+    connectKey: "POST /api/integration/{integrationID}/connect/key &location .key .label 204 empty",
     connectOauth: "POST /api/integration/{integrationID}/connect/oauth &location .methodID .inputs .label",
     attemptStatus: "GET /api/integration/attempt/{attemptID} &location",
-    attemptCancel: "DELETE /api/integration/attempt/{attemptID} &location 204 -",
-    attemptComplete: "POST /api/integration/attempt/{attemptID}/complete &location .code 204 -"
+    attemptCancel: "DELETE /api/integration/attempt/{attemptID} &location 204 empty",
+    attemptComplete: "POST /api/integration/attempt/{attemptID}/complete &location .code 204 empty"
   },
   credentials: {
-    update: "PATCH /api/credential/{credentialID} &location .label 204 -",
-    remove: "DELETE /api/credential/{credentialID} &location 204 -"
+    update: "PATCH /api/credential/{credentialID} &location .label 204 empty",
+    remove: "DELETE /api/credential/{credentialID} &location 204 empty"
   },
   ptys: {
     list: "GET /api/pty &location",
     create: "POST /api/pty &location .command .args .cwd .title .env",
     get: "GET /api/pty/{ptyID} &location 404PtyNotFoundError",
     update: "PUT /api/pty/{ptyID} &location .title .size 404PtyNotFoundError",
-    remove: "DELETE /api/pty/{ptyID} &location 204 - 404PtyNotFoundError",
+    remove: "DELETE /api/pty/{ptyID} &location 204 empty 404PtyNotFoundError",
     connectToken: "POST /api/pty/{ptyID}/connect-token &location 403ForbiddenError 404PtyNotFoundError",
     connect: "GET /api/pty/{ptyID}/connect &location ?cursor ?ticket 403ForbiddenError 404PtyNotFoundError"
   }
