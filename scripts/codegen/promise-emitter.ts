@@ -310,7 +310,8 @@ const guardsFile = (errorTypes: ReadonlyMap<string, unknown>): string => {
     `const guard =\n` +
     `  <A>(tag: string) =>\n` +
     `  (u: unknown): u is A =>\n` +
-    `    typeof u === "object" && u !== null && (u as { readonly _tag?: unknown })._tag === tag\n\n` +
+    `    // \`null\` is an object too: it has no \`_tag\`.\n` +
+    `    typeof u === "object" && (u as { readonly _tag?: unknown } | null)?._tag === tag\n\n` +
     guards.join("\n")
   )
 }
@@ -359,7 +360,8 @@ export class ClientError extends Error {
 /** Whether \`u\` is a \`ClientError\`, also when it comes from another copy of this package or another realm. */
 export const isClientError = (u: unknown): u is ClientError =>
   u instanceof ClientError ||
-  (typeof u === "object" && u !== null && (u as { readonly name?: unknown }).name === "ClientError" &&
+  (typeof u === "object" &&
+    (u as { readonly name?: unknown } | null)?.name === "ClientError" &&
     typeof (u as { readonly reason?: unknown }).reason === "string")
 `
 

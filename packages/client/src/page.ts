@@ -57,14 +57,15 @@ export const walk = (
   options: RequestOptions | undefined
 ): AsyncIterable<Projected> => ({
   async *[Symbol.asyncIterator]() {
-    const fields = query ?? {}
-    let page = (await send(operation, fields, options)) as Projected
-    yield page
-    while (page.next !== undefined) {
-      const continuation: Record<string, unknown> = { [operation.cursor]: page.next }
-      for (const [, name] of operation.path.matchAll(/\{([^}]+)\}/g)) continuation[name!] = fields[name!]
-      page = (await send(operation, continuation, options)) as Projected
+    let fields = query ?? {}
+    for (;;) {
+      const page = (await send(operation, fields, options)) as Projected
       yield page
+      if (page.next === undefined) return
+      // The path parameters are the same in every step; the link carries the rest of the query.
+      const continuation: Record<string, unknown> = { [operation.cursor]: page.next }
+      for (const [, name] of operation.path.matchAll(/\{([^}]+)\}/g)) continuation[name as string] = fields[name as string]
+      fields = continuation
     }
   }
 })

@@ -18,26 +18,28 @@
  */
 export const parser = (onEvent: (event: string | undefined, data: string) => void): ((chunk: string) => void) => {
   let pending = ""
+  /** `pending` ends with a CR: the next chunk says whether an LF follows. */
+  let held = false
   let event: string | undefined
   let data: string | undefined
   return (chunk) => {
     pending += chunk
-    // Nothing to split unless the chunk has a line break or completes a held-back CR.
-    if (!/[\r\n]/.test(pending.slice(-chunk.length - 1))) return
-    const held = pending.endsWith("\r") ? 1 : 0
-    const lines = pending.slice(0, pending.length - held).split(/\r\n|\r|\n/)
-    pending = lines.pop() + (held ? "\r" : "")
+    // Nothing to split unless the chunk has a line break or settles a held-back CR: appending is
+    // cheap, splitting walks the whole pending text.
+    if (!held && !/[\r\n]/.test(chunk)) return
+    // A CR at the very end is held back: an LF may follow in the next chunk.
+    const lines = pending.split(/\r\n|\r(?!$)|\n/)
+    pending = lines.pop() as string
+    held = pending.endsWith("\r")
     for (const line of lines) {
-      if (line === "") {
+      if (line) {
+        const [, field, value] = /^([^:]*):? ?(.*)$/s.exec(line) as unknown as [string, string, string]
+        if (field === "data") data = data === undefined ? value : `${data}\n${value}`
+        else if (field === "event") event = value || undefined
+      } else {
         if (data !== undefined) onEvent(event, data)
         event = data = undefined
-        continue
       }
-      const colon = line.indexOf(":")
-      const field = colon < 0 ? line : line.slice(0, colon)
-      const value = colon < 0 ? "" : line.slice(colon + (line[colon + 1] === " " ? 2 : 1))
-      if (field === "data") data = data === undefined ? value : `${data}\n${value}`
-      else if (field === "event") event = value || undefined
     }
   }
 }

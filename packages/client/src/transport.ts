@@ -194,7 +194,7 @@ const urlOf = (root: string, op: Operation, fields: Fields): string => {
   return `${root}${op.path.replace(param, (_, name: string) =>
   {
     const value = String(fields[name])
-    return encodeURIComponent(name === op.rest && (value === "" || value === "." || value === "..") ? `./${value}` : value)
+    return encodeURIComponent(name === op.rest && /^\.?\.?$/.test(value) ? `./${value}` : value)
   })}${query && `?${query}`}`
 }
 
@@ -300,15 +300,9 @@ const events = (
     fail(op, "Transport", `stream failed: ${describe(cause)}`, { cause })
   const feed = parser((event, data) => {
     if (failure !== undefined) return
-    if (event === op.stream) {
-      failure = fail(op, "StreamFailure", `the server ended the stream with a failure: ${data}`, {
-        status: op.status,
-        body: data
-      })
-      return
-    }
     try {
-      ready.push(JSON.parse(data))
+      if (event !== op.stream) ready.push(JSON.parse(data))
+      else failure = fail(op, "StreamFailure", `the server ended the stream with a failure: ${data}`, { status: op.status, body: data })
     } catch (cause) {
       failure = fail(op, "MalformedResponse", "an event's data is not valid JSON", {
         status: op.status,

@@ -1,6 +1,6 @@
 import { createParser } from "eventsource-parser"
 import fc from "fast-check"
-import { describe, expect, it } from "vitest"
+import { describe, expect, it, vi } from "vitest"
 import { parser } from "../src/sse.js"
 
 /*
@@ -69,10 +69,18 @@ describe("the Promise client's SSE parser", () => {
     ])
   })
 
-  it("feeds a long line arriving in many chunks without re-splitting it", () => {
-    const data = "x".repeat(100_000)
-    const chunks = cut(`data: ${data}\n\n`, Array.from({ length: 999 }, (_, i) => (i + 1) * 100))
-    expect(ours(chunks)).toEqual([[undefined, data]])
+  it("appends chunks without a line break and splits only when one arrives (feeding stays linear)", () => {
+    const data = "x".repeat(1_000_000)
+    const chunks = cut(`data: ${data}\n\n`, Array.from({ length: 9_999 }, (_, i) => (i + 1) * 100))
+    const split = vi.spyOn(String.prototype, "split")
+    try {
+      expect(ours(chunks)).toEqual([[undefined, data]])
+      expect(split).toHaveBeenCalledTimes(1)
+    } finally {
+      split.mockRestore()
+    }
+    // A CR ending a chunk is settled by the next chunk, line break or not.
+    expect(ours(["data: a\r", "\r", "x"])).toEqual([[undefined, "a"]])
   })
 
   it("property: agrees with eventsource-parser on any stream, however this parser gets it chunked", () => {

@@ -5,7 +5,8 @@ import type { ConflictError, ForbiddenError, InvalidCursorError, InvalidRequestE
 const guard =
   <A>(tag: string) =>
   (u: unknown): u is A =>
-    typeof u === "object" && u !== null && (u as { readonly _tag?: unknown })._tag === tag
+    // `null` is an object too: it has no `_tag`.
+    typeof u === "object" && (u as { readonly _tag?: unknown } | null)?._tag === tag
 
 /** Whether `u` is the declared failure tagged `ConflictError`. Checks `_tag` only, so it holds across realms and package copies. */
 export const isConflictError = guard<ConflictError>("ConflictError")
