@@ -490,7 +490,7 @@ const errorToken = (error: SdkContract.Operation["errors"][number]): string => {
 }
 
 /** The failures every operation declares, written once in the table instead of in each descriptor. */
-const sharedErrors = (contract: SdkContract.Contract): ReadonlyArray<string> => {
+export const sharedErrors = (contract: SdkContract.Contract): ReadonlyArray<string> => {
   const [first, ...rest] = contract.operations.map((operation) => operation.errors.map(errorToken))
   return (first ?? []).filter((token) => rest.every((tokens) => tokens.includes(token)))
 }
@@ -502,7 +502,7 @@ const token = (where: string, name: string): string => {
 }
 
 /** The runtime description of one operation: a `Transport.Descriptor` (see there for the tokens). */
-const descriptor = (
+export const descriptor = (
   contract: SdkContract.Contract,
   operation: SdkContract.Operation,
   shared: ReadonlyArray<string>

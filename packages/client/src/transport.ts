@@ -132,20 +132,29 @@ export const operation = (name: string, descriptor: Descriptor): Operation => {
 export const client = (options: ClientOptions, table: Table, shared: string): unknown => {
   const base = new URL(options.baseUrl)
   const root = `${base.origin}${base.pathname.replace(/\/+$/, "")}`
-  const send: Send = async (op, input, call) => {
+  /**
+   * Sends one operation and interprets its response. A stream's success resolves to the `Response`
+   * itself, its body unread; a stream is sent with its own `signal` (see {@link events}).
+   */
+  const send = async (
+    op: Operation,
+    input: Fields | undefined,
+    call: RequestOptions | undefined,
+    signal = call?.signal
+  ): Promise<unknown> => {
     const fields = input ?? {}
     const url = urlOf(root, op, fields)
     const body = op.body && JSON.stringify(pick(fields, op.body))
-    const headers = headersOf(options, call, op.bytes ? "*/*" : "application/json")
+    const headers = headersOf(options, call, op.stream ? "text/event-stream" : op.bytes ? "*/*" : "application/json")
     if (body) headers.set("content-type", "application/json")
     let response: Response
     let text: string
     try {
-      response = await (options.fetch ?? globalThis.fetch)(url, { method: op.method, headers, body, signal: call?.signal })
-      if (op.bytes && response.status === op.status) return await response.blob()
+      response = await (options.fetch ?? globalThis.fetch)(url, { method: op.method, headers, body, signal })
+      if (response.status === op.status && (op.stream || op.bytes)) return op.stream ? response : await response.blob()
       text = await response.text()
     } catch (cause) {
-      throw fail(op, "Transport", `request failed: ${describe(cause)}`, { cause })
+      throw fail(op, "Transport", `${op.stream ? "stream" : "request"} failed: ${describe(cause)}`, { cause })
     }
     return interpret(op, response.status, response.headers.get("content-type"), text)
   }
@@ -156,7 +165,7 @@ export const client = (options: ClientOptions, table: Table, shared: string): un
       const op = operation(`${namespace}.${method}`, `${descriptor} ${shared}`)
       methods[method] = op.stream
         ? (input?: Fields, call?: RequestOptions): AsyncIterable<unknown> => ({
-            [Symbol.asyncIterator]: () => events(options, op, urlOf(root, op, input ?? {}), call)
+            [Symbol.asyncIterator]: () => events(send, op, input, call)
           })
         : (input?: Fields, call?: RequestOptions) => send(op, input, call)
       if (op.pages) methods[op.pages] = (query?: Fields, call?: RequestOptions) => walk(send, op as Paged, query, call)
@@ -171,7 +180,12 @@ type Fields = Readonly<Record<string, unknown>>
 type Paged = Operation & PageSpec
 
 /** Sends one operation and interprets its response; see {@link client}. */
-export type Send = (op: Operation, input: Fields | undefined, call: RequestOptions | undefined) => Promise<unknown>
+export type Send = (
+  op: Operation,
+  input: Fields | undefined,
+  call: RequestOptions | undefined,
+  signal?: AbortSignal
+) => Promise<unknown>
 
 const fail = (
   op: Operation,
@@ -262,9 +276,9 @@ const done = { done: true, value: undefined } as const
  * `return()` may be called at any moment and resolves a pending step as done.
  */
 const events = (
-  options: ClientOptions,
+  send: Send,
   op: Operation,
-  url: string,
+  input: Fields | undefined,
   call: RequestOptions | undefined
 ): AsyncIterator<unknown, undefined> => {
   const controller = new AbortController()
@@ -318,31 +332,14 @@ const events = (
       throw abortError()
     }
     signal?.addEventListener("abort", onAbort, { once: true })
-    let response: Response
-    try {
-      response = await (options.fetch ?? globalThis.fetch)(url, {
-        method: op.method,
-        headers: headersOf(options, call, "text/event-stream"),
-        signal: controller.signal
-      })
-    } catch (cause) {
-      throw transportError(cause)
-    }
+    // A failure status rejects here, as for a call; `stream failed: …` when no response was read.
+    const response = (await send(op, input, call, controller.signal)) as Response
+    const { status, body } = response
     if (closed) {
-      response.body?.cancel().catch(ignore)
+      body?.cancel().catch(ignore)
       return
     }
-    const { status, body } = response
     const contentType = response.headers.get("content-type")
-    if (status !== op.status) {
-      let text: string
-      try {
-        text = await response.text()
-      } catch (cause) {
-        throw transportError(cause)
-      }
-      interpret(op, status, contentType, text)
-    }
     if (!/^text\/event-stream\s*(?:;|$)/i.test(`${contentType}`.trim()) || body === null) {
       body?.cancel().catch(ignore)
       throw fail(op, "UnsupportedContentType", `expected a text/event-stream response, got ${contentType ?? "no content type"}`, {

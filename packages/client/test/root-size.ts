@@ -4,8 +4,8 @@ import { gzipSync } from "node:zlib"
 import { build } from "esbuild"
 
 /**
- * What the Promise client root costs an application that ships it: the root entry bundled with its
- * one dependency (`eventsource-parser`) by esbuild from an entry that uses the whole module
+ * What the Promise client root costs an application that ships it: the root entry bundled with all
+ * it imports (no dependency since it has its own SSE parser) by esbuild from an entry that uses the whole module
  * (`import * as c …; console.log(c)`, so nothing is tree-shaken away), minified, browser platform,
  * ESM, `es2022` (the published build's target), then gzipped at level 9. Deterministic for a given
  * esbuild and zlib: the bundle-size test asserts it and `bench/client-size.ts` prints it.
