@@ -484,7 +484,8 @@ const methodDoc = (operation: SdkContract.Operation, p: string): string => {
 
 /** A declared failure as a descriptor token: its status, then its tag. */
 const errorToken = (error: SdkContract.Operation["errors"][number]): string => {
-  if (!/^[1-5]\d\d$/.test(String(error.status))) throw new Error(`${error.tag}: status ${error.status} is not an HTTP status`)
+  if (!/^[1-5]\d\d$/.test(String(error.status)))
+    throw new Error(`${error.tag}: status ${error.status} is not an HTTP status`)
   if (!/^[A-Za-z_$][\w$]*$/.test(error.tag)) throw new Error(`${error.tag}: a failure tag must be an identifier`)
   return `${error.status}${error.tag}`
 }
@@ -497,7 +498,8 @@ export const sharedErrors = (contract: SdkContract.Contract): ReadonlyArray<stri
 
 /** A name written in a descriptor: it must not contain the separators (white space, or `=`). */
 const token = (where: string, name: string): string => {
-  if (name === "" || /[\s=]/.test(name)) throw new Error(`${where}: ${JSON.stringify(name)} cannot be written in a descriptor`)
+  if (name === "" || /[\s=]/.test(name))
+    throw new Error(`${where}: ${JSON.stringify(name)} cannot be written in a descriptor`)
   return name
 }
 

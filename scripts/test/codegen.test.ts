@@ -5,6 +5,7 @@ import * as path from "node:path"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Context, Option, Schema } from "effect"
 import { describe, expect, it } from "vitest"
+import { Transport } from "../../packages/client/src/transport.js"
 import { Api, ClientProjection, EventStream, LocationGroup } from "../../packages/protocol/src/index.js"
 import referenceDocument from "../../packages/protocol/test/fixtures/opencode-v2-openapi.json" with { type: "json" }
 import { EffectEmitter } from "../codegen/effect-emitter.js"
@@ -12,7 +13,6 @@ import { Generate } from "../codegen/generate.js"
 import { SdkContract } from "../codegen/ir.js"
 import { JsonSchema } from "../codegen/json-schema.js"
 import { PromiseEmitter } from "../codegen/promise-emitter.js"
-import { Transport } from "../../packages/client/src/transport.js"
 
 /** Every operation of the upstream reference contract, as method, path and operationId. */
 const reference = {
@@ -193,7 +193,7 @@ describe("SSE operations in the IR and both emitters", () => {
     expect(promise).toContain(
       "subscribe(input?: EventsSubscribeInput, options?: Transport.RequestOptions): AsyncIterable<EventsSubscribeEvent>"
     )
-    expect(promise).toContain("subscribe: \"GET /api/event stream=effect/httpapi/stream/failure\"")
+    expect(promise).toContain('subscribe: "GET /api/event stream=effect/httpapi/stream/failure"')
     const effect = content("effect/generated/opencode-client.ts")
     expect(effect).toContain(
       'readonly events: (input: Endpoint.Path<"sessions", "events"> & Endpoint.UrlParams<"sessions", "events">) => Stream.Stream<Endpoint.Success<"sessions", "events">["data"], Endpoint.StreamFailure<"sessions", "events">>'
@@ -619,7 +619,7 @@ describe("the Promise client's operation descriptors", () => {
       const name = `${o.namespace}.${o.name}`
       const op = Transport.operation(name, `${PromiseEmitter.descriptor(contract, o, shared)} ${shared.join(" ")}`)
       const errors: Record<number, Array<string>> = {}
-      for (const e of o.errors) (errors[e.status] ??= []).push(e.tag)
+      for (const e of o.errors) errors[e.status] = [...(errors[e.status] ?? []), e.tag]
       const body =
         o.body === null
           ? undefined
@@ -657,6 +657,8 @@ describe("the Promise client's operation descriptors", () => {
         )
         .annotate(ClientProjection.Namespace, "probe")
     )
-    expect(() => PromiseEmitter.emit(SdkContract.fromApi(api))).toThrow(/probe.list: "a=b" cannot be written in a descriptor/)
+    expect(() => PromiseEmitter.emit(SdkContract.fromApi(api))).toThrow(
+      /probe.list: "a=b" cannot be written in a descriptor/
+    )
   })
 })

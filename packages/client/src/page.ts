@@ -64,7 +64,8 @@ export const walk = (
       if (page.next === undefined) return
       // The path parameters are the same in every step; the link carries the rest of the query.
       const continuation: Record<string, unknown> = { [operation.cursor]: page.next }
-      for (const [, name] of operation.path.matchAll(/\{([^}]+)\}/g)) continuation[name as string] = fields[name as string]
+      for (const [, name] of operation.path.matchAll(/\{([^}]+)\}/g))
+        continuation[name as string] = fields[name as string]
       fields = continuation
     }
   }

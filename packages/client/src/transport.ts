@@ -95,11 +95,14 @@ export const operation = (name: string, descriptor: Descriptor): Operation => {
     const kind = token[0] as string
     const value = token.slice(1)
     if (kind === "?" || kind === "&") op.query.push([value, kind === "&"])
-    else if (kind === ".") (op.body ??= []).push(value)
+    else if (kind === ".") op.body = [...(op.body ?? []), value]
     // A digit: a status.
     else if (kind <= "9") {
       if (token.length === 3) op.status = +token
-      else (op.errors[+token.slice(0, 3)] ??= []).push(token.slice(3))
+      else {
+        const status = +token.slice(0, 3)
+        op.errors[status] = [...(op.errors[status] ?? []), token.slice(3)]
+      }
     } else {
       const [key, setting = true] = token.split("=") as [string, string?]
       op[key] = setting
@@ -150,7 +153,13 @@ export const client = (options: ClientOptions, table: Table, shared: string): un
     let response: Response
     let text: string
     try {
-      response = await (options.fetch ?? globalThis.fetch)(url, { method: op.method, headers, body, signal })
+      // An undefined `body` or `signal` is an absent one (WebIDL dictionaries), as fetch reads them.
+      response = await (options.fetch ?? globalThis.fetch)(url, {
+        method: op.method,
+        headers,
+        body,
+        signal
+      } as RequestInit)
       if (response.status === op.status && (op.stream || op.bytes)) return op.stream ? response : await response.blob()
       text = await response.text()
     } catch (cause) {
@@ -160,7 +169,8 @@ export const client = (options: ClientOptions, table: Table, shared: string): un
   }
   const out: Record<string, Record<string, unknown>> = {}
   for (const [namespace, descriptors] of Object.entries(table)) {
-    const methods: Record<string, unknown> = (out[namespace] = {})
+    const methods: Record<string, unknown> = {}
+    out[namespace] = methods
     for (const [method, descriptor] of Object.entries(descriptors)) {
       const op = operation(`${namespace}.${method}`, `${descriptor} ${shared}`)
       methods[method] = op.stream
@@ -205,8 +215,7 @@ const urlOf = (root: string, op: Operation, fields: Fields): string => {
     } else append(params, name, value)
   }
   const query = `${params}`
-  return `${root}${op.path.replace(param, (_, name: string) =>
-  {
+  return `${root}${op.path.replace(param, (_, name: string) => {
     const value = String(fields[name])
     return encodeURIComponent(name === op.rest && /^\.?\.?$/.test(value) ? `./${value}` : value)
   })}${query && `?${query}`}`
@@ -316,7 +325,11 @@ const events = (
     if (failure !== undefined) return
     try {
       if (event !== op.stream) ready.push(JSON.parse(data))
-      else failure = fail(op, "StreamFailure", `the server ended the stream with a failure: ${data}`, { status: op.status, body: data })
+      else
+        failure = fail(op, "StreamFailure", `the server ended the stream with a failure: ${data}`, {
+          status: op.status,
+          body: data
+        })
     } catch (cause) {
       failure = fail(op, "MalformedResponse", "an event's data is not valid JSON", {
         status: op.status,
@@ -342,9 +355,14 @@ const events = (
     const contentType = response.headers.get("content-type")
     if (!/^text\/event-stream\s*(?:;|$)/i.test(`${contentType}`.trim()) || body === null) {
       body?.cancel().catch(ignore)
-      throw fail(op, "UnsupportedContentType", `expected a text/event-stream response, got ${contentType ?? "no content type"}`, {
-        status
-      })
+      throw fail(
+        op,
+        "UnsupportedContentType",
+        `expected a text/event-stream response, got ${contentType ?? "no content type"}`,
+        {
+          status
+        }
+      )
     }
     reader = body.getReader()
   }

@@ -71,7 +71,10 @@ describe("the Promise client's SSE parser", () => {
 
   it("appends chunks without a line break and splits only when one arrives (feeding stays linear)", () => {
     const data = "x".repeat(1_000_000)
-    const chunks = cut(`data: ${data}\n\n`, Array.from({ length: 9_999 }, (_, i) => (i + 1) * 100))
+    const chunks = cut(
+      `data: ${data}\n\n`,
+      Array.from({ length: 9_999 }, (_, i) => (i + 1) * 100)
+    )
     const split = vi.spyOn(String.prototype, "split")
     try {
       expect(ours(chunks)).toEqual([[undefined, data]])
@@ -113,18 +116,14 @@ describe("the Promise client's SSE parser", () => {
       "\r\n\r\n"
     )
     fc.assert(
-      fc.property(
-        fc.array(piece, { maxLength: 60 }),
-        fc.array(fc.nat(), { maxLength: 12 }),
-        (pieces, offsets) => {
-          const text = pieces.join("")
-          const chunks = cut(text, offsets)
-          // The oracle reads the text whole: chunked, it holds a CR ending one chunk until a later chunk
-          // brings a line break (so "data:\n\r" then "data" dispatches nothing yet, and nothing at all if
-          // the stream ends there); this parser settles the CR with the very next chunk.
-          expect(ours(chunks)).toEqual(oracle([text]))
-        }
-      ),
+      fc.property(fc.array(piece, { maxLength: 60 }), fc.array(fc.nat(), { maxLength: 12 }), (pieces, offsets) => {
+        const text = pieces.join("")
+        const chunks = cut(text, offsets)
+        // The oracle reads the text whole: chunked, it holds a CR ending one chunk until a later chunk
+        // brings a line break (so "data:\n\r" then "data" dispatches nothing yet, and nothing at all if
+        // the stream ends there); this parser settles the CR with the very next chunk.
+        expect(ours(chunks)).toEqual(oracle([text]))
+      }),
       { seed: 18, numRuns: 3000 }
     )
   })
