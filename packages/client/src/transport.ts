@@ -319,8 +319,6 @@ const events = (
   }
   const abortError = (cause?: unknown): ClientError =>
     fail(op, "Transport", "the stream was aborted", { cause: cause ?? signal?.reason })
-  const transportError = (cause: unknown): ClientError =>
-    fail(op, "Transport", `stream failed: ${describe(cause)}`, { cause })
   const feed = parser((event, data) => {
     if (failure !== undefined) return
     try {
@@ -348,13 +346,11 @@ const events = (
     // A failure status rejects here, as for a call; `stream failed: …` when no response was read.
     const response = (await send(op, input, call, controller.signal)) as Response
     const { status, body } = response
-    if (closed) {
-      body?.cancel().catch(ignore)
-      return
-    }
     const contentType = response.headers.get("content-type")
-    if (!/^text\/event-stream\s*(?:;|$)/i.test(`${contentType}`.trim()) || body === null) {
+    // Closed meanwhile (`return()` during the request), or not an event stream: the body is not read.
+    if (closed || !/^text\/event-stream\s*(?:;|$)/i.test(`${contentType}`.trim()) || body === null) {
       body?.cancel().catch(ignore)
+      if (closed) return
       throw fail(
         op,
         "UnsupportedContentType",
@@ -387,7 +383,9 @@ const events = (
         if (returned && !aborted) return done
         teardown()
         if (aborted) throw abortError(cause)
-        throw cause instanceof ClientError || !(cause instanceof Error) ? cause : transportError(cause)
+        throw cause instanceof ClientError || !(cause instanceof Error)
+          ? cause
+          : fail(op, "Transport", `stream failed: ${describe(cause)}`, { cause })
       }
     },
     async return() {
