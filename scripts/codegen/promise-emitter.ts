@@ -437,7 +437,7 @@ ${signatures}
  * sent until a method is called. Fails (throws) only when \`baseUrl\` is not an absolute URL.
  */
 export const createOpencodeClient = (options: Transport.ClientOptions): OpencodeClient =>
-  client(options, operations, ${JSON.stringify(shared.join(" "))}) as OpencodeClient
+  client(options, operations, ${JSON.stringify(shared.map((token) => ` ${token}`).join(""))}) as OpencodeClient
 `
 }
 

@@ -617,7 +617,8 @@ describe("the Promise client's operation descriptors", () => {
     expect(shared).toEqual(["400InvalidRequestError", "401UnauthorizedError"])
     for (const o of contract.operations) {
       const name = `${o.namespace}.${o.name}`
-      const op = Transport.operation(name, `${PromiseEmitter.descriptor(contract, o, shared)} ${shared.join(" ")}`)
+      const descriptor = PromiseEmitter.descriptor(contract, o, shared)
+      const op = Transport.operation(name, [descriptor, ...shared].join(" "))
       const errors: Record<number, Array<string>> = {}
       for (const e of o.errors) errors[e.status] = [...(errors[e.status] ?? []), e.tag]
       const body =

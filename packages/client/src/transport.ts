@@ -113,7 +113,8 @@ export const operation = (name: string, descriptor: Descriptor): Operation => {
 
 /**
  * A client over `table`: for each namespace an object with one method per operation (and each paged
- * list's `pages` companion). Validates `baseUrl` synchronously (a relative or invalid URL throws a
+ * list's `pages` companion). `shared` is appended to every descriptor: the tokens every operation has,
+ * each after a space. Validates `baseUrl` synchronously (a relative or invalid URL throws a
  * `TypeError`) and performs no I/O.
  *
  * A call resolves when the response has the operation's success status: to the parsed JSON body (or its
@@ -172,7 +173,7 @@ export const client = (options: ClientOptions, table: Table, shared: string): un
     const methods: Record<string, unknown> = {}
     out[namespace] = methods
     for (const [method, descriptor] of Object.entries(descriptors)) {
-      const op = operation(`${namespace}.${method}`, `${descriptor} ${shared}`)
+      const op = operation(`${namespace}.${method}`, descriptor + shared)
       methods[method] = op.stream
         ? (input?: Fields, call?: RequestOptions): AsyncIterable<unknown> => ({
             [Symbol.asyncIterator]: () => events(send, op, input, call)

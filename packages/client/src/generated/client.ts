@@ -766,4 +766,4 @@ export interface OpencodeClient {
  * sent until a method is called. Fails (throws) only when `baseUrl` is not an absolute URL.
  */
 export const createOpencodeClient = (options: Transport.ClientOptions): OpencodeClient =>
-  client(options, operations, "400InvalidRequestError 401UnauthorizedError") as OpencodeClient
+  client(options, operations, " 400InvalidRequestError 401UnauthorizedError") as OpencodeClient
