@@ -2,9 +2,9 @@ import { defineConfig } from "tsup"
 
 /**
  * Two isolated ESM entries: `index` (the Promise client, zero Effect at run time) and `effect/index`
- * (the Effect client). The root bundles its one dependency, `eventsource-parser` (a few hundred
- * bytes), so `dist/index.js` imports nothing and loads in a browser as it is, with no import map or
- * bundler. `/effect` bundles the workspace packages it uses (`@opencode-ai/protocol` and
+ * (the Effect client). The root has no dependency (its SSE parser is its own, `src/sse.ts`: see the
+ * size budget in `test/bundle-size.test.ts`), so `dist/index.js` imports nothing and loads in a
+ * browser as it is, with no import map or bundler. `/effect` bundles the workspace packages it uses (`@opencode-ai/protocol` and
  * `@opencode-ai/schema`: they are not published), while its npm dependencies (`effect`,
  * `@effect/platform`, `@effect/experimental`) stay external, so it shares one copy of each with the
  * application. Output is neutral ESM: the root runs wherever `fetch` exists. Declarations come from
@@ -19,7 +19,7 @@ export default defineConfig({
   clean: true,
   sourcemap: true,
   splitting: false,
-  noExternal: ["eventsource-parser", /^@opencode-ai\//],
+  noExternal: [/^@opencode-ai\//],
   tsconfig: "tsconfig.json",
   dts: false
 })

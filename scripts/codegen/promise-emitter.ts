@@ -303,12 +303,15 @@ const guardsFile = (errorTypes: ReadonlyMap<string, unknown>): string => {
   const guards = tags.map(
     (tag) =>
       `/** Whether \`u\` is the declared failure tagged \`${tag}\`. Checks \`_tag\` only, so it holds across realms and package copies. */\n` +
-      `export const is${tag} = (u: unknown): u is ${tag} => hasTag(u, "${tag}")\n`
+      `export const is${tag} = guard<${tag}>("${tag}")\n`
   )
   return (
     `${header}\nimport type { ${tags.join(", ")} } from "./types.js"\n\n` +
-    `const hasTag = (u: unknown, tag: string): boolean =>\n` +
-    `  typeof u === "object" && u !== null && (u as { readonly _tag?: unknown })._tag === tag\n\n` +
+    `const guard =\n` +
+    `  <A>(tag: string) =>\n` +
+    `  (u: unknown): u is A =>\n` +
+    `    // \`null\` is an object too: it has no \`_tag\`.\n` +
+    `    typeof u === "object" && (u as { readonly _tag?: unknown } | null)?._tag === tag\n\n` +
     guards.join("\n")
   )
 }
@@ -357,7 +360,8 @@ export class ClientError extends Error {
 /** Whether \`u\` is a \`ClientError\`, also when it comes from another copy of this package or another realm. */
 export const isClientError = (u: unknown): u is ClientError =>
   u instanceof ClientError ||
-  (typeof u === "object" && u !== null && (u as { readonly name?: unknown }).name === "ClientError" &&
+  (typeof u === "object" &&
+    (u as { readonly name?: unknown } | null)?.name === "ClientError" &&
     typeof (u as { readonly reason?: unknown }).reason === "string")
 `
 
@@ -368,10 +372,17 @@ const clientFile = (contract: SdkContract.Contract): string => {
     ...(o.page === null ? [] : [`${prefix(o)}Query`]),
     `${prefix(o)}${o.stream === null ? "Result" : "Event"}`
   ])
-  const streams = contract.operations.some((o) => o.stream !== null)
-  const pages = contract.operations.some((o) => o.page !== null)
-  const table = contract.operations
-    .map((operation) => `  ${JSON.stringify(methodId(operation))}: ${literal(descriptor(contract, operation), "  ")}`)
+  const shared = sharedErrors(contract)
+  const table = [...groups]
+    .map(([group, operations]) => {
+      const methods = operations
+        .map(
+          (operation) =>
+            `    ${TypeScript.propertyKey(operation.name)}: ${JSON.stringify(descriptor(contract, operation, shared))}`
+        )
+        .join(",\n")
+      return `  ${TypeScript.propertyKey(group)}: {\n${methods}\n  }`
+    })
     .join(",\n")
   const signatures = [...groups]
     .map(([group, operations]) => {
@@ -394,32 +405,19 @@ const clientFile = (contract: SdkContract.Contract): string => {
       return `  readonly ${TypeScript.propertyKey(group)}: {\n${methods}\n  }`
     })
     .join("\n")
-  const implementation = [...groups]
-    .map(([group, operations]) => {
-      const methods = operations
-        .map((operation) => {
-          const key = JSON.stringify(methodId(operation))
-          if (operation.stream !== null) {
-            return `      ${TypeScript.propertyKey(operation.name)}: (input, options) => open<${prefix(operation)}Event>(operations[${key}], input, options)`
-          }
-          const method = `      ${TypeScript.propertyKey(operation.name)}: (input, options) => send<${prefix(operation)}Result>(operations[${key}], input, options)`
-          if (operation.page === null) return method
-          return `${method},\n      ${TypeScript.propertyKey(operation.page.pages)}: (query, options) => Page.walk<${prefix(operation)}Result>(send, operations[${key}], query, options)`
-        })
-        .join(",\n")
-      return `    ${TypeScript.propertyKey(group)}: {\n${methods}\n    }`
-    })
-    .join(",\n")
   return `${header}
-${pages ? `import { Page } from "../page.js"\n` : ""}import { Transport } from "../transport.js"
+import { client, type Transport } from "../transport.js"
 import type {
 ${typeImports.map((name) => `  ${name}`).join(",\n")}
 } from "./types.js"
 
-/** How each operation travels: interpreted by {@link Transport.make}. */
-const operations = {
+/**
+ * How each operation travels, by namespace and method: its {@link Transport.Descriptor}, interpreted
+ * by {@link client}. Every operation also declares ${shared.length === 0 ? "no shared failure" : `the shared failures \`${shared.join(" ")}\``}.
+ */
+const operations: Transport.Table = {
 ${table}
-} as const satisfies Record<string, Transport.Operation>
+}
 
 /**
  * The OpenCode Client. Every method takes one input object (path parameters, query parameters and
@@ -438,12 +436,8 @@ ${signatures}
  * Creates a client for the server at \`options.baseUrl\`. Synchronous and network-free: nothing is
  * sent until a method is called. Fails (throws) only when \`baseUrl\` is not an absolute URL.
  */
-export const createOpencodeClient = (options: Transport.ClientOptions): OpencodeClient => {
-  const send = Transport.make(options)${streams ? "\n  const open = Transport.makeStream(options)" : ""}
-  return {
-${implementation}
-  }
-}
+export const createOpencodeClient = (options: Transport.ClientOptions): OpencodeClient =>
+  client(options, operations, ${JSON.stringify(shared.map((token) => ` ${token}`).join(""))}) as OpencodeClient
 `
 }
 
@@ -488,67 +482,60 @@ const methodDoc = (operation: SdkContract.Operation, p: string): string => {
   ].join("\n")
 }
 
-/** `{rest: name}` when a path parameter is the rest of the path (see the IR's `restParameter`). */
-const restOf = (operation: SdkContract.Operation): { readonly rest?: string } => {
-  const rest = operation.pathParams.find((p) => p.rest === true)
-  return rest === undefined ? {} : { rest: rest.name }
+/** A declared failure as a descriptor token: its status, then its tag. */
+const errorToken = (error: SdkContract.Operation["errors"][number]): string => {
+  if (!/^[1-5]\d\d$/.test(String(error.status)))
+    throw new Error(`${error.tag}: status ${error.status} is not an HTTP status`)
+  if (!/^[A-Za-z_$][\w$]*$/.test(error.tag)) throw new Error(`${error.tag}: a failure tag must be an identifier`)
+  return `${error.status}${error.tag}`
 }
 
-/** The runtime description of one operation, in the shape of `Transport.Operation`. */
-const descriptor = (contract: SdkContract.Contract, operation: SdkContract.Operation) => {
-  const errors: Record<string, Array<string>> = {}
-  for (const error of operation.errors) {
-    const status = String(error.status)
-    errors[status] = [...(errors[status] ?? []), error.tag]
-  }
-  return {
-    name: methodId(operation),
-    method: operation.method,
-    path: operation.path,
-    query: operation.queryParams.map((p) => ({ name: p.name, style: p.style })),
-    body:
-      operation.body === null
-        ? null
-        : JsonSchema.properties(JsonSchema.resolve(operation.body.schema, contract.components)).map(([name]) => name),
-    ...restOf(operation),
-    success: {
-      status: operation.success.status,
-      json: operation.stream === null && operation.success.contentType !== null && !isBytes(operation),
-      unwrap: operation.success.unwrap,
-      ...(isBytes(operation) ? { bytes: true } : {})
-    },
-    errors,
-    ...(operation.stream === null ? {} : { stream: { failureEvent: operation.stream.failureEvent } }),
-    ...(operation.page === null
-      ? {}
-      : {
-          page: {
-            items: operation.page.items,
-            links: operation.page.links,
-            cursor: operation.page.cursor,
-            path: operation.pathParams.map((parameter) => parameter.name)
-          }
-        })
-  }
+/** The failures every operation declares, written once in the table instead of in each descriptor. */
+export const sharedErrors = (contract: SdkContract.Contract): ReadonlyArray<string> => {
+  const [first, ...rest] = contract.operations.map((operation) => operation.errors.map(errorToken))
+  return (first ?? []).filter((token) => rest.every((tokens) => tokens.includes(token)))
 }
 
-/** A JSON value as a TypeScript literal: identifier keys bare, one member per line. */
-const literal = (value: unknown, indent: string): string => {
-  if (Array.isArray(value)) {
-    if (value.length === 0) return "[]"
-    const flat = `[${value.map((v) => literal(v, indent)).join(", ")}]`
-    if (flat.length <= 80 && !flat.includes("\n")) return flat
-    return `[\n${value.map((v) => `${indent}  ${literal(v, `${indent}  `)}`).join(",\n")}\n${indent}]`
-  }
-  if (typeof value === "object" && value !== null) {
-    const entries = Object.entries(value)
-    if (entries.length === 0) return "{}"
-    const members = entries.map(
-      ([k, v]) => `${/^\d+$/.test(k) ? k : TypeScript.propertyKey(k)}: ${literal(v, `${indent}  `)}`
+/** A name written in a descriptor: it must not contain the separators (white space, or `=`). */
+const token = (where: string, name: string): string => {
+  if (name === "" || /[\s=]/.test(name))
+    throw new Error(`${where}: ${JSON.stringify(name)} cannot be written in a descriptor`)
+  return name
+}
+
+/** The runtime description of one operation: a `Transport.Descriptor` (see there for the tokens). */
+export const descriptor = (
+  contract: SdkContract.Contract,
+  operation: SdkContract.Operation,
+  shared: ReadonlyArray<string>
+): string => {
+  const where = methodId(operation)
+  const tokens = [operation.method, token(where, operation.path)]
+  for (const p of operation.queryParams) tokens.push(`${p.style === "deepObject" ? "&" : "?"}${token(where, p.name)}`)
+  if (operation.body !== null) {
+    const names = JsonSchema.properties(JsonSchema.resolve(operation.body.schema, contract.components)).map(
+      ([name]) => `.${token(where, name)}`
     )
-    const flat = `{ ${members.join(", ")} }`
-    if (flat.length <= 80 && !flat.includes("\n")) return flat
-    return `{\n${members.map((m) => `${indent}  ${m}`).join(",\n")}\n${indent}}`
+    tokens.push(...(names.length === 0 ? ["."] : names))
   }
-  return JSON.stringify(value)
+  const setting = (key: string, value: string) => tokens.push(`${key}=${token(where, value)}`)
+  const rest = operation.pathParams.find((p) => p.rest === true)
+  if (rest !== undefined) setting("rest", rest.name)
+  if (operation.success.status !== 200) tokens.push(String(operation.success.status))
+  if (operation.stream !== null) setting("stream", operation.stream.failureEvent)
+  else if (isBytes(operation)) tokens.push("bytes")
+  else if (operation.success.contentType === null) tokens.push("empty")
+  if (operation.success.unwrap !== null) setting("unwrap", operation.success.unwrap)
+  if (operation.page !== null) {
+    const { pages, items, links, cursor } = operation.page
+    setting("pages", pages)
+    setting("items", items)
+    setting("links", links)
+    setting("cursor", cursor)
+  }
+  for (const error of operation.errors) {
+    const written = errorToken(error)
+    if (!shared.includes(written)) tokens.push(written)
+  }
+  return tokens.join(" ")
 }

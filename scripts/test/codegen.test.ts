@@ -5,6 +5,7 @@ import * as path from "node:path"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Context, Option, Schema } from "effect"
 import { describe, expect, it } from "vitest"
+import { Transport } from "../../packages/client/src/transport.js"
 import { Api, ClientProjection, EventStream, LocationGroup } from "../../packages/protocol/src/index.js"
 import referenceDocument from "../../packages/protocol/test/fixtures/opencode-v2-openapi.json" with { type: "json" }
 import { EffectEmitter } from "../codegen/effect-emitter.js"
@@ -150,8 +151,7 @@ describe("SDK Contract IR of Api.OpenCodeApi", () => {
     expect(read.success.contentType).toBe("application/octet-stream")
     const files = PromiseEmitter.emit(contract)
     const client = files.find((f) => f.path.endsWith("generated/client.ts"))!.content
-    expect(client).toContain('rest: "path"')
-    expect(client).toContain("bytes: true")
+    expect(client).toContain('read: "GET /api/fs/read/{path} &location rest=path bytes 404PathNotFoundError"')
     const types = files.find((f) => f.path.endsWith("generated/types.ts"))!.content
     expect(types).toContain("export type FilesReadResult = Blob")
     const effect = EffectEmitter.emit(contract)[0]!.content
@@ -193,7 +193,7 @@ describe("SSE operations in the IR and both emitters", () => {
     expect(promise).toContain(
       "subscribe(input?: EventsSubscribeInput, options?: Transport.RequestOptions): AsyncIterable<EventsSubscribeEvent>"
     )
-    expect(promise).toContain('stream: { failureEvent: "effect/httpapi/stream/failure" }')
+    expect(promise).toContain('subscribe: "GET /api/event stream=effect/httpapi/stream/failure"')
     const effect = content("effect/generated/opencode-client.ts")
     expect(effect).toContain(
       'readonly events: (input: Endpoint.Path<"sessions", "events"> & Endpoint.UrlParams<"sessions", "events">) => Stream.Stream<Endpoint.Success<"sessions", "events">["data"], Endpoint.StreamFailure<"sessions", "events">>'
@@ -458,10 +458,10 @@ describe("client namespaces (the ClientProjection.Namespace annotation)", () => 
     const promise = PromiseEmitter.emit(probe)
     const client = promise.find((f) => f.path.endsWith("generated/client.ts"))!.content
     expect(client).toContain("  readonly things: {\n")
-    expect(client).toContain('get: (input, options) => send<ThingsGetResult>(operations["things.get"], input, options)')
+    expect(client).toContain('  things: {\n    get: "GET /x"\n  }')
     // The identifier survives only as the default operationId in the documentation.
     expect(client).not.toContain("readonly internalThing")
-    expect(client).not.toContain('"internalThing.get": {')
+    expect(client).not.toContain("internalThing: {")
     expect(promise.find((f) => f.path.endsWith("types.ts"))!.content).toContain("export interface ThingsGetResult")
     const effect = EffectEmitter.emit(probe)[0]!.content
     expect(effect).toContain("  readonly things: {\n")
@@ -558,7 +558,9 @@ describe("the Page projection (the ClientProjection.Page annotation)", () => {
     expect(client).toContain(
       "listPages(query?: ProbeListQuery, options?: Transport.RequestOptions): AsyncIterable<ProbeListResult>"
     )
-    expect(client).toContain('page: { items: "data", links: "cursor", cursor: "cursor", path: [] }')
+    expect(client).toContain(
+      'list: "GET /x ?limit ?order ?cursor pages=listPages items=data links=cursor cursor=cursor"'
+    )
     const effect = EffectEmitter.emit(probe)[0]!.content
     expect(effect).toContain(
       'readonly list: (input?: (Endpoint.PageQuery<"probe", "list"> | Endpoint.PageContinuation<"probe", "list", "limit">)) => Effect.Effect<Page.Page<Endpoint.PageItem<"probe", "list">>, Endpoint.Failure<"probe", "list">>'
@@ -606,5 +608,58 @@ describe("the Page projection (the ClientProjection.Page annotation)", () => {
         )
       )
     ).toThrow(/names "size" as a continuation parameter/)
+  })
+})
+
+describe("the Promise client's operation descriptors", () => {
+  it("read back (Transport.operation) as the IR describes every operation", () => {
+    const shared = PromiseEmitter.sharedErrors(contract)
+    expect(shared).toEqual(["400InvalidRequestError", "401UnauthorizedError"])
+    for (const o of contract.operations) {
+      const name = `${o.namespace}.${o.name}`
+      const descriptor = PromiseEmitter.descriptor(contract, o, shared)
+      const op = Transport.operation(name, [descriptor, ...shared].join(" "))
+      const errors: Record<number, Array<string>> = {}
+      for (const e of o.errors) errors[e.status] = [...(errors[e.status] ?? []), e.tag]
+      const body =
+        o.body === null
+          ? undefined
+          : JsonSchema.properties(JsonSchema.resolve(o.body.schema, contract.components)).map(([field]) => field)
+      const expected: Record<string, unknown> = {
+        name,
+        method: o.method,
+        path: o.path,
+        query: o.queryParams.map((p) => [p.name, p.style === "deepObject"]),
+        status: o.success.status,
+        errors
+      }
+      if (body !== undefined) expected.body = body
+      const rest = o.pathParams.find((p) => p.rest === true)
+      if (rest !== undefined) expected.rest = rest.name
+      if (o.stream !== null) expected.stream = o.stream.failureEvent
+      else if (o.success.contentType === "application/octet-stream") expected.bytes = true
+      else if (o.success.contentType === null) expected.empty = true
+      if (o.success.unwrap !== null) expected.unwrap = o.success.unwrap
+      if (o.page !== null) {
+        const { pages, items, links, cursor } = o.page
+        Object.assign(expected, { pages, items, links, cursor })
+      }
+      expect({ ...op }, name).toEqual(expected)
+    }
+  })
+
+  it("refuses a name that a descriptor cannot hold", () => {
+    const api = HttpApi.make("probe").add(
+      HttpApiGroup.make("probe")
+        .add(
+          HttpApiEndpoint.get("list", "/x")
+            .setUrlParams(Schema.Struct({ "a=b": Schema.optional(Schema.String) }))
+            .addSuccess(Schema.Struct({ ok: Schema.Boolean }))
+        )
+        .annotate(ClientProjection.Namespace, "probe")
+    )
+    expect(() => PromiseEmitter.emit(SdkContract.fromApi(api))).toThrow(
+      /probe.list: "a=b" cannot be written in a descriptor/
+    )
   })
 })

@@ -1,6 +1,6 @@
 export * as Page from "./page.js"
 
-import type { Transport } from "./transport.js"
+import type { Operation, RequestOptions, Send } from "./transport.js"
 
 /**
  * The Page projection of the Promise client (zero Effect). A cursor-paged list travels as the
@@ -9,16 +9,16 @@ import type { Transport } from "./transport.js"
  * the server's, unchanged.
  */
 
-/** How a paged operation's envelope maps to a Page; emitted per paged operation by the Promise emitter. */
+/** How a paged operation's envelope maps to a Page; the settings of its descriptor (see `Transport.Descriptor`). */
 export interface Spec {
+  /** The client method that walks every page (`listPages`). */
+  readonly pages: string
   /** The envelope member holding the items (`data`). */
   readonly items: string
   /** The envelope member holding the `{previous?, next?}` links (`cursor`). */
   readonly links: string
   /** The input field a continuation sends its link in (`cursor`). */
   readonly cursor: string
-  /** The path parameters, which a continuation repeats. */
-  readonly path: ReadonlyArray<string>
 }
 
 /** The projected value; the generated `Page<Item>` type describes it. */
@@ -30,45 +30,43 @@ interface Projected {
 
 /**
  * The Page of a parsed envelope. Like every Promise-client result, the shape is trusted, not
- * validated: only the members named by `spec` are read, and absent links are left out.
+ * validated: only the members named by `spec` are read (of an object; anything else has none), and
+ * absent links are left out.
  */
 export const project = (body: unknown, spec: Spec): Projected => {
-  const envelope = (typeof body === "object" && body !== null ? body : {}) as Readonly<Record<string, unknown>>
-  const links = (envelope[spec.links] ?? {}) as { readonly previous?: unknown; readonly next?: unknown }
-  return {
-    items: envelope[spec.items],
-    ...(typeof links.previous === "string" ? { previous: links.previous } : {}),
-    ...(typeof links.next === "string" ? { next: links.next } : {})
-  }
+  const envelope = body as Readonly<Record<string, unknown>> | null | undefined
+  const links = (envelope?.[spec.links] ?? {}) as { readonly previous?: unknown; readonly next?: unknown }
+  const page: { items: unknown; previous?: string; next?: string } = { items: envelope?.[spec.items] }
+  if (typeof links.previous === "string") page.previous = links.previous
+  if (typeof links.next === "string") page.next = links.next
+  return page
 }
 
 /**
  * Every page of one query, first to last, as a lazy, cold `AsyncIterable`: nothing is sent until
  * iteration starts, and each iteration starts over. The first step sends `query`; each later step
- * sends the previous page's `next` link as the continuation (with the query's path parameters and
+ * sends the previous page's `next` link as the continuation's `cursor` (with the query's path parameters and
  * nothing else: the link carries the rest of the query, page size included); the iteration ends after
  * a page without `next`. A step rejects as the operation's method does (a declared tagged failure or a
  * `ClientError`); `options.signal` aborts the request in flight and every later one.
  */
-export const walk = <P extends Projected>(
-  send: Transport.Send,
-  operation: Transport.Operation,
-  query: object | undefined,
-  options: Transport.RequestOptions | undefined
-): AsyncIterable<P> => {
-  const spec = operation.page
-  if (spec === undefined) throw new TypeError(`${operation.name} is not a paged operation`)
-  return {
-    async *[Symbol.asyncIterator]() {
-      const fields = (query ?? {}) as Readonly<Record<string, unknown>>
-      let page = await send<P>(operation, fields, options)
+export const walk = (
+  send: Send,
+  operation: Operation & Spec,
+  query: Readonly<Record<string, unknown>> | undefined,
+  options: RequestOptions | undefined
+): AsyncIterable<Projected> => ({
+  async *[Symbol.asyncIterator]() {
+    let fields = query ?? {}
+    for (;;) {
+      const page = (await send(operation, fields, options)) as Projected
       yield page
-      while (page.next !== undefined) {
-        const continuation: Record<string, unknown> = { [spec.cursor]: page.next }
-        for (const name of spec.path) continuation[name] = fields[name]
-        page = await send<P>(operation, continuation, options)
-        yield page
-      }
+      if (page.next === undefined) return
+      // The path parameters are the same in every step; the link carries the rest of the query.
+      const continuation: Record<string, unknown> = { [operation.cursor]: page.next }
+      for (const [, name] of operation.path.matchAll(/\{([^}]+)\}/g))
+        continuation[name as string] = fields[name as string]
+      fields = continuation
     }
   }
-}
+})

@@ -43,5 +43,6 @@ export class ClientError extends Error {
 /** Whether `u` is a `ClientError`, also when it comes from another copy of this package or another realm. */
 export const isClientError = (u: unknown): u is ClientError =>
   u instanceof ClientError ||
-  (typeof u === "object" && u !== null && (u as { readonly name?: unknown }).name === "ClientError" &&
+  (typeof u === "object" &&
+    (u as { readonly name?: unknown } | null)?.name === "ClientError" &&
     typeof (u as { readonly reason?: unknown }).reason === "string")

@@ -2,47 +2,50 @@
 
 import type { ConflictError, ForbiddenError, InvalidCursorError, InvalidRequestError, MessageNotFoundError, PathNotFoundError, PermissionNotFoundError, ProviderNotFoundError, PtyNotFoundError, QuestionNotFoundError, ServiceUnavailableError, SessionNotFoundError, UnauthorizedError, UnknownError } from "./types.js"
 
-const hasTag = (u: unknown, tag: string): boolean =>
-  typeof u === "object" && u !== null && (u as { readonly _tag?: unknown })._tag === tag
+const guard =
+  <A>(tag: string) =>
+  (u: unknown): u is A =>
+    // `null` is an object too: it has no `_tag`.
+    typeof u === "object" && (u as { readonly _tag?: unknown } | null)?._tag === tag
 
 /** Whether `u` is the declared failure tagged `ConflictError`. Checks `_tag` only, so it holds across realms and package copies. */
-export const isConflictError = (u: unknown): u is ConflictError => hasTag(u, "ConflictError")
+export const isConflictError = guard<ConflictError>("ConflictError")
 
 /** Whether `u` is the declared failure tagged `ForbiddenError`. Checks `_tag` only, so it holds across realms and package copies. */
-export const isForbiddenError = (u: unknown): u is ForbiddenError => hasTag(u, "ForbiddenError")
+export const isForbiddenError = guard<ForbiddenError>("ForbiddenError")
 
 /** Whether `u` is the declared failure tagged `InvalidCursorError`. Checks `_tag` only, so it holds across realms and package copies. */
-export const isInvalidCursorError = (u: unknown): u is InvalidCursorError => hasTag(u, "InvalidCursorError")
+export const isInvalidCursorError = guard<InvalidCursorError>("InvalidCursorError")
 
 /** Whether `u` is the declared failure tagged `InvalidRequestError`. Checks `_tag` only, so it holds across realms and package copies. */
-export const isInvalidRequestError = (u: unknown): u is InvalidRequestError => hasTag(u, "InvalidRequestError")
+export const isInvalidRequestError = guard<InvalidRequestError>("InvalidRequestError")
 
 /** Whether `u` is the declared failure tagged `MessageNotFoundError`. Checks `_tag` only, so it holds across realms and package copies. */
-export const isMessageNotFoundError = (u: unknown): u is MessageNotFoundError => hasTag(u, "MessageNotFoundError")
+export const isMessageNotFoundError = guard<MessageNotFoundError>("MessageNotFoundError")
 
 /** Whether `u` is the declared failure tagged `PathNotFoundError`. Checks `_tag` only, so it holds across realms and package copies. */
-export const isPathNotFoundError = (u: unknown): u is PathNotFoundError => hasTag(u, "PathNotFoundError")
+export const isPathNotFoundError = guard<PathNotFoundError>("PathNotFoundError")
 
 /** Whether `u` is the declared failure tagged `PermissionNotFoundError`. Checks `_tag` only, so it holds across realms and package copies. */
-export const isPermissionNotFoundError = (u: unknown): u is PermissionNotFoundError => hasTag(u, "PermissionNotFoundError")
+export const isPermissionNotFoundError = guard<PermissionNotFoundError>("PermissionNotFoundError")
 
 /** Whether `u` is the declared failure tagged `ProviderNotFoundError`. Checks `_tag` only, so it holds across realms and package copies. */
-export const isProviderNotFoundError = (u: unknown): u is ProviderNotFoundError => hasTag(u, "ProviderNotFoundError")
+export const isProviderNotFoundError = guard<ProviderNotFoundError>("ProviderNotFoundError")
 
 /** Whether `u` is the declared failure tagged `PtyNotFoundError`. Checks `_tag` only, so it holds across realms and package copies. */
-export const isPtyNotFoundError = (u: unknown): u is PtyNotFoundError => hasTag(u, "PtyNotFoundError")
+export const isPtyNotFoundError = guard<PtyNotFoundError>("PtyNotFoundError")
 
 /** Whether `u` is the declared failure tagged `QuestionNotFoundError`. Checks `_tag` only, so it holds across realms and package copies. */
-export const isQuestionNotFoundError = (u: unknown): u is QuestionNotFoundError => hasTag(u, "QuestionNotFoundError")
+export const isQuestionNotFoundError = guard<QuestionNotFoundError>("QuestionNotFoundError")
 
 /** Whether `u` is the declared failure tagged `ServiceUnavailableError`. Checks `_tag` only, so it holds across realms and package copies. */
-export const isServiceUnavailableError = (u: unknown): u is ServiceUnavailableError => hasTag(u, "ServiceUnavailableError")
+export const isServiceUnavailableError = guard<ServiceUnavailableError>("ServiceUnavailableError")
 
 /** Whether `u` is the declared failure tagged `SessionNotFoundError`. Checks `_tag` only, so it holds across realms and package copies. */
-export const isSessionNotFoundError = (u: unknown): u is SessionNotFoundError => hasTag(u, "SessionNotFoundError")
+export const isSessionNotFoundError = guard<SessionNotFoundError>("SessionNotFoundError")
 
 /** Whether `u` is the declared failure tagged `UnauthorizedError`. Checks `_tag` only, so it holds across realms and package copies. */
-export const isUnauthorizedError = (u: unknown): u is UnauthorizedError => hasTag(u, "UnauthorizedError")
+export const isUnauthorizedError = guard<UnauthorizedError>("UnauthorizedError")
 
 /** Whether `u` is the declared failure tagged `UnknownError`. Checks `_tag` only, so it holds across realms and package copies. */
-export const isUnknownError = (u: unknown): u is UnknownError => hasTag(u, "UnknownError")
+export const isUnknownError = guard<UnknownError>("UnknownError")
