@@ -7,7 +7,9 @@ import { CliError } from "./cli/cli-error.js"
 import { Colour } from "./cli/colour.js"
 import { ExitCode } from "./cli/exit-code.js"
 import { LogLevelOption } from "./cli/log-level-option.js"
+import { RunCommand } from "./cli/run.js"
 import { ServeCommand } from "./cli/serve-command.js"
+import { SessionCommand } from "./cli/session.js"
 import { ServerVersion } from "./server-version.js"
 
 /**
@@ -16,7 +18,7 @@ import { ServerVersion } from "./server-version.js"
  * subcommand it prints its help.
  */
 export const command = Command.make("opencode", { logLevel: LogLevelOption.option }).pipe(
-  Command.withSubcommands([ServeCommand.command]),
+  Command.withSubcommands([ServeCommand.command, RunCommand.command, SessionCommand.command]),
   // Every handler: at the level given before the subcommand, and with its own stderr kept (CliConsole).
   Command.transformHandler((effect, options) => CliConsole.inHandler(LogLevelOption.apply(options.logLevel)(effect)))
 )
@@ -74,7 +76,7 @@ export const main = (argv: ReadonlyArray<string>) =>
       Effect.catchAllCause((cause) =>
         Cause.isInterruptedOnly(cause)
           ? Effect.failCause(cause)
-          : Effect.as(Console.error(defectReport(cause)), ExitCode.defect)
+          : Effect.as(Console.error(defectReport(cause)), ExitCode.failed)
       )
     )
   })

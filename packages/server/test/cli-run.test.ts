@@ -259,7 +259,7 @@ describe("opencode run", () => {
     const w = world()
     await enqueue(...bashTurns("echo never-run", "I was not allowed."))
     const result = await cli(w, ["run", "--deny", "run echo"])
-    expect(result.code).toBe(3)
+    expect(result.code).toBe(6)
     expect(result.stdout).toContain("permission bash echo never-run: refused (--deny)")
     expect(result.stdout).toContain("✗ bash echo never-run")
     expect(result.stdout).not.toContain("  │ never-run")
@@ -271,7 +271,7 @@ describe("opencode run", () => {
     const w = world()
     await enqueue(...bashTurns("echo nobody", "Refused."))
     const result = await cli(w, ["run", "run echo"])
-    expect(result.code).toBe(3)
+    expect(result.code).toBe(6)
     expect(result.stdout).toContain("refused, no terminal to ask (pass --yes to allow, --deny to refuse)")
   })
 
@@ -343,13 +343,13 @@ describe("opencode run", () => {
     expect(run.output()).toContain("\u001b[")
   })
 
-  it("on a terminal with NO_COLOR: no ANSI at all, and `n` refuses (exit 3)", async () => {
+  it("on a terminal with NO_COLOR: no ANSI at all, and `n` refuses (exit 6)", async () => {
     const w = world()
     await enqueue(...bashTurns("echo typed-no", "Not allowed."))
     const run = terminal(w, ["run", "run echo"], { NO_COLOR: "1" })
     await run.waitFor(/Allow bash echo typed-no\?/)
     run.term.write("n")
-    expect(await run.exited).toBe(3)
+    expect(await run.exited).toBe(6)
     expect(run.output()).toContain("permission bash echo typed-no: refused")
     expect(run.output()).not.toContain("\u001b")
   })

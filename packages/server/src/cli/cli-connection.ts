@@ -9,7 +9,8 @@ import { Paths } from "@opencode-ai/core"
 import { Effect, FiberRef, HashSet, Option, type Scope } from "effect"
 import { LogOutput } from "../log-output.js"
 import { WebHandler } from "../web-handler.js"
-import { CliExit } from "./cli-exit.js"
+import { CliError } from "./cli-error.js"
+import { ExitCode } from "./exit-code.js"
 
 /**
  * How a CLI command reaches sessions: over HTTP to a running `opencode serve` (`--attach URL`), or
@@ -70,7 +71,7 @@ const parseUrl = (given: string) => {
     const url = new URL(text)
     if (url.protocol === "http:" || url.protocol === "https:") return Effect.succeed(url.toString().replace(/\/$/, ""))
   } catch {}
-  return CliExit.fail(CliExit.code.usage, `--attach ${given}: expected a URL such as http://127.0.0.1:4096`)
+  return CliError.fail(ExitCode.usage, `--attach ${given}: expected a URL such as http://127.0.0.1:4096`)
 }
 
 /**
@@ -81,7 +82,7 @@ const fileLogger = (env: Readonly<Record<string, string | undefined>>) => {
   const file = path.join(Paths.fromEnv({ ...env }, os.homedir()).dataDir, "log", "opencode.log")
   return LogOutput.fileLogger(file).pipe(
     Effect.flatMap((logger) => Effect.locallyScoped(FiberRef.currentLoggers, HashSet.make(logger))),
-    Effect.catchAll((error) => CliExit.fail(CliExit.code.failed, `cannot open the log file ${file}: ${error.message}`))
+    Effect.catchAll((error) => CliError.fail(ExitCode.failed, `cannot open the log file ${file}: ${error.message}`))
   )
 }
 
@@ -95,7 +96,7 @@ const fileLogger = (env: Readonly<Record<string, string | undefined>>) => {
  */
 export const open = Effect.fn("CliConnection.open")(function* (
   options: Options
-): Effect.fn.Return<Connection, CliExit.CliFailure, Scope.Scope | FileSystem.FileSystem> {
+): Effect.fn.Return<Connection, CliError.Failure, Scope.Scope | FileSystem.FileSystem> {
   const env = options.env ?? process.env
   if (Option.isSome(options.attach)) {
     const url = yield* parseUrl(options.attach.value)
@@ -107,7 +108,7 @@ export const open = Effect.fn("CliConnection.open")(function* (
     return connection
   }
   if (Option.isSome(options.password)) {
-    return yield* CliExit.fail(CliExit.code.usage, "--password is only used with --attach")
+    return yield* CliError.fail(ExitCode.usage, "--password is only used with --attach")
   }
   const paths = Paths.fromEnv({ ...env }, os.homedir())
   const databaseFile = path.resolve(paths.databaseFile)
@@ -119,9 +120,7 @@ export const open = Effect.fn("CliConnection.open")(function* (
     models: { cacheFile: paths.modelsFile },
     recover: false
   }).pipe(
-    Effect.catchTag("ConfigError", (error) =>
-      CliExit.fail(CliExit.code.usage, `invalid configuration: ${error.message}`)
-    )
+    Effect.catchTag("ConfigError", (error) => CliError.fail(ExitCode.config, `invalid configuration: ${error.message}`))
   )
   const fetch: typeof globalThis.fetch = (input, init) => host.handler(new Request(input, init))
   const client = yield* clientOver(embeddedBaseUrl, fetch, Option.none())
@@ -155,18 +154,18 @@ const rootMessage = (error: unknown): string => {
  */
 export const explain =
   (connection: Pick<Connection, "target" | "embedded">) =>
-  (error: unknown): CliExit.CliFailure => {
+  (error: unknown): CliError.Failure => {
     const failure = (typeof error === "object" && error !== null ? error : { _tag: "Unknown" }) as ClientFailure
     const message = typeof failure.message === "string" ? failure.message.split("\n")[0] : String(error)
     switch (failure._tag) {
       case "RequestError":
-        return new CliExit.CliFailure({
-          code: CliExit.code.unreachable,
+        return new CliError.Failure({
+          exitCode: ExitCode.network,
           message: `cannot reach the server at ${connection.target}: ${rootMessage(failure.cause) || message}`
         })
       case "UnauthorizedError":
-        return new CliExit.CliFailure({
-          code: CliExit.code.unreachable,
+        return new CliError.Failure({
+          exitCode: ExitCode.network,
           message: `the server at ${connection.target} refused the credentials: set OPENCODE_SERVER_PASSWORD or pass --password`
         })
       case "SessionNotFoundError":
@@ -174,13 +173,13 @@ export const explain =
       case "InvalidRequestError":
       case "InvalidCursorError":
       case "ConflictError":
-        return new CliExit.CliFailure({ code: CliExit.code.usage, message: message ?? failure._tag })
+        return new CliError.Failure({ exitCode: ExitCode.usage, message: message ?? failure._tag })
       case "ResponseError":
-        return new CliExit.CliFailure({
-          code: failure.response?.status === 401 ? CliExit.code.unreachable : CliExit.code.failed,
+        return new CliError.Failure({
+          exitCode: failure.response?.status === 401 ? ExitCode.network : ExitCode.failed,
           message: `unexpected answer from ${connection.target}: ${message}`
         })
       default:
-        return new CliExit.CliFailure({ code: CliExit.code.failed, message: message ?? failure._tag })
+        return new CliError.Failure({ exitCode: ExitCode.failed, message: message ?? failure._tag })
     }
   }

@@ -1,7 +1,7 @@
 export * as CliError from "./cli-error.js"
 
 import { HelpDoc, type ValidationError } from "@effect/cli"
-import { Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { Colour } from "./colour.js"
 import { ExitCode } from "./exit-code.js"
 
@@ -33,3 +33,30 @@ export const usage = (error: ValidationError.ValidationError): Failure => {
     exitCode: ExitCode.usage
   })
 }
+
+/** Fails with a {@link Failure}: `message` (and `hint`) printed in one line, then the exit status `exitCode`. */
+export const fail = (exitCode: number, message: string, hint?: string) =>
+  Effect.fail(new Failure({ message, exitCode, ...(hint === undefined ? {} : { hint }) }))
+
+/** The first line of an error's message. */
+export const describe = (error: unknown): string => {
+  const message =
+    error instanceof Error
+      ? error.message
+      : typeof error === "object" && error !== null && "message" in error
+        ? String((error as { message: unknown }).message)
+        : String(error)
+  return message.split("\n")[0] ?? ""
+}
+
+/**
+ * A command's program with every expected failure as a {@link Failure}: one that is not already one
+ * becomes "failed" (status 1) with its message's first line. Defects and interruption pass unchanged.
+ */
+export const report = <A, E, R>(program: Effect.Effect<A, E, R>): Effect.Effect<void, Failure, R> =>
+  program.pipe(
+    Effect.asVoid,
+    Effect.mapError((error) =>
+      error instanceof Failure ? error : new Failure({ message: describe(error), exitCode: ExitCode.failed })
+    )
+  )

@@ -1,6 +1,7 @@
 export * as ExitCode from "./exit-code.js"
 
 import { HelpDoc } from "@effect/cli"
+import { Effect } from "effect"
 
 /*
  * The exit statuses of `opencode`, one per kind of outcome, so that a script can tell them apart.
@@ -8,26 +9,35 @@ import { HelpDoc } from "@effect/cli"
  * stack trace; a defect prints its cause once.
  */
 
-/** Done: help or the version printed, or the server stopped by SIGINT or SIGTERM after a clean shutdown. */
+/** Done: help or the version printed, a command finished, or the server stopped by SIGINT or SIGTERM after a clean shutdown. */
 export const ok = 0
-/** An unexpected failure (a defect): its cause is printed once. */
-export const defect = 1
-/** A usage error: an unknown flag or subcommand, a missing or invalid value (e.g. `--port 99999`). */
+/** A failure: an unexpected one (a defect) prints its cause once; `run`'s failed turn prints one line. */
+export const failed = 1
+/** A usage error: an unknown flag or subcommand, a missing or invalid value (e.g. `--port 99999`), an unknown session. */
 export const usage = 2
 /** An invalid configuration: `opencode.json(c)`, `$OPENCODE_CONFIG(_CONTENT)` or `auth.json`. */
 export const config = 3
-/** The server cannot listen: the port is in use, the address unavailable, or a privileged port. */
-export const listen = 4
+/**
+ * The network: `serve` cannot listen (the port is in use, the address unavailable, a privileged port),
+ * or `--attach` cannot reach the server or the server refuses the credentials.
+ */
+export const network = 4
 /** The data directory or the database file cannot be created, read or written. */
 export const dataDir = 5
+/** `run`: a permission was refused (`--deny`, answered no, no terminal to ask on, or rejected elsewhere). */
+export const denied = 6
+/** Interrupted by Ctrl-C while `run` drove a turn (the session's Step was interrupted first). */
+export const interrupted = 130
 
 const table: ReadonlyArray<readonly [number, string]> = [
   [ok, "done (or stopped by SIGINT/SIGTERM after a clean shutdown)"],
-  [defect, "unexpected failure; its cause is printed"],
-  [usage, "usage error: unknown flag or command, bad value (e.g. --port outside 0-65535)"],
+  [failed, "failure: an unexpected one prints its cause; for run, the turn failed"],
+  [usage, "usage error: unknown flag or command, bad value (e.g. --port outside 0-65535), unknown session"],
   [config, "invalid configuration (opencode.json(c), OPENCODE_CONFIG, auth.json)"],
-  [listen, "cannot listen: port in use, address not available, or permission denied"],
-  [dataDir, "the data directory or the database file cannot be created, read or written"]
+  [network, "cannot listen (port in use, address not available), or cannot reach the --attach server"],
+  [dataDir, "the data directory or the database file cannot be created, read or written"],
+  [denied, "run: a permission was refused"],
+  [interrupted, "run: interrupted with Ctrl-C"]
 ]
 
 /** The exit statuses as a help section (the help's epilog). */
@@ -35,3 +45,12 @@ export const help: HelpDoc.HelpDoc = HelpDoc.sequence(
   HelpDoc.h1("EXIT STATUS"),
   HelpDoc.p(table.map(([code, what]) => `${code}  ${what}`).join("\n"))
 )
+
+/**
+ * Sets the status the process exits with when the command ends by interruption (Ctrl-C): the entry
+ * point exits with `process.exitCode` then, and with 0 when it is unset.
+ */
+export const setOnInterrupt = (code: number) =>
+  Effect.sync(() => {
+    process.exitCode = code
+  })

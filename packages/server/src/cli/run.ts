@@ -13,7 +13,8 @@ import {
 } from "@opencode-ai/schema"
 import { Cause, Deferred, Effect, Exit, Fiber, Option, Queue, Schedule, Schema, Stream } from "effect"
 import { CliConnection } from "./cli-connection.js"
-import { CliExit } from "./cli-exit.js"
+import { CliError } from "./cli-error.js"
+import { ExitCode } from "./exit-code.js"
 import { PermissionPrompt } from "./permission-prompt.js"
 import { RunOutput } from "./run-output.js"
 import { TerminalStyle } from "./terminal-style.js"
@@ -33,7 +34,7 @@ import { TerminalStyle } from "./terminal-style.js"
  * Permission asks of the session (and of its subagents' sessions) are answered with `--yes` (once),
  * `--deny` (reject), interactively on a terminal (y once / a always / n no), and otherwise refused with
  * a message, since nobody could answer. A request answered elsewhere meanwhile (another client, a web
- * page) withdraws the local question. Exit codes: see CliExit.
+ * page) withdraws the local question. Exit statuses: see ExitCode.
  */
 
 const prompt = Args.text({ name: "prompt" }).pipe(
@@ -87,10 +88,10 @@ type Policy = "yes" | "deny" | "interactive" | "nobody"
 const decodeSessionID = Schema.decodeUnknown(Identifier.SessionID)
 const encodeEvent = Schema.encodeSync(InstanceEvent.V2Event)
 
-const parseModel = (given: string): Effect.Effect<{ providerID: string; id: string }, CliExit.CliFailure> => {
+const parseModel = (given: string): Effect.Effect<{ providerID: string; id: string }, CliError.Failure> => {
   const slash = given.indexOf("/")
   return slash <= 0 || slash === given.length - 1
-    ? CliExit.fail(CliExit.code.usage, `--model ${given}: expected provider/model, e.g. anthropic/claude-sonnet-4`)
+    ? CliError.fail(ExitCode.usage, `--model ${given}: expected provider/model, e.g. anthropic/claude-sonnet-4`)
     : Effect.succeed({ providerID: given.slice(0, slash), id: given.slice(slash + 1) })
 }
 
@@ -119,8 +120,7 @@ const replyWords: Record<PermissionRequest.PermissionV2Reply, string> = {
 
 const program = (flags: Flags) =>
   Effect.gen(function* () {
-    if (flags.yes && flags.deny)
-      return yield* CliExit.fail(CliExit.code.usage, "--yes and --deny cannot be used together")
+    if (flags.yes && flags.deny) return yield* CliError.fail(ExitCode.usage, "--yes and --deny cannot be used together")
     const modelRef = Option.isSome(flags.model) ? Option.some(yield* parseModel(flags.model.value)) : Option.none()
     const attached = Option.isSome(flags.attach)
     const directory = Option.map(flags.dir, (given) => path.resolve(given))
@@ -171,7 +171,7 @@ const program = (flags: Flags) =>
             const sessionID = yield* decodeSessionID(given).pipe(
               Effect.mapError(
                 () =>
-                  new CliExit.CliFailure({ code: CliExit.code.usage, message: `--session ${given}: not a session id` })
+                  new CliError.Failure({ exitCode: ExitCode.usage, message: `--session ${given}: not a session id` })
               )
             )
             const existing = yield* client.sessions.get({ sessionID })
@@ -179,12 +179,12 @@ const program = (flags: Flags) =>
             if (Option.isSome(modelRef)) yield* client.sessions.switchModel({ sessionID, model: modelRef.value })
             return existing
           })
-    ).pipe(Effect.mapError((error: unknown) => (error instanceof CliExit.CliFailure ? error : explain(error))))
+    ).pipe(Effect.mapError((error: unknown) => (error instanceof CliError.Failure ? error : explain(error))))
     const sessionID = info.id
 
     // The live stream first, so that nothing the prompt causes is missed.
     const items = yield* Queue.unbounded<Item>()
-    const connected = yield* Deferred.make<void, CliExit.CliFailure>()
+    const connected = yield* Deferred.make<void, CliError.Failure>()
     yield* client.events.subscribe().pipe(
       Stream.runForEach((event) =>
         event.type === "server.connected"
@@ -408,8 +408,8 @@ const program = (flags: Flags) =>
       }
       if (ended !== undefined) {
         yield* Fiber.interrupt(idle)
-        return yield* CliExit.fail(
-          CliExit.code.failed,
+        return yield* CliError.fail(
+          ExitCode.failed,
           ended.error === undefined
             ? `the server at ${connection.target} closed the event stream before the session was idle`
             : explain(ended.error).message
@@ -438,7 +438,7 @@ const program = (flags: Flags) =>
               process.stderr.write(`opencode: interrupted; session ${sessionID} stopped\n`)
             })
           ),
-          Effect.zipRight(CliExit.set(CliExit.code.interrupted))
+          Effect.zipRight(ExitCode.setOnInterrupt(ExitCode.interrupted))
         )
       )
     )
@@ -462,10 +462,10 @@ const program = (flags: Flags) =>
     if (!json) transcript.summary(sessionID, cost, tokens)
     transcript.close()
     ui.close()
-    if (failure !== undefined) return yield* CliExit.fail(CliExit.code.failed, `the turn failed: ${failure}`)
+    if (failure !== undefined) return yield* CliError.fail(ExitCode.failed, `the turn failed: ${failure}`)
     if (refused > 0) {
-      return yield* CliExit.fail(
-        CliExit.code.denied,
+      return yield* CliError.fail(
+        ExitCode.denied,
         `${refused} permission request${refused === 1 ? " was" : "s were"} refused`
       )
     }
@@ -487,5 +487,5 @@ export const command = Command.make(
   },
   (flags) =>
     // Interrupted before the turn began (connecting, creating the session): nothing to stop, still 130.
-    CliExit.report(program(flags)).pipe(Effect.onInterrupt(() => CliExit.set(CliExit.code.interrupted)))
+    CliError.report(program(flags)).pipe(Effect.onInterrupt(() => ExitCode.setOnInterrupt(ExitCode.interrupted)))
 ).pipe(Command.withDescription("Prompt a session and show it working until it is idle (exit codes: see the docs)"))

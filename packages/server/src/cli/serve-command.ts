@@ -106,7 +106,7 @@ export const failure = (error: Config.ConfigError | StartupError.Any): Failure =
       return new Failure({
         message: `cannot listen on ${where}: ${reason}`,
         hint,
-        exitCode: ExitCode.listen
+        exitCode: ExitCode.network
       })
     }
     case "Server/DataDirError":

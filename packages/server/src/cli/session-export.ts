@@ -6,7 +6,8 @@ import { Command, Options } from "@effect/cli"
 import { Event, Session, SessionMessages } from "@opencode-ai/schema"
 import { Chunk, Effect, Option, Schema, Stream } from "effect"
 import { CliConnection } from "./cli-connection.js"
-import { CliExit } from "./cli-exit.js"
+import { CliError } from "./cli-error.js"
+import { ExitCode } from "./exit-code.js"
 import { SessionShowCommand } from "./session-show.js"
 
 /**
@@ -30,7 +31,7 @@ export const command = Command.make(
   "export",
   { id: SessionShowCommand.sessionArg, output, attach: CliConnection.attach, password: CliConnection.password },
   (flags) =>
-    CliExit.report(
+    CliError.report(
       Effect.gen(function* () {
         const sessionID = yield* SessionShowCommand.sessionID(flags.id)
         const connection = yield* CliConnection.open({ attach: flags.attach, password: flags.password })
@@ -64,8 +65,8 @@ export const command = Command.make(
         yield* Effect.try({
           try: () => fs.writeFileSync(file, text),
           catch: (error) =>
-            new CliExit.CliFailure({
-              code: CliExit.code.failed,
+            new CliError.Failure({
+              exitCode: ExitCode.failed,
               message: `cannot write ${file}: ${error instanceof Error ? error.message : String(error)}`
             })
         })

@@ -4,7 +4,7 @@ import { Command, Options } from "@effect/cli"
 import { Session } from "@opencode-ai/schema"
 import { Chunk, Effect, Schema, Stream } from "effect"
 import { CliConnection } from "./cli-connection.js"
-import { CliExit } from "./cli-exit.js"
+import { CliError } from "./cli-error.js"
 import { SessionTranscript } from "./session-transcript.js"
 import { ToolCallSummary } from "./tool-call-summary.js"
 
@@ -38,7 +38,7 @@ export const command = Command.make(
   "list",
   { json, attach: CliConnection.attach, password: CliConnection.password },
   (flags) =>
-    CliExit.report(
+    CliError.report(
       Effect.gen(function* () {
         const connection = yield* CliConnection.open({ attach: flags.attach, password: flags.password })
         const { client } = connection

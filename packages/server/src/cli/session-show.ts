@@ -4,7 +4,8 @@ import { Args, Command } from "@effect/cli"
 import { Identifier } from "@opencode-ai/schema"
 import { Chunk, Effect, Schema, Stream } from "effect"
 import { CliConnection } from "./cli-connection.js"
-import { CliExit } from "./cli-exit.js"
+import { CliError } from "./cli-error.js"
+import { ExitCode } from "./exit-code.js"
 import { SessionTranscript } from "./session-transcript.js"
 import { TerminalStyle } from "./terminal-style.js"
 
@@ -20,14 +21,14 @@ const decodeSessionID = Schema.decodeUnknown(Identifier.SessionID)
 /** The argument as a SessionID, or a usage failure. */
 export const sessionID = (given: string) =>
   decodeSessionID(given).pipe(
-    Effect.mapError(() => new CliExit.CliFailure({ code: CliExit.code.usage, message: `${given}: not a session id` }))
+    Effect.mapError(() => new CliError.Failure({ exitCode: ExitCode.usage, message: `${given}: not a session id` }))
   )
 
 export const command = Command.make(
   "show",
   { id: sessionArg, attach: CliConnection.attach, password: CliConnection.password },
   (flags) =>
-    CliExit.report(
+    CliError.report(
       Effect.gen(function* () {
         const id = yield* sessionID(flags.id)
         const connection = yield* CliConnection.open({ attach: flags.attach, password: flags.password })
