@@ -14,6 +14,8 @@ import type {
   SessionsListResult,
   SessionsGetInput,
   SessionsGetResult,
+  SessionsRemoveInput,
+  SessionsRemoveResult,
   SessionsEventsInput,
   SessionsEventsEvent,
   SessionsPromptInput,
@@ -195,6 +197,19 @@ const operations = {
     query: [],
     body: null,
     success: { status: 200, json: true, unwrap: "data" },
+    errors: {
+      400: ["InvalidRequestError"],
+      401: ["UnauthorizedError"],
+      404: ["SessionNotFoundError"]
+    }
+  },
+  "sessions.remove": {
+    name: "sessions.remove",
+    method: "DELETE",
+    path: "/api/session/{sessionID}",
+    query: [],
+    body: null,
+    success: { status: 204, json: false, unwrap: null },
     errors: {
       400: ["InvalidRequestError"],
       401: ["UnauthorizedError"],
@@ -976,6 +991,13 @@ export interface OpencodeClient {
      */
     get(input: SessionsGetInput, options?: Transport.RequestOptions): Promise<SessionsGetResult>
     /**
+     * Extension. Deletes the session and its child sessions: a running one is interrupted first and its pending permission and question requests are rejected, then its messages, durable log, inbox, instructions and managed files are removed. `GET /api/event` announces `session.deleted` for each, and their open event streams end. An unknown id (including one already deleted) is a 404.
+     *
+     * `DELETE /api/session/{sessionID}` (`v2.session.delete`).
+     * Resolves to {@link SessionsRemoveResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404) or a `ClientError`.
+     */
+    remove(input: SessionsRemoveInput, options?: Transport.RequestOptions): Promise<SessionsRemoveResult>
+    /**
      * A resumable Server-Sent Events stream of the session's durable events: it replays the committed events after the resume position (the `Last-Event-ID` header, else `after`, else 0), then continues live with no gap and no duplicate. Each frame's id is the event's sequence number. An unknown session is a 404 before any stream starts.
      *
      * `GET /api/session/{sessionID}/event` (`v2.session.events`), Server-Sent Events.
@@ -1454,6 +1476,7 @@ export const createOpencodeClient = (options: Transport.ClientOptions): Opencode
       list: (input, options) => send<SessionsListResult>(operations["sessions.list"], input, options),
       listPages: (query, options) => Page.walk<SessionsListResult>(send, operations["sessions.list"], query, options),
       get: (input, options) => send<SessionsGetResult>(operations["sessions.get"], input, options),
+      remove: (input, options) => send<SessionsRemoveResult>(operations["sessions.remove"], input, options),
       events: (input, options) => open<SessionsEventsEvent>(operations["sessions.events"], input, options),
       prompt: (input, options) => send<SessionsPromptResult>(operations["sessions.prompt"], input, options),
       messages: (input, options) => send<SessionsMessagesResult>(operations["sessions.messages"], input, options),
