@@ -58,8 +58,9 @@ export interface Interface {
     options?: AppendOptions
   ) => Effect.Effect<ReadonlyArray<Envelope>, E>
   /**
-   * Deletes whole aggregates: their event rows and sequences, and `project` (the read models of the
-   * aggregates, e.g. their rows elsewhere) in ONE transaction, all or nothing. Once committed, and
+   * Deletes whole aggregates: `project` (the read models of the aggregates, e.g. their rows
+   * elsewhere; it runs first, so it can still read their logs), then their event rows and sequences,
+   * in ONE transaction, all or nothing; a failure of `project` rolls it back and is this call's. Once committed, and
    * before this resolves, `announce` (live-only envelopes saying what was removed) is published to
    * the instance's LiveBus, and every {@link Interface.follow} of a removed aggregate in this process
    * ends when it reaches the last of them (one that starts later ends at once). Removing an
@@ -249,12 +250,13 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
           ON CONFLICT (aggregate_id) DO UPDATE SET seq = max(seq, excluded.seq)`
       })
       const marker = options.announce[options.announce.length - 1]!.id
-      const transaction = deleteRows.pipe(
-        Effect.zipRight(
-          options.project === undefined
-            ? Effect.void
-            : Effect.provideService(options.project(aggregateIDs), SqlClient.SqlClient, sql)
-        ),
+      // The projection first, so it can still read the logs it is removing (e.g. what they refer to).
+      const transaction = (
+        options.project === undefined
+          ? Effect.void
+          : Effect.provideService(options.project(aggregateIDs), SqlClient.SqlClient, sql)
+      ).pipe(
+        Effect.zipRight(deleteRows),
         sql.withTransaction,
         Effect.catchIf((error): error is SqlError.SqlError => error instanceof SqlError.SqlError, Effect.die),
         Effect.zipRight(
