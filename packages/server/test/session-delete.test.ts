@@ -117,6 +117,15 @@ const rowsOf = (file: string, ids: ReadonlyArray<string>) => {
         counts[`${name}.${key}`] = row.n
       }
     }
+    // Logs of other aggregates about the sessions (a permission or question request keeps its own).
+    const marks = ids.map(() => "?").join(", ")
+    counts["event.data.sessionID"] = (
+      db
+        .prepare(`SELECT count(*) AS n FROM event WHERE json_extract(data, '$.sessionID') IN (${marks})`)
+        .get(...ids) as {
+        n: number
+      }
+    ).n
     return counts
   } finally {
     db.close()
@@ -217,7 +226,7 @@ describe("DELETE /api/session/{sessionID}", () => {
         // No row of either session is left in any table of the file; the other session's rows are intact.
         const after = rowsOf(dbFile, ids)
         expect(Object.keys(after)).toEqual(
-          expect.arrayContaining(["session.id", "event.aggregate_id", "message.session_id"])
+          expect.arrayContaining(["session.id", "event.aggregate_id", "message.session_id", "event.data.sessionID"])
         )
         expect(Object.entries(after).filter(([, n]) => n > 0)).toEqual([])
         expect(rowsOf(dbFile, [other.id])).toEqual(otherBefore)

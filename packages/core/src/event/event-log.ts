@@ -59,8 +59,9 @@ export interface Interface {
   ) => Effect.Effect<ReadonlyArray<Envelope>, E>
   /**
    * Deletes whole aggregates: `project` (the read models of the aggregates, e.g. their rows
-   * elsewhere; it runs first, so it can still read their logs), then their event rows and sequences,
-   * in ONE transaction, all or nothing; a failure of `project` rolls it back and is this call's. Once committed, and
+   * elsewhere; it runs first, so it can still read their logs, and may name further aggregates that
+   * go with them), then the event rows and sequences of all of them, in ONE transaction, all or
+   * nothing; a failure of `project` rolls it back and is this call's. Once committed, and
    * before this resolves, `announce` (live-only envelopes saying what was removed) is published to
    * the instance's LiveBus, and every {@link Interface.follow} of a removed aggregate in this process
    * ends when it reaches the last of them (one that starts later ends at once). Removing an
@@ -76,7 +77,9 @@ export interface Interface {
   readonly remove: <E = never>(
     aggregateIDs: ReadonlyArray<string>,
     options: {
-      readonly project?: ((removed: ReadonlyArray<string>) => Effect.Effect<void, E, SqlClient.SqlClient>) | undefined
+      readonly project?:
+        | ((removed: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string> | void, E, SqlClient.SqlClient>)
+        | undefined
       /** What the LiveBus is told once the removal has committed; its last envelope ends the follows. */
       readonly announce: readonly [LiveBus.Envelope, ...Array<LiveBus.Envelope>]
     }
@@ -232,7 +235,9 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
     const remove = Effect.fn("EventLog.remove")(function* <E>(
       aggregateIDs: ReadonlyArray<string>,
       options: {
-        readonly project?: ((removed: ReadonlyArray<string>) => Effect.Effect<void, E, SqlClient.SqlClient>) | undefined
+        readonly project?:
+          | ((removed: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string> | void, E, SqlClient.SqlClient>)
+          | undefined
         readonly announce: readonly [LiveBus.Envelope, ...Array<LiveBus.Envelope>]
       }
     ) {
@@ -240,28 +245,30 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
       if (outer._tag === "Some") {
         return yield* Effect.dieMessage("EventLog.remove must not run inside another SQL transaction")
       }
-      const deleteRows = Effect.gen(function* () {
-        if (aggregateIDs.length === 0) return
-        const [top] = yield* sql<{ readonly top: number }>`SELECT coalesce(max(rowid), 0) AS top FROM event`
-        yield* sql`DELETE FROM event WHERE aggregate_id IN ${sql.in(aggregateIDs)}`
-        yield* sql`DELETE FROM event_sequence WHERE aggregate_id IN ${sql.in(aggregateIDs)}`
-        yield* sql`
+      const deleteRows = (aggregateIDs: ReadonlyArray<string>) =>
+        Effect.gen(function* () {
+          if (aggregateIDs.length === 0) return
+          const [top] = yield* sql<{ readonly top: number }>`SELECT coalesce(max(rowid), 0) AS top FROM event`
+          yield* sql`DELETE FROM event WHERE aggregate_id IN ${sql.in(aggregateIDs)}`
+          yield* sql`DELETE FROM event_sequence WHERE aggregate_id IN ${sql.in(aggregateIDs)}`
+          yield* sql`
           INSERT INTO event_sequence (aggregate_id, seq) VALUES (${rowidFloorKey}, ${top?.top ?? 0})
           ON CONFLICT (aggregate_id) DO UPDATE SET seq = max(seq, excluded.seq)`
-      })
+        })
       const marker = options.announce[options.announce.length - 1]!.id
       // The projection first, so it can still read the logs it is removing (e.g. what they refer to).
       const transaction = (
         options.project === undefined
-          ? Effect.void
+          ? Effect.succeed(undefined)
           : Effect.provideService(options.project(aggregateIDs), SqlClient.SqlClient, sql)
       ).pipe(
-        Effect.zipRight(deleteRows),
+        Effect.map((further) => [...new Set([...aggregateIDs, ...(further ?? [])])]),
+        Effect.tap(deleteRows),
         sql.withTransaction,
         Effect.catchIf((error): error is SqlError.SqlError => error instanceof SqlError.SqlError, Effect.die),
-        Effect.zipRight(
+        Effect.flatMap((removedIDs) =>
           Effect.sync(() => {
-            for (const aggregateID of aggregateIDs) {
+            for (const aggregateID of removedIDs) {
               removed.delete(aggregateID)
               removed.set(aggregateID, marker)
             }

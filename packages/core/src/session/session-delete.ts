@@ -172,12 +172,17 @@ export const layer: Layer.Layer<
               LIMIT 1`.pipe(Effect.orDie)
             if (started.length > 0) return yield* new TreeChanged()
             paths = yield* outputPaths(sql, aggregates)
+            // Permission and question requests keep their own logs (aggregate: the request id).
+            const requests = yield* sql<{ readonly id: string }>`
+              SELECT id FROM permission_request WHERE session_id IN ${sql.in(aggregates)}
+              UNION SELECT id FROM question_request WHERE session_id IN ${sql.in(aggregates)}`.pipe(Effect.orDie)
             // Every table that references a session deletes its rows with it (ON DELETE CASCADE).
             const gone = yield* sql<{ readonly id: string }>`
               DELETE FROM session WHERE id IN ${sql.in(aggregates)} RETURNING id`.pipe(Effect.orDie)
             // Deleted meanwhile by another caller: nothing of it is left to delete here.
             if (!gone.some((row) => row.id === sessionID)) return yield* Errors.SessionNotFoundError.of(sessionID)
             yield* known.forget(aggregates)
+            return requests.map((row) => row.id)
           })
       })
       // After the commit, files: each session's data-directory plan file and its tool output files.
