@@ -59,8 +59,8 @@ export interface Interface {
   ) => Effect.Effect<ReadonlyArray<Envelope>, E>
   /**
    * Deletes whole aggregates: `project` (the read models of the aggregates, e.g. their rows
-   * elsewhere; it runs first, so it can still read their logs, and may name further aggregates that
-   * go with them), then the event rows and sequences of all of them, in ONE transaction, all or
+   * elsewhere; it runs first, so it can still read their logs, and returns the further aggregates
+   * that go with them, if any), then the event rows and sequences of all of them, in ONE transaction, all or
    * nothing; a failure of `project` rolls it back and is this call's. Once committed, and
    * before this resolves, `announce` (live-only envelopes saying what was removed) is published to
    * the instance's LiveBus, and every {@link Interface.follow} of a removed aggregate in this process
@@ -78,7 +78,7 @@ export interface Interface {
     aggregateIDs: ReadonlyArray<string>,
     options: {
       readonly project?:
-        | ((removed: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string> | void, E, SqlClient.SqlClient>)
+        | ((removed: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>, E, SqlClient.SqlClient>)
         | undefined
       /** What the LiveBus is told once the removal has committed; its last envelope ends the follows. */
       readonly announce: readonly [LiveBus.Envelope, ...Array<LiveBus.Envelope>]
@@ -236,7 +236,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
       aggregateIDs: ReadonlyArray<string>,
       options: {
         readonly project?:
-          | ((removed: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string> | void, E, SqlClient.SqlClient>)
+          | ((removed: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>, E, SqlClient.SqlClient>)
           | undefined
         readonly announce: readonly [LiveBus.Envelope, ...Array<LiveBus.Envelope>]
       }
@@ -259,10 +259,10 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
       // The projection first, so it can still read the logs it is removing (e.g. what they refer to).
       const transaction = (
         options.project === undefined
-          ? Effect.succeed(undefined)
+          ? Effect.succeed<ReadonlyArray<string>>([])
           : Effect.provideService(options.project(aggregateIDs), SqlClient.SqlClient, sql)
       ).pipe(
-        Effect.map((further) => [...new Set([...aggregateIDs, ...(further ?? [])])]),
+        Effect.map((further) => [...new Set([...aggregateIDs, ...further])]),
         Effect.tap(deleteRows),
         sql.withTransaction,
         Effect.catchIf((error): error is SqlError.SqlError => error instanceof SqlError.SqlError, Effect.die),

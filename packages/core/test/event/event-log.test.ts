@@ -210,6 +210,7 @@ describe("remove", () => {
                 SELECT count(*) AS n FROM event WHERE aggregate_id IN ${sql.in(removed)}`.pipe(Effect.orDie)
                 expect(rows[0]!.n).toBe(3)
                 seen = removed
+                return []
               }),
             announce: announce(1)
           })
