@@ -91,7 +91,8 @@ const nullStore: ManagedOutput.Interface = {
   }),
   write: () => Effect.succeed("/dev/null"),
   sweep: Effect.succeed(0),
-  owns: () => false
+  owns: () => false,
+  discard: () => Effect.succeed(0)
 }
 
 /** Flushes dirty pages, so the next timed write starts from a quiet disk (best effort). */

@@ -60,6 +60,7 @@ describe("SDK Contract IR of Api.OpenCodeApi", () => {
       "sessions.create": "data",
       "sessions.list": null,
       "sessions.get": "data",
+      "sessions.remove": null,
       "sessions.events": null,
       "sessions.prompt": "data",
       "sessions.revertClear": null,

@@ -47,6 +47,7 @@ import * as StepSelection from "./runner/step-selection.js"
 import * as ToolSettlement from "./runner/tool-settlement.js"
 import * as KnownSessions from "./session/known-sessions.js"
 import * as PlanFile from "./session/plan-file.js"
+import * as SessionDelete from "./session/session-delete.js"
 import * as SessionEvents from "./session/session-events.js"
 import * as SessionHistory from "./session/session-history.js"
 import * as SessionMove from "./session/session-move.js"
@@ -148,6 +149,7 @@ export type Services =
   | Snapshots.Service
   | SessionRevert.Service
   | SessionMove.Service
+  | SessionDelete.Service
   // The runner's stages, each usable on its own (hosts drive sessions through SessionRunner).
   | Recovery.Service
   | SafeStepBoundary.Service
@@ -346,10 +348,13 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
     Layer.provideMerge(Layer.fresh(SessionDrain.layer).pipe(Layer.provideMerge(stages))),
     Layer.provide(Layer.mergeAll(services, coreTools, builtinTools))
   )
-  // Revert and move change a session only while it does not run, so they sit on the runner.
-  const lifecycle = Layer.mergeAll(Layer.fresh(SessionRevert.layer), Layer.fresh(SessionMove.layer)).pipe(
-    Layer.provide(Layer.merge(services, runner))
-  )
+  // Revert and move change a session only while it does not run, and delete interrupts it first, so
+  // they sit on the runner.
+  const lifecycle = Layer.mergeAll(
+    Layer.fresh(SessionRevert.layer),
+    Layer.fresh(SessionMove.layer),
+    Layer.fresh(SessionDelete.layer)
+  ).pipe(Layer.provide(Layer.merge(services, runner)))
   // The task tool runs subagents as child sessions through the runner, so it sits on the runner too
   // (it joins the registry the runner's Steps materialize from).
   const subagents = TaskTool.layer.pipe(Layer.provide(Layer.merge(services, runner)))

@@ -201,6 +201,7 @@ export const extensionOperations: ReadonlySet<string> = new Set([
   "v2.session.instructions.entries.remove",
   "v2.mcp.list",
   "v2.session.move",
+  "v2.session.delete",
   "v2.event.token",
   "v2.agent.generate"
 ])

@@ -92,10 +92,32 @@ export const get = HttpApiEndpoint.get("get", "/api/session/:sessionID")
   .annotate(OpenApi.Summary, "Get a session")
   .annotate(OpenApi.Description, "One session by id, with its title, agent, model, cost, tokens and revert state.")
 
+/**
+ * `DELETE /api/session/{sessionID}` (an extension of the upstream contract): deletes the session with
+ * its child sessions (subagents), answering 204 once nothing of them is left. A running session is
+ * interrupted first (as by `interrupt`) and its pending permission and question requests are
+ * rejected; then every row of the sessions (record, messages, durable log, inbox, instructions,
+ * requests) goes in one transaction, their managed files (tool output, the plan file in the data
+ * directory) are removed, `GET /api/event` announces `session.deleted` for each, and their open
+ * `GET /api/session/{sessionID}/event` streams end. Not idempotent by status: a second delete of the
+ * same id (like any unknown id) is the 404 of `get`, and the effect is the same.
+ */
+export const remove = HttpApiEndpoint.del("remove", "/api/session/:sessionID")
+  .setPath(SessionPath)
+  .addSuccess(Schema.Void, { status: 204 })
+  .addError(Errors.SessionNotFoundError, { status: 404 })
+  .annotate(OpenApi.Identifier, "v2.session.delete")
+  .annotate(OpenApi.Summary, "Delete a session")
+  .annotate(
+    OpenApi.Description,
+    "Extension. Deletes the session and its child sessions: a running one is interrupted first and its pending permission and question requests are rejected, then its messages, durable log, inbox, instructions and managed files are removed. `GET /api/event` announces `session.deleted` for each, and their open event streams end. An unknown id (including one already deleted) is a 404."
+  )
+
 export const group = HttpApiGroup.make("sessions")
   .add(create)
   .add(list)
   .add(get)
+  .add(remove)
   .add(SessionEventStream.events)
   .add(SessionInputApi.prompt)
   .add(SessionHistoryApi.messages)

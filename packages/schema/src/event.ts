@@ -84,6 +84,18 @@ export const SessionUpdated = define(
 )
 export interface SessionUpdated extends Schema.Schema.Type<typeof SessionUpdated> {}
 
+/**
+ * A session was deleted (`DELETE /api/session/{sessionID}`, an extension operation), as
+ * `GET /api/event` announces it: the contract's v1 bus event, carrying the v1 session record as it
+ * was when it was deleted. It is live only: the session's durable log is deleted with it.
+ */
+export const SessionDeleted = define(
+  "session.deleted",
+  { sessionID: SessionID, info: LegacySession.Session },
+  "SessionDeleted"
+)
+export interface SessionDeleted extends Schema.Schema.Type<typeof SessionDeleted> {}
+
 // Every session.next event's data starts with when it happened and which session it belongs to.
 const at = { timestamp: Schema.Number, sessionID: SessionID } as const
 

@@ -4,6 +4,7 @@ import { Schema } from "effect"
 import {
   define,
   SessionCreated,
+  SessionDeleted,
   SessionNextAgentSwitched,
   SessionNextCompactionDelta,
   SessionNextCompactionEnded,
@@ -64,16 +65,18 @@ export interface GlobalDisposed extends Schema.Schema.Type<typeof GlobalDisposed
 /**
  * What `GET /api/event` may send: the contract's `V2Event` union, in its order, restricted to the
  * members this runtime emits, with nothing added, so every event validates against the contract.
- * `session.created` and `session.updated` (the v1 session record; `session.updated` stands for the
- * durable `session.next.title.updated` and `usage.recorded`, which are not in the contract), every
- * contract `session.next.*` event (durable ones as they commit, plus the live-only deltas), the
- * permission and question requests' events, the PTYs' `pty.created`/`updated`/`exited`/`deleted`, and the stream lifecycle. Each event about a session
- * carries the session's `location`. The contract's other members (legacy message and part events,
- * files, workspaces, ...) join as their features arrive.
+ * `session.created`, `session.updated` and `session.deleted` (the v1 session record; `session.updated`
+ * stands for the durable `session.next.title.updated` and `usage.recorded`, which are not in the
+ * contract), every contract `session.next.*` event (durable ones as they commit, plus the live-only
+ * deltas), the permission and question requests' events, the PTYs' `pty.created`/`updated`/`exited`/
+ * `deleted`, and the stream lifecycle. Each event about a session carries the session's `location`.
+ * The contract's other members (legacy message and part events, files, workspaces, ...) join as their
+ * features arrive.
  */
 export const V2Event = Schema.Union(
   SessionCreated,
   SessionUpdated,
+  SessionDeleted,
   SessionNextAgentSwitched,
   SessionNextModelSwitched,
   SessionNextMoved,

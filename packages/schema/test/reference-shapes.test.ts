@@ -224,7 +224,7 @@ const residuals: ReadonlyArray<Residual> = [
     at: "",
     extensions: [],
     reason:
-      "restricted to what this runtime emits now (session.created and session.updated, every contract " +
+      "restricted to what this runtime emits now (session.created, session.updated and session.deleted, every contract " +
       "session.next event, permission and question requests, the stream lifecycle); upstream's other members " +
       "join with their features"
   }

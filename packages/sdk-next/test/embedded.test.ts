@@ -4,7 +4,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { createOpencodeClient, isSessionNotFoundError } from "@opencode-ai/client"
-import { Config } from "@opencode-ai/core"
+import { Config, Locations, Sessions } from "@opencode-ai/core"
 import { OpenCode } from "@opencode-ai/sdk-next"
 import { Effect, Exit, Scope } from "effect"
 
@@ -230,6 +230,39 @@ describe("Embedded OpenCode", () => {
         )
       )
       expect(isSessionNotFoundError(failure)).toBe(true)
+    })
+  )
+
+  it.scopedLive("deletes a session (with its child) through the Effect capabilities and the Promise client", () =>
+    Effect.gen(function* () {
+      const opts = options()
+      const host = yield* OpenCode.embedded(opts)
+      const parent = yield* host.sessions.create()
+      const child = yield* Effect.flatMap(Sessions.Service, (sessions) =>
+        sessions.get(parent.id).pipe(
+          Effect.flatMap((info) => Effect.flatMap(Locations.Service, (locations) => locations.resolve(info.location))),
+          Effect.flatMap((location) => sessions.create({ location, parentID: parent.id }))
+        )
+      ).pipe(Effect.provide(host.services))
+      const kept = yield* host.sessions.create()
+      yield* host.sessions.remove({ sessionID: parent.id })
+      for (const id of [parent.id, child.id]) {
+        expect((yield* host.sessions.get({ sessionID: id }).pipe(Effect.flip))._tag).toBe("SessionNotFoundError")
+      }
+      // A second delete is the 404 of `get`.
+      expect((yield* host.sessions.remove({ sessionID: parent.id }).pipe(Effect.flip))._tag).toBe(
+        "SessionNotFoundError"
+      )
+      const client = createOpencodeClient({ baseUrl: OpenCode.embeddedBaseUrl, fetch: host.fetch })
+      yield* Effect.promise(() => client.sessions.remove({ sessionID: kept.id }))
+      const failure = yield* Effect.promise(() =>
+        client.sessions.remove({ sessionID: kept.id }).then(
+          () => undefined,
+          (e) => e
+        )
+      )
+      expect(isSessionNotFoundError(failure)).toBe(true)
+      expect((yield* host.sessions.list()).items).toEqual([])
     })
   )
 })

@@ -13,6 +13,8 @@ import type {
   SessionsListResult,
   SessionsGetInput,
   SessionsGetResult,
+  SessionsRemoveInput,
+  SessionsRemoveResult,
   SessionsEventsInput,
   SessionsEventsEvent,
   SessionsPromptInput,
@@ -151,6 +153,7 @@ const operations: Transport.Table = {
     create: "POST /api/session .id .agent .model .location unwrap=data",
     list: "GET /api/session ?workspace ?limit ?order ?search ?directory ?project ?subpath ?cursor pages=listPages items=data links=cursor cursor=cursor 400InvalidCursorError",
     get: "GET /api/session/{sessionID} unwrap=data 404SessionNotFoundError",
+    remove: "DELETE /api/session/{sessionID} 204 empty 404SessionNotFoundError",
     events: "GET /api/session/{sessionID}/event ?after stream=effect/httpapi/stream/failure 404SessionNotFoundError",
     prompt: "POST /api/session/{sessionID}/prompt .id .prompt .delivery .resume unwrap=data 404SessionNotFoundError 409ConflictError",
     messages: "GET /api/session/{sessionID}/message ?limit ?order ?cursor pages=messagesPages items=data links=cursor cursor=cursor 400InvalidCursorError 404SessionNotFoundError 500UnknownError",
@@ -301,6 +304,13 @@ export interface OpencodeClient {
      * Resolves to {@link SessionsGetResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404) or a `ClientError`.
      */
     get(input: SessionsGetInput, options?: Transport.RequestOptions): Promise<SessionsGetResult>
+    /**
+     * Extension. Deletes the session and its child sessions: a running one is interrupted first and its pending permission and question requests are rejected, then its messages, durable log, inbox, instructions and managed files are removed. `GET /api/event` announces `session.deleted` for each, and their open event streams end. An unknown id (including one already deleted) is a 404.
+     *
+     * `DELETE /api/session/{sessionID}` (`v2.session.delete`).
+     * Resolves to {@link SessionsRemoveResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404) or a `ClientError`.
+     */
+    remove(input: SessionsRemoveInput, options?: Transport.RequestOptions): Promise<SessionsRemoveResult>
     /**
      * A resumable Server-Sent Events stream of the session's durable events: it replays the committed events after the resume position (the `Last-Event-ID` header, else `after`, else 0), then continues live with no gap and no duplicate. Each frame's id is the event's sequence number. An unknown session is a 404 before any stream starts.
      *

@@ -895,6 +895,26 @@ export interface SessionCreated {
   }
 }
 
+export interface SessionDeleted {
+  /** a string starting with "evt_" */
+  readonly id: string
+  readonly metadata?: {
+    readonly [key: string]: unknown
+  }
+  readonly type: "session.deleted"
+  readonly durable?: {
+    readonly aggregateID: string
+    readonly seq: Int
+    readonly version: Int
+  }
+  readonly location?: LocationRef
+  readonly data: {
+    /** a string starting with "ses" */
+    readonly sessionID: string
+    readonly info: Session
+  }
+}
+
 export type SessionDurableEvent = SessionNextAgentSwitched | SessionNextModelSwitched | SessionNextMoved | SessionNextPrompted | SessionNextPromptAdmitted | SessionNextContextUpdated | SessionNextSynthetic | SessionNextShellStarted | SessionNextShellEnded | SessionNextStepStarted | SessionNextStepEnded | SessionNextStepFailed | SessionNextTextStarted | SessionNextTextEnded | SessionNextToolInputStarted | SessionNextToolInputEnded | SessionNextToolCalled | SessionNextToolProgress | SessionNextToolSuccess | SessionNextToolFailed | SessionNextReasoningStarted | SessionNextReasoningEnded | SessionNextRetried | SessionNextCompactionStarted | SessionNextCompactionEnded | SessionNextRevertStaged | SessionNextRevertCleared | SessionNextRevertCommitted | SessionNextTitleUpdated | SessionNextUsageRecorded
 
 export interface SessionErrorUnknown {
@@ -2112,7 +2132,7 @@ export interface UnknownError {
   readonly _tag: "UnknownError"
 }
 
-export type V2Event = SessionCreated | SessionUpdated | SessionNextAgentSwitched | SessionNextModelSwitched | SessionNextMoved | SessionNextPrompted | SessionNextPromptAdmitted | SessionNextContextUpdated | SessionNextSynthetic | SessionNextShellStarted | SessionNextShellEnded | SessionNextStepStarted | SessionNextStepEnded | SessionNextStepFailed | SessionNextTextStarted | SessionNextTextDelta | SessionNextTextEnded | SessionNextReasoningStarted | SessionNextReasoningDelta | SessionNextReasoningEnded | SessionNextToolInputStarted | SessionNextToolInputDelta | SessionNextToolInputEnded | SessionNextToolCalled | SessionNextToolProgress | SessionNextToolSuccess | SessionNextToolFailed | SessionNextRetried | SessionNextCompactionStarted | SessionNextCompactionDelta | SessionNextCompactionEnded | SessionNextRevertStaged | SessionNextRevertCleared | SessionNextRevertCommitted | PermissionV2Asked | PermissionV2Replied | PtyCreated | PtyUpdated | PtyExited | PtyDeleted | QuestionV2Asked | QuestionV2Replied | QuestionV2Rejected | ServerConnected | GlobalDisposed
+export type V2Event = SessionCreated | SessionUpdated | SessionDeleted | SessionNextAgentSwitched | SessionNextModelSwitched | SessionNextMoved | SessionNextPrompted | SessionNextPromptAdmitted | SessionNextContextUpdated | SessionNextSynthetic | SessionNextShellStarted | SessionNextShellEnded | SessionNextStepStarted | SessionNextStepEnded | SessionNextStepFailed | SessionNextTextStarted | SessionNextTextDelta | SessionNextTextEnded | SessionNextReasoningStarted | SessionNextReasoningDelta | SessionNextReasoningEnded | SessionNextToolInputStarted | SessionNextToolInputDelta | SessionNextToolInputEnded | SessionNextToolCalled | SessionNextToolProgress | SessionNextToolSuccess | SessionNextToolFailed | SessionNextRetried | SessionNextCompactionStarted | SessionNextCompactionDelta | SessionNextCompactionEnded | SessionNextRevertStaged | SessionNextRevertCleared | SessionNextRevertCommitted | PermissionV2Asked | PermissionV2Replied | PtyCreated | PtyUpdated | PtyExited | PtyDeleted | QuestionV2Asked | QuestionV2Replied | QuestionV2Rejected | ServerConnected | GlobalDisposed
 
 /** The input of `health.get`: it takes none. */
 export type HealthGetInput = Record<string, never>
@@ -2202,6 +2222,18 @@ export type SessionsGetResult = SessionV2Info
 
 /** The declared failures `sessions.get` rejects with. */
 export type SessionsGetFailure = InvalidRequestError | UnauthorizedError | SessionNotFoundError
+
+/** The input of `sessions.remove`. */
+export interface SessionsRemoveInput {
+  /** a string starting with "ses" */
+  readonly sessionID: string
+}
+
+/** What `sessions.remove` resolves to. */
+export type SessionsRemoveResult = void
+
+/** The declared failures `sessions.remove` rejects with. */
+export type SessionsRemoveFailure = InvalidRequestError | UnauthorizedError | SessionNotFoundError
 
 /** The input of `sessions.events`. */
 export interface SessionsEventsInput {

@@ -22,16 +22,14 @@ export * as Commands from "./commands.js"
  * the files again, so an edit applies at the next prompt.
  */
 
-import * as nodeFs from "node:fs"
-import * as nodePath from "node:path"
-import { FileSystem } from "@effect/platform"
+import type { FileSystem } from "@effect/platform"
 import type { Location, Model } from "@opencode-ai/schema"
 import { Context, Effect, Either, Layer, Option, Schema } from "effect"
 import { parseModelRef } from "../config/catalog.js"
 import { Config } from "../config/config.js"
+import { ConfigFolders } from "../config/config-folders.js"
 import type { ConfigInfo } from "../config/config-info.js"
 import { EnvFlag } from "../config/env-flag.js"
-import { Upward } from "../location/upward.js"
 import { CommandFile } from "./command-file.js"
 
 /** A discovered command. */
@@ -80,18 +78,6 @@ export interface Interface {
 /** Command discovery; `yield* Commands.Service`. */
 export class Service extends Context.Tag("@opencode-ai/core/Commands")<Service, Interface>() {}
 
-const reasonOf = (error: unknown): string | undefined =>
-  typeof error === "object" && error !== null ? String((error as { reason?: unknown }).reason) : undefined
-
-const isMissing = (error: unknown): boolean => ["NotFound", "BadResource"].includes(reasonOf(error) ?? "")
-
-const messageOf = (error: unknown): string =>
-  error instanceof Error
-    ? error.message
-    : typeof error === "object" && error !== null && "message" in error
-      ? String(error.message)
-      : String(error)
-
 /** How deep below a command folder files are looked for. */
 const maxDepth = 8
 
@@ -127,95 +113,36 @@ export const layer = (options: Options): Layer.Layer<Service, never, FileSystem.
   Layer.effect(
     Service,
     Effect.gen(function* () {
-      const fs = yield* FileSystem.FileSystem
       const config = yield* Config.Service
       const projectDisabled = EnvFlag.isOn(options.env.OPENCODE_DISABLE_PROJECT_CONFIG)
-      const configDir = nodePath.resolve(options.configDir)
-      const warned = new Set<string>()
-      const warnOnce = (key: string, message: string, annotations: Record<string, unknown>) =>
-        Effect.suspend(() => {
-          if (warned.has(key)) return Effect.void
-          warned.add(key)
-          return Effect.logWarning(message).pipe(Effect.annotateLogs(annotations))
-        })
+      const folderOf = { configDir: options.configDir, names: folderNames, projectDisabled }
+      const reader = yield* ConfigFolders.reader({ kind: "command", maxDepth })
+      const warnOnce = reader.warnOnce
 
-      const folders = (location: Location.LocationInfo) => ({
-        global: folderNames.map((name) => nodePath.join(configDir, name)),
-        project: projectDisabled
-          ? []
-          : [...Upward.directories(nodePath.resolve(location.directory), nodePath.resolve(location.project.directory))]
-              .reverse()
-              .flatMap((directory) => folderNames.map((name) => nodePath.join(directory, ".opencode", name)))
-      })
+      const folders = (location: Location.LocationInfo) => ConfigFolders.folders(folderOf, location)
 
-      /** The `.md` files below one folder with their command names, in path order. */
-      const files = (folder: string) =>
-        nodeFs.existsSync(folder)
-          ? walkFolder(folder)
-          : Effect.succeed([] as ReadonlyArray<{ readonly path: string; readonly name: string }>)
-
-      const walkFolder = (folder: string) =>
-        Effect.gen(function* () {
-          const found: Array<{ readonly path: string; readonly name: string }> = []
-          const seen = new Set<string>()
-          const walk = (directory: string, prefix: ReadonlyArray<string>): Effect.Effect<void, unknown> =>
-            Effect.gen(function* () {
-              const real = yield* fs.realPath(directory)
-              if (seen.has(real)) return
-              seen.add(real)
-              const entries = [...(yield* fs.readDirectory(directory))].sort()
-              for (const entry of entries) {
-                const path = nodePath.join(directory, entry)
-                const info = yield* fs.stat(path).pipe(Effect.option)
-                if (Option.isNone(info)) continue
-                if (info.value.type === "File" && entry.endsWith(CommandFile.extension)) {
-                  const base = entry.slice(0, -CommandFile.extension.length)
-                  if (base !== "") found.push({ path, name: [...prefix, base].join("/") })
-                } else if (info.value.type === "Directory" && prefix.length < maxDepth) {
-                  yield* walk(path, [...prefix, entry]).pipe(
-                    Effect.catchAll((error) =>
-                      warnOnce(`dir:${path}:${messageOf(error)}`, `command folder skipped: ${messageOf(error)}`, {
-                        directory: path
-                      })
-                    )
-                  )
-                }
-              }
-            })
-          yield* walk(folder, [])
-          return found as ReadonlyArray<{ readonly path: string; readonly name: string }>
-        }).pipe(
-          Effect.catchAll((error) =>
-            isMissing(error)
-              ? Effect.succeed([] as ReadonlyArray<{ readonly path: string; readonly name: string }>)
-              : Effect.fail(new CommandDiscoveryError({ directory: folder, message: messageOf(error) }))
+      /** The `.md` files below one folder with their command names (their path below it), in path order. */
+      const commandFiles = (folder: string) =>
+        reader
+          .files(folder, (entry) => entry.endsWith(CommandFile.extension) && entry !== CommandFile.extension)
+          .pipe(
+            Effect.map((found) =>
+              found.map((file) => ({
+                path: file.path,
+                name: [...file.subfolders, file.entry.slice(0, -CommandFile.extension.length)].join("/")
+              }))
+            ),
+            Effect.mapError(
+              (error) => new CommandDiscoveryError({ directory: error.directory, message: error.message })
+            )
           )
-        )
 
       /** One file as a command, or `undefined` (with a warning) when it cannot be read or is invalid. */
       const load = (file: { readonly path: string; readonly name: string }) =>
-        fs.readFileString(file.path).pipe(
-          Effect.map((text) =>
-            Either.flatMap(
-              Either.mapLeft(CommandFile.parse(text), (invalid) => invalid.message),
-              (parsed) => Either.mapLeft(definition(file.name, file.path, parsed), (reason) => `\`model\`: ${reason}`)
-            )
-          ),
-          Effect.flatMap(
-            Either.match({
-              onRight: (info) => Effect.succeed<Info | undefined>(info),
-              onLeft: (reason) =>
-                warnOnce(`file:${file.path}:${reason}`, `invalid command file ${file.path} skipped: ${reason}`, {
-                  file: file.path
-                }).pipe(Effect.as(undefined))
-            })
-          ),
-          Effect.catchAll((error) =>
-            warnOnce(
-              `file:${file.path}:${messageOf(error)}`,
-              `unreadable command file ${file.path} skipped: ${messageOf(error)}`,
-              { file: file.path }
-            ).pipe(Effect.as(undefined))
+        reader.load(file.path, (text) =>
+          Either.flatMap(
+            Either.mapLeft(CommandFile.parse(text), (invalid) => invalid.message),
+            (parsed) => Either.mapLeft(definition(file.name, file.path, parsed), (reason) => `\`model\`: ${reason}`)
           )
         )
 
@@ -231,7 +158,7 @@ export const layer = (options: Options): Layer.Layer<Service, never, FileSystem.
         )
 
       const loadFolders = (list: ReadonlyArray<string>) =>
-        Effect.forEach(list, files, { concurrency: "unbounded" }).pipe(
+        Effect.forEach(list, commandFiles, { concurrency: "unbounded" }).pipe(
           Effect.flatMap((found) => Effect.forEach(found.flat(), load, { concurrency: 16 }))
         )
 

@@ -58,6 +58,33 @@ export interface Interface {
     project?: Projection<E>,
     options?: AppendOptions
   ) => Effect.Effect<ReadonlyArray<Envelope>, E>
+  /**
+   * Deletes whole aggregates: `project` (the read models of the aggregates, e.g. their rows
+   * elsewhere; it runs first, so it can still read their logs, and returns the further aggregates
+   * that go with them, if any), then the event rows and sequences of all of them, in ONE transaction, all or
+   * nothing; a failure of `project` rolls it back and is this call's. Once committed, and
+   * before this resolves, `announce` (live-only envelopes saying what was removed) is published to
+   * the instance's LiveBus, and every {@link Interface.follow} of a removed aggregate in this process
+   * ends when it reaches the last of them (one that starts later ends at once). Removing an
+   * aggregate that has no log only runs `project`.
+   *
+   * A later append to a removed aggregate starts a new log (an origin append numbers it from 0
+   * again); callers keep that from happening by forgetting the aggregate in the same transaction.
+   * Event rowids never go back below those already handed out, so the relay of other processes over
+   * the same file keeps seeing every later commit. Interruption while waiting for the writer leaves
+   * everything in place; once the transaction starts it runs to completion. Like append, it must not
+   * run inside another SQL transaction.
+   */
+  readonly remove: <E = never>(
+    aggregateIDs: ReadonlyArray<string>,
+    options: {
+      readonly project?:
+        | ((removed: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>, E, SqlClient.SqlClient>)
+        | undefined
+      /** What the LiveBus is told once the removal has committed; its last envelope ends the follows. */
+      readonly announce: readonly [LiveBus.Envelope, ...Array<LiveBus.Envelope>]
+    }
+  ) => Effect.Effect<void, E>
   /** The committed envelopes of one aggregate with `seq > after` (default 0), in seq order. */
   readonly read: (aggregateID: string, options?: { readonly after?: number }) => Effect.Effect<ReadonlyArray<Envelope>>
   /**
@@ -68,8 +95,9 @@ export interface Interface {
   /**
    * One aggregate's log as a stream without gaps or duplicates: the committed envelopes with
    * `seq > after`, then every later one as it commits (here at once; in another process sharing the
-   * file, once the relay finds it). Never ends on its own (only when the instance shuts down);
-   * interrupting the consumer releases the subscription.
+   * file, once the relay finds it). It ends when the aggregate is removed in this process (see
+   * {@link Interface.remove}) and when the instance shuts down; interrupting the consumer releases
+   * the subscription.
    *
    * Memory is bounded however slow the consumer: live commits wait in a LiveBus subscription of
    * `capacity` events (default `LiveBus.defaultCapacity`), and a consumer that falls further behind
@@ -98,6 +126,17 @@ const decodeForeign = Schema.decodeUnknown(Schema.Array(Schema.Struct({ ...Row.f
 export const relayIntervalMs = 250
 
 /**
+ * The `event_sequence` key that holds no aggregate's sequence but the rowid floor: the largest event
+ * rowid ever handed out before a {@link Interface.remove}. Appends number their rows above it, so
+ * removing the newest rows never makes SQLite hand their rowids out again (the relay of every process
+ * reads by rowid, and would miss a commit below a rowid it has passed).
+ */
+const rowidFloorKey = ""
+
+/** How many removed aggregates a log remembers, to end the follows that start after a removal. */
+const removedCapacity = 1024
+
+/**
  * The log over the database's SqlClient; every commit is also published to the instance's LiveBus.
  * Events that other processes commit to the same file (hosts sharing a database) are published too,
  * at most {@link relayIntervalMs} later: live readers here see every session, wherever it runs.
@@ -113,6 +152,9 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
     const writer = yield* Effect.makeSemaphore(1)
     // The ids this instance committed that the relay (below) has not passed yet: not published twice.
     const own = new Set<string>()
+    // Aggregates removed in this process → the id of the envelope that ends their follows
+    // (insertion-ordered, so the first key is the oldest). An append to one of them forgets it.
+    const removed = new Map<string, string>()
 
     const insert = Effect.fn("EventLog.insert")(function* (
       aggregateID: string,
@@ -127,6 +169,12 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
         RETURNING seq`
       if (bumped === undefined) return yield* Effect.dieMessage(`event_sequence returned no row for ${aggregateID}`)
       const first = bumped.seq - events.length + 1
+      const [top] = yield* sql<{ readonly top: number }>`
+        SELECT max(
+          coalesce((SELECT max(rowid) FROM event), 0),
+          coalesce((SELECT seq FROM event_sequence WHERE aggregate_id = ${rowidFloorKey}), 0)
+        ) AS top`
+      const rowid = (top?.top ?? 0) + 1
       const now = yield* Clock.currentTimeMillis
       const committed = events.map(
         (event, index): Envelope => ({
@@ -137,7 +185,8 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
         })
       )
       yield* sql`INSERT INTO event ${sql.insert(
-        committed.map((envelope) => ({
+        committed.map((envelope, index) => ({
+          rowid: rowid + index,
           id: envelope.id,
           aggregate_id: aggregateID,
           seq: envelope.durable.seq,
@@ -169,7 +218,12 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
           sql.withTransaction,
           RuntimeMetrics.commit,
           Effect.catchIf((error): error is SqlError.SqlError => error instanceof SqlError.SqlError, Effect.die),
-          Effect.tap((committed) => Effect.sync(() => committed.forEach((envelope) => own.add(envelope.id)))),
+          Effect.tap((committed) =>
+            Effect.sync(() => {
+              removed.delete(aggregateID)
+              committed.forEach((envelope) => own.add(envelope.id))
+            })
+          ),
           Effect.tap((committed) => PubSub.publishAll(live, committed)),
           // Still under the writer permit: the bus sees commits in commit order, and before append
           // resolves, so a publisher's later live deltas can never overtake its durable events.
@@ -179,6 +233,54 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
       },
       (effect, aggregateID) => Effect.annotateLogs(effect, { aggregateID })
     )
+
+    const remove = Effect.fn("EventLog.remove")(function* <E>(
+      aggregateIDs: ReadonlyArray<string>,
+      options: {
+        readonly project?:
+          | ((removed: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>, E, SqlClient.SqlClient>)
+          | undefined
+        readonly announce: readonly [LiveBus.Envelope, ...Array<LiveBus.Envelope>]
+      }
+    ) {
+      const outer = yield* Effect.serviceOption(SqlClient.TransactionConnection)
+      if (outer._tag === "Some") {
+        return yield* Effect.dieMessage("EventLog.remove must not run inside another SQL transaction")
+      }
+      const deleteRows = (aggregateIDs: ReadonlyArray<string>) =>
+        Effect.gen(function* () {
+          if (aggregateIDs.length === 0) return
+          const [top] = yield* sql<{ readonly top: number }>`SELECT coalesce(max(rowid), 0) AS top FROM event`
+          yield* sql`DELETE FROM event WHERE aggregate_id IN ${sql.in(aggregateIDs)}`
+          yield* sql`DELETE FROM event_sequence WHERE aggregate_id IN ${sql.in(aggregateIDs)}`
+          yield* sql`
+          INSERT INTO event_sequence (aggregate_id, seq) VALUES (${rowidFloorKey}, ${top?.top ?? 0})
+          ON CONFLICT (aggregate_id) DO UPDATE SET seq = max(seq, excluded.seq)`
+        })
+      const marker = options.announce[options.announce.length - 1]!.id
+      // The projection first, so it can still read the logs it is removing (e.g. what they refer to).
+      const transaction = (
+        options.project === undefined
+          ? Effect.succeed<ReadonlyArray<string>>([])
+          : Effect.provideService(options.project(aggregateIDs), SqlClient.SqlClient, sql)
+      ).pipe(
+        Effect.map((further) => [...new Set([...aggregateIDs, ...further])]),
+        Effect.tap(deleteRows),
+        sql.withTransaction,
+        Effect.catchIf((error): error is SqlError.SqlError => error instanceof SqlError.SqlError, Effect.die),
+        Effect.flatMap((removedIDs) =>
+          Effect.sync(() => {
+            for (const aggregateID of removedIDs) {
+              removed.delete(aggregateID)
+              removed.set(aggregateID, marker)
+            }
+            while (removed.size > removedCapacity) removed.delete(removed.keys().next().value!)
+          })
+        ),
+        Effect.zipRight(bus.publishAll(options.announce))
+      )
+      return yield* writer.withPermits(1)(Effect.uninterruptible(transaction))
+    })
 
     const read = Effect.fn("EventLog.read")(function* (aggregateID: string, options?: { readonly after?: number }) {
       const rows = yield* sql`
@@ -198,7 +300,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
     const subscribe = PubSub.subscribe(live)
 
     // The relay: events other processes committed, found by rowid (which grows in commit order, and
-    // events are never deleted), published under the writer permit so that they never interleave
+    // never goes back: see rowidFloorKey), published under the writer permit so that they never interleave
     // with a local commit and its publication.
     let relayed =
       (yield* sql<{ readonly last: number | null }>`SELECT max(rowid) AS last FROM event`.pipe(Effect.orDie))[0]
@@ -246,6 +348,8 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
               // Subscribe before reading, so an append committing in between is on the bus if not in the read.
               const live = yield* bus.subscribe({ capacity: options?.capacity })
               const past = yield* read(aggregateID, { after })
+              // Removed before this run subscribed: nothing more will come.
+              if (removed.has(aggregateID)) return Stream.fromIterable(past)
               // The last seq this run handed on. Live events come in seq order from this process's
               // own commits; another process's arrive later through the relay, possibly behind a
               // local one: a gap is filled from the log, and what was already handed on is dropped.
@@ -270,6 +374,8 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
                 return Effect.succeed(Chunk.unsafeFromArray(out))
               }
               const tail = live.pipe(
+                // Removed while following: the envelope announcing it is the end.
+                Stream.takeWhile((envelope) => removed.get(aggregateID) !== envelope.id),
                 Stream.filter((envelope): envelope is Envelope => envelope.durable?.aggregateID === aggregateID),
                 Stream.mapChunksEffect(inOrder)
               )
@@ -287,6 +393,6 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
         return from(delivered)
       })
 
-    return Service.of({ append, read, subscribe, follow })
+    return Service.of({ append, remove, read, subscribe, follow })
   })
 )

@@ -60,7 +60,6 @@ export * as Anthropic from "./anthropic.js"
 import type * as Sse from "@effect/experimental/Sse"
 import { HttpClient } from "@effect/platform"
 import { Effect, Stream } from "effect"
-import * as InstructionLowering from "./instruction-lowering.js"
 import type * as LLMClient from "./llm-client.js"
 import * as LLMEvent from "./llm-event.js"
 import * as LLMRequest from "./llm-request.js"
@@ -68,6 +67,7 @@ import type * as ModelRequestOptions from "./model-request-options.js"
 import * as NativeContinuation from "./native-continuation.js"
 import * as ProviderFailure from "./provider-failure.js"
 import * as ProviderHttp from "./provider-http.js"
+import * as ProviderTurns from "./provider-turns.js"
 
 /** The provider-option namespace this adapter reads. */
 export const optionsKey = "anthropic"
@@ -163,36 +163,26 @@ const cacheable = new Set(["text", "tool_result", "tool_use", "image", "document
 
 /** The wire messages: the lowered history with same-role turns merged. */
 export const messages = (request: LLMRequest.Request): ReadonlyArray<Turn> => {
-  const turns: Array<Turn> = []
-  const push = (role: Turn["role"], content: Array<Block>) => {
-    if (content.length === 0) return
-    const last = turns[turns.length - 1]
-    if (last !== undefined && last.role === role) last.content.push(...content)
-    else turns.push({ role, content })
-  }
-  let lastAssistant: LLMRequest.AssistantMessage | undefined
-  for (const message of InstructionLowering.lower(request.messages)) {
+  const turns = ProviderTurns.merged(request.messages, (message, lastAssistant) => {
     switch (message.role) {
       case "user":
-        push("user", message.content.flatMap(userBlocks))
-        break
+        return { role: "user" as const, items: message.content.flatMap(userBlocks) }
       case "assistant":
-        lastAssistant = message
-        push("assistant", assistantBlocks(message))
-        break
+        return { role: "assistant" as const, items: assistantBlocks(message) }
       case "tool":
-        push(
-          "user",
-          LLMRequest.resultsInCallOrder(message, lastAssistant).map((result) => ({
-            type: "tool_result",
-            tool_use_id: result.callID,
-            content: toolResultContent(result),
-            ...(result.isError ? { is_error: true } : {})
-          }))
-        )
-        break
+        return {
+          role: "user" as const,
+          items: LLMRequest.resultsInCallOrder(message, lastAssistant).map(
+            (result): Block => ({
+              type: "tool_result",
+              tool_use_id: result.callID,
+              content: toolResultContent(result),
+              ...(result.isError ? { is_error: true } : {})
+            })
+          )
+        }
     }
-  }
+  }).map((turn): Turn => ({ role: turn.role, content: turn.items }))
   const last = turns[turns.length - 1]
   const lastBlock = last?.content[last.content.length - 1]
   if (last !== undefined && lastBlock !== undefined && cacheable.has(String(lastBlock.type))) {

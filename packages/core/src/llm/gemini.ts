@@ -64,7 +64,6 @@ import type * as Sse from "@effect/experimental/Sse"
 import { HttpClient } from "@effect/platform"
 import { Effect, Stream } from "effect"
 import * as GeminiSchema from "./gemini-schema.js"
-import * as InstructionLowering from "./instruction-lowering.js"
 import type * as LLMClient from "./llm-client.js"
 import * as LLMEvent from "./llm-event.js"
 import * as LLMRequest from "./llm-request.js"
@@ -72,6 +71,7 @@ import type * as ModelRequestOptions from "./model-request-options.js"
 import * as NativeContinuation from "./native-continuation.js"
 import * as ProviderFailure from "./provider-failure.js"
 import * as ProviderHttp from "./provider-http.js"
+import * as ProviderTurns from "./provider-turns.js"
 
 /** The provider-option namespace this adapter reads. */
 export const optionsKey = "google"
@@ -162,31 +162,17 @@ const toolResultParts = (results: ReadonlyArray<LLMRequest.ToolResultPart>): Arr
 }
 
 /** The wire `contents`: the lowered history with same-role turns merged. */
-export const contents = (request: LLMRequest.Request): ReadonlyArray<Content> => {
-  const turns: Array<Content> = []
-  const push = (role: Content["role"], parts: Array<Part>) => {
-    if (parts.length === 0) return
-    const last = turns[turns.length - 1]
-    if (last !== undefined && last.role === role) last.parts.push(...parts)
-    else turns.push({ role, parts })
-  }
-  let lastAssistant: LLMRequest.AssistantMessage | undefined
-  for (const message of InstructionLowering.lower(request.messages)) {
+export const contents = (request: LLMRequest.Request): ReadonlyArray<Content> =>
+  ProviderTurns.merged(request.messages, (message, lastAssistant) => {
     switch (message.role) {
       case "user":
-        push("user", message.content.flatMap(userParts))
-        break
+        return { role: "user" as const, items: message.content.flatMap(userParts) }
       case "assistant":
-        lastAssistant = message
-        push("model", modelParts(message))
-        break
+        return { role: "model" as const, items: modelParts(message) }
       case "tool":
-        push("user", toolResultParts(LLMRequest.resultsInCallOrder(message, lastAssistant)))
-        break
+        return { role: "user" as const, items: toolResultParts(LLMRequest.resultsInCallOrder(message, lastAssistant)) }
     }
-  }
-  return turns
-}
+  }).map((turn): Content => ({ role: turn.role, parts: turn.items }))
 
 const functionCallingConfig = (choice: LLMRequest.ToolChoice): Record<string, unknown> => {
   if (typeof choice !== "string") return { mode: "ANY", allowedFunctionNames: [choice.name] }

@@ -1,10 +1,12 @@
 export * as KnownSessions from "./known-sessions.js"
 
 /**
- * KnownSessions: whether a session exists, remembered once seen. Sessions are never deleted, so an
- * ID found once exists for good and need not be read again; every store that takes a session ID
- * checks it here instead of each reading the session table on every call (a Step used to read it
- * half a dozen times). If session deletion is ever added, it must drop the ID here.
+ * KnownSessions: whether a session exists, remembered once seen. An ID found once exists until the
+ * session is deleted (SessionDelete forgets it here in the deletion's own transaction), so it need
+ * not be read again; every store that takes a session ID checks it here instead of each reading the
+ * session table on every call (a Step used to read it half a dozen times). Another process that
+ * deletes a session cannot reach this memory: there, the rows that reference the session refuse
+ * writes for it (foreign keys).
  *
  * One per database (Core builds it next to the connection), so two instances in one process never
  * share what they know.
@@ -22,6 +24,8 @@ export interface Interface {
    * remembered: a session created later is found then.
    */
   readonly ensure: (sessionID: string) => Effect.Effect<void, Errors.SessionNotFoundError>
+  /** Drops the IDs (their sessions were deleted): their next check reads the session table again. */
+  readonly forget: (sessionIDs: ReadonlyArray<string>) => Effect.Effect<void>
 }
 
 /** `yield* KnownSessions.Service`. */
@@ -54,6 +58,11 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient> = Layer.eff
             )
       )
 
-    return Service.of({ ensure })
+    const forget = (sessionIDs: ReadonlyArray<string>) =>
+      Effect.sync(() => {
+        for (const sessionID of sessionIDs) known.delete(sessionID)
+      })
+
+    return Service.of({ ensure, forget })
   })
 )

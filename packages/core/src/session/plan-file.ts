@@ -20,7 +20,7 @@ import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
 import { FileSystem } from "@effect/platform"
 import type { Errors, Location, Session } from "@opencode-ai/schema"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { Locations } from "../location/locations.js"
 import { Sessions } from "./sessions.js"
 
@@ -64,6 +64,13 @@ export interface Interface {
   readonly locate: (
     sessionID: string
   ) => Effect.Effect<Located, Errors.SessionNotFoundError | Errors.InvalidRequestError>
+  /**
+   * Deletes the session's Plan File from the data directory (`<data dir>/plans/`), when there is one,
+   * for a session being deleted; resolves with the path deleted, if any. The one in a git worktree
+   * (`.opencode/plans/`) belongs to the project, next to its code, and is kept. Reads no session row
+   * (the record is given). Never fails: a file that cannot be deleted is logged.
+   */
+  readonly discard: (session: Pick<Session.SessionV2Info, "id" | "time">) => Effect.Effect<Option.Option<string>>
 }
 
 /** `yield* PlanFile.Service`. */
@@ -94,6 +101,22 @@ export const layer = (
         },
         (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
       )
-      return Service.of({ locate })
+      const discard = Effect.fn("PlanFile.discard")(
+        function* (session: Pick<Session.SessionV2Info, "id" | "time">) {
+          const file = nodePath.join(options.dataDir, "plans", `${session.time.created}-${session.id}.md`)
+          if (!(yield* fs.exists(file).pipe(Effect.orElseSucceed(() => false)))) return Option.none<string>()
+          return yield* fs.remove(file).pipe(
+            Effect.as(Option.some(file)),
+            Effect.catchAll((error) =>
+              Effect.logWarning("the deleted session's plan file could not be removed", error).pipe(
+                Effect.annotateLogs({ path: file }),
+                Effect.as(Option.none<string>())
+              )
+            )
+          )
+        },
+        (effect, session) => Effect.annotateLogs(effect, { sessionID: session.id })
+      )
+      return Service.of({ locate, discard })
     })
   )

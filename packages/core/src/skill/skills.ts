@@ -19,16 +19,14 @@ export * as Skills from "./skills.js"
  * skill's name, is ({@link Interface.guidance}, and the skill tool's `ask`).
  */
 
-import * as nodeFs from "node:fs"
-import * as nodePath from "node:path"
-import { FileSystem } from "@effect/platform"
+import type { FileSystem } from "@effect/platform"
 import type { Location } from "@opencode-ai/schema"
 import { Context, Effect, Either, Layer, Option, Schema } from "effect"
 import type { AgentCatalog } from "../config/agent-catalog.js"
+import { ConfigFolders } from "../config/config-folders.js"
 import { EnvFlag } from "../config/env-flag.js"
 import { Instructions } from "../instructions/instructions.js"
 import type { SkillGuidance } from "../instructions/skill-guidance.js"
-import { Upward } from "../location/upward.js"
 import { Permission } from "../permission/permission.js"
 import { SkillFile } from "./skill-file.js"
 
@@ -85,19 +83,6 @@ export interface Interface {
 /** Skill discovery; `yield* Skills.Service`. */
 export class Service extends Context.Tag("@opencode-ai/core/Skills")<Service, Interface>() {}
 
-const reasonOf = (error: unknown): string | undefined =>
-  typeof error === "object" && error !== null ? String((error as { reason?: unknown }).reason) : undefined
-
-/** Not there to search: missing, or not a directory. */
-const isMissing = (error: unknown): boolean => ["NotFound", "BadResource"].includes(reasonOf(error) ?? "")
-
-const messageOf = (error: unknown): string =>
-  error instanceof Error
-    ? error.message
-    : typeof error === "object" && error !== null && "message" in error
-      ? String(error.message)
-      : String(error)
-
 /** How deep below a skill folder a `SKILL.md` is looked for. */
 const maxDepth = 8
 
@@ -105,91 +90,31 @@ export const layer = (options: Options): Layer.Layer<Service, never, FileSystem.
   Layer.effect(
     Service,
     Effect.gen(function* () {
-      const fs = yield* FileSystem.FileSystem
       const projectDisabled = EnvFlag.isOn(options.env.OPENCODE_DISABLE_PROJECT_CONFIG)
-      const configDir = nodePath.resolve(options.configDir)
-      // Problems already reported, so that a bad file warns once, not at every Step.
-      const warned = new Set<string>()
-      const warnOnce = (key: string, message: string, annotations: Record<string, unknown>) =>
-        Effect.suspend(() => {
-          if (warned.has(key)) return Effect.void
-          warned.add(key)
-          return Effect.logWarning(message).pipe(Effect.annotateLogs(annotations))
-        })
+      const folderOf = { configDir: options.configDir, names: folderNames, projectDisabled }
+      const reader = yield* ConfigFolders.reader({ kind: "skill", maxDepth })
 
       const folders = (location: Location.LocationInfo): ReadonlyArray<string> => {
-        const global = folderNames.map((name) => nodePath.join(configDir, name))
-        const project = projectDisabled
-          ? []
-          : [...Upward.directories(nodePath.resolve(location.directory), nodePath.resolve(location.project.directory))]
-              .reverse()
-              .flatMap((directory) => folderNames.map((name) => nodePath.join(directory, ".opencode", name)))
+        const { global, project } = ConfigFolders.folders(folderOf, location)
         return [...new Set([...global, ...project])]
       }
 
-      /**
-       * The `SKILL.md` files below one folder, in path order; the folder's own failure fails. Most
-       * candidate folders do not exist: that is checked synchronously first, so the scan at every
-       * Safe Step Boundary costs no thread-pool round trips for them.
-       */
+      /** The `SKILL.md` files below one folder, in path order; the folder's own failure fails. */
       const files = (folder: string) =>
-        nodeFs.existsSync(folder) ? walkFolder(folder) : Effect.succeed([] as ReadonlyArray<string>)
-
-      const walkFolder = (folder: string) =>
-        Effect.gen(function* () {
-          const found: Array<string> = []
-          const seen = new Set<string>()
-          const walk = (directory: string, depth: number): Effect.Effect<void, unknown> =>
-            Effect.gen(function* () {
-              const real = yield* fs.realPath(directory)
-              if (seen.has(real)) return
-              seen.add(real)
-              const entries = [...(yield* fs.readDirectory(directory))].sort()
-              for (const entry of entries) {
-                const path = nodePath.join(directory, entry)
-                // stat follows symbolic links; a dangling one is simply not there.
-                const info = yield* fs.stat(path).pipe(Effect.option)
-                if (Option.isNone(info)) continue
-                if (info.value.type === "File" && entry === SkillFile.fileName) found.push(path)
-                else if (info.value.type === "Directory" && depth < maxDepth) {
-                  yield* walk(path, depth + 1).pipe(
-                    Effect.catchAll((error) =>
-                      warnOnce(`dir:${path}:${messageOf(error)}`, `skill folder skipped: ${messageOf(error)}`, {
-                        directory: path
-                      })
-                    )
-                  )
-                }
-              }
-            })
-          yield* walk(folder, 0)
-          return found as ReadonlyArray<string>
-        }).pipe(
-          Effect.catchAll((error) =>
-            isMissing(error)
-              ? Effect.succeed([] as ReadonlyArray<string>)
-              : Effect.fail(new SkillDiscoveryError({ directory: folder, message: messageOf(error) }))
+        reader
+          .files(folder, (entry) => entry === SkillFile.fileName)
+          .pipe(
+            Effect.map((found) => found.map((file) => file.path)),
+            Effect.mapError((error) => new SkillDiscoveryError({ directory: error.directory, message: error.message }))
           )
-        )
 
       /** One file as a skill, or `undefined` (with a warning) when it cannot be read or is invalid. */
       const load = (path: string) =>
-        fs.readFileString(path).pipe(
-          Effect.map((text) => Either.map(SkillFile.parse(text), (parsed): Info => ({ ...parsed, location: path }))),
-          Effect.flatMap(
-            Either.match({
-              onRight: (info) => Effect.succeed<Info | undefined>(info),
-              onLeft: (invalid) =>
-                warnOnce(`file:${path}:${invalid.message}`, `invalid skill file ${path} skipped: ${invalid.message}`, {
-                  file: path
-                }).pipe(Effect.as(undefined))
-            })
-          ),
-          Effect.catchAll((error) =>
-            warnOnce(`file:${path}:${messageOf(error)}`, `unreadable skill file ${path} skipped: ${messageOf(error)}`, {
-              file: path
-            }).pipe(Effect.as(undefined))
-          )
+        reader.load(path, (text) =>
+          Either.mapBoth(SkillFile.parse(text), {
+            onLeft: (invalid) => invalid.message,
+            onRight: (parsed): Info => ({ ...parsed, location: path })
+          })
         )
 
       const list = Effect.fn("Skills.list")(

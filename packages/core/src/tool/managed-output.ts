@@ -90,6 +90,12 @@ export interface Interface {
   readonly sweep: Effect.Effect<number>
   /** Whether `path` names a file of this store (in its directory, with its naming pattern). */
   readonly owns: (path: string) => boolean
+  /**
+   * Deletes the given files of this store before they expire (their session was deleted) and
+   * returns how many were deleted. Paths the store does not own ({@link owns}) are left alone, and a
+   * file already gone counts as nothing. Failures are logged, never raised.
+   */
+  readonly discard: (paths: Iterable<string>) => Effect.Effect<number>
 }
 
 export class Service extends Context.Tag("@opencode-ai/core/ManagedOutput")<Service, Interface>() {}
@@ -208,7 +214,22 @@ export const make = (options: Options): Effect.Effect<Interface, never, FileSyst
       return nodePath.dirname(absolute) === directory && namePattern.test(nodePath.basename(absolute))
     }
 
-    return { directory, retention, create, write, sweep, owns } satisfies Interface
+    const discard = Effect.fn("ManagedOutput.discard")(function* (paths: Iterable<string>) {
+      let removed = 0
+      for (const file of new Set(Array.from(paths, (path) => nodePath.resolve(path)))) {
+        if (!owns(file)) continue
+        const deleted = yield* fs.remove(file).pipe(Effect.either)
+        if (deleted._tag === "Right") removed++
+        else if (!(deleted.left._tag === "SystemError" && deleted.left.reason === "NotFound")) {
+          yield* Effect.logWarning("cannot delete a managed tool output file", Cause.fail(deleted.left)).pipe(
+            Effect.annotateLogs({ path: file })
+          )
+        }
+      }
+      return removed
+    })
+
+    return { directory, retention, create, write, sweep, owns, discard } satisfies Interface
   })
 
 /**

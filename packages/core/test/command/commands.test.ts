@@ -3,29 +3,12 @@ import * as path from "node:path"
 import { NodeContext } from "@effect/platform-node"
 import { it } from "@effect/vitest"
 import type { Location } from "@opencode-ai/schema"
-import { Effect, Layer, Logger, Option, type Scope } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { describe, expect } from "vitest"
 import { Commands } from "../../src/command/commands.js"
 import { Config } from "../../src/config/config.js"
 import type { ConfigInfo } from "../../src/config/config-info.js"
-import { tempDir } from "../fixture.js"
-
-/**
- *   <dir>/config/command(s)/…              global
- *   <dir>/repo/.opencode/command(s)/…      project root
- *   <dir>/repo/packages/app/.opencode/…    the Location directory
- */
-const setup: Effect.Effect<
-  { dir: string; configDir: string; root: string; app: string; location: Location.LocationInfo },
-  never,
-  Scope.Scope
-> = Effect.map(tempDir, (dir) => {
-  const configDir = path.join(dir, "config")
-  const root = path.join(dir, "repo")
-  const app = path.join(root, "packages", "app")
-  fs.mkdirSync(app, { recursive: true })
-  return { dir, configDir, root, app, location: { directory: app, project: { id: "prj_test", directory: root } } }
-})
+import { collectingWarnings, configTree as setup } from "../fixture.js"
 
 const write = (file: string, text: string) => {
   fs.mkdirSync(path.dirname(file), { recursive: true })
@@ -42,17 +25,6 @@ const layer = (
   )
 
 const list = (location: Location.LocationInfo) => Effect.flatMap(Commands.Service, (c) => c.list(location))
-
-const collectingWarnings = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.gen(function* () {
-    const warnings: Array<string> = []
-    const logger = Logger.make(({ logLevel, message }) => {
-      if (logLevel._tag === "Warning")
-        warnings.push((Array.isArray(message) ? message : [message]).map(String).join(" "))
-    })
-    const result = yield* effect.pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
-    return { result, warnings }
-  })
 
 describe("Commands", () => {
   it.scoped("discovers .md files in the global and project command folders, named by their path", () =>

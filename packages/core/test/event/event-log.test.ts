@@ -1,7 +1,7 @@
 import * as path from "node:path"
 import { SqlClient } from "@effect/sql"
 import { it } from "@effect/vitest"
-import { Chunk, Context, Data, Effect, Exit, Fiber, Layer, Queue, Stream } from "effect"
+import { Chunk, Context, Data, Deferred, Effect, Exit, Fiber, Layer, Queue, Stream } from "effect"
 import { describe, expect } from "vitest"
 import { EventLog } from "../../src/event/event-log.js"
 import { LiveBus } from "../../src/event/live-bus.js"
@@ -165,6 +165,111 @@ it.scoped("append inside another SQL transaction is a defect and writes nothing"
     })
   )
 )
+
+describe("remove", () => {
+  const announce = (n: number): readonly [LiveBus.Envelope] => [
+    { id: `evt_removed_${n}`, type: "test.removed", data: { n } }
+  ]
+
+  it.scoped(
+    "deletes the aggregates' logs with the projection in one transaction, announces, and ends their follows",
+    () =>
+      withLog(
+        Effect.gen(function* () {
+          const log = yield* EventLog.Service
+          const sql = yield* SqlClient.SqlClient
+          const bus = yield* LiveBus.Service
+          yield* log.append("agg_r", [draft(1), draft(2)])
+          yield* log.append("agg_keep", [draft(1)])
+          const onBus = yield* bus.subscribe()
+          // Once the follow has replayed seq 2 it is subscribed: seq 3 reaches it live.
+          const replayed = yield* Deferred.make<void>()
+          const followed = yield* log.follow("agg_r").pipe(
+            Stream.tap((envelope) =>
+              envelope.durable.seq === 2 ? Deferred.succeed(replayed, undefined) : Effect.void
+            ),
+            Stream.runCollect,
+            Effect.fork
+          )
+          yield* Deferred.await(replayed)
+          yield* log.append("agg_r", [draft(3)])
+
+          // A failing projection rolls everything back and publishes nothing.
+          const failed = yield* Effect.exit(
+            log.remove(["agg_r"], { project: () => Effect.fail(new ProjectionFailed()), announce: announce(0) })
+          )
+          expect(Exit.isFailure(failed)).toBe(true)
+          expect(seqs(yield* log.read("agg_r"))).toEqual([1, 2, 3])
+
+          let seen: ReadonlyArray<string> = []
+          yield* log.remove(["agg_r"], {
+            project: (removed) =>
+              Effect.gen(function* () {
+                // The projection still sees the logs it removes.
+                const rows = yield* sql<{ readonly n: number }>`
+                SELECT count(*) AS n FROM event WHERE aggregate_id IN ${sql.in(removed)}`.pipe(Effect.orDie)
+                expect(rows[0]!.n).toBe(3)
+                seen = removed
+                return []
+              }),
+            announce: announce(1)
+          })
+          expect(seen).toEqual(["agg_r"])
+          expect(yield* log.read("agg_r")).toEqual([])
+          expect(seqs(yield* log.read("agg_keep"))).toEqual([1])
+          const left = yield* sql<{ readonly aggregate_id: string }>`
+          SELECT aggregate_id FROM event_sequence WHERE aggregate_id IN ('agg_r', 'agg_keep')`.pipe(Effect.orDie)
+          expect(left.map((row) => row.aggregate_id)).toEqual(["agg_keep"])
+          // The follow ended with everything it was handed before the removal.
+          expect(seqs(Chunk.toReadonlyArray(yield* Fiber.join(followed)))).toEqual([1, 2, 3])
+          const published = Chunk.toReadonlyArray(yield* Stream.runCollect(Stream.take(onBus, 2)))
+          expect(published.map((envelope) => envelope.type)).toEqual(["test.happened", "test.removed"])
+          // A follow that starts after the removal ends at once; an append starts the log afresh.
+          expect(Chunk.toReadonlyArray(yield* Stream.runCollect(log.follow("agg_r")))).toEqual([])
+          expect(seqs(yield* log.append("agg_r", [draft(1)]))).toEqual([1])
+        })
+      )
+  )
+
+  it.scopedLive("never hands out a removed rowid again: another process's relay sees the next commit", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const open = Layer.build(
+        EventLog.layer.pipe(
+          Layer.provideMerge(Database.layer({ filename: path.join(dir, "shared.db") })),
+          Layer.provideMerge(LiveBus.layer)
+        )
+      )
+      const a = Context.get(yield* open, EventLog.Service)
+      const contextB = yield* open
+      // B only relays: its log is built (and its relay runs) over the same file.
+      const busB = Context.get(contextB, LiveBus.Service)
+      yield* a.append("agg_old", [draft(1)])
+      // The newest rows (the largest rowids) belong to the aggregate that is removed.
+      yield* a.append("agg_gone", [draft(1), draft(2), draft(3)])
+      const onBus = yield* busB.subscribe()
+      // B's relay passes A's rows before the removal.
+      const relayed = Chunk.toReadonlyArray(yield* Stream.runCollect(Stream.take(onBus, 4)))
+      expect(relayed.map((envelope) => envelope.durable?.aggregateID)).toEqual([
+        "agg_old",
+        "agg_gone",
+        "agg_gone",
+        "agg_gone"
+      ])
+      yield* a.remove(["agg_gone"], { announce: announce(2) })
+      const next = yield* a.append("agg_new", [draft(7)])
+      const sql = Context.get(contextB, SqlClient.SqlClient)
+      const [row] = yield* sql<{ readonly rowid: number }>`SELECT rowid FROM event WHERE id = ${next[0]!.id}`.pipe(
+        Effect.orDie
+      )
+      expect(row!.rowid).toBe(5)
+      const after = Chunk.toReadonlyArray(yield* Stream.runCollect(Stream.take(onBus, 1)))
+      expect(after.map((envelope) => [envelope.durable?.aggregateID, (envelope.data as { n: number }).n])).toEqual([
+        ["agg_new", 7]
+      ])
+    })
+  )
+})
 
 describe("two processes over one file", () => {
   /** Two logs over one database file, each with its own connection and bus, as two processes have. */

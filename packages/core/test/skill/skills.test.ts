@@ -5,29 +5,12 @@ import { SystemError } from "@effect/platform/Error"
 import { NodeContext } from "@effect/platform-node"
 import { it } from "@effect/vitest"
 import type { Location } from "@opencode-ai/schema"
-import { Effect, Exit, Layer, Logger, Option, type Scope } from "effect"
+import { Effect, Exit, Layer, Option } from "effect"
 import { describe, expect } from "vitest"
 import type { AgentCatalog } from "../../src/config/agent-catalog.js"
 import { Instructions } from "../../src/instructions/instructions.js"
 import { Skills } from "../../src/skill/skills.js"
-import { tempDir } from "../fixture.js"
-
-/**
- *   <dir>/config/skill(s)/…                global
- *   <dir>/repo/.opencode/skill(s)/…        project root
- *   <dir>/repo/packages/app/.opencode/…    the Location directory
- */
-const setup: Effect.Effect<
-  { dir: string; configDir: string; root: string; app: string; location: Location.LocationInfo },
-  never,
-  Scope.Scope
-> = Effect.map(tempDir, (dir) => {
-  const configDir = path.join(dir, "config")
-  const root = path.join(dir, "repo")
-  const app = path.join(root, "packages", "app")
-  fs.mkdirSync(app, { recursive: true })
-  return { dir, configDir, root, app, location: { directory: app, project: { id: "prj_test", directory: root } } }
-})
+import { collectingWarnings, configTree as setup } from "../fixture.js"
 
 const skill = (file: string, name: string, description: string, body = `Body of ${name}`) => {
   fs.mkdirSync(path.dirname(file), { recursive: true })
@@ -38,18 +21,6 @@ const layer = (configDir: string, env: Record<string, string | undefined> = {}) 
   Skills.layer({ configDir, env }).pipe(Layer.provide(NodeContext.layer))
 
 const list = (location: Location.LocationInfo) => Effect.flatMap(Skills.Service, (skills) => skills.list(location))
-
-/** Runs `effect` collecting the messages it logs at warning level. */
-const collectingWarnings = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.gen(function* () {
-    const warnings: Array<string> = []
-    const logger = Logger.make(({ logLevel, message }) => {
-      if (logLevel._tag === "Warning")
-        warnings.push((Array.isArray(message) ? message : [message]).map(String).join(" "))
-    })
-    const result = yield* effect.pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
-    return { result, warnings }
-  })
 
 const rules = (...entries: ReadonlyArray<[string, string, "allow" | "ask" | "deny"]>): AgentCatalog.Ruleset =>
   entries.map(([action, resource, effect]) => ({ action, resource, effect }))

@@ -56,6 +56,35 @@ describe("ManagedOutput", () => {
       })
   )
 
+  it.live("discard deletes the store's own files only, before they expire", () =>
+    Effect.gen(function* () {
+      const root = tempDir()
+      const directory = path.join(root, "tool-output")
+      const output = yield* store(directory)
+      const [kept, dropped] = [yield* output.write("kept\n"), yield* output.write("dropped\n")]
+      const foreign = path.join(root, "notes.txt")
+      fs.writeFileSync(foreign, "user file\n")
+      const lookalike = path.join(directory, "notes.txt")
+      fs.writeFileSync(lookalike, "not ours\n")
+      // Its own file (twice, and once more through a non-normalized path), a foreign file, a missing one.
+      const missing = path.join(directory, path.basename(dropped).replace(/.$/, "0"))
+      expect(
+        yield* output.discard([
+          dropped,
+          dropped,
+          path.join(directory, ".", path.basename(dropped)),
+          foreign,
+          lookalike,
+          missing
+        ])
+      ).toBe(1)
+      expect(fs.existsSync(dropped)).toBe(false)
+      expect(fs.existsSync(kept)).toBe(true)
+      expect(fs.existsSync(foreign)).toBe(true)
+      expect(fs.existsSync(lookalike)).toBe(true)
+    })
+  )
+
   it.live("a writer streams chunks (text and bytes) and commits a complete file; an uncommitted one is deleted", () =>
     Effect.gen(function* () {
       const directory = path.join(tempDir(), "tool-output")

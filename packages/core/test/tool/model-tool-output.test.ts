@@ -379,7 +379,8 @@ describe("ModelToolOutput", () => {
           }),
           write: () => Effect.die("unused"),
           sweep: Effect.succeed(0),
-          owns: () => false
+          owns: () => false,
+          discard: () => Effect.die("unused")
         }
         const output = ModelToolOutput.makeWith(failing, { maxLines: 2000, maxBytes: 1024 })
         const { value: preview, logs } = yield* captureLogs(

@@ -1,7 +1,7 @@
 export * as SessionHandlers from "./session.js"
 
 import { HttpApiBuilder } from "@effect/platform"
-import { Locations, Sessions } from "@opencode-ai/core"
+import { Locations, SessionDelete, Sessions } from "@opencode-ai/core"
 import { Effect } from "effect"
 import { ServerApi } from "../api.js"
 import { SessionEventStream } from "../sse/session-event-stream.js"
@@ -17,6 +17,8 @@ export const layer = HttpApiBuilder.group(ServerApi.api, "sessions", (handlers) 
   Effect.gen(function* () {
     const sessions = yield* Sessions.Service
     const locations = yield* Locations.Service
+    // `remove` answers 204 once the session, its children and their files are gone (see SessionDelete).
+    const deletion = yield* SessionDelete.Service
     const events = yield* SessionEventStream.make
     return handlers
       .handle("create", ({ payload }) =>
@@ -33,6 +35,7 @@ export const layer = HttpApiBuilder.group(ServerApi.api, "sessions", (handlers) 
       )
       .handle("list", ({ urlParams }) => sessions.list(urlParams))
       .handle("get", ({ path }) => Effect.map(sessions.get(path.sessionID), (data) => ({ data })))
+      .handle("remove", ({ path }) => Effect.asVoid(deletion.remove(path.sessionID)))
       .handleRaw("events", events)
       .handle("prompt", SessionInputHandlers.prompt)
       .handle("messages", SessionHistoryHandlers.messages)

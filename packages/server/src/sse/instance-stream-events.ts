@@ -10,6 +10,7 @@ import { ServerVersion } from "../server-version.js"
  * the contract's `V2Event` union:
  *
  *   session.created (v2 record, log origin) ─► session.created with the v1 record
+ *   session.deleted (v2 record, live only) ──► session.deleted with the v1 record
  *   session.next.title.updated ─┐
  *   session.next.usage.recorded ┴──────────► session.updated with the session's v1 record as now
  *   any other type V2Event declares ───────► itself
@@ -37,7 +38,7 @@ const refOf = (location: Location.LocationRef): Location.LocationRef =>
 
 /**
  * One subscriber's view. It remembers each session's Location (from `session.created`,
- * `session.next.moved`, or else the session's record) for the life of the stream, so a burst of
+ * `session.deleted`, `session.next.moved`, or else the session's record) for the life of the stream, so a burst of
  * deltas costs one lookup. An envelope about a session that no longer exists goes without `location`.
  */
 export const make = Effect.gen(function* () {
@@ -74,7 +75,7 @@ export const make = Effect.gen(function* () {
     Effect.gen(function* () {
       const sessionID = sessionIDOf(envelope.data)
       let shown: Option.Option<LiveBus.Envelope>
-      if (envelope.type === "session.created" && sessionID !== undefined) {
+      if ((envelope.type === "session.created" || envelope.type === "session.deleted") && sessionID !== undefined) {
         const info = (envelope.data as { readonly info: Session.SessionV2Info }).info
         locations.set(sessionID, refOf(info.location))
         shown = Option.some({

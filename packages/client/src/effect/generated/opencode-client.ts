@@ -62,6 +62,13 @@ export interface Service {
      */
     readonly get: (input: Endpoint.Path<"sessions", "get">) => Effect.Effect<Endpoint.Success<"sessions", "get">["data"], Endpoint.Failure<"sessions", "get">>
     /**
+     * Extension. Deletes the session and its child sessions: a running one is interrupted first and its pending permission and question requests are rejected, then its messages, durable log, inbox, instructions and managed files are removed. `GET /api/event` announces `session.deleted` for each, and their open event streams end. An unknown id (including one already deleted) is a 404.
+     *
+     * `DELETE /api/session/{sessionID}` (`v2.session.delete`).
+     * Succeeds with the decoded response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), `SessionNotFoundError` (404), an `HttpClientError` or a `ParseError`.
+     */
+    readonly remove: (input: Endpoint.Path<"sessions", "remove">) => Effect.Effect<Endpoint.Success<"sessions", "remove">, Endpoint.Failure<"sessions", "remove">>
+    /**
      * A resumable Server-Sent Events stream of the session's durable events: it replays the committed events after the resume position (the `Last-Event-ID` header, else `after`, else 0), then continues live with no gap and no duplicate. Each frame's id is the event's sequence number. An unknown session is a 404 before any stream starts.
      *
      * `GET /api/session/{sessionID}/event` (`v2.session.events`), Server-Sent Events.
@@ -550,6 +557,7 @@ export const make = (options: Options): Effect.Effect<Service, never, HttpClient
         listPages: (query = {}) =>
           Page.stream((cursor) => Effect.map(client.sessions.list({ urlParams: cursor === undefined ? Endpoint.pick(query, ["workspace", "limit", "order", "search", "directory", "project", "subpath"]) : { cursor: cursor } }), Page.fromEnvelope)),
         get: (input) => Effect.map(client.sessions.get({ path: input }), (success) => success.data),
+        remove: (input) => client.sessions.remove({ path: input }),
         events: (input) => stream<Endpoint.Success<"sessions", "events">["data"], Endpoint.StreamFailure<"sessions", "events">>("sessions", "events", { path: Endpoint.pick(input, ["sessionID"]), urlParams: Endpoint.pick(input, ["after"]) }),
         prompt: (input) => Effect.map(client.sessions.prompt({ path: Endpoint.pick(input, ["sessionID"]), payload: Endpoint.pick(input, ["id", "prompt", "delivery", "resume"]) }), (success) => success.data),
         messages: (input) => Effect.map(client.sessions.messages({ path: Endpoint.pick(input, ["sessionID"]), urlParams: Endpoint.pick(input, ["limit", "order", "cursor"]) }), Page.fromEnvelope),
