@@ -443,9 +443,31 @@ describe("opencode session", () => {
     await stop(server.child)
   })
 
+  it("delete removes the session embedded and with --attach; a second delete is exit 2", async () => {
+    const w = world()
+    await enqueue(reply(text("first"), finish("stop")), reply(text("second"), finish("stop")))
+    const first = sessionOf((await cli(w, ["run", "one"])).stdout)!
+    const second = sessionOf((await cli(w, ["run", "two"])).stdout)!
+
+    const deleted = await cli(w, ["session", "delete", first])
+    expect(deleted.code).toBe(0)
+    expect(deleted.stderr).toBe(`deleted ${first}\n`)
+    const listed = JSON.parse((await cli(w, ["session", "list", "--json"])).stdout)
+    expect(listed.map((s: any) => s.id)).toEqual([second])
+
+    const server = await serve(w)
+    const attached = await cli(w, ["session", "delete", second, "--attach", server.url])
+    expect(attached.code).toBe(0)
+    expect((await api(server.url, "/api/session?limit=200")).data).toEqual([])
+    const again = await cli(w, ["session", "delete", second, "--attach", server.url])
+    expect(again.code).toBe(2)
+    expect(again.stderr.trim().split("\n")).toHaveLength(1)
+    await stop(server.child)
+  })
+
   it("an unknown session is exit 2 with one line", async () => {
     const w = world()
-    for (const sub of ["show", "export"]) {
+    for (const sub of ["show", "export", "delete"]) {
       const result = await cli(w, ["session", sub, "ses_unknown0000000000000000"])
       expect(result.code).toBe(2)
       expect(result.stderr.trim().split("\n")).toHaveLength(1)
