@@ -1,7 +1,7 @@
 export * as ModelToolOutput from "./model-tool-output.js"
 
 import type { ToolContent } from "@opencode-ai/schema"
-import { Cause, Context, Effect, Layer, Scope } from "effect"
+import { Cause, Context, Effect, Fiber, Layer, Scope } from "effect"
 import { Config } from "../config/config.js"
 import { ManagedOutput } from "./managed-output.js"
 import type { ToolRegistry } from "./tool-registry.js"
@@ -169,7 +169,18 @@ export class Window {
     return this.prefix.subarray(0, this.prefixLength)
   }
 
+  /** Takes the next bytes of the text: {@link count} then {@link keep}. */
   push(bytes: Uint8Array): void {
+    this.count(bytes)
+    this.keep(bytes)
+  }
+
+  /**
+   * Counts the next bytes of the text (lines, bytes) and fills the head, but does not update the
+   * tail ring: the caller must {@link keep} the same bytes, in the same order, before the preview
+   * (a Bounder keeps them in batches, from its staging buffer).
+   */
+  count(bytes: Uint8Array): void {
     const n = bytes.length
     if (n === 0) return
     this.newlines += countNewlines(bytes)
@@ -180,6 +191,12 @@ export class Window {
       this.prefix.set(bytes.subarray(0, take), this.prefixLength)
       this.prefixLength += take
     }
+  }
+
+  /** Moves the tail ring past bytes already {@link count}ed: only their last `maxBytes + 1` are copied. */
+  keep(bytes: Uint8Array): void {
+    const n = bytes.length
+    if (n === 0) return
     const size = this.ring.length
     if (n >= size) {
       this.ring.set(bytes.subarray(n - size))
@@ -367,39 +384,94 @@ export const makeWith = (store: ManagedOutput.Interface, defaults: Limits): Inte
       let failure: ManagedOutput.WriteError | undefined
       let finished: Preview | undefined
 
+      // Bytes for the managed file are staged and written in batches of STAGE bytes, from two
+      // buffers: one fills while the other's write is in flight (in a fiber of the Bounder's scope,
+      // uninterruptible, so closing the scope waits for it before discarding the file). A full buffer
+      // waits for the write in flight: at most one write is pending, and memory stays bounded.
+      // The window's tail ring is moved past staged bytes once per batch, not per chunk.
+      const stages: Array<Uint8Array | undefined> = [undefined, undefined]
+      let current = 0
+      let staged = 0
+      let unkept = 0 // the staged bytes from here on are not yet in the window's tail ring
+      let inFlight: Fiber.RuntimeFiber<void> | undefined
+
+      const keepStaged = () => {
+        if (staged > unkept) window.keep(stages[current]!.subarray(unkept, staged))
+        unkept = staged
+      }
+
       const lose = (error: ManagedOutput.WriteError) =>
         Effect.suspend(() => {
           failure = error
           const current = writer
           writer = undefined
+          keepStaged()
+          staged = 0
+          unkept = 0
           return current === undefined ? Effect.void : current.discard
         })
 
-      // Small chunks are staged and written in batches of STAGE bytes: fewer, larger file writes.
-      let stage: Uint8Array | undefined
-      let staged = 0
-      const put = (bytes: Uint8Array) =>
-        writer === undefined || bytes.length === 0 ? Effect.void : Effect.catchAll(writer.write(bytes), lose)
-      const flush = Effect.suspend(() => {
-        if (staged === 0 || stage === undefined) return Effect.void
-        const bytes = stage.subarray(0, staged)
-        staged = 0
-        return put(bytes)
+      // Waits for the write in flight, if any (it never fails: a failure is handled by `lose`).
+      const settle = Effect.suspend(() => {
+        const fiber = inFlight
+        inFlight = undefined
+        return fiber === undefined ? Effect.void : Fiber.join(fiber)
       })
-      const spill = (bytes: Uint8Array): Effect.Effect<void> =>
+
+      // Sends the staged batch to the file (after the previous batch is written) and switches buffers.
+      const flush: Effect.Effect<void> = Effect.suspend(() => {
+        keepStaged()
+        return Effect.zipRight(
+          settle,
+          Effect.suspend(() => {
+            const target = writer
+            if (target === undefined || staged === 0) {
+              staged = 0
+              unkept = 0
+              return Effect.void
+            }
+            const bytes = stages[current]!.subarray(0, staged)
+            current = 1 - current
+            staged = 0
+            unkept = 0
+            return Effect.forkIn(Effect.uninterruptible(Effect.catchAll(target.write(bytes), lose)), scope).pipe(
+              Effect.map((fiber) => {
+                inFlight = fiber
+              })
+            )
+          })
+        )
+      })
+
+      // Sends bytes to the file, in order; `kept`: the window's tail ring already holds them.
+      const spill = (bytes: Uint8Array, kept: boolean): Effect.Effect<void> =>
         Effect.suspend(() => {
-          if (writer === undefined || bytes.length === 0) return Effect.void
-          if (bytes.length >= STAGE) return Effect.zipRight(flush, put(bytes))
-          stage ??= new Uint8Array(STAGE)
+          if (bytes.length === 0) return Effect.void
+          if (writer === undefined) {
+            if (!kept) window.keep(bytes)
+            return Effect.void
+          }
+          if (bytes.length >= STAGE) {
+            // Written from the caller's buffer, so awaited before the write resolves.
+            return Effect.zipRight(
+              Effect.zipRight(flush, settle),
+              Effect.suspend(() => {
+                if (!kept) window.keep(bytes)
+                return writer === undefined ? Effect.void : Effect.catchAll(writer.write(bytes), lose)
+              })
+            )
+          }
+          const stage = (stages[current] ??= new Uint8Array(STAGE))
           const take = Math.min(bytes.length, STAGE - staged)
           stage.set(bytes.subarray(0, take), staged)
           staged += take
-          return staged < STAGE ? Effect.void : Effect.zipRight(flush, spill(bytes.subarray(take)))
+          if (kept) unkept = staged
+          return staged < STAGE ? Effect.void : Effect.zipRight(flush, spill(bytes.subarray(take), kept))
         })
 
       const encode = (chunk: string | Uint8Array): Uint8Array => {
         if (typeof chunk !== "string") return chunk
-        // Reused between chunks: each chunk is fully consumed before the next one is encoded.
+        // Reused between chunks: each chunk is fully consumed (copied) before the next one is encoded.
         if (scratch.length < chunk.length * 3) scratch = new Uint8Array(Math.max(chunk.length * 3, 1024))
         return scratch.subarray(0, encoder.encodeInto(chunk, scratch).written)
       }
@@ -410,8 +482,10 @@ export const makeWith = (store: ManagedOutput.Interface, defaults: Limits): Inte
           const bytes = encode(chunk)
           const exceeded = window.exceeded
           const before = window.total
-          window.push(bytes)
-          if (exceeded || !window.exceeded) return spill(bytes)
+          window.count(bytes)
+          if (writer !== undefined) return spill(bytes, false)
+          window.keep(bytes)
+          if (exceeded || !window.exceeded) return Effect.void
           // The limit was just exceeded: from now on everything goes to a managed file, starting with
           // what came before this chunk (still all in the head buffer).
           return store.create.pipe(
@@ -421,7 +495,7 @@ export const makeWith = (store: ManagedOutput.Interface, defaults: Limits): Inte
               onSuccess: (created) =>
                 Effect.suspend(() => {
                   writer = created
-                  return Effect.zipRight(spill(window.retained.subarray(0, before)), spill(bytes))
+                  return Effect.zipRight(spill(window.retained.subarray(0, before), true), spill(bytes, true))
                 })
             })
           )
@@ -438,7 +512,8 @@ export const makeWith = (store: ManagedOutput.Interface, defaults: Limits): Inte
         Effect.gen(function* () {
           if (finished !== undefined) return finished
           let path: string | undefined
-          yield* flush // a failed flush drops the writer (lossy)
+          yield* flush // a failed write drops the writer (lossy)
+          yield* settle
           if (writer !== undefined) {
             const committed = yield* Effect.either(writer.commit)
             if (committed._tag === "Right") path = committed.right
