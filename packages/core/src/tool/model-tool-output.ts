@@ -498,14 +498,50 @@ export const makeWith = (store: ManagedOutput.Interface, defaults: Limits): Inte
           )
         })
 
-      const write = (chunk: string | Uint8Array) =>
+      // Whether a write or finish holds the semaphore (then a write takes its turn).
+      let busy = false
+      const serialized = <A>(effect: Effect.Effect<A>): Effect.Effect<A> =>
         semaphore.withPermits(1)(
-          typeof chunk === "string" && chunk.length > SLICE
-            ? Effect.forEach(ManagedOutput.slices(chunk), writeOne, { discard: true })
-            : writeOne(chunk)
+          Effect.suspend(() => {
+            busy = true
+            return Effect.ensuring(
+              effect,
+              Effect.sync(() => {
+                busy = false
+              })
+            )
+          })
         )
 
-      const finish = semaphore.withPermits(1)(
+      // The common case, done synchronously with no further effect: a byte chunk while the file is
+      // being written that fits in the staging buffer, or any byte chunk once the output is lossy.
+      const stagedNow = (bytes: Uint8Array): boolean => {
+        if (busy || finished !== undefined) return false
+        if (writer !== undefined) {
+          if (staged + bytes.length >= STAGE) return false
+          window.count(bytes)
+          stages[current] ??= new Uint8Array(STAGE)
+          stages[current]!.set(bytes, staged)
+          staged += bytes.length
+          return true
+        }
+        if (!window.exceeded) return false
+        window.push(bytes)
+        return true
+      }
+
+      const write = (chunk: string | Uint8Array) =>
+        Effect.suspend(() =>
+          typeof chunk !== "string" && stagedNow(chunk)
+            ? Effect.void
+            : serialized(
+                typeof chunk === "string" && chunk.length > SLICE
+                  ? Effect.forEach(ManagedOutput.slices(chunk), writeOne, { discard: true })
+                  : writeOne(chunk)
+              )
+        )
+
+      const finish = serialized(
         Effect.gen(function* () {
           if (finished !== undefined) return finished
           let path: string | undefined
