@@ -31,9 +31,11 @@ import type { ToolRegistry } from "./tool-registry.js"
  *   the output was truncated and the complete text could not be kept (no path), and a warning with
  *   the cause is logged for operators.
  * - **Streaming:** a {@link Bounder} takes the text in chunks with bounded memory (about twice
- *   `maxBytes` plus one chunk, whatever the total size): it keeps the head, a ring buffer of the
- *   tail, and streams everything to the managed file once the limit is exceeded (never before, so
- *   small outputs create no file). {@link Interface.bound} is a thin wrapper over it.
+ *   `maxBytes`, plus one chunk and two 256 KiB write buffers, whatever the total size): it keeps the
+ *   head, a ring buffer of the tail, and streams everything to the managed file once the limit is
+ *   exceeded (never before, so small outputs create no file), in 256 KiB batches, one written while
+ *   the next fills (a write resolves once its chunk is staged; a full buffer waits for the batch in
+ *   flight, which is the backpressure). {@link Interface.bound} is a thin wrapper over it.
  *
  * None of these operations fails; none is interruptible halfway when run inside an uninterruptible
  * region (the Step runner bounds and publishes a settlement in one).
