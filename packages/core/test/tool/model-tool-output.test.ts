@@ -447,6 +447,82 @@ describe("ModelToolOutput", () => {
       })
     )
 
+    it.live(
+      "a multi-MiB output in uneven byte chunks (CRLF, a very long line, split characters, a chunk larger than a write batch) gives the one-shot preview and the exact file",
+      () =>
+        Effect.gen(function* () {
+          const { layer, directory } = setup()
+          const raw = [
+            Array.from({ length: 30_000 }, (_, i) => `${i}\tCRLF é€😀 ${"·".repeat(i % 40)}`).join("\r\n"),
+            "€".repeat(1_200_000), // one very long line: 3.6 MB, no newline
+            Array.from({ length: 30_000 }, (_, i) => `tail ${i} 😀`).join("\n"),
+            ""
+          ].join("\r\n")
+          const encoded = Buffer.from(raw, "utf8")
+          const sizes = [65_521, 7, 3_000_001, 1, 262_144, 100_003]
+          const result = yield* Effect.provide(
+            Effect.gen(function* () {
+              const output = yield* ModelToolOutput.Service
+              const streamed = yield* Effect.scoped(
+                Effect.gen(function* () {
+                  const bounder = yield* output.bounder()
+                  for (let i = 0, k = 0; i < encoded.length; k++) {
+                    const size = sizes[k % sizes.length]!
+                    yield* bounder.write(encoded.subarray(i, i + size))
+                    i += size
+                  }
+                  return yield* bounder.finish
+                })
+              )
+              const whole = yield* output.boundText(raw)
+              return { streamed, whole }
+            }),
+            layer
+          )
+          const strip = (preview: ModelToolOutput.Preview) => preview.text.replace(preview.path!, "<path>")
+          expect(strip(result.streamed)).toBe(strip(result.whole))
+          // And what a plain Window, fed everything at once (no staging), previews.
+          const reference = new ModelToolOutput.Window({ maxLines: 2000, maxBytes: 50 * 1024 })
+          reference.push(encoded)
+          expect(strip(result.streamed)).toBe(
+            reference.preview((omitted) => ModelToolOutput.marker(omitted, "<path>")).text
+          )
+          expect(result.streamed).toMatchObject({
+            truncated: true,
+            lossy: false,
+            bytes: encoded.length,
+            lines: ModelToolOutput.countLines(raw)
+          })
+          expect(result.streamed.omittedLines).toBe(result.whole.omittedLines)
+          expect(result.streamed.text.endsWith("tail 29999 😀\r\n")).toBe(true)
+          expect(fs.readFileSync(result.streamed.path!).equals(encoded)).toBe(true)
+          expect(fs.readFileSync(result.whole.path!).equals(encoded)).toBe(true)
+          expect(files(directory)).toHaveLength(2)
+        })
+    )
+
+    it.live("a Bounder interrupted after several MiB (a write batch in flight) leaves no partial file", () =>
+      Effect.gen(function* () {
+        const { layer, directory } = setup()
+        const chunk = Buffer.from(numbered(5000, 40))
+        const exit = yield* Effect.provide(
+          Effect.exit(
+            Effect.scoped(
+              Effect.gen(function* () {
+                const bounder = yield* (yield* ModelToolOutput.Service).bounder()
+                for (let fed = 0; fed < 5 * 1024 * 1024; fed += chunk.length) yield* bounder.write(chunk)
+                expect(files(directory)).toHaveLength(1)
+                return yield* Effect.interrupt
+              })
+            )
+          ),
+          layer
+        )
+        expect(exit._tag).toBe("Failure")
+        expect(files(directory)).toEqual([])
+      })
+    )
+
     it("the Window holds at most about twice the byte limit, whatever it is fed", () => {
       const window = new ModelToolOutput.Window({ maxLines: 2000, maxBytes: 50 * 1024 })
       const chunk = new TextEncoder().encode(numbered(10_000))
