@@ -1,13 +1,12 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
-import * as http from "node:http"
 import { createRequire } from "node:module"
-import type { AddressInfo } from "node:net"
 import * as path from "node:path"
 import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
 import { Effect, Exit, Scope } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { startServer, tempDir } from "../harness.js"
+import * as OtlpReceiver from "./otlp-receiver.js"
 
 /** One metric family as `parse-prometheus-text-format` returns it. */
 interface Family {
@@ -28,42 +27,18 @@ const parsePrometheus: (text: string) => ReadonlyArray<Family> = createRequire(i
 
 const bin = path.resolve(__dirname, "../../dist/bin.js")
 const running: Array<ChildProcess> = []
-const receivers: Array<http.Server> = []
+const receivers: Array<OtlpReceiver.Receiver> = []
 afterEach(() => {
   for (const child of running.splice(0)) child.kill("SIGKILL")
-  for (const server of receivers.splice(0)) server.close()
+  for (const started of receivers.splice(0)) started.close()
 })
 
-interface Received {
-  readonly path: string
-  readonly contentType: string | undefined
-  readonly headers: http.IncomingHttpHeaders
-  readonly body: any
+/** A loopback OTLP/HTTP receiver, closed after the test. */
+const receiver = async () => {
+  const started = await OtlpReceiver.start()
+  receivers.push(started)
+  return started
 }
-
-/** A loopback OTLP/HTTP receiver: it keeps every POST, its JSON body decoded, and answers `{}`. */
-const receiver = () =>
-  new Promise<{ url: string; received: Array<Received> }>((resolve) => {
-    const received: Array<Received> = []
-    const server = http.createServer((request, response) => {
-      const chunks: Array<Buffer> = []
-      request.on("data", (chunk: Buffer) => chunks.push(chunk))
-      request.on("end", () => {
-        const text = Buffer.concat(chunks).toString("utf8")
-        received.push({
-          path: request.url ?? "",
-          contentType: request.headers["content-type"],
-          headers: request.headers,
-          body: JSON.parse(text)
-        })
-        response.writeHead(200, { "content-type": "application/json" }).end("{}")
-      })
-    })
-    receivers.push(server)
-    server.listen(0, "127.0.0.1", () =>
-      resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received })
-    )
-  })
 
 /** Spawns `opencode serve` in `cwd` and resolves with the URL it prints. */
 const serve = (cwd: string, env: Record<string, string>) =>
@@ -101,14 +76,7 @@ const post = (url: string, body: unknown) =>
     async (r) => ({ status: r.status, body: (await r.text()) || undefined })
   )
 
-/** An OTLP attribute list as a plain record (string, int, double and bool values). */
-const attributes = (list: ReadonlyArray<{ key: string; value: Record<string, unknown> }> = []) =>
-  Object.fromEntries(
-    list.map(({ key, value }) => [
-      key,
-      value.stringValue ?? value.intValue ?? value.doubleValue ?? value.boolValue ?? JSON.stringify(value)
-    ])
-  )
+const { attributes } = OtlpReceiver
 
 /** The samples of one family whose labels include `labels`. */
 const series = (families: ReadonlyArray<Family>, name: string, labels: Record<string, string> = {}) =>
