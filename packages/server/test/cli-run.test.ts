@@ -1,10 +1,9 @@
-import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import * as pty from "@lydell/node-pty"
 import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
 import { Effect, Exit, Scope } from "effect"
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
+import * as Binary from "./binary.js"
 import { configHome, tempDir } from "./harness.js"
 
 /**
@@ -16,11 +15,8 @@ import { configHome, tempDir } from "./harness.js"
 // Each case starts several Node processes (the CLI, sometimes a server): on a busy machine that takes a while.
 vi.setConfig({ testTimeout: 300_000 })
 
-const bin = path.resolve(__dirname, "../dist/bin.js")
 const { reply, text, toolCall, finish, usage, reasoning } = LLMScript
 
-const children: Array<ChildProcess> = []
-const terminals: Array<pty.IPty> = []
 let scope: Scope.CloseableScope
 let llm: ScriptedLLMServer.ScriptedLLMServer
 
@@ -29,12 +25,6 @@ beforeEach(async () => {
   llm = await Effect.runPromise(ScriptedLLMServer.make().pipe(Scope.extend(scope)))
 })
 afterEach(async () => {
-  for (const child of children.splice(0)) child.kill("SIGKILL")
-  for (const terminal of terminals.splice(0)) {
-    try {
-      terminal.kill("SIGKILL")
-    } catch {}
-  }
   await Effect.runPromise(Scope.close(scope, Exit.void))
 })
 
@@ -64,90 +54,18 @@ interface Result {
 }
 
 /** Runs the CLI with pipes (no terminal) to its exit. */
-const cli = (w: World, args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
-  new Promise<Result>((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], {
-      cwd: w.project,
-      env: { ...w.env, ...env },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    children.push(child)
-    let stdout = ""
-    let stderr = ""
-    child.stdout!.on("data", (chunk) => (stdout += chunk))
-    child.stderr!.on("data", (chunk) => (stderr += chunk))
-    child.on("error", reject)
-    child.on("exit", (code) => resolve({ code, stdout, stderr }))
-  })
+const cli = (w: World, args: ReadonlyArray<string>, env: Record<string, string> = {}): Promise<Result> =>
+  Binary.run(args, { cwd: w.project, env: { ...w.env, ...env } })
 
 /** Runs the CLI in a pseudo-terminal; `output` grows as it writes, `exited` resolves with its status. */
-const terminal = (w: World, args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
-  const term = pty.spawn(process.execPath, [bin, ...args], {
-    name: "xterm-256color",
-    cols: 120,
-    rows: 40,
-    cwd: w.project,
-    env: { ...w.env, TERM: "xterm-256color", ...env }
-  })
-  terminals.push(term)
-  let output = ""
-  let done = false
-  const waiting = new Set<() => void>()
-  term.onData((data) => {
-    output += data
-    for (const wake of waiting) wake()
-  })
-  const exited = new Promise<number>((resolve) =>
-    term.onExit(({ exitCode }) => {
-      done = true
-      for (const wake of waiting) wake()
-      resolve(exitCode)
-    })
-  )
-  /** Resolves once the output matches; fails if the CLI exits first. */
-  const waitFor = (pattern: RegExp) =>
-    new Promise<void>((resolve, reject) => {
-      const check = () => {
-        if (pattern.test(output)) {
-          waiting.delete(check)
-          resolve()
-        } else if (done) {
-          waiting.delete(check)
-          reject(new Error(`exited before ${pattern}: ${output}`))
-        }
-      }
-      waiting.add(check)
-      check()
-    })
-  return { term, exited, waitFor, output: () => output }
-}
+const terminal = (w: World, args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+  Binary.terminal(args, { cwd: w.project, env: { ...w.env, ...env } })
 
 /** Starts `opencode serve` on the world's data dir and resolves with its URL. */
 const serve = (w: World, env: Record<string, string> = {}) =>
-  new Promise<{ url: string; child: ChildProcess }>((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, "serve", "--port", "0"], {
-      cwd: w.project,
-      env: { ...w.env, ...env },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    children.push(child)
-    let out = ""
-    let err = ""
-    child.stdout!.on("data", (chunk) => {
-      out += chunk
-      const match = /listening on (http:\/\/\S+)/.exec(out)
-      if (match) resolve({ url: match[1]!, child })
-    })
-    child.stderr!.on("data", (chunk) => (err += chunk))
-    child.on("exit", (code) => reject(new Error(`serve exited with ${code}: ${out}\n${err}`)))
-  })
+  Binary.listen(["serve", "--port", "0"], { cwd: w.project, env: { ...w.env, ...env } })
 
-const stop = (child: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (child.exitCode !== null) return resolve()
-    child.on("exit", () => resolve())
-    child.kill("SIGTERM")
-  })
+const stop = Binary.stop
 
 const api = async (url: string, route: string, init: RequestInit = {}) => {
   const response = await fetch(`${url}${route}`, {

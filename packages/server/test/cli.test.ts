@@ -1,73 +1,25 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as net from "node:net"
 import * as path from "node:path"
 import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
 import { Effect, Exit, Scope } from "effect"
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
+import * as Binary from "./binary.js"
 import { tempDir } from "./harness.js"
 
-const bin = path.resolve(__dirname, "../dist/bin.js")
-const running: Array<ChildProcess> = []
-afterEach(() => {
-  for (const child of running.splice(0)) child.kill("SIGKILL")
-})
-
 /** Spawns `opencode serve` as a real process and resolves with the URL it prints. */
-const serve = (args: ReadonlyArray<string>, env: Record<string, string>) => start(["serve", ...args], env)
+const serve = (args: ReadonlyArray<string>, env: Record<string, string>) => Binary.listen(["serve", ...args], { env })
 
 /** Spawns `opencode <argv>` as a real process and resolves with the URL it prints. */
-const start = (argv: ReadonlyArray<string>, env: Record<string, string>) =>
-  new Promise<{ child: ChildProcess; url: string; stdout: () => string; stderr: () => string }>((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...argv], {
-      cwd: path.resolve(__dirname, "../../.."),
-      env: {
-        PATH: process.env.PATH ?? "",
-        HOME: env.HOME ?? tempDir("home"),
-        // never models.dev from a test: a test that wants a refresh names a loopback OPENCODE_MODELS_URL
-        OPENCODE_DISABLE_MODELS_FETCH: "1",
-        ...env
-      },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    running.push(child)
-    let out = ""
-    let err = ""
-    child.stdout!.on("data", (chunk) => {
-      out += chunk
-      const match = /listening on (http:\/\/\S+)/.exec(out)
-      if (match) resolve({ child, url: match[1]!, stdout: () => out, stderr: () => err })
-    })
-    child.stderr!.on("data", (chunk) => (err += chunk))
-    child.on("exit", (code) => reject(new Error(`serve exited with ${code}: ${out}\n${err}`)))
-  })
+const start = (argv: ReadonlyArray<string>, env: Record<string, string>) => Binary.listen(argv, { env })
 
 /** Runs `opencode serve` as a real process to its exit, with what it wrote. */
-const runToExit = (args: ReadonlyArray<string>, env: Record<string, string>) => opencode(["serve", ...args], env)
+const runToExit = (args: ReadonlyArray<string>, env: Record<string, string>) => Binary.run(["serve", ...args], { env })
 
 /** Runs `opencode <argv>` as a real process to its exit, with what it wrote. */
-const opencode = (argv: ReadonlyArray<string>, env: Record<string, string>) =>
-  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...argv], {
-      cwd: path.resolve(__dirname, "../../.."),
-      env: {
-        PATH: process.env.PATH ?? "",
-        HOME: env.HOME ?? tempDir("home"),
-        // never models.dev from a test: a test that wants a refresh names a loopback OPENCODE_MODELS_URL
-        OPENCODE_DISABLE_MODELS_FETCH: "1",
-        ...env
-      },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    running.push(child)
-    let stdout = ""
-    let stderr = ""
-    child.stdout!.on("data", (chunk) => (stdout += chunk))
-    child.stderr!.on("data", (chunk) => (stderr += chunk))
-    child.on("error", reject)
-    child.on("exit", (code) => resolve({ code, stdout, stderr }))
-  })
+const opencode = (argv: ReadonlyArray<string>, env: Record<string, string>) => Binary.run(argv, { env })
 
 // The server's version, as the health answer and the start-up summary report it.
 const version: string = JSON.parse(fs.readFileSync(path.resolve(__dirname, "../package.json"), "utf8")).version
@@ -84,10 +36,7 @@ const expectOneLine = (stderr: string) => {
   expect(stderr).not.toContain("level=ERROR")
 }
 
-const exited = (child: ChildProcess) =>
-  new Promise<number | null>((resolve) =>
-    child.exitCode !== null ? resolve(child.exitCode) : child.on("exit", resolve)
-  )
+const exited = Binary.exited
 
 /** The live processes (zombies ignored) whose command line mentions `.tag`, from `ps`. */
 const processesTagged = (tag: string) =>
@@ -331,23 +280,14 @@ describe("opencode serve", () => {
       for (const { pid } of processesTagged(tag)) process.kill(pid, "SIGKILL")
       await Effect.runPromise(Scope.close(scope, Exit.void))
     }
-  })
+  }, 120_000)
 })
 
 /** Runs `opencode <argv>` in a real pseudo-terminal to its exit: what a person at a terminal sees. */
 const inTerminal = async (argv: ReadonlyArray<string>, env: Record<string, string>) => {
-  const pty = await import("@lydell/node-pty")
-  return new Promise<{ code: number; output: string }>((resolve) => {
-    const terminal = pty.spawn(process.execPath, [bin, ...argv], {
-      cols: 120,
-      rows: 40,
-      cwd: path.resolve(__dirname, "../../.."),
-      env: { PATH: process.env.PATH ?? "", HOME: tempDir("home"), OPENCODE_DISABLE_MODELS_FETCH: "1", ...env }
-    })
-    let output = ""
-    terminal.onData((data) => (output += data))
-    terminal.onExit(({ exitCode }) => resolve({ code: exitCode, output }))
-  })
+  const terminal = Binary.terminal(argv, { env })
+  const code = await terminal.exited
+  return { code, output: terminal.output() }
 }
 
 /** Whether this machine has an IPv6 loopback interface to bind: found out by binding, not assumed. */

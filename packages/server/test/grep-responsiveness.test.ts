@@ -1,39 +1,17 @@
-import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
 import { Effect, Fiber } from "effect"
+import * as Binary from "./binary.js"
 import { configHome, tempDir } from "./harness.js"
 
 const { reply, text, toolCall, finish } = LLMScript
 
-const bin = path.resolve(__dirname, "../dist/bin.js")
-
 /** `opencode serve --port 0` from the built bundle, run in `directory`; its URL once it listens. Killed with the scope. */
 const serve = (directory: string, env: Record<string, string>) =>
   Effect.acquireRelease(
-    Effect.promise(
-      () =>
-        new Promise<{ child: ChildProcess; url: string }>((resolve, reject) => {
-          const child = spawn(process.execPath, [bin, "serve", "--port", "0"], {
-            cwd: directory,
-            env: { PATH: process.env.PATH ?? "", HOME: tempDir("home"), OPENCODE_DISABLE_MODELS_FETCH: "1", ...env },
-            stdio: ["ignore", "pipe", "pipe"]
-          })
-          let out = ""
-          let err = ""
-          child.stdout?.on("data", (chunk) => {
-            out += chunk
-            const match = /listening on (http:\/\/\S+)/.exec(out)
-            if (match?.[1] !== undefined) resolve({ child, url: match[1] })
-          })
-          child.stderr?.on("data", (chunk) => {
-            err += chunk
-          })
-          child.on("exit", (code) => reject(new Error(`serve exited with ${code}: ${out}\n${err}`)))
-        })
-    ),
+    Effect.promise(() => Binary.listen(["serve", "--port", "0"], { cwd: directory, env })),
     ({ child }) => Effect.sync(() => child.kill("SIGKILL"))
   )
 

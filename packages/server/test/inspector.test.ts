@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as path from "node:path"
@@ -8,6 +7,7 @@ import { Config, type ConfigInfo } from "@opencode-ai/core"
 import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
 import { Effect } from "effect"
 import { type Browser, chromium } from "playwright-core"
+import * as Binary from "./binary.js"
 import { startServer, tempDir } from "./harness.js"
 
 /**
@@ -22,7 +22,6 @@ const chromiumPath = "/usr/bin/chromium"
 const inCI = process.env.CI === "true"
 const hasChromium = fs.existsSync(chromiumPath)
 const artifacts = path.resolve(__dirname, "../../../artifacts")
-const bin = path.resolve(__dirname, "../dist/bin.js")
 const { reply, text, reasoning, toolCall, usage, finish, hold } = LLMScript
 
 const get = (url: string, headers: Record<string, string> = {}) =>
@@ -133,30 +132,19 @@ describe("the inspector page at /", () => {
     () =>
       Effect.gen(function* () {
         const home = tempDir("inspector-bin")
-        const child = yield* Effect.acquireRelease(
-          Effect.sync(() =>
-            spawn(process.execPath, [bin, "serve", "--port", "0", "--hostname", "127.0.0.1"], {
+        const { url } = yield* Effect.acquireRelease(
+          Effect.promise(() =>
+            Binary.listen(["serve", "--port", "0", "--hostname", "127.0.0.1"], {
+              cwd: home,
               env: {
-                ...process.env,
                 XDG_DATA_HOME: path.join(home, "data"),
                 XDG_CONFIG_HOME: path.join(home, "config"),
-                XDG_CACHE_HOME: path.join(home, "cache"),
-                OPENCODE_DISABLE_MODELS_FETCH: "1"
-              },
-              cwd: home,
-              stdio: ["ignore", "pipe", "pipe"]
+                XDG_CACHE_HOME: path.join(home, "cache")
+              }
             })
           ),
-          (child) => Effect.sync(() => child.kill("SIGTERM"))
+          ({ child }) => Effect.sync(() => child.kill("SIGTERM"))
         )
-        const url = yield* Effect.async<string>((resume) => {
-          let out = ""
-          child.stdout!.on("data", (chunk) => {
-            out += chunk
-            const found = /listening on (http:\/\/\S+)/.exec(out)
-            if (found !== null) resume(Effect.succeed(found[1]!))
-          })
-        })
         const page = yield* get(`${url}/`)
         expect(page.status).toBe(200)
         expect(page.body).toContain("<title>OpenCode inspector</title>")

@@ -1,11 +1,10 @@
-import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import * as pty from "@lydell/node-pty"
 import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
 import { Effect, Exit, Scope } from "effect"
 import { type Browser, chromium } from "playwright-core"
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest"
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
+import * as Binary from "./binary.js"
 import { configHome, tempDir } from "./harness.js"
 import * as OtlpReceiver from "./observability/otlp-receiver.js"
 
@@ -19,69 +18,17 @@ import * as OtlpReceiver from "./observability/otlp-receiver.js"
 
 vi.setConfig({ testTimeout: 300_000 })
 
-const bin = path.resolve(__dirname, "../dist/bin.js")
 const chromiumPath = "/usr/bin/chromium"
 const hasChromium = fs.existsSync(chromiumPath)
 const inCI = process.env.CI !== undefined && process.env.CI !== "" && process.env.CI !== "false"
 const { reply, text, toolCall, finish, usage } = LLMScript
 
-const children: Array<ChildProcess> = []
-const terminals: Array<pty.IPty> = []
-afterEach(() => {
-  for (const child of children.splice(0)) child.kill("SIGKILL")
-  for (const terminal of terminals.splice(0)) {
-    try {
-      terminal.kill("SIGKILL")
-    } catch {}
-  }
-})
-
 /** `opencode serve --port 0` with `env`; resolves with its URL once it listens. */
-const serve = (cwd: string, env: Record<string, string>) =>
-  new Promise<{ url: string; child: ChildProcess }>((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, "serve", "--port", "0"], {
-      cwd,
-      env,
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    children.push(child)
-    let out = ""
-    let err = ""
-    child.stdout!.on("data", (chunk) => {
-      out += chunk
-      const match = /listening on (http:\/\/\S+)/.exec(out)
-      if (match) resolve({ url: match[1]!, child })
-    })
-    child.stderr!.on("data", (chunk) => (err += chunk))
-    child.on("exit", (code) => reject(new Error(`serve exited with ${code}: ${out}\n${err}`)))
-  })
+const serve = (cwd: string, env: Record<string, string>) => Binary.listen(["serve", "--port", "0"], { cwd, env })
 
 /** The CLI in a pseudo-terminal, as a user types it; `waitFor` resolves once the output matches. */
-const terminal = (cwd: string, env: Record<string, string>, args: ReadonlyArray<string>) => {
-  const term = pty.spawn(process.execPath, [bin, ...args], { name: "xterm-256color", cols: 120, rows: 40, cwd, env })
-  terminals.push(term)
-  let output = ""
-  const exited = new Promise<number>((resolve) => term.onExit(({ exitCode }) => resolve(exitCode)))
-  term.onData((data) => {
-    output += data
-  })
-  const waitFor = async (pattern: RegExp) => {
-    while (!pattern.test(output)) {
-      const done = await Promise.race([exited.then(() => true), new Promise((r) => setTimeout(() => r(false), 50))])
-      if (done && !pattern.test(output)) throw new Error(`exited before ${pattern}: ${output}`)
-    }
-  }
-  return { exited, waitFor, output: () => output }
-}
-
-/** One logfmt line as its fields (quoted values unescaped). */
-const logfmt = (line: string): Record<string, string> => {
-  const fields: Record<string, string> = {}
-  for (const m of line.matchAll(/([^\s=]+)=("(?:[^"\\]|\\.)*"|\S*)/g)) {
-    fields[m[1]!] = m[2]!.startsWith('"') ? JSON.parse(m[2]!) : m[2]!
-  }
-  return fields
-}
+const terminal = (cwd: string, env: Record<string, string>, args: ReadonlyArray<string>) =>
+  Binary.terminal(args, { cwd, env })
 
 describe.skipIf(!hasChromium && !inCI)("a new user's first session", () => {
   let browser: Browser | undefined
@@ -158,7 +105,7 @@ describe.skipIf(!hasChromium && !inCI)("a new user's first session", () => {
         .split("\n")
         .filter((line) => line !== "")
       expect(lines.length).toBeLessThan(40)
-      const entries = lines.map(logfmt)
+      const entries = lines.map(Binary.logfmt)
       expect(entries.every((e) => e.level !== "DEBUG")).toBe(true)
       const story = entries.map((e) => e.msg)
       for (const msg of [

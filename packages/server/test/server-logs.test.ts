@@ -1,10 +1,9 @@
-import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import * as NodePty from "@lydell/node-pty"
 import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
 import { Effect, Exit, Scope } from "effect"
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
+import * as Binary from "./binary.js"
 import { tempDir } from "./harness.js"
 
 /**
@@ -13,12 +12,6 @@ import { tempDir } from "./harness.js"
  * credential ever reaches it, at DEBUG included.
  */
 
-const bin = path.resolve(__dirname, "../dist/bin.js")
-const running: Array<ChildProcess> = []
-afterEach(() => {
-  for (const child of running.splice(0)) child.kill("SIGKILL")
-})
-
 const apiKey = "sk-LOGTEST-9d1c77e2b4a0f3e8"
 const password = "pw-LOGTEST-51f0c2aa93"
 const username = "opencode"
@@ -26,28 +19,9 @@ const basic = Buffer.from(`${username}:${password}`).toString("base64")
 
 /** Starts `opencode serve` and resolves with its URL once it listens. */
 const serve = (args: ReadonlyArray<string>, env: Record<string, string>) =>
-  new Promise<{ child: ChildProcess; url: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, "serve", "--port", "0", ...args], {
-      cwd: path.resolve(__dirname, "../../.."),
-      env: { PATH: process.env.PATH ?? "", OPENCODE_DISABLE_MODELS_FETCH: "1", ...env },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    running.push(child)
-    let out = ""
-    let err = ""
-    child.stdout!.on("data", (chunk) => {
-      out += chunk
-      const match = /listening on (http:\/\/\S+)/.exec(out)
-      if (match) resolve({ child, url: match[1]! })
-    })
-    child.stderr!.on("data", (chunk) => (err += chunk))
-    child.on("exit", (code) => reject(new Error(`serve exited with ${code}: ${out}\n${err}`)))
-  })
+  Binary.listen(["serve", "--port", "0", ...args], { env })
 
-const exited = (child: ChildProcess) =>
-  new Promise<number | null>((resolve) =>
-    child.exitCode !== null || child.signalCode !== null ? resolve(child.exitCode) : child.on("exit", resolve)
-  )
+const exited = Binary.exited
 
 /** A JSON call with the server's Basic credentials. */
 const call = async (url: string, method: string, route: string, body?: unknown) => {
@@ -73,14 +47,7 @@ const pendingPermission = async (url: string, sessionID: string) => {
   throw new Error("no permission request")
 }
 
-/** One logfmt line as its fields (quoted values unescaped). */
-const parse = (line: string): Record<string, string> => {
-  const fields: Record<string, string> = {}
-  for (const m of line.matchAll(/([^\s=]+)=("(?:[^"\\]|\\.)*"|\S*)/g)) {
-    fields[m[1]!] = m[2]!.startsWith('"') ? JSON.parse(m[2]!) : m[2]!
-  }
-  return fields
-}
+const parse = Binary.logfmt
 
 const logDir = (data: string) => path.join(data, "opencode", "log")
 /** Every line of the live log file and of its rotated ones, oldest first. */
@@ -311,34 +278,17 @@ describe("the log file of opencode serve", () => {
 
   it("--print-logs on a terminal writes pretty lines, coloured unless NO_COLOR is set", async () => {
     /** Runs `opencode serve --print-logs` in a pseudo-terminal until its listening log line, then stops it. */
-    const onTerminal = (env: Record<string, string>) =>
-      new Promise<string>((resolve, reject) => {
-        const terminal = NodePty.spawn(process.execPath, [bin, "serve", "--port", "0", "--print-logs"], {
-          cwd: path.resolve(__dirname, "../../.."),
-          cols: 200,
-          rows: 40,
-          env: {
-            PATH: process.env.PATH ?? "",
-            HOME: tempDir("home"),
-            XDG_DATA_HOME: tempDir("xdg"),
-            XDG_CONFIG_HOME: tempDir("config"),
-            OPENCODE_DISABLE_MODELS_FETCH: "1",
-            TERM: "xterm-256color",
-            ...env
-          }
-        })
-        let out = ""
-        let stopping = false
-        terminal.onData((data) => {
-          out += data
-          // Both the URL on stdout and the log line on stderr: then stop, and resolve at exit.
-          if (!stopping && /listening on http/.test(out) && /INFO.*opencode server listening/.test(out)) {
-            stopping = true
-            terminal.kill("SIGTERM")
-          }
-        })
-        terminal.onExit(({ exitCode }) => (stopping ? resolve(out) : reject(new Error(`exited ${exitCode}: ${out}`))))
+    const onTerminal = async (env: Record<string, string>) => {
+      const terminal = Binary.terminal(["serve", "--port", "0", "--print-logs"], {
+        env: { XDG_DATA_HOME: tempDir("xdg"), XDG_CONFIG_HOME: tempDir("config"), ...env }
       })
+      // Both the URL on stdout and the log line on stderr: then stop, and answer at exit.
+      await terminal.waitFor(/listening on http/)
+      await terminal.waitFor(/INFO.*opencode server listening/)
+      terminal.term.kill("SIGTERM")
+      await terminal.exited
+      return terminal.output()
+    }
     const esc = String.fromCharCode(27)
 
     const coloured = await onTerminal({})

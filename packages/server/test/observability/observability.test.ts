@@ -1,10 +1,10 @@
-import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as path from "node:path"
 import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
 import { Effect, Exit, Scope } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
+import * as Binary from "../binary.js"
 import { startServer, tempDir } from "../harness.js"
 import * as OtlpReceiver from "./otlp-receiver.js"
 
@@ -25,11 +25,8 @@ const parsePrometheus: (text: string) => ReadonlyArray<Family> = createRequire(i
   "parse-prometheus-text-format"
 )
 
-const bin = path.resolve(__dirname, "../../dist/bin.js")
-const running: Array<ChildProcess> = []
 const receivers: Array<OtlpReceiver.Receiver> = []
 afterEach(() => {
-  for (const child of running.splice(0)) child.kill("SIGKILL")
   for (const started of receivers.splice(0)) started.close()
 })
 
@@ -42,34 +39,9 @@ const receiver = async () => {
 
 /** Spawns `opencode serve` in `cwd` and resolves with the URL it prints. */
 const serve = (cwd: string, env: Record<string, string>) =>
-  new Promise<{ child: ChildProcess; url: string; stderr: () => string }>((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, "serve", "--port", "0"], {
-      cwd,
-      env: {
-        PATH: process.env.PATH ?? "",
-        HOME: tempDir("home"),
-        XDG_DATA_HOME: tempDir("xdg"),
-        OPENCODE_DISABLE_MODELS_FETCH: "1",
-        ...env
-      },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    running.push(child)
-    let out = ""
-    let err = ""
-    child.stdout!.on("data", (chunk) => {
-      out += chunk
-      const match = /listening on (http:\/\/\S+)/.exec(out)
-      if (match) resolve({ child, url: match[1]!, stderr: () => err })
-    })
-    child.stderr!.on("data", (chunk) => (err += chunk))
-    child.on("exit", (code) => reject(new Error(`serve exited with ${code}: ${out}\n${err}`)))
-  })
+  Binary.listen(["serve", "--port", "0"], { cwd, env: { XDG_DATA_HOME: tempDir("xdg"), ...env } })
 
-const exited = (child: ChildProcess) =>
-  new Promise<number | null>((resolve) =>
-    child.exitCode !== null ? resolve(child.exitCode) : child.on("exit", resolve)
-  )
+const exited = Binary.exited
 
 const post = (url: string, body: unknown) =>
   fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }).then(
