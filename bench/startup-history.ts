@@ -52,8 +52,8 @@ const median = (samples: ReadonlyArray<number>) => {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
 
-const fileSize = (file: string) =>
-  ["", "-wal"].reduce((total, suffix) => total + (fs.statSync(file + suffix, { throwIfNoEntry: false })?.size ?? 0), 0)
+/** The database file's size (its WAL holds page copies, not growth; it is folded in on close). */
+const fileSize = (file: string) => fs.statSync(file, { throwIfNoEntry: false })?.size ?? 0
 
 /** One data home: its project directory (with the scripted provider's opencode.json) and environment. */
 const home = (root: string, name: string, llmURL: string) => {
@@ -192,7 +192,11 @@ const main = Effect.gen(function* () {
   if (!fs.existsSync(bin)) return yield* Effect.dieMessage(`${bin} is missing: run \`pnpm build\` first`)
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "startup-history-"))
   yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(root, { recursive: true, force: true })))
-  const llm = yield* ScriptedLLMServer.make()
+  // Titles are answered (a session's first Step asks for one) and nothing is recorded: memory stays flat.
+  const llm = yield* ScriptedLLMServer.make({
+    record: false,
+    title: () => reply(text("History"), finish("stop"))
+  })
   const empty = home(root, "empty", llm.url)
   const history = home(root, "history", llm.url)
 
@@ -230,7 +234,7 @@ const main = Effect.gen(function* () {
     `  ${mb(fileSize(history.database))} MB database after ${crashes} crash restarts  ${hist.toFixed(1).padStart(8)}`
   )
   console.log(`  ratio (target ≤ 1.2)                         ${(hist / e).toFixed(2).padStart(8)}`)
-}).pipe(Effect.scoped, Logger.withMinimumLogLevel(LogLevel.Warning))
+}).pipe(Effect.scoped, Logger.withMinimumLogLevel(LogLevel.Error))
 
 Effect.runPromise(main).catch((error) => {
   console.error(error)
