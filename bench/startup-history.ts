@@ -179,7 +179,9 @@ const crashRestarts = (h: Home, llm: ScriptedLLMServer.ScriptedLLMServer) =>
       const gate = LLMScript.gate()
       yield* llm.enqueue(reply(hold(gate), text("never sent"), finish("stop")))
       const session = yield* Effect.promise(() => post(url, "/api/session", {}))
-      yield* Effect.promise(() => post(url, `/api/session/${session.data.id}/prompt`, { prompt: { text: `crash ${i}` } }))
+      yield* Effect.promise(() =>
+        post(url, `/api/session/${session.data.id}/prompt`, { prompt: { text: `crash ${i}` } })
+      )
       yield* gate.reached
       yield* Effect.promise(() => stop(child, "SIGKILL"))
       if ((i + 1) % 100 === 0) console.error(`  ${i + 1}/${crashes} crash restarts, ${mb(fileSize(h.database))} MB`)
