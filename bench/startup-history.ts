@@ -230,12 +230,14 @@ const main = Effect.gen(function* () {
   }
   const e = median(samples.empty)
   const hist = median(samples.history)
-  console.log(`cold start → first 200 on /api/health, median of ${rounds} (ms)`)
-  console.log(`  empty database                               ${e.toFixed(1).padStart(8)}`)
-  console.log(
-    `  ${mb(fileSize(history.database))} MB database after ${crashes} crash restarts  ${hist.toFixed(1).padStart(8)}`
-  )
-  console.log(`  ratio (target ≤ 1.2)                         ${(hist / e).toFixed(2).padStart(8)}`)
+  const rows: ReadonlyArray<readonly [string, string]> = [
+    ["empty database", e.toFixed(1)],
+    [`${mb(fileSize(history.database))} MB database after ${crashes} crash restarts`, hist.toFixed(1)],
+    ["ratio (target ≤ 1.2)", (hist / e).toFixed(2)]
+  ]
+  const width = Math.max(...rows.map(([label]) => label.length))
+  console.log(`cold start → first 200 on /api/health, median of ${rounds} rounds (ms)`)
+  for (const [label, value] of rows) console.log(`  ${label.padEnd(width)}  ${value.padStart(9)}`)
 }).pipe(Effect.scoped, Logger.withMinimumLogLevel(LogLevel.Error))
 
 Effect.runPromise(main).catch((error) => {
