@@ -1,6 +1,6 @@
 export * as EventLog from "./event-log.js"
 
-import { SqlClient, SqlError } from "@effect/sql"
+import { SqlClient, SqlError, SqlSchema } from "@effect/sql"
 import { type Event, Identifier } from "@opencode-ai/schema"
 import { Chunk, Clock, Context, Effect, Layer, PubSub, type Queue, Schema, type Scope, Stream } from "effect"
 import { WallClock } from "../clock/wall-clock.js"
@@ -121,6 +121,25 @@ const Row = Schema.Struct({
 })
 const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
 const decodeForeign = Schema.decodeUnknown(Schema.Array(Schema.Struct({ ...Row.fields, aggregate_id: Schema.String })))
+
+/**
+ * The aggregate's last seq (0 before its first event) as a scalar SQL subquery, for a statement of
+ * another owner that must read it atomically with its own write (InstructionCheckpoint's
+ * `baseline_seq`). Valid in both dialects.
+ */
+export const lastSeqQuery = (sql: SqlClient.SqlClient, aggregateID: string) =>
+  sql`coalesce((SELECT seq FROM event_sequence WHERE aggregate_id = ${aggregateID}), 0)`
+
+/** The aggregate's last seq (0 before its first event), inside the caller's transaction if any. */
+export const lastSeq = Effect.fn("EventLog.lastSeq")(function* (aggregateID: string) {
+  const sql = yield* SqlClient.SqlClient
+  const [row] = yield* SqlSchema.findAll({
+    Request: Schema.String,
+    Result: Schema.Struct({ seq: Schema.Number }),
+    execute: (id) => sql`SELECT ${lastSeqQuery(sql, id)} AS seq`
+  })(aggregateID).pipe(Effect.orDie)
+  return row?.seq ?? 0
+})
 
 /** How often the log looks for events other processes committed to the same file (ms). */
 export const relayIntervalMs = 250

@@ -19,7 +19,7 @@ export * as SessionInput from "./session-input.js"
  */
 
 import { FileSystem } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { AdmittedPrompt, Errors, Identifier } from "@opencode-ai/schema"
 import { Clock, Context, Data, Effect, Layer, Option, Schema } from "effect"
 import { Config } from "../config/config.js"
@@ -88,6 +88,20 @@ export interface Interface {
 
 /** The session inbox; `yield* SessionInput.Service`. */
 export class Service extends Context.Tag("@opencode-ai/core/SessionInput")<Service, Interface>() {}
+
+/**
+ * The sessions with admitted prompts still waiting for promotion (start-up Recovery resumes them).
+ * One read of a partial index: proportional to pending input, not to history.
+ */
+export const pendingSessions = Effect.fn("SessionInput.pendingSessions")(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* SqlSchema.findAll({
+    Request: Schema.Void,
+    Result: Schema.Struct({ session_id: Identifier.SessionID }),
+    execute: () => sql`SELECT DISTINCT session_id FROM session_input WHERE promoted_seq IS NULL ORDER BY session_id`
+  })(undefined).pipe(Effect.orDie)
+  return rows.map((row) => row.session_id)
+})
 
 /** Another admission stored this id first: roll back and answer from the stored record. */
 class AdmissionRaced extends Data.TaggedError("AdmissionRaced") {}

@@ -24,10 +24,10 @@ export * as InstructionCheckpoint from "./instruction-checkpoint.js"
  * ```
  */
 
-import { SqlClient } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { type Errors, Identifier } from "@opencode-ai/schema"
 import { Clock, Context, Data, Effect, Layer, Option, Schema } from "effect"
-import type { EventLog } from "../event/event-log.js"
+import { EventLog } from "../event/event-log.js"
 import { KnownSessions } from "../session/known-sessions.js"
 import * as SessionEvents from "../session/session-events.js"
 import { ContextUpdated } from "./context-updated.js"
@@ -147,22 +147,22 @@ export class Service extends Context.Tag("@opencode-ai/core/InstructionCheckpoin
 // ---------------------------------------------------------------------------------------------------
 // SQL shared by the service and the in-transaction helpers
 
-interface Row {
-  readonly baseline_text: string
-  readonly baseline_seq: number
-  readonly applied: string
-  readonly compaction_seq: number | null
-  readonly revision: number
-}
-
 const AppliedJson = Schema.parseJson(Instructions.Applied)
-const decodeApplied = Schema.decodeUnknown(AppliedJson)
 const encodeApplied = Schema.encode(AppliedJson)
+
+/** A stored checkpoint row, its Applied record decoded. */
+const Row = Schema.Struct({
+  baseline_text: Schema.String,
+  baseline_seq: Schema.Number,
+  applied: AppliedJson,
+  compaction_seq: Schema.NullOr(Schema.Number),
+  revision: Schema.Number
+})
+const SeqRow = Schema.Struct({ baseline_seq: Schema.Number })
 const encodeData = Schema.encode(ContextUpdated.Data)
 
-/** The session's last event seq (0 before its first event), as a subquery. */
-const currentSeq = (sql: SqlClient.SqlClient, sessionID: string) =>
-  sql`coalesce((SELECT seq FROM event_sequence WHERE aggregate_id = ${sessionID}), 0)`
+/** The session's last event seq (0 before its first event), as a subquery (the EventLog owns it). */
+const currentSeq = (sql: SqlClient.SqlClient, sessionID: string) => EventLog.lastSeqQuery(sql, sessionID)
 
 /**
  * Records a completed compaction at `seq` inside the caller's SQL transaction (for example the
@@ -172,14 +172,13 @@ const currentSeq = (sql: SqlClient.SqlClient, sessionID: string) =>
 export const markCompacted = Effect.fn("InstructionCheckpoint.markCompacted")(
   function* (sessionID: string, seq: number) {
     const sql = yield* SqlClient.SqlClient
-    const [current] = yield* sql<{ readonly seq: number }>`SELECT ${currentSeq(sql, sessionID)} AS seq`.pipe(
-      Effect.orDie
-    )
-    if (!Number.isInteger(seq) || seq < 1 || seq > (current?.seq ?? 0)) {
+    const current = yield* EventLog.lastSeq(sessionID)
+    if (!Number.isInteger(seq) || seq < 1 || seq > current) {
       return yield* Effect.dieMessage(`compaction seq ${seq} is not an event of session ${sessionID}`)
     }
     yield* sql`
-      UPDATE instruction_checkpoint SET compaction_seq = max(coalesce(compaction_seq, 0), ${seq})
+      UPDATE instruction_checkpoint
+      SET compaction_seq = CASE WHEN compaction_seq IS NULL OR compaction_seq < ${seq} THEN ${seq} ELSE compaction_seq END
       WHERE session_id = ${sessionID}`.pipe(Effect.orDie)
   },
   (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
@@ -237,17 +236,14 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
 
       const ensureSession = (yield* KnownSessions.Service).ensure
 
-      const read = (sessionID: string) =>
-        sql<Row>`
-        SELECT baseline_text, baseline_seq, applied, compaction_seq, revision
-        FROM instruction_checkpoint WHERE session_id = ${sessionID}`.pipe(
-          Effect.orDie,
-          Effect.flatMap(([row]) =>
-            row === undefined
-              ? Effect.succeed(Option.none<Row & { readonly decoded: Instructions.Applied }>())
-              : Effect.map(decodeApplied(row.applied).pipe(Effect.orDie), (decoded) => Option.some({ ...row, decoded }))
-          )
-        )
+      const findRow = SqlSchema.findOne({
+        Request: Schema.String,
+        Result: Row,
+        execute: (sessionID) => sql`
+          SELECT baseline_text, baseline_seq, applied, compaction_seq, revision
+          FROM instruction_checkpoint WHERE session_id = ${sessionID}`
+      })
+      const read = (sessionID: string) => findRow(sessionID).pipe(Effect.orDie)
 
       /** Stores a first baseline; Stale when another writer stored one first. Resolves with baseline_seq. */
       const insert = Effect.fn("InstructionCheckpoint.insert")(function* (
@@ -256,17 +252,18 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
       ) {
         const now = yield* Clock.currentTimeMillis
         const applied = yield* encodeApplied(baseline.applied).pipe(Effect.orDie)
-        // `WHERE true` lets SQLite tell the upsert's ON CONFLICT from a join constraint.
-        const rows = yield* sql<{ readonly baseline_seq: number }>`
-        INSERT INTO instruction_checkpoint
-          (session_id, baseline_text, baseline_seq, applied, compaction_seq, revision, time_created, time_updated)
-        SELECT ${sessionID}, ${baseline.text}, ${currentSeq(sql, sessionID)}, ${applied}, NULL, 1, ${now}, ${now}
-        WHERE true
-        ON CONFLICT (session_id) DO NOTHING
-        RETURNING baseline_seq`.pipe(Effect.orDie)
-        const [row] = rows
-        if (row === undefined) return yield* new Stale()
-        return row.baseline_seq
+        const row = yield* SqlSchema.findOne({
+          Request: Schema.Void,
+          Result: SeqRow,
+          execute: () => sql`
+            INSERT INTO instruction_checkpoint
+              (session_id, baseline_text, baseline_seq, applied, compaction_seq, revision, time_created, time_updated)
+            VALUES (${sessionID}, ${baseline.text}, (${currentSeq(sql, sessionID)}), ${applied}, NULL, 1, ${now}, ${now})
+            ON CONFLICT (session_id) DO NOTHING
+            RETURNING baseline_seq`
+        })(undefined).pipe(Effect.orDie)
+        if (Option.isNone(row)) return yield* new Stale()
+        return row.value.baseline_seq
       })
 
       /**
@@ -281,15 +278,19 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
       ) {
         const now = yield* Clock.currentTimeMillis
         const applied = yield* encodeApplied(baseline.applied).pipe(Effect.orDie)
-        const [row] = yield* sql<{ readonly baseline_seq: number }>`
-        UPDATE instruction_checkpoint
-        SET baseline_text = ${baseline.text}, baseline_seq = ${currentSeq(sql, sessionID)}, applied = ${applied},
-            compaction_seq = coalesce(${compactionSeq ?? null}, compaction_seq),
-            revision = revision + 1, time_updated = ${now}
-        WHERE session_id = ${sessionID} AND revision = ${revision}
-        RETURNING baseline_seq`.pipe(Effect.orDie)
-        if (row === undefined) return yield* new Stale()
-        return row.baseline_seq
+        const row = yield* SqlSchema.findOne({
+          Request: Schema.Void,
+          Result: SeqRow,
+          execute: () => sql`
+            UPDATE instruction_checkpoint
+            SET baseline_text = ${baseline.text}, baseline_seq = (${currentSeq(sql, sessionID)}), applied = ${applied},
+                compaction_seq = ${compactionSeq === undefined ? sql`compaction_seq` : compactionSeq},
+                revision = revision + 1, time_updated = ${now}
+            WHERE session_id = ${sessionID} AND revision = ${revision}
+            RETURNING baseline_seq`
+        })(undefined).pipe(Effect.orDie)
+        if (Option.isNone(row)) return yield* new Stale()
+        return row.value.baseline_seq
       })
 
       /** Advances Applied alone, compare-and-set on `revision`; works inside the update's transaction too. */
@@ -321,7 +322,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
         const messageID = Identifier.newMessageID(now)
         const data = yield* encodeData({
           timestamp: now,
-          sessionID: sessionID as Identifier.SessionID,
+          sessionID: Identifier.SessionID.make(sessionID),
           messageID,
           text: updated.text
         }).pipe(Effect.orDie)
@@ -352,7 +353,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
 
           const row = stored.value
           if (row.compaction_seq !== null && row.compaction_seq > row.baseline_seq) {
-            const baseline = yield* Instructions.rebaseline(instructions, row.decoded)
+            const baseline = yield* Instructions.rebaseline(instructions, row.applied)
             if (baseline._tag === "Blocked")
               return { _tag: "Blocked", unavailable: baseline.unavailable } as Preparation
             const baselineSeq = yield* rewrite(sessionID, row.revision, baseline)
@@ -361,7 +362,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
           }
 
           const prepared: Prepared = { _tag: "Prepared", baseline: row.baseline_text, baselineSeq: row.baseline_seq }
-          const reconciled = yield* Instructions.reconcile(instructions, row.decoded)
+          const reconciled = yield* Instructions.reconcile(instructions, row.applied)
           if (reconciled._tag === "Unchanged") return prepared as Preparation
           if (reconciled.text === "") {
             yield* advance(sessionID, row.revision, reconciled.applied)
@@ -413,7 +414,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
             return { seq: yield* firstSeq(yield* events.append(sessionID, drafts)), rebaselined: false }
           }
           const row = stored.value
-          const baseline = yield* Instructions.rebaseline(instructions, row.decoded)
+          const baseline = yield* Instructions.rebaseline(instructions, row.applied)
           const committed = yield* events.append(sessionID, drafts, (envelopes) =>
             Effect.flatMap(firstSeq(envelopes), (seq) =>
               baseline._tag === "Complete"
@@ -452,7 +453,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
             (row): Checkpoint => ({
               baseline: row.baseline_text,
               baselineSeq: row.baseline_seq,
-              applied: row.decoded,
+              applied: row.applied,
               ...(row.compaction_seq === null ? {} : { compactionSeq: row.compaction_seq })
             })
           )

@@ -7,7 +7,7 @@ export * as InstructionEntries from "./instruction-entries.js"
  * Boundary reconciles it, and never wakes the session.
  */
 
-import { SqlClient } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { Errors, Quote } from "@opencode-ai/schema"
 import { Clock, Context, Effect, Either, Layer, Schema } from "effect"
 import { KnownSessions } from "../session/known-sessions.js"
@@ -42,9 +42,7 @@ export interface Interface {
 export class Service extends Context.Tag("@opencode-ai/core/InstructionEntries")<Service, Interface>() {}
 
 const decodeName = Schema.decodeUnknownEither(InstructionEntry.Name)
-const decodeRows = Schema.decodeUnknown(
-  Schema.Array(Schema.Struct({ key: InstructionEntry.Name, value: Schema.parseJson(Instructions.Json) }))
-)
+const EntryRow = Schema.Struct({ key: InstructionEntry.Name, value: Schema.parseJson(Instructions.Json) })
 const invalid = (field: "key" | "value", message: string) =>
   new Errors.InvalidRequestError({ kind: "validation", field, message })
 
@@ -83,15 +81,16 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | KnownSessi
     const sql = yield* SqlClient.SqlClient
 
     const ensureSession = (yield* KnownSessions.Service).ensure
+    const findEntries = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: EntryRow,
+      execute: (sessionID) => sql`SELECT key, value FROM instruction_entry WHERE session_id = ${sessionID} ORDER BY key`
+    })
 
     const list = Effect.fn("InstructionEntries.list")(
       function* (sessionID: string) {
         yield* ensureSession(sessionID)
-        const rows = yield* sql`
-          SELECT key, value FROM instruction_entry WHERE session_id = ${sessionID} ORDER BY key`.pipe(
-          Effect.flatMap(decodeRows),
-          Effect.orDie
-        )
+        const rows = yield* findEntries(sessionID).pipe(Effect.orDie)
         return rows.map((row): InstructionEntry.Entry => ({ name: row.key, value: row.value }))
       },
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })

@@ -29,9 +29,9 @@ export * as NestedInstructions from "./nested-instructions.js"
 
 import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
-import { SqlClient } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import type { Location } from "@opencode-ai/schema"
-import { Clock, Context, Effect, Layer, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { EnvFlag } from "../config/env-flag.js"
 import { Instructions } from "./instructions.js"
 
@@ -153,6 +153,34 @@ export const layer = (options: Options): Layer.Layer<Service, never, SqlClient.S
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const disabled = EnvFlag.isOn(options.env.OPENCODE_DISABLE_PROJECT_CONFIG)
+      const Key = Schema.Struct({ sessionID: Schema.String, directory: Schema.String })
+      // The table's queries; the service turns their failures into defects.
+      const store = {
+        lastPosition: SqlSchema.single({
+          Request: Key,
+          Result: Schema.Struct({ top: Schema.Number }),
+          execute: ({ sessionID, directory }) => sql`
+            SELECT coalesce(max(position), 0) AS top FROM nested_instruction
+            WHERE session_id = ${sessionID} AND directory = ${directory}`
+        }),
+        insert: SqlSchema.findOne({
+          Request: Schema.Struct({ ...Key.fields, path: Schema.String, position: Schema.Number, now: Schema.Number }),
+          Result: Schema.Struct({ path: Schema.String }),
+          execute: (row) => sql`
+            INSERT INTO nested_instruction (session_id, directory, path, position, time_created)
+            VALUES (${row.sessionID}, ${row.directory}, ${row.path}, ${row.position}, ${row.now})
+            ON CONFLICT (session_id, directory, path) DO NOTHING
+            RETURNING path`
+        }),
+        noted: SqlSchema.findAll({
+          Request: Key,
+          Result: Schema.Struct({ path: Schema.String }),
+          execute: ({ sessionID, directory }) => sql`
+            SELECT path FROM nested_instruction
+            WHERE session_id = ${sessionID} AND directory = ${directory}
+            ORDER BY position, time_created, path`
+        })
+      }
 
       const note = Effect.fn("NestedInstructions.note")(
         function* (sessionID: string, directory: string, target: string, kind: "file" | "directory") {
@@ -162,14 +190,16 @@ export const layer = (options: Options): Layer.Layer<Service, never, SqlClient.S
           if (found.length === 0) return [] as ReadonlyArray<string>
           const now = yield* Clock.currentTimeMillis
           const noted: Array<string> = []
-          // One statement per file, in order, so rowid order is outermost first.
-          yield* Effect.forEach(found, (path) =>
-            sql<{ readonly path: string }>`
-              INSERT INTO nested_instruction (session_id, directory, path, time_created)
-              VALUES (${sessionID}, ${root}, ${path}, ${now})
-              ON CONFLICT DO NOTHING
-              RETURNING path`.pipe(Effect.map((rows) => rows.forEach((row) => noted.push(row.path))))
-          ).pipe(sql.withTransaction, Effect.orDie)
+          // Positions after the last one noted, in order, so `position` order is outermost first.
+          yield* Effect.gen(function* () {
+            const last = yield* store.lastPosition({ sessionID, directory: root })
+            yield* Effect.forEach(found, (path, index) =>
+              Effect.map(
+                store.insert({ sessionID, directory: root, path, position: last.top + index + 1, now }),
+                (row) => Option.map(row, (row) => noted.push(row.path))
+              )
+            )
+          }).pipe(sql.withTransaction, Effect.orDie)
           if (noted.length > 0) yield* Effect.logDebug("nested instructions noted").pipe(Effect.annotateLogs({ noted }))
           return noted as ReadonlyArray<string>
         },
@@ -184,10 +214,9 @@ export const layer = (options: Options): Layer.Layer<Service, never, SqlClient.S
 
       const load = Effect.fn("NestedInstructions.load")(
         function* (sessionID: string, location: Location.LocationInfo) {
-          const rows = yield* sql<{ readonly path: string }>`
-            SELECT path FROM nested_instruction
-            WHERE session_id = ${sessionID} AND directory = ${nodePath.resolve(location.directory)}
-            ORDER BY rowid`.pipe(Effect.orDie)
+          const rows = yield* store
+            .noted({ sessionID, directory: nodePath.resolve(location.directory) })
+            .pipe(Effect.orDie)
           const files = yield* Effect.forEach(rows, (row) => read(row.path))
           return files.filter((file): file is File => file !== undefined) as Value
         },

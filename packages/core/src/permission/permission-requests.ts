@@ -1,6 +1,6 @@
 export * as PermissionRequests from "./permission-requests.js"
 
-import { SqlClient } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { Errors, Identifier, PermissionRequest, PermissionRule, Quote } from "@opencode-ai/schema"
 import { Clock, Context, Deferred, Effect, Layer, Option, Schema } from "effect"
 import type { AgentCatalog } from "../config/agent-catalog.js"
@@ -55,6 +55,7 @@ export class PermissionRejectedError extends Schema.TaggedError<PermissionReject
 }) {}
 
 export interface AskInput {
+  /** A session ID (the runner's): checked here. */
   readonly sessionID: string
   /** The effective agent of the Step that issued the call: its rules are the ones that apply. */
   readonly agent: AgentCatalog.Agent
@@ -66,7 +67,7 @@ export interface AskInput {
 }
 
 export interface CreateInput {
-  readonly id?: string | undefined
+  readonly id?: Identifier.PermissionID | undefined
   readonly action: string
   readonly resources: ReadonlyArray<string>
   readonly save?: ReadonlyArray<string> | undefined
@@ -97,18 +98,18 @@ export interface Interface {
    * InvalidRequestError.
    */
   readonly create: (
-    sessionID: string,
+    sessionID: Identifier.SessionID,
     input: CreateInput
   ) => Effect.Effect<
     { readonly id: Identifier.PermissionID; readonly effect: Permission.Effect_ },
     Errors.SessionNotFoundError | Errors.InvalidRequestError
   >
   /** The session's pending requests, oldest first. */
-  readonly list: (sessionID: string) => Effect.Effect<ReadonlyArray<Request>, Errors.SessionNotFoundError>
+  readonly list: (sessionID: Identifier.SessionID) => Effect.Effect<ReadonlyArray<Request>, Errors.SessionNotFoundError>
   /** One pending request of the session; an answered or unknown one is PermissionNotFoundError. */
   readonly get: (
-    sessionID: string,
-    requestID: string
+    sessionID: Identifier.SessionID,
+    requestID: Identifier.PermissionID
   ) => Effect.Effect<Request, Errors.SessionNotFoundError | Errors.PermissionNotFoundError>
   /** The pending requests of the sessions in a Location (its directory, and workspace when given), oldest first. */
   readonly listIn: (location: {
@@ -117,8 +118,8 @@ export interface Interface {
   }) => Effect.Effect<ReadonlyArray<Request>>
   /** Answers a pending request (see the module doc); a request not pending in the session is PermissionNotFoundError. */
   readonly reply: (
-    sessionID: string,
-    requestID: string,
+    sessionID: Identifier.SessionID,
+    requestID: Identifier.PermissionID,
     answer: Answer
   ) => Effect.Effect<void, Errors.SessionNotFoundError | Errors.PermissionNotFoundError>
   /** Rejects every pending request of the session (the session was interrupted). */
@@ -132,7 +133,12 @@ export interface Interface {
    * requests that its tool calls were waiting on (those calls are gone); requests a client created
    * stay pending, and so do those a call of this process waits on. Resolves with how many.
    */
-  readonly recover: (sessionID: string) => Effect.Effect<number>
+  readonly recover: (sessionID: Identifier.SessionID) => Effect.Effect<number>
+  /**
+   * The sessions with pending requests that a tool call was waiting on (origin `runner`): those
+   * start-up Recovery settles. An indexed read of pending requests only.
+   */
+  readonly strandedSessions: () => Effect.Effect<ReadonlyArray<Identifier.SessionID>>
 }
 
 /** `yield* PermissionRequests.Service` */
@@ -143,13 +149,20 @@ const RulesetJson = Schema.parseJson(PermissionRule.PermissionV2Ruleset)
 const askedData = PermissionRequest.PermissionV2Asked.fields.data
 const repliedData = PermissionRequest.PermissionV2Replied.fields.data
 
-interface Row {
-  readonly id: string
-  readonly session_id: string
-  readonly ruleset: string
-  readonly info: string
-  readonly status: string
-}
+/** A pending request as read back: its id, the asking agent's captured rules and the request. */
+const PendingRow = Schema.Struct({
+  id: Identifier.PermissionID,
+  ruleset: RulesetJson,
+  info: RequestJson
+})
+const InfoRow = Schema.Struct({ info: RequestJson })
+const SavedRow = Schema.Struct({
+  id: Schema.String,
+  project_id: Schema.String,
+  action: Schema.String,
+  resource: Schema.String
+})
+const SessionRow = Schema.Struct({ session_id: Identifier.SessionID })
 
 const interruptedMessage = "The permission request was cancelled: the session was interrupted."
 const restartedMessage = "The permission request was cancelled: the server restarted while it was pending."
@@ -176,27 +189,112 @@ export const layer: Layer.Layer<
     /** The calls of this process waiting for an answer, by request ID. */
     const waiting = new Map<string, Deferred.Deferred<Answer>>()
 
-    const decodeRequest = (row: Pick<Row, "info">) => Schema.decodeUnknownSync(RequestJson)(row.info)
+    // The table's queries. A storage failure or an undecodable row is a defect: this is the one place
+    // it becomes one. Each runs inside the caller's transaction when there is one.
+    const store = {
+      savedRules: SqlSchema.findAll({
+        Request: Schema.String,
+        Result: Schema.Struct({ action: Schema.String, resource: Schema.String }),
+        execute: (projectID) => sql`
+          SELECT action, resource FROM permission_saved WHERE project_id = ${projectID} ORDER BY time_created, id`
+      }),
+      pending: SqlSchema.findAll({
+        Request: Identifier.SessionID,
+        Result: PendingRow,
+        execute: (sessionID) => sql`
+          SELECT id, ruleset, info FROM permission_request
+          WHERE status = 'pending' AND session_id = ${sessionID} ORDER BY time_created, id`
+      }),
+      insert: (row: {
+        readonly request: Request
+        readonly agent: string
+        readonly origin: "runner" | "api"
+        readonly ruleset: Permission.Ruleset
+        readonly now: number
+      }) =>
+        Effect.all([Schema.encode(RulesetJson)(row.ruleset), Schema.encode(RequestJson)(row.request)]).pipe(
+          Effect.flatMap(
+            ([ruleset, info]) =>
+              sql`INSERT INTO permission_request ${sql.insert({
+                id: row.request.id,
+                session_id: row.request.sessionID,
+                agent: row.agent,
+                origin: row.origin,
+                ruleset,
+                info,
+                status: "pending",
+                time_created: row.now
+              })}`
+          )
+        ),
+      answer: (row: {
+        readonly id: Identifier.PermissionID
+        readonly sessionID: Identifier.SessionID
+        readonly answer: Answer
+        readonly now: number
+      }) =>
+        SqlSchema.findOne({
+          Request: Schema.Void,
+          Result: InfoRow,
+          execute: () => sql`
+            UPDATE permission_request
+            SET status = ${row.answer.reply}, message = ${row.answer.message ?? null}, time_replied = ${row.now}
+            WHERE id = ${row.id} AND session_id = ${row.sessionID} AND status = 'pending'
+            RETURNING info`
+        })(undefined),
+      save: (rows: ReadonlyArray<typeof SavedRow.Type & { readonly time_created: number }>) =>
+        sql`INSERT INTO permission_saved ${sql.insert(rows)} ON CONFLICT (project_id, action, resource) DO NOTHING`,
+      sessionOf: SqlSchema.findOne({
+        Request: Identifier.PermissionID,
+        Result: SessionRow,
+        execute: (id) => sql`SELECT session_id FROM permission_request WHERE id = ${id}`
+      }),
+      pendingOne: SqlSchema.findOne({
+        Request: Schema.Struct({ sessionID: Identifier.SessionID, requestID: Identifier.PermissionID }),
+        Result: InfoRow,
+        execute: ({ sessionID, requestID }) => sql`
+          SELECT info FROM permission_request
+          WHERE id = ${requestID} AND session_id = ${sessionID} AND status = 'pending'`
+      }),
+      pendingIn: SqlSchema.findAll({
+        Request: Schema.Struct({ directory: Schema.String, workspaceID: Schema.optional(Schema.String) }),
+        Result: InfoRow,
+        execute: (location) => sql`
+          SELECT info FROM permission_request
+          WHERE status = 'pending' AND session_id IN (${Sessions.idsInLocation(sql, location)})
+          ORDER BY time_created, id`
+      }),
+      saved: SqlSchema.findAll({
+        Request: Schema.UndefinedOr(Schema.String),
+        Result: SavedRow,
+        execute: (projectID) => sql`
+          SELECT id, project_id, action, resource FROM permission_saved
+          ${projectID === undefined ? sql.literal("") : sql`WHERE project_id = ${projectID}`}
+          ORDER BY time_created, id`
+      }),
+      removeSaved: (id: string) => sql`DELETE FROM permission_saved WHERE id = ${id}`,
+      stranded: SqlSchema.findAll({
+        Request: Identifier.SessionID,
+        Result: Schema.Struct({ id: Identifier.PermissionID }),
+        execute: (sessionID) => sql`
+          SELECT id FROM permission_request WHERE status = 'pending' AND session_id = ${sessionID} AND origin = 'runner'`
+      }),
+      strandedSessions: SqlSchema.findAll({
+        Request: Schema.Void,
+        Result: SessionRow,
+        execute: () => sql`
+          SELECT DISTINCT session_id FROM permission_request WHERE status = 'pending' AND origin = 'runner'
+          ORDER BY session_id`
+      })
+    }
 
     const savedRules = (projectID: string) =>
-      sql<{ readonly action: string; readonly resource: string }>`
-          SELECT action, resource FROM permission_saved WHERE project_id = ${projectID} ORDER BY time_created, id`.pipe(
-        Effect.orDie,
-        Effect.map(Permission.fromSaved)
-      )
+      store.savedRules(projectID).pipe(Effect.orDie, Effect.map(Permission.fromSaved))
 
-    const projectOf = (sessionID: string) =>
-      sql<{ readonly project_id: string }>`SELECT project_id FROM session WHERE id = ${sessionID}`.pipe(
-        Effect.orDie,
-        Effect.flatMap((rows) =>
-          rows[0] === undefined ? Errors.SessionNotFoundError.of(sessionID) : Effect.succeed(rows[0].project_id)
-        )
-      )
+    const projectOf = (sessionID: Identifier.SessionID) =>
+      Effect.map(sessions.get(sessionID), (session) => session.projectID)
 
-    const pendingRows = (sessionID: string) =>
-      sql<Row>`
-          SELECT id, session_id, ruleset, info, status FROM permission_request
-          WHERE status = 'pending' AND session_id = ${sessionID} ORDER BY time_created, id`.pipe(Effect.orDie)
+    const pendingRows = (sessionID: Identifier.SessionID) => store.pending(sessionID).pipe(Effect.orDie)
 
     /** Commits a new pending request and its `asked` event. */
     const insert = (
@@ -212,19 +310,8 @@ export const layer: Layer.Layer<
         }
         yield* log.append(request.id, [draft], () =>
           Effect.gen(function* () {
-            const sql = yield* SqlClient.SqlClient
-            const found = yield* sql`SELECT 1 AS found FROM session WHERE id = ${request.sessionID}`.pipe(Effect.orDie)
-            if (found.length === 0) return yield* Errors.SessionNotFoundError.of(request.sessionID)
-            yield* sql`INSERT INTO permission_request ${sql.insert({
-              id: request.id,
-              session_id: request.sessionID,
-              agent: owner.agent,
-              origin: owner.origin,
-              ruleset: Schema.encodeSync(RulesetJson)(owner.ruleset),
-              info: Schema.encodeSync(RequestJson)(request),
-              status: "pending",
-              time_created: now
-            })}`.pipe(Effect.orDie)
+            yield* sessions.get(request.sessionID)
+            yield* store.insert({ request, ...owner, now }).pipe(Effect.orDie)
           })
         )
         yield* Effect.logInfo("permission asked", {
@@ -241,8 +328,8 @@ export const layer: Layer.Layer<
      * writing nothing, when the request is not pending in that session (lost a race, or unknown).
      */
     const settle = (
-      requestID: string,
-      sessionID: string,
+      requestID: Identifier.PermissionID,
+      sessionID: Identifier.SessionID,
       answer: Answer,
       save: boolean
     ): Effect.Effect<Request, Errors.PermissionNotFoundError> =>
@@ -252,38 +339,30 @@ export const layer: Layer.Layer<
         const draft: EventLog.Draft = {
           type: "permission.v2.replied",
           version: 1,
-          data: Schema.encodeSync(repliedData)({
-            sessionID: sessionID as Identifier.SessionID,
-            requestID: requestID as Identifier.PermissionID,
-            reply: answer.reply
-          })
+          data: Schema.encodeSync(repliedData)({ sessionID, requestID, reply: answer.reply })
         }
         yield* log.append(requestID, [draft], () =>
           Effect.gen(function* () {
-            const sql = yield* SqlClient.SqlClient
-            const [row] = yield* sql<{ readonly info: string }>`
-                UPDATE permission_request
-                SET status = ${answer.reply}, message = ${answer.message ?? null}, time_replied = ${now}
-                WHERE id = ${requestID} AND session_id = ${sessionID} AND status = 'pending'
-                RETURNING info`.pipe(Effect.orDie)
-            if (row === undefined) return yield* Errors.PermissionNotFoundError.of(requestID)
-            const request = decodeRequest(row)
+            const row = yield* store.answer({ id: requestID, sessionID, answer, now }).pipe(Effect.orDie)
+            if (Option.isNone(row)) return yield* Errors.PermissionNotFoundError.of(requestID)
+            const request = row.value.info
             settled = request
             if (!save) return
-            const [session] = yield* sql<{ readonly project_id: string }>`
-                SELECT project_id FROM session WHERE id = ${sessionID}`.pipe(Effect.orDie)
-            if (session === undefined) return
+            const session = yield* sessions.get(sessionID).pipe(Effect.option)
+            if (Option.isNone(session)) return
             const patterns = [...new Set(request.save ?? request.resources)]
             if (patterns.length === 0) return
-            yield* sql`INSERT INTO permission_saved ${sql.insert(
-              patterns.map((resource) => ({
-                id: Identifier.create("permission", "ascending", now),
-                project_id: session.project_id,
-                action: request.action,
-                resource,
-                time_created: now
-              }))
-            )} ON CONFLICT (project_id, action, resource) DO NOTHING`.pipe(Effect.orDie)
+            yield* store
+              .save(
+                patterns.map((resource) => ({
+                  id: Identifier.create("permission", "ascending", now),
+                  project_id: session.value.projectID,
+                  action: request.action,
+                  resource,
+                  time_created: now
+                }))
+              )
+              .pipe(Effect.orDie)
           })
         )
         yield* Effect.logInfo("permission replied", { requestID, reply: answer.reply }).pipe(
@@ -295,20 +374,23 @@ export const layer: Layer.Layer<
       })
 
     /** After an `always`: answers the session's other pending requests that the saved permissions now allow. */
-    const approveCovered = (sessionID: string) =>
+    const approveCovered = (sessionID: Identifier.SessionID) =>
       Effect.gen(function* () {
         const saved = yield* savedRules(yield* projectOf(sessionID).pipe(Effect.orDie))
         for (const row of yield* pendingRows(sessionID)) {
-          const request = decodeRequest(row)
-          const rules = Permission.merge(Schema.decodeUnknownSync(RulesetJson)(row.ruleset), saved)
-          if (Permission.decide(rules, request.action, request.resources).effect !== "allow") continue
+          const rules = Permission.merge(row.ruleset, saved)
+          if (Permission.decide(rules, row.info.action, row.info.resources).effect !== "allow") continue
           yield* settle(row.id, sessionID, { reply: "always" }, false).pipe(Effect.ignore)
         }
       })
 
-    const newRequest = (sessionID: string, input: Omit<CreateInput, "agent">, id?: string): Request => ({
-      id: (id ?? Identifier.create("permission", "ascending")) as Identifier.PermissionID,
-      sessionID: sessionID as Identifier.SessionID,
+    const newRequest = (
+      sessionID: Identifier.SessionID,
+      input: Omit<CreateInput, "agent">,
+      id?: Identifier.PermissionID
+    ): Request => ({
+      id: id ?? Identifier.PermissionID.make(Identifier.create("permission", "ascending")),
+      sessionID,
       action: input.action,
       resources: [...input.resources],
       ...(input.save !== undefined ? { save: [...input.save] } : {}),
@@ -318,7 +400,8 @@ export const layer: Layer.Layer<
 
     const ask = Effect.fn("PermissionRequests.ask")(
       function* (input: AskInput) {
-        const projectID = yield* projectOf(input.sessionID).pipe(Effect.orDie)
+        const sessionID = Identifier.SessionID.make(input.sessionID)
+        const projectID = yield* projectOf(sessionID).pipe(Effect.orDie)
         const rules = Permission.merge(input.agent.permission, yield* savedRules(projectID))
         const decision = Permission.decide(rules, input.action, input.resources)
         if (decision.effect === "allow") return
@@ -330,7 +413,7 @@ export const layer: Layer.Layer<
             message: deniedMessage(input.agent.name, input.action, resource)
           })
         }
-        const request = newRequest(input.sessionID, input)
+        const request = newRequest(sessionID, input)
         const answer = yield* Effect.uninterruptibleMask((restore) =>
           Effect.gen(function* () {
             const deferred = yield* Deferred.make<Answer>()
@@ -341,7 +424,7 @@ export const layer: Layer.Layer<
             return yield* restore(Deferred.await(deferred)).pipe(
               // Runs uninterruptibly, before the interruption completes: the request never stays pending.
               Effect.onInterrupt(() =>
-                settle(request.id, input.sessionID, { reply: "reject", message: interruptedMessage }, false).pipe(
+                settle(request.id, sessionID, { reply: "reject", message: interruptedMessage }, false).pipe(
                   Effect.ignore
                 )
               )
@@ -359,20 +442,19 @@ export const layer: Layer.Layer<
     )
 
     const create = Effect.fn("PermissionRequests.create")(
-      function* (sessionID: string, input: CreateInput) {
+      function* (sessionID: Identifier.SessionID, input: CreateInput) {
         const session = yield* sessions.get(sessionID)
         if (input.id !== undefined) {
-          const [existing] = yield* sql<{ readonly session_id: string }>`
-              SELECT session_id FROM permission_request WHERE id = ${input.id}`.pipe(Effect.orDie)
-          if (existing !== undefined) {
-            if (existing.session_id !== sessionID) {
+          const existing = yield* store.sessionOf(input.id).pipe(Effect.orDie)
+          if (Option.isSome(existing)) {
+            if (existing.value.session_id !== sessionID) {
               return yield* new Errors.InvalidRequestError({
                 kind: "payload",
                 field: "id",
                 message: `Permission request ${input.id} belongs to another session`
               })
             }
-            return { id: input.id as Identifier.PermissionID, effect: "ask" as const }
+            return { id: input.id, effect: "ask" as const }
           }
         }
         const agent =
@@ -399,34 +481,31 @@ export const layer: Layer.Layer<
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
     )
 
-    const list = Effect.fn("PermissionRequests.list")(function* (sessionID: string) {
+    const list = Effect.fn("PermissionRequests.list")(function* (sessionID: Identifier.SessionID) {
       yield* projectOf(sessionID)
-      return (yield* pendingRows(sessionID)).map(decodeRequest)
+      return (yield* pendingRows(sessionID)).map((row) => row.info)
     })
 
-    const get = Effect.fn("PermissionRequests.get")(function* (sessionID: string, requestID: string) {
+    const get = Effect.fn("PermissionRequests.get")(function* (
+      sessionID: Identifier.SessionID,
+      requestID: Identifier.PermissionID
+    ) {
       yield* projectOf(sessionID)
-      const [row] = yield* sql<Pick<Row, "info">>`
-          SELECT info FROM permission_request
-          WHERE id = ${requestID} AND session_id = ${sessionID} AND status = 'pending'`.pipe(Effect.orDie)
-      if (row === undefined) return yield* Errors.PermissionNotFoundError.of(requestID)
-      return decodeRequest(row)
+      const row = yield* store.pendingOne({ sessionID, requestID }).pipe(Effect.orDie)
+      if (Option.isNone(row)) return yield* Errors.PermissionNotFoundError.of(requestID)
+      return row.value.info
     })
 
     const listIn = Effect.fn("PermissionRequests.listIn")(function* (location: {
       readonly directory: string
       readonly workspaceID?: string | undefined
     }) {
-      const rows = yield* sql<Pick<Row, "info">>`
-          SELECT r.info AS info FROM permission_request r JOIN session s ON s.id = r.session_id
-          WHERE r.status = 'pending' AND s.directory = ${location.directory}
-          ${location.workspaceID === undefined ? sql.literal("") : sql`AND s.workspace_id = ${location.workspaceID}`}
-          ORDER BY r.time_created, r.id`.pipe(Effect.orDie)
-      return rows.map(decodeRequest)
+      const rows = yield* store.pendingIn(location).pipe(Effect.orDie)
+      return rows.map((row) => row.info)
     })
 
     const reply = Effect.fn("PermissionRequests.reply")(
-      function* (sessionID: string, requestID: string, answer: Answer) {
+      function* (sessionID: Identifier.SessionID, requestID: Identifier.PermissionID, answer: Answer) {
         yield* projectOf(sessionID)
         yield* settle(requestID, sessionID, answer, answer.reply === "always")
         if (answer.reply === "always") yield* approveCovered(sessionID)
@@ -435,7 +514,8 @@ export const layer: Layer.Layer<
     )
 
     const rejectPending = Effect.fn("PermissionRequests.rejectPending")(
-      function* (sessionID: string) {
+      function* (id: string) {
+        const sessionID = Identifier.SessionID.make(id)
         for (const row of yield* pendingRows(sessionID)) {
           yield* settle(row.id, sessionID, { reply: "reject", message: interruptedMessage }, false).pipe(Effect.ignore)
         }
@@ -444,29 +524,18 @@ export const layer: Layer.Layer<
     )
 
     const saved = Effect.fn("PermissionRequests.saved")(function* (projectID?: string) {
-      const rows = yield* sql<{
-        readonly id: string
-        readonly project_id: string
-        readonly action: string
-        readonly resource: string
-      }>`
-          SELECT id, project_id, action, resource FROM permission_saved
-          ${projectID === undefined ? sql.literal("") : sql`WHERE project_id = ${projectID}`}
-          ORDER BY time_created, id`.pipe(Effect.orDie)
+      const rows = yield* store.saved(projectID).pipe(Effect.orDie)
       return rows.map(
         (row): SavedInfo => ({ id: row.id, projectID: row.project_id, action: row.action, resource: row.resource })
       )
     })
 
     const removeSaved = Effect.fn("PermissionRequests.removeSaved")(function* (id: string) {
-      yield* sql`DELETE FROM permission_saved WHERE id = ${id}`.pipe(Effect.orDie)
+      yield* store.removeSaved(id).pipe(Effect.orDie)
     })
 
-    const recover = Effect.fn("PermissionRequests.recover")(function* (sessionID: string) {
-      const stranded = yield* sql<Pick<Row, "id">>`
-          SELECT id FROM permission_request WHERE session_id = ${sessionID} AND status = 'pending' AND origin = 'runner'`.pipe(
-        Effect.orDie
-      )
+    const recover = Effect.fn("PermissionRequests.recover")(function* (sessionID: Identifier.SessionID) {
+      const stranded = yield* store.stranded(sessionID).pipe(Effect.orDie)
       const orphaned = stranded.filter((row) => !waiting.has(row.id))
       for (const row of orphaned) {
         yield* settle(row.id, sessionID, { reply: "reject", message: restartedMessage }, false).pipe(Effect.ignore)
@@ -474,7 +543,23 @@ export const layer: Layer.Layer<
       return orphaned.length
     })
 
-    return Service.of({ ask, create, list, get, listIn, reply, rejectPending, saved, removeSaved, recover })
+    const strandedSessions = Effect.fn("PermissionRequests.strandedSessions")(function* () {
+      return (yield* store.strandedSessions(undefined).pipe(Effect.orDie)).map((row) => row.session_id)
+    })
+
+    return Service.of({
+      ask,
+      create,
+      list,
+      get,
+      listIn,
+      reply,
+      rejectPending,
+      saved,
+      removeSaved,
+      recover,
+      strandedSessions
+    })
   })
 )
 

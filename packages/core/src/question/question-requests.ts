@@ -1,9 +1,11 @@
 export * as QuestionRequests from "./question-requests.js"
 
-import { SqlClient } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { Errors, Identifier, QuestionRequest } from "@opencode-ai/schema"
-import { Clock, Context, Deferred, Effect, Layer, Schema } from "effect"
+import { Clock, Context, Deferred, Effect, Layer, Option, Schema } from "effect"
 import { EventLog } from "../event/event-log.js"
+import { KnownSessions } from "../session/known-sessions.js"
+import * as Sessions from "../session/sessions.js"
 
 /*
  * QuestionRequests: the durable questions of the `question` tool, shaped like PermissionRequests.
@@ -40,7 +42,7 @@ export interface Interface {
   /** Creates a pending request and waits for its answers; a rejection fails with QuestionRejectedError. */
   readonly ask: (input: AskInput) => Effect.Effect<Answers, QuestionRejectedError | Errors.SessionNotFoundError>
   /** The session's pending requests, oldest first. */
-  readonly list: (sessionID: string) => Effect.Effect<ReadonlyArray<Request>, Errors.SessionNotFoundError>
+  readonly list: (sessionID: Identifier.SessionID) => Effect.Effect<ReadonlyArray<Request>, Errors.SessionNotFoundError>
   /** The pending requests of the sessions in a Location (its directory, and workspace when given), oldest first. */
   readonly listIn: (location: {
     readonly directory: string
@@ -48,14 +50,14 @@ export interface Interface {
   }) => Effect.Effect<ReadonlyArray<Request>>
   /** Answers a pending request; one not pending in the session is QuestionNotFoundError. */
   readonly reply: (
-    sessionID: string,
-    requestID: string,
+    sessionID: Identifier.SessionID,
+    requestID: Identifier.QuestionID,
     answers: Answers
   ) => Effect.Effect<void, Errors.SessionNotFoundError | Errors.QuestionNotFoundError>
   /** Rejects a pending request; one not pending in the session is QuestionNotFoundError. */
   readonly reject: (
-    sessionID: string,
-    requestID: string
+    sessionID: Identifier.SessionID,
+    requestID: Identifier.QuestionID
   ) => Effect.Effect<void, Errors.SessionNotFoundError | Errors.QuestionNotFoundError>
   /** Rejects every pending request of the session (the session was interrupted). */
   readonly rejectPending: (sessionID: string) => Effect.Effect<void>
@@ -63,7 +65,9 @@ export interface Interface {
    * After the host that ran the session stopped (see Recovery): rejects the session's pending
    * requests that no call of this process waits on. Resolves with how many.
    */
-  readonly recover: (sessionID: string) => Effect.Effect<number>
+  readonly recover: (sessionID: Identifier.SessionID) => Effect.Effect<number>
+  /** The sessions with pending requests a tool call was waiting on: those start-up Recovery settles. */
+  readonly strandedSessions: () => Effect.Effect<ReadonlyArray<Identifier.SessionID>>
 }
 
 /** `yield* QuestionRequests.Service` */
@@ -84,185 +88,220 @@ export const rejectedMessage =
 export const interruptedMessage = "The question was cancelled: the session was interrupted."
 export const restartedMessage = "The question was cancelled: the server restarted while it was pending."
 
-export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.Service> = Layer.effect(
-  Service,
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const log = yield* EventLog.Service
-    /** The calls of this process waiting for an answer, by request ID. */
-    const waiting = new Map<string, Deferred.Deferred<Outcome>>()
+const InfoRow = Schema.Struct({ info: RequestJson })
+const SessionRow = Schema.Struct({ session_id: Identifier.SessionID })
 
-    const decodeRequest = (row: { readonly info: string }) => Schema.decodeUnknownSync(RequestJson)(row.info)
+export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.Service | KnownSessions.Service> =
+  Layer.effect(
+    Service,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const log = yield* EventLog.Service
+      const known = yield* KnownSessions.Service
+      /** The calls of this process waiting for an answer, by request ID. */
+      const waiting = new Map<string, Deferred.Deferred<Outcome>>()
 
-    const knownSession = (sessionID: string) =>
-      sql<{ readonly id: string }>`SELECT id FROM session WHERE id = ${sessionID}`.pipe(
-        Effect.orDie,
-        Effect.flatMap((rows) => (rows[0] === undefined ? Errors.SessionNotFoundError.of(sessionID) : Effect.void))
-      )
+      // The table's queries. A storage failure or an undecodable row is a defect: this is the one place
+      // it becomes one. Each runs inside the caller's transaction when there is one.
+      const store = {
+        pending: SqlSchema.findAll({
+          Request: Identifier.SessionID,
+          Result: Schema.Struct({ id: Identifier.QuestionID, info: RequestJson }),
+          execute: (sessionID) => sql`
+          SELECT id, info FROM question_request
+          WHERE status = 'pending' AND session_id = ${sessionID} ORDER BY time_created, id`
+        }),
+        insert: (request: Request, now: number) =>
+          Schema.encode(RequestJson)(request).pipe(
+            Effect.flatMap(
+              (info) =>
+                sql`INSERT INTO question_request ${sql.insert({
+                  id: request.id,
+                  session_id: request.sessionID,
+                  origin: "runner",
+                  info,
+                  status: "pending",
+                  time_created: now
+                })}`
+            )
+          ),
+        settle: (row: {
+          readonly id: Identifier.QuestionID
+          readonly sessionID: Identifier.SessionID
+          readonly outcome: Outcome
+          readonly now: number
+        }) =>
+          Effect.flatMap(
+            row.outcome._tag === "replied" ? Schema.encode(AnswersJson)(row.outcome.answers) : Effect.succeed(null),
+            (answers) =>
+              SqlSchema.findOne({
+                Request: Schema.Void,
+                Result: Schema.Struct({ id: Identifier.QuestionID }),
+                execute: () => sql`
+                UPDATE question_request
+                SET status = ${row.outcome._tag}, answers = ${answers},
+                    message = ${row.outcome._tag === "rejected" ? row.outcome.message : null}, time_replied = ${row.now}
+                WHERE id = ${row.id} AND session_id = ${row.sessionID} AND status = 'pending'
+                RETURNING id`
+              })(undefined)
+          ),
+        pendingIn: SqlSchema.findAll({
+          Request: Schema.Struct({ directory: Schema.String, workspaceID: Schema.optional(Schema.String) }),
+          Result: InfoRow,
+          execute: (location) => sql`
+          SELECT info FROM question_request
+          WHERE status = 'pending' AND session_id IN (${Sessions.idsInLocation(sql, location)})
+          ORDER BY time_created, id`
+        }),
+        stranded: SqlSchema.findAll({
+          Request: Identifier.SessionID,
+          Result: Schema.Struct({ id: Identifier.QuestionID }),
+          execute: (sessionID) => sql`
+          SELECT id FROM question_request WHERE status = 'pending' AND session_id = ${sessionID} AND origin = 'runner'`
+        }),
+        strandedSessions: SqlSchema.findAll({
+          Request: Schema.Void,
+          Result: SessionRow,
+          execute: () => sql`
+          SELECT DISTINCT session_id FROM question_request WHERE status = 'pending' AND origin = 'runner'
+          ORDER BY session_id`
+        })
+      }
 
-    const pendingRows = (sessionID: string) =>
-      sql<{ readonly id: string; readonly info: string }>`
-        SELECT id, info FROM question_request
-        WHERE status = 'pending' AND session_id = ${sessionID} ORDER BY time_created, id`.pipe(Effect.orDie)
+      const pendingRows = (sessionID: Identifier.SessionID) => store.pending(sessionID).pipe(Effect.orDie)
 
-    const insert = (request: Request) =>
-      Effect.gen(function* () {
-        const now = yield* Clock.currentTimeMillis
-        const draft: EventLog.Draft = {
-          type: "question.v2.asked",
-          version: 1,
-          data: Schema.encodeSync(askedData)(request)
-        }
-        yield* log.append(request.id, [draft], () =>
-          Effect.gen(function* () {
-            const sql = yield* SqlClient.SqlClient
-            const found = yield* sql`SELECT 1 AS found FROM session WHERE id = ${request.sessionID}`.pipe(Effect.orDie)
-            if (found.length === 0) return yield* Errors.SessionNotFoundError.of(request.sessionID)
-            yield* sql`INSERT INTO question_request ${sql.insert({
-              id: request.id,
-              session_id: request.sessionID,
-              origin: "runner",
-              info: Schema.encodeSync(RequestJson)(request),
-              status: "pending",
-              time_created: now
-            })}`.pipe(Effect.orDie)
-          })
-        )
-        yield* Effect.logInfo("question asked", { requestID: request.id }).pipe(
-          Effect.annotateLogs({ sessionID: request.sessionID })
-        )
-      })
+      const insert = (request: Request) =>
+        Effect.gen(function* () {
+          const now = yield* Clock.currentTimeMillis
+          const draft: EventLog.Draft = {
+            type: "question.v2.asked",
+            version: 1,
+            data: Schema.encodeSync(askedData)(request)
+          }
+          yield* log.append(request.id, [draft], () =>
+            Effect.zipRight(known.ensure(request.sessionID), store.insert(request, now).pipe(Effect.orDie))
+          )
+          yield* Effect.logInfo("question asked", { requestID: request.id }).pipe(
+            Effect.annotateLogs({ sessionID: request.sessionID })
+          )
+        })
 
-    /**
-     * Settles a pending request durably (row and event in one transaction), then wakes the call waiting
-     * on it. QuestionNotFoundError, writing nothing, when it is not pending in that session.
-     */
-    const settle = (requestID: string, sessionID: string, outcome: Outcome) =>
-      Effect.gen(function* () {
-        const now = yield* Clock.currentTimeMillis
-        const draft: EventLog.Draft =
-          outcome._tag === "replied"
-            ? {
-                type: "question.v2.replied",
-                version: 1,
-                data: Schema.encodeSync(repliedData)({
-                  sessionID: sessionID as Identifier.SessionID,
-                  requestID: requestID as Identifier.QuestionID,
-                  answers: outcome.answers.map((answer) => [...answer])
-                })
-              }
-            : {
-                type: "question.v2.rejected",
-                version: 1,
-                data: Schema.encodeSync(rejectedData)({
-                  sessionID: sessionID as Identifier.SessionID,
-                  requestID: requestID as Identifier.QuestionID
-                })
-              }
-        yield* log.append(requestID, [draft], () =>
-          Effect.gen(function* () {
-            const sql = yield* SqlClient.SqlClient
-            const [row] = yield* sql<{ readonly id: string }>`
-              UPDATE question_request
-              SET status = ${outcome._tag},
-                  answers = ${outcome._tag === "replied" ? Schema.encodeSync(AnswersJson)(outcome.answers) : null},
-                  message = ${outcome._tag === "rejected" ? outcome.message : null},
-                  time_replied = ${now}
-              WHERE id = ${requestID} AND session_id = ${sessionID} AND status = 'pending'
-              RETURNING id`.pipe(Effect.orDie)
-            if (row === undefined) return yield* Errors.QuestionNotFoundError.of(requestID)
-          })
-        )
-        yield* Effect.logInfo(`question ${outcome._tag}`, { requestID }).pipe(Effect.annotateLogs({ sessionID }))
-        const waiter = waiting.get(requestID)
-        if (waiter !== undefined) yield* Deferred.succeed(waiter, outcome)
-      })
+      /**
+       * Settles a pending request durably (row and event in one transaction), then wakes the call waiting
+       * on it. QuestionNotFoundError, writing nothing, when it is not pending in that session.
+       */
+      const settle = (requestID: Identifier.QuestionID, sessionID: Identifier.SessionID, outcome: Outcome) =>
+        Effect.gen(function* () {
+          const now = yield* Clock.currentTimeMillis
+          const draft: EventLog.Draft =
+            outcome._tag === "replied"
+              ? {
+                  type: "question.v2.replied",
+                  version: 1,
+                  data: Schema.encodeSync(repliedData)({
+                    sessionID,
+                    requestID,
+                    answers: outcome.answers.map((answer) => [...answer])
+                  })
+                }
+              : {
+                  type: "question.v2.rejected",
+                  version: 1,
+                  data: Schema.encodeSync(rejectedData)({ sessionID, requestID })
+                }
+          yield* log.append(requestID, [draft], () =>
+            Effect.gen(function* () {
+              const row = yield* store.settle({ id: requestID, sessionID, outcome, now }).pipe(Effect.orDie)
+              if (Option.isNone(row)) return yield* Errors.QuestionNotFoundError.of(requestID)
+            })
+          )
+          yield* Effect.logInfo(`question ${outcome._tag}`, { requestID }).pipe(Effect.annotateLogs({ sessionID }))
+          const waiter = waiting.get(requestID)
+          if (waiter !== undefined) yield* Deferred.succeed(waiter, outcome)
+        })
 
-    const ask = Effect.fn("QuestionRequests.ask")(
-      function* (input: AskInput) {
-        const request: Request = {
-          id: Identifier.create("question", "ascending") as Identifier.QuestionID,
-          sessionID: input.sessionID as Identifier.SessionID,
-          questions: input.questions.map((question) => ({ ...question, options: [...question.options] })),
-          ...(input.tool !== undefined ? { tool: input.tool } : {})
-        }
-        const outcome = yield* Effect.uninterruptibleMask((restore) =>
-          Effect.gen(function* () {
-            const deferred = yield* Deferred.make<Outcome>()
-            waiting.set(request.id, deferred)
-            yield* insert(request)
-            return yield* restore(Deferred.await(deferred)).pipe(
-              // Runs before the interruption completes: the request never stays pending.
-              Effect.onInterrupt(() =>
-                settle(request.id, input.sessionID, { _tag: "rejected", message: interruptedMessage }).pipe(
-                  Effect.ignore
+      const ask = Effect.fn("QuestionRequests.ask")(
+        function* (input: AskInput) {
+          const sessionID = Identifier.SessionID.make(input.sessionID)
+          const request: Request = {
+            id: Identifier.QuestionID.make(Identifier.create("question", "ascending")),
+            sessionID,
+            questions: input.questions.map((question) => ({ ...question, options: [...question.options] })),
+            ...(input.tool !== undefined ? { tool: input.tool } : {})
+          }
+          const outcome = yield* Effect.uninterruptibleMask((restore) =>
+            Effect.gen(function* () {
+              const deferred = yield* Deferred.make<Outcome>()
+              waiting.set(request.id, deferred)
+              yield* insert(request)
+              return yield* restore(Deferred.await(deferred)).pipe(
+                // Runs before the interruption completes: the request never stays pending.
+                Effect.onInterrupt(() =>
+                  settle(request.id, sessionID, { _tag: "rejected", message: interruptedMessage }).pipe(Effect.ignore)
                 )
               )
-            )
-          }).pipe(Effect.ensuring(Effect.sync(() => waiting.delete(request.id))))
-        )
-        if (outcome._tag === "rejected") {
-          return yield* new QuestionRejectedError({ requestID: request.id, message: outcome.message })
-        }
-        return outcome.answers
-      },
-      (effect, input) => Effect.annotateLogs(effect, { sessionID: input.sessionID })
-    )
-
-    const list = Effect.fn("QuestionRequests.list")(function* (sessionID: string) {
-      yield* knownSession(sessionID)
-      return (yield* pendingRows(sessionID)).map(decodeRequest)
-    })
-
-    const listIn = Effect.fn("QuestionRequests.listIn")(function* (location: {
-      readonly directory: string
-      readonly workspaceID?: string | undefined
-    }) {
-      const rows = yield* sql<{ readonly info: string }>`
-        SELECT q.info AS info FROM question_request q JOIN session s ON s.id = q.session_id
-        WHERE q.status = 'pending' AND s.directory = ${location.directory}
-        ${location.workspaceID === undefined ? sql.literal("") : sql`AND s.workspace_id = ${location.workspaceID}`}
-        ORDER BY q.time_created, q.id`.pipe(Effect.orDie)
-      return rows.map(decodeRequest)
-    })
-
-    const reply = Effect.fn("QuestionRequests.reply")(
-      function* (sessionID: string, requestID: string, answers: Answers) {
-        yield* knownSession(sessionID)
-        yield* settle(requestID, sessionID, { _tag: "replied", answers })
-      },
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
-    )
-
-    const reject = Effect.fn("QuestionRequests.reject")(
-      function* (sessionID: string, requestID: string) {
-        yield* knownSession(sessionID)
-        yield* settle(requestID, sessionID, { _tag: "rejected", message: rejectedMessage })
-      },
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
-    )
-
-    const rejectPending = Effect.fn("QuestionRequests.rejectPending")(
-      function* (sessionID: string) {
-        for (const row of yield* pendingRows(sessionID)) {
-          yield* settle(row.id, sessionID, { _tag: "rejected", message: interruptedMessage }).pipe(Effect.ignore)
-        }
-      },
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
-    )
-
-    const recover = Effect.fn("QuestionRequests.recover")(function* (sessionID: string) {
-      const stranded = yield* sql<{ readonly id: string }>`
-        SELECT id FROM question_request WHERE session_id = ${sessionID} AND status = 'pending' AND origin = 'runner'`.pipe(
-        Effect.orDie
+            }).pipe(Effect.ensuring(Effect.sync(() => waiting.delete(request.id))))
+          )
+          if (outcome._tag === "rejected") {
+            return yield* new QuestionRejectedError({ requestID: request.id, message: outcome.message })
+          }
+          return outcome.answers
+        },
+        (effect, input) => Effect.annotateLogs(effect, { sessionID: input.sessionID })
       )
-      const orphaned = stranded.filter((row) => !waiting.has(row.id))
-      for (const row of orphaned) {
-        yield* settle(row.id, sessionID, { _tag: "rejected", message: restartedMessage }).pipe(Effect.ignore)
-      }
-      return orphaned.length
-    })
 
-    return Service.of({ ask, list, listIn, reply, reject, rejectPending, recover })
-  })
-)
+      const list = Effect.fn("QuestionRequests.list")(function* (sessionID: Identifier.SessionID) {
+        yield* known.ensure(sessionID)
+        return (yield* pendingRows(sessionID)).map((row) => row.info)
+      })
+
+      const listIn = Effect.fn("QuestionRequests.listIn")(function* (location: {
+        readonly directory: string
+        readonly workspaceID?: string | undefined
+      }) {
+        const rows = yield* store.pendingIn(location).pipe(Effect.orDie)
+        return rows.map((row) => row.info)
+      })
+
+      const reply = Effect.fn("QuestionRequests.reply")(
+        function* (sessionID: Identifier.SessionID, requestID: Identifier.QuestionID, answers: Answers) {
+          yield* known.ensure(sessionID)
+          yield* settle(requestID, sessionID, { _tag: "replied", answers })
+        },
+        (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      )
+
+      const reject = Effect.fn("QuestionRequests.reject")(
+        function* (sessionID: Identifier.SessionID, requestID: Identifier.QuestionID) {
+          yield* known.ensure(sessionID)
+          yield* settle(requestID, sessionID, { _tag: "rejected", message: rejectedMessage })
+        },
+        (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      )
+
+      const rejectPending = Effect.fn("QuestionRequests.rejectPending")(
+        function* (id: string) {
+          const sessionID = Identifier.SessionID.make(id)
+          for (const row of yield* pendingRows(sessionID)) {
+            yield* settle(row.id, sessionID, { _tag: "rejected", message: interruptedMessage }).pipe(Effect.ignore)
+          }
+        },
+        (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      )
+
+      const recover = Effect.fn("QuestionRequests.recover")(function* (sessionID: Identifier.SessionID) {
+        const stranded = yield* store.stranded(sessionID).pipe(Effect.orDie)
+        const orphaned = stranded.filter((row) => !waiting.has(row.id))
+        for (const row of orphaned) {
+          yield* settle(row.id, sessionID, { _tag: "rejected", message: restartedMessage }).pipe(Effect.ignore)
+        }
+        return orphaned.length
+      })
+
+      const strandedSessions = Effect.fn("QuestionRequests.strandedSessions")(function* () {
+        return (yield* store.strandedSessions(undefined).pipe(Effect.orDie)).map((row) => row.session_id)
+      })
+
+      return Service.of({ ask, list, listIn, reply, reject, rejectPending, recover, strandedSessions })
+    })
+  )

@@ -1,12 +1,15 @@
 export * as Recovery from "./recovery.js"
 
-import { SqlClient } from "@effect/sql"
-import type { Identifier } from "@opencode-ai/schema"
-import { Clock, Context, Effect, Layer } from "effect"
+import type { SqlClient } from "@effect/sql"
+import { Identifier } from "@opencode-ai/schema"
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
+import { EventLog } from "../event/event-log.js"
+import * as SessionInput from "../input/session-input.js"
 import { PermissionRequests } from "../permission/permission-requests.js"
 import { QuestionRequests } from "../question/question-requests.js"
 import { MessageProjection } from "../session/message-projection.js"
 import { SessionEvents } from "../session/session-events.js"
+import * as Sessions from "../session/sessions.js"
 import { SessionLeases } from "./session-leases.js"
 
 /** What a startup Recovery found and settled. */
@@ -21,7 +24,7 @@ export interface Report {
    * Sessions with admitted prompts still waiting for promotion, or whose drain stopped with more to
    * do ({@link continues}): the caller resumes them.
    */
-  readonly pending: ReadonlyArray<string>
+  readonly pending: ReadonlyArray<Identifier.SessionID>
 }
 
 export const strandedMessage = "The runtime stopped while this step was running"
@@ -36,7 +39,7 @@ export interface Interface {
    * ends them: every `*.started` block gets its `*.ended`. The permission and question requests its
    * calls waited on are rejected. Admitted prompts are left pending.
    *
-   * Run it only while this host holds the session's lease (SessionLeases) and before any drain of it:
+   * `sessionID` is checked to be a session ID (the runner passes plain strings). Run it only while this host holds the session's lease (SessionLeases) and before any drain of it:
    * whoever held the session before has stopped. Idempotent: a second run finds nothing open.
    */
   readonly session: (sessionID: string) => Effect.Effect<Settled>
@@ -59,6 +62,10 @@ export interface Interface {
    * waiting on a call or a conversation a Step should continue, unless another live host holds its
    * lease (that host is running it). Each is claimed while it is settled and released after. Resolves
    * with what was settled and the sessions to resume.
+   *
+   * It asks the owners of the records, never history: the message projection's pending-work index,
+   * the unpromoted session inputs and the pending requests of runner calls. So its cost follows the
+   * unfinished work left behind, not the size of the database.
    */
   readonly run: Effect.Effect<Report>
 }
@@ -77,6 +84,7 @@ export const layer: Layer.Layer<
   Service,
   never,
   | SqlClient.SqlClient
+  | EventLog.Service
   | SessionEvents.Service
   | PermissionRequests.Service
   | QuestionRequests.Service
@@ -84,36 +92,45 @@ export const layer: Layer.Layer<
 > = Layer.effect(
   Service,
   Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
+    const log = yield* EventLog.Service
     const events = yield* SessionEvents.Service
     const permissions = yield* PermissionRequests.Service
     const questions = yield* QuestionRequests.Service
     const leases = yield* SessionLeases.Service
+    const context = yield* Effect.context<SqlClient.SqlClient>()
 
-    const session = Effect.fn("Recovery.session")(function* (sessionID: string) {
-      const rows = yield* sql<{ readonly info: string }>`
-        SELECT info FROM message
-        WHERE session_id = ${sessionID} AND type = 'assistant'
-          AND json_extract(info, '$.finish') IS NULL AND json_extract(info, '$.error') IS NULL
-        ORDER BY seq`.pipe(Effect.orDie)
+    /**
+     * The text and reasoning blocks of `assistantMessageID` started and not ended: the projection does
+     * not tell an ended block from an open one, the log does. Reads only the Step's own events (from
+     * the one that created its message).
+     */
+    const openBlocks = Effect.fnUntraced(function* (
+      sessionID: Identifier.SessionID,
+      assistantMessageID: string,
+      fromSeq: number
+    ) {
+      const open = new Set<string>()
+      for (const envelope of yield* log.read(sessionID, { after: fromSeq - 1 })) {
+        const kind = blockKinds.get(envelope.type)
+        if (kind === undefined) continue
+        const data = decodeBlock(envelope.data)
+        if (Option.isNone(data) || data.value.assistantMessageID !== assistantMessageID) continue
+        const key = `${kind.block}:${kind.block === "text" ? data.value.textID : data.value.reasoningID}`
+        if (kind.started) open.add(key)
+        else open.delete(key)
+      }
+      return open
+    })
+
+    const session = Effect.fn("Recovery.session")(function* (id: string) {
+      const sessionID = Identifier.SessionID.make(id)
+      const steps = yield* MessageProjection.openSteps(sessionID)
       let tools = 0
-      for (const row of rows) {
-        const message = yield* MessageProjection.decodeInfo(row.info)
+      for (const { message, seq } of steps) {
         if (message.type !== "assistant") continue
         const timestamp = yield* Clock.currentTimeMillis
-        const at = { timestamp, sessionID: sessionID as Identifier.SessionID, assistantMessageID: message.id }
-        // The projection does not tell an ended text block from an open one: the log does.
-        const blocks = yield* sql<{ readonly type: string; readonly id: string }>`
-          SELECT type, coalesce(json_extract(data, '$.textID'), json_extract(data, '$.reasoningID')) AS id FROM event
-          WHERE aggregate_id = ${sessionID} AND json_extract(data, '$.assistantMessageID') = ${message.id}
-            AND type IN ('session.next.text.started', 'session.next.text.ended', 'session.next.reasoning.started', 'session.next.reasoning.ended')
-          ORDER BY seq`.pipe(Effect.orDie)
-        const open = new Set<string>()
-        for (const block of blocks) {
-          const key = `${block.type.includes(".text.") ? "text" : "reasoning"}:${block.id}`
-          if (block.type.endsWith(".started")) open.add(key)
-          else open.delete(key)
-        }
+        const at = { timestamp, sessionID, assistantMessageID: message.id }
+        const open = yield* openBlocks(sessionID, message.id, seq)
         const drafts = message.content.flatMap((item) => {
           switch (item.type) {
             case "text":
@@ -154,73 +171,82 @@ export const layer: Layer.Layer<
           .pipe(Effect.orDie)
       }
       const requests = (yield* permissions.recover(sessionID)) + (yield* questions.recover(sessionID))
-      if (rows.length > 0 || requests > 0) {
+      if (steps.length > 0 || requests > 0) {
         yield* Effect.logInfo("settled what a stopped host left open", {
-          failedSteps: rows.length,
+          failedSteps: steps.length,
           failedTools: tools,
           rejectedRequests: requests
         }).pipe(Effect.annotateLogs({ sessionID }))
       }
-      return { stranded: rows.length, tools, requests }
-    })
+      return { stranded: steps.length, tools, requests }
+    }, Effect.provide(context))
 
-    const interrupted = Effect.fn("Recovery.interrupted")(function* (sessionID: string) {
+    const interrupted = Effect.fn("Recovery.interrupted")(function* (id: string) {
       // The Clock the messages' times come from.
-      const now = yield* Clock.currentTimeMillis
-      yield* sql`UPDATE session SET time_interrupted = ${now} WHERE id = ${sessionID}`.pipe(Effect.orDie)
-    })
+      yield* Sessions.markInterrupted(Identifier.SessionID.make(id), yield* Clock.currentTimeMillis)
+    }, Effect.provide(context))
 
-    const continues = Effect.fn("Recovery.continues")(function* (sessionID: string) {
-      const [last] = yield* sql<{ readonly info: string; readonly time_interrupted: number | null }>`
-        SELECT m.info, s.time_interrupted FROM message m JOIN session s ON s.id = m.session_id
-        WHERE m.session_id = ${sessionID} AND m.type IN ('user', 'synthetic', 'assistant')
-        ORDER BY m.seq DESC LIMIT 1`.pipe(Effect.orDie)
-      if (last === undefined) return false
-      const message = yield* MessageProjection.decodeInfo(last.info)
+    const continues = Effect.fn("Recovery.continues")(function* (id: string) {
+      const sessionID = Identifier.SessionID.make(id)
+      const message = yield* MessageProjection.lastConversation(sessionID)
+      if (message === undefined) return false
       const ended =
         message.type === "user" || message.type === "synthetic"
           ? message.time.created
           : message.type === "assistant" && message.finish === "tool-calls" && message.error === undefined
             ? message.time.completed
             : undefined
-      return ended !== undefined && (last.time_interrupted === null || last.time_interrupted < ended)
-    })
+      if (ended === undefined) return false
+      const interruptedAt = yield* Sessions.interruptedAt(sessionID)
+      return interruptedAt === undefined || interruptedAt < ended
+    }, Effect.provide(context))
 
     const run = Effect.fn("Recovery.run")(function* () {
-      const candidates = yield* sql<{ readonly session_id: string; readonly pending: number }>`
-        SELECT session_id, max(pending) AS pending FROM (
-          SELECT session_id, 0 AS pending FROM message
-          WHERE type = 'assistant' AND json_extract(info, '$.finish') IS NULL AND json_extract(info, '$.error') IS NULL
-          UNION ALL SELECT session_id, 1 FROM session_input WHERE promoted_seq IS NULL
-          UNION ALL SELECT session_id, 0 FROM permission_request WHERE status = 'pending' AND origin = 'runner'
-          UNION ALL SELECT session_id, 0 FROM question_request WHERE status = 'pending' AND origin = 'runner'
-          UNION ALL SELECT m.session_id, 0 FROM message m
-          JOIN (SELECT session_id, max(seq) AS seq FROM message WHERE type IN ('user', 'assistant') GROUP BY session_id) last
-            ON last.session_id = m.session_id AND last.seq = m.seq
-          JOIN session s ON s.id = m.session_id
-          WHERE (m.type = 'user' OR json_extract(m.info, '$.finish') = 'tool-calls')
-            AND (s.time_interrupted IS NULL
-              OR s.time_interrupted < coalesce(json_extract(m.info, '$.time.completed'), json_extract(m.info, '$.time.created')))
-        ) GROUP BY session_id ORDER BY session_id`.pipe(Effect.orDie)
+      // Each owner answers from an index over unfinished records; 1 marks admitted input to promote.
+      const candidates = new Map<Identifier.SessionID, boolean>()
+      const add = (ids: ReadonlyArray<Identifier.SessionID>, pending: boolean) => {
+        for (const id of ids) candidates.set(id, pending || candidates.get(id) === true)
+      }
+      add(yield* MessageProjection.pendingWorkSessions(), false)
+      add(yield* SessionInput.pendingSessions(), true)
+      add(yield* permissions.strandedSessions(), false)
+      add(yield* questions.strandedSessions(), false)
       let stranded = 0
       let tools = 0
       let requests = 0
-      const pending: Array<string> = []
-      for (const candidate of candidates) {
-        const claim = yield* leases.claim(candidate.session_id)
+      const pending: Array<Identifier.SessionID> = []
+      for (const sessionID of [...candidates.keys()].sort()) {
+        const claim = yield* leases.claim(sessionID)
         if (claim._tag === "Held") continue
-        const settled = yield* session(candidate.session_id).pipe(
-          Effect.zipWith(continues(candidate.session_id), (settled, continuing) => ({ ...settled, continuing })),
-          Effect.ensuring(leases.release(candidate.session_id))
+        const settled = yield* session(sessionID).pipe(
+          Effect.zipWith(continues(sessionID), (settled, continuing) => ({ ...settled, continuing })),
+          Effect.ensuring(leases.release(sessionID))
         )
         stranded += settled.stranded
         tools += settled.tools
         requests += settled.requests
-        if (candidate.pending === 1 || settled.continuing) pending.push(candidate.session_id)
+        if (candidates.get(sessionID) === true || settled.continuing) pending.push(sessionID)
       }
       return { stranded, tools, requests, pending } satisfies Report
-    })
+    }, Effect.provide(context))
 
     return Service.of({ session, interrupted, continues, run: run() })
   })
 )
+
+/** The fields of a block event Recovery reads. */
+const decodeBlock = Schema.decodeUnknownOption(
+  Schema.Struct({
+    assistantMessageID: Schema.String,
+    textID: Schema.optional(Schema.String),
+    reasoningID: Schema.optional(Schema.String)
+  })
+)
+
+/** The block events Recovery pairs up: which block each is about and whether it starts it. */
+const blockKinds: ReadonlyMap<string, { readonly block: "text" | "reasoning"; readonly started: boolean }> = new Map([
+  ["session.next.text.started", { block: "text", started: true }],
+  ["session.next.text.ended", { block: "text", started: false }],
+  ["session.next.reasoning.started", { block: "reasoning", started: true }],
+  ["session.next.reasoning.ended", { block: "reasoning", started: false }]
+] as const)

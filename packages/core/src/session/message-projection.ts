@@ -34,9 +34,9 @@ export * as MessageProjection from "./message-projection.js"
  * {@link InvalidTransition} and {@link apply} dies, rolling the whole append back.
  */
 
-import { SqlClient } from "@effect/sql"
-import { Event, type Identifier, type ProviderMetadata, Session, SessionMessages } from "@opencode-ai/schema"
-import { Effect, Schema } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Event, Identifier, type ProviderMetadata, Session, SessionMessages } from "@opencode-ai/schema"
+import { Effect, Option, Schema } from "effect"
 import type * as EventLog from "../event/event-log.js"
 import { StructuredOutput } from "../structured/structured-output.js"
 import * as Sessions from "./sessions.js"
@@ -446,6 +446,72 @@ export interface Stored {
 /** A stored `info` column as a message; a row that does not decode is corrupt (defect). */
 export const decodeInfo = (info: string): Effect.Effect<Message> => Effect.orDie(decodeMessage(info))
 
+/** The message types of a conversation: what a Step answers or continues after. */
+const conversation: ReadonlySet<string> = new Set(["user", "synthetic", "assistant"])
+
+/**
+ * The `pending_work` column of a message row: 2 for an assistant message whose Step is still open (no
+ * finish, no error); 1 when a Step should continue after it, were it the session's latest conversation
+ * message (a user or synthetic message, or an assistant message that finished with tool calls); 0
+ * otherwise. Start-up Recovery finds unfinished work through it (see {@link pendingWorkSessions}).
+ */
+export const pendingWork = (message: Message): 0 | 1 | 2 => {
+  if (message.type === "user" || message.type === "synthetic") return 1
+  if (message.type !== "assistant" || message.error !== undefined) return 0
+  if (message.finish === undefined) return 2
+  return message.finish === "tool-calls" ? 1 : 0
+}
+
+const InfoRow = Schema.Struct({ info: Schema.String })
+const SessionRow = Schema.Struct({ session_id: Identifier.SessionID })
+
+/**
+ * The sessions that may have unfinished work: an open Step, or a latest conversation message a Step
+ * should continue after (a superset: an earlier mark may remain until the next conversation message).
+ * One read of a partial index: proportional to unfinished work, not to history.
+ */
+export const pendingWorkSessions = Effect.fn("MessageProjection.pendingWorkSessions")(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* SqlSchema.findAll({
+    Request: Schema.Void,
+    Result: SessionRow,
+    execute: () => sql`SELECT DISTINCT session_id FROM message WHERE pending_work <> 0 ORDER BY session_id`
+  })(undefined).pipe(Effect.orDie)
+  return rows.map((row) => row.session_id)
+})
+
+/**
+ * The session's assistant messages whose Step is still open, oldest first, each with the seq of the
+ * event that created it (the Step's first).
+ */
+export const openSteps = Effect.fn("MessageProjection.openSteps")(function* (sessionID: Identifier.SessionID) {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* SqlSchema.findAll({
+    Request: Identifier.SessionID,
+    Result: Schema.Struct({ info: Schema.String, seq: Schema.Number }),
+    execute: (id) => sql`
+      SELECT info, seq FROM message WHERE session_id = ${id} AND pending_work <> 0 AND pending_work = 2 ORDER BY seq`
+  })(sessionID).pipe(Effect.orDie)
+  return yield* Effect.forEach(rows, (row) =>
+    Effect.map(decodeInfo(row.info), (message) => ({ message, seq: row.seq }))
+  )
+})
+
+/** The session's latest conversation message (user, synthetic or assistant), if any. */
+export const lastConversation = Effect.fn("MessageProjection.lastConversation")(function* (
+  sessionID: Identifier.SessionID
+) {
+  const sql = yield* SqlClient.SqlClient
+  const row = yield* SqlSchema.findOne({
+    Request: Identifier.SessionID,
+    Result: InfoRow,
+    execute: (id) => sql`
+      SELECT info FROM message WHERE session_id = ${id} AND type IN ('user', 'synthetic', 'assistant')
+      ORDER BY seq DESC LIMIT 1`
+  })(sessionID).pipe(Effect.orDie)
+  return Option.isNone(row) ? undefined : yield* decodeInfo(row.value.info)
+})
+
 /**
  * Applies committed events to the projection, inside the caller's SQL transaction (the append's
  * projection hook; SessionEvents does this for every session event). Events of other aggregates'
@@ -457,6 +523,7 @@ export const decodeInfo = (info: string): Effect.Effect<Message> => Effect.orDie
 export const apply = Effect.fn("MessageProjection.apply")(function* (committed: ReadonlyArray<EventLog.Envelope>) {
   const sql = yield* SqlClient.SqlClient
   const touched = new Map<string, Stored & { readonly created: boolean }>()
+  const latestConversation = new Map<string, number>()
   const sessions = new Map<string, { readonly before: Session.SessionV2Info; readonly after: Session.SessionV2Info }>()
 
   const load = (id: string) =>
@@ -525,11 +592,24 @@ export const apply = Effect.fn("MessageProjection.apply")(function* (committed: 
         seq: row.seq,
         type: row.message.type,
         info,
-        time_created: row.message.time.created
+        time_created: row.message.time.created,
+        pending_work: pendingWork(row.message)
       })}`.pipe(Effect.orDie)
+      if (conversation.has(row.message.type)) {
+        latestConversation.set(row.sessionID, Math.max(latestConversation.get(row.sessionID) ?? 0, row.seq))
+      }
     } else {
-      yield* sql`UPDATE message SET info = ${info}, type = ${row.message.type} WHERE id = ${id}`.pipe(Effect.orDie)
+      // A continuation mark (1) cleared by a later conversation message stays cleared.
+      const work = pendingWork(row.message)
+      yield* sql`UPDATE message SET info = ${info}, type = ${row.message.type},
+        pending_work = ${work === 1 ? sql`CASE WHEN pending_work = 0 THEN 0 ELSE 1 END` : work}
+        WHERE id = ${id}`.pipe(Effect.orDie)
     }
+  }
+  // A new conversation message is what a Step continues after now: earlier marks no longer apply.
+  for (const [sessionID, seq] of latestConversation) {
+    yield* sql`UPDATE message SET pending_work = 0
+      WHERE session_id = ${sessionID} AND pending_work = 1 AND seq < ${seq}`.pipe(Effect.orDie)
   }
 
   for (const [id, { before, after }] of sessions) {

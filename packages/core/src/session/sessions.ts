@@ -1,9 +1,9 @@
 export * as Sessions from "./sessions.js"
 
 import * as path from "node:path"
-import { SqlClient } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { type Cursor, Errors, Identifier, type Location, type Model, Session } from "@opencode-ai/schema"
-import { Clock, Context, Data, Effect, Layer, Schema } from "effect"
+import { Clock, Context, Data, Effect, Layer, Option, Schema } from "effect"
 import * as EventLog from "../event/event-log.js"
 import { PageSize } from "./page-size.js"
 import * as SessionCursor from "./session-cursor.js"
@@ -175,6 +175,42 @@ export const titleSource = Effect.fn("Sessions.titleSource")(function* (sessionI
     SELECT title_source FROM session WHERE id = ${sessionID}`.pipe(Effect.orDie)
   return row?.title_source
 })
+
+/**
+ * Records that the session was interrupted at `at` (the Clock its messages' times come from): start-up
+ * Recovery does not continue what its history ended with before then. Idempotent; an unknown session
+ * changes nothing.
+ */
+export const markInterrupted = Effect.fn("Sessions.markInterrupted")(
+  function* (sessionID: Identifier.SessionID, at: number) {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`UPDATE session SET time_interrupted = ${at} WHERE id = ${sessionID}`.pipe(Effect.orDie)
+  },
+  (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+)
+
+/** When the session was last interrupted ({@link markInterrupted}); undefined if never, or unknown. */
+export const interruptedAt = Effect.fn("Sessions.interruptedAt")(function* (sessionID: Identifier.SessionID) {
+  const sql = yield* SqlClient.SqlClient
+  const row = yield* SqlSchema.findOne({
+    Request: Identifier.SessionID,
+    Result: Schema.Struct({ time_interrupted: Schema.NullOr(Schema.Number) }),
+    execute: (id) => sql`SELECT time_interrupted FROM session WHERE id = ${id}`
+  })(sessionID).pipe(Effect.orDie)
+  return Option.isSome(row) && row.value.time_interrupted !== null ? row.value.time_interrupted : undefined
+})
+
+/**
+ * The ids of the sessions in a Location (its directory, and workspace when given) as an SQL subquery,
+ * for another owner's `session_id IN (...)` filter (pending permission and question requests).
+ */
+export const idsInLocation = (
+  sql: SqlClient.SqlClient,
+  location: { readonly directory: string; readonly workspaceID?: string | undefined }
+) =>
+  sql`SELECT id FROM session WHERE directory = ${location.directory}${
+    location.workspaceID === undefined ? sql.literal("") : sql` AND workspace_id = ${location.workspaceID}`
+  }`
 
 /** `directory` relative to the project root when strictly inside it, as a session's `subpath`. */
 export const subpathOfLocation = (location: Location.LocationInfo): string | undefined => subpathOf(location)

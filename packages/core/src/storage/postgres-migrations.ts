@@ -228,5 +228,24 @@ export const all: ReadonlyArray<Migration> = [
       `UPDATE session_revert SET to_seq = -to_seq - 1 WHERE to_seq < 0`,
       `DROP TABLE renumbered_session`
     ]
+  },
+  {
+    // Real columns for what start-up Recovery and nested instructions read (no JSON paths, no rowid);
+    // the backfill matches the SQLite one. PostgreSQL rows have no insertion order to carry over.
+    tag: "0012_records_recovery",
+    statements: [
+      `ALTER TABLE message ADD COLUMN pending_work bigint DEFAULT 0 NOT NULL`,
+      `CREATE INDEX message_pending_work_idx ON message (session_id) WHERE pending_work <> 0`,
+      `ALTER TABLE nested_instruction ADD COLUMN position bigint DEFAULT 0 NOT NULL`,
+      `CREATE INDEX session_input_unpromoted_idx ON session_input (session_id) WHERE promoted_seq IS NULL`,
+      `UPDATE message SET pending_work = 2
+       WHERE type = 'assistant' AND (info::jsonb -> 'finish') IS NULL AND (info::jsonb -> 'error') IS NULL`,
+      `UPDATE message SET pending_work = 1 WHERE pending_work = 0 AND id IN (
+        SELECT m.id FROM message m
+        WHERE m.seq = (SELECT max(c.seq) FROM message c
+                       WHERE c.session_id = m.session_id AND c.type IN ('user', 'synthetic', 'assistant'))
+          AND (m.type IN ('user', 'synthetic')
+            OR ((m.info::jsonb ->> 'finish') = 'tool-calls' AND (m.info::jsonb -> 'error') IS NULL)))`
+    ]
   }
 ]

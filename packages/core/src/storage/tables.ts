@@ -1,5 +1,6 @@
 export * as Tables from "./tables.js"
 
+import { sql } from "drizzle-orm"
 import { foreignKey, index, integer, primaryKey, sqliteTable, text, unique, uniqueIndex } from "drizzle-orm/sqlite-core"
 
 /**
@@ -103,7 +104,7 @@ export const instructionEntry = sqliteTable(
 
 /**
  * Nested AGENTS.md files noted for a session (NestedInstructions): one row per file found between a
- * successfully read target and the session's Location `directory`, in insertion (rowid) order. A row
+ * successfully read target and the session's Location `directory`, in `position` order. A row
  * is pending until the next Safe Step Boundary's prepare admits it through the
  * `core/nested-instructions` Instruction Source; only rows of the session's current Location directory
  * are composed.
@@ -118,7 +119,9 @@ export const nestedInstruction = sqliteTable(
     directory: text("directory").notNull(),
     /** The absolute path of the AGENTS.md file. */
     path: text("path").notNull(),
-    timeCreated: integer("time_created").notNull()
+    timeCreated: integer("time_created").notNull(),
+    /** The order the files were noted in within the session and directory (outermost first per read). */
+    position: integer("position").notNull().default(0)
   },
   (table) => [primaryKey({ columns: [table.sessionID, table.directory, table.path] })]
 )
@@ -139,9 +142,20 @@ export const message = sqliteTable(
     seq: integer("seq").notNull(),
     type: text("type").notNull(),
     info: text("info").notNull(),
-    timeCreated: integer("time_created").notNull()
+    timeCreated: integer("time_created").notNull(),
+    /**
+     * What the message leaves for a Step to do, so that start-up Recovery finds unfinished work through
+     * an index instead of reading history: 2 for an assistant message whose Step is still open (no
+     * finish, no error); 1 for the session's latest conversation message when a Step should continue
+     * after it (a user or synthetic message, or an assistant message that finished with tool calls);
+     * 0 otherwise. A later conversation message clears the 1 of earlier ones.
+     */
+    pendingWork: integer("pending_work").notNull().default(0)
   },
-  (table) => [uniqueIndex("message_session_seq_idx").on(table.sessionID, table.seq)]
+  (table) => [
+    uniqueIndex("message_session_seq_idx").on(table.sessionID, table.seq),
+    index("message_pending_work_idx").on(table.sessionID).where(sql`pending_work <> 0`)
+  ]
 )
 
 /**
@@ -164,7 +178,10 @@ export const sessionInput = sqliteTable(
     promotedSeq: integer("promoted_seq"),
     timeCreated: integer("time_created").notNull()
   },
-  (table) => [index("session_input_session_admitted_idx").on(table.sessionID, table.admittedSeq)]
+  (table) => [
+    index("session_input_session_admitted_idx").on(table.sessionID, table.admittedSeq),
+    index("session_input_unpromoted_idx").on(table.sessionID).where(sql`promoted_seq IS NULL`)
+  ]
 )
 
 /**

@@ -8,6 +8,7 @@ import {
   type ToolRegistry
 } from "@opencode-ai/core"
 import { LLMScript } from "@opencode-ai/core/testing"
+import { Identifier } from "@opencode-ai/schema"
 import { Context, Deferred, Effect, Layer } from "effect"
 import { world } from "../runner/world.js"
 
@@ -423,7 +424,7 @@ describe("PermissionRequests with the runner", () => {
         (yield* t.service.create(t.sessionID, { action: "probe", resources: ["x"], agent: "denier" })).effect
       ).toBe("deny")
       expect(yield* t.service.list(t.sessionID)).toEqual([])
-      const id = "per_00000000000100000000000001"
+      const id = Identifier.PermissionID.make("per_00000000000100000000000001")
       const first = yield* t.service.create(t.sessionID, {
         id,
         action: "read",
@@ -439,7 +440,9 @@ describe("PermissionRequests with the runner", () => {
         t.service.create(t.sessionID, { action: "read", resources: ["x"], agent: "nobody" })
       )
       expect(unknown).toMatchObject({ _tag: "InvalidRequestError", field: "agent" })
-      const missing = yield* Effect.flip(t.service.create("ses_missing", { action: "read", resources: ["x"] }))
+      const missing = yield* Effect.flip(
+        t.service.create(Identifier.SessionID.make("ses_missing"), { action: "read", resources: ["x"] })
+      )
       expect(missing._tag).toBe("SessionNotFoundError")
       // A client's request stays pending until answered; `always` saves its `save` patterns.
       yield* t.service.reply(t.sessionID, id, { reply: "always" })
