@@ -33,19 +33,22 @@ const serverWithoutUndici: Plugin = {
 const apiReferenceScript: Plugin = {
   name: "api-reference-script",
   setup(build) {
-    build.onLoad({ filter: /[\\/]@effect[\\/]platform[\\/]dist[\\/]esm[\\/]internal[\\/]httpApiScalar\.js$/ }, async (args) => {
-      const { javascript } = (await import(pathToFileURL(args.path).href)) as { javascript: string }
-      const outDir = build.initialOptions.outdir ?? "dist"
-      fs.mkdirSync(outDir, { recursive: true })
-      fs.writeFileSync(path.join(outDir, "api-reference-script.txt"), javascript)
-      return {
-        loader: "js",
-        contents: `import { readFileSync } from "node:fs"
+    build.onLoad(
+      { filter: /[\\/]@effect[\\/]platform[\\/]dist[\\/]esm[\\/]internal[\\/]httpApiScalar\.js$/ },
+      async (args) => {
+        const { javascript } = (await import(pathToFileURL(args.path).href)) as { javascript: string }
+        const outDir = build.initialOptions.outdir ?? "dist"
+        fs.mkdirSync(outDir, { recursive: true })
+        fs.writeFileSync(path.join(outDir, "api-reference-script.txt"), javascript)
+        return {
+          loader: "js",
+          contents: `import { readFileSync } from "node:fs"
 let text
 export const javascript = { toString: () => (text ??= readFileSync(new URL("./api-reference-script.txt", import.meta.url), "utf8")) }
 `
+        }
       }
-    })
+    )
   }
 }
 

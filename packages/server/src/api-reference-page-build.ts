@@ -7,7 +7,7 @@ import { Effect, Layer } from "effect"
  * Builds the Scalar page's routes for `api` on a router of their own and returns that router as the
  * app answering `path` (see ApiReferencePage, which loads this module on the first request).
  */
-export const make = (api: HttpApi.Api["Type"], path: string) =>
+export const make = (api: HttpApi.Api["Type"], path: `/${string}`) =>
   HttpApiBuilder.Router.router.pipe(
     Effect.provide(
       HttpApiScalar.layer({ path, scalar: { withDefaultFonts: false } }).pipe(

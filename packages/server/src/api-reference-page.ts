@@ -4,7 +4,7 @@ import { HttpApi, HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 
 /** Where the page is served. */
-export const path = "/doc/ui"
+export const path = "/doc/ui" as const
 
 /**
  * The API reference page at `/doc/ui`: the platform's Scalar page over the OpenAPI document, its

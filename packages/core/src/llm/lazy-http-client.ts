@@ -1,6 +1,6 @@
 export * as LazyHttpClient from "./lazy-http-client.js"
 
-import { HttpClient } from "@effect/platform"
+import { HttpClient, type HttpClientError } from "@effect/platform"
 import { Context, Effect, Layer } from "effect"
 
 /**
@@ -28,9 +28,11 @@ export const layer: Layer.Layer<HttpClient.HttpClient> = Layer.scoped(
       })
     )
     const client = Effect.suspend(() =>
-      loaded !== undefined ? Effect.succeed(loaded) : lock.withPermits(1)(Effect.suspend(() => loaded !== undefined ? Effect.succeed(loaded) : load))
+      loaded !== undefined
+        ? Effect.succeed(loaded)
+        : lock.withPermits(1)(Effect.suspend(() => (loaded !== undefined ? Effect.succeed(loaded) : load)))
     )
-    return HttpClient.makeWith(
+    return HttpClient.makeWith<HttpClientError.HttpClientError, never, HttpClientError.HttpClientError, never>(
       (request) => Effect.flatMap(request, (request) => Effect.flatMap(client, (undici) => undici.execute(request))),
       Effect.succeed
     )

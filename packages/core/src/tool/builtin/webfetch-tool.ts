@@ -68,11 +68,12 @@ let converters: Promise<{ readonly markdown: TurndownService; readonly text: Tur
  * Both converters, made on the first HTML page converted (turndown and its DOM parser are loaded
  * then, once), so a server that fetches no HTML never loads them.
  */
-const loadConverters = Effect.promise(() =>
-  (converters ??= import("turndown").then(({ default: Turndown }) => ({
-    markdown: markdownConverter(Turndown),
-    text: textConverter(Turndown)
-  })))
+const loadConverters = Effect.promise(
+  () =>
+    (converters ??= import("turndown").then(({ default: Turndown }) => ({
+      markdown: markdownConverter(Turndown),
+      text: textConverter(Turndown)
+    })))
 )
 
 const isHtml = (contentType: string): boolean => /\b(text\/html|application\/xhtml\+xml)\b/i.test(contentType)
