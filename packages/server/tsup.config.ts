@@ -1,7 +1,59 @@
-import { defineConfig } from "tsup"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { pathToFileURL } from "node:url"
+import { defineConfig, type Options } from "tsup"
+
+type Plugin = NonNullable<Options["esbuildPlugins"]>[number]
 
 /**
- * `opencode` as one ESM file for Node 20. Workspace packages and npm dependencies are bundled;
+ * `@effect/platform-node`'s HTTP server module imports its HTTP client module for a test layer that
+ * only uses the `node:http` client; that module also re-exports undici, evaluated when loaded. In the
+ * bundle the server module gets the `node:http` client's module directly (the same two functions), so
+ * undici is only loaded by the first outgoing request (Core's `LazyHttpClient`).
+ */
+const serverWithoutUndici: Plugin = {
+  name: "server-without-undici",
+  setup(build) {
+    build.onResolve({ filter: /^\.\.\/NodeHttpClient\.js$/ }, (args) =>
+      /[\\/]@effect[\\/]platform-node[\\/]dist[\\/]esm[\\/]internal[\\/]httpServer\.js$/.test(args.importer)
+        ? { path: path.join(path.dirname(args.importer), "httpClient.js") }
+        : undefined
+    )
+  }
+}
+
+/**
+ * The platform's Scalar page inlines a 3 MB script that its module holds as one string constant.
+ * esbuild places a module by which entries can reach it (here through `@effect/platform`'s index),
+ * not by which use it, so that constant would sit in a chunk every start loads. This plugin writes
+ * the script beside the bundle (`dist/api-reference-script.txt`) and gives the platform a module
+ * whose `javascript` reads that file when the page is first made (the page interpolates it into its
+ * HTML, which calls `toString`). Tests that run the sources use the platform's module as it is.
+ */
+const apiReferenceScript: Plugin = {
+  name: "api-reference-script",
+  setup(build) {
+    build.onLoad(
+      { filter: /[\\/]@effect[\\/]platform[\\/]dist[\\/]esm[\\/]internal[\\/]httpApiScalar\.js$/ },
+      async (args) => {
+        const { javascript } = (await import(pathToFileURL(args.path).href)) as { javascript: string }
+        const outDir = build.initialOptions.outdir ?? "dist"
+        fs.mkdirSync(outDir, { recursive: true })
+        fs.writeFileSync(path.join(outDir, "api-reference-script.txt"), javascript)
+        return {
+          loader: "js",
+          contents: `import { readFileSync } from "node:fs"
+let text
+export const javascript = { toString: () => (text ??= readFileSync(new URL("./api-reference-script.txt", import.meta.url), "utf8")) }
+`
+        }
+      }
+    )
+  }
+}
+
+/**
+ * `opencode` as ESM for Node 20: `dist/bin.js` and the chunks it loads. Workspace packages and npm dependencies are bundled;
  * better-sqlite3 and @lydell/node-pty stay external because they are native addons (node-pty's
  * prebuilt binary comes from its per-platform optional dependency), and so do web-tree-sitter and
  * tree-sitter-bash (bash's parser): they load their .wasm files from their own package directories.
@@ -14,8 +66,11 @@ export default defineConfig({
   outDir: "dist",
   clean: true,
   sourcemap: true,
-  // One file: modules loaded on first use (Ajv, for Structured Output schemas) stay in it, not in chunks.
-  splitting: false,
+  // `bin.js` is a small entry that turns on V8's compile cache and then imports the main chunk;
+  // modules loaded on first use (the API reference page, Ajv, the MCP SDK, undici, tree-sitter,
+  // turndown) are chunks of their own beside it, so a start neither reads nor compiles them.
+  splitting: true,
+  esbuildPlugins: [apiReferenceScript, serverWithoutUndici],
   // Everything but those four (tsup lets noExternal win over external, so exclude it here).
   noExternal: [/^(?!(better-sqlite3|@lydell\/node-pty|web-tree-sitter|tree-sitter-bash)(\/|$))/],
   // Bundled CommonJS dependencies call require() for Node built-ins.

@@ -2,7 +2,7 @@ export * as Core from "./core.js"
 
 import * as os from "node:os"
 import * as nodePath from "node:path"
-import { NodeContext, NodeHttpClient } from "@effect/platform-node"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import type { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import * as Commands from "./command/commands.js"
@@ -26,6 +26,7 @@ import * as InstructionDiscovery from "./instructions/instruction-discovery.js"
 import * as InstructionEntries from "./instructions/instruction-entries.js"
 import * as NestedInstructions from "./instructions/nested-instructions.js"
 import * as SessionInstructions from "./instructions/session-instructions.js"
+import { LazyHttpClient } from "./llm/lazy-http-client.js"
 import type * as LLMClient from "./llm/llm-client.js"
 import * as Provider from "./llm/provider.js"
 import type * as Retry from "./llm/retry.js"
@@ -205,7 +206,7 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
       Layer.provide(
         options.models?.url === undefined && options.models?.cacheFile === undefined
           ? ModelDatabase.layerStatic()
-          : ModelDatabase.layer(options.models).pipe(Layer.provide(NodeHttpClient.layerUndici))
+          : ModelDatabase.layer(options.models).pipe(Layer.provide(LazyHttpClient.layer))
       ),
       Layer.provide(NodeContext.layer)
     )
@@ -247,7 +248,7 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
   )
   // A new layer value per Core (so instances never share attempts), used once below.
   const oauthAttempts = OAuthAttempts.layer.pipe(
-    Layer.provide(Layer.mergeAll(credentialStore, config, NodeHttpClient.layerUndici))
+    Layer.provide(Layer.mergeAll(credentialStore, config, LazyHttpClient.layer))
   )
   const services = Layer.mergeAll(
     sessionServices,
@@ -276,7 +277,7 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
     Integrations.layer({ env }).pipe(
       Layer.provideMerge(oauthAttempts),
       Layer.provideMerge(credentialStore),
-      Layer.provide(NodeHttpClient.layerUndici)
+      Layer.provide(LazyHttpClient.layer)
     )
   ).pipe(Layer.provideMerge(config))
   // The HttpClient lives as long as the LLM client that captured it.
@@ -298,7 +299,7 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
           dialect: Provider.dialectOf(provider.value.npm)
         })
       })
-    ).pipe(Layer.provide(NodeHttpClient.layerUndici), Layer.provide(services))
+    ).pipe(Layer.provide(LazyHttpClient.layer), Layer.provide(services))
   // Core's own tools (the skill and question tools, and with experimental plan mode plan_exit and
   // plan_enter) and the host's `tools`, registered in this instance's registry before the runner starts.
   const coreTools = Layer.mergeAll(

@@ -1,8 +1,9 @@
 export * as Router from "./router.js"
 
-import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
+import { HttpApiBuilder } from "@effect/platform"
 import { Layer, type Option } from "effect"
 import { ServerApi } from "./api.js"
+import { ApiReferencePage } from "./api-reference-page.js"
 import { AgentHandlers } from "./handlers/agent.js"
 import { CommandHandlers } from "./handlers/command.js"
 import { CredentialHandlers } from "./handlers/credential.js"
@@ -86,8 +87,8 @@ export const layer = (options: Options) => {
   return Layer.mergeAll(
     api,
     HttpApiBuilder.middlewareOpenApi({ path: "/doc" }).pipe(Layer.provide(api)),
-    // The platform's Scalar page, its script inlined (nothing is fetched from elsewhere, fonts included).
-    HttpApiScalar.layer({ path: "/doc/ui", scalar: { withDefaultFonts: false } }).pipe(Layer.provide(api)),
+    // The platform's Scalar page, its script inlined, loaded on the page's first request.
+    ApiReferencePage.layer.pipe(Layer.provide(api)),
     Inspector.layer(options.ui ?? false),
     // The Prometheus exposition (an extension outside the contract), behind the same guard.
     MetricsRoute.layer,

@@ -48,12 +48,9 @@ export * as McpServers from "./mcp-servers.js"
  * leaving the session blocked.
  */
 
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
-import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import { type Tool as SdkTool, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
+import type { Tool as SdkTool } from "@modelcontextprotocol/sdk/types.js"
 import {
   Cause,
   Context,
@@ -76,7 +73,7 @@ import { Instructions } from "../instructions/instructions.js"
 import type { McpGuidance } from "../instructions/mcp-guidance.js"
 import { Permission } from "../permission/permission.js"
 import { ToolRegistry } from "../tool/tool-registry.js"
-import { LocalTransport } from "./local-transport.js"
+import type { LocalTransport } from "./local-transport.js"
 import { McpTool } from "./mcp-tool.js"
 import { McpToolName } from "./mcp-tool-name.js"
 
@@ -181,6 +178,14 @@ interface Connection {
 }
 
 /** Lists every page of the server's tools (none when it declares no tools capability). */
+type Sdk = typeof import("./mcp-sdk.js")
+let sdkLoading: Promise<Sdk> | undefined
+/**
+ * The MCP SDK, imported on the first connection attempt (once; later calls share it): a Core with no
+ * MCP server configured, or only disabled ones, never loads it.
+ */
+const loadSdk = Effect.promise(() => (sdkLoading ??= import("./mcp-sdk.js")))
+
 const listTools = async (client: Client, timeout: number, signal?: AbortSignal): Promise<ReadonlyArray<SdkTool>> => {
   if (client.getServerCapabilities()?.tools === undefined) return []
   const names: Array<SdkTool> = []
@@ -239,11 +244,12 @@ export const layer = (options: Options): Layer.Layer<Service, never, Config.Serv
        * Opens `transport` with a new client in the current scope: the scope's close closes both
        * (for stdio, ending the process). Interruptible: an interrupted connect is simply closed.
        */
-      const open = (make: () => Transport, timeout: number) =>
+      const open = (make: (sdk: Sdk) => Transport, timeout: number) =>
         Effect.gen(function* () {
+          const sdk = yield* loadSdk
           const opened = yield* Effect.acquireRelease(
             Effect.try({
-              try: () => ({ client: new Client(clientInfo), transport: make() }),
+              try: () => ({ client: new sdk.Client(clientInfo), transport: make(sdk) }),
               catch: (error) => new ConnectError({ message: messageOf(error) })
             }),
             ({ client, transport }) =>
@@ -267,12 +273,13 @@ export const layer = (options: Options): Layer.Layer<Service, never, Config.Serv
             return yield* new ConnectError({ message: `mcp.${name}.command is empty` })
           }
           let stderr = ""
-          const env: Record<string, string> = { ...getDefaultEnvironment() }
+          const sdk = yield* loadSdk
+          const env: Record<string, string> = { ...sdk.getDefaultEnvironment() }
           for (const [key, value] of Object.entries(options.env)) if (value !== undefined) env[key] = value
           Object.assign(env, server.environment ?? {})
           const opened = yield* open(
-            () =>
-              new LocalTransport.Transport({
+            (sdk) =>
+              new sdk.LocalTransport.Transport({
                 command,
                 args,
                 env,
@@ -302,9 +309,9 @@ export const layer = (options: Options): Layer.Layer<Service, never, Config.Serv
             catch: () => new ConnectError({ message: `mcp.${name}.url is not a URL: ${server.url}` })
           })
           const requestInit = server.headers === undefined ? {} : { requestInit: { headers: { ...server.headers } } }
-          const attempts: ReadonlyArray<readonly [TransportKind, () => Transport]> = [
-            ["streamable-http", () => new StreamableHTTPClientTransport(url, requestInit)],
-            ["sse", () => new SSEClientTransport(url, requestInit)]
+          const attempts: ReadonlyArray<readonly [TransportKind, (sdk: Sdk) => Transport]> = [
+            ["streamable-http", (sdk) => new sdk.StreamableHTTPClientTransport(url, requestInit)],
+            ["sse", (sdk) => new sdk.SSEClientTransport(url, requestInit)]
           ]
           const failures: Array<string> = []
           for (const [kind, make] of attempts) {
@@ -444,7 +451,8 @@ export const layer = (options: Options): Layer.Layer<Service, never, Config.Serv
           const live: Live = { client, timeout, scope: serverScope, connected, registrations: undefined, stale: false }
           lives.set(name, live)
           // Tool list changes are applied at the next refresh (the next Safe Step Boundary).
-          client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+          const sdk = yield* loadSdk
+          client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, async () => {
             live.stale = true
           })
           yield* install(name, live, tools)

@@ -2,7 +2,7 @@ export * as Database from "./database.js"
 
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { NodeContext } from "@effect/platform-node"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { SqlClient } from "@effect/sql"
 import { SqliteClient, SqliteMigrator } from "@effect/sql-sqlite-node"
 import { Effect, Layer } from "effect"

@@ -1,6 +1,6 @@
 export * as PostgresDatabase from "./postgres-database.js"
 
-import { NodeContext } from "@effect/platform-node"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { SqlClient } from "@effect/sql"
 import { PgClient, PgMigrator } from "@effect/sql-pg"
 import { Effect, Layer, Redacted } from "effect"

@@ -2,7 +2,7 @@ export * as ManagedOutput from "./managed-output.js"
 
 import * as nodePath from "node:path"
 import { FileSystem } from "@effect/platform"
-import { NodeFileSystem } from "@effect/platform-node"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Cause, Clock, Context, Duration, Effect, ExecutionStrategy, Exit, Layer, Schema, Scope } from "effect"
 import { WallClock } from "../clock/wall-clock.js"
 

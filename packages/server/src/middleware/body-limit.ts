@@ -2,7 +2,7 @@ export * as BodyLimit from "./body-limit.js"
 
 import * as http from "node:http"
 import { HttpMethod, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { NodeHttpServerRequest } from "@effect/platform-node"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Errors } from "@opencode-ai/schema"
 import { Effect, Option, Stream } from "effect"
 

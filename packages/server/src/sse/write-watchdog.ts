@@ -2,7 +2,7 @@ export * as WriteWatchdog from "./write-watchdog.js"
 
 import * as http from "node:http"
 import type { HttpServerRequest } from "@effect/platform"
-import { NodeHttpServerRequest } from "@effect/platform-node"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Clock, Duration, Effect, Option, Schedule, Stream } from "effect"
 
 /*

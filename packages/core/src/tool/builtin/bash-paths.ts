@@ -5,7 +5,7 @@ import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Effect } from "effect"
-import { Language, type Node, Parser } from "web-tree-sitter"
+import type { Node, Parser } from "web-tree-sitter"
 import type { ToolRegistry } from "../tool-registry.js"
 import { ToolPath } from "./tool-path.js"
 
@@ -57,9 +57,14 @@ export interface Analysis {
 const requireFrom = createRequire(import.meta.url)
 let loading: Promise<Parser> | undefined
 
-/** The bash parser, loaded once (the wasm files ship in the two npm packages; nothing is downloaded). */
+/**
+ * The bash parser, loaded once, on the first command checked (the wasm files ship in the two npm
+ * packages; nothing is downloaded). `web-tree-sitter` itself is imported then too, so a server that
+ * runs no bash command never loads it.
+ */
 const parser = (): Promise<Parser> => {
   loading ??= (async () => {
+    const { Language, Parser } = await import("web-tree-sitter")
     await Parser.init()
     const language = await Language.load(requireFrom.resolve("tree-sitter-bash/tree-sitter-bash.wasm"))
     const created = new Parser()

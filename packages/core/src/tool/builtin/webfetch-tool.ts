@@ -2,7 +2,7 @@ export * as WebFetchTool from "./webfetch-tool.js"
 
 import type { ToolStructured } from "@opencode-ai/schema"
 import { Duration, Effect, Schema } from "effect"
-import TurndownService from "turndown"
+import type TurndownService from "turndown"
 import type { ToolRegistry } from "../tool-registry.js"
 import { BuiltinTool } from "./builtin-tool.js"
 
@@ -40,8 +40,8 @@ const description = `Fetches a web page or file over HTTP(S) and returns its con
 - Responses larger than ${defaultMaxBytes / (1024 * 1024)} MB and requests slower than the timeout fail.`
 
 /** The markdown converter (turndown): ATX headings, fenced code, `-` bullets; scripts and styles dropped. */
-const markdownConverter = () => {
-  const service = new TurndownService({
+const markdownConverter = (Turndown: typeof TurndownService) => {
+  const service = new Turndown({
     headingStyle: "atx",
     codeBlockStyle: "fenced",
     bulletListMarker: "-",
@@ -52,8 +52,8 @@ const markdownConverter = () => {
 }
 
 /** Plain text through the same converter: every element keeps only its text, blocks on their own lines. */
-const textConverter = () => {
-  const service = new TurndownService()
+const textConverter = (Turndown: typeof TurndownService) => {
+  const service = new Turndown()
   service.remove(["script", "style", "noscript", "iframe", "object", "embed", "meta", "link"])
   service.addRule("plain", {
     filter: () => true,
@@ -62,6 +62,19 @@ const textConverter = () => {
   service.escape = (text) => text
   return service
 }
+
+let converters: Promise<{ readonly markdown: TurndownService; readonly text: TurndownService }> | undefined
+/**
+ * Both converters, made on the first HTML page converted (turndown and its DOM parser are loaded
+ * then, once), so a server that fetches no HTML never loads them.
+ */
+const loadConverters = Effect.promise(
+  () =>
+    (converters ??= import("turndown").then(({ default: Turndown }) => ({
+      markdown: markdownConverter(Turndown),
+      text: textConverter(Turndown)
+    })))
+)
 
 const isHtml = (contentType: string): boolean => /\b(text\/html|application\/xhtml\+xml)\b/i.test(contentType)
 const isTextual = (contentType: string): boolean =>
@@ -125,8 +138,6 @@ const readBody = async (response: Response, maxBytes: number): Promise<Uint8Arra
 export const make = (options: Options = {}) =>
   Effect.sync(() => {
     const maxBytes = options.maxBytes ?? defaultMaxBytes
-    const markdown = markdownConverter()
-    const text = textConverter()
     return BuiltinTool.define({
       name: "webfetch",
       description,
@@ -198,12 +209,13 @@ export const make = (options: Options = {}) =>
           return yield* BuiltinTool.fail(`Cannot show ${url.href}: its content type ${mime} is not text`)
         }
         const raw = new TextDecoder().decode(fetched.body)
+        const converter = !isHtml(mime) || format === "html" ? undefined : yield* loadConverters
         const output =
-          !isHtml(mime) || format === "html"
+          converter === undefined
             ? raw
             : format === "markdown"
-              ? markdown.turndown(raw)
-              : text
+              ? converter.markdown.turndown(raw)
+              : converter.text
                   .turndown(raw)
                   .replace(/\n{3,}/g, "\n\n")
                   .trim()
