@@ -228,5 +228,21 @@ export const all: ReadonlyArray<Migration> = [
       `UPDATE session_revert SET to_seq = -to_seq - 1 WHERE to_seq < 0`,
       `DROP TABLE renumbered_session`
     ]
+  },
+  {
+    // The event log's commit order as a column. PostgreSQL fills it from its own sequence
+    // (`event_position`: unique, not commit-ordered; readers in other processes go by (aggregate, seq)
+    // after a NOTIFY), so the SQLite counter row is not used here. Existing rows get positions in
+    // (time_created, id) order, and the sequence continues above them.
+    tag: "0012_evlog_position",
+    statements: [
+      `ALTER TABLE event ADD COLUMN position bigint DEFAULT 0 NOT NULL`,
+      `CREATE INDEX event_position_index ON event (position)`,
+      `CREATE SEQUENCE event_position`,
+      `UPDATE event SET position = ranked.position FROM (
+        SELECT id, row_number() OVER (ORDER BY time_created, id) AS position FROM event
+      ) AS ranked WHERE event.id = ranked.id`,
+      `SELECT setval('event_position', (SELECT max(position) FROM event)) WHERE EXISTS (SELECT 1 FROM event)`
+    ]
   }
 ]

@@ -231,7 +231,7 @@ describe("remove", () => {
       )
   )
 
-  it.scopedLive("never hands out a removed rowid again: another process's relay sees the next commit", () =>
+  it.scopedLive("never hands out a removed position again: another process's relay sees the next commit", () =>
     Effect.gen(function* () {
       const dir = yield* tempDir
       const open = Layer.build(
@@ -245,7 +245,7 @@ describe("remove", () => {
       // B only relays: its log is built (and its relay runs) over the same file.
       const busB = Context.get(contextB, LiveBus.Service)
       yield* a.append("agg_old", [draft(1)])
-      // The newest rows (the largest rowids) belong to the aggregate that is removed.
+      // The newest rows (the largest positions) belong to the aggregate that is removed.
       yield* a.append("agg_gone", [draft(1), draft(2), draft(3)])
       const onBus = yield* busB.subscribe()
       // B's relay passes A's rows before the removal.
@@ -259,10 +259,10 @@ describe("remove", () => {
       yield* a.remove(["agg_gone"], { announce: announce(2) })
       const next = yield* a.append("agg_new", [draft(7)])
       const sql = Context.get(contextB, SqlClient.SqlClient)
-      const [row] = yield* sql<{ readonly rowid: number }>`SELECT rowid FROM event WHERE id = ${next[0]!.id}`.pipe(
+      const [row] = yield* sql<{ readonly position: number }>`SELECT position FROM event WHERE id = ${next[0]!.id}`.pipe(
         Effect.orDie
       )
-      expect(row!.rowid).toBe(5)
+      expect(row!.position).toBe(5)
       const after = Chunk.toReadonlyArray(yield* Stream.runCollect(Stream.take(onBus, 1)))
       expect(after.map((envelope) => [envelope.durable?.aggregateID, (envelope.data as { n: number }).n])).toEqual([
         ["agg_new", 7]

@@ -4,7 +4,7 @@ import type { HttpServerRequest } from "@effect/platform"
 import { EventLog, Sessions } from "@opencode-ai/core"
 import type { SessionEventStream as Endpoint } from "@opencode-ai/protocol"
 import { Errors, Event } from "@opencode-ai/schema"
-import { Effect, Stream } from "effect"
+import { Chunk, Effect, Stream } from "effect"
 import { EventStreams } from "./event-streams.js"
 import { SseFraming } from "./sse-framing.js"
 import { WriteWatchdog } from "./write-watchdog.js"
@@ -15,6 +15,15 @@ const durableTypes: ReadonlySet<string> = new Set(
 )
 
 const lastEventIdHeader = "last-event-id"
+
+/** The frames of a chunk of encoded events (those of the stream's types), as one string. */
+const framesOf = (chunk: Chunk.Chunk<EventLog.Encoded>): Chunk.Chunk<string> => {
+  let frames = ""
+  for (const event of chunk) {
+    if (durableTypes.has(event.type)) frames += SseFraming.event({ id: String(event.seq), event: event.type, data: event.json })
+  }
+  return frames === "" ? Chunk.empty() : Chunk.of(frames)
+}
 
 /**
  * Where to resume: `Last-Event-ID` when present (an SSE client sends it when it reconnects: it is the
@@ -64,10 +73,9 @@ export const make = Effect.gen(function* () {
       yield* sessions.get(path.sessionID)
       // `follow` subscribes when the body starts streaming (inside its own scope, not the handler's),
       // then reads the log after `after`: commits made meanwhile are in one or the other, never lost.
-      const frames = log.follow(path.sessionID, { after }).pipe(
-        Stream.filter((envelope) => durableTypes.has(envelope.type)),
-        Stream.map((envelope) => SseFraming.envelope(envelope, String(envelope.durable.seq)))
-      )
+      // The events come as their stored JSON, a keyset page per chunk: each chunk becomes one string
+      // of frames (no per-event effect), so the first page is written before the rest is read.
+      const frames = log.followEncoded(path.sessionID, { after }).pipe(Stream.mapChunks(framesOf))
       // A heartbeat right away (the response starts without waiting for an event), then periodically.
       const heartbeats = Stream.tick(streams.heartbeat).pipe(Stream.as(SseFraming.comment("heartbeat")))
       return SseFraming.response(
