@@ -8,18 +8,19 @@
  * 127.0.0.1 from the listener built in this process (`Serve.layer` over a fresh temporary data
  * directory, removed at the end). Each round opens the stream with `after=0` and reads raw bytes
  * until the frame of the last seq arrives, then aborts: the stream itself never ends (it follows
- * live commits). Two figures per round:
+ * live commits). The client is a child process (plain Node `fetch`), so it does not share the
+ * server's thread. Figures per round:
  *   - first event: from sending the request to the first `id:` frame arriving;
  *   - replay: from sending the request to the frame of the last seq arriving.
- * The client only scans bytes (no SSE parsing), and shares this process with the server. Medians are
- * printed, never asserted (DESIGN §7.10). `run()` returns them for the `pnpm bench` runner.
+ * and the server process's CPU time per replay (the average over the measured rounds). The client
+ * only scans bytes (no SSE parsing). Medians are printed, never asserted (DESIGN §7.10). `run()` returns them for the `pnpm bench` runner.
  */
 
+import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as inspector from "node:inspector"
 import * as os from "node:os"
 import * as path from "node:path"
-import { performance } from "node:perf_hooks"
 import { HttpServer } from "@effect/platform"
 import { Effect, Layer, LogLevel } from "effect"
 import { Config, Core, Locations, SessionEvents, Sessions } from "../packages/core/src/index.js"
@@ -65,7 +66,8 @@ const populate = (root: string, directory: string, events: number) =>
         SessionEvents.draft("session.next.synthetic", {
           timestamp: Date.now(),
           sessionID: session.id,
-          messageID: Identifier.newMessageID() as unknown as SessionEvents.DataOf<"session.next.synthetic">["messageID"],
+          messageID:
+            Identifier.newMessageID() as unknown as SessionEvents.DataOf<"session.next.synthetic">["messageID"],
           text: `note ${written + index} ${filler}`
         })
       )
@@ -76,15 +78,21 @@ const populate = (root: string, directory: string, events: number) =>
     return { sessionID: session.id, last }
   }).pipe(Effect.scoped)
 
-/** One replay: the instants (ms after sending) of the first frame and of the last seq's frame. */
-const replay = async (url: string, last: number) => {
+/**
+ * The client, run in a child process (plain Node, no dependencies) so that reading the stream does not
+ * share the server's thread: for each round it opens the stream, notes when the first `id:` frame and
+ * the frame of the last seq arrive, aborts, and prints one JSON line per round.
+ */
+const clientSource = `
+const [url, last, rounds] = [process.argv[1], Number(process.argv[2]), Number(process.argv[3])]
+const marker = "id: " + last + "\\n"
+for (let round = 0; round < rounds; round++) {
   const controller = new AbortController()
   const start = performance.now()
   const response = await fetch(url, { headers: { accept: "text/event-stream" }, signal: controller.signal })
-  const reader = response.body!.getReader()
+  const reader = response.body.getReader()
   const decoder = new TextDecoder()
-  const marker = `id: ${last}\n`
-  let first: number | undefined
+  let first
   let tail = ""
   for (;;) {
     const { value, done } = await reader.read()
@@ -95,11 +103,40 @@ const replay = async (url: string, last: number) => {
       const end = performance.now() - start
       controller.abort()
       await reader.cancel().catch(() => undefined)
-      return { first: first!, end }
+      console.log(JSON.stringify({ first, end }))
+      break
     }
     tail = text.slice(-marker.length)
   }
 }
+`
+
+/** Runs `rounds` replays from the client process; resolves with their instants. */
+const replays = (url: string, last: number, rounds: number) =>
+  new Promise<Array<{ readonly first: number; readonly end: number }>>((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      ["--input-type=module", "-e", clientSource, url, String(last), String(rounds)],
+      {
+        stdio: ["ignore", "pipe", "inherit"]
+      }
+    )
+    let output = ""
+    child.stdout.on("data", (data: Buffer) => {
+      output += data.toString()
+    })
+    child.on("error", reject)
+    child.on("exit", (code) =>
+      code === 0
+        ? resolve(
+            output
+              .trim()
+              .split("\n")
+              .map((line) => JSON.parse(line))
+          )
+        : reject(new Error(`the client exited with ${code}`))
+    )
+  })
 
 // `--profile <file>`: a CPU profile (`.cpuprofile`) of the measured rounds only.
 const profileAt = process.argv.indexOf("--profile")
@@ -152,25 +189,22 @@ export const run = async (
         const address = Effect.runSync(Effect.provide(HttpServer.HttpServer, context)).address
         if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
         const url = `http://127.0.0.1:${address.port}/api/session/${sessionID}/event?after=0`
-        const firsts: Array<number> = []
-        const ends: Array<number> = []
-        const cpus: Array<number> = []
-        for (let i = 0; i < warmup + iterations; i++) {
-          if (i === warmup && profile !== undefined) yield* Effect.promise(() => startProfile())
-          const cpu = process.cpuUsage()
-          const { first, end } = yield* Effect.promise(() => replay(url, last))
-          const used = process.cpuUsage(cpu)
-          if (i < warmup) continue
-          firsts.push(first)
-          ends.push(end)
-          cpus.push((used.user + used.system) / 1000)
-        }
+        yield* Effect.promise(() => replays(url, last, warmup))
+        if (profile !== undefined) yield* Effect.promise(() => startProfile())
+        const cpu = process.cpuUsage()
+        const rounds = yield* Effect.promise(() => replays(url, last, iterations))
+        const used = process.cpuUsage(cpu)
         if (profile !== undefined) yield* Effect.promise(() => stopProfile(profile))
-        const result = { replayMs: median(ends), firstEventMs: median(firsts), cpuMs: median(cpus) }
+        const firsts = rounds.map((round) => round.first)
+        const ends = rounds.map((round) => round.end)
+        const result = {
+          replayMs: median(ends),
+          firstEventMs: median(firsts),
+          cpuMs: (used.user + used.system) / 1000 / iterations
+        }
         console.log(
           `sse replay ${last} events: median ${result.replayMs.toFixed(1)} ms, first event ${result.firstEventMs.toFixed(2)} ms` +
-            ` (${Math.round(last / (result.replayMs / 1000))} events/s; process CPU ${result.cpuMs.toFixed(1)} ms per replay,` +
-            ` client included; ${iterations} rounds)`
+            ` (${Math.round(last / (result.replayMs / 1000))} events/s; server CPU ${result.cpuMs.toFixed(1)} ms per replay; ${iterations} rounds)`
         )
         return {
           "sse replay ms": result.replayMs,

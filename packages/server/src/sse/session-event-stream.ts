@@ -20,7 +20,8 @@ const lastEventIdHeader = "last-event-id"
 const framesOf = (chunk: Chunk.Chunk<EventLog.Encoded>): Chunk.Chunk<string> => {
   let frames = ""
   for (const event of chunk) {
-    if (durableTypes.has(event.type)) frames += SseFraming.event({ id: String(event.seq), event: event.type, data: event.json })
+    if (durableTypes.has(event.type))
+      frames += SseFraming.event({ id: String(event.seq), event: event.type, data: event.json })
   }
   return frames === "" ? Chunk.empty() : Chunk.of(frames)
 }
