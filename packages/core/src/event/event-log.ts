@@ -222,7 +222,7 @@ const removedCapacity = 1024
  * handed on before the rest of a long log is read, then larger ones.
  */
 const firstPage = 64
-const nextPages = 1024
+const nextPages = 256
 
 /**
  * The encoded envelope of a stored row, byte for byte what `JSON.stringify` of its {@link Envelope}

@@ -27,7 +27,7 @@ export * as InstructionCheckpoint from "./instruction-checkpoint.js"
 import { SqlClient } from "@effect/sql"
 import { type Errors, Identifier } from "@opencode-ai/schema"
 import { Clock, Context, Data, Effect, Layer, Option, Schema } from "effect"
-import type { EventLog } from "../event/event-log.js"
+import { EventLog } from "../event/event-log.js"
 import { KnownSessions } from "../session/known-sessions.js"
 import * as SessionEvents from "../session/session-events.js"
 import { ContextUpdated } from "./context-updated.js"
@@ -161,8 +161,7 @@ const encodeApplied = Schema.encode(AppliedJson)
 const encodeData = Schema.encode(ContextUpdated.Data)
 
 /** The session's last event seq (0 before its first event), as a subquery. */
-const currentSeq = (sql: SqlClient.SqlClient, sessionID: string) =>
-  sql`coalesce((SELECT seq FROM event_sequence WHERE aggregate_id = ${sessionID}), 0)`
+const currentSeq = (sql: SqlClient.SqlClient, sessionID: string) => EventLog.lastSeqFragment(sql, sessionID)
 
 /**
  * Records a completed compaction at `seq` inside the caller's SQL transaction (for example the

@@ -3,6 +3,7 @@ export * as Recovery from "./recovery.js"
 import { SqlClient } from "@effect/sql"
 import type { Identifier } from "@opencode-ai/schema"
 import { Clock, Context, Effect, Layer } from "effect"
+import { EventLog } from "../event/event-log.js"
 import { PermissionRequests } from "../permission/permission-requests.js"
 import { QuestionRequests } from "../question/question-requests.js"
 import { MessageProjection } from "../session/message-projection.js"
@@ -73,11 +74,20 @@ export interface Settled {
 /** `yield* Recovery.Service`. */
 export class Service extends Context.Tag("@opencode-ai/core/Recovery")<Service, Interface>() {}
 
+/** The durable events that open and end text and reasoning blocks. */
+const blockTypes = [
+  "session.next.text.started",
+  "session.next.text.ended",
+  "session.next.reasoning.started",
+  "session.next.reasoning.ended"
+]
+
 export const layer: Layer.Layer<
   Service,
   never,
   | SqlClient.SqlClient
   | SessionEvents.Service
+  | EventLog.Service
   | PermissionRequests.Service
   | QuestionRequests.Service
   | SessionLeases.Service
@@ -86,6 +96,7 @@ export const layer: Layer.Layer<
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const events = yield* SessionEvents.Service
+    const log = yield* EventLog.Service
     const permissions = yield* PermissionRequests.Service
     const questions = yield* QuestionRequests.Service
     const leases = yield* SessionLeases.Service
@@ -103,11 +114,15 @@ export const layer: Layer.Layer<
         const timestamp = yield* Clock.currentTimeMillis
         const at = { timestamp, sessionID: sessionID as Identifier.SessionID, assistantMessageID: message.id }
         // The projection does not tell an ended text block from an open one: the log does.
-        const blocks = yield* sql<{ readonly type: string; readonly id: string }>`
-          SELECT type, coalesce(json_extract(data, '$.textID'), json_extract(data, '$.reasoningID')) AS id FROM event
-          WHERE aggregate_id = ${sessionID} AND json_extract(data, '$.assistantMessageID') = ${message.id}
-            AND type IN ('session.next.text.started', 'session.next.text.ended', 'session.next.reasoning.started', 'session.next.reasoning.ended')
-          ORDER BY seq`.pipe(Effect.orDie)
+        const blocks = (yield* log.read(sessionID, { types: blockTypes })).flatMap((event) => {
+          const data = event.data as {
+            readonly assistantMessageID?: unknown
+            readonly textID?: unknown
+            readonly reasoningID?: unknown
+          }
+          const id = data.textID ?? data.reasoningID
+          return data.assistantMessageID === message.id && typeof id === "string" ? [{ type: event.type, id }] : []
+        })
         const open = new Set<string>()
         for (const block of blocks) {
           const key = `${block.type.includes(".text.") ? "text" : "reasoning"}:${block.id}`
