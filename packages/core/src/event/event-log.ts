@@ -1,11 +1,35 @@
 export * as EventLog from "./event-log.js"
 
 import { SqlClient, SqlError, SqlSchema } from "@effect/sql"
+import { PgClient } from "@effect/sql-pg"
 import { type Event, Identifier } from "@opencode-ai/schema"
-import { Chunk, Clock, Context, Effect, Layer, PubSub, type Queue, Schema, type Scope, Stream } from "effect"
+import {
+  Chunk,
+  Clock,
+  Context,
+  Deferred,
+  Duration,
+  Effect,
+  Layer,
+  Option,
+  ParseResult,
+  PubSub,
+  type Queue,
+  Schema,
+  type Scope,
+  Stream
+} from "effect"
 import { WallClock } from "../clock/wall-clock.js"
 import { RuntimeMetrics } from "../observability/runtime-metrics.js"
+import * as CommitFence from "./commit-fence.js"
 import * as LiveBus from "./live-bus.js"
+
+/**
+ * Aggregate IDs are plain strings: the log is generic over its aggregates (sessions are the ones the
+ * runtime has, and `SessionEvents` takes a `SessionID`; the log itself never interprets the id). The
+ * empty string is reserved (SQLite's commit-order counter) and is a defect to append to or remove.
+ */
+export type AggregateID = string
 
 /** A committed durable event: the schema's envelope with `durable` always present. */
 export interface Envelope {
@@ -13,6 +37,24 @@ export interface Envelope {
   readonly type: string
   readonly durable: Event.Durable
   readonly data: unknown
+}
+
+/**
+ * A committed event as the contract's JSON, for writers that hand it on as bytes (the session SSE
+ * stream): `json` is exactly `JSON.stringify` of its {@link Envelope}, built from the stored text
+ * without parsing or re-encoding `data`.
+ */
+export interface Encoded {
+  readonly seq: number
+  readonly type: string
+  readonly json: string
+}
+
+/** What {@link Interface.read} returns: `seq > after` (default 0), at most `limit`, of `types` only. */
+export interface ReadOptions {
+  readonly after?: number | undefined
+  readonly limit?: number | undefined
+  readonly types?: ReadonlyArray<string> | undefined
 }
 
 /** An event to append: its type, the schema version of that type, and its JSON-serialisable data. */
@@ -70,8 +112,9 @@ export interface Interface {
    *
    * A later append to a removed aggregate starts a new log (an origin append numbers it from 0
    * again); callers keep that from happening by forgetting the aggregate in the same transaction.
-   * Event rowids never go back below those already handed out, so the relay of other processes over
-   * the same file keeps seeing every later commit. Interruption while waiting for the writer leaves
+   * Event positions (SQLite's commit order) never go back below those already handed out, so the
+   * relay of other processes over the same file keeps seeing every later commit. Follows in other
+   * processes are not ended by a removal (they see no more events). Interruption while waiting for the writer leaves
    * everything in place; once the transaction starts it runs to completion. Like append, it must not
    * run inside another SQL transaction.
    */
@@ -85,8 +128,22 @@ export interface Interface {
       readonly announce: readonly [LiveBus.Envelope, ...Array<LiveBus.Envelope>]
     }
   ) => Effect.Effect<void, E>
-  /** The committed envelopes of one aggregate with `seq > after` (default 0), in seq order. */
-  readonly read: (aggregateID: string, options?: { readonly after?: number }) => Effect.Effect<ReadonlyArray<Envelope>>
+  /**
+   * The committed envelopes of one aggregate with `seq > after` (default 0), in seq order; at most
+   * `limit` of them, and only those of `types` when given. Inside a transaction (e.g. from a
+   * projection) it reads on that transaction's connection.
+   */
+  readonly read: (aggregateID: string, options?: ReadOptions) => Effect.Effect<ReadonlyArray<Envelope>>
+  /**
+   * The committed envelopes of several aggregates (every seq, origins included), of `types` only when
+   * given, ordered by aggregate ID then seq. Inside a transaction it reads on its connection.
+   */
+  readonly readMany: (
+    aggregateIDs: ReadonlyArray<string>,
+    options?: { readonly types?: ReadonlyArray<string> | undefined }
+  ) => Effect.Effect<ReadonlyArray<Envelope>>
+  /** The last seq handed out to `aggregateID` (0 when it has no log), on the current connection. */
+  readonly lastSeq: (aggregateID: string) => Effect.Effect<number>
   /**
    * A live subscription to every envelope committed (on any aggregate) after it is taken, in commit
    * order. It lives until the scope closes; the queue is unbounded, so drain it.
@@ -95,7 +152,7 @@ export interface Interface {
   /**
    * One aggregate's log as a stream without gaps or duplicates: the committed envelopes with
    * `seq > after`, then every later one as it commits (here at once; in another process sharing the
-   * file, once the relay finds it). It ends when the aggregate is removed in this process (see
+   * database, once the relay finds it or PostgreSQL announces it). It ends when the aggregate is removed in this process (see
    * {@link Interface.remove}) and when the instance shuts down; interrupting the consumer releases
    * the subscription.
    *
@@ -107,93 +164,228 @@ export interface Interface {
     aggregateID: string,
     options?: { readonly after?: number | undefined; readonly capacity?: number | undefined }
   ) => Stream.Stream<Envelope>
+  /**
+   * {@link follow} as encoded JSON (see {@link Encoded}), with the same guarantees. The replay reads
+   * the log in keyset pages (`seq > last ORDER BY seq LIMIT n`, a small first page, then larger
+   * ones), each page one stream chunk, so the first events are handed on before the last row is read
+   * and a writer can frame a whole chunk at once.
+   */
+  readonly followEncoded: (
+    aggregateID: string,
+    options?: { readonly after?: number | undefined; readonly capacity?: number | undefined }
+  ) => Stream.Stream<Encoded>
 }
 
 /** The durable event log service; `yield* EventLog.Service`. */
 export class Service extends Context.Tag("@opencode-ai/core/EventLog")<Service, Interface>() {}
 
-const Row = Schema.Struct({
+/** The encoded rows of a log, as stored: `data` is the contract-encoded JSON text written at append. */
+const StoredRow = Schema.Struct({
+  id: Schema.String,
+  type: Schema.String,
+  seq: Schema.Number,
+  version: Schema.Number,
+  data: Schema.String
+})
+type StoredRow = typeof StoredRow.Type
+const ForeignRow = Schema.Struct({ ...StoredRow.fields, aggregate_id: Schema.String, position: Schema.Number })
+const EnvelopeRow = Schema.Struct({
   id: Identifier.EventID,
+  aggregate_id: Schema.String,
   type: Schema.String,
   seq: Schema.Int,
   version: Schema.Int,
   data: Schema.parseJson()
 })
-const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
-const decodeForeign = Schema.decodeUnknown(Schema.Array(Schema.Struct({ ...Row.fields, aggregate_id: Schema.String })))
+const SeqRow = Schema.Struct({ seq: Schema.Number })
+const PositionRow = Schema.Struct({ position: Schema.Number })
 
-/**
- * The aggregate's last seq (0 before its first event) as a scalar SQL subquery, for a statement of
- * another owner that must read it atomically with its own write (InstructionCheckpoint's
- * `baseline_seq`). Valid in both dialects.
- */
-export const lastSeqQuery = (sql: SqlClient.SqlClient, aggregateID: string) =>
-  sql`coalesce((SELECT seq FROM event_sequence WHERE aggregate_id = ${aggregateID}), 0)`
-
-/** The aggregate's last seq (0 before its first event), inside the caller's transaction if any. */
-export const lastSeq = Effect.fn("EventLog.lastSeq")(function* (aggregateID: string) {
-  const sql = yield* SqlClient.SqlClient
-  const [row] = yield* SqlSchema.findAll({
-    Request: Schema.String,
-    Result: Schema.Struct({ seq: Schema.Number }),
-    execute: (id) => sql`SELECT ${lastSeqQuery(sql, id)} AS seq`
-  })(aggregateID).pipe(Effect.orDie)
-  return row?.seq ?? 0
-})
-
-/** How often the log looks for events other processes committed to the same file (ms). */
+/** How often the log looks for events other processes committed to the same SQLite file (ms). */
 export const relayIntervalMs = 250
 
+/** The PostgreSQL channel that announces every durable commit (see {@link layer}). */
+export const channel = "opencode_event"
+
 /**
- * The `event_sequence` key that holds no aggregate's sequence but the rowid floor: the largest event
- * rowid ever handed out before a {@link Interface.remove}. Appends number their rows above it, so
- * removing the newest rows never makes SQLite hand their rowids out again (the relay of every process
- * reads by rowid, and would miss a commit below a rowid it has passed).
+ * The `event_sequence` key that holds no aggregate's sequence but the SQLite commit-order counter:
+ * the last `event.position` handed out. Each append bumps it in its own transaction, so (SQLite
+ * having one writer) positions grow in commit order and never go back, even when the newest rows are
+ * removed. It is not an aggregate: appending to or removing it is a defect.
  */
-const rowidFloorKey = ""
+const positionKey = ""
 
 /** How many removed aggregates a log remembers, to end the follows that start after a removal. */
 const removedCapacity = 1024
 
 /**
+ * The sizes of the keyset pages a replay reads: a small first page, so that the first event is
+ * handed on before the rest of a long log is read, then larger ones.
+ */
+const firstPage = 64
+const nextPages = 256
+
+/**
+ * The encoded envelope of a stored row, byte for byte what `JSON.stringify` of its {@link Envelope}
+ * gives (same keys in the same order; `data` is the stored JSON text itself, never parsed).
+ */
+const encodeRow = (aggregateJson: string, row: StoredRow): string =>
+  `{"id":${JSON.stringify(row.id)},"type":${JSON.stringify(row.type)},"durable":{"aggregateID":${aggregateJson},"seq":${row.seq},"version":${row.version}},"data":${row.data}}`
+
+/** What a commit announces on PostgreSQL: who committed, to which aggregate, its last seq and how many. */
+const Announcement = Schema.parseJson(
+  Schema.Struct({ origin: Schema.String, aggregateID: Schema.String, seq: Schema.Number, count: Schema.Number })
+)
+const decodeAnnouncement = Schema.decodeUnknownOption(Announcement)
+
+/**
  * The log over the database's SqlClient; every commit is also published to the instance's LiveBus.
- * Events that other processes commit to the same file (hosts sharing a database) are published too,
- * at most {@link relayIntervalMs} later: live readers here see every session, wherever it runs.
+ * Events that other processes commit to the same database (hosts sharing it) are published too:
+ *
+ * - SQLite: a relay polls every {@link relayIntervalMs} for rows above the last `position` it saw
+ *   (the commit-order counter, see `positionKey`), so they arrive at most that much later.
+ * - PostgreSQL: every append runs `pg_notify(channel, {origin, aggregateID, seq, count})` inside its
+ *   transaction, which PostgreSQL delivers on commit, in commit order, to every listener; the log
+ *   listens on one connection (`PgClient.listen`, no polling) and, for another process's commit, reads
+ *   that aggregate's rows by seq (not by position: a PostgreSQL sequence is not commit-ordered) and
+ *   publishes them. The layer resolves once its LISTEN is in place, so no commit after that is missed
+ *   while the connection holds; a follow that sees a seq gap reads the missing rows from the log.
+ *
+ * When a `CommitFence.Service` is in the context at build time, every append and remove calls its
+ * `check` inside the transaction before writing rows (a refusal rolls everything back).
  */
 export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Service> = Layer.scoped(
   Service,
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const bus = yield* LiveBus.Service
+    const fence = yield* Effect.serviceOption(CommitFence.Service)
+    const pg = sql.onDialectOrElse({
+      pg: () => Effect.serviceOption(PgClient.PgClient),
+      orElse: () => Effect.succeedNone
+    })
+    const listener = yield* pg
+    const isPostgres = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
     const live = yield* Effect.acquireRelease(PubSub.unbounded<Envelope>(), PubSub.shutdown)
-    // SQLite has one writer anyway; holding this across commit and publish keeps publish order equal
-    // to commit order, so live readers see each aggregate's seq strictly increasing.
+    // One commit at a time per process; holding this across commit and publish keeps publish order
+    // equal to commit order, so live readers see each aggregate's seq strictly increasing.
     const writer = yield* Effect.makeSemaphore(1)
-    // The ids this instance committed that the relay (below) has not passed yet: not published twice.
+    // The ids this instance committed that the SQLite relay (below) has not passed yet: not published twice.
     const own = new Set<string>()
+    // Who this instance is in PostgreSQL announcements: its own are not read back.
+    const origin = Identifier.newEventID()
     // Aggregates removed in this process → the id of the envelope that ends their follows
     // (insertion-ordered, so the first key is the oldest). An append to one of them forgets it.
     const removed = new Map<string, string>()
 
-    const insert = Effect.fn("EventLog.insert")(function* (
-      aggregateID: string,
-      events: ReadonlyArray<Draft>,
-      opens: boolean
-    ) {
+    // The queries. Every one dies on an SQL or decoding error: the log's only failure mode is a defect.
+    const bumpSequence = SqlSchema.single({
+      Request: Schema.Struct({ aggregateID: Schema.String, start: Schema.Number, by: Schema.Number }),
+      Result: SeqRow,
+      execute: ({ aggregateID, start, by }) => sql`
+        INSERT INTO event_sequence (aggregate_id, seq) VALUES (${aggregateID}, ${start})
+        ON CONFLICT (aggregate_id) DO UPDATE SET seq = event_sequence.seq + ${by}
+        RETURNING seq`
+    })
+    const newPositions = SqlSchema.findAll({
+      Request: Schema.Number,
+      Result: PositionRow,
+      execute: (count) =>
+        isPostgres
+          ? sql`SELECT nextval('event_position') AS position FROM generate_series(1, ${count}::integer)`
+          : sql`
+            INSERT INTO event_sequence (aggregate_id, seq) VALUES (${positionKey}, ${count})
+            ON CONFLICT (aggregate_id) DO UPDATE SET seq = event_sequence.seq + ${count}
+            RETURNING seq AS position`
+    })
+    const insertRows = SqlSchema.void({
+      Request: Schema.Array(
+        Schema.Struct({
+          id: Schema.String,
+          aggregate_id: Schema.String,
+          seq: Schema.Number,
+          type: Schema.String,
+          version: Schema.Number,
+          data: Schema.String,
+          time_created: Schema.Number,
+          position: Schema.Number
+        })
+      ),
+      execute: (rows) => sql`INSERT INTO event ${sql.insert(rows)}`
+    })
+    const announce = SqlSchema.void({
+      Request: Schema.String,
+      execute: (payload) => sql`SELECT pg_notify(${channel}, ${payload})`
+    })
+    const deleteLogs = SqlSchema.void({
+      Request: Schema.Array(Schema.String),
+      execute: (aggregateIDs) =>
+        sql`DELETE FROM event WHERE aggregate_id IN ${sql.in(aggregateIDs)}`.pipe(
+          Effect.zipRight(sql`DELETE FROM event_sequence WHERE aggregate_id IN ${sql.in(aggregateIDs)}`)
+        )
+    })
+    const ReadRequest = Schema.Struct({
+      aggregateIDs: Schema.Array(Schema.String),
+      after: Schema.Number,
+      through: Schema.optional(Schema.Number),
+      limit: Schema.optional(Schema.Number),
+      types: Schema.optional(Schema.Array(Schema.String))
+    })
+    const selectRows = (request: typeof ReadRequest.Type) => sql`
+      SELECT id, aggregate_id, type, seq, version, data FROM event
+      WHERE ${request.aggregateIDs.length === 1 ? sql`aggregate_id = ${request.aggregateIDs[0]!}` : sql`aggregate_id IN ${sql.in(request.aggregateIDs)}`}
+        AND seq > ${request.after}
+        ${request.through === undefined ? sql`` : sql`AND seq <= ${request.through}`}
+        ${request.types === undefined ? sql`` : sql`AND type IN ${sql.in(request.types)}`}
+      ORDER BY aggregate_id, seq
+      ${request.limit === undefined ? sql`` : sql`LIMIT ${request.limit}`}`
+    const selectEnvelopes = SqlSchema.findAll({ Request: ReadRequest, Result: EnvelopeRow, execute: selectRows })
+    const selectStored = SqlSchema.findAll({ Request: ReadRequest, Result: StoredRow, execute: selectRows })
+    const selectLastSeq = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: SeqRow,
+      execute: (aggregateID) => sql`SELECT seq FROM event_sequence WHERE aggregate_id = ${aggregateID}`
+    })
+    const selectAfterPosition = SqlSchema.findAll({
+      Request: Schema.Number,
+      Result: ForeignRow,
+      execute: (after) => sql`
+        SELECT id, aggregate_id, type, seq, version, data, position FROM event
+        WHERE position > ${after} ORDER BY position`
+    })
+    const selectTopPosition = SqlSchema.single({
+      Request: Schema.Void,
+      Result: PositionRow,
+      execute: () => sql`SELECT coalesce(max(position), 0) AS position FROM event`
+    })
+
+    const toEnvelope = (row: typeof EnvelopeRow.Type): Envelope => ({
+      id: row.id,
+      type: row.type,
+      durable: { aggregateID: row.aggregate_id, seq: row.seq, version: row.version },
+      data: row.data
+    })
+
+    const checkFence = (aggregateIDs: ReadonlyArray<string>) =>
+      fence._tag === "None"
+        ? Effect.void
+        : Effect.forEach(aggregateIDs, (aggregateID) => fence.value.check(aggregateID), { discard: true }).pipe(
+            Effect.provideService(SqlClient.SqlClient, sql)
+          )
+
+    const insert = Effect.fnUntraced(function* (aggregateID: string, events: ReadonlyArray<Draft>, opens: boolean) {
+      yield* checkFence([aggregateID])
       // A new aggregate's sequence starts at the last seq handed out: `n` (seqs 1..n), or `n - 1`
       // when the first event is its origin (seqs 0..n-1). An existing one just advances by `n`.
-      const [bumped] = yield* sql<{ readonly seq: number }>`
-        INSERT INTO event_sequence (aggregate_id, seq) VALUES (${aggregateID}, ${opens ? events.length - 1 : events.length})
-        ON CONFLICT (aggregate_id) DO UPDATE SET seq = seq + ${events.length}
-        RETURNING seq`
-      if (bumped === undefined) return yield* Effect.dieMessage(`event_sequence returned no row for ${aggregateID}`)
+      const bumped = yield* bumpSequence({
+        aggregateID,
+        start: opens ? events.length - 1 : events.length,
+        by: events.length
+      })
       const first = bumped.seq - events.length + 1
-      const [top] = yield* sql<{ readonly top: number }>`
-        SELECT max(
-          coalesce((SELECT max(rowid) FROM event), 0),
-          coalesce((SELECT seq FROM event_sequence WHERE aggregate_id = ${rowidFloorKey}), 0)
-        ) AS top`
-      const rowid = (top?.top ?? 0) + 1
+      const positions = yield* newPositions(events.length)
+      // SQLite answers the counter's new value (the last of ours); PostgreSQL one position per event.
+      const position = (index: number) =>
+        positions.length === 1 ? positions[0]!.position - events.length + 1 + index : positions[index]!.position
       const now = yield* Clock.currentTimeMillis
       const committed = events.map(
         (event, index): Envelope => ({
@@ -203,20 +395,24 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
           data: event.data
         })
       )
-      yield* sql`INSERT INTO event ${sql.insert(
+      yield* insertRows(
         committed.map((envelope, index) => ({
-          rowid: rowid + index,
           id: envelope.id,
           aggregate_id: aggregateID,
           seq: envelope.durable.seq,
           type: envelope.type,
           version: envelope.durable.version,
+          // The contract-encoded JSON, written once: replays hand these bytes on as they are.
           data: JSON.stringify(envelope.data),
-          time_created: now
+          time_created: now,
+          position: position(index)
         }))
-      )}`
+      )
+      if (isPostgres) {
+        yield* announce(JSON.stringify({ origin, aggregateID, seq: bumped.seq, count: events.length }))
+      }
       return committed
-    }, Effect.orDie)
+    })
 
     const append = Effect.fn("EventLog.append")(
       function* <E>(
@@ -226,11 +422,13 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
         options?: AppendOptions
       ) {
         if (events.length === 0) return []
+        if (aggregateID === positionKey) return yield* Effect.dieMessage("EventLog.append: the empty aggregate ID")
         const outer = yield* Effect.serviceOption(SqlClient.TransactionConnection)
         if (outer._tag === "Some") {
           return yield* Effect.dieMessage("EventLog.append must not run inside another SQL transaction")
         }
         const transaction = insert(aggregateID, events, options?.opens === true).pipe(
+          Effect.orDie,
           Effect.tap((committed) =>
             project === undefined ? Effect.void : Effect.provideService(project(committed), SqlClient.SqlClient, sql)
           ),
@@ -240,7 +438,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
           Effect.tap((committed) =>
             Effect.sync(() => {
               removed.delete(aggregateID)
-              committed.forEach((envelope) => own.add(envelope.id))
+              if (!isPostgres) for (const envelope of committed) own.add(envelope.id)
             })
           ),
           Effect.tap((committed) => PubSub.publishAll(live, committed)),
@@ -266,27 +464,30 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
       if (outer._tag === "Some") {
         return yield* Effect.dieMessage("EventLog.remove must not run inside another SQL transaction")
       }
-      const deleteRows = (aggregateIDs: ReadonlyArray<string>) =>
-        Effect.gen(function* () {
-          if (aggregateIDs.length === 0) return
-          const [top] = yield* sql<{ readonly top: number }>`SELECT coalesce(max(rowid), 0) AS top FROM event`
-          yield* sql`DELETE FROM event WHERE aggregate_id IN ${sql.in(aggregateIDs)}`
-          yield* sql`DELETE FROM event_sequence WHERE aggregate_id IN ${sql.in(aggregateIDs)}`
-          yield* sql`
-          INSERT INTO event_sequence (aggregate_id, seq) VALUES (${rowidFloorKey}, ${top?.top ?? 0})
-          ON CONFLICT (aggregate_id) DO UPDATE SET seq = max(seq, excluded.seq)`
-        })
+      if (aggregateIDs.includes(positionKey)) return yield* Effect.dieMessage("EventLog.remove: the empty aggregate ID")
       const marker = options.announce[options.announce.length - 1]!.id
-      // The projection first, so it can still read the logs it is removing (e.g. what they refer to).
-      const transaction = (
-        options.project === undefined
-          ? Effect.succeed<ReadonlyArray<string>>([])
-          : Effect.provideService(options.project(aggregateIDs), SqlClient.SqlClient, sql)
-      ).pipe(
-        Effect.map((further) => [...new Set([...aggregateIDs, ...further])]),
-        Effect.tap(deleteRows),
+      // The fence first; then the projection, so it can still read the logs it is removing (e.g. what
+      // they refer to); then the fence again for the further aggregates it added.
+      const transaction = checkFence(aggregateIDs).pipe(
+        Effect.zipRight(
+          options.project === undefined
+            ? Effect.succeed<ReadonlyArray<string>>([])
+            : Effect.provideService(options.project(aggregateIDs), SqlClient.SqlClient, sql)
+        ),
+        Effect.map((further) => ({
+          all: [...new Set([...aggregateIDs, ...further])].filter((id) => id !== positionKey),
+          added: further.filter((id) => !aggregateIDs.includes(id))
+        })),
+        Effect.tap(({ all, added }) =>
+          checkFence(added).pipe(Effect.zipRight(all.length === 0 ? Effect.void : deleteLogs(all)))
+        ),
+        Effect.map(({ all }) => all),
         sql.withTransaction,
-        Effect.catchIf((error): error is SqlError.SqlError => error instanceof SqlError.SqlError, Effect.die),
+        Effect.catchIf(
+          (error): error is SqlError.SqlError | ParseResult.ParseError =>
+            error instanceof SqlError.SqlError || ParseResult.isParseError(error),
+          Effect.die
+        ),
         Effect.flatMap((removedIDs) =>
           Effect.sync(() => {
             for (const aggregateID of removedIDs) {
@@ -301,117 +502,236 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
       return yield* writer.withPermits(1)(Effect.uninterruptible(transaction))
     })
 
-    const read = Effect.fn("EventLog.read")(function* (aggregateID: string, options?: { readonly after?: number }) {
-      const rows = yield* sql`
-        SELECT id, type, seq, version, data FROM event
-        WHERE aggregate_id = ${aggregateID} AND seq > ${options?.after ?? 0}
-        ORDER BY seq`.pipe(Effect.flatMap(decodeRows), Effect.orDie)
-      return rows.map(
-        (row): Envelope => ({
-          id: row.id,
-          type: row.type,
-          durable: { aggregateID, seq: row.seq, version: row.version },
-          data: row.data
-        })
+    const readEnvelopes = (request: typeof ReadRequest.Type) =>
+      selectEnvelopes(request).pipe(
+        Effect.map((rows) => rows.map(toEnvelope)),
+        Effect.orDie
       )
+
+    const read = Effect.fn("EventLog.read")(function* (aggregateID: string, options?: ReadOptions) {
+      return yield* readEnvelopes({
+        aggregateIDs: [aggregateID],
+        after: options?.after ?? 0,
+        limit: options?.limit,
+        types: options?.types
+      })
+    })
+
+    const readMany = Effect.fn("EventLog.readMany")(function* (
+      aggregateIDs: ReadonlyArray<string>,
+      options?: { readonly types?: ReadonlyArray<string> | undefined }
+    ) {
+      if (aggregateIDs.length === 0) return []
+      return yield* readEnvelopes({ aggregateIDs, after: -1, types: options?.types })
+    })
+
+    const lastSeq = Effect.fn("EventLog.lastSeq")(function* (aggregateID: string) {
+      const row = yield* Effect.orDie(selectLastSeq(aggregateID))
+      return row._tag === "Some" ? row.value.seq : 0
     })
 
     const subscribe = PubSub.subscribe(live)
 
-    // The relay: events other processes committed, found by rowid (which grows in commit order, and
-    // never goes back: see rowidFloorKey), published under the writer permit so that they never interleave
-    // with a local commit and its publication.
-    let relayed =
-      (yield* sql<{ readonly last: number | null }>`SELECT max(rowid) AS last FROM event`.pipe(Effect.orDie))[0]
-        ?.last ?? 0
-    const relay = Effect.gen(function* () {
-      const fresh = yield* sql<{ readonly rowid: number; readonly id: string }>`
-        SELECT rowid, id FROM event WHERE rowid > ${relayed} ORDER BY rowid`.pipe(Effect.orDie)
-      if (fresh.length === 0) return
-      relayed = fresh.at(-1)!.rowid
-      const foreign = fresh.filter((row) => !own.delete(row.id)).map((row) => row.rowid)
-      if (foreign.length === 0) return
-      const rows = yield* sql`
-        SELECT id, aggregate_id, type, seq, version, data FROM event WHERE rowid IN ${sql.in(foreign)} ORDER BY rowid`.pipe(
-        Effect.flatMap(decodeForeign),
-        Effect.orDie
-      )
-      const envelopes = rows.map(
-        (row): Envelope => ({
-          id: row.id,
-          type: row.type,
-          durable: { aggregateID: row.aggregate_id, seq: row.seq, version: row.version },
-          data: row.data
-        })
-      )
-      yield* PubSub.publishAll(live, envelopes)
-      yield* bus.publishAll(envelopes)
-    }).pipe(writer.withPermits(1), Effect.withSpan("EventLog.relay"))
-    yield* Effect.forkScoped(
-      WallClock.every(
-        relayIntervalMs,
-        relay.pipe(Effect.catchAllCause((cause) => Effect.logWarning("relaying other processes' events failed", cause)))
-      )
-    )
+    const publishForeign = (envelopes: ReadonlyArray<Envelope>) =>
+      envelopes.length === 0
+        ? Effect.void
+        : PubSub.publishAll(live, envelopes).pipe(Effect.zipRight(bus.publishAll(envelopes)))
 
-    const follow = (
+    if (listener._tag === "None") {
+      // The SQLite relay: events other processes committed, found by position (which grows in commit
+      // order and never goes back: see positionKey), published under the writer permit so that they
+      // never interleave with a local commit and its publication.
+      let relayed = (yield* Effect.orDie(selectTopPosition(undefined))).position
+      const relay = Effect.gen(function* () {
+        const fresh = yield* Effect.orDie(selectAfterPosition(relayed))
+        if (fresh.length === 0) return
+        relayed = fresh.at(-1)!.position
+        const envelopes: Array<Envelope> = []
+        for (const row of fresh) {
+          if (own.delete(row.id)) continue
+          envelopes.push({
+            id: row.id as Identifier.EventID,
+            type: row.type,
+            durable: { aggregateID: row.aggregate_id, seq: row.seq, version: row.version },
+            data: JSON.parse(row.data)
+          })
+        }
+        yield* publishForeign(envelopes)
+      }).pipe(writer.withPermits(1), Effect.withSpan("EventLog.relay"))
+      yield* Effect.forkScoped(
+        WallClock.every(
+          relayIntervalMs,
+          relay.pipe(
+            Effect.catchAllCause((cause) => Effect.logWarning("relaying other processes' events failed", cause))
+          )
+        )
+      )
+    } else {
+      // PostgreSQL: LISTEN on one connection; each announcement of another process's commit is read
+      // back by (aggregate, seq range) and published, under the writer permit like a local commit.
+      const ready = yield* Deferred.make<void>()
+      const readyPayload = `ready:${origin}`
+      const relayed = (payload: string) =>
+        Effect.gen(function* () {
+          if (payload === readyPayload) return yield* Deferred.succeed(ready, undefined)
+          const announcement = decodeAnnouncement(payload)
+          if (announcement._tag === "None" || announcement.value.origin === origin) return
+          const { aggregateID, seq, count } = announcement.value
+          const envelopes = yield* readEnvelopes({ aggregateIDs: [aggregateID], after: seq - count, through: seq })
+          yield* publishForeign(envelopes).pipe(writer.withPermits(1))
+        }).pipe(
+          Effect.catchAllCause((cause) => Effect.logWarning("relaying another process's commit failed", cause)),
+          Effect.withSpan("EventLog.relay")
+        )
+      yield* listener.value.listen(channel).pipe(
+        Stream.runForEach(relayed),
+        Effect.catchAllCause((cause) => Effect.logWarning("listening for other processes' commits failed", cause)),
+        Effect.zipRight(WallClock.sleep(Duration.seconds(1))),
+        Effect.forever,
+        Effect.forkScoped
+      )
+      // LISTEN is issued when the stream starts: announce ourselves until we hear it back.
+      yield* announce(readyPayload).pipe(
+        Effect.orDie,
+        Effect.zipRight(WallClock.sleep(Duration.millis(50))),
+        Effect.forever,
+        Effect.race(Deferred.await(ready))
+      )
+    }
+
+    /**
+     * One aggregate's log as a stream of `A`: keyset pages of stored rows after `after`, then live
+     * commits from the bus, in seq order without gaps or duplicates (see {@link Interface.follow}).
+     */
+    const tail = <A>(
       aggregateID: string,
-      options?: { readonly after?: number | undefined; readonly capacity?: number | undefined }
-    ): Stream.Stream<Envelope> =>
+      options: { readonly after?: number | undefined; readonly capacity?: number | undefined } | undefined,
+      page: (after: number, limit: number | undefined) => Effect.Effect<ReadonlyArray<A>>,
+      fromLive: (envelope: Envelope) => A,
+      seqOf: (item: A) => number
+    ): Stream.Stream<A> =>
       Stream.suspend(() => {
         // The last seq handed downstream by this run: where a catch-up resumes.
         let delivered = options?.after ?? 0
-        const from = (after: number): Stream.Stream<Envelope> =>
+        const from = (after: number): Stream.Stream<A> =>
           Stream.unwrapScoped(
             Effect.gen(function* () {
               // Subscribe before reading, so an append committing in between is on the bus if not in the read.
-              const live = yield* bus.subscribe({ capacity: options?.capacity })
-              const past = yield* read(aggregateID, { after })
-              // Removed before this run subscribed: nothing more will come.
-              if (removed.has(aggregateID)) return Stream.fromIterable(past)
-              // The last seq this run handed on. Live events come in seq order from this process's
-              // own commits; another process's arrive later through the relay, possibly behind a
-              // local one: a gap is filled from the log, and what was already handed on is dropped.
-              let last = past.at(-1)?.durable.seq ?? after
-              const inOrder = (chunk: Chunk.Chunk<Envelope>): Effect.Effect<Chunk.Chunk<Envelope>> => {
-                const out: Array<Envelope> = []
-                for (const [index, envelope] of Array.from(chunk).entries()) {
-                  const seq = envelope.durable.seq
+              const subscription = yield* bus.subscribe({ capacity: options?.capacity })
+              // Removed before this run subscribed: nothing more will come after what is stored.
+              const ended = removed.has(aggregateID)
+              // The last seq this run handed on (or read, for the replay's pages).
+              let last = after
+              const past = Stream.paginateChunkEffect(firstPage, (limit) =>
+                Effect.map(page(last, limit), (rows) => {
+                  if (rows.length > 0) last = seqOf(rows[rows.length - 1]!)
+                  return [
+                    Chunk.unsafeFromArray(rows as Array<A>),
+                    rows.length < limit ? Option.none<number>() : Option.some(nextPages)
+                  ] as const
+                })
+              )
+              if (ended) return past
+              // Live events come in seq order from this process's own commits; another process's
+              // arrive later through the relay, possibly behind a local one: a gap is filled from the
+              // log, and what was already handed on is dropped.
+              const inOrder = (chunk: Chunk.Chunk<A>): Effect.Effect<Chunk.Chunk<A>> => {
+                const out: Array<A> = []
+                let index = 0
+                for (const item of chunk) {
+                  index++
+                  const seq = seqOf(item)
                   if (seq <= last) continue
                   if (seq === last + 1) {
-                    out.push(envelope)
+                    out.push(item)
                     last = seq
                     continue
                   }
-                  const rest = Chunk.drop(chunk, index + 1)
-                  return Effect.flatMap(read(aggregateID, { after: last }), (missing) => {
+                  const rest = Chunk.drop(chunk, index - 1)
+                  return Effect.flatMap(page(last, undefined), (missing) => {
                     out.push(...missing)
-                    last = missing.at(-1)?.durable.seq ?? last
+                    if (missing.length > 0) last = seqOf(missing[missing.length - 1]!)
                     return Effect.map(inOrder(rest), (more) => Chunk.appendAll(Chunk.unsafeFromArray(out), more))
                   })
                 }
                 return Effect.succeed(Chunk.unsafeFromArray(out))
               }
-              const tail = live.pipe(
+              const live = subscription.pipe(
                 // Removed while following: the envelope announcing it is the end.
                 Stream.takeWhile((envelope) => removed.get(aggregateID) !== envelope.id),
                 Stream.filter((envelope): envelope is Envelope => envelope.durable?.aggregateID === aggregateID),
+                Stream.mapChunks(Chunk.map(fromLive)),
                 Stream.mapChunksEffect(inOrder)
               )
-              return Stream.concat(Stream.fromIterable(past), tail)
+              return Stream.concat(past, live)
             })
           ).pipe(
-            Stream.tap((envelope) =>
-              Effect.sync(() => {
-                delivered = envelope.durable.seq
-              })
-            ),
+            Stream.mapChunks((chunk) => {
+              const lastItem = Chunk.last(chunk)
+              if (lastItem._tag === "Some") delivered = seqOf(lastItem.value)
+              return chunk
+            }),
             // Fell behind the bus: the log has everything, so read on from the last delivered seq.
             Stream.catchTag("SlowConsumerError", () => Stream.suspend(() => from(delivered)))
           )
         return from(delivered)
       })
 
-    return Service.of({ append, remove, read, subscribe, follow })
+    const follow = (
+      aggregateID: string,
+      options?: { readonly after?: number | undefined; readonly capacity?: number | undefined }
+    ): Stream.Stream<Envelope> =>
+      tail(
+        aggregateID,
+        options,
+        (after, limit) => readEnvelopes({ aggregateIDs: [aggregateID], after, limit }),
+        (envelope) => envelope,
+        (envelope) => envelope.durable.seq
+      )
+
+    const followEncoded = (
+      aggregateID: string,
+      options?: { readonly after?: number | undefined; readonly capacity?: number | undefined }
+    ): Stream.Stream<Encoded> => {
+      const aggregateJson = JSON.stringify(aggregateID)
+      return tail(
+        aggregateID,
+        options,
+        (after, limit) =>
+          selectStored({ aggregateIDs: [aggregateID], after, limit }).pipe(
+            Effect.map((rows) =>
+              rows.map((row): Encoded => ({ seq: row.seq, type: row.type, json: encodeRow(aggregateJson, row) }))
+            ),
+            Effect.orDie
+          ),
+        (envelope): Encoded => ({ seq: envelope.durable.seq, type: envelope.type, json: JSON.stringify(envelope) }),
+        (encoded) => encoded.seq
+      )
+    }
+
+    return Service.of({ append, remove, read, readMany, lastSeq, subscribe, follow, followEncoded })
   })
 )
+
+/**
+ * The last seq of `aggregateID`'s log (0 before its first event) as an SQL scalar subquery, for a
+ * statement of the caller's that must read it atomically with its own write (e.g. an upsert that
+ * records "the log up to here"), on the caller's connection or transaction.
+ */
+export const lastSeqFragment = (sql: SqlClient.SqlClient, aggregateID: string) =>
+  sql`coalesce((SELECT seq FROM event_sequence WHERE aggregate_id = ${aggregateID}), 0)`
+
+/**
+ * The last seq of `aggregateID`'s log (0 before its first event), read on the caller's connection, so
+ * inside the caller's transaction when there is one (the service's {@link Interface.lastSeq} reads
+ * outside any transaction).
+ */
+export const lastSeq = Effect.fn("EventLog.lastSeq")(function* (aggregateID: AggregateID) {
+  const sql = yield* SqlClient.SqlClient
+  const [row] = yield* SqlSchema.findAll({
+    Request: Schema.String,
+    Result: SeqRow,
+    execute: (id) => sql`SELECT ${lastSeqFragment(sql, id)} AS seq`
+  })(aggregateID).pipe(Effect.orDie)
+  return row?.seq ?? 0
+})

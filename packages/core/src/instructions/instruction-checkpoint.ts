@@ -161,8 +161,8 @@ const Row = Schema.Struct({
 const SeqRow = Schema.Struct({ baseline_seq: Schema.Number })
 const encodeData = Schema.encode(ContextUpdated.Data)
 
-/** The session's last event seq (0 before its first event), as a subquery (the EventLog owns it). */
-const currentSeq = (sql: SqlClient.SqlClient, sessionID: string) => EventLog.lastSeqQuery(sql, sessionID)
+/** The session's last event seq (0 before its first event), as a subquery. */
+const currentSeq = (sql: SqlClient.SqlClient, sessionID: string) => EventLog.lastSeqFragment(sql, sessionID)
 
 /**
  * Records a completed compaction at `seq` inside the caller's SQL transaction (for example the

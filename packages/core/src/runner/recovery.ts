@@ -80,6 +80,14 @@ export interface Settled {
 /** `yield* Recovery.Service`. */
 export class Service extends Context.Tag("@opencode-ai/core/Recovery")<Service, Interface>() {}
 
+/** The durable events that open and end text and reasoning blocks. */
+const blockTypes = [
+  "session.next.text.started",
+  "session.next.text.ended",
+  "session.next.reasoning.started",
+  "session.next.reasoning.ended"
+]
+
 export const layer: Layer.Layer<
   Service,
   never,
@@ -110,7 +118,7 @@ export const layer: Layer.Layer<
       fromSeq: number
     ) {
       const open = new Set<string>()
-      for (const envelope of yield* log.read(sessionID, { after: fromSeq - 1 })) {
+      for (const envelope of yield* log.read(sessionID, { after: fromSeq - 1, types: blockTypes })) {
         const kind = blockKinds.get(envelope.type)
         if (kind === undefined) continue
         const data = decodeBlock(envelope.data)

@@ -92,16 +92,15 @@ const tree = (sql: SqlClient.SqlClient, sessionID: string) =>
   )
 
 /** The Managed Tool Output Files the sessions' tool results name (`outputPaths`), not yet filtered by ownership. */
-const outputPaths = (sql: SqlClient.SqlClient, sessionIDs: ReadonlyArray<string>) =>
-  Effect.suspend(() =>
-    sql<{ readonly path: string }>`
-      SELECT DISTINCT path.value AS path FROM event, json_each(event.data, '$.outputPaths') AS path
-      WHERE event.aggregate_id IN ${sql.in(sessionIDs)} AND event.type = 'session.next.tool.success'
-        AND path.type = 'text'`.pipe(
-      Effect.map((rows) => rows.map((row) => row.path)),
-      Effect.orDie
+const outputPaths = (log: EventLog.Interface, sessionIDs: ReadonlyArray<string>) =>
+  Effect.map(log.readMany(sessionIDs, { types: ["session.next.tool.success"] }), (events) => [
+    ...new Set(
+      events.flatMap((event) => {
+        const paths = (event.data as { readonly outputPaths?: unknown }).outputPaths
+        return Array.isArray(paths) ? paths.filter((path): path is string => typeof path === "string") : []
+      })
     )
-  )
+  ])
 
 export const layer: Layer.Layer<
   Service,
@@ -171,7 +170,7 @@ export const layer: Layer.Layer<
               WHERE json_extract(info, '$.parentID') IN ${sql.in(aggregates)} AND id NOT IN ${sql.in(aggregates)}
               LIMIT 1`.pipe(Effect.orDie)
             if (started.length > 0) return yield* new TreeChanged()
-            paths = yield* outputPaths(sql, aggregates)
+            paths = yield* outputPaths(log, aggregates)
             // Permission and question requests keep their own logs (aggregate: the request id).
             const requests = yield* sql<{ readonly id: string }>`
               SELECT id FROM permission_request WHERE session_id IN ${sql.in(aggregates)}

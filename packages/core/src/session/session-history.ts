@@ -14,6 +14,7 @@ export * as SessionHistory from "./session-history.js"
 import { SqlClient } from "@effect/sql"
 import { type Cursor, Errors, type Event, Quote, type SessionMessages } from "@opencode-ai/schema"
 import { Context, Effect, Layer, Option } from "effect"
+import * as EventLog from "../event/event-log.js"
 import * as InstructionCheckpoint from "../instructions/instruction-checkpoint.js"
 import { KnownSessions } from "./known-sessions.js"
 import * as MessageCursor from "./message-cursor.js"
@@ -116,11 +117,12 @@ const invalidQuery = (field: string, message: string) =>
 export const layer: Layer.Layer<
   Service,
   never,
-  SqlClient.SqlClient | InstructionCheckpoint.Service | KnownSessions.Service
+  SqlClient.SqlClient | InstructionCheckpoint.Service | KnownSessions.Service | EventLog.Service
 > = Layer.effect(
   Service,
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const log = yield* EventLog.Service
     const checkpoints = yield* InstructionCheckpoint.Service
 
     const ensureSession = (yield* KnownSessions.Service).ensure
@@ -257,24 +259,12 @@ export const layer: Layer.Layer<
         if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
           return yield* invalidQuery("limit", "limit must be an integer from 1 to 1000")
         }
-        const rows = yield* sql<{
-          readonly id: string
-          readonly type: string
-          readonly seq: number
-          readonly version: number
-          readonly data: string
-        }>`
-          SELECT id, type, seq, version, data FROM event
-          WHERE aggregate_id = ${sessionID} AND seq > ${after} AND type <> 'session.created'
-          ORDER BY seq
-          LIMIT ${limit + 1}`.pipe(Effect.orDie)
-        const data = yield* Effect.forEach(rows.slice(0, limit), (row) =>
-          MessageProjection.decodeEvent({
-            id: row.id as Event.SessionDurableEvent["id"],
-            type: row.type,
-            durable: { aggregateID: sessionID, seq: row.seq, version: row.version },
-            data: JSON.parse(row.data)
-          }).pipe(Effect.orDie)
+        // The origin (`session.created`, seq 0) is never after a seq ≥ 0: every row read is an event of the page.
+        const rows = (yield* log.read(sessionID, { after, limit: limit + 1 })).filter(
+          (envelope) => envelope.type !== "session.created"
+        )
+        const data = yield* Effect.forEach(rows.slice(0, limit), (envelope) =>
+          MessageProjection.decodeEvent(envelope).pipe(Effect.orDie)
         )
         return { data, hasMore: rows.length > limit } satisfies History
       },

@@ -247,5 +247,24 @@ export const all: ReadonlyArray<Migration> = [
           AND (m.type IN ('user', 'synthetic')
             OR ((m.info::jsonb ->> 'finish') = 'tool-calls' AND (m.info::jsonb -> 'error') IS NULL)))`
     ]
+  },
+  {
+    // The event log's commit order as a column. PostgreSQL fills it from its own sequence
+    // (`event_position`: unique, not commit-ordered; readers in other processes go by (aggregate, seq)
+    // after a NOTIFY), so the SQLite counter row is not used here. Existing rows get positions in
+    // (time_created, id) order, and the sequence continues above them. The counter row of the empty
+    // key is written as on SQLite (same data after both migrations) but not used on PostgreSQL.
+    tag: "0013_evlog_position",
+    statements: [
+      `ALTER TABLE event ADD COLUMN position bigint DEFAULT 0 NOT NULL`,
+      `CREATE INDEX event_position_index ON event (position)`,
+      `CREATE SEQUENCE event_position`,
+      `UPDATE event SET position = ranked.position FROM (
+        SELECT id, row_number() OVER (ORDER BY time_created, id) AS position FROM event
+      ) AS ranked WHERE event.id = ranked.id`,
+      `SELECT setval('event_position', (SELECT max(position) FROM event)) WHERE EXISTS (SELECT 1 FROM event)`,
+      `INSERT INTO event_sequence (aggregate_id, seq) SELECT '', (SELECT max(position) FROM event) WHERE EXISTS (SELECT 1 FROM event)
+      ON CONFLICT (aggregate_id) DO UPDATE SET seq = CASE WHEN excluded.seq > event_sequence.seq THEN excluded.seq ELSE event_sequence.seq END`
+    ]
   }
 ]

@@ -8,7 +8,11 @@ import { foreignKey, index, integer, primaryKey, sqliteTable, text, unique, uniq
  * (`drizzle-kit generate`); queries run through the Effect SqlClient against the same names.
  */
 
-/** The last sequence number handed out per aggregate; the next append continues from it. */
+/**
+ * The last sequence number handed out per aggregate; the next append continues from it. The row of
+ * the empty key is no aggregate's: on SQLite it is the commit-order counter, the last
+ * `event.position` handed out (see `EventLog`).
+ */
 export const eventSequence = sqliteTable("event_sequence", {
   aggregateID: text("aggregate_id").primaryKey(),
   seq: integer("seq").notNull()
@@ -23,12 +27,20 @@ export const event = sqliteTable(
     seq: integer("seq").notNull(),
     type: text("type").notNull(),
     version: integer("version").notNull(),
-    /** The event's `data`, as JSON. */
+    /** The event's `data`, as its contract-encoded JSON text, written once at append and replayed as is. */
     data: text("data").notNull(),
-    timeCreated: integer("time_created").notNull()
+    timeCreated: integer("time_created").notNull(),
+    /**
+     * The event's place in the database's commit order: on SQLite a counter bumped in the append's
+     * transaction (one writer: it grows in commit order, never goes back), which other processes'
+     * relay reads by; on PostgreSQL a sequence (unique, not commit-ordered: cross-process readers go
+     * by `(aggregate_id, seq)` there).
+     */
+    position: integer("position").notNull().default(0)
   },
   (table) => [
     unique("event_aggregate_seq_unique").on(table.aggregateID, table.seq),
+    index("event_position_index").on(table.position),
     foreignKey({ columns: [table.aggregateID], foreignColumns: [eventSequence.aggregateID] }).onDelete("cascade")
   ]
 )

@@ -4,7 +4,7 @@ import type { HttpServerRequest } from "@effect/platform"
 import { EventLog, Sessions } from "@opencode-ai/core"
 import type { SessionEventStream as Endpoint } from "@opencode-ai/protocol"
 import { Errors, Event } from "@opencode-ai/schema"
-import { Effect, Stream } from "effect"
+import { Chunk, Effect, Stream } from "effect"
 import { EventStreams } from "./event-streams.js"
 import { SseFraming } from "./sse-framing.js"
 import { WriteWatchdog } from "./write-watchdog.js"
@@ -15,6 +15,28 @@ const durableTypes: ReadonlySet<string> = new Set(
 )
 
 const lastEventIdHeader = "last-event-id"
+
+/**
+ * How many characters of frames are written as one piece at most (a single larger frame is its own
+ * piece): the write watchdog times each piece, and a slow but reading client must drain one in time.
+ */
+const pieceSize = 64 * 1024
+
+/** The frames of a chunk of encoded events (those of the stream's types), as a few strings of frames. */
+const framesOf = (chunk: Chunk.Chunk<EventLog.Encoded>): Chunk.Chunk<string> => {
+  const pieces: Array<string> = []
+  let frames = ""
+  for (const event of chunk) {
+    if (!durableTypes.has(event.type)) continue
+    frames += SseFraming.event({ id: String(event.seq), event: event.type, data: event.json })
+    if (frames.length >= pieceSize) {
+      pieces.push(frames)
+      frames = ""
+    }
+  }
+  if (frames !== "") pieces.push(frames)
+  return Chunk.unsafeFromArray(pieces)
+}
 
 /**
  * Where to resume: `Last-Event-ID` when present (an SSE client sends it when it reconnects: it is the
@@ -64,10 +86,10 @@ export const make = Effect.gen(function* () {
       yield* sessions.get(path.sessionID)
       // `follow` subscribes when the body starts streaming (inside its own scope, not the handler's),
       // then reads the log after `after`: commits made meanwhile are in one or the other, never lost.
-      const frames = log.follow(path.sessionID, { after }).pipe(
-        Stream.filter((envelope) => durableTypes.has(envelope.type)),
-        Stream.map((envelope) => SseFraming.envelope(envelope, String(envelope.durable.seq)))
-      )
+      // The events come as their stored JSON, a keyset page per chunk: each chunk becomes a few strings
+      // of frames (no per-event effect), written piece by piece, so the first page is on the wire
+      // before the rest is read.
+      const frames = log.followEncoded(path.sessionID, { after }).pipe(Stream.mapChunks(framesOf), Stream.rechunk(1))
       // A heartbeat right away (the response starts without waiting for an event), then periodically.
       const heartbeats = Stream.tick(streams.heartbeat).pipe(Stream.as(SseFraming.comment("heartbeat")))
       return SseFraming.response(
