@@ -256,7 +256,8 @@ export const layer = (
                   if (mapped.call !== undefined) calls.push(mapped.call)
                   break
                 case "Live":
-                  ;(live ??= []).push([durable.length, liveEnvelope(mapped.type, mapped.data, timestamp)])
+                  live ??= []
+                  live.push([durable.length, liveEnvelope(mapped.type, mapped.data, timestamp)])
                   break
                 case "Usage":
                   usage = mapped.tokens
