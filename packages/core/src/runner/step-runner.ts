@@ -80,10 +80,12 @@ export interface Interface {
    * `step.ended` / `step.failed` when there is none), so pre-flight and an overflow the caller
    * recovers from leave no record. Reads nothing but its input: the Model Context was
    * assembled before. Each transition is its own durable event (see ProviderEvents for the mapping);
-   * the durable events the provider delivered together (in one SSE event, such as a finished call's
-   * `tool.input.ended` and `tool.called`) commit in one transaction, each still its own event, and
-   * the deltas go to the live bus once what came before them has committed. A call starts running
-   * only once its `tool.called` has committed; calls run concurrently.
+   * the durable events of one provider chunk batch (what one read of the response held: one SSE
+   * event, such as a finished call's `tool.input.ended` and `tool.called`, or a whole short answer)
+   * commit in one transaction, each still its own event, and the batch's deltas go to the live bus
+   * in their places among those events once it has committed (a short text Step is thus one commit
+   * for its output and one for its `step.ended`). A call starts running only once its `tool.called`
+   * has committed; calls run concurrently.
    *
    * ```
    * step.started ─► text / reasoning / tool input blocks ─► tool.called ─► tool.success | tool.failed
