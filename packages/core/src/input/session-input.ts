@@ -85,6 +85,8 @@ export interface Interface {
    * {@link promoteSteers}. Resolves with whether one was promoted.
    */
   readonly promoteNextQueued: (sessionID: string) => Effect.Effect<boolean, Errors.SessionNotFoundError>
+  /** Whether the session has an Admitted Prompt not yet promoted ({@link pending} is not empty), read cheaply. */
+  readonly hasPending: (sessionID: string) => Effect.Effect<boolean, Errors.SessionNotFoundError>
   /**
    * The sessions that hold an Admitted Prompt not yet promoted, each once, in no particular order
    * (what a startup Recovery wakes).
@@ -218,6 +220,10 @@ export const layer: Layer.Layer<
         UPDATE session_input SET promoted_seq = ${promotedSeq}
         WHERE id = ${id} AND promoted_seq IS NULL
         RETURNING id`.pipe(Effect.map((claimed) => claimed.length > 0))
+    const anyPending = (sessionID: string) =>
+      sql`SELECT 1 AS found FROM session_input WHERE session_id = ${sessionID} AND promoted_seq IS NULL LIMIT 1`.pipe(
+        Effect.map((rows) => rows.length > 0)
+      )
     const withPendingRows = SqlSchema.findAll({
       Request: Schema.Void,
       Result: Schema.Struct({ session_id: Identifier.SessionID }),
@@ -319,6 +325,15 @@ export const layer: Layer.Layer<
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
     )
 
+    const hasPending = Effect.fn("SessionInput.hasPending")(
+      function* (sessionID: string) {
+        yield* ensureSession(sessionID)
+        return yield* anyPending(sessionID)
+      },
+      storageDefects,
+      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+    )
+
     /**
      * Promotes the rows `select` picks, in order, as one append; claims each inside its transaction
      * and starts over (re-selecting) when another promotion claimed one first.
@@ -385,6 +400,6 @@ export const layer: Layer.Layer<
       return (yield* withPendingRows(undefined)).map((row) => row.session_id)
     }, storageDefects)
 
-    return Service.of({ admit, pending, promoteSteers, promoteNextQueued, withPending })
+    return Service.of({ admit, pending, hasPending, promoteSteers, promoteNextQueued, withPending })
   })
 )
