@@ -182,6 +182,15 @@ const report = (rows: ReadonlyArray<Row>) => {
 
 const { reply, text, toolCall, finish, hold } = LLMScript
 
+/**
+ * The scripted provider's config, with session titles off: a fresh session's title request goes to
+ * the same provider in the background, and would land among the requests each figure times.
+ */
+const benchConfig = (url: string) =>
+  ({ ...ScriptedLLMServer.config(url), agent: { title: { disable: true } } }) as ReturnType<
+    typeof ScriptedLLMServer.config
+  >
+
 /** The runtime's own samples, in process: a tool step, then a final text step, per fresh session. */
 const inProcess = (
   root: string,
@@ -202,7 +211,7 @@ const inProcess = (
         directory,
         configDir: path.join(root, "config"),
         env: {},
-        config: Config.layerTest(ScriptedLLMServer.config(llm.url))
+        config: Config.layerTest(benchConfig(llm.url))
       })
     )
     const sessions = Effect.runSync(Effect.provide(Sessions.Service, context))
@@ -266,7 +275,7 @@ const commitsPerTurn = (root: string, coalesced: ScriptedLLMServer.ScriptedLLMSe
         directory,
         configDir: path.join(root, "config"),
         env: {},
-        config: Config.layerTest(ScriptedLLMServer.config(coalesced.url))
+        config: Config.layerTest(benchConfig(coalesced.url))
       })
     )
     const sessions = Effect.runSync(Effect.provide(Sessions.Service, context))
@@ -402,7 +411,7 @@ const overHttp = (root: string, llm: ScriptedLLMServer.ScriptedLLMServer, probe:
         logLevel: LogLevel.Warning,
         directory,
         env: { XDG_DATA_HOME: path.join(root, "data"), XDG_CONFIG_HOME: path.join(root, "xdg-config") },
-        config: Config.layerTest(ScriptedLLMServer.config(llm.url))
+        config: Config.layerTest(benchConfig(llm.url))
       })
     )
     const address = Effect.runSync(Effect.provide(HttpServer.HttpServer, context)).address
@@ -424,7 +433,7 @@ const overProcess = (root: string, llm: ScriptedLLMServer.ScriptedLLMServer, pro
     if (!fs.existsSync(bin)) return yield* Effect.dieMessage(`${bin} is missing: run \`pnpm build\` first`)
     const directory = path.join(root, "serve")
     fs.mkdirSync(directory, { recursive: true })
-    fs.writeFileSync(path.join(directory, "opencode.json"), JSON.stringify(ScriptedLLMServer.config(llm.url)))
+    fs.writeFileSync(path.join(directory, "opencode.json"), JSON.stringify(benchConfig(llm.url)))
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
         spawn(process.execPath, ["--require", serveMarks, bin, "serve", "--port", "0", "--hostname", "127.0.0.1"], {
