@@ -34,11 +34,12 @@ import * as path from "node:path"
 import { performance } from "node:perf_hooks"
 import { HttpServer } from "@effect/platform"
 import { createOpencodeClient } from "@opencode-ai/client"
-import { Effect, Fiber, Layer, Logger, LogLevel, Tracer } from "effect"
+import { Effect, Fiber, Layer, Logger, LogLevel, Metric, Tracer } from "effect"
 import {
   Config,
   Core,
   Locations,
+  RuntimeMetrics,
   SessionInput,
   SessionRunner,
   Sessions,
@@ -181,6 +182,15 @@ const report = (rows: ReadonlyArray<Row>) => {
 
 const { reply, text, toolCall, finish, hold } = LLMScript
 
+/**
+ * The scripted provider's config, with session titles off: a fresh session's title request goes to
+ * the same provider in the background, and would land among the requests each figure times.
+ */
+const benchConfig = (url: string) =>
+  ({ ...ScriptedLLMServer.config(url), agent: { title: { disable: true } } }) as ReturnType<
+    typeof ScriptedLLMServer.config
+  >
+
 /** The runtime's own samples, in process: a tool step, then a final text step, per fresh session. */
 const inProcess = (
   root: string,
@@ -201,7 +211,7 @@ const inProcess = (
         directory,
         configDir: path.join(root, "config"),
         env: {},
-        config: Config.layerTest(ScriptedLLMServer.config(llm.url))
+        config: Config.layerTest(benchConfig(llm.url))
       })
     )
     const sessions = Effect.runSync(Effect.provide(Sessions.Service, context))
@@ -248,6 +258,99 @@ const inProcess = (
     }
     return { admission, toolToNext, textToIdle }
   }).pipe(Effect.scoped)
+
+/**
+ * Durable commits per short text turn, in process: `opencode_db_commit_duration_seconds` observes each
+ * durable transition's transaction once, so its count before and after a turn is the turn's commits.
+ * The provider (`coalesced`: each reply in one socket write) answers in one chunk batch. A count, not
+ * a time: every sample should be equal.
+ */
+const commitsPerTurn = (root: string, coalesced: ScriptedLLMServer.ScriptedLLMServer, turns: number) =>
+  Effect.gen(function* () {
+    const directory = path.join(root, "commits")
+    fs.mkdirSync(directory, { recursive: true })
+    const context = yield* Layer.build(
+      Core.layer({
+        databaseFile: path.join(root, "commits.db"),
+        directory,
+        configDir: path.join(root, "config"),
+        env: {},
+        config: Config.layerTest(benchConfig(coalesced.url))
+      })
+    )
+    const sessions = Effect.runSync(Effect.provide(Sessions.Service, context))
+    const input = Effect.runSync(Effect.provide(SessionInput.Service, context))
+    const runner = Effect.runSync(Effect.provide(SessionRunner.Service, context))
+    const location = yield* Effect.provide(
+      Effect.flatMap(Locations.Service, (l) => l.resolve({ directory })),
+      context
+    )
+    const count = Effect.map(Metric.value(RuntimeMetrics.dbCommitDuration), (state) => state.count)
+    const samples: Array<number> = []
+    for (let i = 0; i < turns; i++) {
+      const session = yield* sessions.create({ location })
+      yield* coalesced.enqueue(reply(text("Hel", "lo"), finish("stop")))
+      const before = yield* count
+      yield* input.admit(session.id, { prompt: { text: `prompt ${i}` } })
+      yield* runner.wake(session.id)
+      yield* runner.wait(session.id)
+      samples.push((yield* count) - before)
+    }
+    return samples
+  }).pipe(Effect.scoped)
+
+/** User plus system CPU time (ms) the process `pid` has used so far (Linux `/proc`; NaN elsewhere). */
+const cpuOf = (pid: number | undefined): number => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    // utime and stime are the 12th and 13th fields after the command (clock ticks, 100 per second).
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
+  } catch {
+    return Number.NaN
+  }
+}
+
+/**
+ * Turns on one session through the Promise client, each replied to at once: the server process's
+ * CPU time per short text turn (prompt + `wait`, measured over all turns, since a process's CPU time
+ * has a 10 ms resolution), and a 3-step tool turn (two `bash` calls, then text), POST → idle.
+ */
+const turnLoop = (
+  client: ReturnType<typeof createOpencodeClient>,
+  llm: ScriptedLLMServer.ScriptedLLMServer,
+  pid: number | undefined
+) =>
+  Effect.gen(function* () {
+    const session = yield* Effect.promise(() => client.sessions.create({}))
+    const turn = (i: number) =>
+      Effect.promise(async () => {
+        await client.sessions.prompt({ sessionID: session.id, prompt: { text: `turn ${i}` } })
+        await client.sessions.wait({ sessionID: session.id })
+      })
+    for (let i = 0; i < warmup; i++) {
+      yield* llm.enqueue(reply(text("done"), finish("stop")))
+      yield* turn(i)
+    }
+    const cpuBefore = cpuOf(pid)
+    for (let i = 0; i < iterations; i++) {
+      yield* llm.enqueue(reply(text("done"), finish("stop")))
+      yield* turn(i)
+    }
+    const cpuPerTurn = (cpuOf(pid) - cpuBefore) / iterations
+    const toolTurn: Array<number> = []
+    for (let i = 0; i < warmup + iterations; i++) {
+      yield* llm.enqueue(
+        reply(toolCall(`bash_a_${i}`, "bash", { command: "true", description: "nothing" }), finish("tool-calls")),
+        reply(toolCall(`bash_b_${i}`, "bash", { command: "true", description: "nothing" }), finish("tool-calls")),
+        reply(text("done"), finish("stop"))
+      )
+      const start = performance.now()
+      yield* turn(i)
+      if (i >= warmup) toolTurn.push(performance.now() - start)
+    }
+    return { cpuPerTurn, toolTurn }
+  })
 
 /**
  * Prompts fresh sessions through the Promise client: one text step each. The reply is held until the
@@ -308,7 +411,7 @@ const overHttp = (root: string, llm: ScriptedLLMServer.ScriptedLLMServer, probe:
         logLevel: LogLevel.Warning,
         directory,
         env: { XDG_DATA_HOME: path.join(root, "data"), XDG_CONFIG_HOME: path.join(root, "xdg-config") },
-        config: Config.layerTest(ScriptedLLMServer.config(llm.url))
+        config: Config.layerTest(benchConfig(llm.url))
       })
     )
     const address = Effect.runSync(Effect.provide(HttpServer.HttpServer, context)).address
@@ -330,7 +433,7 @@ const overProcess = (root: string, llm: ScriptedLLMServer.ScriptedLLMServer, pro
     if (!fs.existsSync(bin)) return yield* Effect.dieMessage(`${bin} is missing: run \`pnpm build\` first`)
     const directory = path.join(root, "serve")
     fs.mkdirSync(directory, { recursive: true })
-    fs.writeFileSync(path.join(directory, "opencode.json"), JSON.stringify(ScriptedLLMServer.config(llm.url)))
+    fs.writeFileSync(path.join(directory, "opencode.json"), JSON.stringify(benchConfig(llm.url)))
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
         spawn(process.execPath, ["--require", serveMarks, bin, "serve", "--port", "0", "--hostname", "127.0.0.1"], {
@@ -372,8 +475,10 @@ const overProcess = (root: string, llm: ScriptedLLMServer.ScriptedLLMServer, pro
         serverMarks[kind as ServeMark]?.push(Number(at))
       }
     })
-    const result = yield* promptLoop(createOpencodeClient({ baseUrl: url }), llm, probe)
-    return { ...result, split: split(result, serverMarks) }
+    const client = createOpencodeClient({ baseUrl: url })
+    const result = yield* promptLoop(client, llm, probe)
+    const turns = yield* turnLoop(client, llm, child.pid)
+    return { ...result, ...turns, split: split(result, serverMarks) }
   }).pipe(Effect.scoped)
 
 /**
@@ -412,6 +517,8 @@ const main = Effect.gen(function* () {
     (p) => Effect.sync(p.close)
   )
 
+  const coalesced = yield* ScriptedLLMServer.make({ record: false, coalesce: true })
+  const commits = yield* commitsPerTurn(root, coalesced, Math.min(iterations, 50))
   const local = yield* inProcess(root, llm, marks)
   const served = yield* overProcess(root, llm, marks)
   const shared = yield* overHttp(root, llm, marks)
@@ -477,8 +584,23 @@ const main = Effect.gen(function* () {
         label: "    text step stream end → idle (HTTP wait, listener in this thread)",
         samples: shared.textToIdle,
         target: false
+      },
+      {
+        label: "3-step tool turn (two bash calls), HTTP POST → idle (opencode serve)",
+        samples: served.toolTurn,
+        target: false
       }
     ])
+  )
+  const sortedCommits = [...commits].sort((a, b) => a - b)
+  console.log(
+    `\ndurable commits per short text turn (one provider chunk batch), in process: p50 ${percentile(sortedCommits, 50)}, ` +
+      `min ${sortedCommits[0]}, max ${sortedCommits.at(-1)} (target ≤ 4)\n` +
+      `server CPU per text turn (opencode serve, prompt + wait, mean of ${iterations}): ${served.cpuPerTurn.toFixed(2)} ms (target ≤ 5)`
+  )
+  console.log(
+    "issue 18 targets (p50): HTTP prompt → provider ≤ 3 ms; in process ≤ 1.5 ms; text stream end → idle ≤ 2 ms; " +
+      "3-step tool turn ≤ 20 ms"
   )
 
   if (spans) {

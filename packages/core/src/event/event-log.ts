@@ -73,6 +73,30 @@ export interface Draft {
  */
 export interface AppendOptions {
   readonly opens?: boolean | undefined
+  /**
+   * Live-only envelopes (deltas) published to the instance's LiveBus among the committed ones, once
+   * they have committed: each `[index, envelope]` just before the committed envelope at `index`
+   * (`events.length`: after the last), in the given order. Live subscribers thus see a batch in the
+   * order it was produced although it commits as one transaction. Not written, not sent to
+   * {@link Interface.subscribe}.
+   */
+  readonly live?: ReadonlyArray<readonly [index: number, envelope: LiveBus.Envelope]> | undefined
+}
+
+/** The committed envelopes with `live` (see {@link AppendOptions.live}) in their places. */
+const interleave = (
+  committed: ReadonlyArray<Envelope>,
+  live: ReadonlyArray<readonly [number, LiveBus.Envelope]> | undefined
+): ReadonlyArray<LiveBus.Envelope> => {
+  if (live === undefined || live.length === 0) return committed
+  const out: Array<LiveBus.Envelope> = []
+  let next = 0
+  for (let index = 0; index <= committed.length; index++) {
+    while (next < live.length && live[next]![0] <= index) out.push(live[next++]![1])
+    if (index < committed.length) out.push(committed[index]!)
+  }
+  while (next < live.length) out.push(live[next++]![1])
+  return out
 }
 
 /**
@@ -444,7 +468,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
           Effect.tap((committed) => PubSub.publishAll(live, committed)),
           // Still under the writer permit: the bus sees commits in commit order, and before append
           // resolves, so a publisher's later live deltas can never overtake its durable events.
-          Effect.tap((committed) => bus.publishAll(committed))
+          Effect.tap((committed) => bus.publishAll(interleave(committed, options?.live)))
         )
         return yield* writer.withPermits(1)(Effect.uninterruptible(transaction))
       },

@@ -19,13 +19,14 @@ export * as SessionInput from "./session-input.js"
  */
 
 import { FileSystem } from "@effect/platform"
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlError, SqlSchema } from "@effect/sql"
 import { AdmittedPrompt, Errors, Identifier } from "@opencode-ai/schema"
-import { Clock, Context, Data, Effect, Layer, Option, Schema } from "effect"
+import { Clock, Context, Data, Effect, Layer, Option, ParseResult, Schema } from "effect"
 import { Config } from "../config/config.js"
 import type * as EventLog from "../event/event-log.js"
 import { Permission } from "../permission/permission.js"
 import { KnownSessions } from "../session/known-sessions.js"
+import { MessageProjection } from "../session/message-projection.js"
 import * as SessionEvents from "../session/session-events.js"
 import * as Sessions from "../session/sessions.js"
 import { ToolPath } from "../tool/builtin/tool-path.js"
@@ -84,6 +85,8 @@ export interface Interface {
    * {@link promoteSteers}. Resolves with whether one was promoted.
    */
   readonly promoteNextQueued: (sessionID: string) => Effect.Effect<boolean, Errors.SessionNotFoundError>
+  /** Whether the session has an Admitted Prompt not yet promoted ({@link pending} is not empty), read cheaply. */
+  readonly hasPending: (sessionID: string) => Effect.Effect<boolean, Errors.SessionNotFoundError>
 }
 
 /** The session inbox; `yield* SessionInput.Service`. */
@@ -108,21 +111,24 @@ class AdmissionRaced extends Data.TaggedError("AdmissionRaced") {}
 /** Another promotion claimed an entry first: roll back and start over from what is pending. */
 class PromotionRaced extends Data.TaggedError("PromotionRaced") {}
 
-interface Row {
-  readonly id: string
-  readonly session_id: string
-  readonly delivery: string
-  readonly input: string
-  readonly prompt: string
-  readonly admitted_seq: number
-  readonly promoted_seq: number | null
-  readonly time_created: number
-}
+/** An integer column: a number in SQLite, a numeric string for PostgreSQL's `bigint`. */
+const Int = Schema.Union(Schema.Int, Schema.compose(Schema.NumberFromString, Schema.Int))
 
-const decodePrompt = Schema.decodeUnknown(Schema.parseJson(AdmittedPrompt.Prompt))
+/** A `session_input` row, decoded: `prompt` is the resolved prompt's JSON, `input` the canonical input. */
+const Row = Schema.Struct({
+  id: Identifier.SessionMessageID,
+  session_id: Identifier.SessionID,
+  delivery: AdmittedPrompt.Delivery,
+  input: Schema.String,
+  prompt: Schema.parseJson(AdmittedPrompt.Prompt),
+  admitted_seq: Int,
+  promoted_seq: Schema.NullOr(Int),
+  time_created: Int
+})
+type Row = typeof Row.Type
+
 const encodePrompt = Schema.encode(Schema.parseJson(AdmittedPrompt.Prompt))
 const encodeInput = Schema.encode(AdmittedPrompt.PromptInput)
-const decodeDelivery = Schema.decodeUnknown(AdmittedPrompt.Delivery)
 
 /** JSON with object keys sorted, so two equal inputs compare equal whatever their key order. */
 const canonical = (value: unknown): string =>
@@ -138,21 +144,24 @@ const conflict = (id: string) =>
     message: `Prompt ${id} was already admitted with different content; use a new id for a new prompt`
   })
 
-const toRecord = (row: Row) =>
-  Effect.gen(function* () {
-    const prompt = yield* decodePrompt(row.prompt)
-    const delivery = yield* decodeDelivery(row.delivery)
-    const record: AdmittedPrompt.SessionInputAdmitted = {
-      admittedSeq: row.admitted_seq,
-      id: row.id as Identifier.MessageID,
-      sessionID: row.session_id as Identifier.SessionID,
-      prompt,
-      delivery,
-      timeCreated: row.time_created,
-      ...(row.promoted_seq === null ? {} : { promotedSeq: row.promoted_seq })
-    }
-    return record
-  }).pipe(Effect.orDie)
+const toRecord = (row: Row): AdmittedPrompt.SessionInputAdmitted => ({
+  admittedSeq: row.admitted_seq,
+  id: row.id,
+  sessionID: row.session_id,
+  prompt: row.prompt,
+  delivery: row.delivery,
+  timeCreated: row.time_created,
+  ...(row.promoted_seq === null ? {} : { promotedSeq: row.promoted_seq })
+})
+
+/** A failed statement or a row that does not decode is a defect: the one place this module says so. */
+const storageDefects = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.catchIf(
+    effect,
+    (error): error is Extract<E, SqlError.SqlError | ParseResult.ParseError> =>
+      error instanceof SqlError.SqlError || ParseResult.isParseError(error),
+    Effect.die
+  )
 
 export const layer: Layer.Layer<
   Service,
@@ -179,17 +188,55 @@ export const layer: Layer.Layer<
         Permission.evaluate(rules, "external_directory", ToolPath.externalResource(real, kind)) === "allow"
     }
 
+    // Every statement on `session_input` is here (this module owns the table).
     const columns = sql`id, session_id, delivery, input, prompt, admitted_seq, promoted_seq, time_created`
-    const lookup = (id: string) =>
-      sql<Row>`SELECT ${columns} FROM session_input WHERE id = ${id}`.pipe(
-        Effect.orDie,
-        Effect.map(([row]) => row)
+    const lookup = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Row,
+      execute: (id) => sql`SELECT ${columns} FROM session_input WHERE id = ${id}`
+    })
+    const pendingRows = SqlSchema.findAll({
+      Request: Schema.Struct({
+        sessionID: Schema.String,
+        delivery: Schema.optional(AdmittedPrompt.Delivery),
+        cutoffSeq: Schema.optional(Schema.Number),
+        limit: Schema.optional(Schema.Int)
+      }),
+      Result: Row,
+      execute: ({ sessionID, delivery, cutoffSeq, limit }) => sql`
+        SELECT ${columns} FROM session_input
+        WHERE session_id = ${sessionID} AND promoted_seq IS NULL
+        ${delivery === undefined ? sql.literal("") : sql`AND delivery = ${delivery}`}
+        ${cutoffSeq === undefined ? sql.literal("") : sql`AND admitted_seq <= ${cutoffSeq}`}
+        ORDER BY admitted_seq
+        ${limit === undefined ? sql.literal("") : sql`LIMIT ${limit}`}`
+    })
+    const insertRow = (row: {
+      readonly id: string
+      readonly session_id: string
+      readonly delivery: string
+      readonly input: string
+      readonly prompt: string
+      readonly admitted_seq: number
+      readonly time_created: number
+    }) =>
+      sql<{ readonly id: string }>`
+        INSERT INTO session_input ${sql.insert({ ...row, promoted_seq: null })}
+        ON CONFLICT (id) DO NOTHING
+        RETURNING id`.pipe(Effect.map((inserted) => inserted.length > 0))
+    const claimRow = (id: string, promotedSeq: number) =>
+      sql<{ readonly id: string }>`
+        UPDATE session_input SET promoted_seq = ${promotedSeq}
+        WHERE id = ${id} AND promoted_seq IS NULL
+        RETURNING id`.pipe(Effect.map((claimed) => claimed.length > 0))
+    const anyPending = (sessionID: string) =>
+      sql`SELECT 1 AS found FROM session_input WHERE session_id = ${sessionID} AND promoted_seq IS NULL LIMIT 1`.pipe(
+        Effect.map((rows) => rows.length > 0)
       )
-
     /** The stored record when it is the same admission, else a conflict. */
     const replay = (row: Row, sessionID: string, input: string, delivery: AdmittedPrompt.Delivery) =>
       row.session_id === sessionID && row.input === input && row.delivery === delivery
-        ? toRecord(row)
+        ? Effect.succeed(toRecord(row))
         : Effect.fail(conflict(row.id))
 
     const ensureSession = (yield* KnownSessions.Service).ensure
@@ -198,10 +245,10 @@ export const layer: Layer.Layer<
       function* (sessionID: string, request: AdmitInput) {
         const session = yield* sessions.get(sessionID)
         const delivery = request.delivery ?? "steer"
-        const input = canonical(yield* encodeInput(request.prompt).pipe(Effect.orDie))
+        const input = canonical(yield* encodeInput(request.prompt))
         if (request.id !== undefined) {
           const stored = yield* lookup(request.id)
-          if (stored !== undefined) return yield* replay(stored, session.id, input, delivery)
+          if (Option.isSome(stored)) return yield* replay(stored.value, session.id, input, delivery)
         }
 
         const given = request.prepare === undefined ? request.prompt : yield* request.prepare(request.prompt)
@@ -211,31 +258,24 @@ export const layer: Layer.Layer<
         }).pipe(Effect.provideService(FileSystem.FileSystem, fs))
         const now = yield* Clock.currentTimeMillis
         const id = request.id ?? Identifier.newMessageID(now)
-        const promptJson = yield* encodePrompt(prompt).pipe(Effect.orDie)
+        const promptJson = yield* encodePrompt(prompt)
 
         const store = ([committed]: ReadonlyArray<EventLog.Envelope>) =>
           Effect.gen(function* () {
             if (committed === undefined) return yield* Effect.dieMessage("EventLog.append committed no event")
             // A client's id that already names a message of history (e.g. an assistant message) is
             // not free; a generated one is new.
-            if (request.id !== undefined) {
-              const taken = yield* sql`SELECT 1 FROM message WHERE id = ${id}`.pipe(Effect.orDie)
-              if (taken.length > 0) return yield* conflict(id)
-            }
-            const inserted = yield* sql`
-              INSERT INTO session_input ${sql.insert({
-                id,
-                session_id: session.id,
-                delivery,
-                input,
-                prompt: promptJson,
-                admitted_seq: committed.durable.seq,
-                promoted_seq: null,
-                time_created: now
-              })}
-              ON CONFLICT (id) DO NOTHING
-              RETURNING id`.pipe(Effect.orDie)
-            if (inserted.length === 0) return yield* new AdmissionRaced()
+            if (request.id !== undefined && (yield* MessageProjection.exists(id))) return yield* conflict(id)
+            const inserted = yield* insertRow({
+              id,
+              session_id: session.id,
+              delivery,
+              input,
+              prompt: promptJson,
+              admitted_seq: committed.durable.seq,
+              time_created: now
+            })
+            if (!inserted) return yield* new AdmissionRaced()
           })
 
         const committed = yield* events
@@ -259,8 +299,8 @@ export const layer: Layer.Layer<
         if (committed === undefined) {
           // Another admission of this id committed first (and this one rolled back): answer as a retry.
           const stored = yield* lookup(id)
-          if (stored === undefined) return yield* Effect.dieMessage(`admission of ${id} raced, but no entry is stored`)
-          return yield* replay(stored, session.id, input, delivery)
+          if (Option.isNone(stored)) return yield* Effect.dieMessage(`admission of ${id} raced, but no entry is stored`)
+          return yield* replay(stored.value, session.id, input, delivery)
         }
         yield* Effect.logDebug("prompt admitted").pipe(
           Effect.annotateLogs({ messageID: id, seq: committed.durable.seq })
@@ -275,20 +315,25 @@ export const layer: Layer.Layer<
         }
         return record
       },
+      storageDefects,
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
     )
-
-    const pendingRows = (sessionID: string) =>
-      sql<Row>`
-        SELECT ${columns} FROM session_input
-        WHERE session_id = ${sessionID} AND promoted_seq IS NULL
-        ORDER BY admitted_seq`.pipe(Effect.orDie)
 
     const pending = Effect.fn("SessionInput.pending")(
       function* (sessionID: string) {
         yield* ensureSession(sessionID)
-        return yield* Effect.forEach(yield* pendingRows(sessionID), toRecord)
+        return (yield* pendingRows({ sessionID })).map(toRecord)
       },
+      storageDefects,
+      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+    )
+
+    const hasPending = Effect.fn("SessionInput.hasPending")(
+      function* (sessionID: string) {
+        yield* ensureSession(sessionID)
+        return yield* anyPending(sessionID)
+      },
+      storageDefects,
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
     )
 
@@ -296,32 +341,29 @@ export const layer: Layer.Layer<
      * Promotes the rows `select` picks, in order, as one append; claims each inside its transaction
      * and starts over (re-selecting) when another promotion claimed one first.
      */
-    const promote = (sessionID: string, select: Effect.Effect<ReadonlyArray<Row>>): Effect.Effect<number> =>
+    const promote = <E>(
+      sessionID: string,
+      select: Effect.Effect<ReadonlyArray<Row>, E>
+    ): Effect.Effect<number, E | SqlError.SqlError> =>
       Effect.gen(function* () {
         const rows = yield* select
         if (rows.length === 0) return 0
         const now = yield* Clock.currentTimeMillis
-        const drafts = yield* Effect.forEach(rows, (row) =>
-          Effect.map(toRecord(row), (record) =>
-            SessionEvents.draft("session.next.prompted", {
-              timestamp: now,
-              sessionID: record.sessionID,
-              messageID: record.id,
-              prompt: record.prompt,
-              delivery: record.delivery
-            })
-          )
+        const drafts = rows.map((row) =>
+          SessionEvents.draft("session.next.prompted", {
+            timestamp: now,
+            sessionID: row.session_id,
+            messageID: row.id,
+            prompt: row.prompt,
+            delivery: row.delivery
+          })
         )
         const claim = (committed: ReadonlyArray<EventLog.Envelope>) =>
           Effect.forEach(
             committed,
             (envelope, index) =>
-              sql`
-                UPDATE session_input SET promoted_seq = ${envelope.durable.seq}
-                WHERE id = ${rows[index]!.id} AND promoted_seq IS NULL
-                RETURNING id`.pipe(
-                Effect.orDie,
-                Effect.flatMap((claimed) => (claimed.length === 0 ? new PromotionRaced() : Effect.void))
+              Effect.flatMap(claimRow(rows[index]!.id, envelope.durable.seq), (claimed) =>
+                claimed ? Effect.void : new PromotionRaced()
               ),
             { discard: true }
           )
@@ -339,34 +381,24 @@ export const layer: Layer.Layer<
     const promoteSteers = Effect.fn("SessionInput.promoteSteers")(
       function* (sessionID: string, cutoffSeq?: number) {
         yield* ensureSession(sessionID)
-        const cutoff = cutoffSeq === undefined ? sql.literal("") : sql`AND admitted_seq <= ${cutoffSeq}`
         return yield* promote(
           sessionID,
-          sql<Row>`
-            SELECT ${columns} FROM session_input
-            WHERE session_id = ${sessionID} AND promoted_seq IS NULL AND delivery = 'steer' ${cutoff}
-            ORDER BY admitted_seq`.pipe(Effect.orDie)
+          pendingRows({ sessionID, delivery: "steer", ...(cutoffSeq === undefined ? {} : { cutoffSeq }) })
         )
       },
+      storageDefects,
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
     )
 
     const promoteNextQueued = Effect.fn("SessionInput.promoteNextQueued")(
       function* (sessionID: string) {
         yield* ensureSession(sessionID)
-        const promoted = yield* promote(
-          sessionID,
-          sql<Row>`
-            SELECT ${columns} FROM session_input
-            WHERE session_id = ${sessionID} AND promoted_seq IS NULL AND delivery = 'queue'
-            ORDER BY admitted_seq
-            LIMIT 1`.pipe(Effect.orDie)
-        )
-        return promoted > 0
+        return (yield* promote(sessionID, pendingRows({ sessionID, delivery: "queue", limit: 1 }))) > 0
       },
+      storageDefects,
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
     )
 
-    return Service.of({ admit, pending, promoteSteers, promoteNextQueued })
+    return Service.of({ admit, pending, hasPending, promoteSteers, promoteNextQueued })
   })
 )

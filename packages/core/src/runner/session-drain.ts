@@ -169,7 +169,7 @@ export const layer: Layer.Layer<
               yield* compaction.served(sessionID)
             }
           }
-          if (!continuing && (yield* input.pending(sessionID)).length === 0) return "idle" as const
+          if (!continuing && !(yield* input.hasPending(sessionID))) return "idle" as const
           const { session: before, location } = yield* locate
 
           // 1. Safe Step Boundary.
@@ -283,7 +283,7 @@ export const layer: Layer.Layer<
             const resume = resuming.delete(sessionID) || claim.from !== undefined
             return yield* steps(sessionID, resume && (yield* recovery.continues(sessionID)))
           }).pipe(Effect.ensuring(leases.release(sessionID)))
-          if (ended !== "idle" || (yield* input.pending(sessionID)).length === 0) return
+          if (ended !== "idle" || !(yield* input.hasPending(sessionID))) return
         }
       }).pipe(
         Effect.catchAll((error) => Effect.logWarning("session drain stopped", error)),

@@ -166,7 +166,7 @@ export const layer = (
           while (true) {
             yield* execution.wait(sessionID)
             if (!(yield* leases.heldElsewhere(sessionID))) {
-              if (unheldWithInput || (yield* input.pending(sessionID)).length === 0) return
+              if (unheldWithInput || !(yield* input.hasPending(sessionID))) return
               unheldWithInput = true
             } else {
               unheldWithInput = false

@@ -29,16 +29,20 @@ export const draft = (sessionID: string, event: StepEvent, timestamp: number): E
  * Appends `list` to the session's log as ONE transaction, every event stamped with the same Clock
  * time. The session exists for the whole Step (sessions are never deleted under a running drain), so
  * a failure here is a defect. Appending nothing writes nothing. Once the transaction starts it runs to
- * completion (see SessionEvents.append).
+ * completion (see SessionEvents.append). `live` (see EventLog.AppendOptions) are deltas published to
+ * the LiveBus among these events, in their places, once the transaction has committed.
  */
 export const append = (
   events: SessionEvents.Interface,
   sessionID: string,
-  list: ReadonlyArray<StepEvent>
+  list: ReadonlyArray<StepEvent>,
+  live?: EventLog.AppendOptions["live"]
 ): Effect.Effect<void> =>
   Effect.flatMap(Clock.currentTimeMillis, (timestamp) =>
     events.append(
       sessionID,
-      list.map((event) => draft(sessionID, event, timestamp))
+      list.map((event) => draft(sessionID, event, timestamp)),
+      undefined,
+      live === undefined || live.length === 0 ? undefined : { live }
     )
   ).pipe(Effect.asVoid, Effect.orDie)

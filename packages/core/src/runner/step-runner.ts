@@ -1,7 +1,7 @@
 export * as StepRunner from "./step-runner.js"
 
 import { Identifier, type Model } from "@opencode-ai/schema"
-import { type Chunk, Clock, Context, Data, Effect, Fiber, Layer, Option, Ref, Stream } from "effect"
+import { type Chunk, Clock, Context, Data, Effect, Fiber, Layer, Stream } from "effect"
 import type { AgentCatalog } from "../config/agent-catalog.js"
 import type { Catalog } from "../config/catalog.js"
 import { LiveBus } from "../event/live-bus.js"
@@ -80,10 +80,12 @@ export interface Interface {
    * `step.ended` / `step.failed` when there is none), so pre-flight and an overflow the caller
    * recovers from leave no record. Reads nothing but its input: the Model Context was
    * assembled before. Each transition is its own durable event (see ProviderEvents for the mapping);
-   * the durable events the provider delivered together (in one SSE event, such as a finished call's
-   * `tool.input.ended` and `tool.called`) commit in one transaction, each still its own event, and
-   * the deltas go to the live bus once what came before them has committed. A call starts running
-   * only once its `tool.called` has committed; calls run concurrently.
+   * the durable events of one provider chunk batch (what one read of the response held: one SSE
+   * event, such as a finished call's `tool.input.ended` and `tool.called`, or a whole short answer)
+   * commit in one transaction, each still its own event, and the batch's deltas go to the live bus
+   * in their places among those events once it has committed (a short text Step is thus one commit
+   * for its output and one for its `step.ended`). A call starts running only once its `tool.called`
+   * has committed; calls run concurrently.
    *
    * ```
    * step.started ─► text / reasoning / tool input blocks ─► tool.called ─► tool.success | tool.failed
@@ -142,7 +144,7 @@ export const layer = (
     Service,
     Effect.gen(function* () {
       const events = yield* SessionEvents.Service
-      const live = yield* LiveBus.Service
+      const bus = yield* LiveBus.Service
       const llm = yield* LLMClient.Service
       const settlement = yield* ToolSettlement.Service
       // Optional: with it, each Step records file snapshots around itself (see StepSnapshots).
@@ -187,8 +189,9 @@ export const layer = (
         const mapping = ProviderEvents.mapper(assistantMessageID)
         const offered = input.structured?.offer(input.tools) ?? input.tools
         const tools: Array<Fiber.RuntimeFiber<void>> = []
-        const usage = yield* Ref.make(Option.none<LLMEvent.Usage["tokens"]>())
-        const finish = yield* Ref.make("other")
+        // What the provider reported so far: its usage and its finish reason.
+        let usage: LLMEvent.Usage["tokens"] | undefined
+        let finish = "other"
 
         const emit = <T extends SessionEvents.Type>(type: T, data: StepEvent.Data<T>) =>
           StepEvent.append(events, sessionID, [StepEvent.make(type, data)])
@@ -197,31 +200,36 @@ export const layer = (
         const around = yield* StepSnapshots.begin(snapshots, input.directory)
         // The Step's record starts with its first durable event: `step.started` joins that transaction.
         let started = false
-        const record = (list: ReadonlyArray<StepEvent.StepEvent>) =>
+        const record = (
+          list: ReadonlyArray<StepEvent.StepEvent>,
+          live?: ReadonlyArray<readonly [number, LiveBus.Envelope]>
+        ) =>
           Effect.suspend(() => {
-            const all = started
-              ? list
-              : [
-                  StepEvent.make("session.next.step.started", {
-                    assistantMessageID,
-                    agent: input.agent.name,
-                    model: input.model,
-                    ...around.started
-                  }),
-                  ...list
-                ]
+            if (started) return StepEvent.append(events, sessionID, list, live)
             started = true
-            return StepEvent.append(events, sessionID, all)
+            return StepEvent.append(
+              events,
+              sessionID,
+              [
+                StepEvent.make("session.next.step.started", {
+                  assistantMessageID,
+                  agent: input.agent.name,
+                  model: input.model,
+                  ...around.started
+                }),
+                ...list
+              ],
+              // `step.started` comes first: the deltas' places move by one.
+              live?.map(([index, envelope]) => [index + 1, envelope] as const)
+            )
           })
 
-        const publish = (type: string, data: Readonly<Record<string, unknown>>) =>
-          Effect.flatMap(Clock.currentTimeMillis, (timestamp) =>
-            live.publish({
-              id: Identifier.newEventID(),
-              type,
-              data: { timestamp, sessionID, assistantMessageID, ...data }
-            })
-          )
+        /** A live-only envelope (a delta) of this Step. */
+        const liveEnvelope = (type: string, data: Readonly<Record<string, unknown>>, timestamp: number) => ({
+          id: Identifier.newEventID(timestamp),
+          type,
+          data: { timestamp, sessionID, assistantMessageID, ...data }
+        })
 
         // Each open block is ended in its own transaction, and forgotten even if that is interrupted.
         const closeOpenBlocks = Effect.suspend(() =>
@@ -231,63 +239,62 @@ export const layer = (
         )
 
         /**
-         * Handles the events of one chunk (those of one provider SSE event arrive together) in order.
-         * Consecutive durable events are appended as one transaction; anything else runs only after
-         * what came before it has committed, and a call's settlement starts (in its own fiber) only
-         * once its `tool.called` has.
+         * Handles the events of one chunk (those of one provider SSE event, or of several that arrived
+         * together): its durable events commit as ONE transaction, each still its own event, and its
+         * deltas go to the live bus in their places among them once that has committed (see
+         * EventLog.AppendOptions.live), so live readers see the chunk in stream order. A call's
+         * settlement starts (in its own fiber) only once its `tool.called` has committed.
          */
         const handleChunk = (chunk: Chunk.Chunk<LLMEvent.Event>): Effect.Effect<void> =>
-          Effect.gen(function* () {
-            let batch: Array<ProviderEvents.Mapped & { readonly _tag: "Durable" }> = []
-            const flush = Effect.suspend(() => {
-              if (batch.length === 0) return Effect.void
-              const pending = batch
-              batch = []
-              return record(pending.map((item) => item.event)).pipe(
-                Effect.zipRight(
-                  Effect.forEach(
-                    pending,
-                    (item) =>
-                      item.call === undefined
-                        ? Effect.void
-                        : Effect.map(
-                            Effect.forkDaemon(
-                              settlement.settle({
-                                sessionID,
-                                assistantMessageID,
-                                agent: input.agent,
-                                directory: input.directory,
-                                tools: offered,
-                                call: item.call
-                              })
-                            ),
-                            (fiber) => void tools.push(fiber)
-                          ),
-                    { discard: true }
-                  )
-                )
-              )
-            })
+          Effect.flatMap(Clock.currentTimeMillis, (timestamp) => {
+            const durable: Array<StepEvent.StepEvent> = []
+            const calls: Array<LLMEvent.ToolCall> = []
+            let live: Array<readonly [number, LiveBus.Envelope]> | undefined
             for (const event of chunk) {
               const mapped = mapping.map(event)
-              if (mapped._tag === "Durable") {
-                batch.push(mapped)
-                continue
-              }
-              yield* flush
               switch (mapped._tag) {
+                case "Durable":
+                  durable.push(mapped.event)
+                  if (mapped.call !== undefined) calls.push(mapped.call)
+                  break
                 case "Live":
-                  yield* publish(mapped.type, mapped.data)
+                  live ??= []
+                  live.push([durable.length, liveEnvelope(mapped.type, mapped.data, timestamp)])
                   break
                 case "Usage":
-                  yield* Ref.set(usage, Option.some(mapped.tokens))
+                  usage = mapped.tokens
                   break
                 case "Finish":
-                  yield* Ref.set(finish, mapped.reason)
+                  finish = mapped.reason
                   break
               }
             }
-            yield* flush
+            if (durable.length === 0) {
+              return live === undefined ? Effect.void : bus.publishAll(live.map(([, envelope]) => envelope))
+            }
+            const committed = record(durable, live)
+            if (calls.length === 0) return committed
+            return Effect.zipRight(
+              committed,
+              Effect.forEach(
+                calls,
+                (call) =>
+                  Effect.map(
+                    Effect.forkDaemon(
+                      settlement.settle({
+                        sessionID,
+                        assistantMessageID,
+                        agent: input.agent,
+                        directory: input.directory,
+                        tools: offered,
+                        call
+                      })
+                    ),
+                    (fiber) => void tools.push(fiber)
+                  ),
+                { discard: true }
+              )
+            )
           })
 
         /**
@@ -372,10 +379,7 @@ export const layer = (
             })
           )
 
-        const tokens = Effect.map(
-          Ref.get(usage),
-          Option.getOrElse(() => ({ input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } }))
-        )
+        const tokens = Effect.sync(() => usage ?? { input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } })
 
         const ended = (reason: string) =>
           Effect.flatMap(Effect.zip(tokens, around.end), ([usage, snapshot]) => {
@@ -430,7 +434,7 @@ export const layer = (
               ? Outcome.Stop({ finish: "tool-calls" })
               : Outcome.Continue({ toolCalls: tools.length })
           }
-          const reason = yield* Ref.get(finish)
+          const reason = finish
           yield* ended(reason)
           return Outcome.Stop({ finish: reason })
         }).pipe(
@@ -445,7 +449,7 @@ export const layer = (
               yield* Effect.forEach(tools, Fiber.interrupt)
               yield* RuntimeMetrics.stepSettled(model, "interrupted")
               if (!finished) return yield* failed(providerInterruptedMessage, { logged: true })
-              yield* tools.length > 0 ? ended("tool-calls") : Effect.flatMap(Ref.get(finish), ended)
+              yield* tools.length > 0 ? ended("tool-calls") : Effect.suspend(() => ended(finish))
             })
           )
         )

@@ -34,7 +34,7 @@ export * as MessageProjection from "./message-projection.js"
  * {@link InvalidTransition} and {@link apply} dies, rolling the whole append back.
  */
 
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, type SqlError, SqlSchema } from "@effect/sql"
 import { Event, Identifier, type ProviderMetadata, Session, SessionMessages } from "@opencode-ai/schema"
 import { Effect, Option, Schema } from "effect"
 import type * as EventLog from "../event/event-log.js"
@@ -620,3 +620,12 @@ export const apply = Effect.fn("MessageProjection.apply")(function* (committed: 
     )
   }
 })
+
+/**
+ * Whether a message with this id is in any session's history (the projection's table), in the
+ * caller's transaction when there is one.
+ */
+export const exists = (id: string): Effect.Effect<boolean, SqlError.SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(sql`SELECT 1 AS found FROM message WHERE id = ${id}`, (rows) => rows.length > 0)
+  )

@@ -50,7 +50,9 @@ export interface Interface {
   readonly append: <E = never>(
     sessionID: string,
     drafts: ReadonlyArray<EventLog.Draft>,
-    extra?: EventLog.Projection<E>
+    extra?: EventLog.Projection<E>,
+    /** Passed to EventLog.append (e.g. `live`: deltas published among the committed events). */
+    options?: EventLog.AppendOptions
   ) => Effect.Effect<ReadonlyArray<EventLog.Envelope>, E | Errors.SessionNotFoundError>
 }
 
@@ -64,7 +66,12 @@ export const layer: Layer.Layer<Service, never, EventLog.Service | KnownSessions
     const known = yield* KnownSessions.Service
 
     const append = Effect.fn("SessionEvents.append")(
-      function* <E>(sessionID: string, drafts: ReadonlyArray<EventLog.Draft>, extra?: EventLog.Projection<E>) {
+      function* <E>(
+        sessionID: string,
+        drafts: ReadonlyArray<EventLog.Draft>,
+        extra?: EventLog.Projection<E>,
+        options?: EventLog.AppendOptions
+      ) {
         const project = (
           committed: ReadonlyArray<EventLog.Envelope>
         ): Effect.Effect<void, E | Errors.SessionNotFoundError, SqlClient.SqlClient> =>
@@ -77,7 +84,7 @@ export const layer: Layer.Layer<Service, never, EventLog.Service | KnownSessions
         const foreign = drafts.find((candidate) => !MessageProjection.schemaByType.has(candidate.type))
         if (foreign !== undefined)
           return yield* Effect.dieMessage(`${foreign.type} is not a durable session.next event`)
-        return yield* log.append(sessionID, drafts, project)
+        return yield* log.append(sessionID, drafts, project, options)
       },
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
     )

@@ -64,6 +64,12 @@ export interface Options {
    */
   readonly sliceSize?: number
   /**
+   * Write the frames of a reply together, as one socket write (up to a `hold` or a `cut`, which
+   * flush what came before them), so that the client reads the answer as one chunk batch, as from a
+   * provider whose whole answer arrives at once. Default false: one write per frame.
+   */
+  readonly coalesce?: boolean
+  /**
    * Keep every request (its text and parsed body) for `requests` and `awaitRequest`. Default true; a
    * long benchmark turns it off so that the heap does not grow with each request (`requests` then
    * stays empty and `awaitRequest` never resolves).
@@ -666,11 +672,24 @@ export const make = (options: Options = {}): Effect.Effect<ScriptedLLMServer, ne
               : protocol === "google"
                 ? renderGemini(turn, request, id)
                 : renderOpenAI(turn, request, id)
+          // Frames not written yet (with `coalesce`): written before a hold, a cut or the end.
+          let pending = ""
+          const flush = async () => {
+            if (pending === "") return
+            const text = pending
+            pending = ""
+            await write(res, text)
+          }
           for (const action of actions) {
             if (res.destroyed) return
             if ("frame" in action) {
-              await write(res, action.frame)
-            } else if ("hold" in action) {
+              if (options.coalesce === true) pending += action.frame
+              else await write(res, action.frame)
+              continue
+            }
+            await flush()
+            if (res.destroyed) return
+            if ("hold" in action) {
               const gate = action.hold
               gate.markReached()
               const outcome = await Promise.race([
@@ -686,6 +705,7 @@ export const make = (options: Options = {}): Effect.Effect<ScriptedLLMServer, ne
               return
             }
           }
+          await flush()
           res.end()
           return
         }

@@ -227,7 +227,11 @@ describe("SessionInput promotion", () => {
         const session = yield* createSession(w)
         const admit = (text: string, delivery: AdmittedPrompt.Delivery) =>
           inbox.admit(session.id, { prompt: { text }, delivery })
+        expect(yield* inbox.hasPending(session.id)).toBe(false)
+        expect(yield* SessionInput.pendingSessions()).not.toContain(session.id)
         const s1 = yield* admit("steer 1", "steer")
+        expect(yield* inbox.hasPending(session.id)).toBe(true)
+        expect(yield* SessionInput.pendingSessions()).toContain(session.id)
         yield* admit("queue 1", "queue")
         yield* admit("steer 2", "steer")
         yield* admit("queue 2", "queue")
@@ -243,6 +247,8 @@ describe("SessionInput promotion", () => {
         expect(yield* inbox.promoteNextQueued(session.id)).toBe(false)
         expect(yield* userTexts(session.id)).toEqual(["steer 1", "steer 2", "queue 1", "queue 2"])
         expect(yield* inbox.pending(session.id)).toEqual([])
+        expect(yield* inbox.hasPending(session.id)).toBe(false)
+        expect(yield* SessionInput.pendingSessions()).not.toContain(session.id)
 
         // Each prompted event carries the admitted prompt; promoted_seq is its seq.
         const log = yield* (yield* EventLog.Service).read(session.id)

@@ -45,6 +45,8 @@ export const world = (
     readonly compaction?: Record<string, unknown>
     /** Answers requests when the script's queue is empty (ScriptedLLMServer `respond`). */
     readonly respond?: ScriptedLLMServer.Options["respond"]
+    /** Each reply's frames in one socket write (ScriptedLLMServer `coalesce`). */
+    readonly coalesce?: boolean
     /** Merged into the scripted model's config entry (e.g. `options`, `variants`, `headers`). */
     readonly model?: Record<string, unknown>
     /** The scripted model's input kinds (`modalities.input`); default text only. */
@@ -58,7 +60,10 @@ export const world = (
   } = {}
 ) =>
   Effect.gen(function* () {
-    const server = yield* ScriptedLLMServer.make(options.respond === undefined ? {} : { respond: options.respond })
+    const server = yield* ScriptedLLMServer.make({
+      ...(options.respond === undefined ? {} : { respond: options.respond }),
+      ...(options.coalesce === undefined ? {} : { coalesce: options.coalesce })
+    })
     const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "opencode-runner-")))
     const directory = path.join(root, "project")
     fs.mkdirSync(directory)
