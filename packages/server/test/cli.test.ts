@@ -550,7 +550,7 @@ describe("opencode CLI: options, errors, colour and the start-up summary", () =>
     expect(summary).toMatch(/^opencode server listening on http:\/\/127\.0\.0\.1:\d+$/m)
     expect(summary).toMatch(new RegExp(`^  version +${version.replaceAll(".", "\\.")}$`, "m"))
     expect(summary).toContain(`  data      ${path.join(data, "opencode")}\n`)
-    expect(summary).toContain(`  database  ${path.join(data, "opencode", "opencode.db")}\n`)
+    expect(summary).toContain(`  database  SQLite ${path.join(data, "opencode", "opencode.db")}\n`)
     expect(summary).toContain(`  config    ${file}\n`)
     expect(summary).toMatch(/^ {2}providers .*\blocal \(2\)/m)
     expect(summary).toMatch(/^ {2}auth +off\b/m)
