@@ -3,7 +3,7 @@ import * as fs from "node:fs"
 import * as http from "node:http"
 import * as net from "node:net"
 import * as path from "node:path"
-import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
+import { LLMScript, ScriptedLLMServer, TestDatabase } from "@opencode-ai/core/testing"
 import { Effect, Exit, Scope } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { tempDir } from "./harness.js"
@@ -14,6 +14,22 @@ afterEach(() => {
   for (const child of running.splice(0)) child.kill("SIGKILL")
 })
 
+/**
+ * A child's environment: `env` over a fresh HOME and the models fetch off; under
+ * `OPENCODE_TEST_DATABASE=postgres` also a PostgreSQL database standing for its data home.
+ */
+const processEnv = (env: Record<string, string>) => {
+  const home = env.HOME ?? tempDir("home")
+  return {
+    PATH: process.env.PATH ?? "",
+    HOME: home,
+    // never models.dev from a test: a test that wants a refresh names a loopback OPENCODE_MODELS_URL
+    OPENCODE_DISABLE_MODELS_FETCH: "1",
+    ...TestDatabase.serverEnv(env.XDG_DATA_HOME ?? home),
+    ...env
+  }
+}
+
 /** Spawns `opencode serve` as a real process and resolves with the URL it prints. */
 const serve = (args: ReadonlyArray<string>, env: Record<string, string>) => start(["serve", ...args], env)
 
@@ -22,13 +38,7 @@ const start = (argv: ReadonlyArray<string>, env: Record<string, string>) =>
   new Promise<{ child: ChildProcess; url: string; stdout: () => string; stderr: () => string }>((resolve, reject) => {
     const child = spawn(process.execPath, [bin, ...argv], {
       cwd: path.resolve(__dirname, "../../.."),
-      env: {
-        PATH: process.env.PATH ?? "",
-        HOME: env.HOME ?? tempDir("home"),
-        // never models.dev from a test: a test that wants a refresh names a loopback OPENCODE_MODELS_URL
-        OPENCODE_DISABLE_MODELS_FETCH: "1",
-        ...env
-      },
+      env: processEnv(env),
       stdio: ["ignore", "pipe", "pipe"]
     })
     running.push(child)
@@ -51,13 +61,7 @@ const opencode = (argv: ReadonlyArray<string>, env: Record<string, string>) =>
   new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
     const child = spawn(process.execPath, [bin, ...argv], {
       cwd: path.resolve(__dirname, "../../.."),
-      env: {
-        PATH: process.env.PATH ?? "",
-        HOME: env.HOME ?? tempDir("home"),
-        // never models.dev from a test: a test that wants a refresh names a loopback OPENCODE_MODELS_URL
-        OPENCODE_DISABLE_MODELS_FETCH: "1",
-        ...env
-      },
+      env: processEnv(env),
       stdio: ["ignore", "pipe", "pipe"]
     })
     running.push(child)
@@ -456,15 +460,25 @@ describe("opencode CLI: options, errors, colour and the start-up summary", () =>
       expect(data.stderr).toContain(`opencode: cannot use the data directory ${path.join(blocker, "opencode")}:`)
       expect(data.stderr).toContain("XDG_DATA_HOME")
 
+      // The checks of the SQLite file: SQLite-specific, so SQLite even under OPENCODE_TEST_DATABASE=postgres.
+      const sqlite = { OPENCODE_DATABASE_URL: "" }
       const directory = tempDir("db-is-a-dir")
-      const asDirectory = await runToExit(["--port", "0"], { XDG_DATA_HOME: tempDir("xdg"), OPENCODE_DB: directory })
+      const asDirectory = await runToExit(["--port", "0"], {
+        XDG_DATA_HOME: tempDir("xdg"),
+        OPENCODE_DB: directory,
+        ...sqlite
+      })
       expect(asDirectory.code).toBe(ExitStatus.dataDir)
       expectOneLine(asDirectory.stderr)
       expect(asDirectory.stderr).toContain(`opencode: cannot use the database file ${directory}: not a regular file`)
 
       const garbage = path.join(tempDir("db"), "garbage.db")
       fs.writeFileSync(garbage, "this is not a database, and it is long enough to have a header")
-      const notSqlite = await runToExit(["--port", "0"], { XDG_DATA_HOME: tempDir("xdg"), OPENCODE_DB: garbage })
+      const notSqlite = await runToExit(["--port", "0"], {
+        XDG_DATA_HOME: tempDir("xdg"),
+        OPENCODE_DB: garbage,
+        ...sqlite
+      })
       expect(notSqlite.code).toBe(ExitStatus.dataDir)
       expectOneLine(notSqlite.stderr)
       expect(notSqlite.stderr).toContain(`opencode: cannot use the database file ${garbage}: not an SQLite database`)
@@ -550,7 +564,11 @@ describe("opencode CLI: options, errors, colour and the start-up summary", () =>
     expect(summary).toMatch(/^opencode server listening on http:\/\/127\.0\.0\.1:\d+$/m)
     expect(summary).toMatch(new RegExp(`^  version +${version.replaceAll(".", "\\.")}$`, "m"))
     expect(summary).toContain(`  data      ${path.join(data, "opencode")}\n`)
-    expect(summary).toContain(`  database  SQLite ${path.join(data, "opencode", "opencode.db")}\n`)
+    expect(summary).toContain(
+      TestDatabase.postgres()
+        ? "  database  PostgreSQL postgres://postgres@127.0.0.1:"
+        : `  database  SQLite ${path.join(data, "opencode", "opencode.db")}\n`
+    )
     expect(summary).toContain(`  config    ${file}\n`)
     expect(summary).toMatch(/^ {2}providers .*\blocal \(2\)/m)
     expect(summary).toMatch(/^ {2}auth +off\b/m)

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
+import { LLMScript, ScriptedLLMServer, TestDatabase } from "@opencode-ai/core/testing"
 import { Effect, Fiber } from "effect"
 import { configHome, tempDir } from "./harness.js"
 
@@ -18,7 +18,13 @@ const serve = (directory: string, env: Record<string, string>) =>
         new Promise<{ child: ChildProcess; url: string }>((resolve, reject) => {
           const child = spawn(process.execPath, [bin, "serve", "--port", "0"], {
             cwd: directory,
-            env: { PATH: process.env.PATH ?? "", HOME: tempDir("home"), OPENCODE_DISABLE_MODELS_FETCH: "1", ...env },
+            env: {
+              PATH: process.env.PATH ?? "",
+              HOME: tempDir("home"),
+              OPENCODE_DISABLE_MODELS_FETCH: "1",
+              ...TestDatabase.serverEnv(env.XDG_DATA_HOME ?? tempDir("pg")),
+              ...env
+            },
             stdio: ["ignore", "pipe", "pipe"]
           })
           let out = ""

@@ -5,7 +5,7 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { createOpencodeClient } from "@opencode-ai/client"
 import { Config, type ConfigInfo } from "@opencode-ai/core"
-import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
+import { LLMScript, ScriptedLLMServer, TestDatabase } from "@opencode-ai/core/testing"
 import { Effect } from "effect"
 import { type Browser, chromium } from "playwright-core"
 import { startServer, tempDir } from "./harness.js"
@@ -141,7 +141,8 @@ describe("the inspector page at /", () => {
                 XDG_DATA_HOME: path.join(home, "data"),
                 XDG_CONFIG_HOME: path.join(home, "config"),
                 XDG_CACHE_HOME: path.join(home, "cache"),
-                OPENCODE_DISABLE_MODELS_FETCH: "1"
+                OPENCODE_DISABLE_MODELS_FETCH: "1",
+                ...TestDatabase.serverEnv(path.join(home, "data"))
               },
               cwd: home,
               stdio: ["ignore", "pipe", "pipe"]

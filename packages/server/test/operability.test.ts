@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as pty from "@lydell/node-pty"
-import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
+import { LLMScript, ScriptedLLMServer, TestDatabase } from "@opencode-ai/core/testing"
 import { Effect, Exit, Scope } from "effect"
 import { type Browser, chromium } from "playwright-core"
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest"
@@ -41,7 +41,7 @@ const serve = (cwd: string, env: Record<string, string>) =>
   new Promise<{ url: string; child: ChildProcess }>((resolve, reject) => {
     const child = spawn(process.execPath, [bin, "serve", "--port", "0"], {
       cwd,
-      env,
+      env: { ...TestDatabase.serverEnv(env.XDG_DATA_HOME ?? cwd), ...env },
       stdio: ["ignore", "pipe", "pipe"]
     })
     children.push(child)

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as NodePty from "@lydell/node-pty"
-import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
+import { LLMScript, ScriptedLLMServer, TestDatabase } from "@opencode-ai/core/testing"
 import { Effect, Exit, Scope } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { tempDir } from "./harness.js"
@@ -29,7 +29,12 @@ const serve = (args: ReadonlyArray<string>, env: Record<string, string>) =>
   new Promise<{ child: ChildProcess; url: string }>((resolve, reject) => {
     const child = spawn(process.execPath, [bin, "serve", "--port", "0", ...args], {
       cwd: path.resolve(__dirname, "../../.."),
-      env: { PATH: process.env.PATH ?? "", OPENCODE_DISABLE_MODELS_FETCH: "1", ...env },
+      env: {
+        PATH: process.env.PATH ?? "",
+        OPENCODE_DISABLE_MODELS_FETCH: "1",
+        ...TestDatabase.serverEnv(env.XDG_DATA_HOME ?? tempDir("pg")),
+        ...env
+      },
       stdio: ["ignore", "pipe", "pipe"]
     })
     running.push(child)

@@ -21,12 +21,13 @@ export * as TestDatabase from "./test-database.js"
  * connections) skip under PostgreSQL with {@link sqliteOnly}, which says why.
  */
 
-import { execFileSync } from "node:child_process"
+import { execFile, execFileSync } from "node:child_process"
 import { createHash } from "node:crypto"
 import * as path from "node:path"
 import type { SqlClient } from "@effect/sql"
 import { Effect, Exit, Layer, Redacted, Scope } from "effect"
 import * as Core from "../core.js"
+import { PostgresDatabase } from "../storage/postgres-database.js"
 import * as Storage from "../storage/storage.js"
 import * as PostgresServer from "./postgres-server.js"
 
@@ -62,6 +63,9 @@ const adminUrl = (): string => {
   return url
 }
 
+/** The database the global setup migrates once; each test's database is a copy of it. */
+export const templateName = "opencode_template"
+
 /** Databases this process created (dropped by {@link dropCreated}). */
 const created = new Set<string>()
 
@@ -81,7 +85,8 @@ export const urlFor = (key: string): string => {
   const name = nameOf(key)
   if (!created.has(name)) {
     try {
-      psql(admin.toString(), `CREATE DATABASE ${name}`)
+      // A copy of the migrated template the global setup made: the host's migrations find every one applied.
+      psql(admin.toString(), `CREATE DATABASE ${name} TEMPLATE ${templateName}`)
     } catch (error) {
       // Another process (a child, a second host) created it first: that is the one to share.
       if (!String((error as { stderr?: unknown }).stderr ?? error).includes("already exists")) throw error
@@ -113,16 +118,14 @@ export const databaseLayer = (options: { readonly filename: string }): Layer.Lay
 export const serverEnv = (key: string): Record<string, string> =>
   postgres() ? { [Storage.urlVariable]: urlFor(path.join(key, "opencode.db")) } : {}
 
-/** Drops the databases this process created (with their open connections). */
-export const dropCreated = (): void => {
-  if (!postgres()) return
-  const admin = adminUrl()
-  for (const name of created) {
-    try {
-      psql(admin, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-    } catch {}
-  }
+/** Drops the databases this process created (with their open connections), in one `psql` run. */
+export const dropCreated = (): Promise<void> => {
+  if (!postgres() || created.size === 0) return Promise.resolve()
+  const statements = [...created].flatMap((name) => ["-c", `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`])
   created.clear()
+  return new Promise((resolve) => {
+    execFile("psql", [adminUrl(), "-qAt", ...statements], () => resolve())
+  })
 }
 
 /**
@@ -136,6 +139,9 @@ export const globalSetup = async (): Promise<() => Promise<void>> => {
   const server = await Effect.runPromise(
     PostgresServer.make({ settings: { max_connections: "500" } }).pipe(Scope.extend(scope))
   )
+  // Migrated once here, then copied per test (CREATE DATABASE … TEMPLATE): no test pays for the migrations.
+  psql(server.urlOf("postgres"), `CREATE DATABASE ${templateName}`)
+  await Effect.runPromise(Layer.build(PostgresDatabase.layer({ url: server.urlOf(templateName) })).pipe(Effect.scoped))
   process.env[serverVariable] = server.urlOf("postgres")
   return async () => {
     await Effect.runPromise(Scope.close(scope, Exit.void))

@@ -95,7 +95,7 @@ describe.skipIf(!PostgresServer.available() && !inCI)("the first start of severa
           expect(raced.applied.length).toBe(PostgresMigrations.all.length)
           expect(raced).toEqual(single)
           // No lock is left behind once the starts are done.
-          const sql = Context.get(pools[0] ?? Context.empty(), SqlClient.SqlClient)
+          const sql = Context.get(pools[0]!, SqlClient.SqlClient)
           const held = yield* sql<{ count: number }>`
           SELECT count(*)::int AS count FROM pg_locks
           WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`

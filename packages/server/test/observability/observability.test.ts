@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as path from "node:path"
-import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
+import { LLMScript, ScriptedLLMServer, TestDatabase } from "@opencode-ai/core/testing"
 import { Effect, Exit, Scope } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { startServer, tempDir } from "../harness.js"
@@ -50,6 +50,7 @@ const serve = (cwd: string, env: Record<string, string>) =>
         HOME: tempDir("home"),
         XDG_DATA_HOME: tempDir("xdg"),
         OPENCODE_DISABLE_MODELS_FETCH: "1",
+        ...TestDatabase.serverEnv(env.XDG_DATA_HOME ?? cwd),
         ...env
       },
       stdio: ["ignore", "pipe", "pipe"]
