@@ -18,5 +18,14 @@ const env = {
 }
 
 export default defineProject({
-  test: { env, name: "core", include: ["test/**/*.test.ts"], testTimeout: 30_000, hookTimeout: 30_000 }
+  test: {
+    env,
+    name: "core",
+    include: ["test/**/*.test.ts"],
+    // `OPENCODE_TEST_DATABASE=postgres` runs the suite over a PostgreSQL server shared by the run.
+    globalSetup: ["test/test-database.global.ts"],
+    setupFiles: ["test/test-database.setup.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 30_000
+  }
 })

@@ -22,7 +22,9 @@ export default defineProject({
     env,
     name: "server",
     include: ["test/**/*.test.ts"],
-    globalSetup: ["test/build.global.ts"],
+    // `OPENCODE_TEST_DATABASE=postgres` runs the suite over a PostgreSQL server shared by the run.
+    globalSetup: ["test/build.global.ts", "test/test-database.global.ts"],
+    setupFiles: ["test/test-database.setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000
   }

@@ -4,7 +4,7 @@ import * as os from "node:os"
 import * as nodePath from "node:path"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import type { SqlClient } from "@effect/sql"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Either, Layer, Option } from "effect"
 import * as Commands from "./command/commands.js"
 import * as SessionCommand from "./command/session-command.js"
 import * as Compaction from "./compaction/compaction.js"
@@ -59,7 +59,7 @@ import * as Sessions from "./session/sessions.js"
 import * as SkillTool from "./skill/skill-tool.js"
 import * as Skills from "./skill/skills.js"
 import * as Snapshots from "./snapshot/snapshots.js"
-import * as Database from "./storage/database.js"
+import * as Storage from "./storage/storage.js"
 import * as AgentGeneration from "./subagent/agent-generation.js"
 import * as TaskTool from "./subagent/task-tool.js"
 import * as BuiltinTools from "./tool/builtin/builtin-tools.js"
@@ -72,6 +72,12 @@ import * as ToolRegistry from "./tool/tool-registry.js"
 export interface Options {
   /** The SQLite file holding every session; created (with its directory) when missing. */
   readonly databaseFile: string
+  /**
+   * Where sessions are stored instead of `databaseFile`. Default (`Storage.select`): a PostgreSQL
+   * database when `OPENCODE_DATABASE_URL` (in `env`) or the config's `server.database` names one,
+   * else the SQLite file `databaseFile`.
+   */
+  readonly database?: Storage.Selection | undefined
   /** The instance directory: the default Location, and the base of relative directories. */
   readonly directory: string
   /** The global config directory; default `Paths.fromEnv(env, os.homedir()).configDir`. */
@@ -165,6 +171,7 @@ export type Services =
   | Integrations.Service
   | OAuthAttempts.Service
   | Ptys.Service
+  | Storage.Selected
 
 /**
  * The runtime over one database file: it resolves once the database is open and migrated. Each
@@ -176,20 +183,7 @@ export type Services =
  * fails the layer with a ConfigError naming the file, line and reason, so a host never starts (or
  * touches its database) with a configuration it cannot honour.
  */
-export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
-  const database = Database.layer({ filename: options.databaseFile })
-  // Fresh: the service layers are constants, and a shared memo map (as in an embedded host running
-  // several instances) would otherwise hand one instance's services to another.
-  // The log publishes every commit to the instance's LiveBus, which outlives it (built first, closed
-  // last). A new layer value per call rather than `Layer.fresh`: a fresh layer is rebuilt at each use,
-  // and provideMerge uses it twice (for the log and in the output), which would make two buses.
-  const eventLog = Layer.fresh(EventLog.layer).pipe(
-    Layer.provideMerge(database),
-    Layer.provideMerge(Layer.scoped(LiveBus.Service, LiveBus.make))
-  )
-  const sessionEvents = Layer.fresh(SessionEvents.layer).pipe(
-    Layer.provideMerge(Layer.fresh(KnownSessions.layer).pipe(Layer.provideMerge(eventLog)))
-  )
+export const layer = (options: Options): Layer.Layer<Services, ConfigError | Storage.DatabaseUnavailable> => {
   const env = options.env ?? process.env
   const paths = Paths.fromEnv(env, os.homedir())
   const configDir = options.configDir ?? paths.configDir
@@ -210,6 +204,31 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError> => {
       ),
       Layer.provide(NodeContext.layer)
     )
+  // The database is chosen once the configuration is loaded (`server.database` may name one).
+  const database = Layer.unwrapEffect(
+    Effect.map(
+      Config.Service,
+      (loaded): Layer.Layer<SqlClient.SqlClient | Storage.Selected, ConfigError | Storage.DatabaseUnavailable> =>
+        options.database === undefined
+          ? Either.match(Storage.select({ env, configured: loaded.server.database, filename: options.databaseFile }), {
+              onLeft: (error) => Layer.fail(error),
+              onRight: Storage.layer
+            })
+          : Storage.layer(options.database)
+    )
+  ).pipe(Layer.provide(config))
+  // Fresh: the service layers are constants, and a shared memo map (as in an embedded host running
+  // several instances) would otherwise hand one instance's services to another.
+  // The log publishes every commit to the instance's LiveBus, which outlives it (built first, closed
+  // last). A new layer value per call rather than `Layer.fresh`: a fresh layer is rebuilt at each use,
+  // and provideMerge uses it twice (for the log and in the output), which would make two buses.
+  const eventLog = Layer.fresh(EventLog.layer).pipe(
+    Layer.provideMerge(database),
+    Layer.provideMerge(Layer.scoped(LiveBus.Service, LiveBus.make))
+  )
+  const sessionEvents = Layer.fresh(SessionEvents.layer).pipe(
+    Layer.provideMerge(Layer.fresh(KnownSessions.layer).pipe(Layer.provideMerge(eventLog)))
+  )
   const stores = Layer.mergeAll(
     Layer.fresh(Sessions.layer),
     Layer.fresh(InstructionCheckpoint.layer),

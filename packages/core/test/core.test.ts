@@ -5,16 +5,16 @@ import { Errors } from "@opencode-ai/schema"
 import { Cause, Context, Effect, Exit, Layer, Option, Queue } from "effect"
 import { expect } from "vitest"
 import { Config } from "../src/config/config.js"
-import { Core } from "../src/core.js"
 import { EventLog } from "../src/event/event-log.js"
 import { Locations } from "../src/location/locations.js"
 import { Sessions } from "../src/session/sessions.js"
+import { TestDatabase } from "../src/testing/test-database.js"
 import { tempDir } from "./fixture.js"
 
 it.scoped("data survives closing the layer and reopening the same file", () =>
   Effect.gen(function* () {
     const dir = yield* tempDir
-    const core = () => Core.layer({ databaseFile: path.join(dir, "data", "opencode.db"), directory: dir })
+    const core = () => TestDatabase.coreLayer({ databaseFile: path.join(dir, "data", "opencode.db"), directory: dir })
     const created = yield* Effect.gen(function* () {
       const location = yield* (yield* Locations.Service).resolve()
       const session = yield* (yield* Sessions.Service).create({ location })
@@ -40,7 +40,11 @@ it.scoped("two Core layers on two files share nothing, even built with one memo 
     const memoMap = yield* Layer.makeMemoMap
     const scope = yield* Effect.scope
     const build = (name: string) =>
-      Layer.buildWithMemoMap(Core.layer({ databaseFile: path.join(dir, `${name}.db`), directory: dir }), memoMap, scope)
+      Layer.buildWithMemoMap(
+        TestDatabase.coreLayer({ databaseFile: path.join(dir, `${name}.db`), directory: dir }),
+        memoMap,
+        scope
+      )
     const a = yield* build("a")
     const b = yield* build("b")
     const sessionsA = Context.get(a, Sessions.Service)
@@ -61,7 +65,7 @@ it.scoped("the default Location is the instance directory", () =>
   Effect.gen(function* () {
     const dir = yield* tempDir
     const location = yield* Effect.flatMap(Locations.Service, (locations) => locations.resolve()).pipe(
-      Effect.provide(Core.layer({ databaseFile: path.join(dir, "opencode.db"), directory: dir }))
+      Effect.provide(TestDatabase.coreLayer({ databaseFile: path.join(dir, "opencode.db"), directory: dir }))
     )
     expect(location.directory).toBe(dir)
   })
@@ -88,7 +92,7 @@ describe("configuration", () => {
       )
       const config = yield* Config.Service.pipe(
         Effect.provide(
-          Core.layer({
+          TestDatabase.coreLayer({
             databaseFile: path.join(dir, "opencode.db"),
             directory: dir,
             configDir,
@@ -110,7 +114,9 @@ describe("configuration", () => {
       fs.mkdirSync(configDir)
       fs.writeFileSync(file, `{\n  "model": "nowhere/none"\n}\n`)
       const databaseFile = path.join(dir, "data", "opencode.db")
-      const exit = yield* Effect.exit(Layer.build(Core.layer({ databaseFile, directory: dir, configDir, env: {} })))
+      const exit = yield* Effect.exit(
+        Layer.build(TestDatabase.coreLayer({ databaseFile, directory: dir, configDir, env: {} }))
+      )
       expect(Exit.isFailure(exit)).toBe(true)
       const error = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
       expect(Option.getOrThrow(error)).toMatchObject({ _tag: "ConfigError", file, line: 2, key: "model" })
@@ -127,7 +133,7 @@ describe("configuration", () => {
       fs.writeFileSync(path.join(configDir, "opencode.json"), "{ not json")
       const config = yield* Config.Service.pipe(
         Effect.provide(
-          Core.layer({
+          TestDatabase.coreLayer({
             databaseFile: path.join(dir, "opencode.db"),
             directory: dir,
             configDir,

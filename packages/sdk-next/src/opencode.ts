@@ -4,7 +4,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { FetchHttpClient } from "@effect/platform"
 import { OpencodeClient } from "@opencode-ai/client/effect"
-import { Config, ConfigErrors, ConfigInfo, type Core, Paths, ToolRegistry } from "@opencode-ai/core"
+import { Config, ConfigErrors, ConfigInfo, type Core, Paths, Storage, ToolRegistry } from "@opencode-ai/core"
 import { type EventStreams, type PtyEnvironment, WebHandler } from "@opencode-ai/server"
 import { Context, Effect, ExecutionStrategy, Exit, Layer, ParseResult, Schema, Scope } from "effect"
 import { HostTool } from "./host-tool.js"
@@ -154,6 +154,8 @@ export const embedded = Effect.fn("OpenCode.embedded")(function* (
     claim(databaseFile),
     WebHandler.start({
       databaseFile,
+      // The embedded default: this SQLite file, whatever OPENCODE_DATABASE_URL says.
+      database: Storage.Selection.Sqlite({ filename: databaseFile }),
       directory: path.resolve(options.directory ?? process.cwd()),
       env,
       tools: tools.map((tool) => tool.tool),
@@ -163,6 +165,8 @@ export const embedded = Effect.fn("OpenCode.embedded")(function* (
       ...(options.ptyEnvironment === undefined ? {} : { ptyEnvironment: options.ptyEnvironment })
     })
   ).pipe(
+    // Only PostgreSQL fails this way, and the embedded host always opens its SQLite file.
+    Effect.catchTag("Storage/DatabaseUnavailable", Effect.die),
     Scope.extend(scope),
     Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause)))
   )

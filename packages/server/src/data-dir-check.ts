@@ -10,12 +10,17 @@ import { DataDirError } from "./startup-error.js"
  * Checks, before anything is opened, that the server can keep its files: the data directory and the
  * database file's directory exist (created when missing) and are directories this process can read
  * and write, and the database file, when it exists, is an SQLite database (or empty) it can read and
- * write. Fails with the first problem as a DataDirError. A check, not a guarantee: a file can still
- * change afterwards, and a failure to open the database then stays a defect.
+ * write. With `databaseFile: false` (PostgreSQL is selected) only the data directory is checked: the
+ * SQLite file is neither needed nor created. Fails with the first problem as a DataDirError. A check,
+ * not a guarantee: a file can still change afterwards, and a failure to open the database then stays a defect.
  */
-export const run = (paths: Pick<Paths.Paths, "dataDir" | "databaseFile">): Effect.Effect<void, DataDirError> =>
+export const run = (
+  paths: Pick<Paths.Paths, "dataDir" | "databaseFile">,
+  options: { readonly databaseFile: boolean } = { databaseFile: true }
+): Effect.Effect<void, DataDirError> =>
   Effect.gen(function* () {
     yield* usableDirectory(paths.dataDir, "directory", "the data directory")
+    if (!options.databaseFile) return
     const databaseFile = path.resolve(paths.databaseFile)
     yield* usableDirectory(path.dirname(databaseFile), "database", "the database file's directory")
     yield* Effect.try({

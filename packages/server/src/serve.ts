@@ -5,7 +5,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { HttpApiBuilder, HttpMiddleware, HttpServer } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Config, Core, ModelDatabase, Paths } from "@opencode-ai/core"
+import { Config, Core, ModelDatabase, Paths, Storage } from "@opencode-ai/core"
 import { Console, Effect, Layer, Logger, type LogLevel, Option } from "effect"
 import { DataDirCheck } from "./data-dir-check.js"
 import { LogOutput } from "./log-output.js"
@@ -142,11 +142,12 @@ const logger = (options: Options) => {
 
 /**
  * Runs the server until interrupted (interruption closes the listener, lets in-flight requests finish,
- * then closes the database). Before anything is opened it checks the data directory and the database
- * file (`DataDirCheck`). Once listening it prints the start-up summary (`StartupSummary`) to stdout,
+ * then closes the database). Before anything is opened it checks the data directory and, unless
+ * `OPENCODE_DATABASE_URL` selects PostgreSQL, the SQLite file (`DataDirCheck`). Once listening it prints the start-up summary (`StartupSummary`) to stdout,
  * its first line `opencode server listening on <url>`, and warns on stderr when it listens beyond
  * loopback without a password. Fails, before listening, with the expected start-up failures: a
- * `DataDirError`, a `ConfigError` (an invalid `opencode.json(c)` or `auth.json`), or a `ListenError`
+ * `DataDirError`, a `ConfigError` (an invalid `opencode.json(c)`, `auth.json` or database URL), a
+ * `DatabaseUnavailable` (the selected PostgreSQL cannot be reached or migrated), or a `ListenError`
  * (the port is taken, the address is unavailable…); the CLI reports each in one line.
  */
 export const run = (options: Options) => {
@@ -156,12 +157,15 @@ export const run = (options: Options) => {
     const address = yield* HttpServer.HttpServer.pipe(Effect.map((server) => server.address))
     const url = address._tag === "TcpAddress" ? StartupSummary.url(address) : address.path
     const config = yield* Config.Service
+    const database = yield* Storage.Selected
     const auth = BasicAuth.fromEnv(env)
     const summary = StartupSummary.lines({
       version: ServerVersion.current,
       url,
       dataDir: paths.dataDir,
-      databaseFile: path.resolve(paths.databaseFile),
+      database: Storage.describe(
+        database._tag === "Sqlite" ? Storage.Selection.Sqlite({ filename: path.resolve(database.filename) }) : database
+      ),
       configSources: config.sources,
       providers: config.providers.map((provider) => ({ id: provider.id, models: provider.models.length })),
       authUser: Option.getOrUndefined(Option.map(auth, (credentials) => credentials.username))
@@ -182,5 +186,5 @@ export const run = (options: Options) => {
     Effect.scoped
   )
   // The check comes first: the logger writes under the data directory.
-  return Effect.zipRight(DataDirCheck.run(paths), serving)
+  return Effect.zipRight(DataDirCheck.run(paths, { databaseFile: !Storage.postgresFromEnv(env) }), serving)
 }

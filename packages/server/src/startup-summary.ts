@@ -7,7 +7,8 @@ export interface Facts {
   readonly version: string
   readonly url: string
   readonly dataDir: string
-  readonly databaseFile: string
+  /** Where sessions are kept, for people: `SQLite <file>` or `PostgreSQL <url without password>` (`Storage.describe`). */
+  readonly database: string
   /** The configuration documents read, in merge order (`Config.Service.sources`). */
   readonly configSources: ReadonlyArray<string>
   /** The available providers with their model counts, in catalog order. */
@@ -30,7 +31,7 @@ const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ?
 /**
  * The start-up summary `opencode serve` prints to stdout: the `opencode server listening on <url>`
  * line first (scripts and tests look for it), then one aligned line each for the version, the data
- * directory, the database file, the config files read, the available providers with their model
+ * directory, the database (an SQLite file, or a PostgreSQL URL without its password), the config files read, the available providers with their model
  * counts, and whether Basic auth is on. Plain text: no colour.
  */
 export const lines = (facts: Facts): ReadonlyArray<string> => {
@@ -46,7 +47,7 @@ export const lines = (facts: Facts): ReadonlyArray<string> => {
     `opencode server listening on ${facts.url}`,
     row("version", facts.version),
     row("data", facts.dataDir),
-    row("database", facts.databaseFile),
+    row("database", facts.database),
     row("config", facts.configSources.length === 0 ? "none found (defaults)" : facts.configSources.join(", ")),
     row("providers", providers),
     row(

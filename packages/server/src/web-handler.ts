@@ -1,7 +1,7 @@
 export * as WebHandler from "./web-handler.js"
 
 import { HttpApiBuilder, HttpApp, HttpServer } from "@effect/platform"
-import { type Config, Core, type ModelDatabase, type ToolRegistry } from "@opencode-ai/core"
+import { type Config, Core, type ModelDatabase, type Storage, type ToolRegistry } from "@opencode-ai/core"
 import { type Context, Effect, Layer, Option, type Scope } from "effect"
 import type { PtyEnvironment } from "./pty-environment.js"
 import { Router } from "./router.js"
@@ -9,6 +9,8 @@ import type { EventStreams } from "./sse/event-streams.js"
 
 export interface Options {
   readonly databaseFile: string
+  /** Where sessions are stored instead (see `Core.Options.database`); default `Storage.select`. */
+  readonly database?: Storage.Selection | undefined
   /** The instance directory: the default Location of new sessions. */
   readonly directory: string
   /** The global config directory; default from `env` (`$XDG_CONFIG_HOME/opencode`). */
@@ -38,12 +40,15 @@ export type Handler = (request: Request) => Promise<Response>
  * caller is the same process).
  *
  * Resolves once Core is open and migrated. Fails with the ConfigError of an invalid
- * `opencode.json(c)` (file, line, reason). Closing the Scope closes the database and interrupts the
+ * `opencode.json(c)` (file, line, reason) or database URL, and with DatabaseUnavailable when a
+ * selected PostgreSQL database cannot be reached. Closing the Scope closes the database and interrupts the
  * runtime's fibers; requests made after that fail. A streamed response keeps its request scope open
  * until its body finishes, and closing the Scope ends open event streams (the live one with
  * `global.disposed`).
  */
-export const make = (options: Options): Effect.Effect<Handler, Config.ConfigError, Scope.Scope> =>
+export const make = (
+  options: Options
+): Effect.Effect<Handler, Config.ConfigError | Storage.DatabaseUnavailable, Scope.Scope> =>
   Effect.map(start(options), (host) => host.handler)
 
 /** A running in-memory host: its web handler, and the Core services behind it (same process only). */
@@ -54,7 +59,9 @@ export interface Host {
 }
 
 /** {@link make}, also giving the Core services behind the handler (see {@link Host}). */
-export const start = (options: Options): Effect.Effect<Host, Config.ConfigError, Scope.Scope> =>
+export const start = (
+  options: Options
+): Effect.Effect<Host, Config.ConfigError | Storage.DatabaseUnavailable, Scope.Scope> =>
   Effect.gen(function* () {
     const runtime = yield* Layer.toRuntime(
       Layer.mergeAll(

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import * as path from "node:path"
 import * as pty from "@lydell/node-pty"
+import { TestDatabase } from "@opencode-ai/core/testing"
 import { afterEach } from "vitest"
 import { tempDir } from "./harness.js"
 
@@ -9,8 +10,9 @@ import { tempDir } from "./harness.js"
  * and terminal started here is SIGKILLed after each test of the file that imports this module.
  *
  * Each process gets `PATH`, `OPENCODE_DISABLE_MODELS_FETCH=1` (a test that wants a refresh names a
- * loopback `OPENCODE_MODELS_URL`) and a fresh `HOME`, then the caller's `env` on top; nothing else of
- * the test's own environment. It runs in `cwd`, by default the repository root.
+ * loopback `OPENCODE_MODELS_URL`), a fresh `HOME` and, under `OPENCODE_TEST_DATABASE=postgres`, the
+ * URL of a PostgreSQL database of its own, then the caller's `env` on top; nothing else of the test's
+ * own environment. It runs in `cwd`, by default the repository root.
  */
 
 export const bin = path.resolve(__dirname, "../dist/bin.js")
@@ -32,12 +34,17 @@ export interface Options {
   readonly cwd?: string | undefined
 }
 
-const environment = (env: Record<string, string> = {}): Record<string, string> => ({
-  PATH: process.env.PATH ?? "",
-  HOME: env.HOME ?? tempDir("home"),
-  OPENCODE_DISABLE_MODELS_FETCH: "1",
-  ...env
-})
+const environment = (env: Record<string, string> = {}): Record<string, string> => {
+  const home = env.HOME ?? tempDir("home")
+  return {
+    PATH: process.env.PATH ?? "",
+    HOME: home,
+    OPENCODE_DISABLE_MODELS_FETCH: "1",
+    // Under OPENCODE_TEST_DATABASE=postgres, a PostgreSQL database standing for the data home.
+    ...TestDatabase.serverEnv(env.XDG_DATA_HOME ?? home),
+    ...env
+  }
+}
 
 /** A running process of the binary, with what it has written so far. */
 export interface Running {

@@ -1,6 +1,6 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
+import { LLMScript, ScriptedLLMServer, TestDatabase } from "@opencode-ai/core/testing"
 import { Effect, Exit, Scope } from "effect"
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
 import * as Binary from "./binary.js"
@@ -33,12 +33,15 @@ const enqueue = (...turns: ReadonlyArray<LLMScript.Turn>) => Effect.runPromise(l
 /** A fresh world: data, config (the scripted provider; `bash` asks) and a project directory. */
 const world = (config: Record<string, unknown> = {}) => {
   const project = tempDir("project")
+  const data = tempDir("xdg")
   return {
     project,
     env: {
       PATH: process.env.PATH ?? "",
       HOME: tempDir("home"),
-      XDG_DATA_HOME: tempDir("xdg"),
+      XDG_DATA_HOME: data,
+      // Under OPENCODE_TEST_DATABASE=postgres: the world's database, for `serve` and the embedded `run` alike.
+      ...TestDatabase.serverEnv(data),
       XDG_CONFIG_HOME: configHome({ ...ScriptedLLMServer.config(llm.url), permission: { bash: "ask" }, ...config }),
       XDG_CACHE_HOME: tempDir("cache"),
       OPENCODE_DISABLE_MODELS_FETCH: "1"

@@ -3,7 +3,7 @@ import * as fs from "node:fs"
 import * as http from "node:http"
 import * as net from "node:net"
 import * as path from "node:path"
-import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
+import { LLMScript, ScriptedLLMServer, TestDatabase } from "@opencode-ai/core/testing"
 import { Effect, Exit, Scope } from "effect"
 import { describe, expect, it } from "vitest"
 import * as Binary from "./binary.js"
@@ -396,15 +396,25 @@ describe("opencode CLI: options, errors, colour and the start-up summary", () =>
       expect(data.stderr).toContain(`opencode: cannot use the data directory ${path.join(blocker, "opencode")}:`)
       expect(data.stderr).toContain("XDG_DATA_HOME")
 
+      // The checks of the SQLite file: SQLite-specific, so SQLite even under OPENCODE_TEST_DATABASE=postgres.
+      const sqlite = { OPENCODE_DATABASE_URL: "" }
       const directory = tempDir("db-is-a-dir")
-      const asDirectory = await runToExit(["--port", "0"], { XDG_DATA_HOME: tempDir("xdg"), OPENCODE_DB: directory })
+      const asDirectory = await runToExit(["--port", "0"], {
+        XDG_DATA_HOME: tempDir("xdg"),
+        OPENCODE_DB: directory,
+        ...sqlite
+      })
       expect(asDirectory.code).toBe(ExitStatus.dataDir)
       expectOneLine(asDirectory.stderr)
       expect(asDirectory.stderr).toContain(`opencode: cannot use the database file ${directory}: not a regular file`)
 
       const garbage = path.join(tempDir("db"), "garbage.db")
       fs.writeFileSync(garbage, "this is not a database, and it is long enough to have a header")
-      const notSqlite = await runToExit(["--port", "0"], { XDG_DATA_HOME: tempDir("xdg"), OPENCODE_DB: garbage })
+      const notSqlite = await runToExit(["--port", "0"], {
+        XDG_DATA_HOME: tempDir("xdg"),
+        OPENCODE_DB: garbage,
+        ...sqlite
+      })
       expect(notSqlite.code).toBe(ExitStatus.dataDir)
       expectOneLine(notSqlite.stderr)
       expect(notSqlite.stderr).toContain(`opencode: cannot use the database file ${garbage}: not an SQLite database`)
@@ -490,7 +500,11 @@ describe("opencode CLI: options, errors, colour and the start-up summary", () =>
     expect(summary).toMatch(/^opencode server listening on http:\/\/127\.0\.0\.1:\d+$/m)
     expect(summary).toMatch(new RegExp(`^  version +${version.replaceAll(".", "\\.")}$`, "m"))
     expect(summary).toContain(`  data      ${path.join(data, "opencode")}\n`)
-    expect(summary).toContain(`  database  ${path.join(data, "opencode", "opencode.db")}\n`)
+    expect(summary).toContain(
+      TestDatabase.postgres()
+        ? "  database  PostgreSQL postgres://postgres@127.0.0.1:"
+        : `  database  SQLite ${path.join(data, "opencode", "opencode.db")}\n`
+    )
     expect(summary).toContain(`  config    ${file}\n`)
     expect(summary).toMatch(/^ {2}providers .*\blocal \(2\)/m)
     expect(summary).toMatch(/^ {2}auth +off\b/m)

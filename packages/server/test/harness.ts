@@ -4,6 +4,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
+import { TestDatabase } from "@opencode-ai/core/testing"
 import { Effect, Layer, LogLevel, type Scope } from "effect"
 import { Serve } from "../src/serve.js"
 
@@ -34,7 +35,7 @@ export const configHome = (document: unknown): string => {
 
 /**
  * Starts the real listener on 127.0.0.1 with an ephemeral port, a temporary XDG data home (so a
- * fresh SQLite file), an empty temporary XDG config home (never the user's `~/.config`), a temporary
+ * fresh SQLite file, or under `OPENCODE_TEST_DATABASE=postgres` a fresh PostgreSQL database), an empty temporary XDG config home (never the user's `~/.config`), a temporary
  * XDG cache home with the model database refresh off, and a temporary instance directory; `env` adds
  * to or overrides those, and `serve` sets further
  * `Serve.layer` options (e.g. a test configuration, allowed origins). Closed with the enclosing Scope.
@@ -60,6 +61,8 @@ export const startServer = (
           XDG_DATA_HOME: dataHome,
           XDG_CACHE_HOME: tempDir("cache"),
           OPENCODE_DISABLE_MODELS_FETCH: "1",
+          // Under OPENCODE_TEST_DATABASE=postgres, a fresh PostgreSQL database of its own.
+          ...TestDatabase.serverEnv(dataHome),
           ...env,
           XDG_CONFIG_HOME: xdgConfig
         },

@@ -3,6 +3,7 @@ import * as path from "node:path"
 import { HttpServer } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Config } from "@opencode-ai/core"
+import { TestDatabase } from "@opencode-ai/core/testing"
 import { Effect, Layer, LogLevel } from "effect"
 import { Serve } from "../src/serve.js"
 import { WebHandler } from "../src/web-handler.js"
@@ -289,6 +290,7 @@ describe("the embedded host", () => {
       const root = tempDir("guard-embedded")
       const handler = yield* WebHandler.make({
         databaseFile: path.join(root, "opencode.db"),
+        database: TestDatabase.selection(path.join(root, "opencode.db")),
         directory: root,
         env: {},
         config: Config.layerTest({ server: { cors: ["http://localhost:3000"] } })

@@ -1,8 +1,8 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { HttpApiBuilder, HttpServer } from "@effect/platform"
-import { Config, type ConfigInfo, Core, EventLog } from "@opencode-ai/core"
-import { ScriptedLLMServer } from "@opencode-ai/core/testing"
+import { Config, type ConfigInfo, type Core, EventLog } from "@opencode-ai/core"
+import { ScriptedLLMServer, TestDatabase } from "@opencode-ai/core/testing"
 import { Context, Effect, Layer, Option } from "effect"
 import { Router } from "../src/router.js"
 import { listener, tempDir } from "./harness.js"
@@ -34,7 +34,7 @@ export const scriptedHost = (options: {
         Layer.provide(Router.layer({ auth: Option.none() })),
         Layer.provideMerge(listener()),
         Layer.provideMerge(
-          Core.layer({
+          TestDatabase.coreLayer({
             databaseFile: path.join(root, "opencode.db"),
             directory,
             configDir: path.join(root, "config"),

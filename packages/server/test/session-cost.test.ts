@@ -2,8 +2,8 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { HttpApiBuilder, HttpServer } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Config, type ConfigInfo, Core, SessionTitle } from "@opencode-ai/core"
-import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
+import { Config, type ConfigInfo, type Core, SessionTitle } from "@opencode-ai/core"
+import { LLMScript, ScriptedLLMServer, TestDatabase } from "@opencode-ai/core/testing"
 import { Context, Effect, Layer, Option } from "effect"
 import { Router } from "../src/router.js"
 import { call, listener, tempDir } from "./harness.js"
@@ -40,7 +40,7 @@ const host = (root: string, llm: ScriptedLLMServer.ScriptedLLMServer) =>
         Layer.provide(Router.layer({ auth: Option.none() })),
         Layer.provideMerge(listener()),
         Layer.provideMerge(
-          Core.layer({
+          TestDatabase.coreLayer({
             databaseFile: path.join(root, "opencode.db"),
             directory,
             configDir: path.join(root, "config"),

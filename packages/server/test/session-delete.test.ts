@@ -2,8 +2,8 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { HttpApiBuilder, HttpServer } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Config, type ConfigInfo, Core } from "@opencode-ai/core"
-import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
+import { Config, type ConfigInfo } from "@opencode-ai/core"
+import { LLMScript, ScriptedLLMServer, TestDatabase } from "@opencode-ai/core/testing"
 import { InstanceEvent } from "@opencode-ai/schema"
 import Database from "better-sqlite3"
 import { Context, Effect, Exit, Layer, Option, Schema, Scope } from "effect"
@@ -29,7 +29,7 @@ const open = (root: string, llmURL: string) =>
         Layer.provide(Router.layer({ auth: Option.none() })),
         Layer.provideMerge(listener()),
         Layer.provideMerge(
-          Core.layer({
+          TestDatabase.coreLayer({
             databaseFile: path.join(root, "opencode.db"),
             directory: path.join(root, "project"),
             configDir: path.join(root, "config"),

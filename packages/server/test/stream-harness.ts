@@ -1,7 +1,8 @@
 import * as path from "node:path"
 import * as Sse from "@effect/experimental/Sse"
 import { HttpApiBuilder, HttpApp, HttpServer } from "@effect/platform"
-import { Config, Core, EventLog, LiveBus, Locations, Sessions } from "@opencode-ai/core"
+import { Config, type Core, EventLog, LiveBus, Locations, Sessions } from "@opencode-ai/core"
+import { TestDatabase } from "@opencode-ai/core/testing"
 import { Identifier } from "@opencode-ai/schema"
 import { Clock, Context, Effect, Layer, Option, Schedule, type Scope } from "effect"
 import { Router } from "../src/router.js"
@@ -26,7 +27,7 @@ export type Kind = Host["kind"]
 
 const coreLayer = () => {
   const dir = tempDir("streams")
-  return Core.layer({
+  return TestDatabase.coreLayer({
     databaseFile: path.join(dir, "opencode.db"),
     directory: dir,
     configDir: path.join(dir, "config"),

@@ -216,7 +216,19 @@ export const Server = Schema.Struct({
   /** The largest request body accepted, in bytes (default 10 MiB); a larger one gets a 413. */
   max_body: Schema.optionalWith(PositiveInt, { exact: true }),
   /** How long an event stream may make no write progress before it is closed, in ms (default 30 s). */
-  sse_write_timeout: Schema.optionalWith(PositiveInt, { exact: true })
+  sse_write_timeout: Schema.optionalWith(PositiveInt, { exact: true }),
+  /**
+   * The PostgreSQL database the sessions are kept in, `postgres://user:password@host:port/database`
+   * (`OPENCODE_DATABASE_URL` wins over it); absent: the SQLite file (see Storage).
+   */
+  database: Schema.optionalWith(
+    Schema.String.pipe(
+      Schema.pattern(/^postgres(ql)?:\/\//i, {
+        message: () => "expected a PostgreSQL URL, postgres://user:password@host:port/database"
+      })
+    ),
+    { exact: true }
+  )
 })
 export interface Server extends Schema.Schema.Type<typeof Server> {}
 

@@ -1,7 +1,7 @@
 export * as PostgresDatabase from "./postgres-database.js"
 
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import { SqlClient } from "@effect/sql"
+import { type Migrator, SqlClient, SqlError } from "@effect/sql"
 import { PgClient, PgMigrator } from "@effect/sql-pg"
 import { Effect, Layer, Redacted } from "effect"
 import Pg from "pg"
@@ -50,19 +50,66 @@ export const loader = PgMigrator.fromRecord(
 )
 
 /**
+ * The key of the session-level advisory lock held while migrating ("opencode" in ASCII). Advisory
+ * locks belong to one database, so hosts on different databases of one server never wait on each other.
+ */
+export const migrationLockKey = "8029476032302982245"
+
+/**
+ * Runs `effect` while holding the migration advisory lock on its own connection (outside the pool, so
+ * a pool of one connection still has it free for the migrator). A second process starting at the same
+ * time waits for the lock, then finds every migration recorded and applies none. The lock goes with
+ * the connection, so a process that dies while migrating releases it.
+ */
+const withMigrationLock = <A, E, R>(url: Redacted.Redacted<string>, effect: Effect.Effect<A, E, R>) =>
+  Effect.acquireUseRelease(
+    Effect.tryPromise({
+      try: async () => {
+        const client = new Pg.Client({ connectionString: Redacted.value(url), application_name: "opencode-migrate" })
+        client.on("error", () => {})
+        try {
+          await client.connect()
+          await client.query("SELECT pg_advisory_lock($1::bigint)", [migrationLockKey])
+        } catch (error) {
+          await client.end().catch(() => {})
+          throw error
+        }
+        return client
+      },
+      catch: (cause) => new SqlError.SqlError({ cause, message: "Failed to take the migration lock" })
+    }),
+    () => effect,
+    (client) => Effect.promise(() => client.end().catch(() => {}))
+  )
+
+/**
+ * Migrates the database of the `SqlClient` (at `url`) to the latest schema under the migration lock:
+ * safe to run from any number of processes at once, each migration is applied once. Idempotent.
+ */
+export const migrate = (url: string | Redacted.Redacted<string>) =>
+  withMigrationLock(typeof url === "string" ? Redacted.make(url) : url, PgMigrator.run({ loader }))
+
+/**
  * A pool of connections to the PostgreSQL database at `url`, migrated to the latest schema before the
  * layer resolves. Migrating is idempotent (applied migrations are recorded in `effect_sql_migrations`
- * and skipped) and runs in one transaction that locks that table, so processes starting together
- * apply each migration once; the first start on an empty database can still race on creating that
- * table, so start one process first. A database that cannot be reached or migrated is a defect.
- * Closing the layer's scope ends the pool.
+ * and skipped) and runs under a session-level advisory lock ({@link migrationLockKey}), so processes
+ * starting together on an empty database migrate one after the other: the first applies every
+ * migration, the others find them recorded. Fails with the driver's SqlError when the server cannot
+ * be reached (or the credentials, the database... are refused), and with a MigrationError when a
+ * migration fails. Closing the layer's scope ends the pool.
  */
-export const layer = (options: Options): Layer.Layer<SqlClient.SqlClient | PgClient.PgClient> => {
+export const layerFallible = (
+  options: Options
+): Layer.Layer<SqlClient.SqlClient | PgClient.PgClient, SqlError.SqlError | Migrator.MigrationError> => {
+  const url = typeof options.url === "string" ? Redacted.make(options.url) : options.url
   const connection = PgClient.layer({
-    url: typeof options.url === "string" ? Redacted.make(options.url) : options.url,
+    url,
     types,
     ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections })
   })
-  const migrate = Layer.effectDiscard(PgMigrator.run({ loader }))
-  return migrate.pipe(Layer.provideMerge(connection), Layer.provide(NodeContext.layer), Layer.orDie)
+  return Layer.effectDiscard(migrate(url)).pipe(Layer.provideMerge(connection), Layer.provide(NodeContext.layer))
 }
+
+/** {@link layerFallible} with every failure to connect or migrate as a defect (tests, tools). */
+export const layer = (options: Options): Layer.Layer<SqlClient.SqlClient | PgClient.PgClient> =>
+  Layer.orDie(layerFallible(options))

@@ -1,7 +1,7 @@
 /**
  * Test utilities for the runtime and its hosts (`@opencode-ai/core/testing`): scripted fake LLMs that
  * speak the real wire protocols over loopback HTTP, or stand in for the LLM client in process; a
- * throwaway PostgreSQL server.
+ * throwaway PostgreSQL server, and the switch that runs the suites over it (TestDatabase).
  */
 export { ChatRequest } from "./chat-request.js"
 export { ContextLimitedModel } from "./context-limited-model.js"
@@ -11,4 +11,5 @@ export { OAuthTestServer } from "./oauth-test-server.js"
 export { PostgresServer } from "./postgres-server.js"
 export { SampleFiles } from "./sample-files.js"
 export { ScriptedLLMServer } from "./scripted-llm-server.js"
+export { TestDatabase } from "./test-database.js"
 export { TestLLM } from "./test-llm.js"

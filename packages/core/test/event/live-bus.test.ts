@@ -2,12 +2,11 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Context, Effect, Exit, Fiber, Layer, Scope, Stream } from "effect"
 import { Config } from "../../src/config/config.js"
-import { Core } from "../../src/core.js"
 import { EventLog } from "../../src/event/event-log.js"
 import { LiveBus } from "../../src/event/live-bus.js"
 import { Locations } from "../../src/location/locations.js"
 import { Sessions } from "../../src/session/sessions.js"
-import { Database } from "../../src/storage/database.js"
+import { TestDatabase } from "../../src/testing/test-database.js"
 import { tempDir } from "../fixture.js"
 
 const event = (n: number): LiveBus.Envelope => ({ id: `evt_${n}`, type: "test.live", data: { n } })
@@ -99,7 +98,7 @@ describe("EventLog → LiveBus", () => {
       const dir = yield* tempDir
       const context = yield* Layer.build(
         EventLog.layer.pipe(
-          Layer.provideMerge(Database.layer({ filename: path.join(dir, "log.db") })),
+          Layer.provideMerge(TestDatabase.databaseLayer({ filename: path.join(dir, "log.db") })),
           Layer.provideMerge(LiveBus.layer)
         )
       )
@@ -125,7 +124,7 @@ describe("EventLog.follow over the bus", () => {
       const dir = yield* tempDir
       const context = yield* Layer.build(
         EventLog.layer.pipe(
-          Layer.provideMerge(Database.layer({ filename: path.join(dir, "log.db") })),
+          Layer.provideMerge(TestDatabase.databaseLayer({ filename: path.join(dir, "log.db") })),
           Layer.provideMerge(LiveBus.layer)
         )
       )
@@ -160,7 +159,7 @@ describe("Core.layer", () => {
         const scope = yield* Effect.scope
         const core = (name: string) =>
           Layer.buildWithMemoMap(
-            Core.layer({
+            TestDatabase.coreLayer({
               databaseFile: path.join(dir, `${name}.db`),
               directory: dir,
               env: {},

@@ -10,8 +10,8 @@ import * as path from "node:path"
 import * as readline from "node:readline"
 import { Effect } from "effect"
 import { Config } from "../../src/config/config.js"
-import { Core } from "../../src/core.js"
 import { SessionInput } from "../../src/input/session-input.js"
+import { TestDatabase } from "../../src/testing/test-database.js"
 
 const [databaseFile = "", directory = "", sessionID = ""] = process.argv.slice(2)
 
@@ -35,7 +35,7 @@ const program = Effect.gen(function* () {
 Effect.runPromise(
   program.pipe(
     Effect.provide(
-      Core.layer({
+      TestDatabase.coreLayer({
         databaseFile,
         directory,
         configDir: path.join(directory, "config"),

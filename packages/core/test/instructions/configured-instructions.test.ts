@@ -4,7 +4,6 @@ import { it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { describe, expect } from "vitest"
 import { Config } from "../../src/config/config.js"
-import { Core } from "../../src/core.js"
 import { SessionInput } from "../../src/input/session-input.js"
 import { ConfiguredInstructions } from "../../src/instructions/configured-instructions.js"
 import { InstructionDiscovery } from "../../src/instructions/instruction-discovery.js"
@@ -13,6 +12,7 @@ import { SessionRunner } from "../../src/runner/session-runner.js"
 import { Sessions } from "../../src/session/sessions.js"
 import { LLMScript } from "../../src/testing/llm-script.js"
 import { ScriptedLLMServer } from "../../src/testing/scripted-llm-server.js"
+import { TestDatabase } from "../../src/testing/test-database.js"
 import { type World, world, write } from "./world.js"
 
 /** InstructionDiscovery over the world's files with `instructions` and `home`. */
@@ -124,7 +124,7 @@ describe("the `instructions` config key", () => {
       yield* write(path.join(w.app, "docs", "STYLE.md"), "Write short sentences.")
       const server = yield* ScriptedLLMServer.make()
       const context = yield* Layer.build(
-        Core.layer({
+        TestDatabase.coreLayer({
           databaseFile: w.databaseFile,
           directory: w.app,
           configDir: w.configDir,

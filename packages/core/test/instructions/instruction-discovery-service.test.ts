@@ -4,9 +4,9 @@ import { NodeContext } from "@effect/platform-node"
 import { it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { describe, expect } from "vitest"
-import { Core } from "../../src/core.js"
 import { InstructionDiscovery } from "../../src/instructions/instruction-discovery.js"
 import { Instructions } from "../../src/instructions/instructions.js"
+import { TestDatabase } from "../../src/testing/test-database.js"
 import { unreadable, type World, world, write } from "./world.js"
 
 // The Location-scoped service over real files. The pure value and renderers are covered in
@@ -127,7 +127,11 @@ describe("InstructionDiscovery service", () => {
         const w = yield* world
         const xdg = path.join(w.dir, "xdg")
         yield* write(path.join(xdg, "opencode", "AGENTS.md"), "from xdg")
-        const core = Core.layer({ databaseFile: w.databaseFile, directory: w.dir, env: { XDG_CONFIG_HOME: xdg } })
+        const core = TestDatabase.coreLayer({
+          databaseFile: w.databaseFile,
+          directory: w.dir,
+          env: { XDG_CONFIG_HOME: xdg }
+        })
         expect(yield* Effect.provide(load(w.location), core)).toEqual([
           { path: path.join(xdg, "opencode", "AGENTS.md"), content: "from xdg" }
         ])

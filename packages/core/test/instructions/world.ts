@@ -3,9 +3,10 @@ import * as net from "node:net"
 import * as path from "node:path"
 import type { Location } from "@opencode-ai/schema"
 import { Effect, Schema, type Scope } from "effect"
-import { Core } from "../../src/core.js"
+import type { Core } from "../../src/core.js"
 import { EventLog } from "../../src/event/event-log.js"
 import { ContextUpdated } from "../../src/instructions/context-updated.js"
+import { TestDatabase } from "../../src/testing/test-database.js"
 import { tempDir } from "../fixture.js"
 
 /**
@@ -41,7 +42,7 @@ export const world: Effect.Effect<World, never, Scope.Scope> = Effect.map(tempDi
     root,
     app,
     location: { directory: app, project: { id: "prj_test", directory: root } },
-    core: (env = {}) => Core.layer({ databaseFile, directory: dir, configDir, env })
+    core: (env = {}) => TestDatabase.coreLayer({ databaseFile, directory: dir, configDir, env })
   }
 })
 

@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url"
 import {
   Config,
   type ConfigInfo,
-  Core,
+  type Core,
   EventLog,
   Locations,
   SessionInput,
@@ -14,6 +14,7 @@ import {
 } from "@opencode-ai/core"
 import { ScriptedLLMServer } from "@opencode-ai/core/testing"
 import { Effect, Layer, Logger } from "effect"
+import { TestDatabase } from "../../src/testing/test-database.js"
 
 /** The stdio MCP server of these tests (see fixture-server.mjs for its environment variables). */
 export const fixture = fileURLToPath(new URL("./fixture-server.mjs", import.meta.url))
@@ -86,7 +87,7 @@ export const world = (options: {
     })
     const logs = captureLogs()
     const context = yield* Layer.build(
-      Core.layer({
+      TestDatabase.coreLayer({
         databaseFile: path.join(root, "opencode.db"),
         directory,
         configDir: path.join(root, "config"),

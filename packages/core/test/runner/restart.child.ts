@@ -17,13 +17,13 @@
 import * as path from "node:path"
 import { Effect, Logger, LogLevel } from "effect"
 import { Config } from "../../src/config/config.js"
-import { Core } from "../../src/core.js"
 import { EventLog } from "../../src/event/event-log.js"
 import { SessionInput } from "../../src/input/session-input.js"
 import { Locations } from "../../src/location/locations.js"
 import { SessionRunner } from "../../src/runner/session-runner.js"
 import { Sessions } from "../../src/session/sessions.js"
 import { ScriptedLLMServer } from "../../src/testing/scripted-llm-server.js"
+import { TestDatabase } from "../../src/testing/test-database.js"
 import { ToolRegistry } from "../../src/tool/tool-registry.js"
 
 const [databaseFile = "", directory = "", llmURL = "", mode = "tool"] = process.argv.slice(2)
@@ -66,7 +66,7 @@ Effect.runPromise(
   program.pipe(
     Effect.scoped,
     Effect.provide(
-      Core.layer({
+      TestDatabase.coreLayer({
         databaseFile,
         directory,
         configDir: path.join(directory, "config"),

@@ -8,8 +8,7 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import {
   Config,
-  Core,
-  Database,
+  type Core,
   EventLog,
   InstructionCheckpoint,
   KnownSessions,
@@ -26,6 +25,7 @@ import {
 import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
 import { Identifier } from "@opencode-ai/schema"
 import { Effect, Layer, Logger, LogLevel, Option, type Scope } from "effect"
+import { TestDatabase } from "../../src/testing/test-database.js"
 
 /**
  * A restart in the middle of a Step: a host in a child process (`restart.child.ts`) is killed with
@@ -101,7 +101,7 @@ const admitOffline = (databaseFile: string, sessionID: string, text: string, del
         Layer.provideMerge(SessionEvents.layer),
         Layer.provideMerge(KnownSessions.layer),
         Layer.provideMerge(EventLog.layer),
-        Layer.provideMerge(Database.layer({ filename: databaseFile })),
+        Layer.provideMerge(TestDatabase.databaseLayer({ filename: databaseFile })),
         Layer.provide(LiveBus.layer),
         Layer.provide(NodeContext.layer)
       )
@@ -112,7 +112,7 @@ const admitOffline = (databaseFile: string, sessionID: string, text: string, del
 
 /** Core over the test's file and directory, configured for its scripted server. */
 const coreOver = (at: At, options: Partial<Core.Options> = {}) =>
-  Core.layer({
+  TestDatabase.coreLayer({
     databaseFile: at.databaseFile,
     directory: at.directory,
     configDir: path.join(at.directory, "config"),

@@ -4,7 +4,7 @@ import * as path from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import {
   Config,
-  Core,
+  type Core,
   EventLog,
   Locations,
   SessionInput,
@@ -15,6 +15,7 @@ import {
 } from "@opencode-ai/core"
 import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
 import { Effect, Layer } from "effect"
+import { TestDatabase } from "../../src/testing/test-database.js"
 import { fastRetry } from "./world.js"
 
 const { reply, text, toolCall, finish } = LLMScript
@@ -36,7 +37,7 @@ const world = (options: { readonly dataDir?: (root: string) => string } = {}) =>
     const dataDir = options.dataDir?.(root) ?? path.join(root, "data")
     const config = Config.layerTest(ScriptedLLMServer.config(server.url), { dataDir })
     const context = yield* Layer.build(
-      Core.layer({
+      TestDatabase.coreLayer({
         databaseFile: path.join(root, "opencode.db"),
         directory,
         configDir: path.join(root, "config"),

@@ -4,7 +4,7 @@ import * as path from "node:path"
 import {
   Config,
   type ConfigInfo,
-  Core,
+  type Core,
   EventLog,
   Locations,
   SessionInput,
@@ -14,6 +14,7 @@ import {
 } from "@opencode-ai/core"
 import { ScriptedLLMServer } from "@opencode-ai/core/testing"
 import { Effect, Layer } from "effect"
+import { TestDatabase } from "../../src/testing/test-database.js"
 
 /** Retries without waiting, so a retry test needs no clock. */
 export const fastRetry = {
@@ -84,7 +85,7 @@ export const world = (
       ...(options.mcp !== undefined ? { mcp: options.mcp } : {})
     } as ConfigInfo.Info)
     const context = yield* Layer.build(
-      Core.layer({
+      TestDatabase.coreLayer({
         databaseFile: path.join(root, "opencode.db"),
         directory,
         configDir: path.join(root, "config"),

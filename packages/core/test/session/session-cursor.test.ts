@@ -3,9 +3,9 @@ import { it } from "@effect/vitest"
 import type { Identifier, Location } from "@opencode-ai/schema"
 import { Clock, Effect } from "effect"
 import { expect } from "vitest"
-import { Core } from "../../src/core.js"
 import { SessionCursor } from "../../src/session/session-cursor.js"
 import { Sessions } from "../../src/session/sessions.js"
+import { TestDatabase } from "../../src/testing/test-database.js"
 import { tempDir } from "../fixture.js"
 
 /** mulberry32: a small seeded generator, so every run walks the same interleaving. */
@@ -117,7 +117,7 @@ it.scoped(
           // New sessions were inserted on both sides while walking, so the walks saw some of them.
           expect(forwardIDs.length + backwardIDs.length).toBeGreaterThan(2 * expected.length)
         }
-      }).pipe(Effect.provide(Core.layer({ databaseFile: path.join(dir, "opencode.db"), directory: dir })))
+      }).pipe(Effect.provide(TestDatabase.coreLayer({ databaseFile: path.join(dir, "opencode.db"), directory: dir })))
     }),
   120_000
 )

@@ -5,7 +5,7 @@ import { describe, expect, it } from "@effect/vitest"
 import {
   Config,
   type ConfigInfo,
-  Core,
+  type Core,
   EventLog,
   Locations,
   SessionInput,
@@ -16,6 +16,7 @@ import {
 } from "@opencode-ai/core"
 import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
 import { Effect, Layer, type Scope } from "effect"
+import { TestDatabase } from "../../src/testing/test-database.js"
 import { fastRetry } from "../runner/world.js"
 
 const { reply, text, usage, httpError } = LLMScript
@@ -47,7 +48,7 @@ const host = (
     document.provider.scripted.models.m.cost = { input: 1, output: 2 }
     edit(document)
     const context = yield* Layer.build(
-      Core.layer({
+      TestDatabase.coreLayer({
         databaseFile: path.join(root, "opencode.db"),
         directory,
         configDir: path.join(root, "config"),

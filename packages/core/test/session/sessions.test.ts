@@ -4,16 +4,17 @@ import { it } from "@effect/vitest"
 import { Errors, Event, Identifier, type Location, Session } from "@opencode-ai/schema"
 import { Effect, Exit, Schema, TestClock } from "effect"
 import { expect } from "vitest"
-import { Core } from "../../src/core.js"
+import type { Core } from "../../src/core.js"
 import { EventLog } from "../../src/event/event-log.js"
 import { SessionCursor } from "../../src/session/session-cursor.js"
 import { Sessions } from "../../src/session/sessions.js"
+import { TestDatabase } from "../../src/testing/test-database.js"
 import { tempDir } from "../fixture.js"
 
 /** Runs `body` against a Core over a fresh database file. */
 const withCore = <A, E>(body: Effect.Effect<A, E, Core.Services>) =>
   Effect.flatMap(tempDir, (dir) =>
-    Effect.provide(body, Core.layer({ databaseFile: path.join(dir, "opencode.db"), directory: dir }))
+    Effect.provide(body, TestDatabase.coreLayer({ databaseFile: path.join(dir, "opencode.db"), directory: dir }))
   )
 
 const project = { id: "prj_root", directory: "/repo" }

@@ -4,8 +4,9 @@ import type { Location } from "@opencode-ai/schema"
 import { Effect, type Scope } from "effect"
 import { Config } from "../../src/config/config.js"
 import type { ConfigInfo } from "../../src/config/config-info.js"
-import { Core } from "../../src/core.js"
+import type { Core } from "../../src/core.js"
 import { Sessions } from "../../src/session/sessions.js"
+import { TestDatabase } from "../../src/testing/test-database.js"
 import { tempDir } from "../fixture.js"
 
 /**
@@ -46,7 +47,7 @@ export const world: Effect.Effect<World, never, Scope.Scope> = Effect.map(tempDi
     databaseFile,
     location: { directory: dir, project: { id: "prj_test", directory: dir } },
     core: () =>
-      Core.layer({
+      TestDatabase.coreLayer({
         databaseFile,
         directory: dir,
         configDir: path.join(dir, "config"),

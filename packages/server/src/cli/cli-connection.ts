@@ -120,7 +120,10 @@ export const open = Effect.fn("CliConnection.open")(function* (
     models: { cacheFile: paths.modelsFile },
     recover: false
   }).pipe(
-    Effect.catchTag("ConfigError", (error) => CliError.fail(ExitCode.config, `invalid configuration: ${error.message}`))
+    Effect.catchTags({
+      ConfigError: (error) => CliError.fail(ExitCode.config, `invalid configuration: ${error.message}`),
+      "Storage/DatabaseUnavailable": (error) => CliError.fail(ExitCode.network, error.message)
+    })
   )
   const fetch: typeof globalThis.fetch = (input, init) => host.handler(new Request(input, init))
   const client = yield* clientOver(embeddedBaseUrl, fetch, Option.none())

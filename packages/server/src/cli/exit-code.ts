@@ -15,11 +15,12 @@ export const ok = 0
 export const failed = 1
 /** A usage error: an unknown flag or subcommand, a missing or invalid value (e.g. `--port 99999`), an unknown session. */
 export const usage = 2
-/** An invalid configuration: `opencode.json(c)`, `$OPENCODE_CONFIG(_CONTENT)` or `auth.json`. */
+/** An invalid configuration: `opencode.json(c)`, `$OPENCODE_CONFIG(_CONTENT)`, `auth.json`, or a database URL that is not a PostgreSQL URL. */
 export const config = 3
 /**
  * The network: `serve` cannot listen (the port is in use, the address unavailable, a privileged port),
- * or `--attach` cannot reach the server or the server refuses the credentials.
+ * `--attach` cannot reach the server or the server refuses the credentials, or the selected PostgreSQL
+ * database (`OPENCODE_DATABASE_URL`, `server.database`) cannot be reached or refuses the connection.
  */
 export const network = 4
 /** The data directory or the database file cannot be created, read or written. */
@@ -34,7 +35,10 @@ const table: ReadonlyArray<readonly [number, string]> = [
   [failed, "failure: an unexpected one prints its cause; for run, the turn failed"],
   [usage, "usage error: unknown flag or command, bad value (e.g. --port outside 0-65535), unknown session"],
   [config, "invalid configuration (opencode.json(c), OPENCODE_CONFIG, auth.json)"],
-  [network, "cannot listen (port in use, address not available), or cannot reach the --attach server"],
+  [
+    network,
+    "cannot listen (port in use, address not available), or cannot reach the --attach server or the PostgreSQL database"
+  ],
   [dataDir, "the data directory or the database file cannot be created, read or written"],
   [denied, "run: a permission was refused"],
   [interrupted, "run: interrupted with Ctrl-C"]

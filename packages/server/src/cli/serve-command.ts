@@ -1,7 +1,7 @@
 export * as ServeCommand from "./serve-command.js"
 
 import { Command, HelpDoc, Options, ValidationError } from "@effect/cli"
-import type { Config } from "@opencode-ai/core"
+import type { Config, Storage } from "@opencode-ai/core"
 import { Console, Effect, Option } from "effect"
 import { RequestOrigin } from "../middleware/request-origin.js"
 import { Serve } from "../serve.js"
@@ -90,7 +90,7 @@ const listenProblem = (error: StartupError.ListenError): readonly [reason: strin
 }
 
 /** A start-up failure of the server in the user's terms, with its exit status (see ExitCode). */
-export const failure = (error: Config.ConfigError | StartupError.Any): Failure => {
+export const failure = (error: Config.ConfigError | Storage.DatabaseUnavailable | StartupError.Any): Failure => {
   switch (error._tag) {
     case "ConfigError":
       return new Failure({
@@ -109,6 +109,12 @@ export const failure = (error: Config.ConfigError | StartupError.Any): Failure =
         exitCode: ExitCode.network
       })
     }
+    case "Storage/DatabaseUnavailable":
+      return new Failure({
+        message: error.message,
+        hint: "check that the PostgreSQL server is up and the URL (OPENCODE_DATABASE_URL or server.database) is right",
+        exitCode: ExitCode.network
+      })
     case "Server/DataDirError":
       return new Failure({
         message: error.message,
@@ -129,7 +135,8 @@ export const failure = (error: Config.ConfigError | StartupError.Any): Failure =
  * that upstream's launch lines work unchanged. `--log-level` (here or before `serve`), `--log-format`
  * and `--print-logs` shape the logs; `--no-ui` leaves out the inspector page. An expected start-up
  * failure fails the command with a `Failure` (one line, its exit status): a usable data directory
- * (5), a valid configuration (3) and a free address (4) are checked in that order, before listening.
+ * (5), a valid configuration (3), a reachable PostgreSQL database when one is selected (4) and a
+ * free address (4) are checked in that order, before listening.
  */
 export const command = Command.make(
   "serve",
@@ -148,7 +155,10 @@ export const command = Command.make(
         cors: options.cors
       }).pipe(
         Effect.catchAll((error) =>
-          error._tag === "ConfigError" || error._tag === "Server/ListenError" || error._tag === "Server/DataDirError"
+          error._tag === "ConfigError" ||
+          error._tag === "Storage/DatabaseUnavailable" ||
+          error._tag === "Server/ListenError" ||
+          error._tag === "Server/DataDirError"
             ? Effect.fail(failure(error))
             : // Anything else (e.g. a log file that cannot be opened after the data directory passed its check).
               Effect.die(error)
