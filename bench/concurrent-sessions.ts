@@ -21,7 +21,7 @@ import { performance } from "node:perf_hooks"
 import { format, read, summarise } from "./cpu-profile.js"
 import { emit, type Figure, isMain } from "./figures.js"
 import { respond } from "./scenarios.js"
-import { call, cpuMs, createSession, peakRssMiB, prompt, rssMiB, startLlm, startServer } from "./servers.js"
+import { cpuMs, createSession, peakRssMiB, prompt, rssMiB, startLlm, startServer, waitIdle } from "./servers.js"
 
 const args = process.argv.slice(2)
 const option = (name: string, fallback: number) => {
@@ -63,7 +63,7 @@ export const run = async (): Promise<ReadonlyArray<Figure>> => {
       await Promise.all(
         ids.map(async (id, i) => {
           await prompt(api, id, `bench-concurrent-${i} steps=${steps} file=${file}`)
-          await call(api, "POST", `/api/session/${id}/wait`, {})
+          await waitIdle(api, id)
         })
       )
       const wall = (performance.now() - started) / 1000

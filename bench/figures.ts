@@ -12,6 +12,9 @@
  * row.
  */
 
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
 export interface Figure {
   /** Lower-case kebab case; a row key when the figure answers a row of the table. */
   readonly name: string
@@ -61,8 +64,8 @@ export const parse = (output: string): ReadonlyArray<Figure> => {
 export const isMain = (moduleUrl: string): boolean => {
   const entry = process.argv[1]
   if (entry === undefined) return false
-  const url = new URL(moduleUrl)
-  return url.pathname === entry || url.pathname.replace(/\.ts$/, "") === entry.replace(/\.ts$/, "")
+  const file = fileURLToPath(moduleUrl)
+  return file === path.resolve(entry) || file.replace(/\.ts$/, "") === path.resolve(entry).replace(/\.ts$/, "")
 }
 
 // ---------------------------------------------------------------------------------------------------

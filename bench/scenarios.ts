@@ -189,11 +189,11 @@ export interface ScenarioOptions {
 }
 
 export const defaults: ScenarioOptions = {
-  creates: 30,
-  turns: 15,
-  historyTurns: 10,
+  creates: 20,
+  turns: 10,
+  historyTurns: 5,
   historyChunks: 100,
-  historySteps: 10,
+  historySteps: 5,
   replays: 5,
   pageSeconds: 2,
   concurrency: 10

@@ -12,6 +12,7 @@
 
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
+import * as http from "node:http"
 import * as path from "node:path"
 import { performance } from "node:perf_hooks"
 import { Effect, Exit, Scope } from "effect"
@@ -241,6 +242,26 @@ export const call = async (api: Api, method: string, route: string, body?: unkno
   const json = JSON.parse(text)
   return json !== null && typeof json === "object" && "data" in json && !("id" in json) ? json.data : json
 }
+
+/**
+ * `POST /api/session/{id}/wait` over `node:http`, which has no headers timeout (fetch gives up after
+ * 300 s without response headers, and a session under heavy load may take longer to go idle).
+ */
+export const waitIdle = (api: Api, sessionID: string): Promise<void> =>
+  new Promise((resolve, reject) => {
+    const request = http.request(
+      `${api.url}/api/session/${sessionID}/wait`,
+      { method: "POST", headers: { ...headers(api), "content-length": "2" } },
+      (response) => {
+        response.resume()
+        response.once("end", () =>
+          (response.statusCode ?? 500) < 300 ? resolve() : reject(new Error(`wait: ${response.statusCode}`))
+        )
+      }
+    )
+    request.once("error", reject)
+    request.end("{}")
+  })
 
 /** Creates a session on the scripted model (both servers accept `model` at creation). */
 export const createSession = async (api: Api): Promise<string> => {

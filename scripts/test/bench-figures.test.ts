@@ -5,6 +5,7 @@
  */
 
 import { describe, expect, it } from "vitest"
+import { type Profile, summarise } from "../../bench/cpu-profile.js"
 import { type Figure, line, parse } from "../../bench/figures.js"
 import { judge, rows, type ScriptResult } from "../../bench/rows.js"
 
@@ -99,5 +100,44 @@ describe("judging a row", () => {
       ["step-overhead.ts", ran({ name: http.key, value: 2, unit: "ms" })]
     ])
     expect(judge(http, results)).toEqual({ _tag: "Met", figure: { name: http.key, value: 2, unit: "ms" } })
+  })
+})
+
+describe("CPU profile summary", () => {
+  const frame = (functionName: string, url: string) => ({ functionName, url, lineNumber: 9, columnNumber: 0 })
+  // Three nodes; samples every 1,000 µs from 10,000: a, a, b, c, a (the last sample counts nothing).
+  const profile: Profile = {
+    nodes: [
+      { id: 1, callFrame: frame("a", "file:///x/node_modules/effect/dist/esm/Effect.js") },
+      { id: 2, callFrame: frame("b", "file:///x/packages/core/src/event/event-log.ts") },
+      { id: 3, callFrame: frame("(garbage collector)", "") }
+    ],
+    startTime: 10_000,
+    endTime: 15_000,
+    samples: [1, 1, 2, 3, 1],
+    timeDeltas: [0, 1_000, 1_000, 1_000, 1_000]
+  }
+
+  it("adds self time per function and per file or package", () => {
+    const summary = summarise(profile)
+    expect(summary.totalMs).toBe(4)
+    expect(summary.functions.map((f) => [f.name, f.ms])).toEqual([
+      ["a effect dist/esm/Effect.js:10", 2],
+      ["b packages/core/src/event/event-log.ts:10", 1],
+      ["(garbage collector)", 1]
+    ])
+    expect(summary.files.map((f) => [f.name, f.share])).toEqual([
+      ["effect", 0.5],
+      ["packages/core/src/event/event-log.ts", 0.25],
+      ["(native / V8)", 0.25]
+    ])
+  })
+
+  it("counts only the samples inside a window", () => {
+    const summary = summarise(profile, { from: 11_500, to: 13_500 })
+    expect(summary.functions.map((f) => [f.name, f.ms])).toEqual([
+      ["b packages/core/src/event/event-log.ts:10", 1],
+      ["(garbage collector)", 1]
+    ])
   })
 })
