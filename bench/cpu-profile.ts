@@ -101,7 +101,10 @@ const locate = (frame: CallFrame): { file: string; group: string; line: number }
 }
 
 /** Self time per function and per file over `[from, to]` (µs on the profile's clock), largest first. */
-export const summarise = (profile: Profile, options: { top?: number; from?: number; to?: number } = {}): Summary => {
+export const summarise = (
+  profile: Profile,
+  options: { top?: number | undefined; from?: number | undefined; to?: number | undefined } = {}
+): Summary => {
   const top = options.top ?? 15
   const from = options.from ?? Number.NEGATIVE_INFINITY
   const to = options.to ?? Number.POSITIVE_INFINITY

@@ -78,7 +78,7 @@ export interface StartOptions {
   readonly root: string
   readonly llmUrl: string
   /** Our server only: write a V8 CPU profile into this directory when it exits. */
-  readonly cpuProfileDir?: string
+  readonly cpuProfileDir?: string | undefined
   /** Extra `opencode.json` fields. */
   readonly config?: Record<string, unknown>
 }
@@ -128,7 +128,7 @@ const prepare = (options: StartOptions) => {
 /** Spawns a server and resolves once `/api/health` answers 200. */
 export const startServer = async (
   implementation: Implementation,
-  options: StartOptions & { readonly upstreamBinary?: string }
+  options: StartOptions & { readonly upstreamBinary?: string | undefined }
 ): Promise<ServerProcess> => {
   const directory = prepare(options)
   const env = isolatedEnv(options.root)
@@ -307,8 +307,11 @@ export const readEvents = async (
   const decoder = new TextDecoder()
   let pending = ""
   try {
-    for await (const chunk of response.body) {
-      pending += decoder.decode(chunk as Uint8Array, { stream: true })
+    const reader = response.body.getReader()
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      pending += decoder.decode(value, { stream: true })
       let end = pending.indexOf("\n\n")
       while (end !== -1) {
         const frame = pending.slice(0, end)
