@@ -17,7 +17,6 @@ import { median, percentile } from "./figures.js"
 import {
   type Api,
   call,
-  countEvents,
   cpuMs,
   createSession,
   getBytes,
@@ -263,18 +262,26 @@ export const scenarios = async (
     return sessionID
   })
 
-  // SSE replay of that history: first frame and the whole stream.
+  // SSE replay of that history: first frame and the whole stream, which ends (as far as the history
+  // goes) at the final step end of its last turn. (Counting frames until the stream goes quiet is not
+  // a measure: under load a replay can pause longer than any quiet period between two frames.)
   await windowed(windows, "sse-replay", async () => {
-    const total = await countEvents(server, history)
+    const replay = (onFirst: (at: number) => void) => {
+      let finals = 0
+      return readEvents(server, history, (event, index) => {
+        if (index === 0) onFirst(event.at)
+        return isFinalStepEnd(event) && ++finals >= options.historyTurns
+      })
+    }
+    const total = (await replay(() => {})).length
     const first: Array<number> = []
     const all: Array<number> = []
     const cpu0 = cpuMs(server.pid)
     for (let i = 0; i < options.replays; i++) {
       const start = performance.now()
       let firstAt = Number.NaN
-      const events = await readEvents(server, history, (event, index) => {
-        if (index === 0) firstAt = event.at
-        return index + 1 >= total
+      const events = await replay((at) => {
+        firstAt = at
       })
       first.push(firstAt - start)
       all.push(events[events.length - 1]!.at - start)

@@ -342,21 +342,3 @@ export const readEvents = async (
   }
   return events
 }
-
-/** Reads a session's stream until `quietMs` pass with no frame: how many events its replay holds. */
-export const countEvents = async (api: Api, sessionID: string, quietMs = 400): Promise<number> => {
-  const controller = new AbortController()
-  let timer = setTimeout(() => controller.abort(), quietMs * 5)
-  const events = await readEvents(
-    api,
-    sessionID,
-    () => {
-      clearTimeout(timer)
-      timer = setTimeout(() => controller.abort(), quietMs)
-      return false
-    },
-    controller.signal
-  )
-  clearTimeout(timer)
-  return events.length
-}
