@@ -87,8 +87,11 @@ export const run = async (): Promise<ReadonlyArray<Figure>> => {
       await server.stop()
     }
     if (profile) {
-      const written = fs.readdirSync(profileDir).find((f) => f.endsWith(".cpuprofile"))
-      if (written !== undefined)
+      const written = fs.existsSync(profileDir)
+        ? fs.readdirSync(profileDir).find((f) => f.endsWith(".cpuprofile"))
+        : undefined
+      if (written === undefined) console.log("the server wrote no CPU profile (it did not exit on its own in time)")
+      else
         console.log(
           format(
             summarise(read(path.join(profileDir, written)), {

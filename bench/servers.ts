@@ -69,7 +69,7 @@ export interface ServerProcess {
   /** Spawn → the first 200 answer of `GET /api/health`, ms. */
   readonly coldStartMs: number
   readonly child: ChildProcess
-  /** SIGTERM, then waits for the exit (SIGKILL after 10 s). */
+  /** SIGTERM, then waits for the exit (SIGKILL after 10 s; 120 s under `--cpu-prof`). */
   readonly stop: () => Promise<void>
 }
 
@@ -187,7 +187,8 @@ export const startServer = async (
     child,
     stop: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return
-      const killer = setTimeout(() => child.kill("SIGKILL"), 10_000)
+      // A server under --cpu-prof writes its profile on the way out: give it longer.
+      const killer = setTimeout(() => child.kill("SIGKILL"), options.cpuProfileDir === undefined ? 10_000 : 120_000)
       child.kill("SIGTERM")
       await exited
       clearTimeout(killer)

@@ -103,7 +103,9 @@ export const run = async (): Promise<ReadonlyArray<Figure>> => {
         undefined,
         profileDir
       )
-      const file = fs.readdirSync(profileDir).find((f) => f.endsWith(".cpuprofile"))
+      const file = fs.existsSync(profileDir)
+        ? fs.readdirSync(profileDir).find((f) => f.endsWith(".cpuprofile"))
+        : undefined
       if (file === undefined) console.log("no CPU profile was written")
       else {
         const profile = read(path.join(profileDir, file))
