@@ -47,6 +47,7 @@ import {
 } from "../packages/core/src/index.js"
 import { LLMScript, ScriptedLLMServer } from "../packages/core/src/testing/index.js"
 import { Serve } from "../packages/server/src/serve.js"
+import { emit, type Figure, isMain } from "./figures.js"
 
 const TARGET_MS = 10
 
@@ -603,6 +604,22 @@ const main = Effect.gen(function* () {
       "3-step tool turn ≤ 20 ms"
   )
 
+  // The figures that answer rows of issue 18's table (bench/README.md, "Convention").
+  const p50 = (samples: ReadonlyArray<number>) =>
+    percentile(
+      [...samples].sort((a, b) => a - b),
+      50
+    )
+  const figures: ReadonlyArray<Figure> = [
+    { name: "prompt-to-provider-http", value: p50(served.admission), unit: "ms" },
+    { name: "prompt-to-provider-embedded", value: p50(local.admission), unit: "ms" },
+    { name: "stream-end-to-idle", value: p50(served.textToIdle), unit: "ms" },
+    { name: "stream-end-to-idle-embedded", value: p50(local.textToIdle), unit: "ms" },
+    { name: "tool-step-to-next-request", value: p50(local.toolToNext), unit: "ms" }
+  ]
+  console.log("")
+  emit(figures)
+
   if (spans) {
     // Per iteration (one prompt: a tool step, then a text step), the time inside each span name.
     const current = new Map<string, number>()
@@ -632,12 +649,19 @@ const main = Effect.gen(function* () {
     for (const row of rows)
       console.log(`${row.name.padEnd(width)} ${row.p50.toFixed(2).padStart(8)} ${row.mean.toFixed(2).padStart(8)}`)
   }
+  return figures
 })
 
-Effect.runPromise(main.pipe(Effect.scoped, Logger.withMinimumLogLevel(LogLevel.Warning))).then(
-  () => process.exit(0),
-  (error) => {
-    console.error(error)
-    process.exit(1)
-  }
-)
+/** Runs the whole bench (it prints as it goes) and resolves to its figures. */
+export const run = (): Promise<ReadonlyArray<Figure>> =>
+  Effect.runPromise(main.pipe(Effect.scoped, Logger.withMinimumLogLevel(LogLevel.Warning)))
+
+if (isMain(import.meta.url)) {
+  run().then(
+    () => process.exit(0),
+    (error) => {
+      console.error(error)
+      process.exit(1)
+    }
+  )
+}

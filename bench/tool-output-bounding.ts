@@ -30,6 +30,7 @@ import * as path from "node:path"
 import { performance } from "node:perf_hooks"
 import { Effect, Layer } from "effect"
 import { ManagedOutput, ModelToolOutput } from "../packages/core/src/index.js"
+import { emit, type Figure, isMain } from "./figures.js"
 
 const argument = (name: string, fallback: number) => {
   const at = process.argv.indexOf(`--${name}`)
@@ -205,11 +206,20 @@ const main = Effect.gen(function* () {
   console.log(
     `RSS growth median ${m((r) => r.rss)} MiB, max ${peakRss.toFixed(1)} MiB (target ≤ 64 MiB: ${peakRss <= 64 ? "met" : "NOT met"})`
   )
+  const figures: ReadonlyArray<Figure> = [
+    { name: "bounding-ratio", value: ratio, unit: "x" },
+    { name: "bounding-rss-growth", value: peakRss, unit: "MiB" }
+  ]
+  return figures
 })
 
-Effect.runPromise(Effect.provide(main, layer))
-  .finally(() => fs.rmSync(root, { recursive: true, force: true }))
-  .catch((error) => {
+/** Runs the rounds (printing as they go) and resolves to the figures; removes its scratch directory. */
+export const run = (): Promise<ReadonlyArray<Figure>> =>
+  Effect.runPromise(Effect.provide(main, layer)).finally(() => fs.rmSync(root, { recursive: true, force: true }))
+
+if (isMain(import.meta.url)) {
+  run().then(emit, (error) => {
     console.error(error)
     process.exitCode = 1
   })
+}

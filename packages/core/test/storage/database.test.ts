@@ -51,7 +51,9 @@ it.scoped("creates the parent directory, migrates, and opens in WAL mode with bu
       { migration_id: 9, name: "continuation" },
       { migration_id: 10, name: "revert" },
       { migration_id: 11, name: "title_source" },
-      { migration_id: 12, name: "session_origin_seq" }
+      { migration_id: 12, name: "session_origin_seq" },
+      { migration_id: 13, name: "records_recovery" },
+      { migration_id: 14, name: "evlog_position" }
     ])
     expect(result.indexes).toEqual(["session_directory_idx", "session_project_id_idx", "session_time_created_id_idx"])
   })

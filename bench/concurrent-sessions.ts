@@ -1,0 +1,124 @@
+/**
+ * 200 concurrent sessions × 20 Steps against `opencode serve` (the built bin, a child process) and the
+ * loopback scripted LLM (zero latency) in this process: the wall time and the server's peak RSS.
+ *
+ *   node --import tsx bench/concurrent-sessions.ts [--sessions 200] [--steps 20] [--cpu-prof] [--top 15]
+ *
+ * The sessions are created first (not timed); then every session gets one prompt at once, and the
+ * model answers each session's first `steps - 1` requests with a `read` tool call (of a small file in
+ * the project) and the last with text, so each prompt runs `steps` Steps. The wall time runs from
+ * sending the prompts to the last `wait` resolving. Peak RSS is the kernel's high-water mark of the
+ * server process (`VmHWM`), start-up included; RSS at the end and the server's CPU time are printed
+ * too. The number of provider requests is checked against sessions × steps.
+ * `--cpu-prof` runs the server under `node --cpu-prof` and prints its top self-time functions and files
+ * over the concurrent window (cpu-profile.ts). Figures are printed, never asserted.
+ */
+
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { performance } from "node:perf_hooks"
+import { format, read, summarise } from "./cpu-profile.js"
+import { emit, type Figure, isMain } from "./figures.js"
+import { respond } from "./scenarios.js"
+import { cpuMs, createSession, peakRssMiB, prompt, rssMiB, startLlm, startServer, waitIdle } from "./servers.js"
+
+const args = process.argv.slice(2)
+const option = (name: string, fallback: number) => {
+  const at = args.indexOf(`--${name}`)
+  const value = at === -1 ? Number.NaN : Number(args[at + 1])
+  return Number.isFinite(value) && value >= 1 ? value : fallback
+}
+
+export const run = async (): Promise<ReadonlyArray<Figure>> => {
+  const sessions = option("sessions", 200)
+  const steps = option("steps", 20)
+  const profile = args.includes("--cpu-prof")
+  let requests = 0
+  // Title requests have a lane of their own (answered by `respond` too, not counted).
+  const llm = await startLlm((request) => {
+    requests++
+    return respond(request)
+  }, respond)
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "opencode-concurrent-")))
+  const profileDir = path.join(root, "profile")
+  try {
+    const server = await startServer("ours", {
+      root,
+      llmUrl: llm.server.url,
+      ...(profile ? { cpuProfileDir: profileDir } : {})
+    })
+    const api = { url: server.url, directory: server.directory }
+    const file = path.join(server.directory, "notes.txt")
+    let window = { from: 0, to: 0 }
+    let figures: Array<Figure>
+    try {
+      const ids: Array<string> = []
+      for (let i = 0; i < sessions; i++) ids.push(await createSession(api))
+      const rssBefore = rssMiB(server.pid)
+      requests = 0
+      const cpu0 = cpuMs(server.pid)
+      window = { ...window, from: Number(process.hrtime.bigint() / 1000n) }
+      const started = performance.now()
+      await Promise.all(
+        ids.map(async (id, i) => {
+          await prompt(api, id, `bench-concurrent-${i} steps=${steps} file=${file}`)
+          await waitIdle(api, id)
+        })
+      )
+      const wall = (performance.now() - started) / 1000
+      window = { ...window, to: Number(process.hrtime.bigint() / 1000n) }
+      const cpu = cpuMs(server.pid) - cpu0
+      figures = [
+        { name: "concurrent-wall", value: wall, unit: "s" },
+        { name: "concurrent-peak-rss", value: peakRssMiB(server.pid), unit: "MiB" },
+        { name: "concurrent-rss-before", value: rssBefore, unit: "MiB" },
+        { name: "concurrent-rss-end", value: rssMiB(server.pid), unit: "MiB" },
+        { name: "concurrent-cpu-per-step", value: cpu / (sessions * steps), unit: "ms" },
+        { name: "concurrent-steps-per-second", value: (sessions * steps) / wall, unit: "steps-per-s" },
+        { name: "concurrent-provider-requests", value: requests, unit: "count" }
+      ]
+      console.log(
+        `${sessions} concurrent sessions × ${steps} Steps (${sessions * steps} provider requests expected, ${requests} answered): ` +
+          `${wall.toFixed(2)} s wall, peak RSS ${peakRssMiB(server.pid).toFixed(1)} MiB (target ≤ 150 MiB: ${peakRssMiB(server.pid) <= 150 ? "met" : "NOT met"}), ` +
+          `server CPU ${(cpu / 1000).toFixed(2)} s`
+      )
+    } finally {
+      await server.stop()
+    }
+    if (profile) {
+      const written = fs.existsSync(profileDir)
+        ? fs.readdirSync(profileDir).find((f) => f.endsWith(".cpuprofile"))
+        : undefined
+      if (written === undefined) console.log("the server wrote no CPU profile (it did not exit on its own in time)")
+      else
+        console.log(
+          format(
+            summarise(read(path.join(profileDir, written)), {
+              top: option("top", 15),
+              from: window.from,
+              to: window.to
+            }),
+            "\nCPU profile of the server over the concurrent window"
+          )
+        )
+    }
+    return figures
+  } finally {
+    await llm.close()
+    fs.rmSync(root, { recursive: true, force: true })
+  }
+}
+
+if (isMain(import.meta.url)) {
+  run().then(
+    (figures) => {
+      emit(figures)
+      process.exit(0)
+    },
+    (error) => {
+      console.error(error)
+      process.exit(1)
+    }
+  )
+}
