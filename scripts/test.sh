@@ -3,7 +3,7 @@
 # PostgreSQL's server binaries), set up the workspace, verify generated files and types, then run
 # every test (the PostgreSQL ones start throwaway servers of their own). `OPENCODE_TEST_DATABASE=postgres`
 # with `scripts/postgres-test-files.sh` runs the storage-touching files again over PostgreSQL; CI does not
-# run that pass yet (see the core README, "Storage").
+# run that pass yet (see packages/core/README.md, "Storage").
 # Ends with the line `tests: N passed, N failed`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
