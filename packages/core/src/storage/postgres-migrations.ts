@@ -228,5 +228,20 @@ export const all: ReadonlyArray<Migration> = [
       `UPDATE session_revert SET to_seq = -to_seq - 1 WHERE to_seq < 0`,
       `DROP TABLE renumbered_session`
     ]
+  },
+  {
+    // Columns the session and message owners query instead of fields inside `info`; the backfill
+    // mirrors the SQLite one (`info` is text, so it is cast to read a field).
+    tag: "0012_h_sessions_columns",
+    statements: [
+      `ALTER TABLE message ADD COLUMN finish text COLLATE "C"`,
+      `ALTER TABLE message ADD COLUMN time_completed bigint`,
+      `CREATE INDEX message_type_finish_idx ON message (type, finish)`,
+      `ALTER TABLE session ADD COLUMN parent_id text COLLATE "C"`,
+      `CREATE INDEX session_parent_id_idx ON session (parent_id)`,
+      `UPDATE message SET finish = coalesce(info::jsonb ->> 'finish', CASE WHEN info::jsonb -> 'error' IS NOT NULL THEN 'error' END),
+        time_completed = (info::jsonb -> 'time' ->> 'completed')::bigint WHERE type = 'assistant'`,
+      `UPDATE session SET parent_id = info::jsonb ->> 'parentID'`
+    ]
   }
 ]

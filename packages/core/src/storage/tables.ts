@@ -55,12 +55,15 @@ export const session = sqliteTable(
      * prompt's line: the title agent may still replace it), `given` (at creation), `agent` (the hidden
      * title agent wrote it; it is never written again).
      */
-    titleSource: text("title_source").notNull().default("default")
+    titleSource: text("title_source").notNull().default("default"),
+    /** The session this one was started from (`info.parentID`): Session Delete walks the tree on it. */
+    parentID: text("parent_id")
   },
   (table) => [
     index("session_time_created_id_idx").on(table.timeCreated, table.id),
     index("session_directory_idx").on(table.directory),
-    index("session_project_id_idx").on(table.projectID)
+    index("session_project_id_idx").on(table.projectID),
+    index("session_parent_id_idx").on(table.parentID)
   ]
 )
 
@@ -139,9 +142,19 @@ export const message = sqliteTable(
     seq: integer("seq").notNull(),
     type: text("type").notNull(),
     info: text("info").notNull(),
-    timeCreated: integer("time_created").notNull()
+    timeCreated: integer("time_created").notNull(),
+    /**
+     * An assistant message's `finish` once its Step settled (`error` for a failed Step), NULL while it
+     * runs and for other messages: Recovery finds the Steps a stopped host left open on it.
+     */
+    finish: text("finish"),
+    /** An assistant message's `time.completed` (when its Step settled), NULL otherwise. */
+    timeCompleted: integer("time_completed")
   },
-  (table) => [uniqueIndex("message_session_seq_idx").on(table.sessionID, table.seq)]
+  (table) => [
+    uniqueIndex("message_session_seq_idx").on(table.sessionID, table.seq),
+    index("message_type_finish_idx").on(table.type, table.finish)
+  ]
 )
 
 /**
