@@ -414,6 +414,7 @@ const likePattern = (search: string) => `%${search.replace(/[\\%_]/g, (char) => 
 /** A page's rows: the stored record JSON, with the keyset columns. */
 const PageRow = Schema.Struct({ id: Identifier.SessionID, time_created: Schema.Number, info: Schema.String })
 type PageRow = typeof PageRow.Type
+const ContinuationRow = Schema.extend(PageRow, Schema.Struct({ behind: Schema.Union(Schema.Number, Schema.Boolean) }))
 
 /** One page as stored: the records' JSON in query order and the anchors of the neighbouring pages. */
 export interface StoredPage {
@@ -439,7 +440,6 @@ const cursorsOf = (page: StoredPage): Page["cursor"] => ({
  * lies on the far side of its anchor; only an empty continuation page asks again, in the same read
  * transaction, for what lies strictly beyond its anchor.
  */
-
 export const page = (request: {
   readonly query: SessionCursor.Query
   readonly anchor?: SessionCursor.Anchor | undefined
@@ -448,11 +448,8 @@ export const page = (request: {
   withSql((sql) =>
     Effect.gen(function* () {
       const { query, anchor, direction } = request
-      const pageRows = SqlSchema.findAll({
-        Request: Schema.Any,
-        Result: PageRow,
-        execute: (statement: Statement.Statement<unknown>) => statement
-      })
+      const pageRows = (statement: Statement.Statement<unknown>) =>
+        SqlSchema.findAll({ Request: Schema.Void, Result: PageRow, execute: () => statement })(undefined)
       const filters = [
         ...(query.search === undefined ? [] : [sql`title LIKE ${likePattern(query.search)} ESCAPE ${"\\"}`]),
         ...(query.directory === undefined ? [] : [sql`directory = ${query.directory}`]),
@@ -494,13 +491,11 @@ export const page = (request: {
         )
       return yield* Effect.gen(function* () {
         const rows = yield* SqlSchema.findAll({
-          Request: Schema.Any,
-          Result: Schema.extend(PageRow, Schema.Struct({ behind: Schema.Union(Schema.Number, Schema.Boolean) })),
-          execute: (statement) => statement
-        })(
-          sql`SELECT id, time_created, info, CASE WHEN EXISTS (${behind}) THEN 1 ELSE 0 END AS behind
+          Request: Schema.Void,
+          Result: ContinuationRow,
+          execute: () => sql`SELECT id, time_created, info, CASE WHEN EXISTS (${behind}) THEN 1 ELSE 0 END AS behind
               FROM session WHERE ${where} ${order}`
-        )
+        })(undefined)
         const more = rows.length > query.limit
         const taken = rows.slice(0, query.limit)
         const items = forward ? taken : taken.reverse()
