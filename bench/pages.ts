@@ -11,7 +11,9 @@
  * Then each round measures both pages in turn (interleaved, so noise hits both alike): `--concurrency`
  * keep-alive connections each send the next request as soon as the previous response ends, for
  * `--seconds`; the figure is completed requests per second. Every response is checked (200, the
- * expected item count). Prints the median over the rounds, never asserted (DESIGN §7.10).
+ * expected item count). Prints the median over the rounds, with the server process's CPU time per
+ * request (from /proc, steadier than req/s when other processes share the cores), never asserted
+ * (DESIGN §7.10).
  */
 
 import { spawn } from "node:child_process"
@@ -72,7 +74,7 @@ const serve = (root: string, llmUrl: string) =>
           child.kill("SIGTERM")
         })
     )
-    return yield* Effect.async<string, Error>((resume) => {
+    const url = yield* Effect.async<string, Error>((resume) => {
       let out = ""
       child.stdout!.on("data", (chunk) => {
         out += chunk
@@ -81,14 +83,29 @@ const serve = (root: string, llmUrl: string) =>
       })
       child.once("exit", (code) => resume(Effect.fail(new Error(`opencode serve exited with ${code}: ${out}`))))
     })
+    return { url, pid: child.pid! }
   })
 
 /**
- * `concurrency` keep-alive connections, each requesting `url` back to back for `ms`: completed
- * requests per second. A response other than a 200 whose `data` has `items` entries stops the run.
+ * The CPU time (ms, user + system) the process has used so far, from `/proc/<pid>/stat` (Linux; in
+ * clock ticks of 10 ms), or NaN where it cannot be read.
  */
-const load = (url: string, items: number, ms: number) =>
-  new Promise<number>((resolve, reject) => {
+const cpuMs = (pid: number): number => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch {
+    return Number.NaN
+  }
+}
+
+/**
+ * `concurrency` keep-alive connections, each requesting `url` back to back for `ms`: completed
+ * requests per second. A response other than a 200 (whose `data` has `items` entries, when given) stops the run.
+ */
+const load = (url: string, items: number | undefined, ms: number) =>
+  new Promise<{ readonly perSecond: number; readonly requests: number }>((resolve, reject) => {
     const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency })
     const end = performance.now() + ms
     let done = 0
@@ -99,7 +116,7 @@ const load = (url: string, items: number, ms: number) =>
       if (performance.now() >= end) {
         if (--running === 0) {
           agent.destroy()
-          resolve(done / (ms / 1000))
+          resolve({ perSecond: done / (ms / 1000), requests: done })
         }
         return
       }
@@ -109,7 +126,8 @@ const load = (url: string, items: number, ms: number) =>
           response.on("data", (chunk: Buffer) => chunks.push(chunk))
           response.on("end", () => {
             const body = Buffer.concat(chunks).toString()
-            if (response.statusCode !== 200 || (JSON.parse(body) as { data: unknown[] }).data.length !== items) {
+            const counted = items === undefined || (JSON.parse(body) as { data: unknown[] }).data.length === items
+            if (response.statusCode !== 200 || !counted) {
               failed = true
               agent.destroy()
               reject(new Error(`${url}: ${response.statusCode} ${body.slice(0, 300)}`))
@@ -137,7 +155,7 @@ const program = Effect.gen(function* () {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "bench-pages-"))
   yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(root, { recursive: true, force: true })))
   const llm = yield* ScriptedLLMServer.make()
-  const base = yield* serve(root, llm.url)
+  const { url: base, pid } = yield* serve(root, llm.url)
   const client = createOpencodeClient({ baseUrl: base })
 
   // Seed through the API: sessions, then prompts (a user and an assistant message each) in one.
@@ -156,14 +174,20 @@ const program = Effect.gen(function* () {
       label: "GET /api/session/{id}/message?limit=50",
       url: `${base}/api/session/${busy.id}/message?limit=50`,
       items: messageItems
-    }
+    },
+    // For reference, not a target: the same server's cheapest request, the HTTP stack alone.
+    { label: "GET /api/health (the HTTP stack alone)", url: `${base}/api/health`, items: undefined }
   ]
   // Warm-up: one short run of each.
   for (const page of pages) yield* Effect.promise(() => load(page.url, page.items, 500))
   const figures = pages.map(() => [] as Array<number>)
+  const cpu = pages.map(() => [] as Array<number>)
   for (let round = 0; round < rounds; round++) {
     for (const [index, page] of pages.entries()) {
-      figures[index]!.push(yield* Effect.promise(() => load(page.url, page.items, seconds * 1000)))
+      const before = cpuMs(pid)
+      const run = yield* Effect.promise(() => load(page.url, page.items, seconds * 1000))
+      figures[index]!.push(run.perSecond)
+      cpu[index]!.push(((cpuMs(pid) - before) * 1000) / run.requests)
     }
   }
   console.log(
@@ -172,9 +196,10 @@ const program = Effect.gen(function* () {
   for (const [index, page] of pages.entries()) {
     const value = median(figures[index]!)
     const all = figures[index]!.map((figure) => figure.toFixed(0)).join(", ")
-    console.log(
-      `  ${page.label.padEnd(42)} ${value.toFixed(0).padStart(6)} req/s  ${value >= TARGET ? "ok" : "below target"}  [${all}]`
-    )
+    const verdict = page.items === undefined ? "" : value >= TARGET ? "ok" : "below target"
+    console.log(`  ${page.label.padEnd(42)} ${value.toFixed(0).padStart(6)} req/s  ${verdict}  [${all}]`)
+    // Server CPU per request: steadier than req/s on a machine others share.
+    console.log(`  ${"  server CPU per request".padEnd(42)} ${median(cpu[index]!).toFixed(0).padStart(6)} µs`)
   }
 })
 

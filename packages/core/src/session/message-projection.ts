@@ -571,6 +571,16 @@ const ContinuationRow = Schema.Struct({
   info: Schema.String,
   behind: Schema.Union(Schema.Number, Schema.Boolean)
 })
+/** A statement as a SqlSchema request: the page queries are built per call, their row decoders once. */
+const StatementRequest = Schema.declare((input: unknown): input is Statement.Statement<unknown> =>
+  Effect.isEffect(input)
+)
+const pageRows = SqlSchema.findAll({ Request: StatementRequest, Result: PageRow, execute: (statement) => statement })
+const continuationRows = SqlSchema.findAll({
+  Request: StatementRequest,
+  Result: ContinuationRow,
+  execute: (statement) => statement
+})
 
 /**
  * One page of the session's messages as stored, keyset-anchored on `(seq, id)`. A first page is one
@@ -593,11 +603,7 @@ export const page = (query: PageQuery): Effect.Effect<StoredPage, never, SqlClie
       const keyOf = (row: { readonly seq: number; readonly id: string }) => ({ seq: row.seq, id: row.id })
 
       if (anchor === undefined) {
-        const rows = yield* SqlSchema.findAll({
-          Request: Schema.String,
-          Result: PageRow,
-          execute: (id) => sql`SELECT id, seq, info FROM message WHERE session_id = ${id} ${order}`
-        })(sessionID)
+        const rows = yield* pageRows(sql`SELECT id, seq, info FROM message WHERE session_id = ${sessionID} ${order}`)
         const items = rows.slice(0, query.limit)
         const last = items[items.length - 1]
         return {
@@ -608,13 +614,9 @@ export const page = (query: PageQuery): Effect.Effect<StoredPage, never, SqlClie
       }
       const behind = sql`SELECT 1 FROM message WHERE session_id = ${sessionID} AND NOT ${beyond(anchor, forward)}`
       return yield* Effect.gen(function* () {
-        const rows = yield* SqlSchema.findAll({
-          Request: Schema.String,
-          Result: ContinuationRow,
-          execute: (id) => sql`
-            SELECT id, seq, info, CASE WHEN EXISTS (${behind}) THEN 1 ELSE 0 END AS behind FROM message
-            WHERE session_id = ${id} AND ${beyond(anchor, forward)} ${order}`
-        })(sessionID)
+        const rows = yield* continuationRows(sql`
+          SELECT id, seq, info, CASE WHEN EXISTS (${behind}) THEN 1 ELSE 0 END AS behind FROM message
+          WHERE session_id = ${sessionID} AND ${beyond(anchor, forward)} ${order}`)
         const more = rows.length > query.limit
         const taken = rows.slice(0, query.limit)
         const items = forward ? taken : taken.reverse()

@@ -415,6 +415,16 @@ const likePattern = (search: string) => `%${search.replace(/[\\%_]/g, (char) => 
 const PageRow = Schema.Struct({ id: Identifier.SessionID, time_created: Schema.Number, info: Schema.String })
 type PageRow = typeof PageRow.Type
 const ContinuationRow = Schema.extend(PageRow, Schema.Struct({ behind: Schema.Union(Schema.Number, Schema.Boolean) }))
+/** A statement as a SqlSchema request: the page queries are built per call, their row decoders once. */
+const StatementRequest = Schema.declare((input: unknown): input is Statement.Statement<unknown> =>
+  Effect.isEffect(input)
+)
+const pageRows = SqlSchema.findAll({ Request: StatementRequest, Result: PageRow, execute: (statement) => statement })
+const continuationRows = SqlSchema.findAll({
+  Request: StatementRequest,
+  Result: ContinuationRow,
+  execute: (statement) => statement
+})
 
 /** One page as stored: the records' JSON in query order and the anchors of the neighbouring pages. */
 export interface StoredPage {
@@ -448,8 +458,6 @@ export const page = (request: {
   withSql((sql) =>
     Effect.gen(function* () {
       const { query, anchor, direction } = request
-      const pageRows = (statement: Statement.Statement<unknown>) =>
-        SqlSchema.findAll({ Request: Schema.Void, Result: PageRow, execute: () => statement })(undefined)
       const filters = [
         ...(query.search === undefined ? [] : [sql`title LIKE ${likePattern(query.search)} ESCAPE ${"\\"}`]),
         ...(query.directory === undefined ? [] : [sql`directory = ${query.directory}`]),
@@ -490,12 +498,10 @@ export const page = (request: {
           Effect.map((rows) => rows.length > 0)
         )
       return yield* Effect.gen(function* () {
-        const rows = yield* SqlSchema.findAll({
-          Request: Schema.Void,
-          Result: ContinuationRow,
-          execute: () => sql`SELECT id, time_created, info, CASE WHEN EXISTS (${behind}) THEN 1 ELSE 0 END AS behind
-              FROM session WHERE ${where} ${order}`
-        })(undefined)
+        const rows = yield* continuationRows(
+          sql`SELECT id, time_created, info, CASE WHEN EXISTS (${behind}) THEN 1 ELSE 0 END AS behind
+            FROM session WHERE ${where} ${order}`
+        )
         const more = rows.length > query.limit
         const taken = rows.slice(0, query.limit)
         const items = forward ? taken : taken.reverse()
