@@ -18,43 +18,41 @@ export const layer = HttpApiBuilder.group(ServerApi.api, "sessions", (handlers) 
   Effect.gen(function* () {
     const sessions = yield* Sessions.Service
     const locations = yield* Locations.Service
+    // `list` answers the stored records as they are (Sessions.listJson): no decode and re-encode per session.
     // `remove` answers 204 once the session, its children and their files are gone (see SessionDelete).
     const deletion = yield* SessionDelete.Service
     const events = yield* SessionEventStream.make
-    return (
-      handlers
-        .handle("create", ({ payload }) =>
-          Effect.gen(function* () {
-            const location = yield* locations.resolve(payload.location)
-            const info = yield* sessions.create({
-              location,
-              ...(payload.id !== undefined ? { id: payload.id } : {}),
-              ...(payload.agent !== undefined ? { agent: payload.agent } : {}),
-              ...(payload.model !== undefined ? { model: payload.model } : {})
-            })
-            return { data: info }
+    return handlers
+      .handle("create", ({ payload }) =>
+        Effect.gen(function* () {
+          const location = yield* locations.resolve(payload.location)
+          const info = yield* sessions.create({
+            location,
+            ...(payload.id !== undefined ? { id: payload.id } : {}),
+            ...(payload.agent !== undefined ? { agent: payload.agent } : {}),
+            ...(payload.model !== undefined ? { model: payload.model } : {})
           })
-        )
-        // The page's body is the stored records as they are (Sessions.listJson): no decode and re-encode per session.
-        .handle("list", ({ urlParams }) => Effect.map(sessions.listJson(urlParams), JsonBody.response))
-        .handle("get", ({ path }) => Effect.map(sessions.get(path.sessionID), (data) => ({ data })))
-        .handle("remove", ({ path }) => Effect.asVoid(deletion.remove(path.sessionID)))
-        .handleRaw("events", events)
-        .handle("prompt", SessionInputHandlers.prompt)
-        .handle("messages", SessionHistoryHandlers.messages)
-        .handle("message", SessionHistoryHandlers.message)
-        .handle("context", SessionHistoryHandlers.context)
-        .handle("history", SessionHistoryHandlers.history)
-        .handle("switchAgent", SessionSelectionHandlers.switchAgent)
-        .handle("switchModel", SessionSelectionHandlers.switchModel)
-        .handle("active", SessionExecutionHandlers.active)
-        .handle("interrupt", SessionExecutionHandlers.interrupt)
-        .handle("wait", SessionExecutionHandlers.wait)
-        .handle("compact", SessionExecutionHandlers.compact)
-        .handle("revertStage", SessionRevertHandlers.stage)
-        .handle("revertClear", SessionRevertHandlers.clear)
-        .handle("revertCommit", SessionRevertHandlers.commit)
-        .handle("move", SessionMoveHandlers.move)
-    )
+          return { data: info }
+        })
+      )
+      .handle("list", ({ urlParams }) => Effect.map(sessions.listJson(urlParams), JsonBody.response))
+      .handle("get", ({ path }) => Effect.map(sessions.get(path.sessionID), (data) => ({ data })))
+      .handle("remove", ({ path }) => Effect.asVoid(deletion.remove(path.sessionID)))
+      .handleRaw("events", events)
+      .handle("prompt", SessionInputHandlers.prompt)
+      .handle("messages", SessionHistoryHandlers.messages)
+      .handle("message", SessionHistoryHandlers.message)
+      .handle("context", SessionHistoryHandlers.context)
+      .handle("history", SessionHistoryHandlers.history)
+      .handle("switchAgent", SessionSelectionHandlers.switchAgent)
+      .handle("switchModel", SessionSelectionHandlers.switchModel)
+      .handle("active", SessionExecutionHandlers.active)
+      .handle("interrupt", SessionExecutionHandlers.interrupt)
+      .handle("wait", SessionExecutionHandlers.wait)
+      .handle("compact", SessionExecutionHandlers.compact)
+      .handle("revertStage", SessionRevertHandlers.stage)
+      .handle("revertClear", SessionRevertHandlers.clear)
+      .handle("revertCommit", SessionRevertHandlers.commit)
+      .handle("move", SessionMoveHandlers.move)
   })
 )
