@@ -13,8 +13,9 @@ export * as KnownSessions from "./known-sessions.js"
  */
 
 import { SqlClient } from "@effect/sql"
-import { Errors } from "@opencode-ai/schema"
+import { Errors, type Identifier } from "@opencode-ai/schema"
 import { Context, Effect, Layer } from "effect"
+import * as Sessions from "./sessions.js"
 
 export interface Interface {
   /**
@@ -50,10 +51,9 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient> = Layer.eff
       Effect.suspend(() =>
         known.has(sessionID)
           ? Effect.void
-          : sql<{ readonly found: number }>`SELECT 1 AS found FROM session WHERE id = ${sessionID}`.pipe(
-              Effect.orDie,
-              Effect.flatMap((rows) =>
-                rows.length === 0 ? Errors.SessionNotFoundError.of(sessionID) : Effect.sync(() => remember(sessionID))
+          : Effect.provideService(Sessions.exists(sessionID as Identifier.SessionID), SqlClient.SqlClient, sql).pipe(
+              Effect.flatMap((found) =>
+                found ? Effect.sync(() => remember(sessionID)) : Errors.SessionNotFoundError.of(sessionID)
               )
             )
       )

@@ -34,11 +34,12 @@ export * as MessageProjection from "./message-projection.js"
  * {@link InvalidTransition} and {@link apply} dies, rolling the whole append back.
  */
 
-import { SqlClient, type SqlError, SqlSchema } from "@effect/sql"
-import { Event, Identifier, type ProviderMetadata, Session, SessionMessages } from "@opencode-ai/schema"
-import { Effect, Option, Schema } from "effect"
+import { SqlClient, SqlError, SqlSchema, type Statement } from "@effect/sql"
+import { Event, Identifier, type ProviderMetadata, type Session, SessionMessages } from "@opencode-ai/schema"
+import { Effect, Option, ParseResult, Schema } from "effect"
 import type * as EventLog from "../event/event-log.js"
 import { StructuredOutput } from "../structured/structured-output.js"
+import * as RevertedMessages from "./reverted-messages.js"
 import * as Sessions from "./sessions.js"
 import * as StepCost from "./step-cost.js"
 
@@ -427,18 +428,32 @@ const changesSession: ReadonlySet<string> = new Set<SessionEvent["type"]>([
   "session.next.revert.committed"
 ])
 
-// ── Persistence ─────────────────────────────────────────────────────────────────────────────────
+// ── Persistence: table `message` (owned here) ───────────────────────────────────────────────────
+//
+// Every query over `message` is in this section. The operations run on the SqlClient in context, so
+// inside a caller's transaction they use its connection. Rows decode through SqlSchema; an SQL error
+// or a row that does not decode is a defect, made one by {@link defect} only.
 
 const MessageJson = Schema.parseJson(SessionMessages.SessionMessage)
 const decodeMessage = Schema.decodeUnknown(MessageJson)
 const encodeMessage = Schema.encode(MessageJson)
-const SessionJson = Schema.parseJson(Session.SessionV2Info)
-const decodeSession = Schema.decodeUnknown(SessionJson)
-const encodeSession = Schema.encode(SessionJson)
+
+/** SQL errors and rows that do not decode are broken storage: defects. */
+const defect = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, StorageError>, R> =>
+  Effect.catchAll(effect, (error) =>
+    error instanceof SqlError.SqlError || ParseResult.isParseError(error)
+      ? Effect.die(error)
+      : Effect.fail(error as Exclude<E, StorageError>)
+  )
+type StorageError = SqlError.SqlError | ParseResult.ParseError
+
+/** Runs `query` against the SqlClient in context. */
+const withSql = <A, E, R>(query: (sql: SqlClient.SqlClient) => Effect.Effect<A, E, R>) =>
+  Effect.flatMap(SqlClient.SqlClient, query)
 
 /** A stored message row: the message and where it sits. */
 export interface Stored {
-  readonly sessionID: string
+  readonly sessionID: Identifier.SessionID
   readonly seq: number
   readonly message: Message
 }
@@ -512,6 +527,212 @@ export const lastConversation = Effect.fn("MessageProjection.lastConversation")(
   return Option.isNone(row) ? undefined : yield* decodeInfo(row.value.info)
 })
 
+const StoredRow = Schema.Struct({ session_id: Identifier.SessionID, seq: Schema.Number, info: Schema.String })
+const toStored = (row: typeof StoredRow.Type) =>
+  Effect.map(decodeMessage(row.info), (message): Stored => ({ sessionID: row.session_id, seq: row.seq, message }))
+
+/** The message `messageID` wherever it is, if it exists. */
+const load = (messageID: Identifier.MessageID) =>
+  withSql((sql) =>
+    SqlSchema.findOne({
+      Request: Schema.String,
+      Result: StoredRow,
+      execute: (id) => sql`SELECT session_id, seq, info FROM message WHERE id = ${id}`
+    })(messageID)
+  ).pipe(
+    Effect.flatMap(Option.match({ onNone: () => Effect.succeedNone, onSome: (row) => Effect.asSome(toStored(row)) }))
+  )
+
+/** Whether a message of any session has the id `messageID` (an id a client may not reuse). */
+export const exists = (messageID: Identifier.MessageID): Effect.Effect<boolean, never, SqlClient.SqlClient> =>
+  withSql((sql) =>
+    SqlSchema.findAll({
+      Request: Schema.String,
+      Result: Schema.Struct({ found: Schema.Number }),
+      execute: (id) => sql`SELECT 1 AS found FROM message WHERE id = ${id}`
+    })(messageID)
+  ).pipe(
+    Effect.map((rows) => rows.length > 0),
+    defect
+  )
+
+/** The session's message `messageID` with its seq; none when it does not exist or is another session's. */
+export const find = (
+  sessionID: Identifier.SessionID,
+  messageID: Identifier.MessageID
+): Effect.Effect<Option.Option<Stored>, never, SqlClient.SqlClient> =>
+  Effect.map(
+    load(messageID),
+    Option.filter((stored) => stored.sessionID === sessionID)
+  ).pipe(defect)
+
+/** The session's assistant messages from `seq` on, in order. */
+export const assistantsFrom = (
+  sessionID: Identifier.SessionID,
+  seq: number
+): Effect.Effect<ReadonlyArray<Assistant>, never, SqlClient.SqlClient> =>
+  withSql((sql) =>
+    SqlSchema.findAll({
+      Request: Schema.Struct({ sessionID: Schema.String, seq: Schema.Number }),
+      Result: InfoRow,
+      execute: (request) => sql`
+        SELECT info FROM message WHERE session_id = ${request.sessionID} AND seq >= ${request.seq} AND type = 'assistant'
+        ORDER BY seq`
+    })({ sessionID, seq })
+  ).pipe(
+    Effect.flatMap(Effect.forEach((row) => decodeMessage(row.info))),
+    Effect.map((messages) => messages.filter((message): message is Assistant => message.type === "assistant")),
+    defect
+  )
+
+/**
+ * Session History's messages, oldest first: from the latest compaction that no committed revert took
+ * out (all messages when there is none), without system messages at or before `baselineSeq`, and
+ * without the messages a committed revert took out (RevertedMessages). One read.
+ */
+export const context = (
+  sessionID: Identifier.SessionID,
+  baselineSeq: number
+): Effect.Effect<ReadonlyArray<Message>, never, SqlClient.SqlClient> =>
+  withSql((sql) =>
+    SqlSchema.findAll({
+      Request: Schema.Struct({ sessionID: Schema.String, baselineSeq: Schema.Number }),
+      Result: InfoRow,
+      execute: (request) => sql`
+        SELECT info FROM message
+        WHERE session_id = ${request.sessionID}
+          AND seq >= coalesce((
+            SELECT max(c.seq) FROM message c
+            WHERE c.session_id = ${request.sessionID} AND c.type = 'compaction'
+              AND ${RevertedMessages.notReverted(sql, request.sessionID, "c")}
+          ), 0)
+          AND (type <> 'system' OR seq > ${request.baselineSeq})
+          AND ${RevertedMessages.notReverted(sql, request.sessionID)}
+        ORDER BY seq`
+    })({ sessionID, baselineSeq })
+  ).pipe(Effect.flatMap(Effect.forEach((row) => decodeMessage(row.info))), defect)
+
+/** A message page query (see SessionHistory.messages): the session, the order, the size and the anchor. */
+export interface PageQuery {
+  readonly sessionID: Identifier.SessionID
+  readonly order: "asc" | "desc"
+  readonly limit: number
+  /** The key the page continues from, and on which side of it the page lies; none for a first page. */
+  readonly anchor?: { readonly seq: number; readonly id: string } | undefined
+  readonly direction: "next" | "previous"
+}
+
+/** A page as stored: the messages' JSON in query order and the keys of the neighbouring pages' anchors. */
+export interface StoredPage {
+  readonly infos: ReadonlyArray<string>
+  readonly previous: { readonly seq: number; readonly id: string } | undefined
+  readonly next: { readonly seq: number; readonly id: string } | undefined
+}
+
+const PageRow = Schema.Struct({ id: Schema.String, seq: Schema.Number, info: Schema.String })
+const ContinuationRow = Schema.Struct({
+  id: Schema.String,
+  seq: Schema.Number,
+  info: Schema.String,
+  behind: Schema.Union(Schema.Number, Schema.Boolean)
+})
+/** A statement as a SqlSchema request: the page queries are built per call, their row decoders once. */
+const StatementRequest = Schema.declare((input: unknown): input is Statement.Statement<unknown> =>
+  Effect.isEffect(input)
+)
+const pageRows = SqlSchema.findAll({ Request: StatementRequest, Result: PageRow, execute: (statement) => statement })
+const continuationRows = SqlSchema.findAll({
+  Request: StatementRequest,
+  Result: ContinuationRow,
+  execute: (statement) => statement
+})
+
+/**
+ * One page of the session's messages as stored, keyset-anchored on `(seq, id)`. A first page is one
+ * indexed query (nothing lies before it); a continuation reads its page and, in the same statement,
+ * whether anything lies on the anchor's far side; only an empty continuation page asks again (in the
+ * same read transaction) for what lies strictly beyond its anchor.
+ */
+export const page = (query: PageQuery): Effect.Effect<StoredPage, never, SqlClient.SqlClient> =>
+  withSql((sql) =>
+    Effect.gen(function* () {
+      const { anchor, sessionID } = query
+      const ascending = (forward: boolean) => (query.order === "asc") === forward
+      const beyond = (key: { readonly seq: number; readonly id: string }, forward: boolean) =>
+        ascending(forward)
+          ? sql`(seq > ${key.seq} OR (seq = ${key.seq} AND id > ${key.id}))`
+          : sql`(seq < ${key.seq} OR (seq = ${key.seq} AND id < ${key.id}))`
+      const forward = query.direction === "next"
+      const sort = sql.literal(ascending(forward) ? "ASC" : "DESC")
+      const order = sql`ORDER BY seq ${sort}, id ${sort} LIMIT ${query.limit + 1}`
+      const keyOf = (row: { readonly seq: number; readonly id: string }) => ({ seq: row.seq, id: row.id })
+
+      if (anchor === undefined) {
+        const rows = yield* pageRows(sql`SELECT id, seq, info FROM message WHERE session_id = ${sessionID} ${order}`)
+        const items = rows.slice(0, query.limit)
+        const last = items[items.length - 1]
+        return {
+          infos: items.map((row) => row.info),
+          previous: undefined,
+          next: rows.length > query.limit && last !== undefined ? keyOf(last) : undefined
+        } satisfies StoredPage
+      }
+      const behind = sql`SELECT 1 FROM message WHERE session_id = ${sessionID} AND NOT ${beyond(anchor, forward)}`
+      return yield* Effect.gen(function* () {
+        const rows = yield* continuationRows(sql`
+          SELECT id, seq, info, CASE WHEN EXISTS (${behind}) THEN 1 ELSE 0 END AS behind FROM message
+          WHERE session_id = ${sessionID} AND ${beyond(anchor, forward)} ${order}`)
+        const more = rows.length > query.limit
+        const taken = rows.slice(0, query.limit)
+        const items = forward ? taken : taken.reverse()
+        const first = items[0]
+        const last = items[items.length - 1]
+        const far =
+          first === undefined
+            ? (yield* sql`SELECT 1 AS found FROM message WHERE session_id = ${sessionID} AND ${beyond(anchor, !forward)} LIMIT 1`)
+                .length > 0
+            : Number(rows[0]!.behind) === 1
+        const head = first === undefined ? anchor : keyOf(first)
+        const tail = last === undefined ? anchor : keyOf(last)
+        return {
+          infos: items.map((row) => row.info),
+          previous: (forward ? far : more) ? head : undefined,
+          next: (forward ? more : far) ? tail : undefined
+        } satisfies StoredPage
+      }).pipe(sql.withTransaction)
+    })
+  ).pipe(defect)
+
+/**
+ * The Managed Tool Output Files the sessions' completed tool calls name (`outputPaths`), each once, not
+ * yet filtered by ownership: what Session Delete removes with the sessions.
+ */
+export const outputPaths = (
+  sessionIDs: ReadonlyArray<Identifier.SessionID>
+): Effect.Effect<ReadonlyArray<string>, never, SqlClient.SqlClient> =>
+  withSql((sql) =>
+    SqlSchema.findAll({
+      Request: Schema.Array(Schema.String),
+      Result: InfoRow,
+      execute: (ids) => sql`SELECT info FROM message WHERE session_id IN ${sql.in(ids)} AND type = 'assistant'`
+    })(sessionIDs)
+  ).pipe(
+    Effect.flatMap(Effect.forEach((row) => decodeMessage(row.info))),
+    Effect.map((messages) => {
+      const paths = new Set<string>()
+      for (const message of messages) {
+        if (message.type !== "assistant") continue
+        for (const item of message.content) {
+          if (item.type === "tool" && item.state.status === "completed") {
+            for (const file of item.state.outputPaths ?? []) paths.add(file)
+          }
+        }
+      }
+      return [...paths]
+    }),
+    defect
+  )
+
 /**
  * Applies committed events to the projection, inside the caller's SQL transaction (the append's
  * projection hook; SessionEvents does this for every session event). Events of other aggregates'
@@ -526,40 +747,28 @@ export const apply = Effect.fn("MessageProjection.apply")(function* (committed: 
   const latestConversation = new Map<string, number>()
   const sessions = new Map<string, { readonly before: Session.SessionV2Info; readonly after: Session.SessionV2Info }>()
 
-  const load = (id: string) =>
-    sql<{ readonly session_id: string; readonly seq: number; readonly info: string }>`
-      SELECT session_id, seq, info FROM message WHERE id = ${id}`.pipe(
-      Effect.orDie,
-      Effect.flatMap(([row]) =>
-        row === undefined
-          ? Effect.succeed(undefined)
-          : Effect.map(decodeInfo(row.info), (message) => ({
-              sessionID: row.session_id,
-              seq: row.seq,
-              message,
-              created: false
-            }))
-      )
-    )
-  const loadSession = (id: string) =>
-    sql<{ readonly info: string }>`SELECT info FROM session WHERE id = ${id}`.pipe(
-      Effect.orDie,
-      Effect.flatMap(([row]) =>
-        row === undefined ? Effect.dieMessage(`session ${id} has no row`) : Effect.orDie(decodeSession(row.info))
-      )
+  const loadSession = (id: Identifier.SessionID) =>
+    Effect.flatMap(Sessions.find(id), (found) =>
+      Option.isNone(found) ? Effect.dieMessage(`session ${id} has no row`) : Effect.succeed(found.value)
     )
 
   for (const envelope of committed) {
     if (!envelope.type.startsWith("session.next.")) continue
     const event = yield* decodeEvent(envelope).pipe(Effect.orDie)
-    const sessionID = envelope.durable.aggregateID
-    if (event.data.sessionID !== sessionID) {
-      return yield* Effect.dieMessage(`${event.type} for session ${event.data.sessionID} appended to ${sessionID}`)
+    const sessionID = event.data.sessionID
+    if (sessionID !== envelope.durable.aggregateID) {
+      return yield* Effect.dieMessage(
+        `${event.type} for session ${sessionID} appended to ${envelope.durable.aggregateID}`
+      )
     }
 
     const id = target(event)
     if (id !== undefined) {
-      const before = touched.get(id) ?? (yield* load(id))
+      const before =
+        touched.get(id) ??
+        Option.getOrUndefined(
+          yield* load(id).pipe(Effect.map(Option.map((stored) => ({ ...stored, created: false }))), defect)
+        )
       if (before !== undefined && before.sessionID !== sessionID) {
         return yield* Effect.dieMessage(`message ${id} belongs to another session`)
       }
@@ -612,20 +821,7 @@ export const apply = Effect.fn("MessageProjection.apply")(function* (committed: 
       WHERE session_id = ${sessionID} AND pending_work = 1 AND seq < ${seq}`.pipe(Effect.orDie)
   }
 
-  for (const [id, { before, after }] of sessions) {
-    if (after === before) continue
-    const info = yield* encodeSession(after).pipe(Effect.orDie)
-    yield* sql`UPDATE session SET info = ${info}, title = ${after.title}, time_updated = ${after.time.updated} WHERE id = ${id}`.pipe(
-      Effect.orDie
-    )
+  for (const { before, after } of sessions.values()) {
+    if (after !== before) yield* Sessions.store(after)
   }
 })
-
-/**
- * Whether a message with this id is in any session's history (the projection's table), in the
- * caller's transaction when there is one.
- */
-export const exists = (id: string): Effect.Effect<boolean, SqlError.SqlError, SqlClient.SqlClient> =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.map(sql`SELECT 1 AS found FROM message WHERE id = ${id}`, (rows) => rows.length > 0)
-  )

@@ -38,6 +38,7 @@ import type { SessionLeases } from "../runner/session-leases.js"
 import { SessionRunner } from "../runner/session-runner.js"
 import { ManagedOutput } from "../tool/managed-output.js"
 import * as KnownSessions from "./known-sessions.js"
+import * as MessageProjection from "./message-projection.js"
 import * as PlanFile from "./plan-file.js"
 import * as Sessions from "./sessions.js"
 
@@ -70,37 +71,10 @@ const interruptRounds = 50
 /** The pause between rounds (ms). */
 const interruptPauseMs = 20
 
-const decodeInfo = Schema.decodeUnknown(Schema.parseJson(Session.SessionV2Info))
 const encodeInfo = Schema.encodeSync(Session.SessionV2Info)
 
 /** A child session was started while the tree was being deleted: the deletion starts over. */
 class TreeChanged extends Data.TaggedError("Core/SessionTreeChanged") {}
-
-/** The session and its descendants, parents before children, by the `parentID` of their records. */
-const tree = (sql: SqlClient.SqlClient, sessionID: string) =>
-  Effect.suspend(() =>
-    sql<{ readonly info: string }>`
-      WITH RECURSIVE tree(id, depth) AS (
-        SELECT id, 0 FROM session WHERE id = ${sessionID}
-        UNION
-        SELECT session.id, tree.depth + 1 FROM session JOIN tree ON json_extract(session.info, '$.parentID') = tree.id
-      )
-      SELECT session.info FROM tree JOIN session ON session.id = tree.id ORDER BY tree.depth, session.id`.pipe(
-      Effect.flatMap(Effect.forEach((row) => decodeInfo(row.info))),
-      Effect.orDie
-    )
-  )
-
-/** The Managed Tool Output Files the sessions' tool results name (`outputPaths`), not yet filtered by ownership. */
-const outputPaths = (log: EventLog.Interface, sessionIDs: ReadonlyArray<string>) =>
-  Effect.map(log.readMany(sessionIDs, { types: ["session.next.tool.success"] }), (events) => [
-    ...new Set(
-      events.flatMap((event) => {
-        const paths = (event.data as { readonly outputPaths?: unknown }).outputPaths
-        return Array.isArray(paths) ? paths.filter((path): path is string => typeof path === "string") : []
-      })
-    )
-  ])
 
 export const layer: Layer.Layer<
   Service,
@@ -124,6 +98,8 @@ export const layer: Layer.Layer<
     const runner = yield* SessionRunner.Service
     const managed = yield* ManagedOutput.Service
     const plans = yield* PlanFile.Service
+    const withSql = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
+      Effect.provideService(effect, SqlClient.SqlClient, sql)
 
     /** Interrupts every session of the tree until none runs (a prompt may wake one meanwhile). */
     const settle = Effect.fn("SessionDelete.settle")(function* (ids: ReadonlyArray<string>) {
@@ -148,7 +124,7 @@ export const layer: Layer.Layer<
      * (rolling back) when a child was started meanwhile.
      */
     const attempt = Effect.fn("SessionDelete.attempt")(function* (sessionID: string) {
-      const removed = yield* tree(sql, sessionID)
+      const removed = yield* withSql(Sessions.tree(sessionID as Identifier.SessionID))
       if (removed.length === 0) return yield* Errors.SessionNotFoundError.of(sessionID)
       const ids = removed.map((session) => session.id)
       yield* settle(ids)
@@ -165,21 +141,18 @@ export const layer: Layer.Layer<
         announce,
         project: (aggregates) =>
           Effect.gen(function* () {
-            const started = yield* sql<{ readonly id: string }>`
-              SELECT id FROM session
-              WHERE json_extract(info, '$.parentID') IN ${sql.in(aggregates)} AND id NOT IN ${sql.in(aggregates)}
-              LIMIT 1`.pipe(Effect.orDie)
-            if (started.length > 0) return yield* new TreeChanged()
-            paths = yield* outputPaths(log, aggregates)
+            const tree = aggregates as ReadonlyArray<Identifier.SessionID>
+            if (yield* Sessions.hasChildOutside(tree)) return yield* new TreeChanged()
+            paths = yield* MessageProjection.outputPaths(tree)
             // Permission and question requests keep their own logs (aggregate: the request id).
             const requests = yield* sql<{ readonly id: string }>`
               SELECT id FROM permission_request WHERE session_id IN ${sql.in(aggregates)}
               UNION SELECT id FROM question_request WHERE session_id IN ${sql.in(aggregates)}`.pipe(Effect.orDie)
             // Every table that references a session deletes its rows with it (ON DELETE CASCADE).
-            const gone = yield* sql<{ readonly id: string }>`
-              DELETE FROM session WHERE id IN ${sql.in(aggregates)} RETURNING id`.pipe(Effect.orDie)
+            const gone = yield* Sessions.removeAll(tree)
             // Deleted meanwhile by another caller: nothing of it is left to delete here.
-            if (!gone.some((row) => row.id === sessionID)) return yield* Errors.SessionNotFoundError.of(sessionID)
+            if (!gone.includes(sessionID as Identifier.SessionID))
+              return yield* Errors.SessionNotFoundError.of(sessionID)
             yield* known.forget(aggregates)
             return requests.map((row) => row.id)
           })

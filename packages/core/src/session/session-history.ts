@@ -12,7 +12,7 @@ export * as SessionHistory from "./session-history.js"
  */
 
 import { SqlClient } from "@effect/sql"
-import { type Cursor, Errors, type Event, Quote, type SessionMessages } from "@opencode-ai/schema"
+import { type Cursor, Errors, type Event, type Identifier, Quote, type SessionMessages } from "@opencode-ai/schema"
 import { Context, Effect, Layer, Option } from "effect"
 import * as EventLog from "../event/event-log.js"
 import * as InstructionCheckpoint from "../instructions/instruction-checkpoint.js"
@@ -20,7 +20,6 @@ import { KnownSessions } from "./known-sessions.js"
 import * as MessageCursor from "./message-cursor.js"
 import * as MessageProjection from "./message-projection.js"
 import { PageSize } from "./page-size.js"
-import * as RevertedMessages from "./reverted-messages.js"
 
 /** A first page (query fields, all optional) or a continuation (`cursor` alone). */
 export interface MessagesInput {
@@ -71,6 +70,15 @@ export interface Interface {
     input?: MessagesInput
   ) => Effect.Effect<Page, Errors.SessionNotFoundError | Errors.InvalidCursorError | Errors.InvalidRequestError>
   /**
+   * The same page as {@link messages}, as the JSON text of its wire form (`{"data":[...],"cursor":{...}}`,
+   * the contract's SessionMessagesResponse): the stored messages are written as they are, with no
+   * decode and re-encode per message. Same failures.
+   */
+  readonly messagesJson: (
+    sessionID: string,
+    input?: MessagesInput
+  ) => Effect.Effect<string, Errors.SessionNotFoundError | Errors.InvalidCursorError | Errors.InvalidRequestError>
+  /**
    * One message of the session. Unknown session → SessionNotFoundError; a message that does not
    * exist, or belongs to another session, → MessageNotFoundError (the two are indistinguishable).
    */
@@ -104,13 +112,6 @@ export interface Interface {
 /** Reads of a session's messages and log; `yield* SessionHistory.Service`. */
 export class Service extends Context.Tag("@opencode-ai/core/SessionHistory")<Service, Interface>() {}
 
-interface Row {
-  readonly id: string
-  readonly seq: number
-  readonly type: string
-  readonly info: string
-}
-
 const invalidQuery = (field: string, message: string) =>
   new Errors.InvalidRequestError({ kind: "query", field, message })
 
@@ -128,7 +129,7 @@ export const layer: Layer.Layer<
     const ensureSession = (yield* KnownSessions.Service).ensure
 
     /** The query a request runs and the side of the anchor it reads, if it continues a cursor. */
-    const request = Effect.fn("SessionHistory.request")(function* (sessionID: string, input: MessagesInput) {
+    const request = Effect.fnUntraced(function* (sessionID: string, input: MessagesInput) {
       if (input.cursor !== undefined) {
         if (input.order !== undefined) {
           return yield* new Errors.InvalidCursorError({
@@ -154,55 +155,47 @@ export const layer: Layer.Layer<
       return { query, anchor: undefined, direction: "next" as const }
     })
 
-    const messages = Effect.fn("SessionHistory.messages")(
-      function* (sessionID: string, input: MessagesInput = {}) {
+    const withSql = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
+      Effect.provideService(effect, SqlClient.SqlClient, sql)
+
+    /** One page as stored (MessageProjection.page), with its wire cursors. */
+    const stored = (sessionID: string, input: MessagesInput) =>
+      Effect.gen(function* () {
         yield* ensureSession(sessionID)
         const { query, anchor, direction } = yield* request(sessionID, input)
+        const page = yield* withSql(
+          MessageProjection.page({
+            sessionID: sessionID as Identifier.SessionID,
+            order: query.order,
+            limit: query.limit,
+            anchor,
+            direction
+          })
+        )
+        const cursor: Page["cursor"] = {
+          ...(page.previous === undefined
+            ? {}
+            : { previous: MessageCursor.encode({ query, anchor: page.previous, direction: "previous" }) }),
+          ...(page.next === undefined
+            ? {}
+            : { next: MessageCursor.encode({ query, anchor: page.next, direction: "next" }) })
+        }
+        return { infos: page.infos, cursor }
+      })
 
-        // `forward` walks in query order, backward against it; "beyond" means strictly past the key.
-        const ascending = (forward: boolean) => (query.order === "asc") === forward
-        const beyond = (key: MessageCursor.Anchor, forward: boolean) =>
-          ascending(forward)
-            ? sql`(seq > ${key.seq} OR (seq = ${key.seq} AND id > ${key.id}))`
-            : sql`(seq < ${key.seq} OR (seq = ${key.seq} AND id < ${key.id}))`
-        const owned = sql`session_id = ${sessionID}`
-        const exists = (key: MessageCursor.Anchor, forward: boolean) =>
-          sql`SELECT 1 FROM message WHERE ${owned} AND ${beyond(key, forward)} LIMIT 1`.pipe(
-            Effect.map((rows) => rows.length > 0)
-          )
+    const messages = Effect.fn("SessionHistory.messages")(
+      function* (sessionID: string, input: MessagesInput = {}) {
+        const page = yield* stored(sessionID, input)
+        const data = yield* Effect.forEach(page.infos, MessageProjection.decodeInfo)
+        return { data, cursor: page.cursor } satisfies Page
+      },
+      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+    )
 
-        const forward = direction === "next"
-        const sort = sql.literal(ascending(forward) ? "ASC" : "DESC")
-        const keyOf = (row: Row): MessageCursor.Anchor => ({ seq: row.seq, id: row.id })
-        // One read transaction, so the page and the neighbour checks see the same snapshot.
-        const { items, previous, next } = yield* Effect.gen(function* () {
-          const rows = yield* sql<Row>`
-            SELECT id, seq, type, info FROM message
-            WHERE ${owned} ${anchor === undefined ? sql.literal("") : sql`AND ${beyond(anchor, forward)}`}
-            ORDER BY seq ${sort}, id ${sort}
-            LIMIT ${query.limit + 1}`
-          const more = rows.length > query.limit
-          const taken = rows.slice(0, query.limit)
-          const items = forward ? taken : taken.reverse()
-          // The edges of the page in query order; an empty continuation page has only its anchor.
-          const head = items.length > 0 ? keyOf(items[0]!) : anchor
-          const tail = items.length > 0 ? keyOf(items[items.length - 1]!) : anchor
-          // The extra row answers for the side the page was read towards; the other side is asked.
-          const hasPrevious = forward ? head !== undefined && (yield* exists(head, false)) : more
-          const hasNext = forward ? more : tail !== undefined && (yield* exists(tail, true))
-          return { items, previous: hasPrevious ? head : undefined, next: hasNext ? tail : undefined }
-        }).pipe(sql.withTransaction, Effect.orDie)
-
-        const data = yield* Effect.forEach(items, (row) => MessageProjection.decodeInfo(row.info))
-        return {
-          data,
-          cursor: {
-            ...(previous === undefined
-              ? {}
-              : { previous: MessageCursor.encode({ query, anchor: previous, direction: "previous" }) }),
-            ...(next === undefined ? {} : { next: MessageCursor.encode({ query, anchor: next, direction: "next" }) })
-          }
-        } satisfies Page
+    const messagesJson = Effect.fn("SessionHistory.messagesJson")(
+      function* (sessionID: string, input: MessagesInput = {}) {
+        const page = yield* stored(sessionID, input)
+        return `{"data":[${page.infos.join(",")}],"cursor":${JSON.stringify(page.cursor)}}`
       },
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
     )
@@ -210,16 +203,17 @@ export const layer: Layer.Layer<
     const message = Effect.fn("SessionHistory.message")(
       function* (sessionID: string, messageID: string) {
         yield* ensureSession(sessionID)
-        const [row] = yield* sql<{ readonly info: string }>`
-          SELECT info FROM message WHERE id = ${messageID} AND session_id = ${sessionID}`.pipe(Effect.orDie)
-        if (row === undefined) {
+        const found = yield* withSql(
+          MessageProjection.find(sessionID as Identifier.SessionID, messageID as Identifier.MessageID)
+        )
+        if (Option.isNone(found)) {
           return yield* new Errors.MessageNotFoundError({
             sessionID,
             messageID,
             message: `Message not found: ${Quote.clip(messageID)}`
           })
         }
-        return yield* MessageProjection.decodeInfo(row.info)
+        return found.value.message
       },
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
     )
@@ -233,18 +227,12 @@ export const layer: Layer.Layer<
             onNone: () => Number.POSITIVE_INFINITY,
             onSome: (checkpoint) => checkpoint.baselineSeq
           })
-        // Everything from the latest compaction on (a reverted one does not count), one read.
-        const rows = yield* sql<Row>`
-          SELECT id, seq, type, info FROM message
-          WHERE session_id = ${sessionID}
-            AND seq >= coalesce((
-              SELECT max(c.seq) FROM message c
-              WHERE c.session_id = ${sessionID} AND c.type = 'compaction' AND ${RevertedMessages.notReverted(sql, sessionID, "c")}
-            ), 0)
-            AND (type <> 'system' OR seq > ${Number.isFinite(baselineSeq) ? baselineSeq : Number.MAX_SAFE_INTEGER})
-            AND ${RevertedMessages.notReverted(sql, sessionID)}
-          ORDER BY seq`.pipe(Effect.orDie)
-        return yield* Effect.forEach(rows, (row) => MessageProjection.decodeInfo(row.info))
+        return yield* withSql(
+          MessageProjection.context(
+            sessionID as Identifier.SessionID,
+            Number.isFinite(baselineSeq) ? baselineSeq : Number.MAX_SAFE_INTEGER
+          )
+        )
       },
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
     )
@@ -271,6 +259,6 @@ export const layer: Layer.Layer<
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
     )
 
-    return Service.of({ messages, message, context, history })
+    return Service.of({ messages, messagesJson, message, context, history })
   })
 )

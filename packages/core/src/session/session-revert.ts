@@ -78,13 +78,6 @@ export interface Interface {
 /** `yield* SessionRevert.Service`. */
 export class Service extends Context.Tag("@opencode-ai/core/SessionRevert")<Service, Interface>() {}
 
-interface Row {
-  readonly id: string
-  readonly seq: number
-  readonly type: string
-  readonly info: string
-}
-
 const nothingStaged = () =>
   new Errors.ConflictError({ resource: "revert", message: "No revert is staged in this session" })
 
@@ -119,36 +112,31 @@ export const layer: Layer.Layer<
       // The session exists (it was read just before) and the projections cannot fail.
       events.append(sessionID, [SessionEvents.draft(...draft)], extra).pipe(Effect.orDie)
 
+    const withSql = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
+      Effect.provideService(effect, SqlClient.SqlClient, sql)
+
     /** The session's message `messageID` with its seq, unless missing, foreign or reverted. */
     const target = Effect.fn("SessionRevert.target")(function* (sessionID: string, messageID: string) {
-      const [row] = yield* sql<Row>`
-        SELECT id, seq, type, info FROM message WHERE id = ${messageID} AND session_id = ${sessionID}`.pipe(
-        Effect.orDie
+      const found = yield* withSql(
+        MessageProjection.find(sessionID as Identifier.SessionID, messageID as Identifier.MessageID)
       )
-      const reverted =
-        row === undefined
-          ? false
-          : yield* Effect.provideService(RevertedMessages.isReverted(sessionID, row.seq), SqlClient.SqlClient, sql)
-      if (row === undefined || reverted) {
+      const reverted = Option.isNone(found)
+        ? false
+        : yield* withSql(RevertedMessages.isReverted(sessionID as Identifier.SessionID, found.value.seq))
+      if (Option.isNone(found) || reverted) {
         return yield* new Errors.MessageNotFoundError({
           sessionID,
           messageID,
           message: `Message not found: ${Quote.clip(messageID)}`
         })
       }
-      return row
+      return found.value
     })
 
     /** The snapshots the assistant messages from `seq` on recorded, in order. */
     const stepSnapshots = Effect.fn("SessionRevert.stepSnapshots")(function* (sessionID: string, seq: number) {
-      const rows = yield* sql<Row>`
-        SELECT id, seq, type, info FROM message
-        WHERE session_id = ${sessionID} AND seq >= ${seq} AND type = 'assistant'
-        ORDER BY seq`.pipe(Effect.orDie)
-      const messages = yield* Effect.forEach(rows, (row) => MessageProjection.decodeInfo(row.info))
-      return messages.flatMap((message) =>
-        message.type === "assistant" && message.snapshot !== undefined ? [message.snapshot] : []
-      )
+      const messages = yield* withSql(MessageProjection.assistantsFrom(sessionID as Identifier.SessionID, seq))
+      return messages.flatMap((message) => (message.snapshot !== undefined ? [message.snapshot] : []))
     })
 
     /** Puts back the files a staged revert restored, as they were when it was staged. */
@@ -213,7 +201,7 @@ export const layer: Layer.Layer<
           }
         }
         const revert: Session.RevertState = {
-          messageID: row.id as Identifier.MessageID,
+          messageID: row.message.id,
           ...(restore === undefined ? {} : { snapshot: restore.from }),
           ...(files.length === 0 ? {} : { diff: files.map((file) => file.patch).join("") }),
           files
@@ -255,9 +243,11 @@ export const layer: Layer.Layer<
       session: Session.SessionV2Info,
       revert: Session.RevertState
     ) {
-      const [row] = yield* sql<{ readonly seq: number }>`
-        SELECT seq FROM message WHERE id = ${revert.messageID} AND session_id = ${session.id}`.pipe(Effect.orDie)
-      if (row === undefined) return yield* Effect.dieMessage(`staged revert message ${revert.messageID} has no row`)
+      const found = yield* withSql(MessageProjection.find(session.id, revert.messageID))
+      if (Option.isNone(found)) {
+        return yield* Effect.dieMessage(`staged revert message ${revert.messageID} has no row`)
+      }
+      const row = found.value
       const now = yield* Clock.currentTimeMillis
       yield* append(
         session.id,

@@ -1,9 +1,9 @@
 export * as Sessions from "./sessions.js"
 
 import * as path from "node:path"
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlError, SqlSchema, type Statement } from "@effect/sql"
 import { type Cursor, Errors, Identifier, type Location, type Model, Session } from "@opencode-ai/schema"
-import { Clock, Context, Data, Effect, Layer, Option, Schema } from "effect"
+import { Clock, Context, Data, Effect, Layer, Option, ParseResult, Schema } from "effect"
 import * as EventLog from "../event/event-log.js"
 import { PageSize } from "./page-size.js"
 import * as SessionCursor from "./session-cursor.js"
@@ -90,6 +90,14 @@ export interface Interface {
    * changed filter with a cursor, or an undecodable cursor, is an InvalidCursorError.
    */
   readonly list: (input?: ListInput) => Effect.Effect<Page, Errors.InvalidCursorError | Errors.InvalidRequestError>
+  /**
+   * The same page as {@link list}, as the JSON text of its wire form (`{"data":[...],"cursor":{...}}`,
+   * the contract's SessionsResponse): the stored records are written as they are, with no decode and
+   * re-encode per session. Same failures.
+   */
+  readonly listJson: (
+    input?: ListInput
+  ) => Effect.Effect<string, Errors.InvalidCursorError | Errors.InvalidRequestError>
 }
 
 /** The session store; `yield* Sessions.Service`. */
@@ -98,17 +106,13 @@ export class Service extends Context.Tag("@opencode-ai/core/Sessions")<Service, 
 /** The session.created projection found the row already there: the append rolls back. */
 class AlreadyExists extends Data.TaggedError("AlreadyExists") {}
 
-interface Row {
-  readonly info: string
-  readonly time_created: number
-  readonly id: string
-}
-
 /** The filters of a list query: a continuation may repeat them unchanged, as upstream clients do. */
 const filterFields = ["search", "directory", "workspace", "project", "subpath"] as const
 
-const decodeInfo = Schema.decodeUnknown(Schema.parseJson(Session.SessionV2Info))
+const InfoJson = Schema.parseJson(Session.SessionV2Info)
+const decodeInfo = Schema.decodeUnknown(InfoJson)
 const encodeInfo = Schema.encode(Session.SessionV2Info)
+const encodeInfoJson = Schema.encode(InfoJson)
 
 /** `directory` relative to the project root when strictly inside it; undefined otherwise. */
 const subpathOf = (location: Location.LocationInfo): string | undefined => {
@@ -117,6 +121,189 @@ const subpathOf = (location: Location.LocationInfo): string | undefined => {
     relative !== "" && relative !== ".." && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative)
   return inside ? relative : undefined
 }
+
+// ── Table `session` (owned here) ────────────────────────────────────────────────────────────────
+//
+// Every query over `session` is in this section. The operations below run on the SqlClient in
+// context, so inside a caller's transaction (a projection hook) they read and write on its
+// connection. Rows decode through SqlSchema; an SQL or row-decoding error is a defect, turned into
+// one by {@link defect}, the one place this module does it.
+
+/** SQL errors and rows that do not decode are broken storage: defects. */
+const defect = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, StorageError>, R> =>
+  Effect.catchAll(effect, (error) =>
+    error instanceof SqlError.SqlError || ParseResult.isParseError(error)
+      ? Effect.die(error)
+      : Effect.fail(error as Exclude<E, StorageError>)
+  )
+type StorageError = SqlError.SqlError | ParseResult.ParseError
+
+const IdRow = Schema.Struct({ id: Identifier.SessionID })
+const InfoRow = Schema.Struct({ info: Schema.String })
+const Found = Schema.Struct({ found: Schema.Number })
+
+/** Runs `query` against the SqlClient in context. */
+const withSql = <A, E, R>(query: (sql: SqlClient.SqlClient) => Effect.Effect<A, E, R>) =>
+  Effect.flatMap(SqlClient.SqlClient, query)
+
+/** Whether the session's row exists. */
+export const exists = (sessionID: Identifier.SessionID): Effect.Effect<boolean, never, SqlClient.SqlClient> =>
+  withSql((sql) =>
+    SqlSchema.findOne({
+      Request: Identifier.SessionID,
+      Result: Found,
+      execute: (id) => sql`SELECT 1 AS found FROM session WHERE id = ${id}`
+    })(sessionID)
+  ).pipe(Effect.map(Option.isSome), defect)
+
+/** The session's stored record, if its row exists. */
+export const find = (
+  sessionID: Identifier.SessionID
+): Effect.Effect<Option.Option<Session.SessionV2Info>, never, SqlClient.SqlClient> =>
+  withSql((sql) =>
+    SqlSchema.findOne({
+      Request: Identifier.SessionID,
+      Result: InfoRow,
+      execute: (id) => sql`SELECT info FROM session WHERE id = ${id}`
+    })(sessionID)
+  ).pipe(
+    Effect.flatMap(
+      Option.match({ onNone: () => Effect.succeedNone, onSome: (row) => Effect.asSome(decodeInfo(row.info)) })
+    ),
+    defect
+  )
+
+/** The project the session belongs to, if its row exists. */
+export const projectOf = (
+  sessionID: Identifier.SessionID
+): Effect.Effect<Option.Option<string>, never, SqlClient.SqlClient> =>
+  withSql((sql) =>
+    SqlSchema.findOne({
+      Request: Identifier.SessionID,
+      Result: Schema.Struct({ project_id: Schema.String }),
+      execute: (id) => sql`SELECT project_id FROM session WHERE id = ${id}`
+    })(sessionID)
+  ).pipe(Effect.map(Option.map((row) => row.project_id)), defect)
+
+/**
+ * The IDs of the sessions whose Location is `directory` (and `workspaceID`, when given), in id order:
+ * the sessions a Location-wide listing (pending permission and question requests) covers.
+ */
+export const idsAt = (location: {
+  readonly directory: string
+  readonly workspaceID?: string | undefined
+}): Effect.Effect<ReadonlyArray<Identifier.SessionID>, never, SqlClient.SqlClient> =>
+  withSql((sql) =>
+    SqlSchema.findAll({
+      Request: Schema.Struct({ directory: Schema.String, workspaceID: Schema.optional(Schema.String) }),
+      Result: IdRow,
+      execute: (at) =>
+        sql`SELECT id FROM session WHERE ${sql.and([
+          sql`directory = ${at.directory}`,
+          ...(at.workspaceID === undefined ? [] : [sql`workspace_id = ${at.workspaceID}`])
+        ])} ORDER BY id`
+    })(location)
+  ).pipe(
+    Effect.map((rows) => rows.map((row) => row.id)),
+    defect
+  )
+
+/**
+ * The session and its descendants (the child sessions it started, and theirs), parents before
+ * children, each generation in id order; empty when the session has no row.
+ */
+export const tree = (
+  sessionID: Identifier.SessionID
+): Effect.Effect<ReadonlyArray<Session.SessionV2Info>, never, SqlClient.SqlClient> =>
+  withSql((sql) =>
+    SqlSchema.findAll({
+      Request: Identifier.SessionID,
+      Result: InfoRow,
+      execute: (id) => sql`
+        WITH RECURSIVE tree(id, depth) AS (
+          SELECT id, 0 FROM session WHERE id = ${id}
+          UNION
+          SELECT s.id, tree.depth + 1 FROM session s JOIN tree ON s.parent_id = tree.id
+        )
+        SELECT s.info FROM tree JOIN session s ON s.id = tree.id ORDER BY tree.depth, s.id`
+    })(sessionID)
+  ).pipe(Effect.flatMap(Effect.forEach((row) => decodeInfo(row.info))), defect)
+
+/** Whether a session outside `sessionIDs` has its parent among them (a child started meanwhile). */
+export const hasChildOutside = (
+  sessionIDs: ReadonlyArray<Identifier.SessionID>
+): Effect.Effect<boolean, never, SqlClient.SqlClient> =>
+  withSql((sql) =>
+    SqlSchema.findAll({
+      Request: Schema.Array(Identifier.SessionID),
+      Result: Found,
+      execute: (ids) => sql`
+        SELECT 1 AS found FROM session WHERE parent_id IN ${sql.in(ids)} AND id NOT IN ${sql.in(ids)} LIMIT 1`
+    })(sessionIDs)
+  ).pipe(
+    Effect.map((rows) => rows.length > 0),
+    defect
+  )
+
+/**
+ * Deletes the sessions' rows (every table that references a session deletes its rows with them, by
+ * their foreign keys) and resolves with the IDs that were still there.
+ */
+export const removeAll = (
+  sessionIDs: ReadonlyArray<Identifier.SessionID>
+): Effect.Effect<ReadonlyArray<Identifier.SessionID>, never, SqlClient.SqlClient> =>
+  withSql((sql) =>
+    SqlSchema.findAll({
+      Request: Schema.Array(Identifier.SessionID),
+      Result: IdRow,
+      execute: (ids) => sql`DELETE FROM session WHERE id IN ${sql.in(ids)} RETURNING id`
+    })(sessionIDs)
+  ).pipe(
+    Effect.map((rows) => rows.map((row) => row.id)),
+    defect
+  )
+
+/**
+ * Writes the session's record after a projection changed it (MessageProjection: cost, tokens, title,
+ * agent, model, revert, `time.updated`), with the columns derived from it.
+ */
+export const store = (info: Session.SessionV2Info): Effect.Effect<void, never, SqlClient.SqlClient> =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const json = yield* encodeInfoJson(info)
+    yield* sql`UPDATE session SET info = ${json}, title = ${info.title}, time_updated = ${info.time.updated}
+      WHERE id = ${info.id}`
+  }).pipe(defect)
+
+export const insert = (
+  info: Session.SessionV2Info,
+  source: TitleSource
+): Effect.Effect<boolean, never, SqlClient.SqlClient> =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const json = yield* encodeInfoJson(info)
+    const inserted = yield* SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: IdRow,
+      execute: () => sql`
+        INSERT INTO session ${sql.insert({
+          id: info.id,
+          project_id: info.projectID,
+          directory: info.location.directory,
+          workspace_id: info.location.workspaceID ?? null,
+          subpath: info.subpath ?? null,
+          title: info.title,
+          title_source: source,
+          time_created: info.time.created,
+          time_updated: info.time.updated,
+          parent_id: info.parentID ?? null,
+          info: json
+        })}
+        ON CONFLICT (id) DO NOTHING
+        RETURNING id`
+    })(undefined)
+    return inserted.length > 0
+  }).pipe(defect)
 
 /**
  * Moves the session row to `location` inside the caller's SQL transaction (the projection of
@@ -218,6 +405,117 @@ export const subpathOfLocation = (location: Location.LocationInfo): string | und
 /** LIKE with `\` as the escape character: the search text matches literally. */
 const likePattern = (search: string) => `%${search.replace(/[\\%_]/g, (char) => `\\${char}`)}%`
 
+/** A page's rows: the stored record JSON, with the keyset columns. */
+const PageRow = Schema.Struct({ id: Identifier.SessionID, time_created: Schema.Number, info: Schema.String })
+type PageRow = typeof PageRow.Type
+const ContinuationRow = Schema.extend(PageRow, Schema.Struct({ behind: Schema.Union(Schema.Number, Schema.Boolean) }))
+/** A statement as a SqlSchema request: the page queries are built per call, their row decoders once. */
+const StatementRequest = Schema.declare((input: unknown): input is Statement.Statement<unknown> =>
+  Effect.isEffect(input)
+)
+const pageRows = SqlSchema.findAll({ Request: StatementRequest, Result: PageRow, execute: (statement) => statement })
+const continuationRows = SqlSchema.findAll({
+  Request: StatementRequest,
+  Result: ContinuationRow,
+  execute: (statement) => statement
+})
+
+/** One page as stored: the records' JSON in query order and the anchors of the neighbouring pages. */
+export interface StoredPage {
+  readonly infos: ReadonlyArray<string>
+  readonly query: SessionCursor.Query
+  readonly previous: SessionCursor.Anchor | undefined
+  readonly next: SessionCursor.Anchor | undefined
+}
+
+const cursorsOf = (page: StoredPage): Page["cursor"] => ({
+  ...(page.previous === undefined
+    ? {}
+    : { previous: SessionCursor.encode({ query: page.query, anchor: page.previous, direction: "previous" }) }),
+  ...(page.next === undefined
+    ? {}
+    : { next: SessionCursor.encode({ query: page.query, anchor: page.next, direction: "next" }) })
+})
+
+/**
+ * One page of sessions as stored (the records' JSON in query order) with the anchors of its
+ * neighbouring pages, for a resolved list query. A first page is one indexed keyset query (nothing
+ * lies before it). A continuation reads its page and asks, in the same statement, whether anything
+ * lies on the far side of its anchor; only an empty continuation page asks again, in the same read
+ * transaction, for what lies strictly beyond its anchor.
+ */
+export const page = (request: {
+  readonly query: SessionCursor.Query
+  readonly anchor?: SessionCursor.Anchor | undefined
+  readonly direction: "next" | "previous"
+}): Effect.Effect<StoredPage, never, SqlClient.SqlClient> =>
+  withSql((sql) =>
+    Effect.gen(function* () {
+      const { query, anchor, direction } = request
+      const filters = [
+        ...(query.search === undefined ? [] : [sql`title LIKE ${likePattern(query.search)} ESCAPE ${"\\"}`]),
+        ...(query.directory === undefined ? [] : [sql`directory = ${query.directory}`]),
+        ...(query.workspace === undefined ? [] : [sql`workspace_id = ${query.workspace}`]),
+        ...(query.project === undefined ? [] : [sql`project_id = ${query.project}`]),
+        ...(query.subpath === undefined ? [] : [sql`subpath = ${query.subpath}`])
+      ]
+      // `forward` walks in query order, backward against it; "beyond" means strictly past the key.
+      // Creation order is (time_created, then id descending): session ids count down, so within one
+      // millisecond the smaller id is the newer session.
+      const ascending = (forward: boolean) => (query.order === "asc") === forward
+      const beyond = (key: SessionCursor.Anchor, forward: boolean) =>
+        ascending(forward)
+          ? sql`(time_created > ${key.time} OR (time_created = ${key.time} AND id < ${key.id}))`
+          : sql`(time_created < ${key.time} OR (time_created = ${key.time} AND id > ${key.id}))`
+      const forward = direction === "next"
+      const timeSort = sql.literal(ascending(forward) ? "ASC" : "DESC")
+      const idSort = sql.literal(ascending(forward) ? "DESC" : "ASC")
+      const keyOf = (row: PageRow): SessionCursor.Anchor => ({ time: row.time_created, id: row.id })
+      const where = sql.and(anchor === undefined ? filters : [...filters, beyond(anchor, forward)])
+      const order = sql`ORDER BY time_created ${timeSort}, id ${idSort} LIMIT ${query.limit + 1}`
+
+      if (anchor === undefined) {
+        const rows = yield* pageRows(sql`SELECT id, time_created, info FROM session WHERE ${where} ${order}`)
+        const items = rows.slice(0, query.limit)
+        const last = items[items.length - 1]
+        return {
+          infos: items.map((row) => row.info),
+          query,
+          previous: undefined,
+          next: rows.length > query.limit && last !== undefined ? keyOf(last) : undefined
+        } satisfies StoredPage
+      }
+      // The far side of the anchor, against the reading direction: the anchor's own row included.
+      const behind = sql`SELECT 1 FROM session WHERE ${sql.and([...filters, sql`NOT ${beyond(anchor, forward)}`])}`
+      const exists = (key: SessionCursor.Anchor, towards: boolean) =>
+        sql`SELECT 1 AS found FROM session WHERE ${sql.and([...filters, beyond(key, towards)])} LIMIT 1`.pipe(
+          Effect.map((rows) => rows.length > 0)
+        )
+      return yield* Effect.gen(function* () {
+        const rows = yield* continuationRows(
+          sql`SELECT id, time_created, info, CASE WHEN EXISTS (${behind}) THEN 1 ELSE 0 END AS behind
+            FROM session WHERE ${where} ${order}`
+        )
+        const more = rows.length > query.limit
+        const taken = rows.slice(0, query.limit)
+        const items = forward ? taken : taken.reverse()
+        const first = items[0]
+        const last = items[items.length - 1]
+        // The extra row answers for the side the page was read towards; the other side is the
+        // anchor's, asked in the same statement (or, for an empty page, strictly beyond the anchor).
+        const far = first === undefined ? yield* exists(anchor, !forward) : Number(rows[0]!.behind) === 1
+        const head = first === undefined ? anchor : keyOf(first)
+        const tail = last === undefined ? anchor : keyOf(last)
+        return {
+          infos: items.map((row) => row.info),
+          query,
+          previous: (forward ? far : more) ? head : undefined,
+          next: (forward ? more : far) ? tail : undefined
+        } satisfies StoredPage
+      }).pipe(sql.withTransaction)
+    })
+  ).pipe(defect)
+
 export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.Service> = Layer.effect(
   Service,
   Effect.gen(function* () {
@@ -226,34 +524,12 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
 
     const get = Effect.fn("Sessions.get")(
       function* (sessionID: string) {
-        const [row] = yield* sql<{ readonly info: string }>`SELECT info FROM session WHERE id = ${sessionID}`.pipe(
-          Effect.orDie
-        )
-        if (row === undefined) return yield* Errors.SessionNotFoundError.of(sessionID)
-        return yield* decodeInfo(row.info).pipe(Effect.orDie)
+        const found = yield* Effect.provideService(find(sessionID as Identifier.SessionID), SqlClient.SqlClient, sql)
+        if (Option.isNone(found)) return yield* Errors.SessionNotFoundError.of(sessionID)
+        return found.value
       },
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
     )
-
-    const insertRow = (info: Session.SessionV2Info, json: string, source: TitleSource) =>
-      sql<{ readonly id: string }>`
-        INSERT INTO session ${sql.insert({
-          id: info.id,
-          project_id: info.projectID,
-          directory: info.location.directory,
-          workspace_id: info.location.workspaceID ?? null,
-          subpath: info.subpath ?? null,
-          title: info.title,
-          title_source: source,
-          time_created: info.time.created,
-          time_updated: info.time.updated,
-          info: json
-        })}
-        ON CONFLICT (id) DO NOTHING
-        RETURNING id`.pipe(
-        Effect.orDie,
-        Effect.flatMap((inserted) => (inserted.length === 0 ? new AlreadyExists() : Effect.void))
-      )
 
     const create = Effect.fn("Sessions.create")(function* (input: CreateInput) {
       const now = yield* Clock.currentTimeMillis
@@ -280,7 +556,10 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
         .append(
           id,
           [{ type: "session.created", version: 1, data: { sessionID: id, info: encoded } }],
-          () => insertRow(info, JSON.stringify(encoded), input.title === undefined ? "default" : "given"),
+          () =>
+            Effect.flatMap(insert(info, input.title === undefined ? "default" : "given"), (inserted) =>
+              inserted ? Effect.void : new AlreadyExists()
+            ),
           { opens: true }
         )
         .pipe(
@@ -291,105 +570,59 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
     })
 
     /** The query a request runs and the side of the anchor it reads, if it continues a cursor. */
-    const request = Effect.fn("Sessions.request")(function* (input: ListInput) {
-      if (input.cursor !== undefined) {
-        if (input.order !== undefined) {
-          return yield* new Errors.InvalidCursorError({
-            message: 'A cursor continues in the order it was issued for: send it without "order"'
-          })
-        }
-        const payload = yield* SessionCursor.decode(input.cursor).pipe(
-          Effect.mapError(
-            () => new Errors.InvalidCursorError({ message: "The cursor is malformed or was not issued by this server" })
+    const request = (input: ListInput) =>
+      Effect.gen(function* () {
+        if (input.cursor !== undefined) {
+          if (input.order !== undefined) {
+            return yield* new Errors.InvalidCursorError({
+              message: 'A cursor continues in the order it was issued for: send it without "order"'
+            })
+          }
+          const payload = yield* SessionCursor.decode(input.cursor).pipe(
+            Effect.mapError(
+              () =>
+                new Errors.InvalidCursorError({ message: "The cursor is malformed or was not issued by this server" })
+            )
           )
-        )
-        const changed = filterFields.find(
-          (field) => input[field] !== undefined && input[field] !== payload.query[field]
-        )
-        if (changed !== undefined) {
-          return yield* new Errors.InvalidCursorError({
-            message: `The cursor was issued for another query: "${changed}" differs from the one it continues`
-          })
+          const changed = filterFields.find(
+            (field) => input[field] !== undefined && input[field] !== payload.query[field]
+          )
+          if (changed !== undefined) {
+            return yield* new Errors.InvalidCursorError({
+              message: `The cursor was issued for another query: "${changed}" differs from the one it continues`
+            })
+          }
+          if (input.limit === undefined) return payload
+          const limit = yield* PageSize.check(input.limit)
+          return { ...payload, query: { ...payload.query, limit } }
         }
-        if (input.limit === undefined) return payload
-        const limit = yield* PageSize.check(input.limit)
-        return { ...payload, query: { ...payload.query, limit } }
-      }
-      const limit = yield* PageSize.check(input.limit ?? PageSize.defaultLimit)
-      const query: SessionCursor.Query = {
-        order: input.order ?? "desc",
-        limit,
-        ...(input.search === undefined ? {} : { search: input.search }),
-        ...(input.directory === undefined ? {} : { directory: input.directory }),
-        ...(input.workspace === undefined ? {} : { workspace: input.workspace }),
-        ...(input.project === undefined ? {} : { project: input.project }),
-        ...(input.subpath === undefined ? {} : { subpath: input.subpath })
-      }
-      return { query, anchor: undefined, direction: "next" as const }
-    })
+        const limit = yield* PageSize.check(input.limit ?? PageSize.defaultLimit)
+        const query: SessionCursor.Query = {
+          order: input.order ?? "desc",
+          limit,
+          ...(input.search === undefined ? {} : { search: input.search }),
+          ...(input.directory === undefined ? {} : { directory: input.directory }),
+          ...(input.workspace === undefined ? {} : { workspace: input.workspace }),
+          ...(input.project === undefined ? {} : { project: input.project }),
+          ...(input.subpath === undefined ? {} : { subpath: input.subpath })
+        }
+        return { query, anchor: undefined, direction: "next" as const }
+      })
+
+    const stored = (input: ListInput) =>
+      Effect.flatMap(request(input), (resolved) => Effect.provideService(page(resolved), SqlClient.SqlClient, sql))
 
     const list = Effect.fn("Sessions.list")(function* (input: ListInput = {}) {
-      const { query, anchor, direction } = yield* request(input)
-
-      const filters = [
-        ...(query.search === undefined ? [] : [sql`title LIKE ${likePattern(query.search)} ESCAPE ${"\\"}`]),
-        ...(query.directory === undefined ? [] : [sql`directory = ${query.directory}`]),
-        ...(query.workspace === undefined ? [] : [sql`workspace_id = ${query.workspace}`]),
-        ...(query.project === undefined ? [] : [sql`project_id = ${query.project}`]),
-        ...(query.subpath === undefined ? [] : [sql`subpath = ${query.subpath}`])
-      ]
-      // `forward` walks in query order, backward against it; "beyond" means strictly past the key.
-      // Creation order is (time_created, then id descending): session ids count down, so within one
-      // millisecond the smaller id is the newer session.
-      const ascending = (forward: boolean) => (query.order === "asc") === forward
-      const beyond = (key: SessionCursor.Anchor, forward: boolean) =>
-        ascending(forward)
-          ? sql`(time_created > ${key.time} OR (time_created = ${key.time} AND id < ${key.id}))`
-          : sql`(time_created < ${key.time} OR (time_created = ${key.time} AND id > ${key.id}))`
-      const exists = (key: SessionCursor.Anchor, forward: boolean) =>
-        sql`SELECT 1 FROM session WHERE ${sql.and([...filters, beyond(key, forward)])} LIMIT 1`.pipe(
-          Effect.map((rows) => rows.length > 0)
-        )
-
-      const forward = direction === "next"
-      const timeSort = sql.literal(ascending(forward) ? "ASC" : "DESC")
-      const idSort = sql.literal(ascending(forward) ? "DESC" : "ASC")
-      const keyOf = (row: Row): SessionCursor.Anchor => ({ time: row.time_created, id: row.id })
-      // One read transaction, so the page and the neighbour checks see the same snapshot.
-      const { items, previous, next } = yield* Effect.gen(function* () {
-        const rows = yield* sql<Row>`
-          SELECT info, time_created, id FROM session
-          WHERE ${sql.and(anchor === undefined ? filters : [...filters, beyond(anchor, forward)])}
-          ORDER BY time_created ${timeSort}, id ${idSort}
-          LIMIT ${query.limit + 1}`
-        const more = rows.length > query.limit
-        const taken = rows.slice(0, query.limit)
-        const items = forward ? taken : taken.reverse()
-        // The edges of the page in query order; an empty continuation page has only its anchor.
-        const head = items.length > 0 ? keyOf(items[0]!) : anchor
-        const tail = items.length > 0 ? keyOf(items[items.length - 1]!) : anchor
-        // The extra row answers for the side the page was read towards; the other side is asked.
-        const hasPrevious = forward ? head !== undefined && (yield* exists(head, false)) : more
-        const hasNext = forward ? more : tail !== undefined && (yield* exists(tail, true))
-        return {
-          items,
-          previous: hasPrevious ? head : undefined,
-          next: hasNext ? tail : undefined
-        }
-      }).pipe(sql.withTransaction, Effect.orDie)
-
-      const data = yield* Effect.forEach(items, (row) => decodeInfo(row.info)).pipe(Effect.orDie)
-      return {
-        data,
-        cursor: {
-          ...(previous === undefined
-            ? {}
-            : { previous: SessionCursor.encode({ query, anchor: previous, direction: "previous" }) }),
-          ...(next === undefined ? {} : { next: SessionCursor.encode({ query, anchor: next, direction: "next" }) })
-        }
-      } satisfies Page
+      const page = yield* stored(input)
+      const data = yield* Effect.forEach(page.infos, (info) => decodeInfo(info)).pipe(Effect.orDie)
+      return { data, cursor: cursorsOf(page) } satisfies Page
     })
 
-    return Service.of({ create, get, list })
+    const listJson = Effect.fn("Sessions.listJson")(function* (input: ListInput = {}) {
+      const page = yield* stored(input)
+      return `{"data":[${page.infos.join(",")}],"cursor":${JSON.stringify(cursorsOf(page))}}`
+    })
+
+    return Service.of({ create, get, list, listJson })
   })
 )

@@ -266,5 +266,14 @@ export const all: ReadonlyArray<Migration> = [
       `INSERT INTO event_sequence (aggregate_id, seq) SELECT '', (SELECT max(position) FROM event) WHERE EXISTS (SELECT 1 FROM event)
       ON CONFLICT (aggregate_id) DO UPDATE SET seq = CASE WHEN excluded.seq > event_sequence.seq THEN excluded.seq ELSE event_sequence.seq END`
     ]
+  },
+  {
+    // Who started a session, as a column (the session tree no longer reads the JSON record).
+    tag: "0014_session_parent",
+    statements: [
+      `ALTER TABLE session ADD COLUMN parent_id text COLLATE "C"`,
+      `CREATE INDEX session_parent_id_idx ON session (parent_id)`,
+      `UPDATE session SET parent_id = info::jsonb ->> 'parentID'`
+    ]
   }
 ]

@@ -68,12 +68,15 @@ export const session = sqliteTable(
      * prompt's line: the title agent may still replace it), `given` (at creation), `agent` (the hidden
      * title agent wrote it; it is never written again).
      */
-    titleSource: text("title_source").notNull().default("default")
+    titleSource: text("title_source").notNull().default("default"),
+    /** The session this one was started from (`info.parentID`): Session Delete walks the tree on it. */
+    parentID: text("parent_id")
   },
   (table) => [
     index("session_time_created_id_idx").on(table.timeCreated, table.id),
     index("session_directory_idx").on(table.directory),
-    index("session_project_id_idx").on(table.projectID)
+    index("session_project_id_idx").on(table.projectID),
+    index("session_parent_id_idx").on(table.parentID)
   ]
 )
 

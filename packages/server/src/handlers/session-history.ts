@@ -4,19 +4,26 @@ import { SessionHistory } from "@opencode-ai/core"
 import type { SessionHistoryApi } from "@opencode-ai/protocol"
 import type { Identifier } from "@opencode-ai/schema"
 import { Effect } from "effect"
+import { JsonBody } from "../json-body.js"
 
 interface SessionPath {
   readonly sessionID: Identifier.SessionID
 }
 
-/** `GET /api/session/{sessionID}/message`: one Page of the session's messages. */
+/**
+ * `GET /api/session/{sessionID}/message`: one Page of the session's messages, its body the stored
+ * messages as they are (SessionHistory.messagesJson): no decode and re-encode per message.
+ */
 export const messages = ({
   path,
   urlParams
 }: {
   readonly path: SessionPath
   readonly urlParams: SessionHistoryApi.MessagesQuery
-}) => Effect.flatMap(SessionHistory.Service, (history) => history.messages(path.sessionID, urlParams))
+}) =>
+  Effect.flatMap(SessionHistory.Service, (history) => history.messagesJson(path.sessionID, urlParams)).pipe(
+    Effect.map(JsonBody.response)
+  )
 
 /** `GET /api/session/{sessionID}/message/{messageID}`: one message of the session. */
 export const message = ({ path }: { readonly path: SessionPath & { readonly messageID: Identifier.MessageID } }) =>

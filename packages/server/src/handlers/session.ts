@@ -4,6 +4,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Locations, SessionDelete, Sessions } from "@opencode-ai/core"
 import { Effect } from "effect"
 import { ServerApi } from "../api.js"
+import { JsonBody } from "../json-body.js"
 import { SessionEventStream } from "../sse/session-event-stream.js"
 import { SessionExecutionHandlers } from "./session-execution.js"
 import { SessionHistoryHandlers } from "./session-history.js"
@@ -17,6 +18,7 @@ export const layer = HttpApiBuilder.group(ServerApi.api, "sessions", (handlers) 
   Effect.gen(function* () {
     const sessions = yield* Sessions.Service
     const locations = yield* Locations.Service
+    // `list` answers the stored records as they are (Sessions.listJson): no decode and re-encode per session.
     // `remove` answers 204 once the session, its children and their files are gone (see SessionDelete).
     const deletion = yield* SessionDelete.Service
     const events = yield* SessionEventStream.make
@@ -33,7 +35,7 @@ export const layer = HttpApiBuilder.group(ServerApi.api, "sessions", (handlers) 
           return { data: info }
         })
       )
-      .handle("list", ({ urlParams }) => sessions.list(urlParams))
+      .handle("list", ({ urlParams }) => Effect.map(sessions.listJson(urlParams), JsonBody.response))
       .handle("get", ({ path }) => Effect.map(sessions.get(path.sessionID), (data) => ({ data })))
       .handle("remove", ({ path }) => Effect.asVoid(deletion.remove(path.sessionID)))
       .handleRaw("events", events)

@@ -1,0 +1,209 @@
+/**
+ * Read pages under load: `GET /api/session?limit=50` and `GET /api/session/{id}/message?limit=50`, at
+ * a fixed concurrency, against `opencode serve` (the built bin, `pnpm --filter @opencode-ai/server run
+ * build`) as a child process over real HTTP on loopback.
+ *
+ *   node --import tsx bench/pages.ts [--sessions 60] [--prompts 30] [--concurrency 10] [--seconds 3] [--rounds 5]
+ *     [--bin other-checkout/packages/server/dist/bin.js]
+ *
+ * The server's database is filled first through its own API: `--sessions` sessions, and `--prompts`
+ * prompts (one user and one assistant message each, answered by a ScriptedLLMServer) in one of them.
+ * Then each round measures both pages in turn (interleaved, so noise hits both alike): `--concurrency`
+ * keep-alive connections each send the next request as soon as the previous response ends, for
+ * `--seconds`; the figure is completed requests per second. Every response is checked (200, the
+ * expected item count). Prints the median over the rounds, with the server process's CPU time per
+ * request (from /proc, steadier than req/s when other processes share the cores), never asserted
+ * (DESIGN §7.10).
+ */
+
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as http from "node:http"
+import * as os from "node:os"
+import * as path from "node:path"
+import { performance } from "node:perf_hooks"
+import { createOpencodeClient } from "@opencode-ai/client"
+import { Effect } from "effect"
+import { LLMScript, ScriptedLLMServer } from "../packages/core/src/testing/index.js"
+
+const TARGET = 6000
+
+const argument = (name: string, fallback: number) => {
+  const at = process.argv.indexOf(`--${name}`)
+  const value = at === -1 ? Number.NaN : Number(process.argv[at + 1])
+  return Number.isFinite(value) && value > 0 ? value : fallback
+}
+const sessionCount = argument("sessions", 60)
+const prompts = argument("prompts", 30)
+const concurrency = argument("concurrency", 10)
+const seconds = argument("seconds", 3)
+const rounds = argument("rounds", 5)
+
+/** The server to measure: this checkout's build, or another's with `--bin <path to dist/bin.js>`. */
+const binAt = process.argv.indexOf("--bin")
+const bin =
+  binAt === -1
+    ? path.resolve(import.meta.dirname, "../packages/server/dist/bin.js")
+    : path.resolve(process.argv[binAt + 1] ?? "")
+
+/** `opencode serve` as a child process in a scratch directory; resolves with its base URL. */
+const serve = (root: string, llmUrl: string) =>
+  Effect.gen(function* () {
+    if (!fs.existsSync(bin)) return yield* Effect.dieMessage(`${bin} is missing: build the server first`)
+    const directory = path.join(root, "project")
+    fs.mkdirSync(directory, { recursive: true })
+    fs.writeFileSync(path.join(directory, "opencode.json"), JSON.stringify(ScriptedLLMServer.config(llmUrl)))
+    const child = yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        spawn(process.execPath, [bin, "serve", "--port", "0", "--hostname", "127.0.0.1"], {
+          cwd: directory,
+          env: {
+            PATH: process.env.PATH ?? "",
+            HOME: path.join(root, "home"),
+            XDG_DATA_HOME: path.join(root, "data"),
+            XDG_CONFIG_HOME: path.join(root, "config"),
+            OPENCODE_DISABLE_MODELS_FETCH: "1"
+          },
+          stdio: ["ignore", "pipe", "inherit"]
+        })
+      ),
+      (child) =>
+        Effect.async<void>((resume) => {
+          if (child.exitCode !== null) return resume(Effect.void)
+          child.once("exit", () => resume(Effect.void))
+          child.kill("SIGTERM")
+        })
+    )
+    const url = yield* Effect.async<string, Error>((resume) => {
+      let out = ""
+      child.stdout!.on("data", (chunk) => {
+        out += chunk
+        const match = /listening on (http:\/\/\S+)/.exec(out)
+        if (match) resume(Effect.succeed(match[1]!))
+      })
+      child.once("exit", (code) => resume(Effect.fail(new Error(`opencode serve exited with ${code}: ${out}`))))
+    })
+    return { url, pid: child.pid! }
+  })
+
+/**
+ * The CPU time (ms, user + system) the process has used so far, from `/proc/<pid>/stat` (Linux; in
+ * clock ticks of 10 ms), or NaN where it cannot be read.
+ */
+const cpuMs = (pid: number): number => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch {
+    return Number.NaN
+  }
+}
+
+/**
+ * `concurrency` keep-alive connections, each requesting `url` back to back for `ms`: completed
+ * requests per second. A response other than a 200 (whose `data` has `items` entries, when given) stops the run.
+ */
+const load = (url: string, items: number | undefined, ms: number) =>
+  new Promise<{ readonly perSecond: number; readonly requests: number }>((resolve, reject) => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency })
+    const end = performance.now() + ms
+    let done = 0
+    let running = concurrency
+    let failed = false
+    const next = () => {
+      if (failed) return
+      if (performance.now() >= end) {
+        if (--running === 0) {
+          agent.destroy()
+          resolve({ perSecond: done / (ms / 1000), requests: done })
+        }
+        return
+      }
+      http
+        .get(url, { agent }, (response) => {
+          const chunks: Array<Buffer> = []
+          response.on("data", (chunk: Buffer) => chunks.push(chunk))
+          response.on("end", () => {
+            const body = Buffer.concat(chunks).toString()
+            const counted = items === undefined || (JSON.parse(body) as { data: unknown[] }).data.length === items
+            if (response.statusCode !== 200 || !counted) {
+              failed = true
+              agent.destroy()
+              reject(new Error(`${url}: ${response.statusCode} ${body.slice(0, 300)}`))
+              return
+            }
+            done++
+            next()
+          })
+        })
+        .on("error", (error) => {
+          failed = true
+          reject(error)
+        })
+    }
+    for (let i = 0; i < concurrency; i++) next()
+  })
+
+const median = (values: ReadonlyArray<number>) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+}
+
+const program = Effect.gen(function* () {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "bench-pages-"))
+  yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(root, { recursive: true, force: true })))
+  const llm = yield* ScriptedLLMServer.make()
+  const { url: base, pid } = yield* serve(root, llm.url)
+  const client = createOpencodeClient({ baseUrl: base })
+
+  // Seed through the API: sessions, then prompts (a user and an assistant message each) in one.
+  const sessions = []
+  for (let i = 0; i < sessionCount; i++) sessions.push(yield* Effect.promise(() => client.sessions.create({})))
+  const busy = sessions[0]!
+  for (let i = 0; i < prompts; i++) {
+    yield* llm.enqueue(LLMScript.reply(LLMScript.text(`answer ${i}`), LLMScript.finish("stop")))
+    yield* Effect.promise(() => client.sessions.prompt({ sessionID: busy.id, prompt: { text: `question ${i}` } }))
+    yield* Effect.promise(() => client.sessions.wait({ sessionID: busy.id }))
+  }
+  const messageItems = Math.min(50, prompts * 2)
+  const pages = [
+    { label: "GET /api/session?limit=50", url: `${base}/api/session?limit=50`, items: Math.min(50, sessionCount) },
+    {
+      label: "GET /api/session/{id}/message?limit=50",
+      url: `${base}/api/session/${busy.id}/message?limit=50`,
+      items: messageItems
+    },
+    // For reference, not a target: the same server's cheapest request, the HTTP stack alone.
+    { label: "GET /api/health (the HTTP stack alone)", url: `${base}/api/health`, items: undefined }
+  ]
+  // Warm-up: one short run of each.
+  for (const page of pages) yield* Effect.promise(() => load(page.url, page.items, 500))
+  const figures = pages.map(() => [] as Array<number>)
+  const cpu = pages.map(() => [] as Array<number>)
+  for (let round = 0; round < rounds; round++) {
+    for (const [index, page] of pages.entries()) {
+      const before = cpuMs(pid)
+      const run = yield* Effect.promise(() => load(page.url, page.items, seconds * 1000))
+      figures[index]!.push(run.perSecond)
+      cpu[index]!.push(((cpuMs(pid) - before) * 1000) / run.requests)
+    }
+  }
+  console.log(
+    `pages over HTTP (opencode serve, c=${concurrency}, ${rounds} rounds of ${seconds}s, median; target ≥ ${TARGET} req/s)`
+  )
+  for (const [index, page] of pages.entries()) {
+    const value = median(figures[index]!)
+    const all = figures[index]!.map((figure) => figure.toFixed(0)).join(", ")
+    const verdict = page.items === undefined ? "" : value >= TARGET ? "ok" : "below target"
+    console.log(`  ${page.label.padEnd(42)} ${value.toFixed(0).padStart(6)} req/s  ${verdict}  [${all}]`)
+    // Server CPU per request: steadier than req/s on a machine others share.
+    console.log(`  ${"  server CPU per request".padEnd(42)} ${median(cpu[index]!).toFixed(0).padStart(6)} µs`)
+  }
+})
+
+Effect.runPromise(Effect.scoped(program)).catch((error) => {
+  console.error(error)
+  process.exitCode = 1
+})
