@@ -53,9 +53,15 @@ it.scoped("creates the parent directory, migrates, and opens in WAL mode with bu
       { migration_id: 11, name: "title_source" },
       { migration_id: 12, name: "session_origin_seq" },
       { migration_id: 13, name: "records_recovery" },
-      { migration_id: 14, name: "evlog_position" }
+      { migration_id: 14, name: "evlog_position" },
+      { migration_id: 15, name: "session_parent" }
     ])
-    expect(result.indexes).toEqual(["session_directory_idx", "session_project_id_idx", "session_time_created_id_idx"])
+    expect(result.indexes).toEqual([
+      "session_directory_idx",
+      "session_parent_id_idx",
+      "session_project_id_idx",
+      "session_time_created_id_idx"
+    ])
   })
 )
 
