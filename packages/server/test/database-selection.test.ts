@@ -98,7 +98,7 @@ const createSession = async (url: string): Promise<string> => {
     body: "{}"
   })
   expect(response.status).toBe(200)
-  return ((await response.json()) as { id: string }).id
+  return ((await response.json()) as { data: { id: string } }).data.id
 }
 
 /** `url` with a password for its user (the test server trusts every local connection, so any password works). */
