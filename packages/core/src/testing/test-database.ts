@@ -17,8 +17,8 @@ export * as TestDatabase from "./test-database.js"
  * - {@link databaseLayer}: `Database.layer`'s replacement (an `SqlClient` over the test's database);
  * - {@link serverEnv}: the variables a server (in process or spawned) needs: `OPENCODE_DATABASE_URL`.
  *
- * Tests that are about SQLite itself (they open the file, read its header, use two SQLite
- * connections) skip under PostgreSQL with {@link sqliteOnly}, which says why.
+ * A test about SQLite itself (it opens the file or reads its header) forces SQLite for its process
+ * (`OPENCODE_DATABASE_URL: ""`) rather than skipping.
  */
 
 import { execFile, execFileSync } from "node:child_process"
@@ -43,15 +43,6 @@ export const dialect = (): Dialect => (process.env[switchVariable] === "postgres
 
 /** Whether this run is over PostgreSQL. */
 export const postgres = (): boolean => dialect() === "postgres"
-
-/**
- * Why a test is SQLite-only, for `it.skipIf(TestDatabase.postgres())` and the like: the reason is
- * printed in the test's name where vitest shows skips.
- */
-export const sqliteOnly = (reason: string): { readonly skip: boolean; readonly reason: string } => ({
-  skip: postgres(),
-  reason: `SQLite-only: ${reason}`
-})
 
 const adminUrl = (): string => {
   const url = process.env[serverVariable]
