@@ -112,7 +112,10 @@ export interface Options {
    * server does). Ignored when `config` is given.
    */
   readonly models?: ModelDatabase.Options | undefined
-  /** This host's heartbeat and how long a silent host is taken for live (see SessionLeases). */
+  /**
+   * This host's heartbeat and how long a silent host is taken for live (see SessionLeases); default
+   * `SessionLeases.fromEnv(env)`.
+   */
   readonly leases?: SessionLeases.Options | undefined
   /**
    * Tools of the host program (e.g. an embedded host's), registered in this instance's Tool Registry
@@ -222,8 +225,10 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError | Sto
   // The log publishes every commit to the instance's LiveBus, which outlives it (built first, closed
   // last). A new layer value per call rather than `Layer.fresh`: a fresh layer is rebuilt at each use,
   // and provideMerge uses it twice (for the log and in the output), which would make two buses.
+  // This host's leases come first: they provide the CommitFence the log checks in every commit.
+  const leases = SessionLeases.layer(options.leases ?? SessionLeases.fromEnv(env)).pipe(Layer.provideMerge(database))
   const eventLog = Layer.fresh(EventLog.layer).pipe(
-    Layer.provideMerge(database),
+    Layer.provideMerge(leases),
     Layer.provideMerge(Layer.scoped(LiveBus.Service, LiveBus.make))
   )
   const sessionEvents = Layer.fresh(SessionEvents.layer).pipe(
@@ -284,7 +289,6 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError | Sto
     ),
     Layer.fresh(PermissionRequests.layer).pipe(Layer.provide(stores)),
     Layer.fresh(QuestionRequests.layer).pipe(Layer.provide(stores)),
-    SessionLeases.layer(options.leases).pipe(Layer.provide(stores)),
     // The PTYs live as long as the Core: closing it kills every one that is left.
     Ptys.layer().pipe(Layer.provide(stores)),
     toolOutput,

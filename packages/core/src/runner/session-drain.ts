@@ -53,7 +53,10 @@ export interface Interface {
    * more after releasing: input admitted by another host while this one was finishing found the
    * session held and was left to it. Failures (an unknown session, a Location that no longer
    * resolves) are logged and end the drain; they never escape it. Interrupting it interrupts the
-   * running Step, which settles durably first (see StepRunner.run), then releases the lease.
+   * running Step, which settles durably first (see StepRunner.run), then releases the lease. Its
+   * commits to the session are fenced by the lease: once another host took the lease over (this one
+   * was frozen past its expiry), the next commit dies with `EventLog/CommitFenced`, writing nothing,
+   * and the drain ends (logged as a failed drain).
    */
   readonly run: (sessionID: string) => Effect.Effect<void>
   /**
@@ -260,7 +263,10 @@ export const layer: Layer.Layer<
           step++
           if (outcome._tag !== "Continue" && outcome._tag !== "Stop") return "stopped" as const
           // A session's first settled Step gets it a title, off this fiber (see SessionTitle).
-          yield* titles.consider({ sessionID, step: { provider: selected.provider, model: selected.model } })
+          // (Outside the drain's fence: the title request may settle after this drain let the lease go.)
+          yield* SessionLeases.undriven(
+            titles.consider({ sessionID, step: { provider: selected.provider, model: selected.model } })
+          )
           continuing = outcome._tag === "Continue" && !selected.lastStep
         }
       })
@@ -282,7 +288,11 @@ export const layer: Layer.Layer<
             // may end where a Step should follow.
             const resume = resuming.delete(sessionID) || claim.from !== undefined
             return yield* steps(sessionID, resume && (yield* recovery.continues(sessionID)))
-          }).pipe(Effect.ensuring(leases.release(sessionID)))
+          }).pipe(
+            // Every commit of this drain to its session passes the lease's fence (see SessionLeases).
+            (claimed) => SessionLeases.drive(sessionID, claimed),
+            Effect.ensuring(leases.release(sessionID))
+          )
           if (ended !== "idle" || !(yield* input.hasPending(sessionID))) return
         }
       }).pipe(

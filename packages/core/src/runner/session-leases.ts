@@ -16,14 +16,24 @@ export * as SessionLeases from "./session-leases.js"
  * to interrupt a session another live host runs records the request on the lease; the holder takes
  * it from there (see SessionRunner). Times here are wall-clock milliseconds (`Date.now()`), never the
  * Effect Clock: they are compared across processes.
+ *
+ * Fencing: the layer also provides the {@link CommitFence} the EventLog checks in every commit's
+ * transaction. A commit made by a drain ({@link drive}) to its own session passes only while the
+ * session's lease row names this host, read in that same transaction. The lease is the session's
+ * durable ownership epoch: a host id is fresh per layer, a host runs at most one drain per session,
+ * and a drain claims before its first commit. So a host frozen (or cut off) until another host judged
+ * it dead and took the lease over cannot record anything more for that session when it wakes: the
+ * commit dies with `EventLog/CommitFenced` and writes nothing. Commits made outside a drain
+ * (admission from any host, titles, deletes) are ordered by the log's sequence alone.
  */
 
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, FiberRef, Layer } from "effect"
 import { WallClock } from "../clock/wall-clock.js"
+import { CommitFence } from "../event/commit-fence.js"
 
 export interface Options {
   /** How often this host writes its heartbeat (and its runner looks for dead hosts' leases); default 2 s. */
@@ -34,6 +44,40 @@ export interface Options {
 
 export const defaultHeartbeatMs = 2_000
 export const defaultExpiryMs = 30_000
+
+/**
+ * The lease timings from the environment: `OPENCODE_HOST_HEARTBEAT_MS` (how often a host writes its
+ * heartbeat and looks for stopped hosts) and `OPENCODE_HOST_EXPIRY_MS` (how long a silent host on
+ * another machine, or a frozen one on this machine, is still taken for live: the takeover delay for
+ * those). A host killed on this machine is taken over at the next heartbeat whatever the expiry.
+ * Values that are not positive integers are ignored (the defaults apply).
+ */
+export const fromEnv = (env: Readonly<Record<string, string | undefined>>): Options => {
+  const read = (name: string) => {
+    const value = env[name]
+    return value !== undefined && /^\d+$/.test(value) && Number(value) > 0 ? Number(value) : undefined
+  }
+  const heartbeatMs = read("OPENCODE_HOST_HEARTBEAT_MS")
+  const expiryMs = read("OPENCODE_HOST_EXPIRY_MS")
+  return {
+    ...(heartbeatMs === undefined ? {} : { heartbeatMs }),
+    ...(expiryMs === undefined ? {} : { expiryMs })
+  }
+}
+
+/**
+ * The session the current fiber drains as its lease holder (set by {@link drive}): its commits to
+ * that session are fenced. Unset everywhere else.
+ */
+export const driving = FiberRef.unsafeMake<string | undefined>(undefined)
+
+/** Runs `effect` as the drain of `sessionID` under this host's lease: its commits to that session are fenced. */
+export const drive = <A, E, R>(sessionID: string, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.locally(effect, driving, sessionID)
+
+/** Runs `effect` outside any drain's fence (work a drain starts that may outlive its lease, e.g. a title). */
+export const undriven = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.locally(effect, driving, undefined)
 
 /** What a claim found: the lease is this host's now (`from`: the dead host it was taken from), or another live host holds it. */
 export type Claim =
@@ -108,9 +152,8 @@ interface HostRow {
  * layer is built, its heartbeat every `heartbeatMs`, and on close the host's remaining leases and
  * its row are deleted.
  */
-export const layer = (options: Options = {}): Layer.Layer<Service, never, SqlClient.SqlClient> =>
-  Layer.scoped(
-    Service,
+export const layer = (options: Options = {}): Layer.Layer<Service | CommitFence.Service, never, SqlClient.SqlClient> =>
+  Layer.scopedContext(
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const host = crypto.randomUUID()
@@ -229,15 +272,39 @@ export const layer = (options: Options = {}): Layer.Layer<Service, never, SqlCli
         return dead.map((lease) => lease.session_id)
       }).pipe(Effect.withSpan("SessionLeases.orphaned"))
 
-      return Service.of({
-        host,
-        heartbeatMs,
-        claim,
-        heldElsewhere,
-        requestInterrupt,
-        interruptRequests,
-        release,
-        orphaned
+      // Inside the commit's transaction (its connection comes with the SqlClient the log passes).
+      const fence = CommitFence.Service.of({
+        check: (aggregateID) =>
+          Effect.flatMap(FiberRef.get(driving), (session) =>
+            session !== aggregateID
+              ? Effect.void
+              : Effect.flatMap(SqlClient.SqlClient, (tx) =>
+                  tx<{
+                    readonly host_id: string
+                  }>`SELECT host_id FROM session_lease WHERE session_id = ${aggregateID}`.pipe(
+                    Effect.orDie,
+                    Effect.flatMap((rows) =>
+                      rows[0]?.host_id === host
+                        ? Effect.void
+                        : Effect.die(new CommitFence.CommitFenced({ aggregateID }))
+                    )
+                  )
+                )
+          )
       })
+
+      return Context.make(
+        Service,
+        Service.of({
+          host,
+          heartbeatMs,
+          claim,
+          heldElsewhere,
+          requestInterrupt,
+          interruptRequests,
+          release,
+          orphaned
+        })
+      ).pipe(Context.add(CommitFence.Service, fence))
     })
   )

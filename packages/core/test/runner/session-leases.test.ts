@@ -3,10 +3,11 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { SqlClient } from "@effect/sql"
 import { it } from "@effect/vitest"
-import { Context, Effect, Exit, Fiber, Layer, Option, Scope } from "effect"
+import { Cause, Context, Effect, Exit, Fiber, Layer, Option, Scope } from "effect"
 import { describe, expect } from "vitest"
 import { Config } from "../../src/config/config.js"
 import { Core } from "../../src/core.js"
+import { CommitFence } from "../../src/event/commit-fence.js"
 import { EventLog } from "../../src/event/event-log.js"
 import { SessionInput } from "../../src/input/session-input.js"
 import { Locations } from "../../src/location/locations.js"
@@ -63,7 +64,7 @@ const setup = Effect.gen(function* () {
       sql`INSERT INTO session_lease (session_id, host_id, time_claimed) VALUES (${sessionID}, ${row.id}, ${row.seen})`
     ])
   const own = yield* run(SessionLeases.Service)
-  return { sql, session, host, hostRows, holder, stoppedHost, own }
+  return { sql, session, host, hostRows, holder, stoppedHost, own, run }
 })
 
 /** A pid that no process has: a child that has already exited. */
@@ -118,6 +119,52 @@ it.scopedLive(
       // Holding nothing now, the dead host is forgotten at the next look.
       expect(yield* other.leases.orphaned).toEqual([])
       expect(yield* t.hostRows).not.toContain("crashed")
+    })
+)
+
+it.scopedLive(
+  "the fence: a drain's commits pass while its host holds the lease; once another host took it over they are refused and write nothing",
+  () =>
+    Effect.gen(function* () {
+      const t = yield* setup
+      const sessionID = yield* t.session()
+      const admit = (text: string) =>
+        t.run(Effect.flatMap(SessionInput.Service, (input) => input.admit(sessionID, { prompt: { text } })))
+      const events = t.run(Effect.flatMap(EventLog.Service, (log) => log.read(sessionID)))
+      expect(yield* t.own.claim(sessionID)).toEqual({ _tag: "Claimed" })
+      // Held here: a drain's commit passes.
+      yield* SessionLeases.drive(sessionID, admit("while held"))
+      const before = (yield* events).length
+      // This host freezes past its expiry: another host (expiry 1 s) judges it dead and takes the lease over.
+      yield* t.sql`UPDATE runtime_host SET time_seen = 0 WHERE id = ${t.own.host}`
+      const other = yield* Effect.provideService(
+        Layer.build(SessionLeases.layer({ heartbeatMs: 60_000, expiryMs: 1_000 })),
+        SqlClient.SqlClient,
+        t.sql
+      )
+      const taker = Context.get(other, SessionLeases.Service)
+      expect(yield* taker.claim(sessionID)).toEqual({ _tag: "Claimed", from: t.own.host })
+      // The frozen host's drain wakes and commits: refused in the commit's transaction, nothing written.
+      const refused = yield* Effect.exit(SessionLeases.drive(sessionID, admit("late")))
+      expect(Exit.isFailure(refused) && Cause.isDie(refused.cause)).toBe(true)
+      const defect = Exit.isFailure(refused) ? Option.getOrUndefined(Cause.dieOption(refused.cause)) : undefined
+      expect(defect).toBeInstanceOf(CommitFence.CommitFenced)
+      expect((defect as CommitFence.CommitFenced).aggregateID).toBe(sessionID)
+      expect((yield* events).length).toBe(before)
+      expect(JSON.stringify(yield* events)).not.toContain("late")
+      // Admission outside a drain is not fenced (any host may admit); commits to other sessions neither.
+      yield* admit("admitted anywhere")
+      expect((yield* events).length).toBe(before + 1)
+      const unrelated = yield* t.session()
+      yield* SessionLeases.drive(
+        sessionID,
+        t.run(Effect.flatMap(SessionInput.Service, (input) => input.admit(unrelated, { prompt: { text: "x" } })))
+      )
+      // Released by its new holder, the lease is nobody's: still refused for the host that lost it.
+      yield* taker.release(sessionID)
+      const afterRelease = yield* Effect.exit(SessionLeases.drive(sessionID, admit("later")))
+      expect(Exit.isFailure(afterRelease) && Cause.isDie(afterRelease.cause)).toBe(true)
+      expect((yield* events).length).toBe(before + 1)
     })
 )
 
