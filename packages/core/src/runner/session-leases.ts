@@ -98,6 +98,8 @@ export interface Interface {
   readonly claim: (sessionID: string) => Effect.Effect<Claim>
   /** Whether another live host holds the session now (it is running there). */
   readonly heldElsewhere: (sessionID: string) => Effect.Effect<boolean>
+  /** Whether a stopped host still holds the session (a claim here takes it over and settles what it left). */
+  readonly heldByStopped: (sessionID: string) => Effect.Effect<boolean>
   /**
    * Asks the live host holding the session to interrupt it: the request is recorded on its lease,
    * and that host carries it out when it next looks ({@link Interface.interruptRequests}).
@@ -232,6 +234,11 @@ export const layer = (options: Options = {}): Layer.Layer<Service | CommitFence.
         return lease !== undefined && lease.holder !== host && live(lease.id === null ? undefined : lease, Date.now())
       })
 
+      const heldByStopped = Effect.fn("SessionLeases.heldByStopped")(function* (sessionID: string) {
+        const lease = yield* holder(sessionID)
+        return lease !== undefined && lease.holder !== host && !live(lease.id === null ? undefined : lease, Date.now())
+      })
+
       const requestInterrupt = Effect.fn("SessionLeases.requestInterrupt")(function* (sessionID: string) {
         yield* sql`UPDATE session_lease SET time_interrupt_requested = ${Date.now()} WHERE session_id = ${sessionID} AND host_id <> ${host}`.pipe(
           Effect.orDie
@@ -300,6 +307,7 @@ export const layer = (options: Options = {}): Layer.Layer<Service | CommitFence.
           heartbeatMs,
           claim,
           heldElsewhere,
+          heldByStopped,
           requestInterrupt,
           interruptRequests,
           release,

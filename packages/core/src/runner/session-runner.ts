@@ -41,7 +41,9 @@ export interface Interface {
   readonly interrupt: (sessionID: string) => Effect.Effect<void, Errors.SessionNotFoundError>
   /**
    * Resolves when the session is idle: no drain of it runs here, and no other live host holds it
-   * (that is watched every 100 ms). Fails only for an unknown session.
+   * (that is watched every 100 ms). A session a stopped host still holds is taken over here first
+   * (settled and resumed), so a wait through any host ends with the session settled. Fails only for
+   * an unknown session.
    */
   readonly wait: (sessionID: string) => Effect.Effect<void, Errors.SessionNotFoundError>
   /**
@@ -165,6 +167,13 @@ export const layer = (
           let unheldWithInput = false
           while (true) {
             yield* execution.wait(sessionID)
+            // Its holder stopped (killed, or frozen past the expiry): a drain here takes it over now,
+            // settles what it left and runs what is pending, rather than at the next heartbeat.
+            if (yield* leases.heldByStopped(sessionID)) {
+              yield* execution.wake(sessionID)
+              unheldWithInput = false
+              continue
+            }
             if (!(yield* leases.heldElsewhere(sessionID))) {
               if (unheldWithInput || !(yield* input.hasPending(sessionID))) return
               unheldWithInput = true

@@ -1,0 +1,269 @@
+import * as path from "node:path"
+import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
+import Database from "better-sqlite3"
+import { Effect, Exit, Scope } from "effect"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { listen, type Running } from "./binary.js"
+import { configHome, tempDir } from "./harness.js"
+
+/**
+ * Session placement across real processes: two `opencode serve` over one SQLite file (the per-user
+ * data directory two servers, or a server and an embedded host, share). Each session's drain runs on
+ * the host holding its lease; a host killed with SIGKILL is taken over by the other, and a host frozen
+ * with SIGSTOP past the lease expiry loses its sessions and, when it wakes, is refused by the commit
+ * fence. Always SQLite (the file is read directly): the PostgreSQL multi-host tests are elsewhere.
+ */
+
+const { reply, text, finish, hold, gate } = LLMScript
+
+let scope: Scope.CloseableScope
+beforeEach(() => {
+  scope = Effect.runSync(Scope.make())
+})
+afterEach(async () => {
+  await Effect.runPromise(Scope.close(scope, Exit.void))
+})
+
+const call = async (url: string, method: string, body?: unknown) => {
+  const response = await fetch(url, {
+    method,
+    ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { "content-type": "application/json" } })
+  })
+  const textBody = await response.text()
+  return { status: response.status, body: textBody === "" ? undefined : JSON.parse(textBody) }
+}
+
+const messagesOf = (body: any): string => JSON.stringify(body?.messages ?? body?.input ?? body)
+
+/** The durable log of a session, read from the shared file. */
+const eventsOf = (file: string, sessionID: string) => {
+  const db = new Database(file, { readonly: true, fileMustExist: true })
+  try {
+    return db
+      .prepare("SELECT id, type, seq, data FROM event WHERE aggregate_id = ? ORDER BY seq")
+      .all(sessionID) as Array<{ id: string; type: string; seq: number; data: string }>
+  } finally {
+    db.close()
+  }
+}
+
+const typesOf = (events: ReadonlyArray<{ type: string }>) =>
+  events.map((event) => event.type.replace("session.next.", ""))
+const count = (types: ReadonlyArray<string>, type: string) => types.filter((t) => t === type).length
+
+const activeOn = async (host: Running) =>
+  Object.keys((await call(`${host.url}/api/session/active`, "GET")).body?.data ?? {})
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Two `opencode serve` over one data directory (one SQLite file), configured for the scripted server. */
+const twoServers = async (llmURL: string, timings: Record<string, string>) => {
+  const data = tempDir("data")
+  const project = tempDir("project")
+  const env = {
+    HOME: tempDir("home"),
+    XDG_DATA_HOME: data,
+    XDG_CONFIG_HOME: configHome(ScriptedLLMServer.config(llmURL)),
+    XDG_CACHE_HOME: tempDir("cache"),
+    // Always the SQLite file, also when the suite runs over PostgreSQL.
+    OPENCODE_DATABASE_URL: "",
+    ...timings
+  }
+  const a = await listen(["serve", "--port", "0", "--print-logs"], { env, cwd: project })
+  const b = await listen(["serve", "--port", "0", "--print-logs"], { env, cwd: project })
+  return { a, b, file: path.join(data, "opencode", "opencode.db") }
+}
+
+describe("two opencode serve over one SQLite file", () => {
+  it("SIGKILL one mid-Step: its sessions settle and resume on the other; nothing admitted is lost or run twice", async () => {
+    const gates = new Map<string, LLMScript.Gate>()
+    const llm = await Effect.runPromise(
+      ScriptedLLMServer.make({
+        // Each session's first prompt streams, then holds; the prompt queued behind it is answered at once.
+        respond: (request) => {
+          const sent = messagesOf(request.body)
+          const after = /after-(\d+)/.exec(sent)
+          if (after) return reply(text(`done ${after[1]}`), finish("stop"))
+          const first = /hold-(\d+)/.exec(sent)
+          if (first === null) return undefined
+          const held = gate()
+          gates.set(first[1]!, held)
+          return reply(text("partial"), hold(held), text(" rest"), finish("stop"))
+        },
+        title: () => reply(text("A title"), finish("stop"))
+      }).pipe(Scope.extend(scope))
+    )
+    const { a, b, file } = await twoServers(llm.url, { OPENCODE_HOST_HEARTBEAT_MS: "500" })
+    const sessionCount = 4
+    const sessions: Array<string> = []
+    for (let i = 0; i < sessionCount; i++) {
+      const created = await call(`${a.url}/api/session`, "POST", {})
+      expect(created.status).toBe(200)
+      sessions.push(created.body.data.id)
+    }
+    // Half run on each server: the one that admits and wakes a session claims it.
+    for (let i = 0; i < sessionCount; i++) {
+      const via = i % 2 === 0 ? a : b
+      expect(
+        (await call(`${via.url}/api/session/${sessions[i]}/prompt`, "POST", { prompt: { text: `hold-${i}` } })).status
+      ).toBe(200)
+    }
+    while (gates.size < sessionCount || ![...gates.values()].every((held) => held.isReached)) await sleep(50)
+    console.log("placement: every Step is streaming")
+    // Queued behind every running Step, all through B (also those A runs).
+    for (let i = 0; i < sessionCount; i++) {
+      const admitted = await call(`${b.url}/api/session/${sessions[i]}/prompt`, "POST", {
+        prompt: { text: `after-${i}` },
+        delivery: "queue"
+      })
+      expect(admitted.status).toBe(200)
+    }
+    const onA = await activeOn(a)
+    const onB = await activeOn(b)
+    // Each session runs on exactly one server.
+    expect([...onA, ...onB].sort()).toEqual([...sessions].sort())
+    expect(onA.filter((id) => onB.includes(id))).toEqual([])
+    expect(onA.length).toBeGreaterThan(0)
+
+    const killedAt = Date.now()
+    a.child.kill("SIGKILL")
+    for (const held of gates.values()) await Effect.runPromise(held.release)
+    // `wait` through the survivor: every session (also those the killed server ran) ends settled and idle.
+    for (const sessionID of sessions) {
+      const timer = setTimeout(
+        () =>
+          console.log(
+            `placement: still waiting for ${sessionID}: ${typesOf(eventsOf(file, sessionID)).join(" ")}\n${b.stderr().slice(-6000)}`
+          ),
+        60_000
+      )
+      expect((await call(`${b.url}/api/session/${sessionID}/wait`, "POST")).status).toBe(204)
+      clearTimeout(timer)
+    }
+    console.log(`placement: every session settled on the survivor ${Date.now() - killedAt} ms after the SIGKILL`)
+
+    for (const sessionID of sessions) {
+      const events = eventsOf(file, sessionID)
+      const types = typesOf(events)
+      const context = `${sessionID} (${onA.includes(sessionID) ? "killed" : "survivor"}): ${types.join(" ")}`
+      // Gapless from the session's origin (seq 0); no event recorded twice.
+      expect(
+        events.map((event) => event.seq),
+        context
+      ).toEqual(events.map((_, i) => i))
+      expect(new Set(events.map((event) => event.id)).size, context).toBe(events.length)
+      // Both prompts admitted once and promoted once: nothing lost, nothing run twice.
+      expect(count(types, "prompt.admitted"), context).toBe(2)
+      expect(count(types, "prompted"), context).toBe(2)
+      expect(count(types, "step.started"), context).toBe(2)
+      // The last Step ended (the survivor's title may land after it, in the background).
+      expect(types.filter((type) => type !== "title.updated").at(-1), context).toBe("step.ended")
+      if (onA.includes(sessionID)) {
+        // Its first Step was cut off with its server and settled by the survivor; the queued prompt ran there.
+        expect(count(types, "step.failed"), context).toBe(1)
+        expect(count(types, "step.ended"), context).toBe(1)
+        expect(types.indexOf("step.failed"), context).toBeLessThan(types.lastIndexOf("step.started"))
+      } else {
+        expect(count(types, "step.failed"), context).toBe(0)
+        expect(count(types, "step.ended"), context).toBe(2)
+      }
+    }
+    expect(await activeOn(b)).toEqual([])
+  }, 240_000)
+
+  it("interrupt and wait through the server that does not run the session", async () => {
+    const held = gate()
+    const llm = await Effect.runPromise(
+      ScriptedLLMServer.make({
+        respond: () => reply(text("partial"), hold(held), text(" rest"), finish("stop")),
+        title: () => reply(text("A title"), finish("stop"))
+      }).pipe(Scope.extend(scope))
+    )
+    const { a, b, file } = await twoServers(llm.url, {})
+    const sessionID = (await call(`${a.url}/api/session`, "POST", {})).body.data.id
+    expect((await call(`${a.url}/api/session/${sessionID}/prompt`, "POST", { prompt: { text: "go" } })).status).toBe(
+      200
+    )
+    await Effect.runPromise(held.reached)
+    expect(await activeOn(a)).toEqual([sessionID])
+    expect(await activeOn(b)).toEqual([])
+    // Through B: A interrupts the Step; then the session is idle everywhere.
+    expect((await call(`${b.url}/api/session/${sessionID}/interrupt`, "POST")).status).toBe(204)
+    await Effect.runPromise(held.aborted)
+    expect((await call(`${b.url}/api/session/${sessionID}/wait`, "POST")).status).toBe(204)
+    expect(await activeOn(a)).toEqual([])
+    const types = typesOf(eventsOf(file, sessionID))
+    expect(types.at(-1)).toBe("step.failed")
+    expect(count(types, "step.started")).toBe(1)
+  }, 240_000)
+
+  it("a server frozen (SIGSTOP) past its lease expiry mid-Step, then resumed: its session moved, its late commits are refused, nothing is recorded twice", async () => {
+    const held = gate()
+    const llm = await Effect.runPromise(
+      ScriptedLLMServer.make({
+        respond: (request) =>
+          /after/.test(messagesOf(request.body))
+            ? reply(text("done"), finish("stop"))
+            : reply(text("partial"), hold(held), text(" rest"), finish("stop")),
+        title: () => reply(text("A title"), finish("stop"))
+      }).pipe(Scope.extend(scope))
+    )
+    const { a, b, file } = await twoServers(llm.url, {
+      OPENCODE_HOST_HEARTBEAT_MS: "500",
+      OPENCODE_HOST_EXPIRY_MS: "3000"
+    })
+    const sessionID = (await call(`${a.url}/api/session`, "POST", {})).body.data.id
+    expect((await call(`${a.url}/api/session/${sessionID}/prompt`, "POST", { prompt: { text: "go" } })).status).toBe(
+      200
+    )
+    await Effect.runPromise(held.reached)
+    expect(await activeOn(a)).toEqual([sessionID])
+    // Queued behind the running Step, through the server that stays up.
+    expect(
+      (
+        await call(`${b.url}/api/session/${sessionID}/prompt`, "POST", {
+          prompt: { text: "after" },
+          delivery: "queue"
+        })
+      ).status
+    ).toBe(200)
+
+    a.child.kill("SIGSTOP")
+    try {
+      // Once A's heartbeat is older than the expiry, B takes the session over: it settles the frozen
+      // Step and runs the queued prompt.
+      expect((await call(`${b.url}/api/session/${sessionID}/wait`, "POST")).status).toBe(204)
+    } finally {
+      a.child.kill("SIGCONT")
+    }
+    // The survivor names the session after its first settled Step, in the background: wait for that commit.
+    while (!typesOf(eventsOf(file, sessionID)).includes("title.updated")) await sleep(100)
+    const settled = eventsOf(file, sessionID)
+    const settledTypes = typesOf(settled)
+    expect(count(settledTypes, "step.failed"), settledTypes.join(" ")).toBe(1)
+    expect(count(settledTypes, "step.ended"), settledTypes.join(" ")).toBe(1)
+    expect(count(settledTypes, "step.started"), settledTypes.join(" ")).toBe(2)
+    expect(settledTypes.filter((type) => type !== "title.updated").at(-1)).toBe("step.ended")
+
+    // The frozen server wakes mid-Step: its stream goes on, and its drain tries to record the rest.
+    await Effect.runPromise(held.release)
+    while (!a.stderr().includes("CommitFenced")) await sleep(100)
+    while ((await activeOn(a)).includes(sessionID)) await sleep(100)
+    // Refused by the fence: nothing more was recorded for the session.
+    expect(eventsOf(file, sessionID)).toEqual(settled)
+    // The session lives on: a new prompt through the resumed server runs there, once.
+    expect(
+      (await call(`${a.url}/api/session/${sessionID}/prompt`, "POST", { prompt: { text: "after again" } })).status
+    ).toBe(200)
+    expect((await call(`${a.url}/api/session/${sessionID}/wait`, "POST")).status).toBe(204)
+    expect((await call(`${b.url}/api/session/${sessionID}/wait`, "POST")).status).toBe(204)
+    const final = eventsOf(file, sessionID)
+    const finalTypes = typesOf(final)
+    expect(final.map((event) => event.seq)).toEqual(final.map((_, i) => i))
+    expect(final.slice(0, settled.length)).toEqual(settled)
+    expect(count(finalTypes, "step.ended"), finalTypes.join(" ")).toBe(2)
+    expect(count(finalTypes, "step.started"), finalTypes.join(" ")).toBe(3)
+    expect(count(finalTypes, "prompted"), finalTypes.join(" ")).toBe(3)
+    expect(finalTypes.filter((type) => type !== "title.updated").at(-1)).toBe("step.ended")
+  }, 240_000)
+})
