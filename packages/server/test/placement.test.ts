@@ -1,5 +1,7 @@
+import { execFileSync } from "node:child_process"
 import * as path from "node:path"
-import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
+import { Storage } from "@opencode-ai/core"
+import { LLMScript, ScriptedLLMServer, TestDatabase } from "@opencode-ai/core/testing"
 import Database from "better-sqlite3"
 import { Effect, Exit, Scope } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
@@ -8,10 +10,11 @@ import { configHome, tempDir } from "./harness.js"
 
 /**
  * Session placement across real processes: two `opencode serve` over one SQLite file (the per-user
- * data directory two servers, or a server and an embedded host, share). Each session's drain runs on
+ * data directory two servers, or a server and an embedded host, share), or over one PostgreSQL
+ * database when the suite runs with `OPENCODE_TEST_DATABASE=postgres`. Each session's drain runs on
  * the host holding its lease; a host killed with SIGKILL is taken over by the other, and a host frozen
  * with SIGSTOP past the lease expiry loses its sessions and, when it wakes, is refused by the commit
- * fence. Always SQLite (the file is read directly): the PostgreSQL multi-host tests are elsewhere.
+ * fence.
  */
 
 const { reply, text, finish, hold, gate } = LLMScript
@@ -35,13 +38,24 @@ const call = async (url: string, method: string, body?: unknown) => {
 
 const messagesOf = (body: any): string => JSON.stringify(body?.messages ?? body?.input ?? body)
 
-/** The durable log of a session, read from the shared file. */
-const eventsOf = (file: string, sessionID: string) => {
-  const db = new Database(file, { readonly: true, fileMustExist: true })
+/** Where the two servers keep their sessions: the shared SQLite file, or (under the PostgreSQL pass) one database. */
+type Store = { readonly file: string } | { readonly url: string }
+
+type Row = { id: string; type: string; seq: number; data: string }
+
+/** The durable log of a session, read from the shared store (PostgreSQL with `psql`, its own client). */
+const eventsOf = (store: Store, sessionID: string): Array<Row> => {
+  if ("url" in store) {
+    const query = `SELECT coalesce(json_agg(json_build_object('id', id, 'type', type, 'seq', seq, 'data', data::text) ORDER BY seq), '[]') FROM event WHERE aggregate_id = '${sessionID}'`
+    return JSON.parse(
+      execFileSync("psql", [store.url, "-v", "ON_ERROR_STOP=1", "-qAtc", query], { encoding: "utf8" })
+    ) as Array<Row>
+  }
+  const db = new Database(store.file, { readonly: true, fileMustExist: true })
   try {
     return db
       .prepare("SELECT id, type, seq, data FROM event WHERE aggregate_id = ? ORDER BY seq")
-      .all(sessionID) as Array<{ id: string; type: string; seq: number; data: string }>
+      .all(sessionID) as Array<Row>
   } finally {
     db.close()
   }
@@ -65,16 +79,16 @@ const twoServers = async (llmURL: string, timings: Record<string, string>) => {
     XDG_DATA_HOME: data,
     XDG_CONFIG_HOME: configHome(ScriptedLLMServer.config(llmURL)),
     XDG_CACHE_HOME: tempDir("cache"),
-    // Always the SQLite file, also when the suite runs over PostgreSQL.
-    OPENCODE_DATABASE_URL: "",
     ...timings
   }
   const a = await listen(["serve", "--port", "0", "--print-logs"], { env, cwd: project })
   const b = await listen(["serve", "--port", "0", "--print-logs"], { env, cwd: project })
-  return { a, b, file: path.join(data, "opencode", "opencode.db") }
+  const url = TestDatabase.serverEnv(data)[Storage.urlVariable]
+  const file: Store = url === undefined ? { file: path.join(data, "opencode", "opencode.db") } : { url }
+  return { a, b, file }
 }
 
-describe("two opencode serve over one SQLite file", () => {
+describe("two opencode serve over one database", () => {
   it("SIGKILL one mid-Step: its sessions settle and resume on the other; nothing admitted is lost or run twice", async () => {
     const gates = new Map<string, LLMScript.Gate>()
     const llm = await Effect.runPromise(
@@ -108,7 +122,15 @@ describe("two opencode serve over one SQLite file", () => {
         (await call(`${via.url}/api/session/${sessions[i]}/prompt`, "POST", { prompt: { text: `hold-${i}` } })).status
       ).toBe(200)
     }
+    const slow = setTimeout(
+      () =>
+        console.log(
+          `placement: Steps held so far: ${[...gates.entries()].filter(([, held]) => held.isReached).map(([i]) => i)}\nA: ${a.stderr().slice(-3000)}\nB: ${b.stderr().slice(-3000)}`
+        ),
+      120_000
+    )
     while (gates.size < sessionCount || ![...gates.values()].every((held) => held.isReached)) await sleep(50)
+    clearTimeout(slow)
     console.log("placement: every Step is streaming")
     // Queued behind every running Step, all through B (also those A runs).
     for (let i = 0; i < sessionCount; i++) {
@@ -169,7 +191,7 @@ describe("two opencode serve over one SQLite file", () => {
       }
     }
     expect(await activeOn(b)).toEqual([])
-  }, 240_000)
+  }, 600_000)
 
   it("interrupt and wait through the server that does not run the session", async () => {
     const held = gate()

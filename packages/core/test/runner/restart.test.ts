@@ -201,7 +201,7 @@ const scenario = (
   it.scopedLive(
     name,
     () => Effect.flatMap(ScriptedLLMServer.make(), (server) => body({ server, at: { ...files(), url: server.url } })),
-    60_000
+    180_000
   )
 
 describe("restart in the middle of a step", () => {
