@@ -304,35 +304,46 @@ describe("two hosts over one database", () => {
         yield* wait(onA)
         yield* wait(onB)
         expect((yield* server.requests).length).toBe(3)
-      })
+      }),
+    // Two Cores in one process on a loaded machine.
+    120_000
   )
 
-  it.scopedLive("interrupt on the host that does not run the session interrupts it where it runs", () =>
-    Effect.gen(function* () {
-      const { server, onA, onB, sessionID, prompt, runner, events } = yield* twoHosts
-      const held = LLMScript.gate()
-      yield* server.enqueue(
-        LLMScript.reply(
-          LLMScript.text("Once upon"),
-          LLMScript.hold(held),
-          LLMScript.text(" a time"),
-          LLMScript.finish("stop")
+  it.scopedLive(
+    "interrupt on the host that does not run the session interrupts it where it runs",
+    () =>
+      Effect.gen(function* () {
+        const { server, onA, onB, sessionID, prompt, runner, events } = yield* twoHosts
+        const held = LLMScript.gate()
+        yield* server.enqueue(
+          LLMScript.reply(
+            LLMScript.text("Once upon"),
+            LLMScript.hold(held),
+            LLMScript.text(" a time"),
+            LLMScript.finish("stop")
+          )
         )
-      )
-      yield* prompt(onA, "tell me a story")
-      yield* held.reached
-      yield* prompt(onB, "queued on B")
-      yield* Effect.flatMap(runner(onB), (r) => r.interrupt(sessionID))
-      // Resolved only once A let the session go: its provider stream was aborted and its Step settled.
-      expect(yield* Effect.flatMap(runner(onA), (r) => r.active)).toEqual({})
-      yield* held.aborted
-      const types = (yield* events).map((e) => e.type.replace("session.next.", ""))
-      expect(types.slice(-5)).toEqual(["step.started", "text.started", "prompt.admitted", "text.ended", "step.failed"])
-      const failed: any = (yield* events).at(-1)!.data
-      expect(failed.error.message).toBe(StepRunner.providerInterruptedMessage)
-      // As after a local interrupt, the input admitted meanwhile is still pending, for the next wake.
-      expect((yield* onB(Effect.flatMap(SessionInput.Service, (input) => input.pending(sessionID)))).length).toBe(1)
-      expect(yield* holderOf(onB, sessionID)).toBeUndefined()
-    })
+        yield* prompt(onA, "tell me a story")
+        yield* held.reached
+        yield* prompt(onB, "queued on B")
+        yield* Effect.flatMap(runner(onB), (r) => r.interrupt(sessionID))
+        // Resolved only once A let the session go: its provider stream was aborted and its Step settled.
+        expect(yield* Effect.flatMap(runner(onA), (r) => r.active)).toEqual({})
+        yield* held.aborted
+        const types = (yield* events).map((e) => e.type.replace("session.next.", ""))
+        expect(types.slice(-5)).toEqual([
+          "step.started",
+          "text.started",
+          "prompt.admitted",
+          "text.ended",
+          "step.failed"
+        ])
+        const failed: any = (yield* events).at(-1)!.data
+        expect(failed.error.message).toBe(StepRunner.providerInterruptedMessage)
+        // As after a local interrupt, the input admitted meanwhile is still pending, for the next wake.
+        expect((yield* onB(Effect.flatMap(SessionInput.Service, (input) => input.pending(sessionID)))).length).toBe(1)
+        expect(yield* holderOf(onB, sessionID)).toBeUndefined()
+      }),
+    120_000
   )
 })
