@@ -279,21 +279,23 @@ export const layer = (options: Options = {}): Layer.Layer<Service | CommitFence.
         return dead.map((lease) => lease.session_id)
       }).pipe(Effect.withSpan("SessionLeases.orphaned"))
 
-      // Inside the commit's transaction (its connection comes with the SqlClient the log passes).
+      // Inside the commit's transaction (its connection comes with the SqlClient the log passes). A
+      // write that changes nothing, not a read: as the transaction's first statement it takes the
+      // write lock (waiting for it like any write), where a read first would pin an older SQLite
+      // snapshot and fail the append with SQLITE_BUSY once another process had committed since; on
+      // PostgreSQL it locks the lease row, so a takeover cannot land between the check and the commit.
       const fence = CommitFence.Service.of({
         check: (aggregateID) =>
           Effect.flatMap(FiberRef.get(driving), (session) =>
             session !== aggregateID
               ? Effect.void
               : Effect.flatMap(SqlClient.SqlClient, (tx) =>
-                  tx<{
-                    readonly host_id: string
-                  }>`SELECT host_id FROM session_lease WHERE session_id = ${aggregateID}`.pipe(
+                  tx<{ readonly session_id: string }>`
+                    UPDATE session_lease SET host_id = host_id
+                    WHERE session_id = ${aggregateID} AND host_id = ${host} RETURNING session_id`.pipe(
                     Effect.orDie,
                     Effect.flatMap((rows) =>
-                      rows[0]?.host_id === host
-                        ? Effect.void
-                        : Effect.die(new CommitFence.CommitFenced({ aggregateID }))
+                      rows.length > 0 ? Effect.void : Effect.die(new CommitFence.CommitFenced({ aggregateID }))
                     )
                   )
                 )
