@@ -643,7 +643,8 @@ const main = Effect.gen(function* () {
     { name: "tool-step-to-next-request", value: p50(local.toolToNext), unit: "ms" }
   ]
   console.log("")
-  emit(figures)
+  // `--served-only` leaves the in-process rows unmeasured: they are not printed as figures.
+  emit(servedOnly ? figures.filter((figure) => Number.isFinite(figure.value)) : figures)
 
   if (spans) {
     // Per iteration (one prompt: a tool step, then a text step), the time inside each span name.
