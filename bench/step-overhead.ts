@@ -59,6 +59,7 @@ const argument = (name: string, fallback: number) => {
 const iterations = argument("iterations", 200)
 const warmup = argument("warmup", 30)
 const spans = process.argv.includes("--spans")
+const servedOnly = process.argv.includes("--served-only")
 
 // ---------------------------------------------------------------------------------------------------
 // Server-side instants of the scripted LLM server
@@ -420,7 +421,15 @@ const overHttp = (root: string, llm: ScriptedLLMServer.ScriptedLLMServer, probe:
     return yield* promptLoop(createOpencodeClient({ baseUrl: `http://127.0.0.1:${address.port}` }), llm, probe)
   }).pipe(Effect.scoped)
 
-const bin = path.resolve(import.meta.dirname, "../packages/server/dist/bin.js")
+/** The built bin to serve (`--bin <path>`, e.g. another build for an A/B run); default this checkout's. */
+const binAt = process.argv.indexOf("--bin")
+const bin =
+  binAt === -1
+    ? path.resolve(import.meta.dirname, "../packages/server/dist/bin.js")
+    : path.resolve(process.argv[binAt + 1] ?? "")
+/** `--cpu-prof <dir>`: the served bin runs under `node --cpu-prof`, writing its profile into `<dir>`. */
+const profileAt = process.argv.indexOf("--cpu-prof")
+const profileDir = profileAt === -1 ? undefined : path.resolve(process.argv[profileAt + 1] ?? "")
 const serveMarks = path.resolve(import.meta.dirname, "serve-marks.cjs")
 
 type ServeMark = "received" | "responded" | "created" | "sent"
@@ -437,16 +446,30 @@ const overProcess = (root: string, llm: ScriptedLLMServer.ScriptedLLMServer, pro
     fs.writeFileSync(path.join(directory, "opencode.json"), JSON.stringify(benchConfig(llm.url)))
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
-        spawn(process.execPath, ["--require", serveMarks, bin, "serve", "--port", "0", "--hostname", "127.0.0.1"], {
-          cwd: directory,
-          env: {
-            PATH: process.env.PATH ?? "",
-            HOME: path.join(root, "home"),
-            XDG_DATA_HOME: path.join(root, "serve-data"),
-            XDG_CONFIG_HOME: path.join(root, "serve-config")
-          },
-          stdio: ["ignore", "pipe", "inherit", "pipe"]
-        })
+        spawn(
+          process.execPath,
+          [
+            ...(profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`]),
+            "--require",
+            serveMarks,
+            bin,
+            "serve",
+            "--port",
+            "0",
+            "--hostname",
+            "127.0.0.1"
+          ],
+          {
+            cwd: directory,
+            env: {
+              PATH: process.env.PATH ?? "",
+              HOME: path.join(root, "home"),
+              XDG_DATA_HOME: path.join(root, "serve-data"),
+              XDG_CONFIG_HOME: path.join(root, "serve-config")
+            },
+            stdio: ["ignore", "pipe", "inherit", "pipe"]
+          }
+        )
       ),
       (child) =>
         Effect.async<void>((resume) => {
@@ -519,10 +542,12 @@ const main = Effect.gen(function* () {
   )
 
   const coalesced = yield* ScriptedLLMServer.make({ record: false, coalesce: true })
-  const commits = yield* commitsPerTurn(root, coalesced, Math.min(iterations, 50))
-  const local = yield* inProcess(root, llm, marks)
+  // `--served-only`: only the rows against `opencode serve` (an A/B of two builds with `--bin`).
+  const none = { admission: [], roundTrip: [], textToIdle: [], toolToNext: [] }
+  const commits = servedOnly ? [] : yield* commitsPerTurn(root, coalesced, Math.min(iterations, 50))
+  const local = servedOnly ? none : yield* inProcess(root, llm, marks)
   const served = yield* overProcess(root, llm, marks)
-  const shared = yield* overHttp(root, llm, marks)
+  const shared = servedOnly ? none : yield* overHttp(root, llm, marks)
 
   const cpus = os.cpus()
   console.log(
@@ -618,7 +643,8 @@ const main = Effect.gen(function* () {
     { name: "tool-step-to-next-request", value: p50(local.toolToNext), unit: "ms" }
   ]
   console.log("")
-  emit(figures)
+  // `--served-only` leaves the in-process rows unmeasured: they are not printed as figures.
+  emit(servedOnly ? figures.filter((figure) => Number.isFinite(figure.value)) : figures)
 
   if (spans) {
     // Per iteration (one prompt: a tool step, then a text step), the time inside each span name.

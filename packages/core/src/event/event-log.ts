@@ -1,7 +1,7 @@
 export * as EventLog from "./event-log.js"
 
 import { SqlClient, SqlError, SqlSchema } from "@effect/sql"
-import { PgClient } from "@effect/sql-pg"
+import type { PgClient } from "@effect/sql-pg"
 import { type Event, Identifier } from "@opencode-ai/schema"
 import {
   Chunk,
@@ -283,8 +283,13 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
     const sql = yield* SqlClient.SqlClient
     const bus = yield* LiveBus.Service
     const fence = yield* Effect.serviceOption(CommitFence.Service)
+    // `@effect/sql-pg` (and `pg` under it) is loaded only when the database is PostgreSQL.
     const pg = sql.onDialectOrElse({
-      pg: () => Effect.serviceOption(PgClient.PgClient),
+      pg: () =>
+        Effect.flatMap(
+          Effect.promise(() => import("@effect/sql-pg")),
+          (module): Effect.Effect<Option.Option<PgClient.PgClient>> => Effect.serviceOption(module.PgClient.PgClient)
+        ),
       orElse: () => Effect.succeedNone
     })
     const listener = yield* pg
@@ -438,7 +443,9 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
       return committed
     })
 
-    const append = Effect.fn("EventLog.append")(
+    // Untraced: an append runs for every durable event batch of a Step, and a span per append costs
+    // more than the statements it would time (the commit metric observes each transaction).
+    const append = Effect.fnUntraced(
       function* <E>(
         aggregateID: string,
         events: ReadonlyArray<Draft>,

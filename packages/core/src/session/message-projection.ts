@@ -741,7 +741,7 @@ export const outputPaths = (
  * `sessionID` is not its aggregate, or an {@link InvalidTransition} is a defect. The session row
  * must exist (SessionEvents checks it).
  */
-export const apply = Effect.fn("MessageProjection.apply")(function* (committed: ReadonlyArray<EventLog.Envelope>) {
+export const apply = Effect.fnUntraced(function* (committed: ReadonlyArray<EventLog.Envelope>) {
   const sql = yield* SqlClient.SqlClient
   const touched = new Map<string, Stored & { readonly created: boolean }>()
   const latestConversation = new Map<string, number>()

@@ -65,7 +65,8 @@ export const layer: Layer.Layer<Service, never, EventLog.Service | KnownSessions
     const log = yield* EventLog.Service
     const known = yield* KnownSessions.Service
 
-    const append = Effect.fn("SessionEvents.append")(
+    // Untraced, like EventLog.append under it: it runs for every durable event batch.
+    const append = Effect.fnUntraced(
       function* <E>(
         sessionID: string,
         drafts: ReadonlyArray<EventLog.Draft>,

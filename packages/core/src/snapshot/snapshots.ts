@@ -7,7 +7,7 @@ export * as Snapshots from "./snapshots.js"
  * project without git is snapshotted the same way. Honours the worktree's `.gitignore` files.
  *
  * A snapshot is the id of a git tree object: `git add --all` into the shadow index, then
- * `git write-tree`. Trees of unchanged content are shared, so a Step that changes nothing costs no
+ * `git write-tree` (one git process started from here, which runs both). Trees of unchanged content are shared, so a Step that changes nothing costs no
  * storage. The shadow repository is created with `gc.auto = 0`, so git never prunes a snapshot on its
  * own: snapshots are kept for as long as the data directory (sessions cannot be deleted yet; removing
  * `<dataDir>/snapshot/<projectID>` drops a project's snapshots, and a revert to a Step whose snapshot is
@@ -93,20 +93,21 @@ interface Output {
   readonly stderr: string
 }
 
+/**
+ * git's environment: no inherited GIT_* variable may point it at another repository. Built once per
+ * layer (the process environment is read when the layer is built), not at every run.
+ */
+const gitEnvironment = (): NodeJS.ProcessEnv =>
+  Object.fromEntries(
+    Object.entries({ ...process.env, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" }).filter(
+      ([name]) => !name.startsWith("GIT_") || name === "GIT_TERMINAL_PROMPT"
+    )
+  )
+
 /** Runs git once with `args`, collecting its output; interruption kills it. */
-const run = (args: ReadonlyArray<string>, cwd: string): Effect.Effect<Output, SnapshotError> =>
+const run = (args: ReadonlyArray<string>, cwd: string, env: NodeJS.ProcessEnv): Effect.Effect<Output, SnapshotError> =>
   Effect.async<Output, SnapshotError>((resume, signal) => {
-    const child = spawn("git", args, {
-      cwd,
-      signal,
-      stdio: ["ignore", "pipe", "pipe"],
-      // No inherited GIT_* variable may point this git at another repository.
-      env: Object.fromEntries(
-        Object.entries({ ...process.env, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" }).filter(
-          ([name]) => !name.startsWith("GIT_") || name === "GIT_TERMINAL_PROMPT"
-        )
-      )
-    })
+    const child = spawn("git", args, { cwd, signal, stdio: ["ignore", "pipe", "pipe"], env })
     const out: Array<Buffer> = []
     const err: Array<Buffer> = []
     child.stdout.on("data", (chunk: Buffer) => out.push(chunk))
@@ -123,6 +124,10 @@ const run = (args: ReadonlyArray<string>, cwd: string): Effect.Effect<Output, Sn
     )
   })
 
+/** The git alias that takes a snapshot (see `track`): stage the whole work tree, then write its tree. */
+const snapshotAlias = "opencode-snapshot"
+const snapshotCommand = "!git add --all -- . && git write-tree"
+
 /** The `-z` separated fields of git output. */
 const fields = (output: string): Array<string> => output.split("\0").filter((field) => field !== "")
 
@@ -135,6 +140,7 @@ export const layer = (options: Options): Layer.Layer<Service, never, Locations.S
       // A session working in `/` or `~` (no project around it) would copy everything below it.
       const tooBroad = new Set([path.parse(process.cwd()).root, path.resolve(options.home ?? os.homedir())])
       const directory = path.join(options.dataDir, "snapshot")
+      const env = gitEnvironment()
       const locks = new Map<string, Effect.Semaphore>()
       const lockOf = (id: string) => {
         let lock = locks.get(id)
@@ -163,7 +169,7 @@ export const layer = (options: Options): Layer.Layer<Service, never, Locations.S
       const git = (project: Project, ...args: ReadonlyArray<string>) =>
         Effect.gen(function* () {
           for (let attempt = 1; ; attempt++) {
-            const result = yield* run([...base(project), ...args], project.directory)
+            const result = yield* run([...base(project), ...args], project.directory, env)
             if (result.code === 0) return result.stdout
             if (attempt < 5 && result.stderr.includes("index.lock")) {
               yield* Effect.sleep(50 * attempt)
@@ -205,8 +211,11 @@ export const layer = (options: Options): Layer.Layer<Service, never, Locations.S
           project,
           Effect.gen(function* () {
             yield* ensure(project)
-            yield* git(project, "add", "--all", "--", ".")
-            return (yield* git(project, "write-tree")).trim()
+            // `git add --all` then `git write-tree`, as ONE process started from here: git runs the
+            // alias through its shell, in the work tree's root, with the repository, the work tree
+            // and the `-c` settings passed on. A second fork of this (large) process would cost more
+            // than both git commands.
+            return (yield* git(project, "-c", `alias.${snapshotAlias}=${snapshotCommand}`, snapshotAlias)).trim()
           })
         ).pipe(Effect.either)
         if (taken._tag === "Left") {

@@ -4,7 +4,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Config, Locations, Snapshots } from "@opencode-ai/core"
+import { Config, Locations, Snapshots, StepSnapshots } from "@opencode-ai/core"
 import { Effect, Layer, Option } from "effect"
 
 const git = (cwd: string, ...args: Array<string>) =>
@@ -137,6 +137,40 @@ describe("Snapshots", () => {
       yield* s.track
       const failed = yield* Effect.flip(s.store.changed(s.project, "0".repeat(40), "1".repeat(40)))
       expect(failed._tag).toBe("Core/SnapshotError")
+    })
+  )
+})
+
+describe("StepSnapshots", () => {
+  it.effect("a Step's start snapshot is the worktree before it; with tools its end lists what changed", () =>
+    Effect.gen(function* () {
+      const s = yield* setup({ repository: true })
+      const before = yield* s.track
+      const around = yield* StepSnapshots.begin(Option.some(s.store), s.directory)
+      expect(yield* around.started).toEqual({ snapshot: before })
+      s.write("dir/b.txt", "b\n")
+      const ended = yield* around.end(true)
+      expect(ended.snapshot).not.toBe(before)
+      expect(ended.files).toEqual(["dir/b.txt"])
+      expect(ended.snapshot).toBe(yield* s.track)
+    })
+  )
+
+  it.effect("a Step that ran no tool ends on its start snapshot, with no changed files", () =>
+    Effect.gen(function* () {
+      const s = yield* setup({ repository: true })
+      const around = yield* StepSnapshots.begin(Option.some(s.store), s.directory)
+      const started = yield* around.started
+      expect(started.snapshot).toBe(yield* s.track)
+      expect(yield* around.end(false)).toEqual({ snapshot: started.snapshot, files: [] })
+    })
+  )
+
+  it.effect("without the Snapshots service a Step records no snapshot fields", () =>
+    Effect.gen(function* () {
+      const around = yield* StepSnapshots.begin(Option.none(), os.tmpdir())
+      expect(yield* around.started).toEqual({})
+      expect(yield* around.end(true)).toEqual({})
     })
   )
 })
