@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { HttpApiBuilder, HttpServer } from "@effect/platform"
@@ -97,7 +98,42 @@ const until = <A>(look: Effect.Effect<A | undefined>) =>
   })
 
 /** Every table of the database file with a column naming a session, and how many rows of `ids` each holds. */
-const rowsOf = (file: string, ids: ReadonlyArray<string>) => {
+const rowsOf = (file: string, ids: ReadonlyArray<string>) =>
+  TestDatabase.postgres() ? rowsOfPostgres(TestDatabase.urlFor(file), ids) : rowsOfSqlite(file, ids)
+
+/**
+ * {@link rowsOf} over the PostgreSQL database standing for the file, read with `psql` (PostgreSQL's
+ * own client, outside the runtime) from its catalog, as the SQLite reading uses `sqlite_master`.
+ */
+const rowsOfPostgres = (url: string, ids: ReadonlyArray<string>) => {
+  const query = (statement: string) =>
+    execFileSync("psql", [url, "-v", "ON_ERROR_STOP=1", "-qAtc", statement], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: 60_000
+    })
+      .split("\n")
+      .filter((line) => line !== "")
+  // Identifiers are generated ids (letters, digits, `_`): safe to write as literals.
+  const list = ids.map((id) => `'${id.replace(/'/g, "''")}'`).join(", ")
+  const columns = query(`
+    SELECT table_name || ' ' || column_name FROM information_schema.columns
+    WHERE table_schema = current_schema()
+      AND (column_name IN ('session_id', 'aggregate_id') OR (table_name = 'session' AND column_name = 'id'))
+    ORDER BY table_name, column_name`)
+  const counts: Record<string, number> = {}
+  for (const line of columns) {
+    const [name, key] = line.split(" ")
+    counts[`${name}.${key}`] = Number(query(`SELECT count(*) FROM "${name}" WHERE "${key}" IN (${list})`)[0])
+  }
+  // Logs of other aggregates about the sessions (a permission or question request keeps its own).
+  counts["event.data.sessionID"] = Number(
+    query(`SELECT count(*) FROM event WHERE data::jsonb ->> 'sessionID' IN (${list})`)[0]
+  )
+  return counts
+}
+
+const rowsOfSqlite = (file: string, ids: ReadonlyArray<string>) => {
   const db = new Database(file, { readonly: true })
   try {
     const tables = db

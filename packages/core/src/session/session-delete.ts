@@ -33,6 +33,8 @@ import { Clock, Context, Data, Effect, Layer, Schema } from "effect"
 import { WallClock } from "../clock/wall-clock.js"
 import * as EventLog from "../event/event-log.js"
 import type * as LiveBus from "../event/live-bus.js"
+import * as PermissionRequests from "../permission/permission-requests.js"
+import * as QuestionRequests from "../question/question-requests.js"
 import { RunningSessions } from "../runner/running-sessions.js"
 import type { SessionLeases } from "../runner/session-leases.js"
 import { SessionRunner } from "../runner/session-runner.js"
@@ -145,16 +147,15 @@ export const layer: Layer.Layer<
             if (yield* Sessions.hasChildOutside(tree)) return yield* new TreeChanged()
             paths = yield* MessageProjection.outputPaths(tree)
             // Permission and question requests keep their own logs (aggregate: the request id).
-            const requests = yield* sql<{ readonly id: string }>`
-              SELECT id FROM permission_request WHERE session_id IN ${sql.in(aggregates)}
-              UNION SELECT id FROM question_request WHERE session_id IN ${sql.in(aggregates)}`.pipe(Effect.orDie)
+            const permissions = yield* PermissionRequests.idsOfSessions(tree)
+            const questions = yield* QuestionRequests.idsOfSessions(tree)
             // Every table that references a session deletes its rows with it (ON DELETE CASCADE).
             const gone = yield* Sessions.removeAll(tree)
             // Deleted meanwhile by another caller: nothing of it is left to delete here.
             if (!gone.includes(sessionID as Identifier.SessionID))
               return yield* Errors.SessionNotFoundError.of(sessionID)
             yield* known.forget(aggregates)
-            return requests.map((row) => row.id)
+            return [...permissions, ...questions]
           })
       })
       // After the commit, files: each session's data-directory plan file and its tool output files.

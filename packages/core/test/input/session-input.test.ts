@@ -294,8 +294,19 @@ describe("SessionInput promotion", () => {
           const session = yield* createSession(w)
           yield* inbox.admit(session.id, { prompt: { text: "one" } })
           const two = yield* inbox.admit(session.id, { prompt: { text: "two" } })
-          yield* sql.unsafe(`CREATE TRIGGER refuse_promotion BEFORE UPDATE OF promoted_seq ON session_input
-          WHEN NEW.id = '${two.id}' BEGIN SELECT RAISE(ABORT, 'refused'); END`)
+          // (Trigger syntax is the one place the dialects differ here.)
+          yield* sql.onDialectOrElse({
+            pg: () =>
+              Effect.zipRight(
+                sql.unsafe(`CREATE FUNCTION refuse_promotion() RETURNS trigger LANGUAGE plpgsql
+                  AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$`),
+                sql.unsafe(`CREATE TRIGGER refuse_promotion BEFORE UPDATE OF promoted_seq ON session_input
+                  FOR EACH ROW WHEN (NEW.id = '${two.id}') EXECUTE FUNCTION refuse_promotion()`)
+              ),
+            orElse: () =>
+              sql.unsafe(`CREATE TRIGGER refuse_promotion BEFORE UPDATE OF promoted_seq ON session_input
+                WHEN NEW.id = '${two.id}' BEGIN SELECT RAISE(ABORT, 'refused'); END`)
+          })
           const exit = yield* Effect.exit(inbox.promoteSteers(session.id))
           expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(true)
           expect(yield* eventTypes(session.id)).toEqual([
@@ -307,7 +318,10 @@ describe("SessionInput promotion", () => {
           const [session_] = yield* sql<{ info: string }>`SELECT info FROM session WHERE id = ${session.id}`
           expect(JSON.parse(session_!.info).time.updated).toBe(session.time.updated)
 
-          yield* sql.unsafe(`DROP TRIGGER refuse_promotion`)
+          yield* sql.onDialectOrElse({
+            pg: () => sql`DROP TRIGGER refuse_promotion ON session_input`,
+            orElse: () => sql`DROP TRIGGER refuse_promotion`
+          })
           expect(yield* inbox.promoteSteers(session.id)).toBe(2)
           expect(yield* userTexts(session.id)).toEqual(["one", "two"])
         })

@@ -196,8 +196,18 @@ describe("InstructionCheckpoint", () => {
           const before = yield* stored(session.id)
 
           // A real failure inside the append's transaction: the Applied write is refused.
-          yield* sql`CREATE TRIGGER refuse_applied BEFORE UPDATE ON instruction_checkpoint
-                     BEGIN SELECT RAISE(ABORT, 'applied refused'); END`
+          // (Trigger syntax is the one place the dialects differ here.)
+          yield* sql.onDialectOrElse({
+            pg: () =>
+              Effect.zipRight(
+                sql`CREATE FUNCTION refuse_applied() RETURNS trigger LANGUAGE plpgsql
+                    AS $$ BEGIN RAISE EXCEPTION 'applied refused'; END $$`,
+                sql`CREATE TRIGGER refuse_applied BEFORE UPDATE ON instruction_checkpoint
+                    FOR EACH ROW EXECUTE FUNCTION refuse_applied()`
+              ),
+            orElse: () => sql`CREATE TRIGGER refuse_applied BEFORE UPDATE ON instruction_checkpoint
+                              BEGIN SELECT RAISE(ABORT, 'applied refused'); END`
+          })
           yield* write(files(w).app, "App: two-space indents.\n")
           const failed = yield* Effect.exit(boundary(session.id, w.location))
           expect(Exit.isFailure(failed) && Cause.isDie(failed.cause)).toBe(true)
@@ -205,7 +215,10 @@ describe("InstructionCheckpoint", () => {
           expect(yield* lastSeq(session.id)).toBe(0)
           expect(yield* stored(session.id)).toEqual(before)
 
-          yield* sql`DROP TRIGGER refuse_applied`
+          yield* sql.onDialectOrElse({
+            pg: () => sql`DROP TRIGGER refuse_applied ON instruction_checkpoint`,
+            orElse: () => sql`DROP TRIGGER refuse_applied`
+          })
           const retried = asPrepared(yield* boundary(session.id, w.location))
           expect(retried.update?.seq).toBe(1)
           expect(yield* contextUpdates(session.id)).toHaveLength(1)
