@@ -105,8 +105,13 @@ export const layer = (options: Options) => {
         Layer.provideMerge(listener),
         // Core's services stay in the output: `run` reads the configuration for its start-up summary.
         Layer.provideMerge(core),
-        // Scrapes of /metrics are not traced; the OTLP tracer (when configured) is built first and closed last.
-        HttpMiddleware.withTracerDisabledWhen(MetricsRoute.isScrape)
+        // Requests are traced only when spans are exported (an OTLP endpoint is configured): otherwise
+        // nothing reads a request's span, and building it (its URL, its headers as attributes) is a
+        // sizeable share of a small request's CPU. Scrapes of /metrics are never traced. The OTLP
+        // tracer (when configured) is built first and closed last.
+        HttpMiddleware.withTracerDisabledWhen(
+          Option.isSome(TraceExport.fromEnv(env)) ? MetricsRoute.isScrape : () => true
+        )
       )
     ),
     Layer.provide(stopped),

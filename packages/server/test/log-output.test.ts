@@ -2,6 +2,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { Cause, Effect, HashMap, List, Logger, LogLevel } from "effect"
 import { describe, expect, it } from "vitest"
+import { ServerApi } from "../src/api.js"
 import { LogOutput } from "../src/log-output.js"
 import { RequestLog } from "../src/middleware/request-log.js"
 import { tempDir } from "./harness.js"
@@ -200,5 +201,60 @@ describe("RequestLog.match", () => {
     expect(RequestLog.match("GET", "/api/nope")).toBeUndefined()
     expect(RequestLog.match("DELETE", "/api/health")).toBeUndefined()
     expect(RequestLog.match("GET", "/api/session/ses_1/prompt/extra")).toBeUndefined()
+  })
+})
+
+describe("RequestLog.match over every declared operation", () => {
+  // The plain definition: scan every declared template, keep the best-ranked (literal < parameter < rest,
+  // segment by segment; the first declared on a tie). The middleware's indexed lookup must agree with it.
+  const declared = Object.values(ServerApi.api.groups).flatMap((group) =>
+    Object.values(group.endpoints).map((endpoint) => ({ method: endpoint.method, path: endpoint.path as string }))
+  )
+  const scan = (method: string, pathname: string) => {
+    const parts = pathname.split("/").filter((s) => s !== "")
+    let best: { route: string; score: Array<number> } | undefined
+    for (const template of declared) {
+      if (!(method === "HEAD" ? ["HEAD", "GET"] : [method]).includes(template.method)) continue
+      const segments = template.path.split("/").filter((s) => s !== "")
+      const score: Array<number> = []
+      let ok = true
+      for (let i = 0; i < segments.length && ok; i++) {
+        const segment = segments[i]!
+        if (segment === "*") {
+          score.push(2)
+          break
+        }
+        if (parts[i] === undefined || (!segment.startsWith(":") && parts[i] !== segment)) ok = false
+        else score.push(segment.startsWith(":") ? 1 : 0)
+      }
+      if (!ok || (segments.at(-1) !== "*" && parts.length !== segments.length)) continue
+      const better = (a: Array<number>, b: Array<number>) => {
+        for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i]! < b[i]!
+        return a.length > b.length
+      }
+      if (best === undefined || better(score, best.score)) {
+        best = {
+          route: `/${segments.map((s) => (s.startsWith(":") ? `{${s.slice(1)}}` : s)).join("/")}`,
+          score
+        }
+      }
+    }
+    return best?.route
+  }
+
+  it("finds the same route as a scan of all templates, for a path of each and some that match none", () => {
+    const paths = declared.flatMap(({ method, path }) => {
+      const concrete = path.replace(/:[^/]+/g, "x_1").replace("*", "a/b.ts")
+      return [
+        { method, path: concrete },
+        { method: "HEAD", path: concrete },
+        { method, path: `${concrete}/extra` },
+        { method, path: concrete.split("/").slice(0, -1).join("/") || "/" }
+      ]
+    })
+    expect(paths.length).toBeGreaterThan(100)
+    for (const { method, path } of [...paths, { method: "PATCH", path: "/api/health" }, { method: "GET", path: "/" }]) {
+      expect(RequestLog.match(method, path)?.route, `${method} ${path}`).toBe(scan(method, path))
+    }
   })
 })

@@ -11,9 +11,9 @@ import {
 import { Config } from "@opencode-ai/core"
 import { Api } from "@opencode-ai/protocol"
 import { Errors, Quote } from "@opencode-ai/schema"
-import { Cause, Effect, Option } from "effect"
+import { Cause, Context, Effect, Option } from "effect"
 import { AuthorizationLive } from "./authorization.js"
-import type { BasicAuth } from "./basic-auth.js"
+import { BasicAuth } from "./basic-auth.js"
 import { BodyLimit } from "./body-limit.js"
 import { JsonBody } from "./json-body.js"
 import { RequestOrigin } from "./request-origin.js"
@@ -141,22 +141,24 @@ export const layer = HttpApiBuilder.middleware(
       origins: RequestOrigin.Policy,
       config: Config.Service
     }),
-    (policy) => (app) =>
-      Effect.gen(function* () {
-        const request = yield* HttpServerRequest.HttpServerRequest
-        const refused = yield* RequestOrigin.check(policy.origins, request)
-        if (Option.isSome(refused)) return refused.value
-        const unsupported = JsonBody.check(request)
-        if (Option.isSome(unsupported)) return unsupported.value
-        const denied = yield* AuthorizationLive.verify(request).pipe(
-          Effect.provide(policy.auth),
-          Effect.flip,
-          Effect.option
-        )
-        if (Option.isSome(denied)) {
-          return json(401, denied.value, { "www-authenticate": `Basic realm="opencode", charset="UTF-8"` })
-        }
-        return yield* BodyLimit.guard(app, policy.config.server.max_body ?? BodyLimit.defaultMaxBody)
-      }).pipe(Effect.catchAllCause(translate))
+    (policy) => {
+      // No credentials configured: the auth check always passes (AuthorizationLive.open).
+      const open = AuthorizationLive.open(Context.get(policy.auth, BasicAuth.Policy))
+      return (app) =>
+        Effect.gen(function* () {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const refused = yield* RequestOrigin.check(policy.origins, request)
+          if (Option.isSome(refused)) return refused.value
+          const unsupported = JsonBody.check(request)
+          if (Option.isSome(unsupported)) return unsupported.value
+          const denied = open
+            ? Option.none()
+            : yield* AuthorizationLive.verify(request).pipe(Effect.provide(policy.auth), Effect.flip, Effect.option)
+          if (Option.isSome(denied)) {
+            return json(401, denied.value, { "www-authenticate": `Basic realm="opencode", charset="UTF-8"` })
+          }
+          return yield* BodyLimit.guard(app, policy.config.server.max_body ?? BodyLimit.defaultMaxBody)
+        }).pipe(Effect.catchAllCause(translate))
+    }
   )
 )

@@ -45,6 +45,26 @@ const templates: ReadonlyArray<Template> = Object.values(ServerApi.api.groups).f
 const rank = { literal: 0, param: 1, rest: 2 } as const
 
 /**
+ * The templates a request can match, by method and segment count: those of exactly that many segments,
+ * and those ending in the rest-of-path wildcard, in declaration order (ties go to the first declared).
+ */
+const candidates = (() => {
+  const byShape = new Map<string, ReadonlyArray<Template>>()
+  return (method: string, count: number): ReadonlyArray<Template> => {
+    const key = `${method} ${count}`
+    let found = byShape.get(key)
+    if (found === undefined) {
+      found = templates.filter((template) => {
+        const last = template.segments[template.segments.length - 1]
+        return template.method === method && (last?.kind === "rest" || template.segments.length === count)
+      })
+      byShape.set(key, found)
+    }
+    return found
+  }
+})()
+
+/**
  * The declared operation a request reaches, with its path parameters: a literal segment beats a
  * parameter, which beats the rest-of-path wildcard, segment by segment (as the router decides).
  */
@@ -55,8 +75,9 @@ export const match = (
   const parts = pathname.split("/").filter((s) => s !== "")
   const wanted = method === "HEAD" ? ["HEAD", "GET"] : [method]
   let best: { template: Template; params: Record<string, string>; score: ReadonlyArray<number> } | undefined
-  for (const template of templates) {
-    if (!wanted.includes(template.method)) continue
+  for (const template of wanted.length === 1
+    ? candidates(method, parts.length)
+    : templates.filter((template) => wanted.includes(template.method))) {
     const params: Record<string, string> = {}
     const score: Array<number> = []
     let matched = true

@@ -88,6 +88,35 @@ const loopbackHost = (host: string, port: number): boolean => {
   return name !== undefined && isLoopback(name) && Number(given ?? 80) === port
 }
 
+// The verdicts of the last few distinct `Host` headers (a client sends the same one on every request):
+// keyed by port and header, bounded (cleared when full), so a client cycling headers costs only the check.
+const hostVerdicts = new Map<string, boolean>()
+const maxHostVerdicts = 64
+
+/** {@link loopbackHost}, remembered for the last few distinct headers. */
+const loopbackHostCached = (host: string, port: number): boolean => {
+  const key = `${port} ${host}`
+  const known = hostVerdicts.get(key)
+  if (known !== undefined) return known
+  const verdict = loopbackHost(host, port)
+  if (hostVerdicts.size >= maxHostVerdicts) hostVerdicts.clear()
+  hostVerdicts.set(key, verdict)
+  return verdict
+}
+
+// Whether each policy's listener is bound to a loopback address (fixed for the policy's life).
+const loopbackListeners = new WeakMap<Settings, boolean>()
+const loopbackListener = (settings: Settings): boolean => {
+  let known = loopbackListeners.get(settings)
+  if (known === undefined) {
+    known = Option.isSome(settings.listener) && isLoopback(settings.listener.value.hostname)
+    loopbackListeners.set(settings, known)
+  }
+  return known
+}
+
+const passed: Effect.Effect<Option.Option<HttpServerResponse.HttpServerResponse>> = Effect.succeed(Option.none())
+
 const ownOrigin = (settings: Settings, host: string | undefined): Option.Option<string> =>
   Option.isSome(settings.listener) && host !== undefined ? parse(`http://${host}`) : Option.none()
 
@@ -122,14 +151,16 @@ const preflightHeaders = (origin: string) => ({
 export const check = (
   settings: Settings,
   request: HttpServerRequest.HttpServerRequest
-): Effect.Effect<Option.Option<HttpServerResponse.HttpServerResponse>> =>
-  Effect.gen(function* () {
-    const host = request.headers.host
-    if (
-      Option.isSome(settings.listener) &&
-      isLoopback(settings.listener.value.hostname) &&
-      (host === undefined || !loopbackHost(host, settings.listener.value.port))
-    ) {
+): Effect.Effect<Option.Option<HttpServerResponse.HttpServerResponse>> => {
+  const host = request.headers.host
+  const refusedHost =
+    Option.isSome(settings.listener) &&
+    loopbackListener(settings) &&
+    (host === undefined || !loopbackHostCached(host, settings.listener.value.port))
+  // The common case, decided without building an effect: a good `Host` and no `Origin`.
+  if (!refusedHost && request.headers.origin === undefined) return passed
+  return Effect.gen(function* () {
+    if (refusedHost && Option.isSome(settings.listener)) {
       return Option.some(
         forbidden(
           new Errors.ForbiddenHostError({
@@ -163,3 +194,4 @@ export const check = (
     )
     return Option.none()
   })
+}

@@ -20,12 +20,19 @@ import { WriteWatchdog } from "./write-watchdog.js"
  *   data: [{"_tag":"Die","defect":{"_tag":"SlowConsumerError","message":"…"}}]
  */
 
-/** One event frame. `data` must be a single line (compact JSON is). */
+/**
+ * One event frame. `data` must be a single line (compact JSON is). A frame whose data is one non-empty
+ * line and whose event is not `message` (every frame the streams send: a replay writes thousands) is
+ * built directly, byte for byte what the SSE encoder writes for it; any other goes through the encoder.
+ */
 export const event = (frame: {
   readonly id?: string | undefined
   readonly event: string
   readonly data: string
-}): string => Sse.encoder.write({ _tag: "Event", id: frame.id, event: frame.event, data: frame.data })
+}): string =>
+  frame.data === "" || frame.event === "message" || frame.data.includes("\n")
+    ? Sse.encoder.write({ _tag: "Event", id: frame.id, event: frame.event, data: frame.data })
+    : `${frame.id === undefined ? "" : `id: ${frame.id}\n`}event: ${frame.event}\ndata: ${frame.data}\n\n`
 
 /** A comment line: ignored by clients, it keeps proxies and idle-timeouts from closing the stream. */
 export const comment = (text: string): string => `: ${text}\n\n`
