@@ -551,7 +551,7 @@ export const forCall =
     call: {
       readonly sessionID: Identifier.SessionID
       readonly agent: AgentCatalog.Agent
-      readonly messageID: string
+      readonly messageID: Identifier.MessageID
       readonly callID: string
     }
   ) =>
