@@ -10,7 +10,7 @@ export const SessionPath = Schema.Struct({ sessionID: Identifier.SessionID })
 
 /** `{messageID, files?}`: the message to go back to, and whether to restore the files too. */
 export const StagePayload = Schema.Struct({
-  messageID: Schema.String.pipe(Schema.startsWith("msg_")),
+  messageID: Identifier.SessionMessageID,
   files: Schema.optional(Schema.Boolean)
 }).annotations(strict)
 export interface StagePayload extends Schema.Schema.Type<typeof StagePayload> {}

@@ -73,7 +73,7 @@ export interface Interface {
    * as SessionInput.admit, plus InvalidRequestError for a command that cannot run.
    */
   readonly prompt: (
-    sessionID: string,
+    sessionID: Identifier.SessionID,
     input: SessionInput.AdmitInput
   ) => Effect.Effect<Prompted, Errors.SessionNotFoundError | Errors.ConflictError | Errors.InvalidRequestError>
 }
@@ -111,7 +111,7 @@ export const layer: Layer.Layer<
     const background = yield* FiberSet.make<void, never>()
 
     /** Waits for the child, then hands its result and the continuation to the parent. */
-    const finish = (parentID: string, childID: string, agent: string) =>
+    const finish = (parentID: Identifier.SessionID, childID: Identifier.SessionID, agent: string) =>
       Effect.gen(function* () {
         yield* runner.wait(childID)
         const reply = TaskTool.lastReply(yield* history.context(childID))
@@ -129,7 +129,7 @@ export const layer: Layer.Layer<
       )
 
     const prompt = Effect.fn("SessionCommand.prompt")(
-      function* (sessionID: string, request: SessionInput.AdmitInput) {
+      function* (sessionID: Identifier.SessionID, request: SessionInput.AdmitInput) {
         const named = CommandTemplate.invocation(request.prompt.text)
         if (Option.isNone(named)) return { admitted: yield* input.admit(sessionID, request), wake: true }
         const session = yield* sessions.get(sessionID)

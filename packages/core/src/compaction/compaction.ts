@@ -71,7 +71,7 @@ export type Result = Data.TaggedEnum<{
 export const Result = Data.taggedEnum<Result>()
 
 export interface RunInput {
-  readonly sessionID: string
+  readonly sessionID: Identifier.SessionID
   /** The session's resolved Location: the rebaselined Instructions are observed there. */
   readonly location: Location.LocationInfo
   /** The session's current agent: its guidance is part of the rebaselined Instructions. */
@@ -91,11 +91,11 @@ export interface Interface {
    * Step Boundary (see SessionDrain). Idempotent until that compaction has ended: requests made
    * before then, also while it runs, are the same request. Process-local: a restart forgets it.
    */
-  readonly request: (sessionID: string) => Effect.Effect<void>
+  readonly request: (sessionID: Identifier.SessionID) => Effect.Effect<void>
   /** Whether a requested compaction of the session is waiting or running. */
-  readonly requested: (sessionID: string) => Effect.Effect<boolean>
+  readonly requested: (sessionID: Identifier.SessionID) => Effect.Effect<boolean>
   /** The requested compaction of the session has ended (however it ended); a later request is new. */
-  readonly served: (sessionID: string) => Effect.Effect<void>
+  readonly served: (sessionID: Identifier.SessionID) => Effect.Effect<void>
 }
 
 /** `yield* Compaction.Service`. */
@@ -159,7 +159,7 @@ export const layer = (
        * summary's usage is still known).
        */
       const summarize = (
-        sessionID: string,
+        sessionID: Identifier.SessionID,
         messageID: Identifier.MessageID,
         request: LLMRequest.Request,
         usage: { tokens?: Session.Tokens }

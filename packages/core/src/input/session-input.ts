@@ -61,7 +61,7 @@ export interface Interface {
    * InvalidRequestError. Concurrent admissions of one `id` admit it once.
    */
   readonly admit: (
-    sessionID: string,
+    sessionID: Identifier.SessionID,
     input: AdmitInput
   ) => Effect.Effect<
     AdmittedPrompt.SessionInputAdmitted,
@@ -69,7 +69,7 @@ export interface Interface {
   >
   /** The session's Admitted Prompts not yet promoted, in admission order. */
   readonly pending: (
-    sessionID: string
+    sessionID: Identifier.SessionID
   ) => Effect.Effect<ReadonlyArray<AdmittedPrompt.SessionInputAdmitted>, Errors.SessionNotFoundError>
   /**
    * Promotes every pending steer of the session (only those admitted at or before `cutoffSeq` when
@@ -79,14 +79,17 @@ export interface Interface {
    * concurrent promotions, in this process or another on the same file, never promote one prompt
    * twice: a promotion that loses the race rolls back and retries with what is still pending.
    */
-  readonly promoteSteers: (sessionID: string, cutoffSeq?: number) => Effect.Effect<number, Errors.SessionNotFoundError>
+  readonly promoteSteers: (
+    sessionID: Identifier.SessionID,
+    cutoffSeq?: number
+  ) => Effect.Effect<number, Errors.SessionNotFoundError>
   /**
    * Promotes the oldest pending queued prompt of the session, with the same atomicity and claim as
    * {@link promoteSteers}. Resolves with whether one was promoted.
    */
-  readonly promoteNextQueued: (sessionID: string) => Effect.Effect<boolean, Errors.SessionNotFoundError>
+  readonly promoteNextQueued: (sessionID: Identifier.SessionID) => Effect.Effect<boolean, Errors.SessionNotFoundError>
   /** Whether the session has an Admitted Prompt not yet promoted ({@link pending} is not empty), read cheaply. */
-  readonly hasPending: (sessionID: string) => Effect.Effect<boolean, Errors.SessionNotFoundError>
+  readonly hasPending: (sessionID: Identifier.SessionID) => Effect.Effect<boolean, Errors.SessionNotFoundError>
 }
 
 /** The session inbox; `yield* SessionInput.Service`. */
@@ -229,12 +232,12 @@ export const layer: Layer.Layer<
         UPDATE session_input SET promoted_seq = ${promotedSeq}
         WHERE id = ${id} AND promoted_seq IS NULL
         RETURNING id`.pipe(Effect.map((claimed) => claimed.length > 0))
-    const anyPending = (sessionID: string) =>
+    const anyPending = (sessionID: Identifier.SessionID) =>
       sql`SELECT 1 AS found FROM session_input WHERE session_id = ${sessionID} AND promoted_seq IS NULL LIMIT 1`.pipe(
         Effect.map((rows) => rows.length > 0)
       )
     /** The stored record when it is the same admission, else a conflict. */
-    const replay = (row: Row, sessionID: string, input: string, delivery: AdmittedPrompt.Delivery) =>
+    const replay = (row: Row, sessionID: Identifier.SessionID, input: string, delivery: AdmittedPrompt.Delivery) =>
       row.session_id === sessionID && row.input === input && row.delivery === delivery
         ? Effect.succeed(toRecord(row))
         : Effect.fail(conflict(row.id))
@@ -242,7 +245,7 @@ export const layer: Layer.Layer<
     const ensureSession = (yield* KnownSessions.Service).ensure
 
     const admit = Effect.fn("SessionInput.admit")(
-      function* (sessionID: string, request: AdmitInput) {
+      function* (sessionID: Identifier.SessionID, request: AdmitInput) {
         const session = yield* sessions.get(sessionID)
         const delivery = request.delivery ?? "steer"
         const input = canonical(yield* encodeInput(request.prompt))
@@ -320,7 +323,7 @@ export const layer: Layer.Layer<
     )
 
     const pending = Effect.fn("SessionInput.pending")(
-      function* (sessionID: string) {
+      function* (sessionID: Identifier.SessionID) {
         yield* ensureSession(sessionID)
         return (yield* pendingRows({ sessionID })).map(toRecord)
       },
@@ -329,7 +332,7 @@ export const layer: Layer.Layer<
     )
 
     const hasPending = Effect.fn("SessionInput.hasPending")(
-      function* (sessionID: string) {
+      function* (sessionID: Identifier.SessionID) {
         yield* ensureSession(sessionID)
         return yield* anyPending(sessionID)
       },
@@ -342,7 +345,7 @@ export const layer: Layer.Layer<
      * and starts over (re-selecting) when another promotion claimed one first.
      */
     const promote = <E>(
-      sessionID: string,
+      sessionID: Identifier.SessionID,
       select: Effect.Effect<ReadonlyArray<Row>, E>
     ): Effect.Effect<number, E | SqlError.SqlError> =>
       Effect.gen(function* () {
@@ -379,7 +382,7 @@ export const layer: Layer.Layer<
       })
 
     const promoteSteers = Effect.fn("SessionInput.promoteSteers")(
-      function* (sessionID: string, cutoffSeq?: number) {
+      function* (sessionID: Identifier.SessionID, cutoffSeq?: number) {
         yield* ensureSession(sessionID)
         return yield* promote(
           sessionID,
@@ -391,7 +394,7 @@ export const layer: Layer.Layer<
     )
 
     const promoteNextQueued = Effect.fn("SessionInput.promoteNextQueued")(
-      function* (sessionID: string) {
+      function* (sessionID: Identifier.SessionID) {
         yield* ensureSession(sessionID)
         return (yield* promote(sessionID, pendingRows({ sessionID, delivery: "queue", limit: 1 }))) > 0
       },

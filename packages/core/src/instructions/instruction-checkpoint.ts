@@ -103,14 +103,14 @@ export interface Interface {
    * started, runs to completion. Unknown session → SessionNotFoundError.
    */
   readonly prepare: <R>(
-    sessionID: string,
+    sessionID: Identifier.SessionID,
     instructions: Instructions.Instructions<R>
   ) => Effect.Effect<Preparation, Errors.SessionNotFoundError, R>
   /**
    * Deletes the session's checkpoint so the next prepare initializes a fresh complete baseline (session
    * move, committed revert). Idempotent. Waits for an in-flight prepare of the session in this process.
    */
-  readonly reset: (sessionID: string) => Effect.Effect<void, Errors.SessionNotFoundError>
+  readonly reset: (sessionID: Identifier.SessionID) => Effect.Effect<void, Errors.SessionNotFoundError>
   /**
    * Records that a compaction completed at event `seq` of the session, so the next prepare rebaselines
    * (unless a baseline rendered at or after `seq` is already stored). A no-op without a checkpoint:
@@ -118,7 +118,10 @@ export interface Interface {
    * nothing. A `seq` beyond the session's log is a defect. See {@link markCompacted} for use inside
    * the compaction event's own transaction.
    */
-  readonly recordCompaction: (sessionID: string, seq: number) => Effect.Effect<void, Errors.SessionNotFoundError>
+  readonly recordCompaction: (
+    sessionID: Identifier.SessionID,
+    seq: number
+  ) => Effect.Effect<void, Errors.SessionNotFoundError>
   /**
    * Completes a compaction: appends `drafts` (the compaction's `compaction.ended` first, then what
    * follows it, such as a synthetic continuation) and, in that SAME transaction, rebaselines the
@@ -133,12 +136,14 @@ export interface Interface {
    * the seq of the first draft and whether the baseline was replaced.
    */
   readonly compacted: <R>(
-    sessionID: string,
+    sessionID: Identifier.SessionID,
     instructions: Instructions.Instructions<R>,
     drafts: ReadonlyArray<EventLog.Draft>
   ) => Effect.Effect<Compacted, Errors.SessionNotFoundError, R>
   /** The stored checkpoint, if any. */
-  readonly get: (sessionID: string) => Effect.Effect<Option.Option<Checkpoint>, Errors.SessionNotFoundError>
+  readonly get: (
+    sessionID: Identifier.SessionID
+  ) => Effect.Effect<Option.Option<Checkpoint>, Errors.SessionNotFoundError>
 }
 
 /** The InstructionCheckpoint store; `yield* InstructionCheckpoint.Service`. */
@@ -162,7 +167,8 @@ const SeqRow = Schema.Struct({ baseline_seq: Schema.Number })
 const encodeData = Schema.encode(ContextUpdated.Data)
 
 /** The session's last event seq (0 before its first event), as a subquery. */
-const currentSeq = (sql: SqlClient.SqlClient, sessionID: string) => EventLog.lastSeqFragment(sql, sessionID)
+const currentSeq = (sql: SqlClient.SqlClient, sessionID: Identifier.SessionID) =>
+  EventLog.lastSeqFragment(sql, sessionID)
 
 /**
  * Records a completed compaction at `seq` inside the caller's SQL transaction (for example the
@@ -170,7 +176,7 @@ const currentSeq = (sql: SqlClient.SqlClient, sessionID: string) => EventLog.las
  * {@link Interface.recordCompaction}, without the session check.
  */
 export const markCompacted = Effect.fn("InstructionCheckpoint.markCompacted")(
-  function* (sessionID: string, seq: number) {
+  function* (sessionID: Identifier.SessionID, seq: number) {
     const sql = yield* SqlClient.SqlClient
     const current = yield* EventLog.lastSeq(sessionID)
     if (!Number.isInteger(seq) || seq < 1 || seq > current) {
@@ -190,7 +196,7 @@ export const markCompacted = Effect.fn("InstructionCheckpoint.markCompacted")(
  * prepare in this process, so call it only while the session runs no Step.
  */
 export const clear = Effect.fn("InstructionCheckpoint.clear")(
-  function* (sessionID: string) {
+  function* (sessionID: Identifier.SessionID) {
     const sql = yield* SqlClient.SqlClient
     yield* sql`DELETE FROM instruction_checkpoint WHERE session_id = ${sessionID}`.pipe(Effect.orDie)
   },
@@ -243,11 +249,11 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
           SELECT baseline_text, baseline_seq, applied, compaction_seq, revision
           FROM instruction_checkpoint WHERE session_id = ${sessionID}`
       })
-      const read = (sessionID: string) => findRow(sessionID).pipe(Effect.orDie)
+      const read = (sessionID: Identifier.SessionID) => findRow(sessionID).pipe(Effect.orDie)
 
       /** Stores a first baseline; Stale when another writer stored one first. Resolves with baseline_seq. */
       const insert = Effect.fn("InstructionCheckpoint.insert")(function* (
-        sessionID: string,
+        sessionID: Identifier.SessionID,
         baseline: Instructions.Complete
       ) {
         const now = yield* Clock.currentTimeMillis
@@ -271,7 +277,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
        * also records that compaction. Resolves with baseline_seq.
        */
       const rewrite = Effect.fn("InstructionCheckpoint.rewrite")(function* (
-        sessionID: string,
+        sessionID: Identifier.SessionID,
         revision: number,
         baseline: Instructions.Complete,
         compactionSeq?: number
@@ -295,7 +301,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
 
       /** Advances Applied alone, compare-and-set on `revision`; works inside the update's transaction too. */
       const advance = Effect.fn("InstructionCheckpoint.advance")(function* (
-        sessionID: string,
+        sessionID: Identifier.SessionID,
         revision: number,
         next: Instructions.Applied
       ) {
@@ -314,7 +320,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
        * and sessions are never deleted, so a missing one here is a defect.
        */
       const publish = Effect.fn("InstructionCheckpoint.publish")(function* (
-        sessionID: string,
+        sessionID: Identifier.SessionID,
         revision: number,
         updated: Instructions.Updated
       ) {
@@ -322,7 +328,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
         const messageID = Identifier.newMessageID(now)
         const data = yield* encodeData({
           timestamp: now,
-          sessionID: Identifier.SessionID.make(sessionID),
+          sessionID,
           messageID,
           text: updated.text
         }).pipe(Effect.orDie)
@@ -336,7 +342,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
       })
 
       const attempt = <R>(
-        sessionID: string,
+        sessionID: Identifier.SessionID,
         instructions: Instructions.Instructions<R>
       ): Effect.Effect<Preparation, never, R> =>
         Effect.gen(function* () {
@@ -374,7 +380,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
         }).pipe(Effect.catchTag("StaleInstructionCheckpoint", () => attempt(sessionID, instructions)))
 
       const prepare = Effect.fn("InstructionCheckpoint.prepare")(
-        function* <R>(sessionID: string, instructions: Instructions.Instructions<R>) {
+        function* <R>(sessionID: Identifier.SessionID, instructions: Instructions.Instructions<R>) {
           yield* ensureSession(sessionID)
           return yield* serialized(sessionID, attempt(sessionID, instructions))
         },
@@ -382,7 +388,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
       )
 
       const reset = Effect.fn("InstructionCheckpoint.reset")(
-        function* (sessionID: string) {
+        function* (sessionID: Identifier.SessionID) {
           yield* ensureSession(sessionID)
           yield* serialized(sessionID, Effect.provideService(clear(sessionID), SqlClient.SqlClient, sql))
         },
@@ -390,7 +396,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
       )
 
       const recordCompaction = Effect.fn("InstructionCheckpoint.recordCompaction")(
-        function* (sessionID: string, seq: number) {
+        function* (sessionID: Identifier.SessionID, seq: number) {
           yield* ensureSession(sessionID)
           yield* Effect.provideService(markCompacted(sessionID, seq), SqlClient.SqlClient, sql)
         },
@@ -398,7 +404,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
       )
 
       const completeAttempt = <R>(
-        sessionID: string,
+        sessionID: Identifier.SessionID,
         instructions: Instructions.Instructions<R>,
         drafts: ReadonlyArray<EventLog.Draft>
       ): Effect.Effect<Compacted, Errors.SessionNotFoundError, R> =>
@@ -435,7 +441,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
 
       const compacted = Effect.fn("InstructionCheckpoint.compacted")(
         function* <R>(
-          sessionID: string,
+          sessionID: Identifier.SessionID,
           instructions: Instructions.Instructions<R>,
           drafts: ReadonlyArray<EventLog.Draft>
         ) {
@@ -446,7 +452,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
       )
 
       const get = Effect.fn("InstructionCheckpoint.get")(
-        function* (sessionID: string) {
+        function* (sessionID: Identifier.SessionID) {
           yield* ensureSession(sessionID)
           return Option.map(
             yield* read(sessionID),

@@ -8,7 +8,7 @@ export * as InstructionEntries from "./instruction-entries.js"
  */
 
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Errors, Quote } from "@opencode-ai/schema"
+import { Errors, type Identifier, Quote } from "@opencode-ai/schema"
 import { Clock, Context, Effect, Either, Layer, Schema } from "effect"
 import { KnownSessions } from "../session/known-sessions.js"
 import { InstructionEntry } from "./instruction-entry.js"
@@ -17,7 +17,7 @@ import { Instructions } from "./instructions.js"
 export interface Interface {
   /** The session's entries in key order (the order their sources are declared in). */
   readonly list: (
-    sessionID: string
+    sessionID: Identifier.SessionID
   ) => Effect.Effect<ReadonlyArray<InstructionEntry.Entry>, Errors.SessionNotFoundError>
   /**
    * Creates or replaces the entry `key` with `value` and resolves with the stored entry. Idempotent:
@@ -27,13 +27,13 @@ export interface Interface {
    * "value"). Both are checked before the session exists check.
    */
   readonly put: (
-    sessionID: string,
+    sessionID: Identifier.SessionID,
     key: string,
     value: Instructions.Json
   ) => Effect.Effect<InstructionEntry.Entry, Errors.SessionNotFoundError | Errors.InvalidRequestError>
   /** Deletes the entry `key`; idempotent (removing a missing entry succeeds). Same key validation as put. */
   readonly remove: (
-    sessionID: string,
+    sessionID: Identifier.SessionID,
     key: string
   ) => Effect.Effect<void, Errors.SessionNotFoundError | Errors.InvalidRequestError>
 }
@@ -88,7 +88,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | KnownSessi
     })
 
     const list = Effect.fn("InstructionEntries.list")(
-      function* (sessionID: string) {
+      function* (sessionID: Identifier.SessionID) {
         yield* ensureSession(sessionID)
         const rows = yield* findEntries(sessionID).pipe(Effect.orDie)
         return rows.map((row): InstructionEntry.Entry => ({ name: row.key, value: row.value }))
@@ -97,7 +97,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | KnownSessi
     )
 
     const put = Effect.fn("InstructionEntries.put")(
-      function* (sessionID: string, key: string, value: Instructions.Json) {
+      function* (sessionID: Identifier.SessionID, key: string, value: Instructions.Json) {
         const name = yield* validateKey(key)
         const json = yield* validateValue(value)
         yield* ensureSession(sessionID)
@@ -114,7 +114,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | KnownSessi
     )
 
     const remove = Effect.fn("InstructionEntries.remove")(
-      function* (sessionID: string, key: string) {
+      function* (sessionID: Identifier.SessionID, key: string) {
         const name = yield* validateKey(key)
         yield* ensureSession(sessionID)
         yield* sql`DELETE FROM instruction_entry WHERE session_id = ${sessionID} AND key = ${name}`.pipe(Effect.orDie)

@@ -30,7 +30,7 @@ export * as NestedInstructions from "./nested-instructions.js"
 import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
 import { SqlClient, SqlSchema } from "@effect/sql"
-import type { Location } from "@opencode-ai/schema"
+import type { Identifier, Location } from "@opencode-ai/schema"
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { EnvFlag } from "../config/env-flag.js"
 import { Instructions } from "./instructions.js"
@@ -116,7 +116,7 @@ export interface Interface {
    * Boundary admits them. Resolves with the paths newly noted. Never fails (storage errors are defects).
    */
   readonly note: (
-    sessionID: string,
+    sessionID: Identifier.SessionID,
     directory: string,
     target: string,
     kind: "file" | "directory"
@@ -126,9 +126,15 @@ export interface Interface {
    * file gone since is dropped (the update then says it no longer applies); any other read failure
    * makes the value unavailable (stale-while-revalidate). No rows is the empty value. Never fails.
    */
-  readonly load: (sessionID: string, location: Location.LocationInfo) => Effect.Effect<Instructions.Observation<Value>>
+  readonly load: (
+    sessionID: Identifier.SessionID,
+    location: Location.LocationInfo
+  ) => Effect.Effect<Instructions.Observation<Value>>
   /** The session's nested source at `location`, observed with {@link Interface.load} at each prepare. */
-  readonly instructions: (sessionID: string, location: Location.LocationInfo) => Instructions.Instructions<never>
+  readonly instructions: (
+    sessionID: Identifier.SessionID,
+    location: Location.LocationInfo
+  ) => Instructions.Instructions<never>
 }
 
 /** NestedInstructions; `yield* NestedInstructions.Service`. */
@@ -183,7 +189,7 @@ export const layer = (options: Options): Layer.Layer<Service, never, SqlClient.S
       }
 
       const note = Effect.fn("NestedInstructions.note")(
-        function* (sessionID: string, directory: string, target: string, kind: "file" | "directory") {
+        function* (sessionID: Identifier.SessionID, directory: string, target: string, kind: "file" | "directory") {
           if (disabled) return [] as ReadonlyArray<string>
           const root = nodePath.resolve(directory)
           const found = candidates(root, target, kind).filter(isFile)
@@ -213,7 +219,7 @@ export const layer = (options: Options): Layer.Layer<Service, never, SqlClient.S
         )
 
       const load = Effect.fn("NestedInstructions.load")(
-        function* (sessionID: string, location: Location.LocationInfo) {
+        function* (sessionID: Identifier.SessionID, location: Location.LocationInfo) {
           const rows = yield* store
             .noted({ sessionID, directory: nodePath.resolve(location.directory) })
             .pipe(Effect.orDie)
@@ -224,7 +230,8 @@ export const layer = (options: Options): Layer.Layer<Service, never, SqlClient.S
         (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
       )
 
-      const instructions = (sessionID: string, location: Location.LocationInfo) => make(load(sessionID, location))
+      const instructions = (sessionID: Identifier.SessionID, location: Location.LocationInfo) =>
+        make(load(sessionID, location))
 
       return Service.of({ note, load, instructions })
     })

@@ -15,7 +15,7 @@ export * as SessionInstructions from "./session-instructions.js"
 
 import * as nodeFs from "node:fs"
 import * as path from "node:path"
-import type { Errors, Location } from "@opencode-ai/schema"
+import type { Errors, Identifier, Location } from "@opencode-ai/schema"
 import { Context, Effect, Layer } from "effect"
 import { DateSource } from "./date-source.js"
 import { EnvironmentSource } from "./environment-source.js"
@@ -52,7 +52,7 @@ export interface Interface {
    * nothing and wakes nothing. Unknown session → SessionNotFoundError.
    */
   readonly forSession: <R = never>(
-    sessionID: string,
+    sessionID: Identifier.SessionID,
     location: Location.LocationInfo,
     producers?: Producers<R>
   ) => Effect.Effect<Instructions.Instructions<R>, Errors.SessionNotFoundError>
@@ -92,7 +92,11 @@ export const layer: Layer.Layer<
       )
 
     const forSession = Effect.fn("SessionInstructions.forSession")(
-      function* <R = never>(sessionID: string, location: Location.LocationInfo, producers: Producers<R> = {}) {
+      function* <R = never>(
+        sessionID: Identifier.SessionID,
+        location: Location.LocationInfo,
+        producers: Producers<R> = {}
+      ) {
         const stored = yield* entries.list(sessionID)
         return Instructions.combine(
           environment(location),
@@ -114,7 +118,7 @@ export const layer: Layer.Layer<
 
 /** {@link Interface.forSession} through the service in context. */
 export const forSession = <R = never>(
-  sessionID: string,
+  sessionID: Identifier.SessionID,
   location: Location.LocationInfo,
   producers?: Producers<R>
 ): Effect.Effect<Instructions.Instructions<R>, Errors.SessionNotFoundError, Service> =>

@@ -6,6 +6,7 @@ import { Clock, Context, Deferred, Effect, Layer, Option, Schema } from "effect"
 import type { AgentCatalog } from "../config/agent-catalog.js"
 import { Config } from "../config/config.js"
 import { EventLog } from "../event/event-log.js"
+import { RequestTable } from "../request/request-table.js"
 import { Sessions } from "../session/sessions.js"
 import { ToolRegistry } from "../tool/tool-registry.js"
 import { Permission } from "./permission.js"
@@ -55,8 +56,7 @@ export class PermissionRejectedError extends Schema.TaggedError<PermissionReject
 }) {}
 
 export interface AskInput {
-  /** A session ID (the runner's): checked here. */
-  readonly sessionID: string
+  readonly sessionID: Identifier.SessionID
   /** The effective agent of the Step that issued the call: its rules are the ones that apply. */
   readonly agent: AgentCatalog.Agent
   readonly action: string
@@ -123,7 +123,7 @@ export interface Interface {
     answer: Answer
   ) => Effect.Effect<void, Errors.SessionNotFoundError | Errors.PermissionNotFoundError>
   /** Rejects every pending request of the session (the session was interrupted). */
-  readonly rejectPending: (sessionID: string) => Effect.Effect<void>
+  readonly rejectPending: (sessionID: Identifier.SessionID) => Effect.Effect<void>
   /** Saved permissions, of one project when given, oldest first. */
   readonly saved: (projectID?: string) => Effect.Effect<ReadonlyArray<SavedInfo>>
   /** Forgets a saved permission; idempotent. */
@@ -187,7 +187,7 @@ export const layer: Layer.Layer<
     const sessions = yield* Sessions.Service
     const config = yield* Config.Service
     /** The calls of this process waiting for an answer, by request ID. */
-    const waiting = new Map<string, Deferred.Deferred<Answer>>()
+    const waiting = new Map<Identifier.PermissionID, Deferred.Deferred<Answer>>()
 
     // The table's queries. A storage failure or an undecodable row is a defect: this is the one place
     // it becomes one. Each runs inside the caller's transaction when there is one.
@@ -256,14 +256,6 @@ export const layer: Layer.Layer<
           SELECT info FROM permission_request
           WHERE id = ${requestID} AND session_id = ${sessionID} AND status = 'pending'`
       }),
-      pendingIn: SqlSchema.findAll({
-        Request: Schema.Struct({ directory: Schema.String, workspaceID: Schema.optional(Schema.String) }),
-        Result: InfoRow,
-        execute: (location) => sql`
-          SELECT info FROM permission_request
-          WHERE status = 'pending' AND session_id IN (${Sessions.idsInLocation(sql, location)})
-          ORDER BY time_created, id`
-      }),
       saved: SqlSchema.findAll({
         Request: Schema.UndefinedOr(Schema.String),
         Result: SavedRow,
@@ -272,21 +264,10 @@ export const layer: Layer.Layer<
           ${projectID === undefined ? sql.literal("") : sql`WHERE project_id = ${projectID}`}
           ORDER BY time_created, id`
       }),
-      removeSaved: (id: string) => sql`DELETE FROM permission_saved WHERE id = ${id}`,
-      stranded: SqlSchema.findAll({
-        Request: Identifier.SessionID,
-        Result: Schema.Struct({ id: Identifier.PermissionID }),
-        execute: (sessionID) => sql`
-          SELECT id FROM permission_request WHERE status = 'pending' AND session_id = ${sessionID} AND origin = 'runner'`
-      }),
-      strandedSessions: SqlSchema.findAll({
-        Request: Schema.Void,
-        Result: SessionRow,
-        execute: () => sql`
-          SELECT DISTINCT session_id FROM permission_request WHERE status = 'pending' AND origin = 'runner'
-          ORDER BY session_id`
-      })
+      removeSaved: (id: string) => sql`DELETE FROM permission_saved WHERE id = ${id}`
     }
+
+    const shared = RequestTable.reads(sql, "permission_request", { Id: Identifier.PermissionID, Info: RequestJson })
 
     const savedRules = (projectID: string) =>
       store.savedRules(projectID).pipe(Effect.orDie, Effect.map(Permission.fromSaved))
@@ -400,7 +381,7 @@ export const layer: Layer.Layer<
 
     const ask = Effect.fn("PermissionRequests.ask")(
       function* (input: AskInput) {
-        const sessionID = Identifier.SessionID.make(input.sessionID)
+        const sessionID = input.sessionID
         const projectID = yield* projectOf(sessionID).pipe(Effect.orDie)
         const rules = Permission.merge(input.agent.permission, yield* savedRules(projectID))
         const decision = Permission.decide(rules, input.action, input.resources)
@@ -500,7 +481,7 @@ export const layer: Layer.Layer<
       readonly directory: string
       readonly workspaceID?: string | undefined
     }) {
-      const rows = yield* store.pendingIn(location).pipe(Effect.orDie)
+      const rows = yield* shared.pendingIn(location).pipe(Effect.orDie)
       return rows.map((row) => row.info)
     })
 
@@ -514,8 +495,7 @@ export const layer: Layer.Layer<
     )
 
     const rejectPending = Effect.fn("PermissionRequests.rejectPending")(
-      function* (id: string) {
-        const sessionID = Identifier.SessionID.make(id)
+      function* (sessionID: Identifier.SessionID) {
         for (const row of yield* pendingRows(sessionID)) {
           yield* settle(row.id, sessionID, { reply: "reject", message: interruptedMessage }, false).pipe(Effect.ignore)
         }
@@ -535,16 +515,14 @@ export const layer: Layer.Layer<
     })
 
     const recover = Effect.fn("PermissionRequests.recover")(function* (sessionID: Identifier.SessionID) {
-      const stranded = yield* store.stranded(sessionID).pipe(Effect.orDie)
-      const orphaned = stranded.filter((row) => !waiting.has(row.id))
-      for (const row of orphaned) {
-        yield* settle(row.id, sessionID, { reply: "reject", message: restartedMessage }, false).pipe(Effect.ignore)
-      }
-      return orphaned.length
+      const stranded = yield* shared.stranded(sessionID).pipe(Effect.orDie)
+      return yield* RequestTable.settleOrphaned(stranded, waiting, (id) =>
+        settle(id, sessionID, { reply: "reject", message: restartedMessage }, false)
+      )
     })
 
     const strandedSessions = Effect.fn("PermissionRequests.strandedSessions")(function* () {
-      return (yield* store.strandedSessions(undefined).pipe(Effect.orDie)).map((row) => row.session_id)
+      return (yield* shared.strandedSessions(undefined).pipe(Effect.orDie)).map((row) => row.session_id)
     })
 
     return Service.of({
@@ -571,9 +549,9 @@ export const forCall =
   (
     service: Interface,
     call: {
-      readonly sessionID: string
+      readonly sessionID: Identifier.SessionID
       readonly agent: AgentCatalog.Agent
-      readonly messageID: string
+      readonly messageID: Identifier.MessageID
       readonly callID: string
     }
   ) =>

@@ -34,7 +34,7 @@ export * as SessionReminders from "./session-reminders.js"
  * shows the existing-file text where the earlier Steps showed the create-it text.
  */
 
-import type { Errors, SessionMessages } from "@opencode-ai/schema"
+import type { Errors, Identifier, SessionMessages } from "@opencode-ai/schema"
 import { Context, Effect, Layer } from "effect"
 import { PlanFile } from "../session/plan-file.js"
 
@@ -259,7 +259,7 @@ export interface Interface {
    * plan-mode or build-switch reminder applies under experimental plan mode. Writes nothing.
    */
   readonly apply: (input: {
-    readonly sessionID: string
+    readonly sessionID: Identifier.SessionID
     readonly agent: string
     readonly history: ReadonlyArray<SessionMessages.SessionMessage>
   }) => Effect.Effect<
@@ -283,7 +283,7 @@ export const layer = (options: Options): Layer.Layer<Service, never, PlanFile.Se
       const planFile = yield* PlanFile.Service
       const apply = Effect.fn("SessionReminders.apply")(
         function* (input: {
-          readonly sessionID: string
+          readonly sessionID: Identifier.SessionID
           readonly agent: string
           readonly history: ReadonlyArray<SessionMessages.SessionMessage>
         }) {

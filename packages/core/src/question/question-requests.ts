@@ -4,8 +4,8 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Errors, Identifier, QuestionRequest } from "@opencode-ai/schema"
 import { Clock, Context, Deferred, Effect, Layer, Option, Schema } from "effect"
 import { EventLog } from "../event/event-log.js"
+import { RequestTable } from "../request/request-table.js"
 import { KnownSessions } from "../session/known-sessions.js"
-import * as Sessions from "../session/sessions.js"
 
 /*
  * QuestionRequests: the durable questions of the `question` tool, shaped like PermissionRequests.
@@ -33,7 +33,7 @@ export class QuestionRejectedError extends Schema.TaggedError<QuestionRejectedEr
 }) {}
 
 export interface AskInput {
-  readonly sessionID: string
+  readonly sessionID: Identifier.SessionID
   readonly questions: ReadonlyArray<QuestionRequest.QuestionV2Info>
   readonly tool?: QuestionRequest.QuestionV2Tool | undefined
 }
@@ -60,7 +60,7 @@ export interface Interface {
     requestID: Identifier.QuestionID
   ) => Effect.Effect<void, Errors.SessionNotFoundError | Errors.QuestionNotFoundError>
   /** Rejects every pending request of the session (the session was interrupted). */
-  readonly rejectPending: (sessionID: string) => Effect.Effect<void>
+  readonly rejectPending: (sessionID: Identifier.SessionID) => Effect.Effect<void>
   /**
    * After the host that ran the session stopped (see Recovery): rejects the session's pending
    * requests that no call of this process waits on. Resolves with how many.
@@ -88,9 +88,6 @@ export const rejectedMessage =
 export const interruptedMessage = "The question was cancelled: the session was interrupted."
 export const restartedMessage = "The question was cancelled: the server restarted while it was pending."
 
-const InfoRow = Schema.Struct({ info: RequestJson })
-const SessionRow = Schema.Struct({ session_id: Identifier.SessionID })
-
 export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.Service | KnownSessions.Service> =
   Layer.effect(
     Service,
@@ -99,7 +96,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
       const log = yield* EventLog.Service
       const known = yield* KnownSessions.Service
       /** The calls of this process waiting for an answer, by request ID. */
-      const waiting = new Map<string, Deferred.Deferred<Outcome>>()
+      const waiting = new Map<Identifier.QuestionID, Deferred.Deferred<Outcome>>()
 
       // The table's queries. A storage failure or an undecodable row is a defect: this is the one place
       // it becomes one. Each runs inside the caller's transaction when there is one.
@@ -144,29 +141,10 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
                 WHERE id = ${row.id} AND session_id = ${row.sessionID} AND status = 'pending'
                 RETURNING id`
               })(undefined)
-          ),
-        pendingIn: SqlSchema.findAll({
-          Request: Schema.Struct({ directory: Schema.String, workspaceID: Schema.optional(Schema.String) }),
-          Result: InfoRow,
-          execute: (location) => sql`
-          SELECT info FROM question_request
-          WHERE status = 'pending' AND session_id IN (${Sessions.idsInLocation(sql, location)})
-          ORDER BY time_created, id`
-        }),
-        stranded: SqlSchema.findAll({
-          Request: Identifier.SessionID,
-          Result: Schema.Struct({ id: Identifier.QuestionID }),
-          execute: (sessionID) => sql`
-          SELECT id FROM question_request WHERE status = 'pending' AND session_id = ${sessionID} AND origin = 'runner'`
-        }),
-        strandedSessions: SqlSchema.findAll({
-          Request: Schema.Void,
-          Result: SessionRow,
-          execute: () => sql`
-          SELECT DISTINCT session_id FROM question_request WHERE status = 'pending' AND origin = 'runner'
-          ORDER BY session_id`
-        })
+          )
       }
+
+      const shared = RequestTable.reads(sql, "question_request", { Id: Identifier.QuestionID, Info: RequestJson })
 
       const pendingRows = (sessionID: Identifier.SessionID) => store.pending(sessionID).pipe(Effect.orDie)
 
@@ -222,7 +200,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
 
       const ask = Effect.fn("QuestionRequests.ask")(
         function* (input: AskInput) {
-          const sessionID = Identifier.SessionID.make(input.sessionID)
+          const sessionID = input.sessionID
           const request: Request = {
             id: Identifier.QuestionID.make(Identifier.create("question", "ascending")),
             sessionID,
@@ -259,7 +237,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
         readonly directory: string
         readonly workspaceID?: string | undefined
       }) {
-        const rows = yield* store.pendingIn(location).pipe(Effect.orDie)
+        const rows = yield* shared.pendingIn(location).pipe(Effect.orDie)
         return rows.map((row) => row.info)
       })
 
@@ -280,8 +258,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
       )
 
       const rejectPending = Effect.fn("QuestionRequests.rejectPending")(
-        function* (id: string) {
-          const sessionID = Identifier.SessionID.make(id)
+        function* (sessionID: Identifier.SessionID) {
           for (const row of yield* pendingRows(sessionID)) {
             yield* settle(row.id, sessionID, { _tag: "rejected", message: interruptedMessage }).pipe(Effect.ignore)
           }
@@ -290,16 +267,14 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
       )
 
       const recover = Effect.fn("QuestionRequests.recover")(function* (sessionID: Identifier.SessionID) {
-        const stranded = yield* store.stranded(sessionID).pipe(Effect.orDie)
-        const orphaned = stranded.filter((row) => !waiting.has(row.id))
-        for (const row of orphaned) {
-          yield* settle(row.id, sessionID, { _tag: "rejected", message: restartedMessage }).pipe(Effect.ignore)
-        }
-        return orphaned.length
+        const stranded = yield* shared.stranded(sessionID).pipe(Effect.orDie)
+        return yield* RequestTable.settleOrphaned(stranded, waiting, (id) =>
+          settle(id, sessionID, { _tag: "rejected", message: restartedMessage })
+        )
       })
 
       const strandedSessions = Effect.fn("QuestionRequests.strandedSessions")(function* () {
-        return (yield* store.strandedSessions(undefined).pipe(Effect.orDie)).map((row) => row.session_id)
+        return (yield* shared.strandedSessions(undefined).pipe(Effect.orDie)).map((row) => row.session_id)
       })
 
       return Service.of({ ask, list, listIn, reply, reject, rejectPending, recover, strandedSessions })

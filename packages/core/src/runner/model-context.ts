@@ -1,7 +1,7 @@
 export * as ModelContext from "./model-context.js"
 
 import { FileSystem } from "@effect/platform"
-import type { Errors, Model, SessionMessages } from "@opencode-ai/schema"
+import type { Errors, Identifier, Model, SessionMessages } from "@opencode-ai/schema"
 import { Context, Effect, Either, Layer } from "effect"
 import { ContextBudget } from "../compaction/context-budget.js"
 import { ToolOutputPrune } from "../compaction/tool-output-prune.js"
@@ -25,7 +25,7 @@ import type { StepSelection } from "./step-selection.js"
 
 /** Everything one Step's model request is assembled from; all of it sampled at the Step's start. */
 export interface Input {
-  readonly sessionID: string
+  readonly sessionID: Identifier.SessionID
   readonly agent: AgentCatalog.Agent
   readonly provider: Catalog.Provider
   readonly model: Catalog.Model
@@ -302,7 +302,7 @@ export interface Interface {
    * session → SessionNotFoundError.
    */
   readonly assemble: (input: {
-    readonly sessionID: string
+    readonly sessionID: Identifier.SessionID
     readonly selection: StepSelection.Selected
     readonly instructions: Pick<SafeStepBoundary.Ready, "baseline" | "baselineSeq">
   }) => Effect.Effect<Assembled, Errors.SessionNotFoundError>
@@ -323,7 +323,7 @@ export const layer: Layer.Layer<
     const fs = yield* FileSystem.FileSystem
     const reminders = yield* SessionReminders.Service
     const assemble = Effect.fn("ModelContext.assemble")(function* (input: {
-      readonly sessionID: string
+      readonly sessionID: Identifier.SessionID
       readonly selection: StepSelection.Selected
       readonly instructions: Pick<SafeStepBoundary.Ready, "baseline" | "baselineSeq">
     }) {

@@ -1,7 +1,7 @@
 export * as Recovery from "./recovery.js"
 
 import type { SqlClient } from "@effect/sql"
-import { Identifier } from "@opencode-ai/schema"
+import type { Identifier } from "@opencode-ai/schema"
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { EventLog } from "../event/event-log.js"
 import * as SessionInput from "../input/session-input.js"
@@ -39,16 +39,16 @@ export interface Interface {
    * ends them: every `*.started` block gets its `*.ended`. The permission and question requests its
    * calls waited on are rejected. Admitted prompts are left pending.
    *
-   * `sessionID` is checked to be a session ID (the runner passes plain strings). Run it only while this host holds the session's lease (SessionLeases) and before any drain of it:
+   * Run it only while this host holds the session's lease (SessionLeases) and before any drain of it:
    * whoever held the session before has stopped. Idempotent: a second run finds nothing open.
    */
-  readonly session: (sessionID: string) => Effect.Effect<Settled>
+  readonly session: (sessionID: Identifier.SessionID) => Effect.Effect<Settled>
   /**
    * Records that the session was interrupted, now (the Clock the messages' times come from): a later
    * Recovery does not continue what its history ended with before this (see {@link continues}).
    * Idempotent.
    */
-  readonly interrupted: (sessionID: string) => Effect.Effect<void>
+  readonly interrupted: (sessionID: Identifier.SessionID) => Effect.Effect<void>
   /**
    * Whether a drain of the session that stopped had more to do without any new input: its
    * conversation (user, synthetic and assistant messages) ends with promoted user input or a
@@ -56,7 +56,7 @@ export interface Interface {
    * Step that called tools, and the session was not interrupted after that. A host that
    * stopped between two Steps leaves exactly this behind; it is resumed as a continuation. Reads only.
    */
-  readonly continues: (sessionID: string) => Effect.Effect<boolean>
+  readonly continues: (sessionID: Identifier.SessionID) => Effect.Effect<boolean>
   /**
    * Startup: settles ({@link session}) every session that has an open Step, admitted input, a request
    * waiting on a call or a conversation a Step should continue, unless another live host holds its
@@ -130,8 +130,7 @@ export const layer: Layer.Layer<
       return open
     })
 
-    const session = Effect.fn("Recovery.session")(function* (id: string) {
-      const sessionID = Identifier.SessionID.make(id)
+    const session = Effect.fn("Recovery.session")(function* (sessionID: Identifier.SessionID) {
       const steps = yield* MessageProjection.openSteps(sessionID)
       let tools = 0
       for (const { message, seq } of steps) {
@@ -189,13 +188,12 @@ export const layer: Layer.Layer<
       return { stranded: steps.length, tools, requests }
     }, Effect.provide(context))
 
-    const interrupted = Effect.fn("Recovery.interrupted")(function* (id: string) {
+    const interrupted = Effect.fn("Recovery.interrupted")(function* (sessionID: Identifier.SessionID) {
       // The Clock the messages' times come from.
-      yield* Sessions.markInterrupted(Identifier.SessionID.make(id), yield* Clock.currentTimeMillis)
+      yield* Sessions.markInterrupted(sessionID, yield* Clock.currentTimeMillis)
     }, Effect.provide(context))
 
-    const continues = Effect.fn("Recovery.continues")(function* (id: string) {
-      const sessionID = Identifier.SessionID.make(id)
+    const continues = Effect.fn("Recovery.continues")(function* (sessionID: Identifier.SessionID) {
       const message = yield* MessageProjection.lastConversation(sessionID)
       if (message === undefined) return false
       const ended =

@@ -1,6 +1,6 @@
 export * as SafeStepBoundary from "./safe-step-boundary.js"
 
-import type { Errors, Location } from "@opencode-ai/schema"
+import type { Errors, Identifier, Location } from "@opencode-ai/schema"
 import { Context, Data, Effect, Layer, Option } from "effect"
 import type { AgentCatalog } from "../config/agent-catalog.js"
 import { SessionInput } from "../input/session-input.js"
@@ -32,7 +32,7 @@ export const Result = Data.taggedEnum<Result>()
 export type Ready = Extract<Result, { readonly _tag: "Ready" }>
 
 export interface Input {
-  readonly sessionID: string
+  readonly sessionID: Identifier.SessionID
   /** The session's resolved Location: the Location-scoped instruction producers observe it. */
   readonly location: Location.LocationInfo
   /** The session's current agent: its skill and MCP guidance are composed (none without an agent). */

@@ -1,6 +1,6 @@
 export * as SessionDrain from "./session-drain.js"
 
-import type { Location } from "@opencode-ai/schema"
+import type { Identifier, Location } from "@opencode-ai/schema"
 import { Context, Effect, Layer } from "effect"
 import { Compaction } from "../compaction/compaction.js"
 import { Config } from "../config/config.js"
@@ -58,13 +58,13 @@ export interface Interface {
    * was frozen past its expiry), the next commit dies with `EventLog/CommitFenced`, writing nothing,
    * and the drain ends (logged as a failed drain).
    */
-  readonly run: (sessionID: string) => Effect.Effect<void>
+  readonly run: (sessionID: Identifier.SessionID) => Effect.Effect<void>
   /**
    * Marks the session as found by a startup Recovery: its next drain that claims the lease first
    * checks whether its conversation ends where a Step should follow (Recovery.continues) and, if so,
    * runs that Step without new input.
    */
-  readonly resumeNext: (sessionID: string) => Effect.Effect<void>
+  readonly resumeNext: (sessionID: Identifier.SessionID) => Effect.Effect<void>
 }
 
 /** `yield* SessionDrain.Service`. */
@@ -111,7 +111,7 @@ export const layer: Layer.Layer<
      * something else ended it (a failed Step, blocked instructions, no usable model). With `resume`
      * the first Step runs without new input: it continues a conversation a stopped drain left.
      */
-    const steps = (sessionID: string, resume: boolean) =>
+    const steps = (sessionID: Identifier.SessionID, resume: boolean) =>
       Effect.gen(function* () {
         let continuing = resume
         // The Step's number since input was last promoted: the agent's step allowance counts it.
@@ -271,7 +271,7 @@ export const layer: Layer.Layer<
         }
       })
 
-    const run = (sessionID: string) =>
+    const run = (sessionID: Identifier.SessionID) =>
       Effect.gen(function* () {
         // An unknown session fails here (logged below) rather than at the lease's foreign key.
         yield* known.ensure(sessionID)

@@ -1,5 +1,6 @@
 export * as SessionExecution from "./session-execution.js"
 
+import type { Identifier } from "@opencode-ai/schema"
 import { Context, Deferred, Effect, ExecutionStrategy, Fiber, Layer, Option, Scope, type Tracer } from "effect"
 import { RuntimeMetrics } from "../observability/runtime-metrics.js"
 
@@ -28,15 +29,15 @@ export interface Interface {
    * Starts a drain for the session, or requests one follow-up when a drain is running. Resolves as
    * soon as that is recorded (it does not wait for the drain). Idempotent while draining.
    */
-  readonly wake: (sessionID: string) => Effect.Effect<void>
+  readonly wake: (sessionID: Identifier.SessionID) => Effect.Effect<void>
   /**
    * Interrupts the session's running drain, if any, and drops its pending follow-up. Resolves after
    * the drain has settled, including its interruption handling (e.g. persisting partial output).
    * Idempotent: an idle session is a no-op.
    */
-  readonly interrupt: (sessionID: string) => Effect.Effect<void>
+  readonly interrupt: (sessionID: Identifier.SessionID) => Effect.Effect<void>
   /** Resolves when the session is idle: immediately when nothing runs, else when its drain (and any follow-up) ends. */
-  readonly wait: (sessionID: string) => Effect.Effect<void>
+  readonly wait: (sessionID: Identifier.SessionID) => Effect.Effect<void>
   /** A snapshot of the sessions whose drain is running, in start order. */
   readonly active: Effect.Effect<ReadonlyArray<string>>
 }
@@ -44,7 +45,7 @@ export interface Interface {
 export class Service extends Context.Tag("@opencode-ai/core/SessionExecution")<Service, Interface>() {}
 
 /** What one drain does: promote eligible input and run Steps until nothing continues. Never fails. */
-export type Drain = (sessionID: string) => Effect.Effect<void>
+export type Drain = (sessionID: Identifier.SessionID) => Effect.Effect<void>
 
 interface Entry {
   readonly fiber: Fiber.RuntimeFiber<void>
@@ -78,7 +79,7 @@ export const make = (drain: Drain): Effect.Effect<Interface, never, Scope.Scope>
      * not: deciding and removing in one step means a wake arriving just after finds no entry and
      * starts a fresh drain, instead of setting a follow-up nobody will run.
      */
-    const another = (sessionID: string, idle: Deferred.Deferred<void>) =>
+    const another = (sessionID: Identifier.SessionID, idle: Deferred.Deferred<void>) =>
       locked(
         Effect.sync(() => {
           const entry = entries.get(sessionID)
@@ -93,7 +94,7 @@ export const make = (drain: Drain): Effect.Effect<Interface, never, Scope.Scope>
       )
 
     const run = (
-      sessionID: string,
+      sessionID: Identifier.SessionID,
       idle: Deferred.Deferred<void>,
       waker: Option.Option<Tracer.AnySpan>
     ): Effect.Effect<void> => {
@@ -130,7 +131,7 @@ export const make = (drain: Drain): Effect.Effect<Interface, never, Scope.Scope>
       )
     }
 
-    const wake = Effect.fn("SessionExecution.wake")(function* (sessionID: string) {
+    const wake = Effect.fn("SessionExecution.wake")(function* (sessionID: Identifier.SessionID) {
       yield* locked(
         Effect.gen(function* () {
           const entry = entries.get(sessionID)
@@ -147,7 +148,7 @@ export const make = (drain: Drain): Effect.Effect<Interface, never, Scope.Scope>
       )
     })
 
-    const interrupt = Effect.fn("SessionExecution.interrupt")(function* (sessionID: string) {
+    const interrupt = Effect.fn("SessionExecution.interrupt")(function* (sessionID: Identifier.SessionID) {
       const entry = yield* locked(
         Effect.sync(() => {
           const entry = entries.get(sessionID)
@@ -158,7 +159,7 @@ export const make = (drain: Drain): Effect.Effect<Interface, never, Scope.Scope>
       if (entry !== undefined) yield* Fiber.interrupt(entry.fiber)
     })
 
-    const wait = Effect.fn("SessionExecution.wait")(function* (sessionID: string) {
+    const wait = Effect.fn("SessionExecution.wait")(function* (sessionID: Identifier.SessionID) {
       const entry = yield* locked(Effect.sync(() => entries.get(sessionID)))
       if (entry !== undefined) yield* Deferred.await(entry.idle)
     })

@@ -31,6 +31,7 @@ import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import { SqlClient } from "@effect/sql"
+import type { Identifier } from "@opencode-ai/schema"
 import { Context, Effect, FiberRef, Layer } from "effect"
 import { WallClock } from "../clock/wall-clock.js"
 import { CommitFence } from "../event/commit-fence.js"
@@ -106,14 +107,14 @@ export interface Interface {
    */
   readonly requestInterrupt: (sessionID: string) => Effect.Effect<void>
   /** Takes the interrupt requests other hosts recorded on this host's leases: the sessions to interrupt. */
-  readonly interruptRequests: Effect.Effect<ReadonlyArray<string>>
+  readonly interruptRequests: Effect.Effect<ReadonlyArray<Identifier.SessionID>>
   /** Gives the session up if this host holds it; idempotent. Runs to completion once started. */
   readonly release: (sessionID: string) => Effect.Effect<void>
   /**
    * The sessions whose lease a dead host still holds (to be claimed and settled), oldest lease first.
    * Dead hosts that hold nothing are forgotten.
    */
-  readonly orphaned: Effect.Effect<ReadonlyArray<string>>
+  readonly orphaned: Effect.Effect<ReadonlyArray<Identifier.SessionID>>
 }
 
 /** `yield* SessionLeases.Service`. */
@@ -252,7 +253,7 @@ export const layer = (options: Options = {}): Layer.Layer<Service | CommitFence.
           Effect.orDie
         )
         if (requested.length === 0) return []
-        const taken = yield* sql<{ readonly session_id: string }>`
+        const taken = yield* sql<{ readonly session_id: Identifier.SessionID }>`
           UPDATE session_lease SET time_interrupt_requested = NULL
           WHERE host_id = ${host} AND time_interrupt_requested IS NOT NULL RETURNING session_id`.pipe(Effect.orDie)
         return taken.map((row) => row.session_id)
@@ -266,7 +267,7 @@ export const layer = (options: Options = {}): Layer.Layer<Service | CommitFence.
         const now = Date.now()
         const hosts = yield* sql<HostRow>`SELECT id, pid, machine, time_seen FROM runtime_host`.pipe(Effect.orDie)
         const byID = new Map(hosts.map((row) => [row.id, row]))
-        const leases = yield* sql<{ readonly session_id: string; readonly host_id: string }>`
+        const leases = yield* sql<{ readonly session_id: Identifier.SessionID; readonly host_id: string }>`
           SELECT session_id, host_id FROM session_lease WHERE host_id <> ${host} ORDER BY time_claimed`.pipe(
           Effect.orDie
         )

@@ -1,6 +1,6 @@
 export * as SessionRunner from "./session-runner.js"
 
-import type { Errors } from "@opencode-ai/schema"
+import type { Errors, Identifier } from "@opencode-ai/schema"
 import { Context, Effect, Layer } from "effect"
 import { WallClock } from "../clock/wall-clock.js"
 import { Compaction } from "../compaction/compaction.js"
@@ -30,7 +30,7 @@ import { SessionLeases } from "./session-leases.js"
  */
 export interface Interface {
   /** Advisory: starts (or coalesces into) the session's drain; resolves immediately. */
-  readonly wake: (sessionID: string) => Effect.Effect<void>
+  readonly wake: (sessionID: Identifier.SessionID) => Effect.Effect<void>
   /**
    * Interrupts the session's running Step (provider stream and tools; partial output is kept).
    * Resolves once the Step has settled and the session's pending permission and question requests
@@ -38,21 +38,21 @@ export interface Interface {
    * 250 ms) and this resolves once it has let the session go.
    * Idempotent; fails only for an unknown session.
    */
-  readonly interrupt: (sessionID: string) => Effect.Effect<void, Errors.SessionNotFoundError>
+  readonly interrupt: (sessionID: Identifier.SessionID) => Effect.Effect<void, Errors.SessionNotFoundError>
   /**
    * Resolves when the session is idle: no drain of it runs here, and no other live host holds it
    * (that is watched every 100 ms). A session a stopped host still holds is taken over here first
    * (settled and resumed), so a wait through any host ends with the session settled. Fails only for
    * an unknown session.
    */
-  readonly wait: (sessionID: string) => Effect.Effect<void, Errors.SessionNotFoundError>
+  readonly wait: (sessionID: Identifier.SessionID) => Effect.Effect<void, Errors.SessionNotFoundError>
   /**
    * Asks for the session to be compacted (see Compaction): its drain runs the compaction at the next
    * Safe Step Boundary, or at once when the session is idle. Resolves once the request is recorded,
    * not when the compaction ends (`wait` tells that). Idempotent while a requested compaction is
    * waiting or running. Fails only for an unknown session.
    */
-  readonly compact: (sessionID: string) => Effect.Effect<void, Errors.SessionNotFoundError>
+  readonly compact: (sessionID: Identifier.SessionID) => Effect.Effect<void, Errors.SessionNotFoundError>
   /** The foreground drain registry of this process: running sessions → `{type: "running"}`. */
   readonly active: Effect.Effect<Readonly<Record<string, { readonly type: "running" }>>>
 }
@@ -101,7 +101,7 @@ export const layer = (
        * their own requests as they are interrupted; then the requests a client created for the
        * session are rejected too.
        */
-      const interruptHere = (sessionID: string) =>
+      const interruptHere = (sessionID: Identifier.SessionID) =>
         execution.interrupt(sessionID).pipe(
           Effect.zipRight(permissions.rejectPending(sessionID)),
           Effect.zipRight(questions.rejectPending(sessionID)),
@@ -151,7 +151,7 @@ export const layer = (
         wake: execution.wake,
         // The running Step's waiting calls reject their own requests as they are interrupted; then the
         // requests a client created for the session are rejected too.
-        interrupt: Effect.fn("SessionRunner.interrupt")(function* (sessionID: string) {
+        interrupt: Effect.fn("SessionRunner.interrupt")(function* (sessionID: Identifier.SessionID) {
           yield* known.ensure(sessionID)
           if (!(yield* leases.heldElsewhere(sessionID))) return yield* interruptHere(sessionID)
           // Another live host runs it: ask that host (which also rejects the session's requests), and
@@ -159,7 +159,7 @@ export const layer = (
           yield* leases.requestInterrupt(sessionID)
           while (yield* leases.heldElsewhere(sessionID)) yield* WallClock.sleep(waitPollMs)
         }),
-        wait: Effect.fn("SessionRunner.wait")(function* (sessionID: string) {
+        wait: Effect.fn("SessionRunner.wait")(function* (sessionID: Identifier.SessionID) {
           yield* known.ensure(sessionID)
           // Idle here is not idle everywhere: while another live host runs the session, watch its lease.
           // Input can sit unheld for an instant while a host hands it over (it releases, then claims
@@ -183,7 +183,7 @@ export const layer = (
             yield* WallClock.sleep(waitPollMs)
           }
         }),
-        compact: Effect.fn("SessionRunner.compact")(function* (sessionID: string) {
+        compact: Effect.fn("SessionRunner.compact")(function* (sessionID: Identifier.SessionID) {
           yield* known.ensure(sessionID)
           yield* compaction.request(sessionID)
           yield* execution.wake(sessionID)

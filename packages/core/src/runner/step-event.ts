@@ -1,5 +1,6 @@
 export * as StepEvent from "./step-event.js"
 
+import type { Identifier } from "@opencode-ai/schema"
 import { Clock, Effect } from "effect"
 import type { EventLog } from "../event/event-log.js"
 import { SessionEvents } from "../session/session-events.js"
@@ -20,7 +21,7 @@ export type Data<T extends SessionEvents.Type> = Omit<SessionEvents.DataOf<T>, "
 export const make = <T extends SessionEvents.Type>(type: T, data: Data<T>): StepEvent => ({ type, data })
 
 /** The draft of `event` for the session's log, stamped with `timestamp`. */
-export const draft = (sessionID: string, event: StepEvent, timestamp: number): EventLog.Draft =>
+export const draft = (sessionID: Identifier.SessionID, event: StepEvent, timestamp: number): EventLog.Draft =>
   SessionEvents.draft(event.type, { timestamp, sessionID, ...event.data } as unknown as SessionEvents.DataOf<
     typeof event.type
   >)
@@ -34,7 +35,7 @@ export const draft = (sessionID: string, event: StepEvent, timestamp: number): E
  */
 export const append = (
   events: SessionEvents.Interface,
-  sessionID: string,
+  sessionID: Identifier.SessionID,
   list: ReadonlyArray<StepEvent>,
   live?: EventLog.AppendOptions["live"]
 ): Effect.Effect<void> =>

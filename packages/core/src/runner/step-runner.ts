@@ -22,7 +22,7 @@ import { StepEvent } from "./step-event.js"
 import { ToolSettlement } from "./tool-settlement.js"
 
 export interface Input {
-  readonly sessionID: string
+  readonly sessionID: Identifier.SessionID
   /** The session's Location directory, for tools. */
   readonly directory: string
   readonly agent: AgentCatalog.Agent
@@ -110,7 +110,7 @@ export interface Interface {
    * of silent.
    */
   readonly failBeforeOutput: (input: {
-    readonly sessionID: string
+    readonly sessionID: Identifier.SessionID
     readonly agent: AgentCatalog.Agent
     readonly model: Model.ModelRef
     readonly message: string
@@ -151,7 +151,7 @@ export const layer = (
       const snapshots = yield* Effect.serviceOption(Snapshots.Service)
 
       const failBeforeOutput = Effect.fn("StepRunner.failBeforeOutput")(function* (input: {
-        readonly sessionID: string
+        readonly sessionID: Identifier.SessionID
         readonly agent: AgentCatalog.Agent
         readonly model: Model.ModelRef
         readonly message: string

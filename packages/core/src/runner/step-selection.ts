@@ -1,6 +1,6 @@
 export * as StepSelection from "./step-selection.js"
 
-import type { Errors, Model } from "@opencode-ai/schema"
+import type { Errors, Identifier, Model } from "@opencode-ai/schema"
 import { Context, Data, Effect, Layer, Option } from "effect"
 import type { AgentCatalog } from "../config/agent-catalog.js"
 import type { Catalog } from "../config/catalog.js"
@@ -47,7 +47,10 @@ export interface Interface {
    * the tool registry; writes nothing. No agent at all (not even the default) is a defect. Unknown
    * session → SessionNotFoundError.
    */
-  readonly select: (sessionID: string, step: number) => Effect.Effect<Selection, Errors.SessionNotFoundError>
+  readonly select: (
+    sessionID: Identifier.SessionID,
+    step: number
+  ) => Effect.Effect<Selection, Errors.SessionNotFoundError>
 }
 
 /** `yield* StepSelection.Service`. */
@@ -64,7 +67,7 @@ export const layer: Layer.Layer<Service, never, Config.Service | Sessions.Servic
       const agent = (name: string | undefined) =>
         Option.orElse(config.agent(name ?? config.defaultAgent), () => config.agent(config.defaultAgent))
 
-      const select = Effect.fn("StepSelection.select")(function* (sessionID: string, step: number) {
+      const select = Effect.fn("StepSelection.select")(function* (sessionID: Identifier.SessionID, step: number) {
         const session = yield* sessions.get(sessionID)
         const selected = agent(session.agent)
         if (Option.isNone(selected)) return yield* Effect.dieMessage("no agent is available")

@@ -13,7 +13,7 @@ import { StepEvent } from "./step-event.js"
 
 /** One tool call of a running Step, with what the Step knows about it. */
 export interface Input {
-  readonly sessionID: string
+  readonly sessionID: Identifier.SessionID
   /** The assistant message (the Step) that issued the call. */
   readonly assistantMessageID: typeof Identifier.SessionMessageID.Type
   /** The Step's agent, sampled at the Step's start: a later agent switch does not change this call's policy. */

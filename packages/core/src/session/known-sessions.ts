@@ -24,9 +24,9 @@ export interface Interface {
    * transaction's connection; later checks of a found ID read nothing. Unknown IDs are never
    * remembered: a session created later is found then.
    */
-  readonly ensure: (sessionID: string) => Effect.Effect<void, Errors.SessionNotFoundError>
+  readonly ensure: (sessionID: Identifier.SessionID) => Effect.Effect<void, Errors.SessionNotFoundError>
   /** Drops the IDs (their sessions were deleted): their next check reads the session table again. */
-  readonly forget: (sessionIDs: ReadonlyArray<string>) => Effect.Effect<void>
+  readonly forget: (sessionIDs: ReadonlyArray<Identifier.SessionID>) => Effect.Effect<void>
 }
 
 /** `yield* KnownSessions.Service`. */
@@ -42,23 +42,23 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient> = Layer.eff
     // Insertion-ordered, so the first key is the oldest.
     const known = new Set<string>()
 
-    const remember = (sessionID: string) => {
+    const remember = (sessionID: Identifier.SessionID) => {
       known.add(sessionID)
       if (known.size > capacity) known.delete(known.values().next().value!)
     }
 
-    const ensure = (sessionID: string): Effect.Effect<void, Errors.SessionNotFoundError> =>
+    const ensure = (sessionID: Identifier.SessionID): Effect.Effect<void, Errors.SessionNotFoundError> =>
       Effect.suspend(() =>
         known.has(sessionID)
           ? Effect.void
-          : Effect.provideService(Sessions.exists(sessionID as Identifier.SessionID), SqlClient.SqlClient, sql).pipe(
+          : Effect.provideService(Sessions.exists(sessionID), SqlClient.SqlClient, sql).pipe(
               Effect.flatMap((found) =>
                 found ? Effect.sync(() => remember(sessionID)) : Errors.SessionNotFoundError.of(sessionID)
               )
             )
       )
 
-    const forget = (sessionIDs: ReadonlyArray<string>) =>
+    const forget = (sessionIDs: ReadonlyArray<Identifier.SessionID>) =>
       Effect.sync(() => {
         for (const sessionID of sessionIDs) known.delete(sessionID)
       })

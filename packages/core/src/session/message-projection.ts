@@ -34,10 +34,11 @@ export * as MessageProjection from "./message-projection.js"
  * {@link InvalidTransition} and {@link apply} dies, rolling the whole append back.
  */
 
-import { SqlClient, SqlError, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, SqlError, SqlSchema } from "@effect/sql"
 import { Event, Identifier, type ProviderMetadata, type Session, SessionMessages } from "@opencode-ai/schema"
 import { Effect, Option, ParseResult, Schema } from "effect"
 import type * as EventLog from "../event/event-log.js"
+import { KeysetPage } from "../storage/keyset-page.js"
 import { StructuredOutput } from "../structured/structured-output.js"
 import * as RevertedMessages from "./reverted-messages.js"
 import * as Sessions from "./sessions.js"
@@ -618,90 +619,54 @@ export interface PageQuery {
   readonly order: "asc" | "desc"
   readonly limit: number
   /** The key the page continues from, and on which side of it the page lies; none for a first page. */
-  readonly anchor?: { readonly seq: number; readonly id: string } | undefined
+  readonly anchor?: PageKey | undefined
   readonly direction: "next" | "previous"
 }
 
 /** A page as stored: the messages' JSON in query order and the keys of the neighbouring pages' anchors. */
-export interface StoredPage {
-  readonly infos: ReadonlyArray<string>
-  readonly previous: { readonly seq: number; readonly id: string } | undefined
-  readonly next: { readonly seq: number; readonly id: string } | undefined
+export type StoredPage = KeysetPage.Stored<PageKey>
+
+/** A message page's keyset key: the message's seq, then its id. */
+export interface PageKey {
+  readonly seq: number
+  readonly id: string
 }
 
-const PageRow = Schema.Struct({ id: Schema.String, seq: Schema.Number, info: Schema.String })
-const ContinuationRow = Schema.Struct({
-  id: Schema.String,
-  seq: Schema.Number,
-  info: Schema.String,
-  behind: Schema.Union(Schema.Number, Schema.Boolean)
-})
-/** A statement as a SqlSchema request: the page queries are built per call, their row decoders once. */
-const StatementRequest = Schema.declare((input: unknown): input is Statement.Statement<unknown> =>
-  Effect.isEffect(input)
-)
-const pageRows = SqlSchema.findAll({ Request: StatementRequest, Result: PageRow, execute: (statement) => statement })
-const continuationRows = SqlSchema.findAll({
-  Request: StatementRequest,
-  Result: ContinuationRow,
-  execute: (statement) => statement
+const readPage = KeysetPage.reader(Schema.Struct({ id: Schema.String, seq: Schema.Number, info: Schema.String }), {
+  key: (row): PageKey => ({ seq: row.seq, id: row.id }),
+  info: (row) => row.info
 })
 
 /**
- * One page of the session's messages as stored, keyset-anchored on `(seq, id)`. A first page is one
- * indexed query (nothing lies before it); a continuation reads its page and, in the same statement,
- * whether anything lies on the anchor's far side; only an empty continuation page asks again (in the
- * same read transaction) for what lies strictly beyond its anchor.
+ * One page of the session's messages as stored, keyset-anchored on `(seq, id)` (see KeysetPage: a
+ * first page is one indexed query, a continuation one statement that also says whether anything lies
+ * on its anchor's far side).
  */
 export const page = (query: PageQuery): Effect.Effect<StoredPage, never, SqlClient.SqlClient> =>
-  withSql((sql) =>
-    Effect.gen(function* () {
-      const { anchor, sessionID } = query
-      const ascending = (forward: boolean) => (query.order === "asc") === forward
-      const beyond = (key: { readonly seq: number; readonly id: string }, forward: boolean) =>
-        ascending(forward)
-          ? sql`(seq > ${key.seq} OR (seq = ${key.seq} AND id > ${key.id}))`
-          : sql`(seq < ${key.seq} OR (seq = ${key.seq} AND id < ${key.id}))`
-      const forward = query.direction === "next"
-      const sort = sql.literal(ascending(forward) ? "ASC" : "DESC")
-      const order = sql`ORDER BY seq ${sort}, id ${sort} LIMIT ${query.limit + 1}`
-      const keyOf = (row: { readonly seq: number; readonly id: string }) => ({ seq: row.seq, id: row.id })
-
-      if (anchor === undefined) {
-        const rows = yield* pageRows(sql`SELECT id, seq, info FROM message WHERE session_id = ${sessionID} ${order}`)
-        const items = rows.slice(0, query.limit)
-        const last = items[items.length - 1]
-        return {
-          infos: items.map((row) => row.info),
-          previous: undefined,
-          next: rows.length > query.limit && last !== undefined ? keyOf(last) : undefined
-        } satisfies StoredPage
-      }
-      const behind = sql`SELECT 1 FROM message WHERE session_id = ${sessionID} AND NOT ${beyond(anchor, forward)}`
-      return yield* Effect.gen(function* () {
-        const rows = yield* continuationRows(sql`
-          SELECT id, seq, info, CASE WHEN EXISTS (${behind}) THEN 1 ELSE 0 END AS behind FROM message
-          WHERE session_id = ${sessionID} AND ${beyond(anchor, forward)} ${order}`)
-        const more = rows.length > query.limit
-        const taken = rows.slice(0, query.limit)
-        const items = forward ? taken : taken.reverse()
-        const first = items[0]
-        const last = items[items.length - 1]
-        const far =
-          first === undefined
-            ? (yield* sql`SELECT 1 AS found FROM message WHERE session_id = ${sessionID} AND ${beyond(anchor, !forward)} LIMIT 1`)
-                .length > 0
-            : Number(rows[0]!.behind) === 1
-        const head = first === undefined ? anchor : keyOf(first)
-        const tail = last === undefined ? anchor : keyOf(last)
-        return {
-          infos: items.map((row) => row.info),
-          previous: (forward ? far : more) ? head : undefined,
-          next: (forward ? more : far) ? tail : undefined
-        } satisfies StoredPage
-      }).pipe(sql.withTransaction)
+  withSql((sql) => {
+    const { sessionID } = query
+    const ascending = (forward: boolean) => (query.order === "asc") === forward
+    const beyond = (key: PageKey, forward: boolean) =>
+      ascending(forward)
+        ? sql`(seq > ${key.seq} OR (seq = ${key.seq} AND id > ${key.id}))`
+        : sql`(seq < ${key.seq} OR (seq = ${key.seq} AND id < ${key.id}))`
+    const forward = query.direction === "next"
+    const sort = sql.literal(ascending(forward) ? "ASC" : "DESC")
+    const order = sql`ORDER BY seq ${sort}, id ${sort} LIMIT ${query.limit + 1}`
+    return readPage(sql, {
+      limit: query.limit,
+      direction: query.direction,
+      anchor: query.anchor,
+      first: sql`SELECT id, seq, info FROM message WHERE session_id = ${sessionID} ${order}`,
+      continuation: (anchor) => sql`
+        SELECT id, seq, info, CASE WHEN EXISTS (
+          SELECT 1 FROM message WHERE session_id = ${sessionID} AND NOT ${beyond(anchor, forward)}
+        ) THEN 1 ELSE 0 END AS behind FROM message
+        WHERE session_id = ${sessionID} AND ${beyond(anchor, forward)} ${order}`,
+      beyond: (anchor) =>
+        sql`SELECT 1 AS found FROM message WHERE session_id = ${sessionID} AND ${beyond(anchor, !forward)} LIMIT 1`
     })
-  ).pipe(defect)
+  }).pipe(defect)
 
 /**
  * The Managed Tool Output Files the sessions' completed tool calls name (`outputPaths`), each once, not

@@ -19,7 +19,7 @@ export * as PlanFile from "./plan-file.js"
 import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
 import { FileSystem } from "@effect/platform"
-import type { Errors, Location, Session } from "@opencode-ai/schema"
+import type { Errors, Identifier, Location, Session } from "@opencode-ai/schema"
 import { Context, Effect, Layer, Option } from "effect"
 import { Locations } from "../location/locations.js"
 import { Sessions } from "./sessions.js"
@@ -62,7 +62,7 @@ export interface Interface {
    * that no longer resolves → InvalidRequestError.
    */
   readonly locate: (
-    sessionID: string
+    sessionID: Identifier.SessionID
   ) => Effect.Effect<Located, Errors.SessionNotFoundError | Errors.InvalidRequestError>
   /**
    * Deletes the session's Plan File from the data directory (`<data dir>/plans/`), when there is one,
@@ -91,7 +91,7 @@ export const layer = (
       const locations = yield* Locations.Service
       const fs = yield* FileSystem.FileSystem
       const locate = Effect.fn("PlanFile.locate")(
-        function* (sessionID: string) {
+        function* (sessionID: Identifier.SessionID) {
           const session = yield* sessions.get(sessionID)
           // As the drain resolves it for the Step.
           const location = yield* locations.resolve(session.location)

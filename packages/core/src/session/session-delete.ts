@@ -62,7 +62,7 @@ export interface Interface {
    * Interruption while interrupting the sessions leaves them in place (perhaps interrupted); once
    * the transaction starts, the deletion and the file removal run to completion.
    */
-  readonly remove: (sessionID: string) => Effect.Effect<Removed, Errors.SessionNotFoundError>
+  readonly remove: (sessionID: Identifier.SessionID) => Effect.Effect<Removed, Errors.SessionNotFoundError>
 }
 
 /** `yield* SessionDelete.Service`. */
@@ -104,7 +104,7 @@ export const layer: Layer.Layer<
       Effect.provideService(effect, SqlClient.SqlClient, sql)
 
     /** Interrupts every session of the tree until none runs (a prompt may wake one meanwhile). */
-    const settle = Effect.fn("SessionDelete.settle")(function* (ids: ReadonlyArray<string>) {
+    const settle = Effect.fn("SessionDelete.settle")(function* (ids: ReadonlyArray<Identifier.SessionID>) {
       for (let round = 0; round < interruptRounds; round++) {
         // Parents first: a parent's task tool waits on its child, and interrupting it stops the child's run.
         yield* Effect.forEach(
@@ -125,8 +125,8 @@ export const layer: Layer.Layer<
      * One attempt: the tree as read now, settled, then deleted in one transaction, which refuses
      * (rolling back) when a child was started meanwhile.
      */
-    const attempt = Effect.fn("SessionDelete.attempt")(function* (sessionID: string) {
-      const removed = yield* withSql(Sessions.tree(sessionID as Identifier.SessionID))
+    const attempt = Effect.fn("SessionDelete.attempt")(function* (sessionID: Identifier.SessionID) {
+      const removed = yield* withSql(Sessions.tree(sessionID))
       if (removed.length === 0) return yield* Errors.SessionNotFoundError.of(sessionID)
       const ids = removed.map((session) => session.id)
       yield* settle(ids)
@@ -152,9 +152,8 @@ export const layer: Layer.Layer<
             // Every table that references a session deletes its rows with it (ON DELETE CASCADE).
             const gone = yield* Sessions.removeAll(tree)
             // Deleted meanwhile by another caller: nothing of it is left to delete here.
-            if (!gone.includes(sessionID as Identifier.SessionID))
-              return yield* Errors.SessionNotFoundError.of(sessionID)
-            yield* known.forget(aggregates)
+            if (!gone.includes(sessionID)) return yield* Errors.SessionNotFoundError.of(sessionID)
+            yield* known.forget(tree)
             return [...permissions, ...questions]
           })
       })
@@ -175,7 +174,7 @@ export const layer: Layer.Layer<
     })
 
     const remove = Effect.fn("SessionDelete.remove")(
-      function* (sessionID: string) {
+      function* (sessionID: Identifier.SessionID) {
         yield* sessions.get(sessionID)
         const deleted = yield* attempt(sessionID).pipe(
           Effect.retry({ while: (error) => error._tag === "Core/SessionTreeChanged", times: interruptRounds }),

@@ -10,7 +10,7 @@ export * as SessionEvents from "./session-events.js"
  */
 
 import type { SqlClient } from "@effect/sql"
-import { type Errors, Event } from "@opencode-ai/schema"
+import { type Errors, Event, type Identifier } from "@opencode-ai/schema"
 import { Context, Effect, Layer, Schema } from "effect"
 import * as EventLog from "../event/event-log.js"
 import * as KnownSessions from "./known-sessions.js"
@@ -48,7 +48,7 @@ export interface Interface {
    * starts it runs to completion.
    */
   readonly append: <E = never>(
-    sessionID: string,
+    sessionID: Identifier.SessionID,
     drafts: ReadonlyArray<EventLog.Draft>,
     extra?: EventLog.Projection<E>,
     /** Passed to EventLog.append (e.g. `live`: deltas published among the committed events). */
@@ -68,7 +68,7 @@ export const layer: Layer.Layer<Service, never, EventLog.Service | KnownSessions
     // Untraced, like EventLog.append under it: it runs for every durable event batch.
     const append = Effect.fnUntraced(
       function* <E>(
-        sessionID: string,
+        sessionID: Identifier.SessionID,
         drafts: ReadonlyArray<EventLog.Draft>,
         extra?: EventLog.Projection<E>,
         options?: EventLog.AppendOptions

@@ -66,7 +66,7 @@ export interface Interface {
    * issued for another session's messages, is an InvalidCursorError. Unknown session → SessionNotFoundError (checked first).
    */
   readonly messages: (
-    sessionID: string,
+    sessionID: Identifier.SessionID,
     input?: MessagesInput
   ) => Effect.Effect<Page, Errors.SessionNotFoundError | Errors.InvalidCursorError | Errors.InvalidRequestError>
   /**
@@ -75,7 +75,7 @@ export interface Interface {
    * decode and re-encode per message. Same failures.
    */
   readonly messagesJson: (
-    sessionID: string,
+    sessionID: Identifier.SessionID,
     input?: MessagesInput
   ) => Effect.Effect<string, Errors.SessionNotFoundError | Errors.InvalidCursorError | Errors.InvalidRequestError>
   /**
@@ -83,8 +83,8 @@ export interface Interface {
    * exist, or belongs to another session, → MessageNotFoundError (the two are indistinguishable).
    */
   readonly message: (
-    sessionID: string,
-    messageID: string
+    sessionID: Identifier.SessionID,
+    messageID: Identifier.MessageID
   ) => Effect.Effect<SessionMessages.SessionMessage, Errors.SessionNotFoundError | Errors.MessageNotFoundError>
   /**
    * Session History for the model, oldest first: the messages from the latest compaction on (the
@@ -95,7 +95,7 @@ export interface Interface {
    * revert took out (RevertedMessages) are left out too. Durable audit history (`messages`) keeps them all.
    */
   readonly context: (
-    sessionID: string,
+    sessionID: Identifier.SessionID,
     options?: ContextOptions
   ) => Effect.Effect<ReadonlyArray<SessionMessages.SessionMessage>, Errors.SessionNotFoundError>
   /**
@@ -104,7 +104,7 @@ export interface Interface {
    * or `limit` → InvalidRequestError. Unknown session → SessionNotFoundError.
    */
   readonly history: (
-    sessionID: string,
+    sessionID: Identifier.SessionID,
     input?: HistoryInput
   ) => Effect.Effect<History, Errors.SessionNotFoundError | Errors.InvalidRequestError>
 }
@@ -129,7 +129,7 @@ export const layer: Layer.Layer<
     const ensureSession = (yield* KnownSessions.Service).ensure
 
     /** The query a request runs and the side of the anchor it reads, if it continues a cursor. */
-    const request = Effect.fnUntraced(function* (sessionID: string, input: MessagesInput) {
+    const request = Effect.fnUntraced(function* (sessionID: Identifier.SessionID, input: MessagesInput) {
       if (input.cursor !== undefined) {
         if (input.order !== undefined) {
           return yield* new Errors.InvalidCursorError({
@@ -159,13 +159,13 @@ export const layer: Layer.Layer<
       Effect.provideService(effect, SqlClient.SqlClient, sql)
 
     /** One page as stored (MessageProjection.page), with its wire cursors. */
-    const stored = (sessionID: string, input: MessagesInput) =>
+    const stored = (sessionID: Identifier.SessionID, input: MessagesInput) =>
       Effect.gen(function* () {
         yield* ensureSession(sessionID)
         const { query, anchor, direction } = yield* request(sessionID, input)
         const page = yield* withSql(
           MessageProjection.page({
-            sessionID: sessionID as Identifier.SessionID,
+            sessionID: sessionID,
             order: query.order,
             limit: query.limit,
             anchor,
@@ -184,7 +184,7 @@ export const layer: Layer.Layer<
       })
 
     const messages = Effect.fn("SessionHistory.messages")(
-      function* (sessionID: string, input: MessagesInput = {}) {
+      function* (sessionID: Identifier.SessionID, input: MessagesInput = {}) {
         const page = yield* stored(sessionID, input)
         const data = yield* Effect.forEach(page.infos, MessageProjection.decodeInfo)
         return { data, cursor: page.cursor } satisfies Page
@@ -193,7 +193,7 @@ export const layer: Layer.Layer<
     )
 
     const messagesJson = Effect.fn("SessionHistory.messagesJson")(
-      function* (sessionID: string, input: MessagesInput = {}) {
+      function* (sessionID: Identifier.SessionID, input: MessagesInput = {}) {
         const page = yield* stored(sessionID, input)
         return `{"data":[${page.infos.join(",")}],"cursor":${JSON.stringify(page.cursor)}}`
       },
@@ -201,11 +201,9 @@ export const layer: Layer.Layer<
     )
 
     const message = Effect.fn("SessionHistory.message")(
-      function* (sessionID: string, messageID: string) {
+      function* (sessionID: Identifier.SessionID, messageID: Identifier.MessageID) {
         yield* ensureSession(sessionID)
-        const found = yield* withSql(
-          MessageProjection.find(sessionID as Identifier.SessionID, messageID as Identifier.MessageID)
-        )
+        const found = yield* withSql(MessageProjection.find(sessionID, messageID))
         if (Option.isNone(found)) {
           return yield* new Errors.MessageNotFoundError({
             sessionID,
@@ -219,7 +217,7 @@ export const layer: Layer.Layer<
     )
 
     const context = Effect.fn("SessionHistory.context")(
-      function* (sessionID: string, options: ContextOptions = {}) {
+      function* (sessionID: Identifier.SessionID, options: ContextOptions = {}) {
         yield* ensureSession(sessionID)
         const baselineSeq =
           options.baselineSeq ??
@@ -228,17 +226,14 @@ export const layer: Layer.Layer<
             onSome: (checkpoint) => checkpoint.baselineSeq
           })
         return yield* withSql(
-          MessageProjection.context(
-            sessionID as Identifier.SessionID,
-            Number.isFinite(baselineSeq) ? baselineSeq : Number.MAX_SAFE_INTEGER
-          )
+          MessageProjection.context(sessionID, Number.isFinite(baselineSeq) ? baselineSeq : Number.MAX_SAFE_INTEGER)
         )
       },
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
     )
 
     const history = Effect.fn("SessionHistory.history")(
-      function* (sessionID: string, input: HistoryInput = {}) {
+      function* (sessionID: Identifier.SessionID, input: HistoryInput = {}) {
         yield* ensureSession(sessionID)
         const after = input.after ?? 0
         const limit = input.limit ?? 100

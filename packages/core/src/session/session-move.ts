@@ -11,7 +11,7 @@ export * as SessionMove from "./session-move.js"
  * revert is staged (its file snapshots belong to the old project: commit or clear it first).
  */
 
-import { Errors, type Session } from "@opencode-ai/schema"
+import { Errors, type Identifier, type Session } from "@opencode-ai/schema"
 import { Clock, Context, Effect, Layer } from "effect"
 import * as InstructionCheckpoint from "../instructions/instruction-checkpoint.js"
 import { Locations } from "../location/locations.js"
@@ -30,7 +30,7 @@ export interface Interface {
    * ConflictError. Interruption before the write leaves the session where it was.
    */
   readonly move: (
-    sessionID: string,
+    sessionID: Identifier.SessionID,
     location: Locations.Ref
   ) => Effect.Effect<
     Session.SessionV2Info,
@@ -54,7 +54,7 @@ export const layer: Layer.Layer<
     const locations = yield* Locations.Service
 
     const move = Effect.fn("SessionMove.move")(
-      function* (sessionID: string, ref: Locations.Ref) {
+      function* (sessionID: Identifier.SessionID, ref: Locations.Ref) {
         const session = yield* sessions.get(sessionID)
         const location = yield* locations.resolve(ref)
         yield* RunningSessions.refuseWhileRunning(sessionID, "moving it").pipe(Effect.provide(context))

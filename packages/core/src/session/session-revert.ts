@@ -48,7 +48,7 @@ import * as Sessions from "./sessions.js"
 
 export interface StageInput {
   /** The message to go back to: it and every message after it are reverted. */
-  readonly messageID: string
+  readonly messageID: Identifier.MessageID
   /** Also restore the files the reverted Steps changed; default false (history only). */
   readonly files?: boolean | undefined
 }
@@ -61,18 +61,24 @@ export interface Interface {
    * ConflictError. The staged state commits as one event; restored files are written right after it.
    */
   readonly stage: (
-    sessionID: string,
+    sessionID: Identifier.SessionID,
     input: StageInput
   ) => Effect.Effect<
     Session.RevertState,
     Errors.SessionNotFoundError | Errors.MessageNotFoundError | Errors.ConflictError
   >
   /** Undoes the staged revert, files included. Nothing staged, or running → ConflictError. */
-  readonly clear: (sessionID: string) => Effect.Effect<void, Errors.SessionNotFoundError | Errors.ConflictError>
+  readonly clear: (
+    sessionID: Identifier.SessionID
+  ) => Effect.Effect<void, Errors.SessionNotFoundError | Errors.ConflictError>
   /** Commits the staged revert. Nothing staged, or running → ConflictError. */
-  readonly commit: (sessionID: string) => Effect.Effect<void, Errors.SessionNotFoundError | Errors.ConflictError>
+  readonly commit: (
+    sessionID: Identifier.SessionID
+  ) => Effect.Effect<void, Errors.SessionNotFoundError | Errors.ConflictError>
   /** Commits the staged revert if there is one (before a new prompt); otherwise does nothing. */
-  readonly commitStaged: (sessionID: string) => Effect.Effect<void, Errors.SessionNotFoundError | Errors.ConflictError>
+  readonly commitStaged: (
+    sessionID: Identifier.SessionID
+  ) => Effect.Effect<void, Errors.SessionNotFoundError | Errors.ConflictError>
 }
 
 /** `yield* SessionRevert.Service`. */
@@ -101,11 +107,11 @@ export const layer: Layer.Layer<
     const input = yield* SessionInput.Service
     const snapshots = yield* Snapshots.Service
 
-    const refuseWhileRunning = (sessionID: string, what: string) =>
+    const refuseWhileRunning = (sessionID: Identifier.SessionID, what: string) =>
       Effect.provide(RunningSessions.refuseWhileRunning(sessionID, what), running)
 
     const append = (
-      sessionID: string,
+      sessionID: Identifier.SessionID,
       draft: Parameters<typeof SessionEvents.draft>,
       extra?: Parameters<SessionEvents.Interface["append"]>[2]
     ) =>
@@ -116,13 +122,14 @@ export const layer: Layer.Layer<
       Effect.provideService(effect, SqlClient.SqlClient, sql)
 
     /** The session's message `messageID` with its seq, unless missing, foreign or reverted. */
-    const target = Effect.fn("SessionRevert.target")(function* (sessionID: string, messageID: string) {
-      const found = yield* withSql(
-        MessageProjection.find(sessionID as Identifier.SessionID, messageID as Identifier.MessageID)
-      )
+    const target = Effect.fn("SessionRevert.target")(function* (
+      sessionID: Identifier.SessionID,
+      messageID: Identifier.MessageID
+    ) {
+      const found = yield* withSql(MessageProjection.find(sessionID, messageID))
       const reverted = Option.isNone(found)
         ? false
-        : yield* withSql(RevertedMessages.isReverted(sessionID as Identifier.SessionID, found.value.seq))
+        : yield* withSql(RevertedMessages.isReverted(sessionID, found.value.seq))
       if (Option.isNone(found) || reverted) {
         return yield* new Errors.MessageNotFoundError({
           sessionID,
@@ -134,8 +141,11 @@ export const layer: Layer.Layer<
     })
 
     /** The snapshots the assistant messages from `seq` on recorded, in order. */
-    const stepSnapshots = Effect.fn("SessionRevert.stepSnapshots")(function* (sessionID: string, seq: number) {
-      const messages = yield* withSql(MessageProjection.assistantsFrom(sessionID as Identifier.SessionID, seq))
+    const stepSnapshots = Effect.fn("SessionRevert.stepSnapshots")(function* (
+      sessionID: Identifier.SessionID,
+      seq: number
+    ) {
+      const messages = yield* withSql(MessageProjection.assistantsFrom(sessionID, seq))
       return messages.flatMap((message) => (message.snapshot !== undefined ? [message.snapshot] : []))
     })
 
@@ -167,7 +177,7 @@ export const layer: Layer.Layer<
     })
 
     const stage = Effect.fn("SessionRevert.stage")(
-      function* (sessionID: string, request: StageInput) {
+      function* (sessionID: Identifier.SessionID, request: StageInput) {
         const session = yield* sessions.get(sessionID)
         const row = yield* target(sessionID, request.messageID)
         yield* refuseWhileRunning(sessionID, "staging a revert")
@@ -230,7 +240,7 @@ export const layer: Layer.Layer<
     )
 
     const clear = Effect.fn("SessionRevert.clear")(
-      function* (sessionID: string) {
+      function* (sessionID: Identifier.SessionID) {
         const session = yield* sessions.get(sessionID)
         if (session.revert === undefined) return yield* nothingStaged()
         yield* refuseWhileRunning(sessionID, "clearing a revert")
@@ -266,7 +276,7 @@ export const layer: Layer.Layer<
     })
 
     const commit = Effect.fn("SessionRevert.commit")(
-      function* (sessionID: string) {
+      function* (sessionID: Identifier.SessionID) {
         const session = yield* sessions.get(sessionID)
         if (session.revert === undefined) return yield* nothingStaged()
         yield* refuseWhileRunning(sessionID, "committing a revert")
@@ -276,7 +286,7 @@ export const layer: Layer.Layer<
     )
 
     const commitStaged = Effect.fn("SessionRevert.commitStaged")(
-      function* (sessionID: string) {
+      function* (sessionID: Identifier.SessionID) {
         const session = yield* sessions.get(sessionID)
         if (session.revert === undefined) return
         yield* refuseWhileRunning(sessionID, "committing a revert")

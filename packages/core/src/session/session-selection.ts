@@ -23,7 +23,7 @@ export interface Interface {
    * session → SessionNotFoundError (checked first).
    */
   readonly switchAgent: (
-    sessionID: string,
+    sessionID: Identifier.SessionID,
     agent: string
   ) => Effect.Effect<void, Errors.SessionNotFoundError | Errors.InvalidRequestError>
   /**
@@ -33,7 +33,7 @@ export interface Interface {
    * model and variant) appends nothing. Unknown session → SessionNotFoundError (checked first).
    */
   readonly switchModel: (
-    sessionID: string,
+    sessionID: Identifier.SessionID,
     model: Model.ModelRef
   ) => Effect.Effect<void, Errors.SessionNotFoundError | Errors.InvalidRequestError>
 }
@@ -53,7 +53,7 @@ export const layer: Layer.Layer<Service, never, Sessions.Service | SessionEvents
       const config = yield* Config.Service
 
       const switchAgent = Effect.fn("SessionSelection.switchAgent")(
-        function* (sessionID: string, agent: string) {
+        function* (sessionID: Identifier.SessionID, agent: string) {
           const session = yield* sessions.get(sessionID)
           const found = config.agent(agent)
           if (Option.isNone(found) || found.value.hidden) {
@@ -75,7 +75,7 @@ export const layer: Layer.Layer<Service, never, Sessions.Service | SessionEvents
       )
 
       const switchModel = Effect.fn("SessionSelection.switchModel")(
-        function* (sessionID: string, model: Model.ModelRef) {
+        function* (sessionID: Identifier.SessionID, model: Model.ModelRef) {
           const session = yield* sessions.get(sessionID)
           if (Option.isNone(config.provider(model.providerID))) {
             return yield* invalid(

@@ -31,7 +31,7 @@ export * as SessionTitle from "./session-title.js"
  */
 
 import { SqlClient } from "@effect/sql"
-import type { Model, Session } from "@opencode-ai/schema"
+import type { Identifier, Model, Session } from "@opencode-ai/schema"
 import { Clock, Context, Duration, Effect, FiberSet, Layer, Option } from "effect"
 import type { Catalog } from "../config/catalog.js"
 import { Config } from "../config/config.js"
@@ -47,7 +47,7 @@ import { Sessions } from "./sessions.js"
 import { StepCost } from "./step-cost.js"
 
 export interface ConsiderInput {
-  readonly sessionID: string
+  readonly sessionID: Identifier.SessionID
   /** The model of the Step that just settled: the fallback when neither the agent nor `small_model` names one. */
   readonly step: { readonly provider: Catalog.Provider; readonly model: Catalog.Model }
 }
@@ -116,7 +116,7 @@ export const layer = (
         TextAnswer.ask(llm, request, options.retry !== undefined ? { retry: options.retry } : {})
 
       const generate = Effect.fn("SessionTitle.generate")(
-        function* (sessionID: string, step: ConsiderInput["step"], prompt: string) {
+        function* (sessionID: Identifier.SessionID, step: ConsiderInput["step"], prompt: string) {
           const { provider, model } = modelFor(step)
           const system = Option.getOrUndefined(
             Option.flatMap(config.agent("title"), (agent) => Option.fromNullable(agent.prompt))
@@ -179,7 +179,7 @@ export const layer = (
       )
 
       /** The session's first prompt, when it should be named now. */
-      const eligible = (sessionID: string) =>
+      const eligible = (sessionID: Identifier.SessionID) =>
         Effect.gen(function* () {
           if (Option.isNone(config.agent("title"))) return undefined
           const session = yield* sessions.get(sessionID)

@@ -1,10 +1,11 @@
 export * as Sessions from "./sessions.js"
 
 import * as path from "node:path"
-import { SqlClient, SqlError, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, SqlError, SqlSchema } from "@effect/sql"
 import { type Cursor, Errors, Identifier, type Location, type Model, Session } from "@opencode-ai/schema"
 import { Clock, Context, Data, Effect, Layer, Option, ParseResult, Schema } from "effect"
 import * as EventLog from "../event/event-log.js"
+import { KeysetPage } from "../storage/keyset-page.js"
 import { PageSize } from "./page-size.js"
 import * as SessionCursor from "./session-cursor.js"
 
@@ -21,7 +22,9 @@ export const defaultTitlePrefix = "New session - "
 export type TitleSource = "default" | "given" | "agent"
 
 /** The title was chosen already (given at creation, or written by the title agent): it stays. */
-export class TitleAlreadySet extends Data.TaggedError("Core/TitleAlreadySet")<{ readonly sessionID: string }> {}
+export class TitleAlreadySet extends Data.TaggedError("Core/TitleAlreadySet")<{
+  readonly sessionID: Identifier.SessionID
+}> {}
 
 /**
  * The title a session takes from its first promoted prompt: the first non-empty line, whitespace
@@ -80,7 +83,7 @@ export interface Interface {
    * session unchanged and appends nothing, so retries are safe.
    */
   readonly create: (input: CreateInput) => Effect.Effect<Session.SessionV2Info>
-  readonly get: (sessionID: string) => Effect.Effect<Session.SessionV2Info, Errors.SessionNotFoundError>
+  readonly get: (sessionID: Identifier.SessionID) => Effect.Effect<Session.SessionV2Info, Errors.SessionNotFoundError>
   /**
    * One page of sessions, newest first unless `order: "asc"`; `limit` defaults to 50 (1..200).
    * Pages are keyset-anchored, so sessions created while walking never shift or repeat items.
@@ -311,7 +314,7 @@ export const insert = (
  * the list filters on. The session row must exist (SessionEvents checked it).
  */
 export const relocate = Effect.fn("Sessions.relocate")(
-  function* (sessionID: string, location: Location.LocationInfo) {
+  function* (sessionID: Identifier.SessionID, location: Location.LocationInfo) {
     const sql = yield* SqlClient.SqlClient
     const [row] = yield* sql<{ readonly info: string }>`SELECT info FROM session WHERE id = ${sessionID}`.pipe(
       Effect.orDie
@@ -344,7 +347,7 @@ export const relocate = Effect.fn("Sessions.relocate")(
  * however many hosts try. Fails with {@link TitleAlreadySet} (rolling the append back) otherwise.
  */
 export const claimTitle = Effect.fn("Sessions.claimTitle")(
-  function* (sessionID: string) {
+  function* (sessionID: Identifier.SessionID) {
     const sql = yield* SqlClient.SqlClient
     const claimed = yield* sql<{ readonly id: string }>`
       UPDATE session SET title_source = ${"agent" satisfies TitleSource}
@@ -356,7 +359,7 @@ export const claimTitle = Effect.fn("Sessions.claimTitle")(
 )
 
 /** Who chose the session's title (see {@link TitleSource}); undefined for an unknown session. */
-export const titleSource = Effect.fn("Sessions.titleSource")(function* (sessionID: string) {
+export const titleSource = Effect.fn("Sessions.titleSource")(function* (sessionID: Identifier.SessionID) {
   const sql = yield* SqlClient.SqlClient
   const [row] = yield* sql<{ readonly title_source: TitleSource }>`
     SELECT title_source FROM session WHERE id = ${sessionID}`.pipe(Effect.orDie)
@@ -406,26 +409,14 @@ export const subpathOfLocation = (location: Location.LocationInfo): string | und
 const likePattern = (search: string) => `%${search.replace(/[\\%_]/g, (char) => `\\${char}`)}%`
 
 /** A page's rows: the stored record JSON, with the keyset columns. */
-const PageRow = Schema.Struct({ id: Identifier.SessionID, time_created: Schema.Number, info: Schema.String })
-type PageRow = typeof PageRow.Type
-const ContinuationRow = Schema.extend(PageRow, Schema.Struct({ behind: Schema.Union(Schema.Number, Schema.Boolean) }))
-/** A statement as a SqlSchema request: the page queries are built per call, their row decoders once. */
-const StatementRequest = Schema.declare((input: unknown): input is Statement.Statement<unknown> =>
-  Effect.isEffect(input)
+const readPage = KeysetPage.reader(
+  Schema.Struct({ id: Identifier.SessionID, time_created: Schema.Number, info: Schema.String }),
+  { key: (row): SessionCursor.Anchor => ({ time: row.time_created, id: row.id }), info: (row) => row.info }
 )
-const pageRows = SqlSchema.findAll({ Request: StatementRequest, Result: PageRow, execute: (statement) => statement })
-const continuationRows = SqlSchema.findAll({
-  Request: StatementRequest,
-  Result: ContinuationRow,
-  execute: (statement) => statement
-})
 
 /** One page as stored: the records' JSON in query order and the anchors of the neighbouring pages. */
-export interface StoredPage {
-  readonly infos: ReadonlyArray<string>
+export interface StoredPage extends KeysetPage.Stored<SessionCursor.Anchor> {
   readonly query: SessionCursor.Query
-  readonly previous: SessionCursor.Anchor | undefined
-  readonly next: SessionCursor.Anchor | undefined
 }
 
 const cursorsOf = (page: StoredPage): Page["cursor"] => ({
@@ -449,72 +440,42 @@ export const page = (request: {
   readonly anchor?: SessionCursor.Anchor | undefined
   readonly direction: "next" | "previous"
 }): Effect.Effect<StoredPage, never, SqlClient.SqlClient> =>
-  withSql((sql) =>
-    Effect.gen(function* () {
-      const { query, anchor, direction } = request
-      const filters = [
-        ...(query.search === undefined ? [] : [sql`title LIKE ${likePattern(query.search)} ESCAPE ${"\\"}`]),
-        ...(query.directory === undefined ? [] : [sql`directory = ${query.directory}`]),
-        ...(query.workspace === undefined ? [] : [sql`workspace_id = ${query.workspace}`]),
-        ...(query.project === undefined ? [] : [sql`project_id = ${query.project}`]),
-        ...(query.subpath === undefined ? [] : [sql`subpath = ${query.subpath}`])
-      ]
-      // `forward` walks in query order, backward against it; "beyond" means strictly past the key.
-      // Creation order is (time_created, then id descending): session ids count down, so within one
-      // millisecond the smaller id is the newer session.
-      const ascending = (forward: boolean) => (query.order === "asc") === forward
-      const beyond = (key: SessionCursor.Anchor, forward: boolean) =>
-        ascending(forward)
-          ? sql`(time_created > ${key.time} OR (time_created = ${key.time} AND id < ${key.id}))`
-          : sql`(time_created < ${key.time} OR (time_created = ${key.time} AND id > ${key.id}))`
-      const forward = direction === "next"
-      const timeSort = sql.literal(ascending(forward) ? "ASC" : "DESC")
-      const idSort = sql.literal(ascending(forward) ? "DESC" : "ASC")
-      const keyOf = (row: PageRow): SessionCursor.Anchor => ({ time: row.time_created, id: row.id })
-      const where = sql.and(anchor === undefined ? filters : [...filters, beyond(anchor, forward)])
-      const order = sql`ORDER BY time_created ${timeSort}, id ${idSort} LIMIT ${query.limit + 1}`
-
-      if (anchor === undefined) {
-        const rows = yield* pageRows(sql`SELECT id, time_created, info FROM session WHERE ${where} ${order}`)
-        const items = rows.slice(0, query.limit)
-        const last = items[items.length - 1]
-        return {
-          infos: items.map((row) => row.info),
-          query,
-          previous: undefined,
-          next: rows.length > query.limit && last !== undefined ? keyOf(last) : undefined
-        } satisfies StoredPage
-      }
+  withSql((sql) => {
+    const { query, direction } = request
+    const filters = [
+      ...(query.search === undefined ? [] : [sql`title LIKE ${likePattern(query.search)} ESCAPE ${"\\"}`]),
+      ...(query.directory === undefined ? [] : [sql`directory = ${query.directory}`]),
+      ...(query.workspace === undefined ? [] : [sql`workspace_id = ${query.workspace}`]),
+      ...(query.project === undefined ? [] : [sql`project_id = ${query.project}`]),
+      ...(query.subpath === undefined ? [] : [sql`subpath = ${query.subpath}`])
+    ]
+    // `forward` walks in query order, backward against it; "beyond" means strictly past the key.
+    // Creation order is (time_created, then id descending): session ids count down, so within one
+    // millisecond the smaller id is the newer session.
+    const ascending = (forward: boolean) => (query.order === "asc") === forward
+    const beyond = (key: SessionCursor.Anchor, forward: boolean) =>
+      ascending(forward)
+        ? sql`(time_created > ${key.time} OR (time_created = ${key.time} AND id < ${key.id}))`
+        : sql`(time_created < ${key.time} OR (time_created = ${key.time} AND id > ${key.id}))`
+    const forward = direction === "next"
+    const timeSort = sql.literal(ascending(forward) ? "ASC" : "DESC")
+    const idSort = sql.literal(ascending(forward) ? "DESC" : "ASC")
+    const order = sql`ORDER BY time_created ${timeSort}, id ${idSort} LIMIT ${query.limit + 1}`
+    return readPage(sql, {
+      limit: query.limit,
+      direction,
+      anchor: request.anchor,
+      first: sql`SELECT id, time_created, info FROM session WHERE ${sql.and(filters)} ${order}`,
       // The far side of the anchor, against the reading direction: the anchor's own row included.
-      const behind = sql`SELECT 1 FROM session WHERE ${sql.and([...filters, sql`NOT ${beyond(anchor, forward)}`])}`
-      const exists = (key: SessionCursor.Anchor, towards: boolean) =>
-        sql`SELECT 1 AS found FROM session WHERE ${sql.and([...filters, beyond(key, towards)])} LIMIT 1`.pipe(
-          Effect.map((rows) => rows.length > 0)
-        )
-      return yield* Effect.gen(function* () {
-        const rows = yield* continuationRows(
-          sql`SELECT id, time_created, info, CASE WHEN EXISTS (${behind}) THEN 1 ELSE 0 END AS behind
-            FROM session WHERE ${where} ${order}`
-        )
-        const more = rows.length > query.limit
-        const taken = rows.slice(0, query.limit)
-        const items = forward ? taken : taken.reverse()
-        const first = items[0]
-        const last = items[items.length - 1]
-        // The extra row answers for the side the page was read towards; the other side is the
-        // anchor's, asked in the same statement (or, for an empty page, strictly beyond the anchor).
-        const far = first === undefined ? yield* exists(anchor, !forward) : Number(rows[0]!.behind) === 1
-        const head = first === undefined ? anchor : keyOf(first)
-        const tail = last === undefined ? anchor : keyOf(last)
-        return {
-          infos: items.map((row) => row.info),
-          query,
-          previous: (forward ? far : more) ? head : undefined,
-          next: (forward ? more : far) ? tail : undefined
-        } satisfies StoredPage
-      }).pipe(sql.withTransaction)
-    })
-  ).pipe(defect)
+      continuation: (anchor) => sql`
+        SELECT id, time_created, info, CASE WHEN EXISTS (
+          SELECT 1 FROM session WHERE ${sql.and([...filters, sql`NOT ${beyond(anchor, forward)}`])}
+        ) THEN 1 ELSE 0 END AS behind
+        FROM session WHERE ${sql.and([...filters, beyond(anchor, forward)])} ${order}`,
+      beyond: (anchor) =>
+        sql`SELECT 1 AS found FROM session WHERE ${sql.and([...filters, beyond(anchor, !forward)])} LIMIT 1`
+    }).pipe(Effect.map((page): StoredPage => ({ ...page, query })))
+  }).pipe(defect)
 
 export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.Service> = Layer.effect(
   Service,
@@ -523,8 +484,8 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
     const log = yield* EventLog.Service
 
     const get = Effect.fn("Sessions.get")(
-      function* (sessionID: string) {
-        const found = yield* Effect.provideService(find(sessionID as Identifier.SessionID), SqlClient.SqlClient, sql)
+      function* (sessionID: Identifier.SessionID) {
+        const found = yield* Effect.provideService(find(sessionID), SqlClient.SqlClient, sql)
         if (Option.isNone(found)) return yield* Errors.SessionNotFoundError.of(sessionID)
         return found.value
       },

@@ -23,7 +23,7 @@ export * as TaskTool from "./task-tool.js"
  * A child session cannot start a subagent of its own (the call fails), so delegation is one level.
  */
 
-import { type Identifier, type Model, SessionError } from "@opencode-ai/schema"
+import { type Model, SessionError } from "@opencode-ai/schema"
 import { Effect, Layer, Option, Schema } from "effect"
 import type { AgentCatalog } from "../config/agent-catalog.js"
 import { Config } from "../config/config.js"
@@ -124,7 +124,7 @@ export const make = (deps: Dependencies): ToolRegistry.Tool => {
             )
       const model = agent.model ?? Option.getOrUndefined(calling)
       const child = yield* deps.sessions.create({
-        parentID: parent.id as Identifier.SessionID,
+        parentID: parent.id,
         agent: agent.name,
         ...(model === undefined ? {} : { model }),
         location,

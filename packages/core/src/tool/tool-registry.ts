@@ -1,6 +1,6 @@
 export * as ToolRegistry from "./tool-registry.js"
 
-import type { ToolContent } from "@opencode-ai/schema"
+import type { Identifier, ToolContent } from "@opencode-ai/schema"
 import { Context, Effect, Layer, Ref, Schema, type Scope } from "effect"
 
 /** A request for permission to perform `action` on `resources` (paths, commands, URLs, ...). */
@@ -17,10 +17,10 @@ export interface PermissionAsk {
 
 /** What a tool execution knows about the call it serves. */
 export interface CallContext {
-  readonly sessionID: string
+  readonly sessionID: Identifier.SessionID
   readonly callID: string
   /** The assistant message that issued the call (absent where a host runs a tool outside a Step). */
-  readonly messageID?: string | undefined
+  readonly messageID?: Identifier.MessageID | undefined
   /** The effective agent of the Step that issued the call; a later agent switch does not change it. */
   readonly agent: string
   /** The session's Location directory: relative paths resolve against it. */

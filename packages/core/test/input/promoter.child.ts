@@ -8,12 +8,14 @@
 
 import * as path from "node:path"
 import * as readline from "node:readline"
+import { Identifier } from "@opencode-ai/schema"
 import { Effect } from "effect"
 import { Config } from "../../src/config/config.js"
 import { SessionInput } from "../../src/input/session-input.js"
 import { TestDatabase } from "../../src/testing/test-database.js"
 
-const [databaseFile = "", directory = "", sessionID = ""] = process.argv.slice(2)
+const [databaseFile = "", directory = "", given = ""] = process.argv.slice(2)
+const sessionID = Identifier.SessionID.make(given)
 
 const go = new Promise<void>((resolve) =>
   readline.createInterface({ input: process.stdin }).once("line", () => resolve())

@@ -18,18 +18,18 @@ const promoterScript = path.join(packageDir, "test", "input", "promoter.child.ts
 
 const input = Effect.map(SessionInput.Service, (service) => service)
 
-const eventTypes = (sessionID: string) =>
+const eventTypes = (sessionID: Identifier.SessionID) =>
   Effect.flatMap(EventLog.Service, (log) => log.read(sessionID)).pipe(
     Effect.map((events) => events.map((event) => event.type))
   )
 
 /** The user messages of the session's history, oldest first, by text. */
-const userTexts = (sessionID: string) =>
+const userTexts = (sessionID: Identifier.SessionID) =>
   Effect.flatMap(SessionHistory.Service, (history) => history.messages(sessionID, { order: "asc", limit: 200 })).pipe(
     Effect.map((page) => page.data.flatMap((message) => (message.type === "user" ? [message.text] : [])))
   )
 
-const promotedSeqs = (sessionID: string) =>
+const promotedSeqs = (sessionID: Identifier.SessionID) =>
   Effect.flatMap(
     SqlClient.SqlClient,
     (sql) =>
@@ -137,13 +137,13 @@ describe("SessionInput.admit", () => {
     withCore(() =>
       Effect.gen(function* () {
         const inbox = yield* input
-        expect(yield* Effect.exit(inbox.admit("ses_missing", { prompt: { text: "x" } }))).toEqual(
+        expect(
+          yield* Effect.exit(inbox.admit(Identifier.SessionID.make("ses_missing"), { prompt: { text: "x" } }))
+        ).toEqual(Exit.fail(Errors.SessionNotFoundError.of("ses_missing")))
+        expect(yield* Effect.exit(inbox.pending(Identifier.SessionID.make("ses_missing")))).toEqual(
           Exit.fail(Errors.SessionNotFoundError.of("ses_missing"))
         )
-        expect(yield* Effect.exit(inbox.pending("ses_missing"))).toEqual(
-          Exit.fail(Errors.SessionNotFoundError.of("ses_missing"))
-        )
-        expect(yield* Effect.exit(inbox.promoteSteers("ses_missing"))).toEqual(
+        expect(yield* Effect.exit(inbox.promoteSteers(Identifier.SessionID.make("ses_missing")))).toEqual(
           Exit.fail(Errors.SessionNotFoundError.of("ses_missing"))
         )
         expect(yield* (yield* EventLog.Service).read("ses_missing")).toEqual([])
@@ -344,7 +344,7 @@ describe("SessionInput promotion", () => {
     })
 
   /** Promotes until nothing is pending; resolves with how many prompts this caller promoted. */
-  const drain = (sessionID: string) =>
+  const drain = (sessionID: Identifier.SessionID) =>
     Effect.gen(function* () {
       const inbox = yield* input
       let promoted = 0
@@ -358,7 +358,7 @@ describe("SessionInput promotion", () => {
     })
 
   /** Every prompt was promoted exactly once: one prompted event, one user message, one promoted_seq each. */
-  const promotedOnce = (sessionID: string, texts: ReadonlyArray<string>) =>
+  const promotedOnce = (sessionID: Identifier.SessionID, texts: ReadonlyArray<string>) =>
     Effect.gen(function* () {
       const prompted = (yield* (yield* EventLog.Service).read(sessionID)).filter(
         (event) => event.type === "session.next.prompted"

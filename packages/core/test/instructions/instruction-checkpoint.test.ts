@@ -1,7 +1,7 @@
 import * as path from "node:path"
 import { SqlClient } from "@effect/sql"
 import { it } from "@effect/vitest"
-import { Errors } from "@opencode-ai/schema"
+import { Errors, Identifier } from "@opencode-ai/schema"
 import { Cause, Context, Deferred, Effect, Exit, Fiber, Layer, Option, Queue, Schema } from "effect"
 import { describe, expect } from "vitest"
 import { EventLog } from "../../src/event/event-log.js"
@@ -38,7 +38,7 @@ const createSession = (w: World) =>
 
 /** One simulated Safe Step Boundary: compose the session's Instructions, then prepare. */
 const boundary = <R = never>(
-  sessionID: string,
+  sessionID: Identifier.SessionID,
   location: World["location"],
   producers?: SessionInstructions.Producers<R>,
   extra: Instructions.Instructions<R> = Instructions.empty
@@ -53,12 +53,12 @@ const asPrepared = (preparation: InstructionCheckpoint.Preparation): Instruction
   return preparation as InstructionCheckpoint.Prepared
 }
 
-const stored = (sessionID: string) =>
+const stored = (sessionID: Identifier.SessionID) =>
   Effect.flatMap(InstructionCheckpoint.Service, (checkpoint) => checkpoint.get(sessionID)).pipe(
     Effect.map(Option.getOrThrowWith(() => new Error("no checkpoint stored")))
   )
 
-const rawBaseline = (sessionID: string) =>
+const rawBaseline = (sessionID: Identifier.SessionID) =>
   Effect.flatMap(
     SqlClient.SqlClient,
     (sql) =>
@@ -70,7 +70,7 @@ const rawBaseline = (sessionID: string) =>
     Effect.orDie
   )
 
-const lastSeq = (sessionID: string) =>
+const lastSeq = (sessionID: Identifier.SessionID) =>
   Effect.flatMap(
     SqlClient.SqlClient,
     (sql) => sql<{ readonly seq: number }>`SELECT seq FROM event_sequence WHERE aggregate_id = ${sessionID}`
@@ -728,7 +728,7 @@ describe("InstructionCheckpoint", () => {
       const w = yield* world
       yield* Effect.gen(function* () {
         const checkpoint = yield* InstructionCheckpoint.Service
-        const missing = "ses_missing"
+        const missing = Identifier.SessionID.make("ses_missing")
         const expected = Exit.fail(Errors.SessionNotFoundError.of(missing))
         expect(yield* Effect.exit(checkpoint.prepare(missing, Instructions.empty))).toEqual(expected)
         expect(yield* Effect.exit(checkpoint.reset(missing))).toEqual(expected)

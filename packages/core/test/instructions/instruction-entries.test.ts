@@ -1,5 +1,5 @@
 import { it } from "@effect/vitest"
-import { Errors } from "@opencode-ai/schema"
+import { Errors, Identifier } from "@opencode-ai/schema"
 import { Effect, Exit } from "effect"
 import { describe, expect } from "vitest"
 import { InstructionCheckpoint } from "../../src/instructions/instruction-checkpoint.js"
@@ -83,9 +83,9 @@ describe("InstructionEntries", () => {
       yield* Effect.gen(function* () {
         const entries = yield* InstructionEntries.Service
         const expected = Exit.fail(Errors.SessionNotFoundError.of("ses_missing"))
-        expect(yield* Effect.exit(entries.list("ses_missing"))).toEqual(expected)
-        expect(yield* Effect.exit(entries.put("ses_missing", "k", 1))).toEqual(expected)
-        expect(yield* Effect.exit(entries.remove("ses_missing", "k"))).toEqual(expected)
+        expect(yield* Effect.exit(entries.list(Identifier.SessionID.make("ses_missing")))).toEqual(expected)
+        expect(yield* Effect.exit(entries.put(Identifier.SessionID.make("ses_missing"), "k", 1))).toEqual(expected)
+        expect(yield* Effect.exit(entries.remove(Identifier.SessionID.make("ses_missing"), "k"))).toEqual(expected)
       }).pipe(Effect.provide(w.core()))
     })
   )

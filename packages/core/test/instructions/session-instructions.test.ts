@@ -1,7 +1,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { it } from "@effect/vitest"
-import { Errors } from "@opencode-ai/schema"
+import { Errors, Identifier } from "@opencode-ai/schema"
 import { Deferred, Effect, Exit } from "effect"
 import { describe, expect } from "vitest"
 import { DateSource } from "../../src/instructions/date-source.js"
@@ -112,9 +112,9 @@ describe("SessionInstructions", () => {
           yield* SessionInstructions.forSession(session.id, w.location)
         )) as Instructions.Complete
         expect(baseline.text).toContain("Git repository: no")
-        expect(yield* Effect.exit(SessionInstructions.forSession("ses_missing", w.location))).toEqual(
-          Exit.fail(Errors.SessionNotFoundError.of("ses_missing"))
-        )
+        expect(
+          yield* Effect.exit(SessionInstructions.forSession(Identifier.SessionID.make("ses_missing"), w.location))
+        ).toEqual(Exit.fail(Errors.SessionNotFoundError.of("ses_missing")))
       }).pipe(Effect.provide(w.core()))
     })
   )

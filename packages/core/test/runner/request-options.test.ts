@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { SessionMessages } from "@opencode-ai/schema"
+import { Identifier } from "@opencode-ai/schema"
 import { Effect, Option } from "effect"
 import { Config } from "../../src/config/config.js"
 import type { ConfigInfo } from "../../src/config/config-info.js"
@@ -65,7 +66,7 @@ const wire = (setup: Setup) =>
     const config = yield* Effect.provide(Config.Service, Config.layerTest(info)).pipe(Effect.orDie)
     const { provider, model } = Option.getOrThrow(config.findModel({ providerID: "p", id: "m" }))
     const request = ModelContext.build({
-      sessionID: "ses_1",
+      sessionID: Identifier.SessionID.make("ses_1"),
       agent: Option.getOrThrow(config.agent("build")),
       provider,
       model,

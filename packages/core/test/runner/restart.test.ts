@@ -24,7 +24,7 @@ import {
 } from "@opencode-ai/core"
 import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
 import { Identifier } from "@opencode-ai/schema"
-import { Effect, Layer, Logger, LogLevel, Option, type Scope } from "effect"
+import { Effect, Layer, Logger, LogLevel, Option, Schema, type Scope } from "effect"
 import { TestDatabase } from "../../src/testing/test-database.js"
 
 /**
@@ -38,6 +38,9 @@ const { reply, text, toolCall, finish, hold, gate } = LLMScript
 
 const packageDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..")
 const childScript = path.join(packageDir, "test", "runner", "restart.child.ts")
+
+/** The child's `stranded` line: the session it left with an open Step. */
+const decodeStranded = Schema.decodeUnknownSync(Schema.parseJson(Schema.Struct({ sessionID: Identifier.SessionID })))
 
 const files = () => {
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "opencode-restart-")))
@@ -74,11 +77,11 @@ const crash = (
     let out = ""
     let err = ""
     child.stderr.on("data", (chunk) => (err += String(chunk)))
-    const stranded = new Promise<{ sessionID: string }>((resolve, reject) => {
+    const stranded = new Promise<{ sessionID: Identifier.SessionID }>((resolve, reject) => {
       child.stdout.on("data", (chunk) => {
         out += String(chunk)
         const match = /^stranded (.*)$/m.exec(out)
-        if (match) resolve(JSON.parse(match[1]!))
+        if (match) resolve(decodeStranded(match[1]!))
       })
       void exited.then((code) => reject(new Error(`the child exited (${code}) before its step was stranded: ${err}`)))
     })
@@ -93,7 +96,12 @@ const crash = (
  * Admits a prompt into the file while no host runs: only the stores admission needs, no runner, so
  * nothing is recovered or resumed by this.
  */
-const admitOffline = (databaseFile: string, sessionID: string, text: string, delivery: "steer" | "queue") =>
+const admitOffline = (
+  databaseFile: string,
+  sessionID: Identifier.SessionID,
+  text: string,
+  delivery: "steer" | "queue"
+) =>
   Effect.flatMap(SessionInput.Service, (input) => input.admit(sessionID, { prompt: { text }, delivery })).pipe(
     Effect.provide(
       SessionInput.layer.pipe(
@@ -135,7 +143,7 @@ const open = (at: At, leases?: SessionLeases.Options) =>
   )
 
 /** Opens Core over the file again, then waits for the session. */
-const restart = (at: At, sessionID: string) =>
+const restart = (at: At, sessionID: Identifier.SessionID) =>
   Effect.gen(function* () {
     const { run } = yield* open(at)
     yield* run(Effect.flatMap(SessionRunner.Service, (runner) => runner.wait(sessionID))).pipe(Effect.orDie)
@@ -445,7 +453,7 @@ describe("restart in the middle of a step", () => {
 
         yield* server.enqueue(reply(text("continued"), finish("stop")), reply(text("continued"), finish("stop")))
         const { run } = yield* open(at)
-        const typesAfter = (sessionID: string) =>
+        const typesAfter = (sessionID: Identifier.SessionID) =>
           Effect.gen(function* () {
             yield* run(Effect.flatMap(SessionRunner.Service, (runner) => runner.wait(sessionID))).pipe(Effect.orDie)
             return typesOf(yield* run(Effect.flatMap(EventLog.Service, (log) => log.read(sessionID))))

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import { Identifier } from "@opencode-ai/schema"
 import { Deferred, Effect, Exit, Fiber, Option, Ref, Scope } from "effect"
 import { SessionExecution } from "../../src/runner/session-execution.js"
 
@@ -32,15 +33,17 @@ describe("SessionExecution", () => {
     Effect.gen(function* () {
       const { drain, runs, nth } = yield* gatedDrain
       const coordinator = yield* SessionExecution.make(drain)
-      yield* coordinator.wake("ses_a")
+      yield* coordinator.wake(Identifier.SessionID.make("ses_a"))
       const first = yield* nth(1)
-      yield* Effect.forEach(Array.from({ length: 10 }), () => coordinator.wake("ses_a"), { concurrency: "unbounded" })
+      yield* Effect.forEach(Array.from({ length: 10 }), () => coordinator.wake(Identifier.SessionID.make("ses_a")), {
+        concurrency: "unbounded"
+      })
       expect(yield* Ref.get(runs)).toBe(1)
       yield* Deferred.succeed(first, undefined)
       const second = yield* nth(2)
       expect(yield* Ref.get(runs)).toBe(2)
       yield* Deferred.succeed(second, undefined)
-      yield* coordinator.wait("ses_a")
+      yield* coordinator.wait(Identifier.SessionID.make("ses_a"))
       expect(yield* Ref.get(runs)).toBe(2)
       expect(yield* coordinator.active).toEqual([])
     })
@@ -50,16 +53,16 @@ describe("SessionExecution", () => {
     Effect.gen(function* () {
       const { drain, nth } = yield* gatedDrain
       const coordinator = yield* SessionExecution.make(drain)
-      yield* coordinator.wake("ses_a")
+      yield* coordinator.wake(Identifier.SessionID.make("ses_a"))
       const a = yield* nth(1)
-      yield* coordinator.wake("ses_b")
+      yield* coordinator.wake(Identifier.SessionID.make("ses_b"))
       const b = yield* nth(2)
       expect(yield* coordinator.active).toEqual(["ses_a", "ses_b"])
       yield* Deferred.succeed(a, undefined)
-      yield* coordinator.wait("ses_a")
+      yield* coordinator.wait(Identifier.SessionID.make("ses_a"))
       expect(yield* coordinator.active).toEqual(["ses_b"])
       yield* Deferred.succeed(b, undefined)
-      yield* coordinator.wait("ses_b")
+      yield* coordinator.wait(Identifier.SessionID.make("ses_b"))
       expect(yield* coordinator.active).toEqual([])
     })
   )
@@ -68,11 +71,11 @@ describe("SessionExecution", () => {
     Effect.gen(function* () {
       const { drain, nth } = yield* gatedDrain
       const coordinator = yield* SessionExecution.make(drain)
-      yield* coordinator.wait("ses_idle")
-      yield* coordinator.wake("ses_a")
+      yield* coordinator.wait(Identifier.SessionID.make("ses_idle"))
+      yield* coordinator.wake(Identifier.SessionID.make("ses_a"))
       const first = yield* nth(1)
-      yield* coordinator.wake("ses_a")
-      const waiter = yield* Effect.fork(coordinator.wait("ses_a"))
+      yield* coordinator.wake(Identifier.SessionID.make("ses_a"))
+      const waiter = yield* Effect.fork(coordinator.wait(Identifier.SessionID.make("ses_a")))
       yield* Deferred.succeed(first, undefined)
       const second = yield* nth(2)
       expect(Option.isNone(yield* Fiber.poll(waiter))).toBe(true)
@@ -95,16 +98,16 @@ describe("SessionExecution", () => {
             Effect.onInterrupt(() => Ref.set(settled, true))
           )
         )
-        yield* coordinator.interrupt("ses_a")
-        yield* coordinator.wake("ses_a")
+        yield* coordinator.interrupt(Identifier.SessionID.make("ses_a"))
+        yield* coordinator.wake(Identifier.SessionID.make("ses_a"))
         yield* Deferred.await(entered)
-        yield* coordinator.wake("ses_a")
-        yield* coordinator.interrupt("ses_a")
+        yield* coordinator.wake(Identifier.SessionID.make("ses_a"))
+        yield* coordinator.interrupt(Identifier.SessionID.make("ses_a"))
         expect(yield* Ref.get(settled)).toBe(true)
         expect(yield* coordinator.active).toEqual([])
-        yield* coordinator.wait("ses_a")
+        yield* coordinator.wait(Identifier.SessionID.make("ses_a"))
         expect(yield* Ref.get(runs)).toBe(1)
-        yield* coordinator.interrupt("ses_a")
+        yield* coordinator.interrupt(Identifier.SessionID.make("ses_a"))
       })
   )
 
@@ -117,10 +120,10 @@ describe("SessionExecution", () => {
           (n) => (n === 1 ? Effect.dieMessage("boom") : Effect.void)
         )
       )
-      yield* coordinator.wake("ses_a")
-      yield* coordinator.wait("ses_a")
-      yield* coordinator.wake("ses_a")
-      yield* coordinator.wait("ses_a")
+      yield* coordinator.wake(Identifier.SessionID.make("ses_a"))
+      yield* coordinator.wait(Identifier.SessionID.make("ses_a"))
+      yield* coordinator.wake(Identifier.SessionID.make("ses_a"))
+      yield* coordinator.wait(Identifier.SessionID.make("ses_a"))
       expect(yield* Ref.get(runs)).toBe(2)
     })
   )
@@ -136,7 +139,7 @@ describe("SessionExecution", () => {
           Effect.onInterrupt(() => Ref.update(interrupted, (n) => n + 1))
         )
       ).pipe(Scope.extend(scope))
-      yield* coordinator.wake("ses_a")
+      yield* coordinator.wake(Identifier.SessionID.make("ses_a"))
       yield* Deferred.await(entered)
       yield* Scope.close(scope, Exit.void)
       expect(yield* Ref.get(interrupted)).toBe(1)
@@ -162,11 +165,11 @@ describe("SessionExecution", () => {
           Effect.gen(function* () {
             for (let k = 0; k < i; k++) yield* Effect.yieldNow()
             yield* Ref.update(pending, (n) => n + 1)
-            yield* coordinator.wake("ses_a")
+            yield* coordinator.wake(Identifier.SessionID.make("ses_a"))
           }),
         { concurrency: "unbounded" }
       )
-      yield* coordinator.wait("ses_a")
+      yield* coordinator.wait(Identifier.SessionID.make("ses_a"))
       expect(yield* Ref.get(pending)).toBe(0)
       expect(yield* Ref.get(consumed)).toBe(500)
     })

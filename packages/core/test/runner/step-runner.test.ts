@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Config, LiveBus, LLMRequest, SessionHistory, StepRunner, ToolRegistry } from "@opencode-ai/core"
 import { LLMScript } from "@opencode-ai/core/testing"
+import type { Identifier } from "@opencode-ai/schema"
 import { Chunk, Deferred, Effect, Fiber, Option, Stream } from "effect"
 import { world } from "./world.js"
 
@@ -137,7 +138,7 @@ describe("StepRunner", () => {
   )
 
   /** The assistant message of the session's last Step, as the projection holds it. */
-  const lastAssistant = (w: Effect.Effect.Success<typeof stepWorld>, id: string) =>
+  const lastAssistant = (w: Effect.Effect.Success<typeof stepWorld>, id: Identifier.SessionID) =>
     w.run(
       Effect.map(
         Effect.flatMap(SessionHistory.Service, (history) => history.context(id)),

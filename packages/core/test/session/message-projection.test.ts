@@ -525,7 +525,7 @@ describe("SessionEvents.append projects in the append's transaction", () => {
         )
         expect(Exit.isFailure(broken) && Cause.isDie(broken.cause)).toBe(true)
 
-        const unknown = yield* Effect.exit(events.append("ses_nope", [started]))
+        const unknown = yield* Effect.exit(events.append(Identifier.SessionID.make("ses_nope"), [started]))
         expect(unknown).toEqual(Exit.fail(Errors.SessionNotFoundError.of("ses_nope")))
 
         expect((yield* log.read(session.id, { after: -1 })).map((e) => e.type)).toEqual(["session.created"])

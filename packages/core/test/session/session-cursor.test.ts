@@ -71,7 +71,7 @@ it.scoped(
           ["desc", 37],
           ["asc", 64]
         ] as const) {
-          const before: Array<string> = []
+          const before: Array<Identifier.SessionID> = []
           for (let page = yield* sessions.list({ order, limit: 200 }); ; ) {
             before.push(...page.data.map((session) => session.id))
             if (page.cursor.next === undefined) break

@@ -14,7 +14,7 @@ import { createSession, withCore } from "./world.js"
 const model = { id: "qwen", providerID: "local" }
 
 /** Admits and promotes one prompt; resolves with its message id. */
-const say = (sessionID: string, text: string) =>
+const say = (sessionID: Identifier.SessionID, text: string) =>
   Effect.gen(function* () {
     const input = yield* SessionInput.Service
     const admitted = yield* input.admit(sessionID, { prompt: { text } })
@@ -23,7 +23,7 @@ const say = (sessionID: string, text: string) =>
   })
 
 /** One whole text step; resolves with the assistant message id. */
-const answer = (sessionID: string, text: string) =>
+const answer = (sessionID: Identifier.SessionID, text: string) =>
   Effect.gen(function* () {
     const events = yield* SessionEvents.Service
     const assistantMessageID = Identifier.newMessageID()
@@ -151,7 +151,7 @@ describe("SessionHistory.messages", () => {
             field: "limit"
           })
         }
-        expect(yield* Effect.exit(history.messages("ses_missing"))).toEqual(
+        expect(yield* Effect.exit(history.messages(Identifier.SessionID.make("ses_missing")))).toEqual(
           Exit.fail(Errors.SessionNotFoundError.of("ses_missing"))
         )
         // The payload carries the session, order, limit, anchor and direction.
@@ -177,13 +177,13 @@ describe("SessionHistory.message", () => {
           const theirs = yield* createSession(w)
           const id = yield* say(mine.id, "hello")
           expect(yield* history.message(mine.id, id)).toMatchObject({ id, type: "user", text: "hello" })
-          const notFound = (sessionID: string, messageID: string) =>
+          const notFound = (sessionID: Identifier.SessionID, messageID: Identifier.MessageID) =>
             new Errors.MessageNotFoundError({ sessionID, messageID, message: `Message not found: ${messageID}` })
           expect(yield* Effect.exit(history.message(theirs.id, id))).toEqual(Exit.fail(notFound(theirs.id, id)))
-          expect(yield* Effect.exit(history.message(mine.id, "msg_nothing"))).toEqual(
-            Exit.fail(notFound(mine.id, "msg_nothing"))
+          expect(yield* Effect.exit(history.message(mine.id, Identifier.MessageID.make("msg_nothing")))).toEqual(
+            Exit.fail(notFound(mine.id, Identifier.MessageID.make("msg_nothing")))
           )
-          expect(yield* Effect.exit(history.message("ses_missing", id))).toEqual(
+          expect(yield* Effect.exit(history.message(Identifier.SessionID.make("ses_missing"), id))).toEqual(
             Exit.fail(Errors.SessionNotFoundError.of("ses_missing"))
           )
           // Pending input is not history yet.
@@ -302,7 +302,7 @@ describe("SessionHistory.context", () => {
           expect(texts(yield* history.context(session.id))).toEqual(["system:Rule now: b", "user:q"])
           yield* checkpoint.reset(session.id)
           expect(texts(yield* history.context(session.id))).toEqual(["user:q"])
-          expect(yield* Effect.exit(history.context("ses_missing"))).toEqual(
+          expect(yield* Effect.exit(history.context(Identifier.SessionID.make("ses_missing")))).toEqual(
             Exit.fail(Errors.SessionNotFoundError.of("ses_missing"))
           )
         })
@@ -351,7 +351,7 @@ describe("SessionHistory.history", () => {
           expect(yield* field({ after: -1 })).toBe("after")
           expect(yield* field({ limit: 0 })).toBe("limit")
           expect(yield* field({ limit: 1001 })).toBe("limit")
-          expect(yield* Effect.exit(history.history("ses_missing"))).toEqual(
+          expect(yield* Effect.exit(history.history(Identifier.SessionID.make("ses_missing")))).toEqual(
             Exit.fail(Errors.SessionNotFoundError.of("ses_missing"))
           )
         })

@@ -3,6 +3,7 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { InstructionCheckpoint, SessionHistory, SessionMove, SessionRevert, Sessions } from "@opencode-ai/core"
 import { ChatRequest, LLMScript } from "@opencode-ai/core/testing"
+import { Identifier } from "@opencode-ai/schema"
 import { Effect, Exit, Option } from "effect"
 import { world } from "../runner/world.js"
 
@@ -116,7 +117,7 @@ describe("SessionMove", () => {
         const move = yield* w.run(SessionMove.Service)
         const missing = yield* Effect.exit(move.move(w.session.id, { directory: path.join(w.root, "nowhere") }))
         expect(missing).toEqual(Exit.fail(expect.objectContaining({ _tag: "InvalidRequestError" })))
-        const unknown = yield* Effect.exit(move.move("ses_missing", { directory: target }))
+        const unknown = yield* Effect.exit(move.move(Identifier.SessionID.make("ses_missing"), { directory: target }))
         expect(unknown).toEqual(Exit.fail(expect.objectContaining({ _tag: "SessionNotFoundError" })))
 
         const gate = LLMScript.gate()

@@ -11,6 +11,7 @@ import {
   Sessions
 } from "@opencode-ai/core"
 import { ChatRequest, GitFixture, LLMScript } from "@opencode-ai/core/testing"
+import { Identifier } from "@opencode-ai/schema"
 import { Effect, Exit, Option } from "effect"
 import { world } from "../runner/world.js"
 
@@ -334,9 +335,15 @@ describe("SessionRevert", () => {
       Effect.gen(function* () {
         const w = yield* world()
         const revert = yield* revertService(w)
-        const unknown = yield* Effect.exit(revert.stage(w.session.id, { messageID: "msg_unknown" }))
+        const unknown = yield* Effect.exit(
+          revert.stage(w.session.id, { messageID: Identifier.MessageID.make("msg_unknown") })
+        )
         expect(unknown).toEqual(Exit.fail(expect.objectContaining({ _tag: "MessageNotFoundError" })))
-        const missing = yield* Effect.exit(revert.stage("ses_missing", { messageID: "msg_unknown" }))
+        const missing = yield* Effect.exit(
+          revert.stage(Identifier.SessionID.make("ses_missing"), {
+            messageID: Identifier.MessageID.make("msg_unknown")
+          })
+        )
         expect(missing).toEqual(Exit.fail(expect.objectContaining({ _tag: "SessionNotFoundError" })))
         for (const operation of [revert.clear, revert.commit]) {
           expect(yield* Effect.exit(operation(w.session.id))).toEqual(

@@ -1,5 +1,5 @@
 import { it } from "@effect/vitest"
-import { Errors } from "@opencode-ai/schema"
+import { Errors, Identifier } from "@opencode-ai/schema"
 import { Effect, Exit } from "effect"
 import { describe, expect } from "vitest"
 import { EventLog } from "../../src/event/event-log.js"
@@ -75,12 +75,14 @@ describe("SessionSelection", () => {
             tag: "InvalidRequestError",
             field: "model"
           })
-          expect(yield* Effect.exit(selection.switchAgent("ses_missing", "nobody"))).toEqual(
+          expect(yield* Effect.exit(selection.switchAgent(Identifier.SessionID.make("ses_missing"), "nobody"))).toEqual(
             Exit.fail(Errors.SessionNotFoundError.of("ses_missing"))
           )
-          expect(yield* Effect.exit(selection.switchModel("ses_missing", { providerID: "x", id: "y" }))).toEqual(
-            Exit.fail(Errors.SessionNotFoundError.of("ses_missing"))
-          )
+          expect(
+            yield* Effect.exit(
+              selection.switchModel(Identifier.SessionID.make("ses_missing"), { providerID: "x", id: "y" })
+            )
+          ).toEqual(Exit.fail(Errors.SessionNotFoundError.of("ses_missing")))
           expect(yield* types(session.id)).toEqual([])
         })
       )

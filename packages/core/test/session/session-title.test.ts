@@ -15,6 +15,7 @@ import {
   TitlePrompt
 } from "@opencode-ai/core"
 import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
+import type { Identifier } from "@opencode-ai/schema"
 import { Effect, Layer, type Scope } from "effect"
 import { TestDatabase } from "../../src/testing/test-database.js"
 import { fastRetry } from "../runner/world.js"
@@ -33,9 +34,9 @@ const host = (
 ): Effect.Effect<
   {
     readonly run: <A, E>(effect: Effect.Effect<A, E, Core.Services>) => Effect.Effect<A, E>
-    readonly prompt: (sessionID: string, text: string) => Effect.Effect<void>
-    readonly titled: (sessionID: string) => Effect.Effect<string>
-    readonly types: (sessionID: string) => Effect.Effect<ReadonlyArray<string>>
+    readonly prompt: (sessionID: Identifier.SessionID, text: string) => Effect.Effect<void>
+    readonly titled: (sessionID: Identifier.SessionID) => Effect.Effect<string>
+    readonly types: (sessionID: Identifier.SessionID) => Effect.Effect<ReadonlyArray<string>>
   },
   never,
   Scope.Scope
@@ -59,7 +60,7 @@ const host = (
       })
     ).pipe(Effect.orDie)
     const run = <A, E>(effect: Effect.Effect<A, E, Core.Services>) => Effect.provide(effect, context)
-    const prompt = (sessionID: string, words: string) =>
+    const prompt = (sessionID: Identifier.SessionID, words: string) =>
       run(
         Effect.gen(function* () {
           yield* (yield* SessionInput.Service).admit(sessionID, { prompt: { text: words } })
@@ -70,12 +71,12 @@ const host = (
           yield* (yield* SessionTitle.Service).settled
         })
       ).pipe(Effect.orDie)
-    const titled = (sessionID: string) =>
+    const titled = (sessionID: Identifier.SessionID) =>
       run(Effect.flatMap(Sessions.Service, (sessions) => sessions.get(sessionID))).pipe(
         Effect.map((session) => session.title),
         Effect.orDie
       )
-    const types = (sessionID: string) =>
+    const types = (sessionID: Identifier.SessionID) =>
       run(Effect.flatMap(EventLog.Service, (log) => log.read(sessionID))).pipe(
         Effect.map((events) => events.map((event) => event.type.replace("session.next.", "")))
       )

@@ -80,7 +80,7 @@ it.scoped("get of an unknown session fails with SessionNotFoundError", () =>
   withCore(
     Effect.gen(function* () {
       const sessions = yield* Sessions.Service
-      const exit = yield* Effect.exit(sessions.get("ses_missing"))
+      const exit = yield* Effect.exit(sessions.get(Identifier.SessionID.make("ses_missing")))
       expect(exit).toEqual(Exit.fail(Errors.SessionNotFoundError.of("ses_missing")))
     })
   )

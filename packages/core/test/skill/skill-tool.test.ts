@@ -3,6 +3,7 @@ import * as path from "node:path"
 import { NodeContext } from "@effect/platform-node"
 import { it } from "@effect/vitest"
 import type { Location } from "@opencode-ai/schema"
+import { Identifier } from "@opencode-ai/schema"
 import { Effect, Exit, Layer } from "effect"
 import { describe, expect } from "vitest"
 import { SkillTool } from "../../src/skill/skill-tool.js"
@@ -19,7 +20,7 @@ const writeSkill = (file: string, name: string, body: string) => {
 const context = (directory: string, answer: (request: ToolRegistry.PermissionAsk) => "allow" | "deny") => {
   const asked: Array<ToolRegistry.PermissionAsk> = []
   const ctx: ToolRegistry.CallContext = {
-    sessionID: "ses_test",
+    sessionID: Identifier.SessionID.make("ses_test"),
     callID: "call_1",
     agent: "build",
     directory,

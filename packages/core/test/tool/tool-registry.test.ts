@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import { Identifier } from "@opencode-ai/schema"
 import { Effect, Exit, Scope } from "effect"
 import { ToolRegistry } from "../../src/tool/tool-registry.js"
 
@@ -10,7 +11,7 @@ const tool = (name: string, reply: string): ToolRegistry.Tool => ({
 })
 
 const context: ToolRegistry.CallContext = {
-  sessionID: "ses_1",
+  sessionID: Identifier.SessionID.make("ses_1"),
   callID: "call_1",
   agent: "build",
   directory: "/tmp",

@@ -1,8 +1,8 @@
 export * as InstanceStreamEvents from "./instance-stream-events.js"
 
 import { type LiveBus, Sessions } from "@opencode-ai/core"
-import { InstanceEvent, LegacySession, type Location, type Session } from "@opencode-ai/schema"
-import { Effect, Option } from "effect"
+import { Identifier, InstanceEvent, LegacySession, type Location, type Session } from "@opencode-ai/schema"
+import { Effect, Option, Schema } from "effect"
 import { ServerVersion } from "../server-version.js"
 
 /*
@@ -25,10 +25,13 @@ const v2Types: ReadonlySet<string> = new Set(InstanceEvent.V2Event.members.map((
 /** Durable extension events a client learns about as the session's new record. */
 const updatesSession: ReadonlySet<string> = new Set(["session.next.title.updated", "session.next.usage.recorded"])
 
-const sessionIDOf = (data: unknown): string | undefined => {
+const isSessionID = Schema.is(Identifier.SessionID)
+
+/** The session an envelope is about: its data's `sessionID`, when that is a session ID. */
+const sessionIDOf = (data: unknown): Identifier.SessionID | undefined => {
   const id =
     typeof data === "object" && data !== null ? (data as { readonly sessionID?: unknown }).sessionID : undefined
-  return typeof id === "string" ? id : undefined
+  return isSessionID(id) ? id : undefined
 }
 
 const refOf = (location: Location.LocationRef): Location.LocationRef =>
@@ -45,7 +48,7 @@ export const make = Effect.gen(function* () {
   const sessions = yield* Sessions.Service
   const locations = new Map<string, Location.LocationRef>()
 
-  const locate = (sessionID: string): Effect.Effect<Option.Option<Location.LocationRef>> => {
+  const locate = (sessionID: Identifier.SessionID): Effect.Effect<Option.Option<Location.LocationRef>> => {
     const known = locations.get(sessionID)
     if (known !== undefined) return Effect.succeed(Option.some(known))
     return sessions.get(sessionID).pipe(
@@ -58,7 +61,7 @@ export const make = Effect.gen(function* () {
     )
   }
 
-  const updated = (envelope: LiveBus.Envelope, sessionID: string) =>
+  const updated = (envelope: LiveBus.Envelope, sessionID: Identifier.SessionID) =>
     sessions.get(sessionID).pipe(
       Effect.map((info) =>
         Option.some<LiveBus.Envelope>({

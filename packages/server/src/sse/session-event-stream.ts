@@ -3,7 +3,7 @@ export * as SessionEventStream from "./session-event-stream.js"
 import type { HttpServerRequest } from "@effect/platform"
 import { EventLog, Sessions } from "@opencode-ai/core"
 import type { SessionEventStream as Endpoint } from "@opencode-ai/protocol"
-import { Errors, Event } from "@opencode-ai/schema"
+import { Errors, Event, type Identifier } from "@opencode-ai/schema"
 import { Chunk, Effect, Stream } from "effect"
 import { EventStreams } from "./event-streams.js"
 import { SseFraming } from "./sse-framing.js"
@@ -77,7 +77,7 @@ export const make = Effect.gen(function* () {
     urlParams,
     request
   }: {
-    readonly path: { readonly sessionID: string }
+    readonly path: { readonly sessionID: Identifier.SessionID }
     readonly urlParams: Endpoint.EventsQuery
     readonly request: HttpServerRequest.HttpServerRequest
   }) =>

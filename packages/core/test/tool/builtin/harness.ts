@@ -3,6 +3,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { NodeContext } from "@effect/platform-node"
+import { Identifier } from "@opencode-ai/schema"
 import { Effect } from "effect"
 import { BuiltinTools } from "../../../src/tool/builtin/builtin-tools.js"
 import { ToolRegistry } from "../../../src/tool/tool-registry.js"
@@ -35,7 +36,7 @@ export const context = (directory: string, answer: (request: ToolRegistry.Permis
   const asks: Array<ToolRegistry.PermissionAsk> = []
   const progress: Array<ToolRegistry.Result> = []
   const ctx: ToolRegistry.CallContext = {
-    sessionID: "ses_test",
+    sessionID: Identifier.SessionID.make("ses_test"),
     callID: "call_test",
     agent: "build",
     directory,

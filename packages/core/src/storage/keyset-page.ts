@@ -1,0 +1,96 @@
+export * as KeysetPage from "./keyset-page.js"
+
+/**
+ * KeysetPage: reading one page of stored records by keyset, for the owners of paged tables (sessions,
+ * messages). The owner writes the SQL (its table, filters and key order); this module runs it and
+ * works out the neighbouring pages' anchors the same way for every table:
+ *
+ * - a first page (no anchor) is one query for `limit + 1` rows: the extra row says a next page exists;
+ * - a continuation reads `limit + 1` rows beyond its anchor together with a `behind` column (whether
+ *   any row lies on the anchor's side, the anchor's own row included), in one statement; only an
+ *   empty continuation asks again, in the same read transaction, what lies strictly past its anchor
+ *   the other way.
+ *
+ * A `previous` page is read against the query order and handed back in query order.
+ */
+
+import type { SqlClient, SqlError, Statement } from "@effect/sql"
+import { Effect, type ParseResult, Schema } from "effect"
+
+/** A page as stored: the records' JSON in query order and the anchors of the neighbouring pages. */
+export interface Stored<Key> {
+  readonly infos: ReadonlyArray<string>
+  readonly previous: Key | undefined
+  readonly next: Key | undefined
+}
+
+/** One page to read: the owner's statements for it. */
+export interface Request<Key> {
+  readonly limit: number
+  /** `next` reads in query order, `previous` against it. */
+  readonly direction: "next" | "previous"
+  readonly anchor: Key | undefined
+  /** The first page (used when there is no anchor): at most `limit + 1` rows in query order. */
+  readonly first: Statement.Statement<unknown>
+  /**
+   * The rows strictly past `anchor` in the reading direction, at most `limit + 1`, nearest first, each
+   * with a `behind` column: 1 (or true) when some row lies on the anchor's side of it.
+   */
+  readonly continuation: (anchor: Key) => Statement.Statement<unknown>
+  /** Whether any row lies strictly past `anchor` against the reading direction. */
+  readonly beyond: (anchor: Key) => Statement.Statement<unknown>
+}
+
+const Behind = Schema.Struct({ behind: Schema.Union(Schema.Number, Schema.Boolean) })
+const decodeBehind = Schema.decodeUnknown(Behind)
+
+/**
+ * A page reader for rows decoded by `Row`: `key` is the anchor a row stands for, `info` its record
+ * JSON. The row decoder is built once, here; the statements are built per page by the owner.
+ */
+export const reader = <Row, I, Key>(
+  Row: Schema.Schema<Row, I>,
+  read: { readonly key: (row: Row) => Key; readonly info: (row: Row) => string }
+) => {
+  const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
+  return (
+    sql: SqlClient.SqlClient,
+    request: Request<Key>
+  ): Effect.Effect<Stored<Key>, SqlError.SqlError | ParseResult.ParseError> =>
+    Effect.gen(function* () {
+      const { anchor, limit } = request
+      if (anchor === undefined) {
+        const rows = yield* request.first.pipe(Effect.flatMap(decodeRows))
+        const items = rows.slice(0, limit)
+        const last = items[items.length - 1]
+        return {
+          infos: items.map(read.info),
+          previous: undefined,
+          next: rows.length > limit && last !== undefined ? read.key(last) : undefined
+        }
+      }
+      const forward = request.direction === "next"
+      return yield* Effect.gen(function* () {
+        const raw = yield* request.continuation(anchor)
+        const rows = yield* decodeRows(raw)
+        const more = rows.length > limit
+        const taken = rows.slice(0, limit)
+        const items = forward ? taken : taken.reverse()
+        const first = items[0]
+        const last = items[items.length - 1]
+        // The extra row answers for the side the page was read towards; the anchor's side was asked
+        // in the same statement (or, for an empty page, strictly past the anchor).
+        const far =
+          raw[0] === undefined
+            ? (yield* request.beyond(anchor)).length > 0
+            : Number((yield* decodeBehind(raw[0])).behind) === 1
+        const head = first === undefined ? anchor : read.key(first)
+        const tail = last === undefined ? anchor : read.key(last)
+        return {
+          infos: items.map(read.info),
+          previous: (forward ? far : more) ? head : undefined,
+          next: (forward ? more : far) ? tail : undefined
+        }
+      }).pipe(sql.withTransaction)
+    })
+}
