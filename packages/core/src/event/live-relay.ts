@@ -275,7 +275,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | Bus.Servic
             const [head, from, batchOf, index, count] = fragment
             if (from === origin) return
             const current = partial.get(from!)
-            const parts = current?.batch === batchOf && Number(index) > 0 ? current.parts : []
+            const parts = current !== undefined && current.batch === batchOf && Number(index) > 0 ? current.parts : []
             if (Number(index) !== parts.length) return partial.delete(from!)
             parts.push(payload.slice(head.length))
             if (parts.length < Number(count)) return partial.set(from!, { batch: batchOf!, parts })
