@@ -19,6 +19,7 @@ import * as Integrations from "./credential/integrations.js"
 import * as OAuthAttempts from "./credential/oauth-attempts.js"
 import * as EventLog from "./event/event-log.js"
 import * as LiveBus from "./event/live-bus.js"
+import * as LiveRelay from "./event/live-relay.js"
 import * as LocationFiles from "./fs/location-files.js"
 import * as SessionInput from "./input/session-input.js"
 import * as InstructionCheckpoint from "./instructions/instruction-checkpoint.js"
@@ -129,6 +130,7 @@ export type Services =
   | Sessions.Service
   | EventLog.Service
   | LiveBus.Service
+  | LiveRelay.Service
   | Locations.Service
   | LocationFiles.Service
   | InstructionCheckpoint.Service
@@ -386,5 +388,7 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError | Sto
   const generation = AgentGeneration.layer(retry).pipe(Layer.provide(Layer.merge(services, llm)))
   // Prompts that run custom commands; a command's subtask runs a child session through the runner.
   const sessionCommands = SessionCommand.layer.pipe(Layer.provide(Layer.mergeAll(services, runner, NodeContext.layer)))
-  return Layer.mergeAll(services, runner, lifecycle, subagents, generation, sessionCommands)
+  // Live deltas and running sessions shared with the other hosts on a PostgreSQL database.
+  const relay = Layer.fresh(LiveRelay.layer).pipe(Layer.provide(Layer.merge(services, runner)))
+  return Layer.mergeAll(services, runner, lifecycle, subagents, generation, sessionCommands, relay)
 }

@@ -77,6 +77,13 @@ export interface Interface {
   ) => Effect.Effect<Stream.Stream<Envelope, SlowConsumerError>, never, Scope.Scope>
   /** How many subscribers are attached now (cut-off and closed ones are not counted). */
   readonly subscriberCount: Effect.Effect<number>
+  /**
+   * Calls `observer` with every event published while the scope is open, synchronously inside the
+   * publish and after the subscribers got it (so it sees publish order). It is not a subscriber: it
+   * has no buffer, is never cut off and is not counted. It must not block, throw or publish (the
+   * LiveRelay hands events to a fiber of its own).
+   */
+  readonly observe: (observer: (event: Envelope) => void) => Effect.Effect<void, never, Scope.Scope>
 }
 
 /** The live bus; `yield* LiveBus.Service`. */
@@ -95,6 +102,7 @@ interface Subscriber {
  */
 export const make: Effect.Effect<Interface, never, Scope.Scope> = Effect.gen(function* () {
   const subscribers = new Set<Subscriber>()
+  const observers = new Set<(event: Envelope) => void>()
   let open = true
 
   // Synchronous on purpose: delivery to all subscribers happens in one step, so publish order is
@@ -103,6 +111,7 @@ export const make: Effect.Effect<Interface, never, Scope.Scope> = Effect.gen(fun
     for (const subscriber of subscribers) {
       if (!subscriber.queue.unsafeOffer(event)) cutOff(subscriber)
     }
+    for (const observer of observers) observer(event)
   }
   const cutOff = (subscriber: Subscriber) => {
     subscribers.delete(subscriber)
@@ -157,7 +166,12 @@ export const make: Effect.Effect<Interface, never, Scope.Scope> = Effect.gen(fun
     publish,
     publishAll,
     subscribe,
-    subscriberCount: Effect.sync(() => subscribers.size)
+    subscriberCount: Effect.sync(() => subscribers.size),
+    observe: (observer) =>
+      Effect.acquireRelease(
+        Effect.sync(() => observers.add(observer)),
+        () => Effect.sync(() => observers.delete(observer))
+      ).pipe(Effect.asVoid)
   })
 })
 

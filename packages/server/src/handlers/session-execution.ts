@@ -1,14 +1,24 @@
 export * as SessionExecutionHandlers from "./session-execution.js"
 
-import { SessionRunner } from "@opencode-ai/core"
+import { LiveRelay, SessionRunner } from "@opencode-ai/core"
 import type { Identifier } from "@opencode-ai/schema"
 import { Effect } from "effect"
 
 type PathOnly = { readonly path: { readonly sessionID: Identifier.SessionID } }
 
-/** `GET /api/session/active`: this process's foreground drains. */
+/**
+ * `GET /api/session/active`: this process's foreground drains, and over PostgreSQL the sessions the
+ * other live hosts announce they run (see LiveRelay).
+ */
 export const active = () =>
-  Effect.flatMap(SessionRunner.Service, (runner) => Effect.map(runner.active, (data) => ({ data })))
+  Effect.gen(function* () {
+    const here = yield* Effect.flatMap(SessionRunner.Service, (runner) => runner.active)
+    const elsewhere = yield* Effect.flatMap(LiveRelay.Service, (relay) => relay.activeElsewhere)
+    if (elsewhere.length === 0) return { data: here }
+    const data: Record<string, { readonly type: "running" }> = { ...here }
+    for (const sessionID of elsewhere) data[sessionID] = { type: "running" }
+    return { data }
+  })
 
 /** `POST /api/session/{sessionID}/interrupt`: 204 once the running Step (if any) has settled. */
 export const interrupt = ({ path }: PathOnly) =>

@@ -1,0 +1,183 @@
+/**
+ * Several hosts over one PostgreSQL database, against one host over the same kind of database.
+ *
+ *   node --import tsx bench/multi-host.ts [--iterations 40] [--warmup 5]
+ *
+ * A throwaway PostgreSQL server (this machine's initdb/pg_ctl, see PostgresServer) and the built
+ * `opencode serve` (`pnpm build`): first ONE serve over a fresh database, then THREE over another one.
+ * Each iteration creates a session, subscribes to `GET /api/event` on every host, prompts it through
+ * host A (a short text reply from a ScriptedLLMServer with no artificial latency) and waits:
+ *
+ * - `multi-host-step-single`: prompt → `wait` resolving, on the single host (the baseline);
+ * - `multi-host-step-local`: the same on host A of three (what the other hosts' presence costs);
+ * - `multi-host-step-cross`: prompt on A, `wait` on B (B follows a session that runs elsewhere);
+ * - `multi-host-delta-fanout`: how much later the session's first text delta reaches B's and C's event
+ *   streams than A's (LiveRelay over NOTIFY);
+ * - `multi-host-durable-fanout`: the same for its `step.ended` (EventLog's NOTIFY, then a read);
+ * - `multi-host-delta-single`: prompt → first delta on the single host's stream, for scale.
+ *
+ * Medians, printed as `<figure>: <value> ms` (never asserted). The machine may be shared: compare the
+ * figures of one run with each other rather than across runs.
+ */
+
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { performance } from "node:perf_hooks"
+import { Effect, Exit, Scope } from "effect"
+import { LLMScript, PostgresServer } from "../packages/core/src/testing/index.js"
+import { emit, type Figure, isMain } from "./figures.js"
+import { type Api, call, createSession, isTitleRequest, startLlm, startServer, waitIdle } from "./servers.js"
+
+const argument = (name: string, fallback: number) => {
+  const at = process.argv.indexOf(`--${name}`)
+  const value = at === -1 ? Number.NaN : Number(process.argv[at + 1])
+  return Number.isFinite(value) && value >= 0 ? value : fallback
+}
+const iterations = argument("iterations", 40)
+const warmup = argument("warmup", 5)
+
+const median = (values: ReadonlyArray<number>): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+}
+
+/** `GET /api/event` read in the background: when each session's first delta and step end arrived. */
+const arrivals = async (url: string) => {
+  const controller = new AbortController()
+  const response = await fetch(`${url}/api/event`, {
+    headers: { accept: "text/event-stream" },
+    signal: controller.signal
+  })
+  const firstDelta = new Map<string, number>()
+  const stepEnded = new Map<string, number>()
+  const reader = response.body!.getReader()
+  const decoder = new TextDecoder()
+  let pending = ""
+  const reading = (async () => {
+    for (;;) {
+      const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }))
+      if (done) return
+      const now = performance.now()
+      pending += decoder.decode(value, { stream: true })
+      const lines = pending.split("\n")
+      pending = lines.pop() ?? ""
+      for (const line of lines) {
+        if (!line.startsWith("data:")) continue
+        const event = JSON.parse(line.slice(5))
+        const sessionID = event.data?.sessionID
+        if (typeof sessionID !== "string") continue
+        if (event.type === "session.next.text.delta" && !firstDelta.has(sessionID)) firstDelta.set(sessionID, now)
+        if (event.type === "session.next.step.ended" && !stepEnded.has(sessionID)) stepEnded.set(sessionID, now)
+      }
+    }
+  })()
+  return {
+    firstDelta,
+    stepEnded,
+    close: async () => {
+      controller.abort()
+      await reading
+    }
+  }
+}
+
+const until = async (check: () => boolean) => {
+  while (!check()) await new Promise((resolve) => setTimeout(resolve, 1))
+}
+
+interface Round {
+  readonly step: number
+  readonly cross?: number
+  readonly deltaLocal: number
+  readonly deltaFanout?: number
+  readonly durableFanout?: number
+}
+
+/** `count` serve over one fresh database; `iterations` prompts through the first, measured. */
+const measure = async (postgres: PostgresServer.PostgresServer, scope: Scope.Scope, llmUrl: string, count: number) => {
+  const database = await Effect.runPromise(postgres.database().pipe(Scope.extend(scope)))
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "opencode-bench-multihost-"))
+  const servers = await Promise.all(
+    Array.from({ length: count }, (_, i) =>
+      startServer("ours", { root: path.join(root, `host-${i}`), llmUrl, config: { server: { database } } })
+    )
+  )
+  const apis: Array<Api> = servers.map((server) => ({ url: server.url, directory: server.directory }))
+  const streams = await Promise.all(servers.map((server) => arrivals(server.url)))
+  const rounds: Array<Round> = []
+  try {
+    for (let i = 0; i < warmup + iterations; i++) {
+      const sessionID = await createSession(apis[0]!)
+      const start = performance.now()
+      await call(apis[0]!, "POST", `/api/session/${sessionID}/prompt`, { prompt: { text: "hello" } })
+      // The wait on the host that runs the session and, with several hosts, on another one, together.
+      const [step, cross] = await Promise.all([
+        waitIdle(apis[0]!, sessionID).then(() => performance.now() - start),
+        count > 1 ? waitIdle(apis[1]!, sessionID).then(() => performance.now() - start) : undefined
+      ])
+      await until(() => streams.every((stream) => stream.firstDelta.has(sessionID) && stream.stepEnded.has(sessionID)))
+      const local = streams[0]!
+      const others = streams.slice(1)
+      if (i < warmup) continue
+      rounds.push({
+        step,
+        ...(cross === undefined ? {} : { cross }),
+        deltaLocal: local.firstDelta.get(sessionID)! - start,
+        ...(others.length === 0
+          ? {}
+          : {
+              deltaFanout: median(others.map((s) => s.firstDelta.get(sessionID)! - local.firstDelta.get(sessionID)!)),
+              durableFanout: median(others.map((s) => s.stepEnded.get(sessionID)! - local.stepEnded.get(sessionID)!))
+            })
+      })
+    }
+  } finally {
+    await Promise.all(streams.map((stream) => stream.close()))
+    await Promise.all(servers.map((server) => server.stop()))
+  }
+  return rounds
+}
+
+export const run = async (): Promise<ReadonlyArray<Figure>> => {
+  if (!PostgresServer.available()) throw new Error("no PostgreSQL server binaries (initdb, pg_ctl) on this machine")
+  const scope = Effect.runSync(Scope.make())
+  try {
+    const postgres = await Effect.runPromise(PostgresServer.make().pipe(Scope.extend(scope)))
+    const llm = await startLlm((request) =>
+      isTitleRequest(request.body)
+        ? LLMScript.reply(LLMScript.text("A title"), LLMScript.finish("stop"))
+        : LLMScript.reply(LLMScript.text("Hi", " there"), LLMScript.finish("stop"))
+    )
+    try {
+      const single = await measure(postgres, scope, llm.server.url, 1)
+      const multi = await measure(postgres, scope, llm.server.url, 3)
+      return [
+        { name: "multi-host-step-single", value: median(single.map((r) => r.step)), unit: "ms" },
+        { name: "multi-host-step-local", value: median(multi.map((r) => r.step)), unit: "ms" },
+        { name: "multi-host-step-cross", value: median(multi.map((r) => r.cross!)), unit: "ms" },
+        { name: "multi-host-delta-single", value: median(single.map((r) => r.deltaLocal)), unit: "ms" },
+        { name: "multi-host-delta-fanout", value: median(multi.map((r) => r.deltaFanout!)), unit: "ms" },
+        { name: "multi-host-durable-fanout", value: median(multi.map((r) => r.durableFanout!)), unit: "ms" }
+      ]
+    } finally {
+      await llm.close()
+    }
+  } finally {
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+  }
+}
+
+if (isMain(import.meta.url)) {
+  run().then(
+    (figures) => {
+      emit(figures)
+      process.exit(0)
+    },
+    (error) => {
+      console.error(error)
+      process.exit(1)
+    }
+  )
+}
