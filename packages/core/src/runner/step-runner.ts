@@ -196,8 +196,7 @@ export const layer = (
         const emit = <T extends SessionEvents.Type>(type: T, data: StepEvent.Data<T>) =>
           StepEvent.append(events, sessionID, [StepEvent.make(type, data)])
 
-        // The worktree's snapshot before the Step (recorded on `step.started`; taken while the provider
-        // request goes out), and the end one to come.
+        // The worktree's snapshot before the Step (recorded on `step.started`), and the end one to come.
         const around = yield* StepSnapshots.begin(snapshots, input.directory)
         // The Step's record starts with its first durable event: `step.started` joins that transaction.
         let started = false
@@ -208,23 +207,20 @@ export const layer = (
           Effect.suspend(() => {
             if (started) return StepEvent.append(events, sessionID, list, live)
             started = true
-            // The start snapshot is waited for here, so it is taken before any tool call can start.
-            return Effect.flatMap(around.started, (snapshot) =>
-              StepEvent.append(
-                events,
-                sessionID,
-                [
-                  StepEvent.make("session.next.step.started", {
-                    assistantMessageID,
-                    agent: input.agent.name,
-                    model: input.model,
-                    ...snapshot
-                  }),
-                  ...list
-                ],
-                // `step.started` comes first: the deltas' places move by one.
-                live?.map(([index, envelope]) => [index + 1, envelope] as const)
-              )
+            return StepEvent.append(
+              events,
+              sessionID,
+              [
+                StepEvent.make("session.next.step.started", {
+                  assistantMessageID,
+                  agent: input.agent.name,
+                  model: input.model,
+                  ...around.started
+                }),
+                ...list
+              ],
+              // `step.started` comes first: the deltas' places move by one.
+              live?.map(([index, envelope]) => [index + 1, envelope] as const)
             )
           })
 

@@ -8,14 +8,14 @@ export * as StepSnapshots from "./step-snapshots.js"
  * anything else) is captured. Without the Snapshots service, or when a snapshot cannot be taken, the
  * fields are left out and the Step runs as usual.
  *
- * The start snapshot is taken in the background from {@link begin} on, while the provider request
- * goes out; `started` waits for it. The Step runner waits for it before recording `step.started`,
- * which commits before any of the Step's tool calls can start, so the snapshot is always of the
- * worktree before the Step's tools ran. A Step that ran no tool call cannot have written a file
- * itself: its end snapshot is its start snapshot, with no changed files, and no git run is spent on it.
+ * The start snapshot is taken by {@link begin}, before the provider request goes out. (Taking it while
+ * the request went out was tried: an interrupt that landed while git still ran lost the Step's
+ * streamed text, since `step.started` waits for it.) A Step that ran no tool call cannot have written
+ * a file itself: its end snapshot is its start snapshot, with no changed files, and no git run is
+ * spent on it.
  */
 
-import { Effect, Exit, Fiber, Option } from "effect"
+import { Effect, Option } from "effect"
 import type { Snapshots } from "./snapshots.js"
 
 /** The snapshot fields of `step.started`. */
@@ -30,8 +30,8 @@ export interface Ended {
 }
 
 export interface Around {
-  /** The fields for `step.started`: waits for the start snapshot {@link begin} set off. Never fails. */
-  readonly started: Effect.Effect<Started>
+  /** The fields for `step.started`, taken when {@link begin} ran. */
+  readonly started: Started
   /**
    * The fields for `step.ended`. With `ranTools`, takes the end snapshot and lists the files that
    * changed since the start; without, the Step wrote nothing itself and the start snapshot is reused.
@@ -40,53 +40,29 @@ export interface Around {
   readonly end: (ranTools: boolean) => Effect.Effect<Ended>
 }
 
-const none: Around = { started: Effect.succeed({}), end: () => Effect.succeed({}) }
+const none: Around = { started: {}, end: () => Effect.succeed({}) }
 
-interface Start {
-  readonly project: Snapshots.Project
-  readonly snapshot: string
-}
-
-/**
- * Sets off the start snapshot of a Step working in `directory`, in a fiber of the caller's (it ends
- * with the caller's fiber). Never fails.
- */
+/** Takes the start snapshot of a Step working in `directory`, before its provider request. Never fails. */
 export const begin = (snapshots: Option.Option<Snapshots.Interface>, directory: string): Effect.Effect<Around> =>
   Effect.gen(function* () {
     if (Option.isNone(snapshots)) return none
     const store = snapshots.value
-    const taking = yield* Effect.fork(
-      Effect.gen(function* () {
-        const project = yield* store.project(directory)
-        if (Option.isNone(project)) return Option.none<Start>()
-        const start = yield* store.track(project.value)
-        if (Option.isNone(start)) return Option.none<Start>()
-        return Option.some<Start>({ project: project.value, snapshot: start.value })
-      })
-    )
-    // An interrupted start snapshot is no snapshot.
-    const start = Effect.map(Fiber.await(taking), (exit) => (Exit.isSuccess(exit) ? exit.value : Option.none<Start>()))
-    const started = Effect.map(
-      start,
-      (taken): Started => (Option.isSome(taken) ? { snapshot: taken.value.snapshot } : {})
-    )
+    const project = yield* store.project(directory)
+    if (Option.isNone(project)) return none
+    const start = yield* store.track(project.value)
+    if (Option.isNone(start)) return none
+    const from = start.value
     const end = (ranTools: boolean) =>
-      Effect.flatMap(start, (taken) =>
-        Effect.gen(function* () {
-          if (Option.isNone(taken)) return {}
-          const { project, snapshot: from } = taken.value
-          if (!ranTools) return { snapshot: from, files: [] }
-          const to = yield* store.track(project)
-          if (Option.isNone(to)) return {}
-          const files = yield* store
-            .changed(project, from, to.value)
-            .pipe(
-              Effect.catchAll((error) =>
-                Effect.as(Effect.logWarning("could not list a Step's changed files", error), [])
-              )
-            )
-          return { snapshot: to.value, files }
-        })
-      )
-    return { started, end }
+      Effect.gen(function* () {
+        if (!ranTools) return { snapshot: from, files: [] }
+        const taken = yield* store.track(project.value)
+        if (Option.isNone(taken)) return {}
+        const files = yield* store
+          .changed(project.value, from, taken.value)
+          .pipe(
+            Effect.catchAll((error) => Effect.as(Effect.logWarning("could not list a Step's changed files", error), []))
+          )
+        return { snapshot: taken.value, files }
+      })
+    return { started: { snapshot: from }, end }
   })

@@ -147,7 +147,7 @@ describe("StepSnapshots", () => {
       const s = yield* setup({ repository: true })
       const before = yield* s.track
       const around = yield* StepSnapshots.begin(Option.some(s.store), s.directory)
-      expect(yield* around.started).toEqual({ snapshot: before })
+      expect(around.started).toEqual({ snapshot: before })
       s.write("dir/b.txt", "b\n")
       const ended = yield* around.end(true)
       expect(ended.snapshot).not.toBe(before)
@@ -160,7 +160,7 @@ describe("StepSnapshots", () => {
     Effect.gen(function* () {
       const s = yield* setup({ repository: true })
       const around = yield* StepSnapshots.begin(Option.some(s.store), s.directory)
-      const started = yield* around.started
+      const started = around.started
       expect(started.snapshot).toBe(yield* s.track)
       expect(yield* around.end(false)).toEqual({ snapshot: started.snapshot, files: [] })
     })
@@ -169,7 +169,7 @@ describe("StepSnapshots", () => {
   it.effect("without the Snapshots service a Step records no snapshot fields", () =>
     Effect.gen(function* () {
       const around = yield* StepSnapshots.begin(Option.none(), os.tmpdir())
-      expect(yield* around.started).toEqual({})
+      expect(around.started).toEqual({})
       expect(yield* around.end(true)).toEqual({})
     })
   )
