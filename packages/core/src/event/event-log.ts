@@ -1,7 +1,6 @@
 export * as EventLog from "./event-log.js"
 
 import { SqlClient, SqlError, SqlSchema } from "@effect/sql"
-import { PgClient } from "@effect/sql-pg"
 import { type Event, Identifier } from "@opencode-ai/schema"
 import {
   Chunk,
@@ -284,7 +283,11 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
     const bus = yield* LiveBus.Service
     const fence = yield* Effect.serviceOption(CommitFence.Service)
     const pg = sql.onDialectOrElse({
-      pg: () => Effect.serviceOption(PgClient.PgClient),
+      // Imported here, so a host over SQLite never loads the PostgreSQL driver.
+      pg: () =>
+        Effect.promise(() => import("@effect/sql-pg/PgClient")).pipe(
+          Effect.flatMap((module) => Effect.serviceOption(module.PgClient))
+        ),
       orElse: () => Effect.succeedNone
     })
     const listener = yield* pg
