@@ -76,8 +76,7 @@ describe("start-up of the built binary", () => {
     for (const marker of [
       "llhttp_simd", // undici (Core's outgoing HTTP client)
       "notifications/tools/list_changed", // the MCP SDK
-      "mixmark-io/domino", // turndown's DOM (webfetch's HTML conversion)
-      "isCloudflareRuntime" // the PostgreSQL driver (pg), imported when a PostgreSQL database is selected
+      "mixmark-io/domino" // turndown's DOM (webfetch's HTML conversion)
     ]) {
       const chunk = chunkWith(marker)
       expect(loaded.has(chunk), `${marker} is in ${chunk}, which a start loads`).toBe(false)
