@@ -30,6 +30,7 @@ import { RequestErrors } from "./middleware/request-errors.js"
 import { RequestOrigin } from "./middleware/request-origin.js"
 import { StreamToken } from "./middleware/stream-token.js"
 import { MetricsRoute } from "./observability/metrics-route.js"
+import { OpenApiDocumentRoute } from "./openapi-document-route.js"
 import { PtyEnvironment } from "./pty-environment.js"
 import { PtyTickets } from "./pty-tickets.js"
 import { EventStreams } from "./sse/event-streams.js"
@@ -86,7 +87,8 @@ export const layer = (options: Options) => {
   )
   return Layer.mergeAll(
     api,
-    HttpApiBuilder.middlewareOpenApi({ path: "/doc" }).pipe(Layer.provide(api)),
+    // The OpenAPI document, made on its first request.
+    OpenApiDocumentRoute.layer.pipe(Layer.provide(api)),
     // The platform's Scalar page, its script inlined, loaded on the page's first request.
     ApiReferencePage.layer.pipe(Layer.provide(api)),
     Inspector.layer(options.ui ?? false),

@@ -1,7 +1,6 @@
 export * as EventLog from "./event-log.js"
 
 import { SqlClient, SqlError, SqlSchema } from "@effect/sql"
-import type { PgClient } from "@effect/sql-pg"
 import { type Event, Identifier } from "@opencode-ai/schema"
 import {
   Chunk,
@@ -283,12 +282,11 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
     const sql = yield* SqlClient.SqlClient
     const bus = yield* LiveBus.Service
     const fence = yield* Effect.serviceOption(CommitFence.Service)
-    // `@effect/sql-pg` (and `pg` under it) is loaded only when the database is PostgreSQL.
     const pg = sql.onDialectOrElse({
+      // Imported here, so a host over SQLite never loads the PostgreSQL driver.
       pg: () =>
-        Effect.flatMap(
-          Effect.promise(() => import("@effect/sql-pg")),
-          (module): Effect.Effect<Option.Option<PgClient.PgClient>> => Effect.serviceOption(module.PgClient.PgClient)
+        Effect.promise(() => import("@effect/sql-pg/PgClient")).pipe(
+          Effect.flatMap((module) => Effect.serviceOption(module.PgClient))
         ),
       orElse: () => Effect.succeedNone
     })

@@ -1,11 +1,10 @@
 export * as Storage from "./storage.js"
 
 import type { SqlClient } from "@effect/sql"
-import { Context, Data, Either, Layer, Redacted, Schema } from "effect"
+import { Context, Data, Effect, Either, Layer, Redacted, Schema } from "effect"
 import type { ConfigError } from "../config/config-error.js"
 import * as ConfigErrors from "../config/config-error.js"
 import { Database } from "./database.js"
-import { PostgresDatabase } from "./postgres-database.js"
 
 /**
  * Where a host keeps its sessions: one SQLite file (the embedded default, no server needed) or a
@@ -104,7 +103,8 @@ export class Selected extends Context.Tag("@opencode-ai/core/Storage/Selected")<
  * The database of `selection`, opened and migrated: `Database.layer` for SQLite (a failure there is a
  * defect, as before) or `PostgresDatabase.layer` for PostgreSQL, where a server that cannot be
  * reached or a database that cannot be migrated fails with {@link DatabaseUnavailable}. Includes
- * {@link Selected}. Closing the scope closes the connection or the pool.
+ * {@link Selected}. Closing the scope closes the connection or the pool. The PostgreSQL driver (`pg`,
+ * `@effect/sql-pg`) is imported when a PostgreSQL layer is built, so a host over SQLite never loads it.
  */
 export const layer = (selection: Selection): Layer.Layer<SqlClient.SqlClient | Selected, DatabaseUnavailable> => {
   const selected = Layer.succeed(Selected, selection)
@@ -112,7 +112,11 @@ export const layer = (selection: Selection): Layer.Layer<SqlClient.SqlClient | S
     Sqlite: ({ filename }) => Layer.merge(Database.layer({ filename }), selected),
     Postgres: ({ url }) =>
       Layer.merge(
-        PostgresDatabase.layerFallible({ url }).pipe(
+        Layer.unwrapEffect(
+          Effect.promise(() => import("./postgres-database.js")).pipe(
+            Effect.map(({ PostgresDatabase }) => PostgresDatabase.layerFallible({ url }))
+          )
+        ).pipe(
           Layer.mapError((error) => {
             const database = redact(Redacted.value(url))
             const reason = causeMessage(error)
