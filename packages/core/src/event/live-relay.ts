@@ -20,8 +20,9 @@ import { LiveBus as Bus } from "./live-bus.js"
  * deltas, `session.deleted`) have no row: the relay sends them themselves, best-effort. A delta may
  * be lost (the LISTEN connection drops, a host dies, a burst outgrows the queue); it is never sent
  * twice, and each host keeps the order its own host published a session's events in:
- * - a delta waits for the durable event it followed on its host (up to {@link orderWaitMs}, then it
- *   goes anyway and later deltas stop waiting for that event);
+ * - a delta waits for the durable event it followed on its host (up to {@link orderWaitMs}); if that
+ *   event has not come by then, the delta is dropped rather than shown before it, and later deltas
+ *   stop waiting for that event;
  * - a delta that arrives after a durable event that followed it on its host is dropped. This happens
  *   when a delta and that later event committed in one chunk (the commit's announcement overtakes the
  *   delta): the durable event already carries what the delta said.
@@ -43,7 +44,7 @@ export const channel = "opencode_live"
 export const payloadBytes = 7_800
 
 /** How long a relayed delta waits on the receiving host for the durable event it followed (ms). */
-export const orderWaitMs = 1_000
+export const orderWaitMs = 5_000
 
 /** How often a host announces the sessions it runs, when they have not changed meanwhile (ms). */
 export const announceMs = 1_000
@@ -256,8 +257,12 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | Bus.Servic
                   if (rest.length === 0) waiting.delete(sessionID)
                   else waiting.set(sessionID, rest)
                 }
-                // Its predecessor did not come (this host missed it): later deltas do not wait for it again.
-                if (Option.isNone(arrived) && after > (seen.get(sessionID) ?? -1)) seen.set(sessionID, after)
+                // Its predecessor did not come in time: this delta is dropped, and later deltas do not
+                // wait for that event again.
+                if (Option.isNone(arrived)) {
+                  if (after > (seen.get(sessionID) ?? -1)) seen.set(sessionID, after)
+                  return
+                }
               }
               // Late: a durable event that followed it on its host is out here already. Dropped, so
               // that no host shows a delta after the event that closed its block.
