@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # One command: install the system packages the tests need (scripts/system-deps.sh: Chromium and
 # PostgreSQL's server binaries), set up the workspace, verify generated files and types, then run
-# every test (the PostgreSQL ones start throwaway servers of their own), then the test files of core
-# and server that reach storage (scripts/postgres-test-files.sh) again over PostgreSQL
-# (`OPENCODE_TEST_DATABASE=postgres`, see packages/core/README.md, "Storage").
-# Ends with the line `tests: N passed, N failed`, counting both passes.
+# every test (the PostgreSQL ones start throwaway servers of their own). `OPENCODE_TEST_DATABASE=postgres`
+# with `scripts/postgres-test-files.sh` runs the storage-touching files again over PostgreSQL; CI does not
+# run that pass yet (see packages/core/README.md, "Storage").
+# Ends with the line `tests: N passed, N failed`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/system-deps.sh
@@ -14,26 +14,14 @@ npx -y pnpm@12.4.2 run typecheck
 npx biome ci .
 # No test may reach models.dev: every test process (and every server it spawns) inherits this.
 export OPENCODE_DISABLE_MODELS_FETCH=1
-results="$(mktemp -d)"
+results="$(mktemp -d)/vitest.json"
 status=0
-npx vitest run --reporter=default --reporter=json --outputFile.json="$results/sqlite.json" || status=$?
-# The PostgreSQL pass: each project's global setup starts one throwaway PostgreSQL server and migrates
-# a template database once; every test gets a copy of it of its own (TestDatabase). The files that do
-# not reach storage (parsers, tools, adapters, the client, codegen) ran once, above, as did the ones
-# that run both dialects side by side; the embedded host (sdk-next) always opens its SQLite file.
-mapfile -t postgres_files < <(bash scripts/postgres-test-files.sh)
-OPENCODE_TEST_DATABASE=postgres npx vitest run --project core --project server \
-  --reporter=default --reporter=json --outputFile.json="$results/postgres.json" "${postgres_files[@]}" || status=$?
+npx vitest run --reporter=default --reporter=json --outputFile.json="$results" || status=$?
 node -e '
 const fs = require("node:fs")
-let passed = 0
-let failed = 0
-for (const file of process.argv.slice(1)) {
-  if (!fs.existsSync(file)) { failed += 1; continue }
-  const r = JSON.parse(fs.readFileSync(file, "utf8"))
-  passed += r.numPassedTests
-  failed += r.numFailedTests + (r.numRuntimeErrors ?? 0)
-}
-console.log(`tests: ${passed} passed, ${failed} failed`)
-' "$results/sqlite.json" "$results/postgres.json"
+const file = process.argv[1]
+if (!fs.existsSync(file)) { console.log("tests: 0 passed, 1 failed"); process.exit(0) }
+const r = JSON.parse(fs.readFileSync(file, "utf8"))
+console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests + (r.numRuntimeErrors ?? 0)} failed`)
+' "$results"
 exit $status
