@@ -70,12 +70,26 @@ describe("FifoLock", () => {
       while (!(yield* lock.locked)) yield* Effect.yieldNow()
       const waiters: Array<Fiber.RuntimeFiber<void>> = []
       for (let i = 0; i < 20; i++) {
-        waiters.push(yield* Effect.fork(lock.withLock(Effect.sync(() => order.push(i)))))
+        waiters.push(
+          yield* Effect.fork(
+            lock.withLock(
+              Effect.sync(() => {
+                order.push(i)
+              })
+            )
+          )
+        )
         yield* untilWaiting(lock, i + 1)
       }
       yield* Deferred.succeed(gate, undefined)
       // A newcomer arriving right at the release must queue behind everyone already waiting.
-      const late = yield* Effect.fork(lock.withLock(Effect.sync(() => order.push(99))))
+      const late = yield* Effect.fork(
+        lock.withLock(
+          Effect.sync(() => {
+            order.push(99)
+          })
+        )
+      )
       yield* Fiber.join(holder)
       yield* Fiber.joinAll([...waiters, late])
       expect(order).toEqual([...Array.from({ length: 20 }, (_, i) => i), 99])
@@ -90,11 +104,29 @@ describe("FifoLock", () => {
       const order: Array<string> = []
       const holder = yield* Effect.fork(lock.withLock(Deferred.await(gate)))
       while (!(yield* lock.locked)) yield* Effect.yieldNow()
-      const a = yield* Effect.fork(lock.withLock(Effect.sync(() => order.push("a"))))
+      const a = yield* Effect.fork(
+        lock.withLock(
+          Effect.sync(() => {
+            order.push("a")
+          })
+        )
+      )
       yield* untilWaiting(lock, 1)
-      const b = yield* Effect.fork(lock.withLock(Effect.sync(() => order.push("b"))))
+      const b = yield* Effect.fork(
+        lock.withLock(
+          Effect.sync(() => {
+            order.push("b")
+          })
+        )
+      )
       yield* untilWaiting(lock, 2)
-      const c = yield* Effect.fork(lock.withLock(Effect.sync(() => order.push("c"))))
+      const c = yield* Effect.fork(
+        lock.withLock(
+          Effect.sync(() => {
+            order.push("c")
+          })
+        )
+      )
       yield* untilWaiting(lock, 3)
       yield* Fiber.interrupt(b)
       expect(yield* lock.waiting).toBe(2)
@@ -114,7 +146,13 @@ describe("FifoLock", () => {
       let waiter: Fiber.RuntimeFiber<void> | undefined
       yield* lock.withLock(
         Effect.gen(function* () {
-          waiter = yield* Effect.fork(lock.withLock(Effect.sync(() => (ran = true))))
+          waiter = yield* Effect.fork(
+            lock.withLock(
+              Effect.sync(() => {
+                ran = true
+              })
+            )
+          )
           yield* untilWaiting(lock, 1)
         })
       )
