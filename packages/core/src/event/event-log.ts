@@ -20,6 +20,7 @@ import {
 } from "effect"
 import { WallClock } from "../clock/wall-clock.js"
 import { RuntimeMetrics } from "../observability/runtime-metrics.js"
+import * as FifoLock from "../sync/fifo-lock.js"
 import * as CommitFence from "./commit-fence.js"
 import * as LiveBus from "./live-bus.js"
 
@@ -295,7 +296,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
     const live = yield* Effect.acquireRelease(PubSub.unbounded<Envelope>(), PubSub.shutdown)
     // One commit at a time per process; holding this across commit and publish keeps publish order
     // equal to commit order, so live readers see each aggregate's seq strictly increasing.
-    const writer = yield* Effect.makeSemaphore(1)
+    const writer = yield* FifoLock.make
     // The ids this instance committed that the SQLite relay (below) has not passed yet: not published twice.
     const own = new Set<string>()
     // Who this instance is in PostgreSQL announcements: its own are not read back.
@@ -475,7 +476,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
           // resolves, so a publisher's later live deltas can never overtake its durable events.
           Effect.tap((committed) => bus.publishAll(interleave(committed, options?.live)))
         )
-        return yield* writer.withPermits(1)(Effect.uninterruptible(transaction))
+        return yield* writer.withLock(Effect.uninterruptible(transaction))
       },
       (effect, aggregateID) => Effect.annotateLogs(effect, { aggregateID })
     )
@@ -528,7 +529,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
         ),
         Effect.zipRight(bus.publishAll(options.announce))
       )
-      return yield* writer.withPermits(1)(Effect.uninterruptible(transaction))
+      return yield* writer.withLock(Effect.uninterruptible(transaction))
     })
 
     const readEnvelopes = (request: typeof ReadRequest.Type) =>
@@ -586,7 +587,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
           })
         }
         yield* publishForeign(envelopes)
-      }).pipe(writer.withPermits(1), Effect.withSpan("EventLog.relay"))
+      }).pipe(writer.withLock, Effect.withSpan("EventLog.relay"))
       yield* Effect.forkScoped(
         WallClock.every(
           relayIntervalMs,
@@ -607,7 +608,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
           if (announcement._tag === "None" || announcement.value.origin === origin) return
           const { aggregateID, seq, count } = announcement.value
           const envelopes = yield* readEnvelopes({ aggregateIDs: [aggregateID], after: seq - count, through: seq })
-          yield* publishForeign(envelopes).pipe(writer.withPermits(1))
+          yield* publishForeign(envelopes).pipe(writer.withLock)
         }).pipe(
           Effect.catchAllCause((cause) => Effect.logWarning("relaying another process's commit failed", cause)),
           Effect.withSpan("EventLog.relay")

@@ -26,6 +26,7 @@ import type { Session } from "@opencode-ai/schema"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { Config } from "../config/config.js"
 import { Locations } from "../location/locations.js"
+import * as FifoLock from "../sync/fifo-lock.js"
 
 /** A git command of the shadow repository failed (git missing, a corrupt store, an unknown snapshot). */
 export class SnapshotError extends Schema.TaggedError<SnapshotError>()("Core/SnapshotError", {
@@ -141,11 +142,11 @@ export const layer = (options: Options): Layer.Layer<Service, never, Locations.S
       const tooBroad = new Set([path.parse(process.cwd()).root, path.resolve(options.home ?? os.homedir())])
       const directory = path.join(options.dataDir, "snapshot")
       const env = gitEnvironment()
-      const locks = new Map<string, Effect.Semaphore>()
+      const locks = new Map<string, FifoLock.FifoLock>()
       const lockOf = (id: string) => {
         let lock = locks.get(id)
         if (lock === undefined) {
-          lock = Effect.unsafeMakeSemaphore(1)
+          lock = FifoLock.unsafeMake()
           locks.set(id, lock)
         }
         return lock
@@ -196,8 +197,7 @@ export const layer = (options: Options): Layer.Layer<Service, never, Locations.S
           yield* git(project, "config", "core.hooksPath", "/dev/null")
         })
 
-      const serialized = <A, E>(project: Project, effect: Effect.Effect<A, E>) =>
-        lockOf(project.id).withPermits(1)(effect)
+      const serialized = <A, E>(project: Project, effect: Effect.Effect<A, E>) => lockOf(project.id).withLock(effect)
 
       const projectOf = Effect.fn("Snapshots.project")(function* (location: string) {
         const resolved = yield* Effect.either(locations.resolve({ directory: location }))
