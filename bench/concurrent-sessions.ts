@@ -19,7 +19,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { performance } from "node:perf_hooks"
 import { format, read, summarise } from "./cpu-profile.js"
-import { emit, type Figure, isMain } from "./figures.js"
+import { type Figure, runWhenMain } from "./figures.js"
 import { respond } from "./scenarios.js"
 import { cpuMs, createSession, peakRssMiB, prompt, rssMiB, startLlm, startServer, waitIdle } from "./servers.js"
 
@@ -110,15 +110,4 @@ export const run = async (): Promise<ReadonlyArray<Figure>> => {
   }
 }
 
-if (isMain(import.meta.url)) {
-  run().then(
-    (figures) => {
-      emit(figures)
-      process.exit(0)
-    },
-    (error) => {
-      console.error(error)
-      process.exit(1)
-    }
-  )
-}
+runWhenMain(import.meta.url, run)

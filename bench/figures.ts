@@ -68,6 +68,24 @@ export const isMain = (moduleUrl: string): boolean => {
   return file === path.resolve(entry) || file.replace(/\.ts$/, "") === path.resolve(entry).replace(/\.ts$/, "")
 }
 
+/**
+ * Runs a script's `run` when the module is the entry point: prints its figures and exits 0, or prints
+ * the error and exits 1.
+ */
+export const runWhenMain = (moduleUrl: string, run: () => Promise<ReadonlyArray<Figure>>): void => {
+  if (!isMain(moduleUrl)) return
+  run().then(
+    (figures) => {
+      emit(figures)
+      process.exit(0)
+    },
+    (error) => {
+      console.error(error)
+      process.exit(1)
+    }
+  )
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Small statistics shared by the scripts
 

@@ -26,7 +26,7 @@ import * as path from "node:path"
 import { performance } from "node:perf_hooks"
 import { Effect, Exit, Scope } from "effect"
 import { LLMScript, PostgresServer } from "../packages/core/src/testing/index.js"
-import { emit, type Figure, isMain } from "./figures.js"
+import { type Figure, runWhenMain } from "./figures.js"
 import { type Api, call, createSession, isTitleRequest, startLlm, startServer, waitIdle } from "./servers.js"
 
 const argument = (name: string, fallback: number) => {
@@ -169,15 +169,4 @@ export const run = async (): Promise<ReadonlyArray<Figure>> => {
   }
 }
 
-if (isMain(import.meta.url)) {
-  run().then(
-    (figures) => {
-      emit(figures)
-      process.exit(0)
-    },
-    (error) => {
-      console.error(error)
-      process.exit(1)
-    }
-  )
-}
+runWhenMain(import.meta.url, run)

@@ -17,7 +17,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { format, read, summarise } from "./cpu-profile.js"
-import { emit, type Figure, isMain, median } from "./figures.js"
+import { type Figure, median, runWhenMain } from "./figures.js"
 import { check, defaults, type Measured, respond, type ScenarioOptions, scenarios, type Window } from "./scenarios.js"
 import { type Implementation, rssMiB, sleep, startLlm, startServer } from "./servers.js"
 import * as Upstream from "./upstream.js"
@@ -174,15 +174,4 @@ export const run = async (): Promise<ReadonlyArray<Figure>> => {
   return out
 }
 
-if (isMain(import.meta.url)) {
-  run().then(
-    (figures) => {
-      emit(figures)
-      process.exit(0)
-    },
-    (error) => {
-      console.error(error)
-      process.exit(1)
-    }
-  )
-}
+runWhenMain(import.meta.url, run)

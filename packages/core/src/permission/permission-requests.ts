@@ -568,21 +568,5 @@ export const forCall =
       })
       .pipe(Effect.mapError((error) => new ToolRegistry.ToolFailure({ message: error.message })))
 
-/**
- * The ids of every permission request (any status) of the given sessions: what Session Delete
- * removes with them (each request keeps a log of its own). Runs inside the caller's transaction
- * when there is one; a storage failure is a defect.
- */
-export const idsOfSessions = (
-  sessionIDs: ReadonlyArray<Identifier.SessionID>
-): Effect.Effect<ReadonlyArray<Identifier.PermissionID>, never, SqlClient.SqlClient> =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    SqlSchema.findAll({
-      Request: Schema.Array(Identifier.SessionID),
-      Result: Schema.Struct({ id: Identifier.PermissionID }),
-      execute: (ids) => sql`SELECT id FROM permission_request WHERE session_id IN ${sql.in(ids)} ORDER BY id`
-    })(sessionIDs)
-  ).pipe(
-    Effect.map((rows) => rows.map((row) => row.id)),
-    Effect.orDie
-  )
+/** The ids of every permission request (any status) of the given sessions (see RequestTable.idsOfSessions). */
+export const idsOfSessions = RequestTable.idsOfSessions("permission_request", Identifier.PermissionID)

@@ -10,7 +10,7 @@ export * as RequestTable from "./request-table.js"
  * request kind and stay with each owner.
  */
 
-import { type SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { Identifier } from "@opencode-ai/schema"
 import { Effect, Schema } from "effect"
 import * as Sessions from "../session/sessions.js"
@@ -56,6 +56,25 @@ export const reads = <Id, Info>(
     })
   }
 }
+
+/**
+ * The ids of every request (any status) of the given sessions in `table`, decoded with `Id`: what
+ * Session Delete removes with them (each request keeps a log of its own). Runs inside the caller's
+ * transaction when there is one; a storage failure is a defect.
+ */
+export const idsOfSessions =
+  <Id>(table: "permission_request" | "question_request", Id: Schema.Schema<Id, string>) =>
+  (sessionIDs: ReadonlyArray<Identifier.SessionID>): Effect.Effect<ReadonlyArray<Id>, never, SqlClient.SqlClient> =>
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      SqlSchema.findAll({
+        Request: Schema.Array(Identifier.SessionID),
+        Result: Schema.Struct({ id: Id }),
+        execute: (ids) => sql`SELECT id FROM ${sql(table)} WHERE session_id IN ${sql.in(ids)} ORDER BY id`
+      })(sessionIDs)
+    ).pipe(
+      Effect.map((rows) => rows.map((row) => row.id)),
+      Effect.orDie
+    )
 
 /**
  * Settles, with `settle`, each stranded request that no call of this process waits on (`waiting`),
