@@ -12,6 +12,8 @@ export * as LocalTransport from "./local-transport.js"
  *   once. Idempotent.
  * - **Process exit** of the leader (a crash, an `exit`) reports `onclose` once, and the rest of its
  *   tree is terminated the same way.
+ * - **Stderr first:** `onclose` is reported only after the server's stderr has been read to its end
+ *   (or {@link stderrDrain} has passed), so what a crashing server printed is part of the failure.
  * - **Host exit:** a tree still alive when the host exits is SIGKILLed from ProcessTree's `exit`
  *   handler, so a server never outlives the host that started it (unless the host itself is SIGKILLed).
  *
@@ -28,6 +30,9 @@ import { ProcessTree } from "../tool/builtin/process-tree.js"
 
 /** How long a closing server's tree has between SIGTERM and SIGKILL. */
 export const killGrace = "2 seconds"
+
+/** How long `onclose` waits, after the tree is gone, for the rest of its stderr. */
+export const stderrDrain = 1000
 
 export interface Options {
   readonly command: string
@@ -50,6 +55,7 @@ export class Transport implements SdkTransport {
   #tree: ProcessTree.Tree | undefined
   #closed = false
   #terminating: Promise<void> | undefined
+  #stderrEnded: Promise<void> = Promise.resolve()
 
   constructor(options: Options) {
     this.#options = options
@@ -69,6 +75,8 @@ export class Transport implements SdkTransport {
       })
       this.#child = child
       this.#tree = tree
+      const stderr = child.stderr
+      if (stderr !== null) this.#stderrEnded = new Promise((done) => stderr.once("close", () => done()))
       child.once("error", (error) => {
         reject(error)
         this.onerror?.(error)
@@ -119,10 +127,22 @@ export class Transport implements SdkTransport {
     const tree = this.#tree
     this.#terminating = (
       tree === undefined ? Promise.resolve() : Effect.runPromise(ProcessTree.terminate(tree, killGrace))
-    ).then(() => {
-      this.#buffer.clear()
-      this.onclose?.()
-    })
+    )
+      .then(() => settledWithin(this.#stderrEnded, stderrDrain))
+      .then(() => {
+        this.#buffer.clear()
+        this.onclose?.()
+      })
     return this.#terminating
   }
 }
+
+/** Resolves when `promise` settles or `ms` have passed, whichever is first. */
+const settledWithin = (promise: Promise<void>, ms: number): Promise<void> =>
+  new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms)
+    void promise.finally(() => {
+      clearTimeout(timer)
+      resolve()
+    })
+  })

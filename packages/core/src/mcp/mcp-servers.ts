@@ -277,21 +277,32 @@ export const layer = (options: Options): Layer.Layer<Service, never, Config.Serv
           const env: Record<string, string> = { ...sdk.getDefaultEnvironment() }
           for (const [key, value] of Object.entries(options.env)) if (value !== undefined) env[key] = value
           Object.assign(env, server.environment ?? {})
-          const opened = yield* open(
-            (sdk) =>
-              new sdk.LocalTransport.Transport({
-                command,
-                args,
-                env,
-                cwd: options.directory,
-                onStderr: (chunk: string) => {
-                  stderr = (stderr + chunk).slice(-stderrTailBytes)
-                }
-              }),
-            timeout
-          ).pipe(
-            Effect.mapError((error) =>
-              stderr.trim() === "" ? error : new ConnectError({ message: `${error.message}; stderr: ${stderr.trim()}` })
+          let transport: LocalTransport.Transport | undefined
+          const opened = yield* open((sdk) => {
+            transport = new sdk.LocalTransport.Transport({
+              command,
+              args,
+              env,
+              cwd: options.directory,
+              onStderr: (chunk: string) => {
+                stderr = (stderr + chunk).slice(-stderrTailBytes)
+              }
+            })
+            return transport
+          }, timeout).pipe(
+            // Closing first reads the rest of a crashed server's stderr into the message.
+            Effect.catchAll((error) =>
+              Effect.promise(() => transport?.close() ?? Promise.resolve()).pipe(
+                Effect.zipRight(
+                  Effect.suspend(() =>
+                    Effect.fail(
+                      stderr.trim() === ""
+                        ? error
+                        : new ConnectError({ message: `${error.message}; stderr: ${stderr.trim()}` })
+                    )
+                  )
+                )
+              )
             )
           )
           const pid = (opened.transport as LocalTransport.Transport).pid
