@@ -6,9 +6,11 @@ export * as Snapshots from "./snapshots.js"
  * The user's own `.git` is never read or written (git skips any `.git` inside a work tree), and a
  * project without git is snapshotted the same way. Honours the worktree's `.gitignore` files.
  *
- * A snapshot is the id of a git tree object: `git add --all` into the shadow index, then
- * `git write-tree` (one git process started from here, which runs both). Trees of unchanged content are shared, so a Step that changes nothing costs no
- * storage. The shadow repository is created with `gc.auto = 0`, so git never prunes a snapshot on its
+ * A snapshot is the id of a git tree object, the one `git add --all` into the shadow index then
+ * `git write-tree` would give. The Tree Writer writes it in this process, with no git process (see
+ * `tree-writer.ts`); where it declines (attributes, nested repositories, very large trees), git runs
+ * both commands as one process. Trees of unchanged content are shared, so a Step that changes nothing
+ * costs no storage. The shadow repository is created with `gc.auto = 0`, so git never prunes a snapshot on its
  * own: snapshots are kept for as long as the data directory (sessions cannot be deleted yet; removing
  * `<dataDir>/snapshot/<projectID>` drops a project's snapshots, and a revert to a Step whose snapshot is
  * gone then restores nothing).
@@ -27,6 +29,7 @@ import { Context, Effect, Layer, Option, Schema } from "effect"
 import { Config } from "../config/config.js"
 import { Locations } from "../location/locations.js"
 import * as FifoLock from "../sync/fifo-lock.js"
+import * as TreeWriter from "./tree-writer.js"
 
 /** A git command of the shadow repository failed (git missing, a corrupt store, an unknown snapshot). */
 export class SnapshotError extends Schema.TaggedError<SnapshotError>()("Core/SnapshotError", {
@@ -153,6 +156,40 @@ export const layer = (options: Options): Layer.Layer<Service, never, Locations.S
       }
 
       const gitDir = (project: Project) => path.join(directory, project.id)
+      const writers = new Map<string, TreeWriter.TreeWriter>()
+      /** The user's global excludes and attributes files, as git resolves them (read once, with git). */
+      let globals: { readonly excludes: string; readonly attributes: string } | undefined
+      const writerOf = (project: Project) =>
+        Effect.gen(function* () {
+          if (globals === undefined) {
+            const configured = new Map<string, string>()
+            const result = yield* run(
+              ["config", "--get-regexp", "^core\\.(excludesfile|attributesfile)$"],
+              project.directory,
+              env
+            )
+            for (const line of result.stdout.split("\n")) {
+              const at = line.indexOf(" ")
+              if (at > 0) configured.set(line.slice(0, at).toLowerCase(), line.slice(at + 1))
+            }
+            const home = (file: string) => (file.startsWith("~/") ? path.join(os.homedir(), file.slice(2)) : file)
+            globals = {
+              excludes: home(configured.get("core.excludesfile") ?? TreeWriter.defaultGlobalFile("ignore", env)),
+              attributes: home(configured.get("core.attributesfile") ?? TreeWriter.defaultGlobalFile("attributes", env))
+            }
+          }
+          let writer = writers.get(project.id)
+          if (writer === undefined) {
+            writer = TreeWriter.make({
+              gitDir: gitDir(project),
+              workTree: project.directory,
+              globalExcludes: globals.excludes,
+              globalAttributes: globals.attributes
+            })
+            writers.set(project.id, writer)
+          }
+          return writer
+        })
       const base = (project: Project) => [
         "-c",
         "core.autocrlf=false",
@@ -211,6 +248,8 @@ export const layer = (options: Options): Layer.Layer<Service, never, Locations.S
           project,
           Effect.gen(function* () {
             yield* ensure(project)
+            const written = (yield* writerOf(project)).write()
+            if (written !== undefined) return written
             // `git add --all` then `git write-tree`, as ONE process started from here: git runs the
             // alias through its shell, in the work tree's root, with the repository, the work tree
             // and the `-c` settings passed on. A second fork of this (large) process would cost more
