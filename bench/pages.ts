@@ -30,6 +30,7 @@ import { performance } from "node:perf_hooks"
 import { createOpencodeClient } from "@opencode-ai/client"
 import { Effect } from "effect"
 import { LLMScript, ScriptedLLMServer } from "../packages/core/src/testing/index.js"
+import { emit } from "./figures.js"
 
 const TARGET = 6000
 
@@ -259,6 +260,12 @@ const program = Effect.gen(function* () {
       console.log(`  ${"  server CPU per request".padEnd(42)} ${median(cpu[which]![index]!).toFixed(0).padStart(6)} µs`)
     }
   }
+  // The figure that answers the row of issue 18's table (bench/README.md, "Convention"): the slower
+  // of the two pages, of the first server.
+  const paged = servers[0]!.pages.flatMap((page, index) =>
+    page.items === undefined ? [] : [median(figures[0]![index]!)]
+  )
+  emit([{ name: "pages-rps", value: Math.min(...paged), unit: "req/s" }])
 })
 
 Effect.runPromise(Effect.scoped(program)).catch((error) => {

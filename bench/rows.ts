@@ -31,7 +31,7 @@ export const rows: ReadonlyArray<Row> = [
     unit: "ms",
     target: { op: "<=", value: 3 },
     before: "11.4 ms",
-    scripts: ["turn.ts", "step-overhead.ts"]
+    scripts: ["step-overhead.ts"]
   },
   {
     key: "prompt-to-provider-embedded",
@@ -39,7 +39,7 @@ export const rows: ReadonlyArray<Row> = [
     unit: "ms",
     target: { op: "<=", value: 1.5 },
     before: "~7 ms",
-    scripts: ["turn.ts", "step-overhead.ts"]
+    scripts: ["step-overhead.ts"]
   },
   {
     key: "stream-end-to-idle",
@@ -47,7 +47,7 @@ export const rows: ReadonlyArray<Row> = [
     unit: "ms",
     target: { op: "<=", value: 2 },
     before: "7 ms",
-    scripts: ["turn.ts", "step-overhead.ts"]
+    scripts: ["step-overhead.ts"]
   },
   {
     key: "cpu-per-text-turn",
@@ -55,7 +55,7 @@ export const rows: ReadonlyArray<Row> = [
     unit: "ms",
     target: { op: "<=", value: 5 },
     before: "23 ms",
-    scripts: ["turn.ts", "step-overhead.ts"]
+    scripts: ["step-overhead.ts"]
   },
   {
     key: "commits-per-text-turn",
@@ -63,7 +63,7 @@ export const rows: ReadonlyArray<Row> = [
     unit: "count",
     target: { op: "<=", value: 4 },
     before: "~14 appends",
-    scripts: ["turn.ts", "step-overhead.ts"]
+    scripts: ["step-overhead.ts"]
   },
   {
     key: "tool-turn-3-step",
@@ -71,7 +71,7 @@ export const rows: ReadonlyArray<Row> = [
     unit: "ms",
     target: { op: "<=", value: 20 },
     before: "66 ms",
-    scripts: ["turn.ts", "step-overhead.ts"]
+    scripts: ["step-overhead.ts"]
   },
   {
     key: "pages-rps",

@@ -26,11 +26,10 @@ const settings: Record<
   { node?: ReadonlyArray<string>; full?: ReadonlyArray<string>; quick: ReadonlyArray<string> }
 > = {
   "step-overhead.ts": { quick: ["--iterations", "30", "--warmup", "5"] },
-  "turn.ts": { quick: ["--quick"] },
-  "pages.ts": { quick: ["--quick"] },
-  "sse-replay.ts": { quick: ["--quick"] },
-  "startup.ts": { quick: ["--quick"] },
-  "startup-history.ts": { quick: ["--quick"] },
+  "pages.ts": { quick: ["--rounds", "2", "--seconds", "1"] },
+  "sse-replay.ts": { quick: ["--iterations", "5", "--warmup", "1"] },
+  "startup.ts": { quick: ["--runs", "2", "--sessions", "50"] },
+  "startup-history.ts": { quick: ["--crashes", "20", "--mb", "2", "--rounds", "3"] },
   "concurrent-sessions.ts": { quick: ["--sessions", "20", "--steps", "5"] },
   "tool-output-bounding.ts": {
     node: ["--expose-gc"],

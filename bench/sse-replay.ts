@@ -26,6 +26,7 @@ import { Effect, Layer, LogLevel } from "effect"
 import { Config, Core, Locations, SessionEvents, Sessions } from "../packages/core/src/index.js"
 import { Identifier } from "../packages/schema/src/index.js"
 import { Serve } from "../packages/server/src/serve.js"
+import { emit } from "./figures.js"
 
 const argument = (name: string, fallback: number) => {
   const at = process.argv.indexOf(`--${name}`)
@@ -206,6 +207,11 @@ export const run = async (
           `sse replay ${last} events: median ${result.replayMs.toFixed(1)} ms, first event ${result.firstEventMs.toFixed(2)} ms` +
             ` (${Math.round(last / (result.replayMs / 1000))} events/s; server CPU ${result.cpuMs.toFixed(1)} ms per replay; ${iterations} rounds)`
         )
+        // The figures that answer rows of issue 18's table (bench/README.md, "Convention").
+        emit([
+          { name: "sse-replay", value: result.replayMs, unit: "ms" },
+          { name: "sse-replay-first-event", value: result.firstEventMs, unit: "ms" }
+        ])
         return {
           "sse replay ms": result.replayMs,
           "sse replay first event ms": result.firstEventMs,

@@ -33,6 +33,7 @@ import {
   ToolRegistry
 } from "../packages/core/src/index.js"
 import { LLMScript, ScriptedLLMServer } from "../packages/core/src/testing/index.js"
+import { emit } from "./figures.js"
 
 const argument = (name: string, fallback: number) => {
   const at = process.argv.indexOf(`--${name}`)
@@ -238,6 +239,8 @@ const main = Effect.gen(function* () {
   const width = Math.max(...rows.map(([label]) => label.length))
   console.log(`cold start → first 200 on /api/health, median of ${rounds} rounds (ms)`)
   for (const [label, value] of rows) console.log(`  ${label.padEnd(width)}  ${value.padStart(9)}`)
+  // The figure that answers the row of issue 18's table (bench/README.md, "Convention").
+  emit([{ name: "cold-start-25mb-ratio", value: hist / e, unit: "x" }])
 }).pipe(Effect.scoped, Logger.withMinimumLogLevel(LogLevel.Error))
 
 Effect.runPromise(main).catch((error) => {

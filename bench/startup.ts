@@ -30,6 +30,7 @@ import { performance } from "node:perf_hooks"
 import { createOpencodeClient } from "@opencode-ai/client"
 import { Effect, Exit, Scope } from "effect"
 import { LLMScript, ScriptedLLMServer } from "../packages/core/src/testing/index.js"
+import { emit } from "./figures.js"
 
 const option = (name: string, fallback: number) => {
   const at = process.argv.indexOf(`--${name}`)
@@ -230,6 +231,13 @@ const main = async () => {
     const width = Math.max(...rows.map(([label]) => label.length))
     console.log(`${"".padEnd(width)}  ${"median".padStart(10)}  target`)
     for (const [label, value, target] of rows) console.log(`${label.padEnd(width)}  ${value.padStart(10)}  ${target}`)
+    // The figures that answer rows of issue 18's table (bench/README.md, "Convention").
+    emit([
+      { name: "cold-start", value: median(again.map((s) => s.startMs)), unit: "ms" },
+      { name: "rss-idle", value: median(idle.map((m) => m.rss)) / MiB, unit: "MiB" },
+      { name: "heap-idle", value: median(idle.map((m) => m.heapUsedAfterGc)) / MiB, unit: "MiB" },
+      { name: "rss-after-1000", value: loaded.rss / MiB, unit: "MiB" }
+    ])
   } finally {
     await Effect.runPromise(Scope.close(scope, Exit.void))
     fs.rmSync(base, { recursive: true, force: true })

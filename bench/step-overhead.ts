@@ -640,7 +640,10 @@ const main = Effect.gen(function* () {
     { name: "prompt-to-provider-embedded", value: p50(local.admission), unit: "ms" },
     { name: "stream-end-to-idle", value: p50(served.textToIdle), unit: "ms" },
     { name: "stream-end-to-idle-embedded", value: p50(local.textToIdle), unit: "ms" },
-    { name: "tool-step-to-next-request", value: p50(local.toolToNext), unit: "ms" }
+    { name: "tool-step-to-next-request", value: p50(local.toolToNext), unit: "ms" },
+    { name: "cpu-per-text-turn", value: served.cpuPerTurn, unit: "ms" },
+    { name: "commits-per-text-turn", value: percentile(sortedCommits, 50), unit: "count" },
+    { name: "tool-turn-3-step", value: p50(served.toolTurn), unit: "ms" }
   ]
   console.log("")
   // `--served-only` leaves the in-process rows unmeasured: they are not printed as figures.

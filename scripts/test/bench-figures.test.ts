@@ -4,6 +4,8 @@
  * the figures are made up and only their handling is checked.
  */
 
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { type Profile, summarise } from "../../bench/cpu-profile.js"
 import { type Figure, line, parse } from "../../bench/figures.js"
@@ -94,12 +96,27 @@ describe("judging a row", () => {
   })
 
   it("takes the figure from the first of the row's scripts that printed it", () => {
-    const http = row("prompt-to-provider-http")
+    const http = { ...row("prompt-to-provider-http"), scripts: ["other.ts", "step-overhead.ts"] }
     const results = new Map<string, ScriptResult>([
-      ["turn.ts", ran({ name: "other", value: 1, unit: "ms" })],
+      ["other.ts", ran({ name: "other", value: 1, unit: "ms" })],
       ["step-overhead.ts", ran({ name: http.key, value: 2, unit: "ms" })]
     ])
     expect(judge(http, results)).toEqual({ _tag: "Met", figure: { name: http.key, value: 2, unit: "ms" } })
+  })
+})
+
+describe("the scripts behind the rows", () => {
+  // A row whose scripts never print its key is "not measured" in every `pnpm bench` run: each row's
+  // key must be printed, as a figure's name, by one of its scripts that is in the tree.
+  it("every row's key is a figure name in one of its scripts", () => {
+    const bench = path.join(import.meta.dirname, "..", "..", "bench")
+    for (const r of rows) {
+      const printing = r.scripts.filter((script) => {
+        const file = path.join(bench, script)
+        return fs.existsSync(file) && fs.readFileSync(file, "utf8").includes(`name: "${r.key}"`)
+      })
+      expect(printing, r.key).not.toEqual([])
+    }
   })
 })
 
