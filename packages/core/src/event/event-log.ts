@@ -286,8 +286,8 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
     const pg = sql.onDialectOrElse({
       // Imported here, so a host over SQLite never loads the PostgreSQL driver.
       pg: () =>
-        Effect.promise(() => import("@effect/sql-pg/PgClient")).pipe(
-          Effect.flatMap((module) => Effect.serviceOption(module.PgClient))
+        Effect.promise(() => import("../storage/postgres-database.js")).pipe(
+          Effect.flatMap((module) => Effect.serviceOption(module.PgClient.PgClient))
         ),
       orElse: () => Effect.succeedNone
     })

@@ -143,7 +143,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | Bus.Servic
       if (!isPostgres) return service
 
       // Loaded only when the database is PostgreSQL.
-      const { PgClient } = yield* Effect.promise(() => import("@effect/sql-pg"))
+      const { PgClient } = yield* Effect.promise(() => import("../storage/postgres-database.js"))
       const pg = yield* Effect.serviceOption(PgClient.PgClient)
       if (Option.isNone(pg)) return service
       const bus = yield* Bus.Service

@@ -7,6 +7,13 @@ import { Effect, Layer, Redacted } from "effect"
 import Pg from "pg"
 import { PostgresMigrations } from "./postgres-migrations.js"
 
+/**
+ * The driver's client service, for the modules that need it only over PostgreSQL (EventLog's and the
+ * Live Relay's listeners): they import it from here, dynamically, so this module is the one way into
+ * the driver and a host over SQLite never evaluates it.
+ */
+export { PgClient }
+
 export interface Options {
   /** `postgres://user:password@host:port/database` (and the `pg` driver's query parameters, e.g. `sslmode`). */
   readonly url: string | Redacted.Redacted<string>
