@@ -14,7 +14,6 @@ import { configHome, tempDir } from "./harness.js"
  */
 
 const bin = path.resolve(__dirname, "../dist/bin.js")
-const inCI = process.env.CI === "true"
 const running: Array<ChildProcess> = []
 afterEach(() => {
   for (const child of running.splice(0)) child.kill("SIGKILL")
@@ -108,7 +107,7 @@ const withPassword = (url: string, password: string) => {
   return parsed.toString()
 }
 
-describe.skipIf(!PostgresServer.available() && !inCI)("opencode serve: which database it uses", () => {
+describe.runIf(PostgresServer.testable())("opencode serve: which database it uses", () => {
   let scope: Scope.CloseableScope
   let server: PostgresServer.PostgresServer
   beforeAll(async () => {

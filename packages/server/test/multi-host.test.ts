@@ -16,7 +16,6 @@ import { SseReader } from "./stream-harness.js"
  * The tests speak HTTP only, so they hold whatever places sessions on hosts.
  */
 
-const inCI = process.env.CI === "true"
 const { reply, text, hold, finish, gate } = LLMScript
 
 type Gate = LLMScript.Gate
@@ -131,7 +130,7 @@ const lastUserText = (body: any): string => {
 /** A long delta with multi-byte characters: well over NOTIFY's 8000-byte payload. */
 const bigDelta = (tag: string) => `big ${tag} ${"é€😀 ".repeat(3_000)}end ${tag}`
 
-describe.skipIf(!PostgresServer.available() && !inCI)("three opencode serve over one PostgreSQL", () => {
+describe.runIf(PostgresServer.testable())("three opencode serve over one PostgreSQL", () => {
   let scope: Scope.CloseableScope
   let postgres: PostgresServer.PostgresServer
   let llm: ScriptedLLMServer.ScriptedLLMServer

@@ -90,6 +90,13 @@ export const binDirectory = (): string | undefined => {
 /** Whether this machine has the PostgreSQL server binaries. */
 export const available = (): boolean => binDirectory() !== undefined
 
+/**
+ * Whether the PostgreSQL tests run here: where the server's binaries are installed, and always in CI
+ * (`CI=true`), where their absence must fail the tests rather than skip them.
+ */
+export const testable = (env: Readonly<Record<string, string | undefined>> = process.env): boolean =>
+  available() || env.CI === "true"
+
 interface User {
   readonly name: string
   readonly uid: number

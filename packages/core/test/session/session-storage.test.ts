@@ -17,7 +17,6 @@ import { dialects, freshDatabase } from "../storage/dialects.js"
  * envelopes), in one transaction as an append would.
  */
 
-const inCI = process.env.CI === "true"
 const model = { id: "qwen", providerID: "local" }
 const tokens = { input: 1, output: 1, reasoning: 0, cache: { read: 0, write: 0 } }
 
@@ -57,7 +56,7 @@ const started = (assistantMessageID: string) =>
 const ended = (assistantMessageID: string, finish: string) =>
   ["session.next.step.ended", { assistantMessageID, finish, cost: 0, tokens }] as const
 
-describe.skipIf(!PostgresServer.available() && !inCI)("session, message and session_revert owners", () => {
+describe.runIf(PostgresServer.testable())("session, message and session_revert owners", () => {
   layer(PostgresServer.layer(), { timeout: 120_000 })((it) => {
     for (const dialect of dialects) {
       it.scoped(`${dialect}: rows written and read by their owners, pages as stored JSON`, () =>

@@ -6,9 +6,7 @@ import { describe, expect } from "vitest"
 import { PostgresDatabase } from "../../src/storage/postgres-database.js"
 import { PostgresServer } from "../../src/testing/postgres-server.js"
 
-const inCI = process.env.CI === "true"
-
-describe.skipIf(!PostgresServer.available() && !inCI)("PostgresDatabase over a real PostgreSQL server", () => {
+describe.runIf(PostgresServer.testable())("PostgresDatabase over a real PostgreSQL server", () => {
   layer(PostgresServer.layer(), { timeout: 90_000 })((it) => {
     it.scoped("a commit on one pool is announced with pg_notify to a listener on another (two hosts)", () =>
       Effect.gen(function* () {

@@ -10,7 +10,6 @@ import { PostgresDatabase } from "../../src/storage/postgres-database.js"
 import { PostgresMigrations } from "../../src/storage/postgres-migrations.js"
 import { PostgresServer } from "../../src/testing/postgres-server.js"
 
-const inCI = process.env.CI === "true"
 const child = path.join(import.meta.dirname, "migrate.child.ts")
 
 /** Runs migrate.child.ts on `url`: its exit status and output. */
@@ -39,7 +38,7 @@ const schemaOf = (url: string) =>
     return { applied, tables: tables.map((row) => row.table_name) }
   }).pipe(Effect.scoped)
 
-describe.skipIf(!PostgresServer.available() && !inCI)("the first start of several hosts on an empty PostgreSQL", () => {
+describe.runIf(PostgresServer.testable())("the first start of several hosts on an empty PostgreSQL", () => {
   layer(PostgresServer.layer(), { timeout: 120_000 })((it) => {
     it.scoped(
       "three processes started at once on an empty database all start; each migration is applied once",

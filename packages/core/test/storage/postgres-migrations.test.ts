@@ -20,8 +20,6 @@ import { tempDir } from "../fixture.js"
  * written differently, fails here.
  */
 
-const inCI = process.env.CI === "true"
-
 /** A column, in table order. `type` is SQLite's; the PostgreSQL column must have its mapped type. */
 interface Column {
   readonly name: string
@@ -283,11 +281,11 @@ plain("each SQLite migration has a PostgreSQL counterpart with the same tag, in 
   expect(PostgresMigrations.all.map((m) => m.tag)).toEqual(Migrations.all.map((m) => m.tag))
 })
 
-plain.runIf(PostgresServer.available() || inCI)("PostgreSQL's server binaries are installed for these tests", () => {
+plain.runIf(PostgresServer.testable())("PostgreSQL's server binaries are installed for these tests", () => {
   expect(PostgresServer.binDirectory(), "initdb and pg_ctl (scripts/system-deps.sh installs them)").toBeDefined()
 })
 
-describe.skipIf(!PostgresServer.available() && !inCI)("PostgreSQL and SQLite migrations", () => {
+describe.runIf(PostgresServer.testable())("PostgreSQL and SQLite migrations", () => {
   layer(PostgresServer.layer(), { timeout: 60_000 })((it) => {
     it.scoped("give the same tables, columns, keys, indexes and foreign keys, and record the same migrations", () =>
       Effect.gen(function* () {

@@ -9,10 +9,8 @@ import { Effect, Exit, Redacted, Scope } from "effect"
 import { describe, expect } from "vitest"
 import { PostgresServer } from "../../src/testing/postgres-server.js"
 
-const inCI = process.env.CI === "true"
 const packageDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..")
 const childScript = path.join(packageDir, "test", "storage", "postgres-server.child.ts")
-const installed = PostgresServer.available()
 /** A start is ~1.5 s on an idle 2-core machine, but several seconds when the whole suite runs beside it. */
 const startTimeout = 90_000
 
@@ -33,11 +31,11 @@ const uidOf = (pid: number) => {
 }
 
 // Counted as a failed test in CI: there the binaries must be installed (scripts/system-deps.sh).
-it.runIf(installed || inCI)("PostgreSQL's server binaries are installed for the PostgreSQL tests", () => {
+it.runIf(PostgresServer.testable())("PostgreSQL's server binaries are installed for the PostgreSQL tests", () => {
   expect(PostgresServer.binDirectory(), "initdb and pg_ctl (scripts/system-deps.sh installs them)").toBeDefined()
 })
 
-describe.skipIf(!installed && !inCI)("a throwaway PostgreSQL server", () => {
+describe.runIf(PostgresServer.testable())("a throwaway PostgreSQL server", () => {
   it.scopedLive(
     "starts from the machine's binaries as an unprivileged user, serves its database, and leaves nothing when its scope closes",
     () =>

@@ -8,8 +8,6 @@ import { Storage } from "../../src/storage/storage.js"
 import { PostgresServer } from "../../src/testing/postgres-server.js"
 import { tempDir } from "../fixture.js"
 
-const inCI = process.env.CI === "true"
-
 describe("Storage.select: which database a host uses", () => {
   const file = "/data/opencode.db"
   it("is the SQLite file when neither OPENCODE_DATABASE_URL nor server.database is set (an empty variable is unset)", () => {
@@ -61,7 +59,7 @@ const closedPort = Effect.async<number>((resume) => {
   })
 })
 
-describe.skipIf(!PostgresServer.available() && !inCI)("Storage.layer over a real PostgreSQL server", () => {
+describe.runIf(PostgresServer.testable())("Storage.layer over a real PostgreSQL server", () => {
   layer(PostgresServer.layer(), { timeout: 90_000 })((it) => {
     it.scoped("opens and migrates the selected database and reports the selection", () =>
       Effect.gen(function* () {
