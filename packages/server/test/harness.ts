@@ -45,7 +45,8 @@ export const startServer = (
   serve: Partial<Pick<Serve.Options, "config" | "cors" | "ptyTickets" | "ui">> = {}
 ): Effect.Effect<Running & { readonly port: number }, never, Scope.Scope> =>
   Effect.gen(function* () {
-    const dataHome = tempDir("data")
+    // A test that passes XDG_DATA_HOME restarts over the same data: its database follows it.
+    const dataHome = env.XDG_DATA_HOME ?? tempDir("data")
     const xdgConfig = env.XDG_CONFIG_HOME ?? tempDir("config")
     const directory = tempDir("project")
     const context = yield* Layer.build(
@@ -61,7 +62,7 @@ export const startServer = (
           XDG_DATA_HOME: dataHome,
           XDG_CACHE_HOME: tempDir("cache"),
           OPENCODE_DISABLE_MODELS_FETCH: "1",
-          // Under OPENCODE_TEST_DATABASE=postgres, a fresh PostgreSQL database of its own.
+          // Under OPENCODE_TEST_DATABASE=postgres, a PostgreSQL database of this data home's own.
           ...TestDatabase.serverEnv(dataHome),
           ...env,
           XDG_CONFIG_HOME: xdgConfig
