@@ -405,7 +405,10 @@ export const idsInLocation = (
 /** `directory` relative to the project root when strictly inside it, as a session's `subpath`. */
 export const subpathOfLocation = (location: Location.LocationInfo): string | undefined => subpathOf(location)
 
-/** LIKE with `\` as the escape character: the search text matches literally. */
+/**
+ * LIKE with `\` as the escape character: the search text matches literally. Both sides are lowered,
+ * so the search is case-insensitive on PostgreSQL too (SQLite's LIKE already ignores ASCII case).
+ */
 const likePattern = (search: string) => `%${search.replace(/[\\%_]/g, (char) => `\\${char}`)}%`
 
 /** A page's rows: the stored record JSON, with the keyset columns. */
@@ -443,7 +446,9 @@ export const page = (request: {
   withSql((sql) => {
     const { query, direction } = request
     const filters = [
-      ...(query.search === undefined ? [] : [sql`title LIKE ${likePattern(query.search)} ESCAPE ${"\\"}`]),
+      ...(query.search === undefined
+        ? []
+        : [sql`lower(title) LIKE lower(${likePattern(query.search)}) ESCAPE ${"\\"}`]),
       ...(query.directory === undefined ? [] : [sql`directory = ${query.directory}`]),
       ...(query.workspace === undefined ? [] : [sql`workspace_id = ${query.workspace}`]),
       ...(query.project === undefined ? [] : [sql`project_id = ${query.project}`]),
