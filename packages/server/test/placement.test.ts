@@ -61,6 +61,21 @@ const eventsOf = (store: Store, sessionID: string): Array<Row> => {
   }
 }
 
+/** The sessions whose lease the server with process id `pid` holds, from the shared store. */
+const leasedBy = (store: Store, pid: number): Array<string> => {
+  const query = `SELECT l.session_id FROM session_lease l JOIN runtime_host h ON h.id = l.host_id WHERE h.pid = ${pid} ORDER BY l.session_id`
+  if ("url" in store) {
+    const out = execFileSync("psql", [store.url, "-v", "ON_ERROR_STOP=1", "-qAtc", query], { encoding: "utf8" })
+    return out.split("\n").filter((line) => line !== "")
+  }
+  const db = new Database(store.file, { readonly: true, fileMustExist: true })
+  try {
+    return (db.prepare(query).all() as Array<{ session_id: string }>).map((row) => row.session_id)
+  } finally {
+    db.close()
+  }
+}
+
 const typesOf = (events: ReadonlyArray<{ type: string }>) =>
   events.map((event) => event.type.replace("session.next.", ""))
 const count = (types: ReadonlyArray<string>, type: string) => types.filter((t) => t === type).length
@@ -69,6 +84,21 @@ const activeOn = async (host: Running) =>
   Object.keys((await call(`${host.url}/api/session/active`, "GET")).body?.data ?? {})
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/**
+ * `active` on `host` once it lists `expected` (sorted), or as it stands after 10 s. Over PostgreSQL a
+ * host learns what the others run from their announcements (LiveRelay), so a change elsewhere reaches
+ * it within a second, and a killed host's last announcement counts until it is `presenceMs` old.
+ */
+const activeSettled = async (host: Running, expected: ReadonlyArray<string>) => {
+  const want = [...expected].sort().join(",")
+  const deadline = Date.now() + 10_000
+  for (;;) {
+    const active = (await activeOn(host)).sort()
+    if (active.join(",") === want || Date.now() > deadline) return active
+    await sleep(100)
+  }
+}
 
 /** Two `opencode serve` over one data directory (one SQLite file), configured for the scripted server. */
 const twoServers = async (llmURL: string, timings: Record<string, string>) => {
@@ -140,10 +170,14 @@ describe("two opencode serve over one database", () => {
       })
       expect(admitted.status).toBe(200)
     }
-    const onA = await activeOn(a)
-    const onB = await activeOn(b)
-    // Each session runs on exactly one server.
+    // Each session runs on exactly one server: the one that holds its lease.
+    const onA = leasedBy(file, a.child.pid!)
+    const onB = leasedBy(file, b.child.pid!)
     expect([...onA, ...onB].sort()).toEqual([...sessions].sort())
+    // `active` answers for the sessions a server runs; over PostgreSQL, for those running on any host.
+    const everywhere = "url" in file
+    expect(await activeSettled(a, everywhere ? sessions : onA)).toEqual(everywhere ? [...sessions].sort() : onA)
+    expect(await activeSettled(b, everywhere ? sessions : onB)).toEqual(everywhere ? [...sessions].sort() : onB)
     expect(onA.filter((id) => onB.includes(id))).toEqual([])
     expect(onA.length).toBeGreaterThan(0)
 
@@ -190,7 +224,7 @@ describe("two opencode serve over one database", () => {
         expect(count(types, "step.ended"), context).toBe(2)
       }
     }
-    expect(await activeOn(b)).toEqual([])
+    expect(await activeSettled(b, [])).toEqual([])
   }, 600_000)
 
   it("interrupt and wait through the server that does not run the session", async () => {
@@ -208,12 +242,15 @@ describe("two opencode serve over one database", () => {
     )
     await Effect.runPromise(held.reached)
     expect(await activeOn(a)).toEqual([sessionID])
-    expect(await activeOn(b)).toEqual([])
+    // Over PostgreSQL B lists it too (A announces what it runs); over SQLite each lists its own.
+    const elsewhere = "url" in file ? [sessionID] : []
+    expect(await activeSettled(b, elsewhere)).toEqual(elsewhere)
     // Through B: A interrupts the Step; then the session is idle everywhere.
     expect((await call(`${b.url}/api/session/${sessionID}/interrupt`, "POST")).status).toBe(204)
     await Effect.runPromise(held.aborted)
     expect((await call(`${b.url}/api/session/${sessionID}/wait`, "POST")).status).toBe(204)
     expect(await activeOn(a)).toEqual([])
+    expect(await activeSettled(b, [])).toEqual([])
     const types = typesOf(eventsOf(file, sessionID))
     expect(types.at(-1)).toBe("step.failed")
     expect(count(types, "step.started")).toBe(1)
