@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # One command: install the system packages the tests need (scripts/system-deps.sh: Chromium and
 # PostgreSQL's server binaries), set up the workspace, verify generated files and types, then run
-# every test (the PostgreSQL ones start throwaway servers of their own). `OPENCODE_TEST_DATABASE=postgres`
-# with `scripts/postgres-test-files.sh` runs the storage-touching files again over PostgreSQL; CI does not
-# run that pass yet (see packages/core/README.md, "Storage").
-# Ends with the line `tests: N passed, N failed`.
+# every test (the PostgreSQL ones start throwaway servers of their own), then the storage-touching
+# tests of core and server again over PostgreSQL (OPENCODE_TEST_DATABASE=postgres).
+# Ends with the line `tests: N passed, N failed`, counting both passes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/system-deps.sh
@@ -14,14 +13,27 @@ npx -y pnpm@12.4.2 run typecheck
 npx biome ci .
 # No test may reach models.dev: every test process (and every server it spawns) inherits this.
 export OPENCODE_DISABLE_MODELS_FETCH=1
-results="$(mktemp -d)/vitest.json"
+results="$(mktemp -d)"
 status=0
-npx vitest run --reporter=default --reporter=json --outputFile.json="$results" || status=$?
+npx vitest run --reporter=default --reporter=json --outputFile.json="$results/sqlite.json" || status=$?
+# The PostgreSQL pass: the test files that reach storage (a Core, a database, a server) in the core and
+# server projects, again with OPENCODE_TEST_DATABASE=postgres. Each project's global setup starts one
+# throwaway PostgreSQL server, and every test gets a database of its own (TestDatabase). The other
+# files (parsers, tools, adapters, the client, codegen) do not touch storage and ran once, above; the
+# embedded host (sdk-next) always keeps its SQLite file.
+mapfile -t postgres_files < <(bash scripts/postgres-test-files.sh)
+OPENCODE_TEST_DATABASE=postgres npx vitest run --project core --project server \
+  --reporter=default --reporter=json --outputFile.json="$results/postgres.json" "${postgres_files[@]}" || status=$?
 node -e '
 const fs = require("node:fs")
-const file = process.argv[1]
-if (!fs.existsSync(file)) { console.log("tests: 0 passed, 1 failed"); process.exit(0) }
-const r = JSON.parse(fs.readFileSync(file, "utf8"))
-console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests + (r.numRuntimeErrors ?? 0)} failed`)
-' "$results"
+let passed = 0
+let failed = 0
+for (const file of process.argv.slice(1)) {
+  if (!fs.existsSync(file)) { failed += 1; continue }
+  const r = JSON.parse(fs.readFileSync(file, "utf8"))
+  passed += r.numPassedTests
+  failed += r.numFailedTests + (r.numRuntimeErrors ?? 0)
+}
+console.log(`tests: ${passed} passed, ${failed} failed`)
+' "$results/sqlite.json" "$results/postgres.json"
 exit $status
