@@ -188,7 +188,7 @@ export type Kind = "plan" | "plan-mode" | "build-switch"
 
 /** One reminder for the user turn `messageID`. */
 export interface Placement {
-  readonly messageID: string
+  readonly messageID: Identifier.MessageID
   readonly kind: Kind
 }
 
@@ -217,7 +217,7 @@ export const placements = (input: {
     ]
   }
   const placed: Array<Placement> = []
-  let turn: string | undefined
+  let turn: Identifier.MessageID | undefined
   let previous: string | undefined
   /** Upstream's evaluation at one Step of `stepAgent`, after an assistant of `previous`. */
   const step = (stepAgent: string) => {
@@ -242,7 +242,7 @@ export const placements = (input: {
  */
 export const appendTo = (
   history: ReadonlyArray<SessionMessages.SessionMessage>,
-  texts: ReadonlyArray<{ readonly messageID: string; readonly text: string }>
+  texts: ReadonlyArray<{ readonly messageID: Identifier.MessageID; readonly text: string }>
 ): ReadonlyArray<SessionMessages.SessionMessage> => {
   if (texts.length === 0) return history
   return history.map((message) => {

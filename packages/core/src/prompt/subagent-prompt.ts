@@ -1,5 +1,7 @@
 export * as SubagentPrompt from "./subagent-prompt.js"
 
+import type { Identifier } from "@opencode-ai/schema"
+
 /**
  * The texts the model reads about subagents: the `task` tool's description (which subagents there
  * are and how to hand one a job), the guidance a prompt's `@agent` mention adds, and the frame of a
@@ -45,7 +47,11 @@ export const mention = (name: string, options: { readonly invokedByUser?: boolea
   }`
 
 /** The task tool's result: the subagent's final reply, framed with where it came from. */
-export const result = (input: { readonly agent: string; readonly sessionID: string; readonly text: string }): string =>
+export const result = (input: {
+  readonly agent: string
+  readonly sessionID: Identifier.SessionID
+  readonly text: string
+}): string =>
   [
     `The ${input.agent} subagent finished (its session: ${input.sessionID}). Its final reply:`,
     "",

@@ -8,13 +8,13 @@ export * as RunningSessions from "./running-sessions.js"
  * not seen, so callers refuse only what they can see running.
  */
 
-import { Errors } from "@opencode-ai/schema"
+import { Errors, type Identifier } from "@opencode-ai/schema"
 import { Effect } from "effect"
 import { SessionLeases } from "./session-leases.js"
 import { SessionRunner } from "./session-runner.js"
 
 /** Whether the session is running here or on another live host. */
-export const isRunning = Effect.fn("RunningSessions.isRunning")(function* (sessionID: string) {
+export const isRunning = Effect.fn("RunningSessions.isRunning")(function* (sessionID: Identifier.SessionID) {
   const runner = yield* SessionRunner.Service
   const leases = yield* SessionLeases.Service
   const active = yield* runner.active
@@ -23,7 +23,7 @@ export const isRunning = Effect.fn("RunningSessions.isRunning")(function* (sessi
 
 /** Fails with a ConflictError (`resource: "session"`) saying `what` is refused while the session runs. */
 export const refuseWhileRunning = Effect.fn("RunningSessions.refuseWhileRunning")(function* (
-  sessionID: string,
+  sessionID: Identifier.SessionID,
   what: string
 ) {
   if (yield* isRunning(sessionID)) {

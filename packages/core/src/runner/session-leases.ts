@@ -30,9 +30,9 @@ export * as SessionLeases from "./session-leases.js"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
-import { SqlClient } from "@effect/sql"
-import type { Identifier } from "@opencode-ai/schema"
-import { Context, Effect, FiberRef, Layer } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Identifier } from "@opencode-ai/schema"
+import { Context, Effect, FiberRef, Layer, Option, Schema } from "effect"
 import { WallClock } from "../clock/wall-clock.js"
 import { CommitFence } from "../event/commit-fence.js"
 
@@ -70,11 +70,13 @@ export const fromEnv = (env: Readonly<Record<string, string | undefined>>): Opti
  * The session the current fiber drains as its lease holder (set by {@link drive}): its commits to
  * that session are fenced. Unset everywhere else.
  */
-export const driving = FiberRef.unsafeMake<string | undefined>(undefined)
+export const driving = FiberRef.unsafeMake<Identifier.SessionID | undefined>(undefined)
 
 /** Runs `effect` as the drain of `sessionID` under this host's lease: its commits to that session are fenced. */
-export const drive = <A, E, R>(sessionID: string, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.locally(effect, driving, sessionID)
+export const drive = <A, E, R>(
+  sessionID: Identifier.SessionID,
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> => Effect.locally(effect, driving, sessionID)
 
 /** Runs `effect` outside any drain's fence (work a drain starts that may outlive its lease, e.g. a title). */
 export const undriven = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
@@ -96,20 +98,20 @@ export interface Interface {
    * new work). Returns `Held` when another live host holds it. Atomic against concurrent claims from
    * any process; idempotent for the holder.
    */
-  readonly claim: (sessionID: string) => Effect.Effect<Claim>
+  readonly claim: (sessionID: Identifier.SessionID) => Effect.Effect<Claim>
   /** Whether another live host holds the session now (it is running there). */
-  readonly heldElsewhere: (sessionID: string) => Effect.Effect<boolean>
+  readonly heldElsewhere: (sessionID: Identifier.SessionID) => Effect.Effect<boolean>
   /** Whether a stopped host still holds the session (a claim here takes it over and settles what it left). */
-  readonly heldByStopped: (sessionID: string) => Effect.Effect<boolean>
+  readonly heldByStopped: (sessionID: Identifier.SessionID) => Effect.Effect<boolean>
   /**
    * Asks the live host holding the session to interrupt it: the request is recorded on its lease,
    * and that host carries it out when it next looks ({@link Interface.interruptRequests}).
    */
-  readonly requestInterrupt: (sessionID: string) => Effect.Effect<void>
+  readonly requestInterrupt: (sessionID: Identifier.SessionID) => Effect.Effect<void>
   /** Takes the interrupt requests other hosts recorded on this host's leases: the sessions to interrupt. */
   readonly interruptRequests: Effect.Effect<ReadonlyArray<Identifier.SessionID>>
   /** Gives the session up if this host holds it; idempotent. Runs to completion once started. */
-  readonly release: (sessionID: string) => Effect.Effect<void>
+  readonly release: (sessionID: Identifier.SessionID) => Effect.Effect<void>
   /**
    * The sessions whose lease a dead host still holds (to be claimed and settled), oldest lease first.
    * Dead hosts that hold nothing are forgotten.
@@ -143,12 +145,27 @@ const processExists = (pid: number): boolean => {
 
 const claimed: Claim = { _tag: "Claimed" }
 
-interface HostRow {
-  readonly id: string
-  readonly pid: number
-  readonly machine: string
-  readonly time_seen: number
-}
+/** A `runtime_host` row, as the liveness check reads it. */
+const HostRow = Schema.Struct({
+  id: Schema.String,
+  pid: Schema.Number,
+  machine: Schema.String,
+  time_seen: Schema.Number
+})
+type HostRow = typeof HostRow.Type
+
+/** A lease with its holder's host row, when the holder still has one (a LEFT JOIN: null columns otherwise). */
+const HolderRow = Schema.Struct({
+  holder: Schema.String,
+  id: Schema.NullOr(Schema.String),
+  pid: Schema.NullOr(Schema.Number),
+  machine: Schema.NullOr(Schema.String),
+  time_seen: Schema.NullOr(Schema.Number)
+})
+
+const SessionRow = Schema.Struct({ session_id: Identifier.SessionID })
+const HostIDRow = Schema.Struct({ host_id: Schema.String })
+const LeaseRow = Schema.Struct({ session_id: Identifier.SessionID, host_id: Schema.String })
 
 /**
  * Registers this process as a Runtime Host for the layer's lifetime: the row is written when the
@@ -170,19 +187,23 @@ export const layer = (options: Options = {}): Layer.Layer<Service | CommitFence.
         return row.machine !== machine || processExists(row.pid)
       }
 
-      const register = Effect.suspend(() => {
-        const now = Date.now()
-        return sql`INSERT INTO runtime_host (id, pid, machine, time_started, time_seen)
+      // Every statement below is this host's own: its SQL errors are defects, here and nowhere else.
+      const register = Effect.suspend(() =>
+        SqlSchema.void({
+          Request: Schema.Number,
+          execute: (now) => sql`INSERT INTO runtime_host (id, pid, machine, time_started, time_seen)
             VALUES (${host}, ${process.pid}, ${machine}, ${now}, ${now})
             ON CONFLICT (id) DO UPDATE SET time_seen = excluded.time_seen`
-      }).pipe(Effect.orDie)
+        })(Date.now())
+      ).pipe(Effect.orDie)
       yield* register
       // A host that was judged dead (and forgotten) while it was only slow registers again.
-      const heartbeat = Effect.suspend(
-        () =>
-          sql<{
-            readonly id: string
-          }>`UPDATE runtime_host SET time_seen = ${Date.now()} WHERE id = ${host} RETURNING id`
+      const heartbeat = Effect.suspend(() =>
+        SqlSchema.findAll({
+          Request: Schema.Number,
+          Result: Schema.Struct({ id: Schema.String }),
+          execute: (now) => sql`UPDATE runtime_host SET time_seen = ${now} WHERE id = ${host} RETURNING id`
+        })(Date.now())
       ).pipe(
         Effect.orDie,
         Effect.flatMap((rows) => (rows.length === 0 ? register : Effect.void))
@@ -197,88 +218,135 @@ export const layer = (options: Options = {}): Layer.Layer<Service | CommitFence.
         ).pipe(Effect.ignoreLogged)
       )
 
-      const insert = (sessionID: string, now: number) =>
-        sql<{ readonly host_id: string }>`
+      const insert = SqlSchema.findAll({
+        Request: Schema.Struct({ sessionID: Identifier.SessionID, now: Schema.Number }),
+        Result: HostIDRow,
+        execute: ({ now, sessionID }) => sql`
           INSERT INTO session_lease (session_id, host_id, time_claimed) VALUES (${sessionID}, ${host}, ${now})
-          ON CONFLICT (session_id) DO NOTHING RETURNING host_id`.pipe(Effect.orDie)
+          ON CONFLICT (session_id) DO NOTHING RETURNING host_id`
+      })
 
       /** The session's lease and its holder's host row, when it still has one (a LEFT JOIN: its columns are null otherwise). */
-      const holder = (sessionID: string) =>
-        sql<{ readonly holder: string } & (HostRow | { readonly id: null })>`
+      const holderRow = SqlSchema.findOne({
+        Request: Identifier.SessionID,
+        Result: HolderRow,
+        execute: (sessionID) => sql`
           SELECT l.host_id AS holder, h.id, h.pid, h.machine, h.time_seen
           FROM session_lease l LEFT JOIN runtime_host h ON h.id = l.host_id
-          WHERE l.session_id = ${sessionID}`.pipe(
+          WHERE l.session_id = ${sessionID}`
+      })
+      /** The session's lease holder, with its host row when it still has one; undefined when nobody holds it. */
+      const holder = (sessionID: Identifier.SessionID) =>
+        holderRow(sessionID).pipe(
           Effect.orDie,
-          Effect.map((rows) => rows[0])
+          Effect.map(
+            Option.match({
+              onNone: () => undefined,
+              onSome: (row) => ({
+                holder: row.holder,
+                host:
+                  row.id === null || row.pid === null || row.machine === null || row.time_seen === null
+                    ? undefined
+                    : { id: row.id, pid: row.pid, machine: row.machine, time_seen: row.time_seen }
+              })
+            })
+          )
         )
 
-      const claim = Effect.fn("SessionLeases.claim")(function* (sessionID: string) {
+      const takeOver = SqlSchema.findAll({
+        Request: Schema.Struct({ sessionID: Identifier.SessionID, from: Schema.String, now: Schema.Number }),
+        Result: SessionRow,
+        execute: ({ from, now, sessionID }) => sql`
+          UPDATE session_lease SET host_id = ${host}, time_claimed = ${now}, time_interrupt_requested = NULL
+          WHERE session_id = ${sessionID} AND host_id = ${from} RETURNING session_id`
+      })
+
+      const claim = Effect.fn("SessionLeases.claim")(function* (sessionID: Identifier.SessionID) {
         const now = Date.now()
         for (;;) {
           // The usual case, one statement: nobody holds the session.
-          if ((yield* insert(sessionID, now)).length > 0) return claimed
+          if ((yield* insert({ sessionID, now }).pipe(Effect.orDie)).length > 0) return claimed
           const lease = yield* holder(sessionID)
           // Released in between: claim it afresh.
           if (lease === undefined) continue
           if (lease.holder === host) return claimed
-          if (live(lease.id === null ? undefined : lease, now)) return { _tag: "Held", host: lease.holder } as const
+          if (live(lease.host, now)) return { _tag: "Held", host: lease.holder } as const
           // The holder is dead: take the lease over, unless another claim changed it first.
-          const taken = yield* sql`
-            UPDATE session_lease SET host_id = ${host}, time_claimed = ${now}, time_interrupt_requested = NULL
-            WHERE session_id = ${sessionID} AND host_id = ${lease.holder} RETURNING session_id`.pipe(Effect.orDie)
+          const taken = yield* takeOver({ sessionID, from: lease.holder, now }).pipe(Effect.orDie)
           if (taken.length > 0) return { _tag: "Claimed", from: lease.holder } as const
         }
       })
 
-      const heldElsewhere = Effect.fn("SessionLeases.heldElsewhere")(function* (sessionID: string) {
+      const heldElsewhere = Effect.fn("SessionLeases.heldElsewhere")(function* (sessionID: Identifier.SessionID) {
         const lease = yield* holder(sessionID)
-        return lease !== undefined && lease.holder !== host && live(lease.id === null ? undefined : lease, Date.now())
+        return lease !== undefined && lease.holder !== host && live(lease.host, Date.now())
       })
 
-      const heldByStopped = Effect.fn("SessionLeases.heldByStopped")(function* (sessionID: string) {
+      const heldByStopped = Effect.fn("SessionLeases.heldByStopped")(function* (sessionID: Identifier.SessionID) {
         const lease = yield* holder(sessionID)
-        return lease !== undefined && lease.holder !== host && !live(lease.id === null ? undefined : lease, Date.now())
+        return lease !== undefined && lease.holder !== host && !live(lease.host, Date.now())
       })
 
-      const requestInterrupt = Effect.fn("SessionLeases.requestInterrupt")(function* (sessionID: string) {
-        yield* sql`UPDATE session_lease SET time_interrupt_requested = ${Date.now()} WHERE session_id = ${sessionID} AND host_id <> ${host}`.pipe(
-          Effect.orDie
-        )
+      const requestInterrupt = Effect.fn("SessionLeases.requestInterrupt")(function* (sessionID: Identifier.SessionID) {
+        yield* SqlSchema.void({
+          Request: Schema.Struct({ sessionID: Identifier.SessionID, now: Schema.Number }),
+          execute: ({ now, sessionID }) =>
+            sql`UPDATE session_lease SET time_interrupt_requested = ${now} WHERE session_id = ${sessionID} AND host_id <> ${host}`
+        })({ sessionID, now: Date.now() }).pipe(Effect.orDie)
       })
 
       // Looked at often: a read first, so that no write lock is taken while there is nothing to take.
-      const interruptRequests = Effect.gen(function* () {
-        const requested = yield* sql`
-          SELECT 1 FROM session_lease WHERE host_id = ${host} AND time_interrupt_requested IS NOT NULL LIMIT 1`.pipe(
-          Effect.orDie
-        )
-        if (requested.length === 0) return []
-        const taken = yield* sql<{ readonly session_id: Identifier.SessionID }>`
+      const anyRequested = SqlSchema.findOne({
+        Request: Schema.Void,
+        Result: Schema.Struct({ found: Schema.Number }),
+        execute: () => sql`
+          SELECT 1 AS found FROM session_lease WHERE host_id = ${host} AND time_interrupt_requested IS NOT NULL LIMIT 1`
+      })
+      const takeRequests = SqlSchema.findAll({
+        Request: Schema.Void,
+        Result: SessionRow,
+        execute: () => sql`
           UPDATE session_lease SET time_interrupt_requested = NULL
-          WHERE host_id = ${host} AND time_interrupt_requested IS NOT NULL RETURNING session_id`.pipe(Effect.orDie)
-        return taken.map((row) => row.session_id)
-      }).pipe(Effect.withSpan("SessionLeases.interruptRequests"))
+          WHERE host_id = ${host} AND time_interrupt_requested IS NOT NULL RETURNING session_id`
+      })
+      const interruptRequests = Effect.gen(function* () {
+        if (Option.isNone(yield* anyRequested(undefined))) return []
+        return (yield* takeRequests(undefined)).map((row) => row.session_id)
+      }).pipe(Effect.orDie, Effect.withSpan("SessionLeases.interruptRequests"))
 
-      const release = Effect.fn("SessionLeases.release")(function* (sessionID: string) {
-        yield* sql`DELETE FROM session_lease WHERE session_id = ${sessionID} AND host_id = ${host}`.pipe(Effect.orDie)
+      const release = Effect.fn("SessionLeases.release")(function* (sessionID: Identifier.SessionID) {
+        yield* SqlSchema.void({
+          Request: Identifier.SessionID,
+          execute: (id) => sql`DELETE FROM session_lease WHERE session_id = ${id} AND host_id = ${host}`
+        })(sessionID).pipe(Effect.orDie)
       }, Effect.uninterruptible)
 
+      const allHosts = SqlSchema.findAll({
+        Request: Schema.Void,
+        Result: HostRow,
+        execute: () => sql`SELECT id, pid, machine, time_seen FROM runtime_host`
+      })
+      const othersLeases = SqlSchema.findAll({
+        Request: Schema.Void,
+        Result: LeaseRow,
+        execute: () => sql`SELECT session_id, host_id FROM session_lease WHERE host_id <> ${host} ORDER BY time_claimed`
+      })
+      const forgetHost = SqlSchema.void({
+        Request: Schema.String,
+        execute: (id) => sql`DELETE FROM runtime_host WHERE id = ${id}`
+      })
       const orphaned = Effect.gen(function* () {
         const now = Date.now()
-        const hosts = yield* sql<HostRow>`SELECT id, pid, machine, time_seen FROM runtime_host`.pipe(Effect.orDie)
+        const hosts = yield* allHosts(undefined)
         const byID = new Map(hosts.map((row) => [row.id, row]))
-        const leases = yield* sql<{ readonly session_id: Identifier.SessionID; readonly host_id: string }>`
-          SELECT session_id, host_id FROM session_lease WHERE host_id <> ${host} ORDER BY time_claimed`.pipe(
-          Effect.orDie
-        )
+        const leases = yield* othersLeases(undefined)
         const dead = leases.filter((lease) => !live(byID.get(lease.host_id), now))
         const holding = new Set(leases.map((lease) => lease.host_id))
         for (const row of hosts) {
-          if (!holding.has(row.id) && !live(row, now))
-            yield* sql`DELETE FROM runtime_host WHERE id = ${row.id}`.pipe(Effect.orDie)
+          if (!holding.has(row.id) && !live(row, now)) yield* forgetHost(row.id)
         }
         return dead.map((lease) => lease.session_id)
-      }).pipe(Effect.withSpan("SessionLeases.orphaned"))
+      }).pipe(Effect.orDie, Effect.withSpan("SessionLeases.orphaned"))
 
       // Inside the commit's transaction (its connection comes with the SqlClient the log passes). A
       // write that changes nothing, not a read: as the transaction's first statement it takes the
@@ -291,12 +359,16 @@ export const layer = (options: Options = {}): Layer.Layer<Service | CommitFence.
             session !== aggregateID
               ? Effect.void
               : Effect.flatMap(SqlClient.SqlClient, (tx) =>
-                  tx<{ readonly session_id: string }>`
-                    UPDATE session_lease SET host_id = host_id
-                    WHERE session_id = ${aggregateID} AND host_id = ${host} RETURNING session_id`.pipe(
+                  SqlSchema.findOne({
+                    Request: Schema.String,
+                    Result: Schema.Struct({ session_id: Schema.String }),
+                    execute: (id) => tx`
+                      UPDATE session_lease SET host_id = host_id
+                      WHERE session_id = ${id} AND host_id = ${host} RETURNING session_id`
+                  })(aggregateID).pipe(
                     Effect.orDie,
-                    Effect.flatMap((rows) =>
-                      rows.length > 0 ? Effect.void : Effect.die(new CommitFence.CommitFenced({ aggregateID }))
+                    Effect.flatMap((row) =>
+                      Option.isSome(row) ? Effect.void : Effect.die(new CommitFence.CommitFenced({ aggregateID }))
                     )
                   )
                 )

@@ -574,7 +574,7 @@ export const assistantsFrom = (
 ): Effect.Effect<ReadonlyArray<Assistant>, never, SqlClient.SqlClient> =>
   withSql((sql) =>
     SqlSchema.findAll({
-      Request: Schema.Struct({ sessionID: Schema.String, seq: Schema.Number }),
+      Request: Schema.Struct({ sessionID: Identifier.SessionID, seq: Schema.Number }),
       Result: InfoRow,
       execute: (request) => sql`
         SELECT info FROM message WHERE session_id = ${request.sessionID} AND seq >= ${request.seq} AND type = 'assistant'
@@ -597,7 +597,7 @@ export const context = (
 ): Effect.Effect<ReadonlyArray<Message>, never, SqlClient.SqlClient> =>
   withSql((sql) =>
     SqlSchema.findAll({
-      Request: Schema.Struct({ sessionID: Schema.String, baselineSeq: Schema.Number }),
+      Request: Schema.Struct({ sessionID: Identifier.SessionID, baselineSeq: Schema.Number }),
       Result: InfoRow,
       execute: (request) => sql`
         SELECT info FROM message
@@ -605,10 +605,10 @@ export const context = (
           AND seq >= coalesce((
             SELECT max(c.seq) FROM message c
             WHERE c.session_id = ${request.sessionID} AND c.type = 'compaction'
-              AND ${RevertedMessages.notReverted(sql, request.sessionID, "c")}
+              AND ${RevertedMessages.notReverted(sql, sessionID, "c")}
           ), 0)
           AND (type <> 'system' OR seq > ${request.baselineSeq})
-          AND ${RevertedMessages.notReverted(sql, request.sessionID)}
+          AND ${RevertedMessages.notReverted(sql, sessionID)}
         ORDER BY seq`
     })({ sessionID, baselineSeq })
   ).pipe(Effect.flatMap(Effect.forEach((row) => decodeMessage(row.info))), defect)

@@ -49,7 +49,11 @@ export const record = (range: Range): Effect.Effect<void, never, SqlClient.SqlCl
  * The SQL condition "the `message` row's `seq` is in no reverted range of the session", for a query
  * over table `message` of that one session; `table` names the `message` row when the query aliases it.
  */
-export const notReverted = (sql: SqlClient.SqlClient, sessionID: string, table = "message"): Statement.Fragment =>
+export const notReverted = (
+  sql: SqlClient.SqlClient,
+  sessionID: Identifier.SessionID,
+  table = "message"
+): Statement.Fragment =>
   sql`NOT EXISTS (SELECT 1 FROM session_revert r WHERE r.session_id = ${sessionID} AND ${sql.literal(table)}.seq BETWEEN r.from_seq AND r.to_seq)`
 
 /** Whether the message with `seq` in the session is in a reverted range. */
@@ -59,7 +63,7 @@ export const isReverted = (
 ): Effect.Effect<boolean, never, SqlClient.SqlClient> =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     SqlSchema.findOne({
-      Request: Schema.Struct({ sessionID: Schema.String, seq: Schema.Number }),
+      Request: Schema.Struct({ sessionID: Identifier.SessionID, seq: Schema.Number }),
       Result: Schema.Struct({ found: Schema.Number }),
       execute: (request) => sql`
         SELECT 1 AS found FROM session_revert

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { SessionReminders } from "@opencode-ai/core"
-import { SessionMessages } from "@opencode-ai/schema"
+import { Identifier, SessionMessages } from "@opencode-ai/schema"
 import { Schema } from "effect"
 
 /**
@@ -68,8 +68,8 @@ describe("SessionReminders.placements", () => {
   it("seed 003 plan-mode: appendTo adds each text after a blank line to its turn and leaves the rest as it was", () => {
     const history = [user("u1", "hello"), assistant("a1", "plan"), synthetic("s1")]
     const appended = SessionReminders.appendTo(history, [
-      { messageID: "msg_u1", text: "R1" },
-      { messageID: "msg_u1", text: "R2" }
+      { messageID: Identifier.SessionMessageID.make("msg_u1"), text: "R1" },
+      { messageID: Identifier.SessionMessageID.make("msg_u1"), text: "R2" }
     ])
     expect(appended[0]).toEqual({ ...history[0], text: "hello\n\nR1\n\nR2" })
     expect(appended[1]).toBe(history[1])
