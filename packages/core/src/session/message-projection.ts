@@ -439,6 +439,45 @@ const MessageJson = Schema.parseJson(SessionMessages.SessionMessage)
 const decodeMessage = Schema.decodeUnknown(MessageJson)
 const encodeMessage = Schema.encode(MessageJson)
 
+/**
+ * Recently decoded messages by id, each with the exact `info` JSON it was decoded from. A Step reads
+ * its whole context ({@link context}), so without this a long session would parse and decode its
+ * history again at every Step. Decoding is a pure function of the JSON, so an entry cannot go stale:
+ * a row whose JSON changed simply misses, whatever process or transaction changed it. Bounded by
+ * the JSON it holds, least recently used evicted first.
+ */
+const decoded = new Map<string, { readonly info: string; readonly message: Message }>()
+let decodedChars = 0
+const decodedCapacityChars = 8 * 1024 * 1024
+
+const decodeRow = (row: {
+  readonly id: string
+  readonly info: string
+}): Effect.Effect<Message, ParseResult.ParseError> => {
+  const hit = decoded.get(row.id)
+  if (hit !== undefined && hit.info === row.info) {
+    decoded.delete(row.id)
+    decoded.set(row.id, hit)
+    return Effect.succeed(hit.message)
+  }
+  return Effect.map(decodeMessage(row.info), (message) => {
+    if (hit !== undefined) {
+      decoded.delete(row.id)
+      decodedChars -= hit.info.length
+    }
+    if (row.info.length <= decodedCapacityChars) {
+      decoded.set(row.id, { info: row.info, message })
+      decodedChars += row.info.length
+      for (const [id, entry] of decoded) {
+        if (decodedChars <= decodedCapacityChars) break
+        decoded.delete(id)
+        decodedChars -= entry.info.length
+      }
+    }
+    return message
+  })
+}
+
 /** SQL errors and rows that do not decode are broken storage: defects. */
 const defect = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, StorageError>, R> =>
   Effect.catchAll(effect, (error) =>
@@ -479,6 +518,7 @@ export const pendingWork = (message: Message): 0 | 1 | 2 => {
 }
 
 const InfoRow = Schema.Struct({ info: Schema.String })
+const IdInfoRow = Schema.Struct({ id: Schema.String, info: Schema.String })
 const SessionRow = Schema.Struct({ session_id: Identifier.SessionID })
 
 /**
@@ -575,13 +615,13 @@ export const assistantsFrom = (
   withSql((sql) =>
     SqlSchema.findAll({
       Request: Schema.Struct({ sessionID: Identifier.SessionID, seq: Schema.Number }),
-      Result: InfoRow,
+      Result: IdInfoRow,
       execute: (request) => sql`
-        SELECT info FROM message WHERE session_id = ${request.sessionID} AND seq >= ${request.seq} AND type = 'assistant'
+        SELECT id, info FROM message WHERE session_id = ${request.sessionID} AND seq >= ${request.seq} AND type = 'assistant'
         ORDER BY seq`
     })({ sessionID, seq })
   ).pipe(
-    Effect.flatMap(Effect.forEach((row) => decodeMessage(row.info))),
+    Effect.flatMap(Effect.forEach(decodeRow)),
     Effect.map((messages) => messages.filter((message): message is Assistant => message.type === "assistant")),
     defect
   )
@@ -598,9 +638,9 @@ export const context = (
   withSql((sql) =>
     SqlSchema.findAll({
       Request: Schema.Struct({ sessionID: Identifier.SessionID, baselineSeq: Schema.Number }),
-      Result: InfoRow,
+      Result: IdInfoRow,
       execute: (request) => sql`
-        SELECT info FROM message
+        SELECT id, info FROM message
         WHERE session_id = ${request.sessionID}
           AND seq >= coalesce((
             SELECT max(c.seq) FROM message c
@@ -611,7 +651,7 @@ export const context = (
           AND ${RevertedMessages.notReverted(sql, sessionID)}
         ORDER BY seq`
     })({ sessionID, baselineSeq })
-  ).pipe(Effect.flatMap(Effect.forEach((row) => decodeMessage(row.info))), defect)
+  ).pipe(Effect.flatMap(Effect.forEach(decodeRow)), defect)
 
 /** A message page query (see SessionHistory.messages): the session, the order, the size and the anchor. */
 export interface PageQuery {

@@ -384,6 +384,42 @@ describe("MessageProjection.reduceSession", () => {
 const draft = SessionEvents.draft
 
 describe("SessionEvents.append projects in the append's transaction", () => {
+  it.scoped("context decodes a message again only when its row changed: an unchanged row gives the same message", () =>
+    withCore((w) =>
+      Effect.gen(function* () {
+        const events = yield* SessionEvents.Service
+        const session = yield* createSession(w)
+        const id = session.id
+        const assistant = Identifier.newMessageID()
+        const at = { timestamp: 42, sessionID: id }
+        yield* events.append(id, [
+          draft("session.next.step.started", { ...at, assistantMessageID: assistant, agent: "build", model }),
+          draft("session.next.text.started", { ...at, assistantMessageID: assistant, textID: "t" })
+        ])
+        const first = yield* MessageProjection.context(id, 0)
+        const again = yield* MessageProjection.context(id, 0)
+        expect(again).toHaveLength(first.length)
+        for (let i = 0; i < first.length; i++) expect(again[i]).toBe(first[i])
+
+        // A change to the row, written by this process or any other, is read afresh.
+        yield* events.append(id, [
+          draft("session.next.text.ended", { ...at, assistantMessageID: assistant, textID: "t", text: "done" })
+        ])
+        const changed = yield* MessageProjection.context(id, 0)
+        const before = first.find((message) => message.id === assistant) as SessionMessages.SessionMessageAssistant
+        const after = changed.find((message) => message.id === assistant) as SessionMessages.SessionMessageAssistant
+        expect(before.content).toEqual([{ type: "text", id: "t", text: "" }])
+        expect(after.content).toEqual([{ type: "text", id: "t", text: "done" }])
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE message SET info = ${JSON.stringify({ ...after, content: [{ type: "text", id: "t", text: "edited" }] })} WHERE id = ${assistant}`
+        const edited = (yield* MessageProjection.context(id, 0)).find((message) => message.id === assistant)
+        expect((edited as SessionMessages.SessionMessageAssistant).content).toEqual([
+          { type: "text", id: "t", text: "edited" }
+        ])
+      })
+    )
+  )
+
   it.scoped("a text step and a tool step are projected as messages; the session's cost and tokens accumulate", () =>
     withCore((w) =>
       Effect.gen(function* () {
