@@ -115,9 +115,21 @@ export const adopt = (tree: Tree): Tree => {
   if (tree.leader !== undefined) {
     installExitHook()
     live.add(tree)
+    // Read while the host has not reaped the leader, so the pid is surely the leader's.
+    if (hasProc() && tree.unreaped()) {
+      const started = readStat(tree.leader)?.started
+      if (started !== undefined) leaderStarted.set(tree, started)
+    }
   }
   return tree
 }
+
+/**
+ * When each tree's leader started (`/proc/PID/stat` field 22, clock ticks since boot). Every member
+ * is the leader or a descendant of it, so none started before it: a scan reads the environment of
+ * younger processes only, not of every long-running process on the machine.
+ */
+const leaderStarted = new WeakMap<Tree, number>()
 
 const hasProc = (() => {
   let known: boolean | undefined
@@ -133,6 +145,8 @@ interface Stat {
   readonly ppid: number
   readonly pgrp: number
   readonly session: number
+  /** Field 22: when the process started, in clock ticks since boot. */
+  readonly started: number
 }
 
 const readStat = (pid: number): Stat | undefined => {
@@ -145,7 +159,8 @@ const readStat = (pid: number): Stat | undefined => {
       state: fields[0] ?? "",
       ppid: Number(fields[1]),
       pgrp: Number(fields[2]),
-      session: Number(fields[3])
+      session: Number(fields[3]),
+      started: Number(fields[19])
     }
   } catch {
     return undefined // gone meanwhile
@@ -179,11 +194,14 @@ export const members = (tree: Tree): ReadonlyArray<number> => {
   if (leader === undefined) return []
   if (!hasProc()) return groupAlive(leader) ? [leader] : []
   const stats: Array<Stat> = []
+  const since = leaderStarted.get(tree) ?? Number.NEGATIVE_INFINITY
   for (const name of nodeFs.readdirSync("/proc")) {
     const pid = Number(name)
     if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) continue
     const stat = readStat(pid)
-    if (stat !== undefined && !gone(stat)) stats.push(stat)
+    // Older than the leader: neither a member nor the parent of one (a leader pid reused by an
+    // older process stays out too, which is right: it is not the leader).
+    if (stat !== undefined && !gone(stat) && !(stat.started < since)) stats.push(stat)
   }
   const holder = stats.find((stat) => stat.pid === leader)
   // Until the host reaps the leader its pid cannot be reused, so the group and session are the
