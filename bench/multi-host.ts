@@ -5,16 +5,24 @@
  *
  * A throwaway PostgreSQL server (this machine's initdb/pg_ctl, see PostgresServer) and the built
  * `opencode serve` (`pnpm build`): first ONE serve over a fresh database, then THREE over another one.
- * Each iteration creates a session, subscribes to `GET /api/event` on every host, prompts it through
- * host A (a short text reply from a ScriptedLLMServer with no artificial latency) and waits:
+ * Every host streams `GET /api/event` of the Location where host A creates the sessions (one machine,
+ * so the same path on every host). Each iteration is two prompts through host A, each in a new session,
+ * against a ScriptedLLMServer with no artificial latency:
  *
- * - `multi-host-step-single`: prompt → `wait` resolving, on the single host (the baseline);
- * - `multi-host-step-local`: the same on host A of three (what the other hosts' presence costs);
- * - `multi-host-step-cross`: prompt on A, `wait` on B (B follows a session that runs elsewhere);
- * - `multi-host-delta-fanout`: how much later the session's first text delta reaches B's and C's event
- *   streams than A's (LiveRelay over NOTIFY);
- * - `multi-host-durable-fanout`: the same for its `step.ended` (EventLog's NOTIFY, then a read);
- * - `multi-host-delta-single`: prompt → first delta on the single host's stream, for scale.
+ * 1. a short text reply, at once; then `wait`:
+ *    - `multi-host-step-single`: prompt → `wait` resolving, on the single host (the baseline);
+ *    - `multi-host-step-local`: the same on host A of three (what the other hosts' presence costs);
+ *    - `multi-host-step-cross`: prompt on A, `wait` on B (B follows a session that runs elsewhere);
+ *    - `multi-host-durable-fanout`: how much later its `step.ended` reaches B's and C's streams than
+ *      A's (EventLog's NOTIFY, then a read);
+ * 2. a reply whose first text chunk is held until every stream has shown it (or 5 s have passed):
+ *    - `multi-host-delta-fanout`: how much later that first delta reaches B's and C's streams than
+ *      A's (LiveRelay over NOTIFY);
+ *    - `multi-host-delta-single`: prompt → first delta on the single host's stream, for scale.
+ *    The hold matters: a relayed delta whose session's next durable event overtook it is dropped by
+ *    design (the durable event carries its text), and with an instant reply text.ended commits right
+ *    behind the deltas; a real model streams for seconds. Deltas that never arrived within the 5 s
+ *    are counted and printed.
  *
  * Medians, printed as `<figure>: <value> ms` (never asserted). The machine may be shared: compare the
  * figures of one run with each other rather than across runs.
@@ -43,11 +51,14 @@ const median = (values: ReadonlyArray<number>): number => {
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
 }
 
-/** `GET /api/event` read in the background: when each session's first delta and step end arrived. */
-const arrivals = async (url: string) => {
+/**
+ * `GET /api/event` of the Location `directory`, read in the background: when each session's first
+ * delta and step end arrived. The stream carries the events of sessions in that Location only.
+ */
+const arrivals = async (url: string, directory: string) => {
   const controller = new AbortController()
   const response = await fetch(`${url}/api/event`, {
-    headers: { accept: "text/event-stream" },
+    headers: { accept: "text/event-stream", "x-opencode-directory": directory },
     signal: controller.signal
   })
   const firstDelta = new Map<string, number>()
@@ -83,16 +94,32 @@ const arrivals = async (url: string) => {
   }
 }
 
-const until = async (check: () => boolean) => {
-  while (!check()) await new Promise((resolve) => setTimeout(resolve, 1))
+/** Polls `check` every millisecond until it holds (true) or `ms` have passed (false). */
+const until = async (check: () => boolean, ms = Number.POSITIVE_INFINITY): Promise<boolean> => {
+  const deadline = performance.now() + ms
+  while (!check()) {
+    if (performance.now() > deadline) return false
+    await new Promise((resolve) => setTimeout(resolve, 1))
+  }
+  return true
 }
+
+/** The prompt whose reply holds after its first text chunk. */
+const heldPrompt = "hold after the first delta"
+
+/** The gates of held replies, in request order. */
+const held: Array<LLMScript.Gate> = []
 
 interface Round {
   readonly step: number
   readonly cross?: number
-  readonly deltaLocal: number
-  readonly deltaFanout?: number
   readonly durableFanout?: number
+  /** Absent when the first delta did not reach host A's stream. */
+  readonly deltaLocal?: number
+  /** Absent when it reached neither B's nor C's stream. */
+  readonly deltaFanout?: number
+  /** How many of the other hosts' streams never showed the held first delta. */
+  readonly deltasMissing: number
 }
 
 /** `count` serve over one fresh database; `iterations` prompts through the first, measured. */
@@ -105,10 +132,14 @@ const measure = async (postgres: PostgresServer.PostgresServer, scope: Scope.Sco
     )
   )
   const apis: Array<Api> = servers.map((server) => ({ url: server.url, directory: server.directory }))
-  const streams = await Promise.all(servers.map((server) => arrivals(server.url)))
+  // Every host streams the Location where host A creates the sessions (one machine: the same path).
+  const streams = await Promise.all(servers.map((server) => arrivals(server.url, apis[0]!.directory)))
   const rounds: Array<Round> = []
+  const local = streams[0]!
+  const others = streams.slice(1)
   try {
     for (let i = 0; i < warmup + iterations; i++) {
+      // 1. An instant reply: the Step, and the durable fan-out.
       const sessionID = await createSession(apis[0]!)
       const start = performance.now()
       await call(apis[0]!, "POST", `/api/session/${sessionID}/prompt`, { prompt: { text: "hello" } })
@@ -117,20 +148,35 @@ const measure = async (postgres: PostgresServer.PostgresServer, scope: Scope.Sco
         waitIdle(apis[0]!, sessionID).then(() => performance.now() - start),
         count > 1 ? waitIdle(apis[1]!, sessionID).then(() => performance.now() - start) : undefined
       ])
-      await until(() => streams.every((stream) => stream.firstDelta.has(sessionID) && stream.stepEnded.has(sessionID)))
-      const local = streams[0]!
-      const others = streams.slice(1)
+      await until(() => streams.every((stream) => stream.stepEnded.has(sessionID)))
+
+      // 2. A reply held after its first chunk: the live fan-out.
+      const deltaSession = await createSession(apis[0]!)
+      const gates = held.length
+      const deltaStart = performance.now()
+      await call(apis[0]!, "POST", `/api/session/${deltaSession}/prompt`, { prompt: { text: heldPrompt } })
+      await until(() => held.length > gates && held[gates]!.isReached)
+      await until(() => streams.every((stream) => stream.firstDelta.has(deltaSession)), 5_000)
+      await Effect.runPromise(held[gates]!.release)
+      await waitIdle(apis[0]!, deltaSession)
+
       if (i < warmup) continue
+      const localDelta = local.firstDelta.get(deltaSession)
+      const fanouts = others.flatMap((stream) => {
+        const at = stream.firstDelta.get(deltaSession)
+        return at === undefined || localDelta === undefined ? [] : [at - localDelta]
+      })
       rounds.push({
         step,
         ...(cross === undefined ? {} : { cross }),
-        deltaLocal: local.firstDelta.get(sessionID)! - start,
         ...(others.length === 0
           ? {}
           : {
-              deltaFanout: median(others.map((s) => s.firstDelta.get(sessionID)! - local.firstDelta.get(sessionID)!)),
               durableFanout: median(others.map((s) => s.stepEnded.get(sessionID)! - local.stepEnded.get(sessionID)!))
-            })
+            }),
+        ...(localDelta === undefined ? {} : { deltaLocal: localDelta - deltaStart }),
+        ...(fanouts.length === 0 ? {} : { deltaFanout: median(fanouts) }),
+        deltasMissing: others.filter((stream) => !stream.firstDelta.has(deltaSession)).length
       })
     }
   } finally {
@@ -145,20 +191,33 @@ export const run = async (): Promise<ReadonlyArray<Figure>> => {
   const scope = Effect.runSync(Scope.make())
   try {
     const postgres = await Effect.runPromise(PostgresServer.make().pipe(Scope.extend(scope)))
-    const llm = await startLlm((request) =>
-      isTitleRequest(request.body)
-        ? LLMScript.reply(LLMScript.text("A title"), LLMScript.finish("stop"))
-        : LLMScript.reply(LLMScript.text("Hi", " there"), LLMScript.finish("stop"))
-    )
+    const llm = await startLlm((request) => {
+      if (isTitleRequest(request.body)) return LLMScript.reply(LLMScript.text("A title"), LLMScript.finish("stop"))
+      if (!JSON.stringify(request.body).includes(heldPrompt))
+        return LLMScript.reply(LLMScript.text("Hi", " there"), LLMScript.finish("stop"))
+      const gate = LLMScript.gate()
+      held.push(gate)
+      return LLMScript.reply(
+        LLMScript.text("Hi"),
+        LLMScript.hold(gate),
+        LLMScript.text(" there"),
+        LLMScript.finish("stop")
+      )
+    })
     try {
       const single = await measure(postgres, scope, llm.server.url, 1)
       const multi = await measure(postgres, scope, llm.server.url, 3)
+      const defined = (values: ReadonlyArray<number | undefined>) => values.filter((v): v is number => v !== undefined)
+      const missing = multi.reduce((sum, round) => sum + round.deltasMissing, 0)
+      console.log(
+        `multi-host: ${multi.length * 2 - missing} of ${multi.length * 2} held first deltas reached the hosts not running their session within 5 s`
+      )
       return [
         { name: "multi-host-step-single", value: median(single.map((r) => r.step)), unit: "ms" },
         { name: "multi-host-step-local", value: median(multi.map((r) => r.step)), unit: "ms" },
         { name: "multi-host-step-cross", value: median(multi.map((r) => r.cross!)), unit: "ms" },
-        { name: "multi-host-delta-single", value: median(single.map((r) => r.deltaLocal)), unit: "ms" },
-        { name: "multi-host-delta-fanout", value: median(multi.map((r) => r.deltaFanout!)), unit: "ms" },
+        { name: "multi-host-delta-single", value: median(defined(single.map((r) => r.deltaLocal))), unit: "ms" },
+        { name: "multi-host-delta-fanout", value: median(defined(multi.map((r) => r.deltaFanout))), unit: "ms" },
         { name: "multi-host-durable-fanout", value: median(multi.map((r) => r.durableFanout!)), unit: "ms" }
       ]
     } finally {
