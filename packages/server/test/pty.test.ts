@@ -273,7 +273,9 @@ describe("PTYs over HTTP and WebSocket", () => {
       const term = yield* promise(() => open(`${url}/api/pty/${pty.id}/connect`))
       term.ws.send("sleep 1000 & echo bg-$!\r")
       const bg = Number((yield* promise(() => term.waitFor(/bg-(\d+)/)))[1])
-      term.ws.send("setsid sleep 1001 & echo sid-$!\r")
+      // The job reports its own pid: `setsid` forks when it leads a process group (a background job
+      // of an interactive shell does), so `$!` would name a parent that exits at once.
+      term.ws.send("setsid sh -c 'echo sid-$$; exec sleep 1001' &\r")
       const detached = Number((yield* promise(() => term.waitFor(/sid-(\d+)/)))[1])
       expect(alive(bg) && alive(detached) && alive(pty.pid)).toBe(true)
       expect(sessionMembers(pty.pid)).toEqual(expect.arrayContaining([pty.pid, bg]))
