@@ -1,9 +1,10 @@
 export * as SessionRunner from "./session-runner.js"
 
 import type { Errors, Identifier } from "@opencode-ai/schema"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Queue } from "effect"
 import { WallClock } from "../clock/wall-clock.js"
 import { Compaction } from "../compaction/compaction.js"
+import { EventLog } from "../event/event-log.js"
 import { SessionInput } from "../input/session-input.js"
 import { PermissionRequests } from "../permission/permission-requests.js"
 import { QuestionRequests } from "../question/question-requests.js"
@@ -57,6 +58,12 @@ export interface Interface {
   readonly active: Effect.Effect<Readonly<Record<string, { readonly type: "running" }>>>
 }
 
+/** How far apart the looks at a lease are right after a durable event of its session (ms). */
+const quickLookMs = 5
+
+/** How many such looks follow the event before the pause is `waitPollMs` again. */
+const quickLookCount = 10
+
 export class Service extends Context.Tag("@opencode-ai/core/SessionRunner")<Service, Interface>() {}
 
 export interface Options {
@@ -77,6 +84,7 @@ export const layer = (
   | Recovery.Service
   | SessionDrain.Service
   | Compaction.Service
+  | EventLog.Service
 > =>
   Layer.scoped(
     Service,
@@ -89,12 +97,45 @@ export const layer = (
       const recovery = yield* Recovery.Service
       const drain = yield* SessionDrain.Service
       const compaction = yield* Compaction.Service
+      const log = yield* EventLog.Service
 
       const execution = yield* SessionExecution.make(drain.run)
       // How often `wait` and `interrupt` look at the lease of a session another host runs, and how
       // often this host looks for interrupt requests on its own leases.
       const waitPollMs = Math.min(100, leases.heartbeatMs)
       const interruptPollMs = Math.min(250, leases.heartbeatMs)
+
+      /**
+       * The pause between two looks at the lease of a session another host runs: `waitPollMs`, or
+       * less when a durable event of the session commits meanwhile (on any host: over PostgreSQL it
+       * arrives within milliseconds, over SQLite with the relay's poll). A drain's last commit comes
+       * a moment before its host lets the lease go, so after such an event the next few looks are
+       * {@link quickLookMs} apart. Each pause subscribes for its own length only (a wait can also
+       * block on a drain here for hours, when nothing should pile up); an event that commits during
+       * a look is not seen, and the pause is then simply `waitPollMs`.
+       */
+      const pauses = (sessionID: Identifier.SessionID): Effect.Effect<void> => {
+        let quickLooks = 0
+        return Effect.suspend(() => {
+          if (quickLooks > 0) {
+            quickLooks--
+            return WallClock.sleep(quickLookMs)
+          }
+          return Effect.scoped(
+            Effect.flatMap(log.subscribe, (events) => {
+              const nextOfSession: Effect.Effect<void> = Effect.flatMap(Queue.take(events), (envelope) =>
+                envelope.durable?.aggregateID === sessionID ? Effect.void : nextOfSession
+              )
+              return Effect.raceFirst(
+                WallClock.sleep(waitPollMs),
+                Effect.map(nextOfSession, () => {
+                  quickLooks = quickLookCount
+                })
+              )
+            })
+          )
+        })
+      }
 
       /**
        * Interrupts this host's drain of the session, if any: the running Step's waiting calls reject
@@ -156,8 +197,9 @@ export const layer = (
           if (!(yield* leases.heldElsewhere(sessionID))) return yield* interruptHere(sessionID)
           // Another live host runs it: ask that host (which also rejects the session's requests), and
           // resolve once it has let the session go.
+          const pause = pauses(sessionID)
           yield* leases.requestInterrupt(sessionID)
-          while (yield* leases.heldElsewhere(sessionID)) yield* WallClock.sleep(waitPollMs)
+          while (yield* leases.heldElsewhere(sessionID)) yield* pause
         }),
         wait: Effect.fn("SessionRunner.wait")(function* (sessionID: Identifier.SessionID) {
           yield* known.ensure(sessionID)
@@ -165,6 +207,7 @@ export const layer = (
           // Input can sit unheld for an instant while a host hands it over (it releases, then claims
           // again for input admitted meanwhile), so with input pending one more look is taken.
           let unheldWithInput = false
+          const pause = pauses(sessionID)
           while (true) {
             yield* execution.wait(sessionID)
             // Its holder stopped (killed, or frozen past the expiry): a drain here takes it over now,
@@ -180,7 +223,7 @@ export const layer = (
             } else {
               unheldWithInput = false
             }
-            yield* WallClock.sleep(waitPollMs)
+            yield* pause
           }
         }),
         compact: Effect.fn("SessionRunner.compact")(function* (sessionID: Identifier.SessionID) {
