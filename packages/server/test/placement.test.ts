@@ -224,7 +224,9 @@ describe("two opencode serve over one database", () => {
         expect(count(types, "step.ended"), context).toBe(2)
       }
     }
-    expect(await activeSettled(b, [])).toEqual([])
+    // Settled everywhere: over PostgreSQL the killed server's last announcement still counts for a
+    // few seconds, but no live server holds those sessions' leases, so they are not listed.
+    expect(await activeOn(b)).toEqual([])
   }, 600_000)
 
   it("interrupt and wait through the server that does not run the session", async () => {

@@ -101,6 +101,10 @@ export interface Interface {
   readonly claim: (sessionID: Identifier.SessionID) => Effect.Effect<Claim>
   /** Whether another live host holds the session now (it is running there). */
   readonly heldElsewhere: (sessionID: Identifier.SessionID) => Effect.Effect<boolean>
+  /** Those of `sessionIDs` another live host holds now, in one read. */
+  readonly heldElsewhereAmong: (
+    sessionIDs: ReadonlyArray<Identifier.SessionID>
+  ) => Effect.Effect<ReadonlySet<Identifier.SessionID>>
   /** Whether a stopped host still holds the session (a claim here takes it over and settles what it left). */
   readonly heldByStopped: (sessionID: Identifier.SessionID) => Effect.Effect<boolean>
   /**
@@ -162,6 +166,12 @@ const HolderRow = Schema.Struct({
   machine: Schema.NullOr(Schema.String),
   time_seen: Schema.NullOr(Schema.Number)
 })
+
+/** The holder's host row of a {@link HolderRow}, when it still has one. */
+const hostOf = (row: typeof HolderRow.Type): HostRow | undefined =>
+  row.id === null || row.pid === null || row.machine === null || row.time_seen === null
+    ? undefined
+    : { id: row.id, pid: row.pid, machine: row.machine, time_seen: row.time_seen }
 
 const SessionRow = Schema.Struct({ session_id: Identifier.SessionID })
 const HostIDRow = Schema.Struct({ host_id: Schema.String })
@@ -242,13 +252,7 @@ export const layer = (options: Options = {}): Layer.Layer<Service | CommitFence.
           Effect.map(
             Option.match({
               onNone: () => undefined,
-              onSome: (row) => ({
-                holder: row.holder,
-                host:
-                  row.id === null || row.pid === null || row.machine === null || row.time_seen === null
-                    ? undefined
-                    : { id: row.id, pid: row.pid, machine: row.machine, time_seen: row.time_seen }
-              })
+              onSome: (row) => ({ holder: row.holder, host: hostOf(row) })
             })
           )
         )
@@ -280,6 +284,23 @@ export const layer = (options: Options = {}): Layer.Layer<Service | CommitFence.
       const heldElsewhere = Effect.fn("SessionLeases.heldElsewhere")(function* (sessionID: Identifier.SessionID) {
         const lease = yield* holder(sessionID)
         return lease !== undefined && lease.holder !== host && live(lease.host, Date.now())
+      })
+
+      const holderRows = SqlSchema.findAll({
+        Request: Schema.Array(Identifier.SessionID),
+        Result: Schema.Struct({ session_id: Identifier.SessionID, ...HolderRow.fields }),
+        execute: (ids) => sql`
+          SELECT l.session_id, l.host_id AS holder, h.id, h.pid, h.machine, h.time_seen
+          FROM session_lease l LEFT JOIN runtime_host h ON h.id = l.host_id
+          WHERE l.session_id IN ${sql.in(ids)} AND l.host_id <> ${host}`
+      })
+      const heldElsewhereAmong = Effect.fn("SessionLeases.heldElsewhereAmong")(function* (
+        sessionIDs: ReadonlyArray<Identifier.SessionID>
+      ) {
+        if (sessionIDs.length === 0) return new Set<Identifier.SessionID>()
+        const rows = yield* holderRows(sessionIDs).pipe(Effect.orDie)
+        const now = Date.now()
+        return new Set(rows.filter((row) => live(hostOf(row), now)).map((row) => row.session_id))
       })
 
       const heldByStopped = Effect.fn("SessionLeases.heldByStopped")(function* (sessionID: Identifier.SessionID) {
@@ -382,6 +403,7 @@ export const layer = (options: Options = {}): Layer.Layer<Service | CommitFence.
           heartbeatMs,
           claim,
           heldElsewhere,
+          heldElsewhereAmong,
           heldByStopped,
           requestInterrupt,
           interruptRequests,
