@@ -74,12 +74,16 @@ export default defineConfig({
   // V8 keeps the source text of every module it loads for as long as the process runs (lazy
   // compilation and `toString` read it again): whitespace and syntax minification make that text
   // about a third smaller, and ASCII output (non-ASCII characters escaped) keeps each chunk a one-byte
-  // string, where a single non-ASCII character would store the whole chunk as two bytes a character.
+  // string, where a single non-ASCII character would store the whole chunk as two bytes a character
+  // (esbuild does not escape them in regular expressions: write those as `\u` escapes in the source).
   // Identifiers are not minified: names in stack traces, `Function.name` and class names stay.
   minifyWhitespace: true,
   minifySyntax: true,
+  // Legal comments (bundled packages' licence headers, which may hold non-ASCII names) go to
+  // `<chunk>.LEGAL.txt` files beside the chunks, so no chunk has a non-ASCII character.
   esbuildOptions: (options) => {
     options.charset = "ascii"
+    options.legalComments = "external"
   },
   // Everything but those four (tsup lets noExternal win over external, so exclude it here).
   noExternal: [/^(?!(better-sqlite3|@lydell\/node-pty|web-tree-sitter|tree-sitter-bash)(\/|$))/],

@@ -51,7 +51,11 @@ export const clean = (answer: string): string | undefined => {
     .find((item) => item.length > 0)
   if (line === undefined) return undefined
   const unlabelled = line.replace(/^title\s*:\s*/i, "")
-  const unquoted = unlabelled.replace(/^["'`“”‘’«»]+|["'`“”‘’«»]+$/g, "").trim()
+  // Quotes written as escapes (“ ” ‘ ’ « »): esbuild leaves a regular expression's characters as
+  // they are, and one non-ASCII character makes V8 hold the whole bundled chunk as a two-byte string.
+  const unquoted = unlabelled
+    .replace(/^["'`\u201c\u201d\u2018\u2019\u00ab\u00bb]+|["'`\u201c\u201d\u2018\u2019\u00ab\u00bb]+$/g, "")
+    .trim()
   if (unquoted.length === 0) return undefined
   return unquoted.length <= maxLength ? unquoted : `${unquoted.slice(0, maxLength - 1).trimEnd()}…`
 }
