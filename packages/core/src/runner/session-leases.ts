@@ -197,7 +197,7 @@ export const layer = (options: Options = {}): Layer.Layer<Service | CommitFence.
         return row.machine !== machine || processExists(row.pid)
       }
 
-      // Every statement below is this host's own: its SQL errors are defects, here and nowhere else.
+      // The lease and host tables are this module's alone; an SQL error on them is a defect (orDie).
       const register = Effect.suspend(() =>
         SqlSchema.void({
           Request: Schema.Number,
