@@ -329,10 +329,13 @@ describe("Config over a refreshing ModelDatabase", () => {
     })
   )
 
-  it("the bundled snapshot decodes whole", () => {
+  it("the bundled snapshot decodes whole, to itself", () => {
     const decoded = Either.getOrThrow(ModelsDev.decode(ModelsSnapshot.document))
     assert.deepStrictEqual(decoded.skipped, [])
     const count = Object.values(decoded.database).reduce((sum, p) => sum + Object.keys(p.models).length, 0)
     assert.strictEqual(count, ModelsSnapshot.modelCount)
+    // `ModelsDev.snapshot()` is the document itself, not decoded: decoding must not change it.
+    assert.deepStrictEqual(decoded.database, ModelsSnapshot.document)
+    assert.strictEqual(ModelsDev.snapshot(), ModelsSnapshot.document)
   })
 })
