@@ -1,5 +1,6 @@
 export * as JsonBody from "./json-body.js"
 
+import { IncomingMessage } from "node:http"
 import { type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { ApiErrors } from "@opencode-ai/protocol"
 import { Errors } from "@opencode-ai/schema"
@@ -14,6 +15,9 @@ export const carriesBody = (request: HttpServerRequest.HttpServerRequest): boole
   if (length !== undefined) return Number(length) !== 0
   if (request.headers["transfer-encoding"] !== undefined) return true
   const source: unknown = request.source
+  // A network request has answered above. The global `Request` is only read for another source:
+  // Node loads its fetch implementation (undici) on the first read, which would cost the first request.
+  if (source instanceof IncomingMessage) return false
   return typeof Request !== "undefined" && source instanceof Request && source.body !== null
 }
 
