@@ -24,13 +24,11 @@ import * as nodeBuffer from "node:buffer"
 import * as nodeFs from "node:fs"
 import * as path from "node:path"
 import { Context, Effect, Layer, Stream } from "effect"
-import { Mime } from "mime"
-import otherTypes from "mime/types/other.js"
-import standardTypes from "mime/types/standard.js"
 import { BinaryFile } from "../tool/builtin/binary-file.js"
 import { FileWalk } from "../tool/builtin/file-walk.js"
 import { ToolPath } from "../tool/builtin/tool-path.js"
 import { LocationFileError } from "./location-file-error.js"
+import { MediaTypes } from "./media-types.js"
 import { PathQuery } from "./path-query.js"
 
 /** The Location a request works in: its directory, absolute (as `Locations.resolve` gives it). */
@@ -130,8 +128,6 @@ export const defaults = {
   maxScanned: 200_000
 } as const
 
-const mimeTypes = new Mime(standardTypes, otherTypes)
-
 /** Media types that are text although not `text/*`. */
 const textApplicationTypes = new Set([
   "application/javascript",
@@ -153,7 +149,7 @@ const isTextType = (type: string): boolean =>
 
 /** The media type to serve a file as, from its name and whether its content is binary (see {@link Content.mime}). Pure. */
 export const mediaType = (file: string, binary: boolean): string => {
-  const named = mimeTypes.getType(file)
+  const named = MediaTypes.byName(file)
   if (!binary) return `${named !== null && isTextType(named) ? named : "text/plain"}; charset=utf-8`
   return named !== null && !isTextType(named) ? named : "application/octet-stream"
 }

@@ -48,12 +48,18 @@ import { ToolPath } from "../tool/builtin/tool-path.js"
 /**
  * The media types by extension: the `mime` database, except where it names a non-text type for a
  * common source file (`.ts` is MPEG transport stream there, `.rs` an XML format): a prompt attaching
- * code means code.
+ * code means code. Built on first use (it defines some two thousand types), not when a server starts.
  */
-const mime = new Mime(standardTypes, otherTypes).define(
-  { "text/x-typescript": ["ts", "mts", "cts", "tsx"], "text/x-rust": ["rs"] },
-  true
-)
+let promptTypes: Mime | undefined
+const mime = (): Mime => {
+  if (promptTypes === undefined) {
+    promptTypes = new Mime(standardTypes, otherTypes).define(
+      { "text/x-typescript": ["ts", "mts", "cts", "tsx"], "text/x-rust": ["rs"] },
+      true
+    )
+  }
+  return promptTypes
+}
 
 /** The media type of a directory attachment. */
 export const directoryMime = "application/x-directory"
@@ -108,7 +114,7 @@ const resolveFile = Effect.fn("PromptResolution.file")(function* (
     const pathname = yield* Effect.try(() => new URL(file.uri).pathname).pipe(
       Effect.mapError(() => invalid(field, `Malformed URL in attachment ${index}: ${Quote.input(file.uri)}`))
     )
-    return settled(file.uri, mime.getType(pathname) ?? "application/octet-stream")
+    return settled(file.uri, mime().getType(pathname) ?? "application/octet-stream")
   }
 
   // A Windows drive letter ("C:\...") is a path, not a scheme.
@@ -160,7 +166,7 @@ const resolveFile = Effect.fn("PromptResolution.file")(function* (
     )
   }
   yield* fs.access(absolute, { readable: true }).pipe(Effect.mapError((error) => unreadable(error.message)))
-  return settled(`${pathToFileURL(absolute).href}${query}`, mime.getType(absolute) ?? "text/plain", Number(info.size))
+  return settled(`${pathToFileURL(absolute).href}${query}`, mime().getType(absolute) ?? "text/plain", Number(info.size))
 })
 
 /** Checks a prompt's Output Format (see the module doc). */

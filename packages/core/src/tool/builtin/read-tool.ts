@@ -5,9 +5,7 @@ import { pathToFileURL } from "node:url"
 import { FileSystem } from "@effect/platform"
 import type { ToolStructured } from "@opencode-ai/schema"
 import { Effect, Option, Schema, Stream } from "effect"
-import { Mime } from "mime"
-import otherTypes from "mime/types/other.js"
-import standardTypes from "mime/types/standard.js"
+import { MediaTypes } from "../../fs/media-types.js"
 import type { ToolRegistry } from "../tool-registry.js"
 import { BinaryFile } from "./binary-file.js"
 import { BuiltinTool } from "./builtin-tool.js"
@@ -56,11 +54,9 @@ const description = `Reads a file or lists a directory.
 - Images and PDFs are attached as files; other binary files cannot be read.
 - Read a file before editing it, and prefer several reads of the relevant ranges over one huge read.`
 
-const mime = new Mime(standardTypes, otherTypes)
-
 /** The media type of a file returned as an attachment (images other than SVG, PDF), if it is one. */
 export const attachmentType = (file: string): string | undefined => {
-  const type = mime.getType(file)
+  const type = MediaTypes.byName(file)
   if (type === null) return undefined
   if (type === "application/pdf") return type
   return type.startsWith("image/") && type !== "image/svg+xml" ? type : undefined
@@ -71,7 +67,7 @@ export const attachmentType = (file: string): string | undefined => {
  * XML, JavaScript), else `text/plain` (a `.ts` file is not the MPEG stream its extension also names).
  */
 const textType = (file: string): string => {
-  const type = mime.getType(file)
+  const type = MediaTypes.byName(file)
   return type !== null &&
     (type.startsWith("text/") || /^application\/(json|xml|javascript|[\w.+-]+\+(json|xml))$/.test(type))
     ? type
