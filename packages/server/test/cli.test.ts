@@ -65,21 +65,28 @@ describe("opencode serve", () => {
     expect(await exited(child)).toBe(0)
   })
 
-  // OPENCODE_DB names a SQLite file: the PostgreSQL pass has nothing to test here.
-  it.skipIf(TestDatabase.postgres())("honours OPENCODE_DB and keeps sessions across restarts", async () => {
+  // Over PostgreSQL (OPENCODE_TEST_DATABASE=postgres) every server also gets OPENCODE_DATABASE_URL,
+  // which wins over OPENCODE_DB: the file is then never made. One data home for both starts, so
+  // both reach the same database either way.
+  it("honours OPENCODE_DB (unless OPENCODE_DATABASE_URL selects PostgreSQL) and keeps sessions across restarts", async () => {
     const db = path.join(tempDir("db"), "nested", "custom.db")
-    const first = await serve(["--port", "0"], { OPENCODE_DB: db, XDG_DATA_HOME: tempDir("xdg") })
+    const env = { OPENCODE_DB: db, XDG_DATA_HOME: tempDir("xdg") }
+    const defaultFile = path.join(env.XDG_DATA_HOME, "opencode", "opencode.db")
+    const first = await serve(["--port", "0"], env)
     const created = await post(`${first.url}/api/session`, {})
     first.child.kill("SIGINT")
     expect(await exited(first.child)).toBe(0)
+    expect(fs.existsSync(db)).toBe(!TestDatabase.postgres())
+    expect(fs.existsSync(defaultFile)).toBe(false)
     // A clean close checkpoints the WAL back into the database file.
     expect(fs.existsSync(`${db}-wal`)).toBe(false)
 
-    const second = await serve(["--port", "0"], { OPENCODE_DB: db, XDG_DATA_HOME: tempDir("xdg") })
+    const second = await serve(["--port", "0"], env)
     const fetched = await fetch(`${second.url}/api/session/${created.data.id}`).then((r) => r.json())
     expect(fetched.data).toEqual(created.data)
     second.child.kill("SIGTERM")
     expect(await exited(second.child)).toBe(0)
+    expect(fs.existsSync(defaultFile)).toBe(false)
   })
 
   it("finishes an in-flight request after SIGTERM, then exits", async () => {

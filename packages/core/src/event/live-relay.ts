@@ -4,7 +4,6 @@ import { SqlClient } from "@effect/sql"
 import { Identifier } from "@opencode-ai/schema"
 import { Context, Deferred, Duration, Effect, Layer, Option, Schema, Stream } from "effect"
 import { WallClock } from "../clock/wall-clock.js"
-import { SessionLeases } from "../runner/session-leases.js"
 import { SessionRunner } from "../runner/session-runner.js"
 import type { LiveBus } from "./live-bus.js"
 import { LiveBus as Bus } from "./live-bus.js"
@@ -56,6 +55,12 @@ export const announceMs = 1_000
  */
 export const presenceMs = 3_500
 
+/** One host's last announcement: the sessions it runs, and until when (epoch ms) that counts. */
+interface Announcement {
+  readonly sessions: ReadonlyArray<Identifier.SessionID>
+  readonly until: number
+}
+
 /** How many outgoing envelopes may wait to be sent; beyond that new ones are dropped (best-effort). */
 const outgoingCapacity = 10_000
 
@@ -64,12 +69,10 @@ const seenCapacity = 10_000
 
 export interface Interface {
   /**
-   * The sessions other live hosts on this database run now: those they last announced (at most
-   * {@link presenceMs} old) whose lease another live host still holds. A host lets a session's
-   * lease go when its drain ends, and a dead host's leases stop counting once its heartbeat is
-   * overdue, so a session that settled (or was taken over and settled) drops out at once, not when
-   * the announcement expires. Empty over SQLite. Combined with this host's `SessionRunner.active`,
-   * it answers `sessions.active` for the whole deployment.
+   * The sessions other hosts on this database announced they run, as they last announced them (at
+   * most {@link presenceMs} old; a host that dies stops announcing). Empty over SQLite. An
+   * announcement can outlive the drain it named by up to that long: `RunningSessions.elsewhere`
+   * keeps only those whose lease a live host still holds.
    */
   readonly activeElsewhere: Effect.Effect<ReadonlyArray<Identifier.SessionID>>
 }
@@ -125,196 +128,188 @@ export const payloads = (origin: string, batch: number, text: string): ReadonlyA
  * {@link channel} from when the layer is built until it closes; at close it announces that it runs
  * nothing, so the others drop it at once. Over SQLite it does nothing.
  */
-export const layer: Layer.Layer<
-  Service,
-  never,
-  SqlClient.SqlClient | Bus.Service | SessionRunner.Service | SessionLeases.Service
-> = Layer.scoped(
-  Service,
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const isPostgres = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
-    // Other hosts' running sessions, by origin, with when the announcement stops counting.
-    const elsewhere = new Map<
-      string,
-      { readonly sessions: ReadonlyArray<Identifier.SessionID>; readonly until: number }
-    >()
-    const leases = yield* SessionLeases.Service
-    const service = Service.of({
-      activeElsewhere: Effect.suspend(() => {
-        const now = Date.now()
-        const all = new Set<Identifier.SessionID>()
-        for (const [origin, entry] of elsewhere) {
-          if (entry.until < now) elsewhere.delete(origin)
-          else for (const id of entry.sessions) all.add(id)
-        }
-        if (all.size === 0) return Effect.succeed([])
-        return Effect.map(leases.heldElsewhereAmong([...all]), (held) => [...all].filter((id) => held.has(id)))
+export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | Bus.Service | SessionRunner.Service> =
+  Layer.scoped(
+    Service,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const isPostgres = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
+      // Other hosts' running sessions, by origin, with when the announcement stops counting.
+      const elsewhere = new Map<string, Announcement>()
+      const service = Service.of({
+        activeElsewhere: Effect.sync(() => {
+          const now = Date.now()
+          const all = new Set<Identifier.SessionID>()
+          for (const [origin, entry] of elsewhere) {
+            if (entry.until < now) elsewhere.delete(origin)
+            else for (const id of entry.sessions) all.add(id)
+          }
+          return [...all]
+        })
       })
-    })
-    if (!isPostgres) return service
+      if (!isPostgres) return service
 
-    // Loaded only when the database is PostgreSQL.
-    const { PgClient } = yield* Effect.promise(() => import("../storage/postgres-database.js"))
-    const pg = yield* Effect.serviceOption(PgClient.PgClient)
-    if (Option.isNone(pg)) return service
-    const bus = yield* Bus.Service
-    const runner = yield* SessionRunner.Service
-    const origin = Identifier.newEventID()
+      // Loaded only when the database is PostgreSQL.
+      const { PgClient } = yield* Effect.promise(() => import("../storage/postgres-database.js"))
+      const pg = yield* Effect.serviceOption(PgClient.PgClient)
+      if (Option.isNone(pg)) return service
+      const bus = yield* Bus.Service
+      const runner = yield* SessionRunner.Service
+      const origin = Identifier.newEventID()
 
-    // The last durable seq of each session published on this bus (own commits and relayed ones).
-    const seen = new Map<string, number>()
-    // Relayed deltas waiting for their session's seq to reach `after`.
-    const waiting = new Map<string, Array<{ readonly after: number; readonly ready: Deferred.Deferred<void> }>>()
-    // The envelopes this relay published: never sent back out.
-    const foreign = new WeakSet<LiveBus.Envelope>()
-    let outgoing: Array<Relayed> = []
-    let wakeSender = yield* Deferred.make<void>()
+      // The last durable seq of each session published on this bus (own commits and relayed ones).
+      const seen = new Map<string, number>()
+      // Relayed deltas waiting for their session's seq to reach `after`.
+      const waiting = new Map<string, Array<{ readonly after: number; readonly ready: Deferred.Deferred<void> }>>()
+      // The envelopes this relay published: never sent back out.
+      const foreign = new WeakSet<LiveBus.Envelope>()
+      let outgoing: Array<Relayed> = []
+      let wakeSender = yield* Deferred.make<void>()
 
-    yield* bus.observe((envelope) => {
-      const durable = envelope.durable
-      if (durable !== undefined) {
-        const id = durable.aggregateID
-        seen.delete(id)
-        seen.set(id, durable.seq)
-        if (seen.size > seenCapacity) seen.delete(seen.keys().next().value!)
-        const waiters = waiting.get(id)
-        if (waiters !== undefined) {
-          const rest = waiters.filter((waiter) => {
-            if (waiter.after > durable.seq) return true
-            Deferred.unsafeDone(waiter.ready, Effect.void)
-            return false
-          })
-          if (rest.length === 0) waiting.delete(id)
-          else waiting.set(id, rest)
+      yield* bus.observe((envelope) => {
+        const durable = envelope.durable
+        if (durable !== undefined) {
+          const id = durable.aggregateID
+          seen.delete(id)
+          seen.set(id, durable.seq)
+          if (seen.size > seenCapacity) seen.delete(seen.keys().next().value!)
+          const waiters = waiting.get(id)
+          if (waiters !== undefined) {
+            const rest = waiters.filter((waiter) => {
+              if (waiter.after > durable.seq) return true
+              Deferred.unsafeDone(waiter.ready, Effect.void)
+              return false
+            })
+            if (rest.length === 0) waiting.delete(id)
+            else waiting.set(id, rest)
+          }
+          return
         }
-        return
-      }
-      if (foreign.has(envelope)) return
-      const sessionID = sessionIDOf(envelope.data)
-      if (sessionID === undefined || outgoing.length >= outgoingCapacity) return
-      outgoing.push([seen.get(sessionID) ?? -1, envelope])
-      Deferred.unsafeDone(wakeSender, Effect.void)
-    })
+        if (foreign.has(envelope)) return
+        const sessionID = sessionIDOf(envelope.data)
+        if (sessionID === undefined || outgoing.length >= outgoingCapacity) return
+        outgoing.push([seen.get(sessionID) ?? -1, envelope])
+        Deferred.unsafeDone(wakeSender, Effect.void)
+      })
 
-    const notify = (payload: string) => sql`SELECT pg_notify(${channel}, ${payload})`.pipe(Effect.asVoid)
-    let batch = 0
-    const send = (message: {
-      readonly e?: ReadonlyArray<Relayed>
-      readonly a?: ReadonlyArray<string>
-      readonly t?: number
-    }) =>
-      Effect.forEach(payloads(origin, batch++, JSON.stringify({ o: origin, ...message })), notify, { discard: true })
+      const notify = (payload: string) => sql`SELECT pg_notify(${channel}, ${payload})`.pipe(Effect.asVoid)
+      let batch = 0
+      const send = (message: {
+        readonly e?: ReadonlyArray<Relayed>
+        readonly a?: ReadonlyArray<string>
+        readonly t?: number
+      }) =>
+        Effect.forEach(payloads(origin, batch++, JSON.stringify({ o: origin, ...message })), notify, { discard: true })
 
-    // The sender: batches of envelopes, each as few payloads as fit, in publish order.
-    yield* Effect.gen(function* () {
-      yield* Deferred.await(wakeSender)
-      wakeSender = yield* Deferred.make<void>()
-      const taken = outgoing
-      outgoing = []
-      let group: Array<Relayed> = []
-      let bytes = 0
-      for (const relayed of taken) {
-        const size = Buffer.byteLength(JSON.stringify(relayed))
-        if (group.length > 0 && bytes + size > payloadBytes - 64) {
-          yield* send({ e: group })
-          group = []
-          bytes = 0
+      // The sender: batches of envelopes, each as few payloads as fit, in publish order.
+      yield* Effect.gen(function* () {
+        yield* Deferred.await(wakeSender)
+        wakeSender = yield* Deferred.make<void>()
+        const taken = outgoing
+        outgoing = []
+        let group: Array<Relayed> = []
+        let bytes = 0
+        for (const relayed of taken) {
+          const size = Buffer.byteLength(JSON.stringify(relayed))
+          if (group.length > 0 && bytes + size > payloadBytes - 64) {
+            yield* send({ e: group })
+            group = []
+            bytes = 0
+          }
+          group.push(relayed)
+          bytes += size + 1
         }
-        group.push(relayed)
-        bytes += size + 1
-      }
-      if (group.length > 0) yield* send({ e: group })
-    }).pipe(
-      Effect.catchAllCause((cause) => Effect.logWarning("relaying live events failed", cause)),
-      Effect.forever,
-      Effect.forkScoped
-    )
-
-    // This host's running sessions: announced when they change, and every `announceMs` regardless.
-    let announced: string | undefined
-    let lastAnnounce = 0
-    yield* Effect.gen(function* () {
-      const sessions = Object.keys(yield* runner.active).sort()
-      const key = sessions.join(",")
-      const now = Date.now()
-      if (key === announced && now - lastAnnounce < announceMs) return
-      yield* send({ a: sessions, t: presenceMs })
-      announced = key
-      lastAnnounce = now
-    }).pipe(
-      Effect.catchAllCause((cause) => Effect.logWarning("announcing running sessions failed", cause)),
-      (announce) => WallClock.every(200, announce),
-      Effect.forkScoped
-    )
-    yield* Effect.addFinalizer(() => send({ a: [], t: 0 }).pipe(Effect.ignore))
-
-    // The receiver: joins fragments, then publishes envelopes in order, or records an announcement.
-    const partial = new Map<string, { batch: string; parts: Array<string> }>()
-    const publishRelayed = (entries: ReadonlyArray<readonly [number, unknown]>) =>
-      Effect.forEach(
-        entries,
-        ([after, value]) =>
-          Effect.gen(function* () {
-            const envelope = value as LiveBus.Envelope
-            const sessionID = sessionIDOf(envelope.data)
-            if (sessionID !== undefined && after > (seen.get(sessionID) ?? -1)) {
-              const ready = yield* Deferred.make<void>()
-              const list = waiting.get(sessionID) ?? []
-              list.push({ after, ready })
-              waiting.set(sessionID, list)
-              const arrived = yield* Deferred.await(ready).pipe(Effect.timeoutOption(Duration.millis(orderWaitMs)))
-              if (Option.isNone(arrived)) {
-                const rest = (waiting.get(sessionID) ?? []).filter((waiter) => waiter.ready !== ready)
-                if (rest.length === 0) waiting.delete(sessionID)
-                else waiting.set(sessionID, rest)
-              }
-              // Its predecessor did not come in time: this delta is dropped, and later deltas do not
-              // wait for that event again.
-              if (Option.isNone(arrived)) {
-                if (after > (seen.get(sessionID) ?? -1)) seen.set(sessionID, after)
-                return
-              }
-            }
-            // Late: a durable event that followed it on its host is out here already. Dropped, so
-            // that no host shows a delta after the event that closed its block.
-            if (sessionID !== undefined && after < (seen.get(sessionID) ?? -1)) return
-            foreign.add(envelope)
-            yield* bus.publish(envelope)
-          }),
-        { discard: true }
+        if (group.length > 0) yield* send({ e: group })
+      }).pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("relaying live events failed", cause)),
+        Effect.forever,
+        Effect.forkScoped
       )
-    const received = (payload: string) =>
-      Effect.gen(function* () {
-        let text = payload
-        const fragment = fragmentPattern.exec(payload)
-        if (fragment !== null) {
-          const [head, from, batchOf, index, count] = fragment
-          if (from === origin) return
-          const current = partial.get(from!)
-          const parts = current !== undefined && current.batch === batchOf && Number(index) > 0 ? current.parts : []
-          if (Number(index) !== parts.length) return partial.delete(from!)
-          parts.push(payload.slice(head.length))
-          if (parts.length < Number(count)) return partial.set(from!, { batch: batchOf!, parts })
-          partial.delete(from!)
-          text = parts.join("")
-        }
-        const message = decodeMessage(text)
-        if (Option.isNone(message) || message.value.o === origin) return
-        const { o, e, a, t } = message.value
-        if (a !== undefined) {
-          if (a.length === 0 || t === undefined || t <= 0) elsewhere.delete(o)
-          else elsewhere.set(o, { sessions: a, until: Date.now() + t })
-        }
-        if (e !== undefined) yield* publishRelayed(e)
-      }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("receiving relayed live events failed", cause)))
-    yield* pg.value.listen(channel).pipe(
-      Stream.runForEach(received),
-      Effect.catchAllCause((cause) => Effect.logWarning("listening for relayed live events failed", cause)),
-      Effect.zipRight(WallClock.sleep(Duration.seconds(1))),
-      Effect.forever,
-      Effect.forkScoped
-    )
-    return service
-  })
-)
+
+      // This host's running sessions: announced when they change, and every `announceMs` regardless.
+      let announced: string | undefined
+      let lastAnnounce = 0
+      yield* Effect.gen(function* () {
+        const sessions = Object.keys(yield* runner.active).sort()
+        const key = sessions.join(",")
+        const now = Date.now()
+        if (key === announced && now - lastAnnounce < announceMs) return
+        yield* send({ a: sessions, t: presenceMs })
+        announced = key
+        lastAnnounce = now
+      }).pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("announcing running sessions failed", cause)),
+        (announce) => WallClock.every(200, announce),
+        Effect.forkScoped
+      )
+      yield* Effect.addFinalizer(() => send({ a: [], t: 0 }).pipe(Effect.ignore))
+
+      // The receiver: joins fragments, then publishes envelopes in order, or records an announcement.
+      const partial = new Map<string, { batch: string; parts: Array<string> }>()
+      const publishRelayed = (entries: ReadonlyArray<readonly [number, unknown]>) =>
+        Effect.forEach(
+          entries,
+          ([after, value]) =>
+            Effect.gen(function* () {
+              const envelope = value as LiveBus.Envelope
+              const sessionID = sessionIDOf(envelope.data)
+              if (sessionID !== undefined && after > (seen.get(sessionID) ?? -1)) {
+                const ready = yield* Deferred.make<void>()
+                const list = waiting.get(sessionID) ?? []
+                list.push({ after, ready })
+                waiting.set(sessionID, list)
+                const arrived = yield* Deferred.await(ready).pipe(Effect.timeoutOption(Duration.millis(orderWaitMs)))
+                if (Option.isNone(arrived)) {
+                  const rest = (waiting.get(sessionID) ?? []).filter((waiter) => waiter.ready !== ready)
+                  if (rest.length === 0) waiting.delete(sessionID)
+                  else waiting.set(sessionID, rest)
+                }
+                // Its predecessor did not come in time: this delta is dropped, and later deltas do not
+                // wait for that event again.
+                if (Option.isNone(arrived)) {
+                  if (after > (seen.get(sessionID) ?? -1)) seen.set(sessionID, after)
+                  return
+                }
+              }
+              // Late: a durable event that followed it on its host is out here already. Dropped, so
+              // that no host shows a delta after the event that closed its block.
+              if (sessionID !== undefined && after < (seen.get(sessionID) ?? -1)) return
+              foreign.add(envelope)
+              yield* bus.publish(envelope)
+            }),
+          { discard: true }
+        )
+      const received = (payload: string) =>
+        Effect.gen(function* () {
+          let text = payload
+          const fragment = fragmentPattern.exec(payload)
+          if (fragment !== null) {
+            const [head, from, batchOf, index, count] = fragment
+            if (from === origin) return
+            const current = partial.get(from!)
+            const parts = current !== undefined && current.batch === batchOf && Number(index) > 0 ? current.parts : []
+            if (Number(index) !== parts.length) return partial.delete(from!)
+            parts.push(payload.slice(head.length))
+            if (parts.length < Number(count)) return partial.set(from!, { batch: batchOf!, parts })
+            partial.delete(from!)
+            text = parts.join("")
+          }
+          const message = decodeMessage(text)
+          if (Option.isNone(message) || message.value.o === origin) return
+          const { o, e, a, t } = message.value
+          if (a !== undefined) {
+            if (a.length === 0 || t === undefined || t <= 0) elsewhere.delete(o)
+            else elsewhere.set(o, { sessions: a, until: Date.now() + t })
+          }
+          if (e !== undefined) yield* publishRelayed(e)
+        }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("receiving relayed live events failed", cause)))
+      yield* pg.value.listen(channel).pipe(
+        Stream.runForEach(received),
+        Effect.catchAllCause((cause) => Effect.logWarning("listening for relayed live events failed", cause)),
+        Effect.zipRight(WallClock.sleep(Duration.seconds(1))),
+        Effect.forever,
+        Effect.forkScoped
+      )
+      return service
+    })
+  )

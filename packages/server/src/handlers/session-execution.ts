@@ -1,6 +1,6 @@
 export * as SessionExecutionHandlers from "./session-execution.js"
 
-import { LiveRelay, SessionRunner } from "@opencode-ai/core"
+import { RunningSessions, SessionRunner } from "@opencode-ai/core"
 import type { Identifier } from "@opencode-ai/schema"
 import { Effect } from "effect"
 
@@ -8,12 +8,12 @@ type PathOnly = { readonly path: { readonly sessionID: Identifier.SessionID } }
 
 /**
  * `GET /api/session/active`: this process's foreground drains, and over PostgreSQL the sessions the
- * other live hosts announce they run (see LiveRelay).
+ * other live hosts run (RunningSessions.elsewhere).
  */
 export const active = () =>
   Effect.gen(function* () {
     const here = yield* Effect.flatMap(SessionRunner.Service, (runner) => runner.active)
-    const elsewhere = yield* Effect.flatMap(LiveRelay.Service, (relay) => relay.activeElsewhere)
+    const elsewhere = yield* RunningSessions.elsewhere()
     if (elsewhere.length === 0) return { data: here }
     const data: Record<string, { readonly type: "running" }> = { ...here }
     for (const sessionID of elsewhere) data[sessionID] = { type: "running" }
