@@ -38,12 +38,15 @@ import * as SessionReminders from "./prompt/session-reminders.js"
 import * as Ptys from "./pty/ptys.js"
 import * as QuestionRequests from "./question/question-requests.js"
 import * as References from "./reference/references.js"
+import * as ClusterRunner from "./runner/cluster-runner.js"
 import * as ModelContext from "./runner/model-context.js"
 import * as Recovery from "./runner/recovery.js"
 import * as SafeStepBoundary from "./runner/safe-step-boundary.js"
 import * as SessionDrain from "./runner/session-drain.js"
 import * as SessionLeases from "./runner/session-leases.js"
+import * as SessionPlacement from "./runner/session-placement.js"
 import * as SessionRunner from "./runner/session-runner.js"
+import * as ShardLeases from "./runner/shard-leases.js"
 import * as StepRunner from "./runner/step-runner.js"
 import * as StepSelection from "./runner/step-selection.js"
 import * as ToolSettlement from "./runner/tool-settlement.js"
@@ -118,6 +121,13 @@ export interface Options {
    * `SessionLeases.fromEnv(env)`.
    */
   readonly leases?: SessionLeases.Options | undefined
+  /**
+   * Run this host as a runner of an `@effect/cluster` cluster over the database (see ClusterRunner):
+   * sessions are then placed on runners by shard, in place of first-come leases. Every host that
+   * shares the database must then be a runner. Default `ClusterRunner.fromEnv(env)`: a runner when
+   * `OPENCODE_RUNNER_ADDRESS` is set, else none.
+   */
+  readonly runner?: ClusterRunner.Options | undefined
   /**
    * Tools of the host program (e.g. an embedded host's), registered in this instance's Tool Registry
    * for its lifetime, before the runner starts (so a session resumed at startup can call them).
@@ -228,7 +238,17 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError | Sto
   // last). A new layer value per call rather than `Layer.fresh`: a fresh layer is rebuilt at each use,
   // and provideMerge uses it twice (for the log and in the output), which would make two buses.
   // This host's leases come first: they provide the CommitFence the log checks in every commit.
-  const leases = SessionLeases.layer(options.leases ?? SessionLeases.fromEnv(env)).pipe(Layer.provideMerge(database))
+  // With a runner, the cluster's shards place sessions (ShardLeases); else first-come leases do.
+  const runnerOptions = options.runner ?? ClusterRunner.fromEnv(env)
+  const leases = (
+    typeof runnerOptions === "string"
+      ? Layer.fail(ConfigErrors.at({ file: "environment", line: 0, column: 0 }, runnerOptions))
+      : runnerOptions === undefined
+        ? Layer.merge(SessionLeases.layer(options.leases ?? SessionLeases.fromEnv(env)), SessionPlacement.local)
+        : Layer.merge(ShardLeases.layer(runnerOptions), SessionPlacement.cluster).pipe(
+            Layer.provide(ClusterRunner.layer(runnerOptions))
+          )
+  ).pipe(Layer.provideMerge(database))
   const eventLog = Layer.fresh(EventLog.layer).pipe(
     Layer.provideMerge(leases),
     Layer.provideMerge(Layer.scoped(LiveBus.Service, LiveBus.make))

@@ -121,6 +121,13 @@ export interface Interface {
    * Dead hosts that hold nothing are forgotten.
    */
   readonly orphaned: Effect.Effect<ReadonlyArray<Identifier.SessionID>>
+  /**
+   * Whether sessions came to be placed on this host since the last look, so that what they left
+   * unfinished (admitted input, open Steps) is this host's to recover now. Always false here: every
+   * host may claim every session, and startup Recovery covers them. With cluster placement
+   * (ShardLeases), true when the runner acquired a shard it did not hold before.
+   */
+  readonly gained: Effect.Effect<boolean>
 }
 
 /** `yield* SessionLeases.Service`. */
@@ -408,7 +415,8 @@ export const layer = (options: Options = {}): Layer.Layer<Service | CommitFence.
           requestInterrupt,
           interruptRequests,
           release,
-          orphaned
+          orphaned,
+          gained: Effect.succeed(false)
         })
       ).pipe(Context.add(CommitFence.Service, fence))
     })

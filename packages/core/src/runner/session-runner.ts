@@ -13,6 +13,7 @@ import { Recovery } from "./recovery.js"
 import { SessionDrain } from "./session-drain.js"
 import { SessionExecution } from "./session-execution.js"
 import { SessionLeases } from "./session-leases.js"
+import { SessionPlacement } from "./session-placement.js"
 
 /**
  * Session execution as the host sees it: one process-local {@link SessionExecution} per session,
@@ -85,6 +86,7 @@ export const layer = (
   | SessionDrain.Service
   | Compaction.Service
   | EventLog.Service
+  | SessionPlacement.Service
 > =>
   Layer.scoped(
     Service,
@@ -98,6 +100,7 @@ export const layer = (
       const drain = yield* SessionDrain.Service
       const compaction = yield* Compaction.Service
       const log = yield* EventLog.Service
+      const placement = yield* SessionPlacement.Service
 
       const execution = yield* SessionExecution.make(drain.run)
       // How often `wait` and `interrupt` look at the lease of a session another host runs, and how
@@ -159,8 +162,8 @@ export const layer = (
         )
       )
 
-      if (options.recover !== false) {
-        // A restart: settle what a crash left running, then resume sessions with admitted input.
+      /** What a crash (or a host that lost sessions to this one) left: settled, then resumed. */
+      const recover = Effect.gen(function* () {
         const recovered = yield* recovery.run
         if (recovered.stranded > 0 || recovered.requests > 0 || recovered.pending.length > 0) {
           yield* Effect.logInfo("recovered after restart", {
@@ -177,59 +180,79 @@ export const layer = (
         )
         yield* Effect.forEach(recovered.pending, drain.resumeNext, { discard: true })
         yield* Effect.forEach(recovered.pending, execution.wake, { discard: true })
-        // Sessions a host that stopped since still holds: a drain here claims and settles them.
+      })
+
+      if (options.recover !== false) {
+        // A restart: settle what a crash left running, then resume sessions with admitted input.
+        yield* recover
+        // Sessions a host that stopped since still holds: a drain here claims and settles them. With
+        // cluster placement, sessions also come here with a shard this runner acquires: recovered then.
         yield* Effect.forkScoped(
           WallClock.every(
             leases.heartbeatMs,
-            Effect.flatMap(leases.orphaned, Effect.forEach(execution.wake, { discard: true })).pipe(
-              Effect.catchAllCause((cause) => Effect.logWarning("looking for stopped hosts failed", cause))
-            )
+            Effect.gen(function* () {
+              if (yield* leases.gained) yield* recover
+              yield* Effect.forEach(yield* leases.orphaned, execution.wake, { discard: true })
+            }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("looking for stopped hosts failed", cause)))
           )
         )
       }
 
-      return Service.of({
+      /** This host's own handling of a session it drives, or that another host on the same footing drives. */
+      const here: SessionPlacement.Handlers = {
         wake: execution.wake,
-        // The running Step's waiting calls reject their own requests as they are interrupted; then the
-        // requests a client created for the session are rejected too.
+        interrupt: (sessionID) =>
+          Effect.gen(function* () {
+            if (!(yield* leases.heldElsewhere(sessionID))) return yield* interruptHere(sessionID)
+            // Another live host runs it: ask that host (which also rejects the session's requests), and
+            // resolve once it has let the session go.
+            const pause = pauses(sessionID)
+            yield* leases.requestInterrupt(sessionID)
+            while (yield* leases.heldElsewhere(sessionID)) yield* pause
+          }),
+        wait: (sessionID) =>
+          Effect.gen(function* () {
+            // Idle here is not idle everywhere: while another live host runs the session, watch its lease.
+            // Input can sit unheld for an instant while a host hands it over (it releases, then claims
+            // again for input admitted meanwhile), so with input pending one more look is taken.
+            let unheldWithInput = false
+            const pause = pauses(sessionID)
+            while (true) {
+              yield* execution.wait(sessionID)
+              // Its holder stopped (killed, or frozen past the expiry): a drain here takes it over now,
+              // settles what it left and runs what is pending, rather than at the next heartbeat.
+              if (yield* leases.heldByStopped(sessionID)) {
+                yield* execution.wake(sessionID)
+                unheldWithInput = false
+                continue
+              }
+              if (!(yield* leases.heldElsewhere(sessionID))) {
+                if (unheldWithInput || !(yield* input.hasPending(sessionID))) return
+                unheldWithInput = true
+              } else {
+                unheldWithInput = false
+              }
+              yield* pause
+            }
+            // A session deleted meanwhile runs nowhere any more.
+          }).pipe(Effect.catchTag("SessionNotFoundError", () => Effect.void))
+      }
+      const routed = yield* placement.route(here)
+
+      return Service.of({
+        wake: routed.wake,
         interrupt: Effect.fn("SessionRunner.interrupt")(function* (sessionID: Identifier.SessionID) {
           yield* known.ensure(sessionID)
-          if (!(yield* leases.heldElsewhere(sessionID))) return yield* interruptHere(sessionID)
-          // Another live host runs it: ask that host (which also rejects the session's requests), and
-          // resolve once it has let the session go.
-          const pause = pauses(sessionID)
-          yield* leases.requestInterrupt(sessionID)
-          while (yield* leases.heldElsewhere(sessionID)) yield* pause
+          yield* routed.interrupt(sessionID)
         }),
         wait: Effect.fn("SessionRunner.wait")(function* (sessionID: Identifier.SessionID) {
           yield* known.ensure(sessionID)
-          // Idle here is not idle everywhere: while another live host runs the session, watch its lease.
-          // Input can sit unheld for an instant while a host hands it over (it releases, then claims
-          // again for input admitted meanwhile), so with input pending one more look is taken.
-          let unheldWithInput = false
-          const pause = pauses(sessionID)
-          while (true) {
-            yield* execution.wait(sessionID)
-            // Its holder stopped (killed, or frozen past the expiry): a drain here takes it over now,
-            // settles what it left and runs what is pending, rather than at the next heartbeat.
-            if (yield* leases.heldByStopped(sessionID)) {
-              yield* execution.wake(sessionID)
-              unheldWithInput = false
-              continue
-            }
-            if (!(yield* leases.heldElsewhere(sessionID))) {
-              if (unheldWithInput || !(yield* input.hasPending(sessionID))) return
-              unheldWithInput = true
-            } else {
-              unheldWithInput = false
-            }
-            yield* pause
-          }
+          yield* routed.wait(sessionID)
         }),
         compact: Effect.fn("SessionRunner.compact")(function* (sessionID: Identifier.SessionID) {
           yield* known.ensure(sessionID)
           yield* compaction.request(sessionID)
-          yield* execution.wake(sessionID)
+          yield* routed.wake(sessionID)
         }),
         active: Effect.map(execution.active, (ids) =>
           Object.fromEntries(ids.map((id) => [id, { type: "running" as const }]))

@@ -1,0 +1,113 @@
+export * as SessionPlacement from "./session-placement.js"
+
+/**
+ * Session Placement: which host a coordinator operation on a session runs on.
+ *
+ * SessionRunner hands over how this host wakes, interrupts and waits for a session it drives itself
+ * ({@link Handlers}); {@link Interface.route} answers the handlers to call for any session.
+ *
+ * - {@link local} (the default: SessionLeases): every host may drive every session (its lease decides
+ *   who drives it at a time), so the operations run here as they are.
+ * - {@link cluster} (ClusterRunner, ShardLeases): a session is driven only by the runner that holds its
+ *   shard. On that runner the operations run as they are; anywhere else they are sent to it as
+ *   messages of the Session entity (SessionEntity). A sender whose message found no runner, or whose
+ *   runner went away before answering, sends it again (every `retryMs`) to whichever runner holds the
+ *   shard by then, until it is answered. A wake is sent off the caller's fiber, so it still resolves
+ *   at once.
+ */
+
+import type { Envelope } from "@effect/cluster"
+import { Sharding } from "@effect/cluster"
+import { Identifier } from "@opencode-ai/schema"
+import { Cause, Context, Effect, Layer, type Scope } from "effect"
+import { WallClock } from "../clock/wall-clock.js"
+import { SessionEntity } from "./session-entity.js"
+import { ShardLeases } from "./shard-leases.js"
+
+/** A host's coordinator operations on one session. Wake resolves at once; the others once done. */
+export interface Handlers {
+  readonly wake: (sessionID: Identifier.SessionID) => Effect.Effect<void>
+  readonly interrupt: (sessionID: Identifier.SessionID) => Effect.Effect<void>
+  readonly wait: (sessionID: Identifier.SessionID) => Effect.Effect<void>
+}
+
+export interface Interface {
+  /**
+   * Serves `here` for the sessions placed on this host, for the scope's lifetime, and returns the
+   * handlers to call for any session (each reaching the host the session is placed on).
+   */
+  readonly route: (here: Handlers) => Effect.Effect<Handlers, never, Scope.Scope>
+}
+
+/** `yield* SessionPlacement.Service`. */
+export class Service extends Context.Tag("@opencode-ai/core/SessionPlacement")<Service, Interface>() {}
+
+/** Every session may run on this host: the operations run here. */
+export const local: Layer.Layer<Service> = Layer.succeed(Service, Service.of({ route: Effect.succeed }))
+
+/** How long a sender waits before sending a message again that found no runner or lost its runner. */
+export const retryMs = 100
+
+const sessionOf = (envelope: Envelope.Request<any>): Identifier.SessionID =>
+  Identifier.SessionID.make(envelope.address.entityId)
+
+/** Sessions are placed by the cluster's shards: the operations run on the shard's runner. */
+export const cluster: Layer.Layer<Service, never, Sharding.Sharding> = Layer.effect(
+  Service,
+  Effect.map(Sharding.Sharding, (sharding) =>
+    Service.of({
+      route: Effect.fn("SessionPlacement.route")(function* (here: Handlers) {
+        yield* sharding.registerEntity(
+          SessionEntity.Session,
+          Effect.succeed(
+            SessionEntity.Session.of({
+              Wake: (envelope) => here.wake(sessionOf(envelope)),
+              Interrupt: (envelope) => here.interrupt(sessionOf(envelope)),
+              Wait: (envelope) => here.wait(sessionOf(envelope))
+            })
+          ),
+          // A Wait may block for as long as a session runs: it must not hold back a Wake or an Interrupt.
+          { concurrency: "unbounded" }
+        )
+        const client = yield* sharding.makeClient(SessionEntity.Session)
+        const scope = yield* Effect.scope
+
+        /** Runs `op` where the session is placed, again at the next owner until it is answered. */
+        const reach = (
+          sessionID: Identifier.SessionID,
+          onHere: Effect.Effect<void>,
+          remote: () => Effect.Effect<unknown, unknown>
+        ): Effect.Effect<void> => {
+          const attempt: Effect.Effect<void> = Effect.suspend(() =>
+            ShardLeases.placedHere(sharding, sessionID) ? onHere : Effect.asVoid(remote())
+          ).pipe(
+            Effect.catchAllCause((cause) =>
+              Cause.isInterruptedOnly(cause)
+                ? Effect.failCause(cause as Cause.Cause<never>)
+                : Effect.logDebug("a session message found no runner; sending it again", cause).pipe(
+                    Effect.zipRight(WallClock.sleep(retryMs)),
+                    Effect.zipRight(attempt)
+                  )
+            )
+          )
+          return attempt
+        }
+
+        return {
+          wake: (sessionID) =>
+            ShardLeases.placedHere(sharding, sessionID)
+              ? here.wake(sessionID)
+              : Effect.asVoid(
+                  Effect.forkIn(
+                    reach(sessionID, here.wake(sessionID), () => client(sessionID).Wake(undefined, { discard: true })),
+                    scope
+                  )
+                ),
+          interrupt: (sessionID) =>
+            reach(sessionID, here.interrupt(sessionID), () => client(sessionID).Interrupt(undefined)),
+          wait: (sessionID) => reach(sessionID, here.wait(sessionID), () => client(sessionID).Wait(undefined))
+        } satisfies Handlers
+      })
+    })
+  )
+)
