@@ -246,7 +246,18 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError | Sto
       : runnerOptions === undefined
         ? Layer.merge(SessionLeases.layer(options.leases ?? SessionLeases.fromEnv(env)), SessionPlacement.local)
         : Layer.merge(ShardLeases.layer(runnerOptions), SessionPlacement.cluster).pipe(
-            Layer.provide(ClusterRunner.layer(runnerOptions))
+            Layer.provide(
+              ClusterRunner.layer(runnerOptions).pipe(
+                Layer.catchAll((error) =>
+                  Layer.fail(
+                    ConfigErrors.at(
+                      { file: "environment", line: 0, column: 0 },
+                      `cannot listen on the runner address ${ClusterRunner.addressText(runnerOptions.listen ?? runnerOptions.address)}: ${error.message}`
+                    )
+                  )
+                )
+              )
+            )
           )
   ).pipe(Layer.provideMerge(database))
   const eventLog = Layer.fresh(EventLog.layer).pipe(

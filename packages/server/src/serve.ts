@@ -47,6 +47,11 @@ export interface Options {
   readonly eventStreams?: EventStreams.Options
   /** Origins allowed to call the server from a browser besides its own (`--cors`), added to `server.cors`. */
   readonly cors?: ReadonlyArray<string>
+  /**
+   * Run as a cluster runner at this `host:port` (`--runner-address`; see ClusterRunner): it stands
+   * for `OPENCODE_RUNNER_ADDRESS`. Default: a runner only when that variable is set.
+   */
+  readonly runnerAddress?: string | undefined
   /** The PTY connect tickets' lifetime (default `PtyTickets.defaultLifetime`, 60 s). */
   readonly ptyTickets?: PtyTickets.Options
   /** Whether the session inspector page is served at `/`; `--no-ui` turns it off. Default true. */
@@ -60,7 +65,10 @@ export interface Options {
  * line, reason) before the database is opened or the port is bound.
  */
 export const layer = (options: Options) => {
-  const env = options.env ?? process.env
+  const env =
+    options.runnerAddress === undefined
+      ? (options.env ?? process.env)
+      : { ...(options.env ?? process.env), OPENCODE_RUNNER_ADDRESS: options.runnerAddress }
   const paths = Paths.fromEnv(env, os.homedir())
   const core = Core.layer({
     databaseFile: paths.databaseFile,

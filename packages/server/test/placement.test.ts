@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process"
+import * as net from "node:net"
 import * as path from "node:path"
 import { Storage } from "@opencode-ai/core"
 import { LLMScript, ScriptedLLMServer, TestDatabase } from "@opencode-ai/core/testing"
@@ -11,10 +12,11 @@ import { configHome, tempDir } from "./harness.js"
 /**
  * Session placement across real processes: two `opencode serve` over one SQLite file (the per-user
  * data directory two servers, or a server and an embedded host, share), or over one PostgreSQL
- * database when the suite runs with `OPENCODE_TEST_DATABASE=postgres`. Each session's drain runs on
- * the host holding its lease; a host killed with SIGKILL is taken over by the other, and a host frozen
- * with SIGSTOP past the lease expiry loses its sessions and, when it wakes, is refused by the commit
- * fence.
+ * database when the suite runs with `OPENCODE_TEST_DATABASE=postgres`. Each scenario runs with both
+ * placements: first-come leases (the default), and the cluster (each server a runner, `--runner-address`,
+ * sessions placed by shard). Each session's drain runs on the host holding its lease; a host killed
+ * with SIGKILL is taken over by the other, and a host frozen with SIGSTOP past the lease (or shard
+ * lock) expiry loses its sessions and, when it wakes, is refused by the commit fence.
  */
 
 const { reply, text, finish, hold, gate } = LLMScript
@@ -61,9 +63,12 @@ const eventsOf = (store: Store, sessionID: string): Array<Row> => {
   }
 }
 
-/** The sessions whose lease the server with process id `pid` holds, from the shared store. */
-const leasedBy = (store: Store, pid: number): Array<string> => {
-  const query = `SELECT l.session_id FROM session_lease l JOIN runtime_host h ON h.id = l.host_id WHERE h.pid = ${pid} ORDER BY l.session_id`
+/** The sessions whose lease `host` holds, from the shared store. */
+const leasedBy = (store: Store, host: Server): Array<string> => {
+  const query =
+    host.runner === undefined
+      ? `SELECT l.session_id FROM session_lease l JOIN runtime_host h ON h.id = l.host_id WHERE h.pid = ${host.child.pid} ORDER BY l.session_id`
+      : `SELECT session_id FROM session_lease WHERE host_id = '${host.runner}' ORDER BY session_id`
   if ("url" in store) {
     const out = execFileSync("psql", [store.url, "-v", "ON_ERROR_STOP=1", "-qAtc", query], { encoding: "utf8" })
     return out.split("\n").filter((line) => line !== "")
@@ -100,8 +105,33 @@ const activeSettled = async (host: Running, expected: ReadonlyArray<string>) => 
   }
 }
 
-/** Two `opencode serve` over one data directory (one SQLite file), configured for the scripted server. */
-const twoServers = async (llmURL: string, timings: Record<string, string>) => {
+/** A server of the pair: with cluster placement, the runner address it registered (`host:port`). */
+interface Server extends Running {
+  readonly runner: string | undefined
+}
+
+/** A loopback port nothing listens on now. */
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = net.createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo
+      server.close(() => resolve(port))
+    })
+  })
+
+/** The placements each scenario runs with, and the lock timings of each (short, for the takeovers). */
+const placements = [
+  { placement: "leases", cluster: false },
+  { placement: "cluster", cluster: true }
+] as const
+
+/**
+ * Two `opencode serve` over one data directory (one SQLite file), configured for the scripted server;
+ * with `cluster`, each a runner at a loopback port of its own.
+ */
+const twoServers = async (llmURL: string, timings: Record<string, string>, cluster: boolean) => {
   const data = tempDir("data")
   const project = tempDir("project")
   const env = {
@@ -111,14 +141,36 @@ const twoServers = async (llmURL: string, timings: Record<string, string>) => {
     XDG_CACHE_HOME: tempDir("cache"),
     ...timings
   }
-  const a = await listen(["serve", "--port", "0", "--print-logs"], { env, cwd: project })
-  const b = await listen(["serve", "--port", "0", "--print-logs"], { env, cwd: project })
+  const start = async (): Promise<Server> => {
+    const runner = cluster ? `127.0.0.1:${await freePort()}` : undefined
+    const argv = ["serve", "--port", "0", "--print-logs", ...(runner === undefined ? [] : ["--runner-address", runner])]
+    return { ...(await listen(argv, { env, cwd: project })), runner }
+  }
+  const a = await start()
+  const b = await start()
   const url = TestDatabase.serverEnv(data)[Storage.urlVariable]
   const file: Store = url === undefined ? { file: path.join(data, "opencode", "opencode.db") } : { url }
   return { a, b, file }
 }
 
-describe("two opencode serve over one database", () => {
+/** Of two servers, the one that holds the session's lease (runs it), and the other. */
+const runnerOf = (file: Store, a: Server, b: Server, sessionID: string) =>
+  leasedBy(file, a).includes(sessionID) ? { runs: a, other: b } : { runs: b, other: a }
+
+/** Short lock timings for the takeovers: a lease heartbeat, or the cluster's lock refresh, expiry and pings. */
+const timings = (cluster: boolean, expiryMs?: number): Record<string, string> =>
+  cluster
+    ? {
+        OPENCODE_SHARD_LOCK_REFRESH_MS: "500",
+        OPENCODE_SHARD_LOCK_EXPIRY_MS: String(expiryMs ?? 3000),
+        OPENCODE_RUNNER_HEALTH_CHECK_MS: "500"
+      }
+    : {
+        OPENCODE_HOST_HEARTBEAT_MS: "500",
+        ...(expiryMs === undefined ? {} : { OPENCODE_HOST_EXPIRY_MS: String(expiryMs) })
+      }
+
+describe.each(placements)("two opencode serve over one database, $placement placement", ({ cluster }) => {
   it("SIGKILL one mid-Step: its sessions settle and resume on the other; nothing admitted is lost or run twice", async () => {
     const gates = new Map<string, LLMScript.Gate>()
     const llm = await Effect.runPromise(
@@ -137,33 +189,41 @@ describe("two opencode serve over one database", () => {
         title: () => reply(text("A title"), finish("stop"))
       }).pipe(Scope.extend(scope))
     )
-    const { a, b, file } = await twoServers(llm.url, { OPENCODE_HOST_HEARTBEAT_MS: "500" })
-    const sessionCount = 4
+    const { a, b, file } = await twoServers(llm.url, timings(cluster), cluster)
     const sessions: Array<string> = []
-    for (let i = 0; i < sessionCount; i++) {
+    const allHeld = async () => {
+      const slow = setTimeout(
+        () =>
+          console.log(
+            `placement: Steps held so far: ${[...gates.entries()].filter(([, held]) => held.isReached).map(([i]) => i)}\nA: ${a.stderr().slice(-3000)}\nB: ${b.stderr().slice(-3000)}`
+          ),
+        120_000
+      )
+      while (gates.size < sessions.length || ![...gates.values()].every((held) => held.isReached)) await sleep(50)
+      clearTimeout(slow)
+    }
+    /** A new session, prompted through A or B in turn: with leases the server that wakes it claims it. */
+    const startOne = async () => {
       const created = await call(`${a.url}/api/session`, "POST", {})
       expect(created.status).toBe(200)
+      const i = sessions.length
       sessions.push(created.body.data.id)
-    }
-    // Half run on each server: the one that admits and wakes a session claims it.
-    for (let i = 0; i < sessionCount; i++) {
       const via = i % 2 === 0 ? a : b
       expect(
         (await call(`${via.url}/api/session/${sessions[i]}/prompt`, "POST", { prompt: { text: `hold-${i}` } })).status
       ).toBe(200)
     }
-    const slow = setTimeout(
-      () =>
-        console.log(
-          `placement: Steps held so far: ${[...gates.entries()].filter(([, held]) => held.isReached).map(([i]) => i)}\nA: ${a.stderr().slice(-3000)}\nB: ${b.stderr().slice(-3000)}`
-        ),
-      120_000
-    )
-    while (gates.size < sessionCount || ![...gates.values()].every((held) => held.isReached)) await sleep(50)
-    clearTimeout(slow)
+    for (let i = 0; i < 4; i++) await startOne()
+    await allHeld()
+    // With the cluster a session runs on its shard's runner: more sessions until each server runs one
+    // (16 on one runner out of two would be a 1 in 32,768 draw).
+    while (cluster && (leasedBy(file, a).length === 0 || leasedBy(file, b).length === 0) && sessions.length < 16) {
+      await startOne()
+      await allHeld()
+    }
     console.log("placement: every Step is streaming")
     // Queued behind every running Step, all through B (also those A runs).
-    for (let i = 0; i < sessionCount; i++) {
+    for (let i = 0; i < sessions.length; i++) {
       const admitted = await call(`${b.url}/api/session/${sessions[i]}/prompt`, "POST", {
         prompt: { text: `after-${i}` },
         delivery: "queue"
@@ -171,8 +231,8 @@ describe("two opencode serve over one database", () => {
       expect(admitted.status).toBe(200)
     }
     // Each session runs on exactly one server: the one that holds its lease.
-    const onA = leasedBy(file, a.child.pid!)
-    const onB = leasedBy(file, b.child.pid!)
+    const onA = leasedBy(file, a)
+    const onB = leasedBy(file, b)
     expect([...onA, ...onB].sort()).toEqual([...sessions].sort())
     // `active` answers for the sessions a server runs; over PostgreSQL, for those running on any host.
     const everywhere = "url" in file
@@ -237,22 +297,27 @@ describe("two opencode serve over one database", () => {
         title: () => reply(text("A title"), finish("stop"))
       }).pipe(Scope.extend(scope))
     )
-    const { a, b, file } = await twoServers(llm.url, {})
+    const { a, b, file } = await twoServers(llm.url, {}, cluster)
     const sessionID = (await call(`${a.url}/api/session`, "POST", {})).body.data.id
     expect((await call(`${a.url}/api/session/${sessionID}/prompt`, "POST", { prompt: { text: "go" } })).status).toBe(
       200
     )
     await Effect.runPromise(held.reached)
-    expect(await activeOn(a)).toEqual([sessionID])
-    // Over PostgreSQL B lists it too (A announces what it runs); over SQLite each lists its own.
+    // With leases A runs it (it woke it); with the cluster, the runner of its shard.
+    const { runs, other } = runnerOf(file, a, b, sessionID)
+    if (!cluster) expect(runs).toBe(a)
+    expect(await activeOn(runs)).toEqual([sessionID])
+    // Over PostgreSQL the other lists it too (the runner announces what it runs); over SQLite each lists its own.
     const elsewhere = "url" in file ? [sessionID] : []
-    expect(await activeSettled(b, elsewhere)).toEqual(elsewhere)
-    // Through B: A interrupts the Step; then the session is idle everywhere.
-    expect((await call(`${b.url}/api/session/${sessionID}/interrupt`, "POST")).status).toBe(204)
+    expect(await activeSettled(other, elsewhere)).toEqual(elsewhere)
+    // Through the other server: the runner interrupts the Step; then the session is idle everywhere.
+    const dbg = setTimeout(() => console.log(`DEBUG runs=${runs.runner} ${"url" in file ? execFileSync("psql", [file.url, "-qAtc", "SELECT session_id, host_id FROM session_lease; SELECT address, count(*) FROM cluster_locks GROUP BY address; SELECT * FROM cluster_runners"], { encoding: "utf8" }) : ""}\nRUNS: ${runs.stderr().slice(-30000)}\nOTHER: ${other.stderr().slice(-30000)}`), 20_000)
+    expect((await call(`${other.url}/api/session/${sessionID}/interrupt`, "POST")).status).toBe(204)
     await Effect.runPromise(held.aborted)
-    expect((await call(`${b.url}/api/session/${sessionID}/wait`, "POST")).status).toBe(204)
-    expect(await activeOn(a)).toEqual([])
-    expect(await activeSettled(b, [])).toEqual([])
+    expect((await call(`${other.url}/api/session/${sessionID}/wait`, "POST")).status).toBe(204)
+    clearTimeout(dbg)
+    expect(await activeOn(runs)).toEqual([])
+    expect(await activeSettled(other, [])).toEqual([])
     const types = typesOf(eventsOf(file, sessionID))
     expect(types.at(-1)).toBe("step.failed")
     expect(count(types, "step.started")).toBe(1)
@@ -269,33 +334,31 @@ describe("two opencode serve over one database", () => {
         title: () => reply(text("A title"), finish("stop"))
       }).pipe(Scope.extend(scope))
     )
-    const { a, b, file } = await twoServers(llm.url, {
-      OPENCODE_HOST_HEARTBEAT_MS: "500",
-      OPENCODE_HOST_EXPIRY_MS: "3000"
-    })
+    const { a, b, file } = await twoServers(llm.url, timings(cluster, 3000), cluster)
     const sessionID = (await call(`${a.url}/api/session`, "POST", {})).body.data.id
     expect((await call(`${a.url}/api/session/${sessionID}/prompt`, "POST", { prompt: { text: "go" } })).status).toBe(
       200
     )
     await Effect.runPromise(held.reached)
-    expect(await activeOn(a)).toEqual([sessionID])
+    const { runs, other } = runnerOf(file, a, b, sessionID)
+    expect(await activeOn(runs)).toEqual([sessionID])
     // Queued behind the running Step, through the server that stays up.
     expect(
       (
-        await call(`${b.url}/api/session/${sessionID}/prompt`, "POST", {
+        await call(`${other.url}/api/session/${sessionID}/prompt`, "POST", {
           prompt: { text: "after" },
           delivery: "queue"
         })
       ).status
     ).toBe(200)
 
-    a.child.kill("SIGSTOP")
+    runs.child.kill("SIGSTOP")
     try {
-      // Once A's heartbeat is older than the expiry, B takes the session over: it settles the frozen
-      // Step and runs the queued prompt.
-      expect((await call(`${b.url}/api/session/${sessionID}/wait`, "POST")).status).toBe(204)
+      // Once the frozen server's heartbeat (or shard lock) is older than the expiry, the other takes
+      // the session over: it settles the frozen Step and runs the queued prompt.
+      expect((await call(`${other.url}/api/session/${sessionID}/wait`, "POST")).status).toBe(204)
     } finally {
-      a.child.kill("SIGCONT")
+      runs.child.kill("SIGCONT")
     }
     // The survivor names the session after its first settled Step, in the background: wait for that commit.
     while (!typesOf(eventsOf(file, sessionID)).includes("title.updated")) await sleep(100)
@@ -308,16 +371,17 @@ describe("two opencode serve over one database", () => {
 
     // The frozen server wakes mid-Step: its stream goes on, and its drain tries to record the rest.
     await Effect.runPromise(held.release)
-    while (!a.stderr().includes("CommitFenced")) await sleep(100)
-    while ((await activeOn(a)).includes(sessionID)) await sleep(100)
+    while (!runs.stderr().includes("CommitFenced")) await sleep(100)
+    while ((await activeOn(runs)).includes(sessionID)) await sleep(100)
     // Refused by the fence: nothing more was recorded for the session.
     expect(eventsOf(file, sessionID)).toEqual(settled)
-    // The session lives on: a new prompt through the resumed server runs there, once.
+    // The session lives on: a new prompt through the resumed server runs once (there, or with the
+    // cluster on whichever runner holds its shard now).
     expect(
-      (await call(`${a.url}/api/session/${sessionID}/prompt`, "POST", { prompt: { text: "after again" } })).status
+      (await call(`${runs.url}/api/session/${sessionID}/prompt`, "POST", { prompt: { text: "after again" } })).status
     ).toBe(200)
-    expect((await call(`${a.url}/api/session/${sessionID}/wait`, "POST")).status).toBe(204)
-    expect((await call(`${b.url}/api/session/${sessionID}/wait`, "POST")).status).toBe(204)
+    expect((await call(`${runs.url}/api/session/${sessionID}/wait`, "POST")).status).toBe(204)
+    expect((await call(`${other.url}/api/session/${sessionID}/wait`, "POST")).status).toBe(204)
     const final = eventsOf(file, sessionID)
     const finalTypes = typesOf(final)
     expect(final.map((event) => event.seq)).toEqual(final.map((_, i) => i))

@@ -23,6 +23,7 @@ import {
   SocketRunner,
   SqlRunnerStorage
 } from "@effect/cluster"
+import type { SocketServer } from "@effect/platform"
 import { NodeClusterSocket } from "@effect/platform-node"
 import { RpcSerialization } from "@effect/rpc"
 import type { SqlClient } from "@effect/sql"
@@ -44,11 +45,18 @@ export interface Options {
   readonly expiryMs?: number | undefined
   /** How often runners ping one another; default 1 s. */
   readonly healthCheckMs?: number | undefined
+  /**
+   * How long a shard handed over to another runner (one joined) waits for this runner's drains of
+   * its sessions to stop at their next Safe Step Boundary; then the shard goes, and a Step still
+   * running is cut off (its commits refused) and settled by the next runner. Default 60 s.
+   */
+  readonly handoverMs?: number | undefined
 }
 
 export const defaultRefreshMs = 1_000
 export const defaultExpiryMs = 5_000
 export const defaultHealthCheckMs = 1_000
+export const defaultHandoverMs = 60_000
 
 /** `host:port` (an IPv6 host in brackets) as an {@link Address}; undefined when it is not one. */
 export const parseAddress = (text: string): Address | undefined => {
@@ -65,7 +73,7 @@ export const addressText = (address: Address): string => `${address.host}:${addr
 /**
  * The runner settings from the environment, when `OPENCODE_RUNNER_ADDRESS` (`host:port`) is set:
  * `OPENCODE_RUNNER_LISTEN` (`host:port`), and in ms `OPENCODE_SHARD_LOCK_REFRESH_MS`,
- * `OPENCODE_SHARD_LOCK_EXPIRY_MS` and `OPENCODE_RUNNER_HEALTH_CHECK_MS`. Undefined when the address
+ * `OPENCODE_SHARD_LOCK_EXPIRY_MS`, `OPENCODE_RUNNER_HEALTH_CHECK_MS` and `OPENCODE_SHARD_HANDOVER_MS`. Undefined when the address
  * is unset; a malformed address or number is reported as the reason (a string).
  */
 export const fromEnv = (env: Readonly<Record<string, string | undefined>>): Options | string | undefined => {
@@ -88,13 +96,15 @@ export const fromEnv = (env: Readonly<Record<string, string | undefined>>): Opti
   const refreshMs = millis("OPENCODE_SHARD_LOCK_REFRESH_MS")
   const expiryMs = millis("OPENCODE_SHARD_LOCK_EXPIRY_MS")
   const healthCheckMs = millis("OPENCODE_RUNNER_HEALTH_CHECK_MS")
-  for (const value of [refreshMs, expiryMs, healthCheckMs]) if (typeof value === "string") return value
+  const handoverMs = millis("OPENCODE_SHARD_HANDOVER_MS")
+  for (const value of [refreshMs, expiryMs, healthCheckMs, handoverMs]) if (typeof value === "string") return value
   return {
     address,
     listen,
     refreshMs: refreshMs as number | undefined,
     expiryMs: expiryMs as number | undefined,
-    healthCheckMs: healthCheckMs as number | undefined
+    healthCheckMs: healthCheckMs as number | undefined,
+    handoverMs: handoverMs as number | undefined
   }
 }
 
@@ -117,6 +127,7 @@ export const config = (options: Options): Partial<ShardingConfig.ShardingConfig[
     shardLockExpiration: `${expiryMs} millis`,
     runnerHealthCheckInterval: `${healthCheckMs} millis`,
     refreshAssignmentsInterval: `${refreshMs} millis`,
+    entityTerminationTimeout: `${options.handoverMs ?? defaultHandoverMs} millis`,
     // Messages stay on this host when the session's shard is here: no need to encode them.
     simulateRemoteSerialization: false
   }
@@ -125,9 +136,12 @@ export const config = (options: Options): Partial<ShardingConfig.ShardingConfig[
 /**
  * The runner over the runtime's SqlClient: registers at `options.address`, listens there (or at
  * `listen`), takes its share of the shards and keeps their locks, until the layer closes (its shards
- * are then released for the others at once).
+ * are then released for the others at once). Fails with the socket server's error when it cannot
+ * listen (the port is taken, the address is not this machine's).
  */
-export const layer = (options: Options): Layer.Layer<Sharding.Sharding | Runners.Runners, never, SqlClient.SqlClient> =>
+export const layer = (
+  options: Options
+): Layer.Layer<Sharding.Sharding | Runners.Runners, SocketServer.SocketServerError, SqlClient.SqlClient> =>
   Layer.provide(SocketRunner.layer, [NodeClusterSocket.layerSocketServer, NodeClusterSocket.layerClientProtocol]).pipe(
     Layer.provide(
       RunnerHealth.layerPing.pipe(Layer.provide(Runners.layerRpc), Layer.provide(NodeClusterSocket.layerClientProtocol))
@@ -135,6 +149,5 @@ export const layer = (options: Options): Layer.Layer<Sharding.Sharding | Runners
     Layer.provide(MessageStorage.layerNoop),
     Layer.provide(Layer.orDie(SqlRunnerStorage.layer)),
     Layer.provide(ShardingConfig.layer(config(options))),
-    Layer.provide(RpcSerialization.layerMsgPack),
-    Layer.orDie
+    Layer.provide(RpcSerialization.layerMsgPack)
   )

@@ -68,6 +68,13 @@ export interface Interface {
    * unfinished work left behind, not the size of the database.
    */
   readonly run: Effect.Effect<Report>
+  /**
+   * The sessions with unfinished work (an open Step, admitted input, a request waiting on a call, or
+   * a conversation a Step may have to continue), from the same owner indexes as {@link run}, without
+   * claiming or settling anything: for a host that comes to drive sessions while it runs (a runner
+   * that acquires a shard), whose drains settle what they take over themselves.
+   */
+  readonly candidates: Effect.Effect<ReadonlyArray<Identifier.SessionID>>
 }
 
 /** What {@link Interface.session} settled in one session. */
@@ -207,8 +214,8 @@ export const layer: Layer.Layer<
       return interruptedAt === undefined || interruptedAt < ended
     }, Effect.provide(context))
 
-    const run = Effect.fn("Recovery.run")(function* () {
-      // Each owner answers from an index over unfinished records; 1 marks admitted input to promote.
+    /** Each owner answers from an index over unfinished records; `true` marks admitted input to promote. */
+    const unfinished = Effect.gen(function* () {
       const candidates = new Map<Identifier.SessionID, boolean>()
       const add = (ids: ReadonlyArray<Identifier.SessionID>, pending: boolean) => {
         for (const id of ids) candidates.set(id, pending || candidates.get(id) === true)
@@ -217,6 +224,11 @@ export const layer: Layer.Layer<
       add(yield* SessionInput.pendingSessions(), true)
       add(yield* permissions.strandedSessions(), false)
       add(yield* questions.strandedSessions(), false)
+      return candidates
+    })
+
+    const run = Effect.fn("Recovery.run")(function* () {
+      const candidates = yield* unfinished
       let stranded = 0
       let tools = 0
       let requests = 0
@@ -236,7 +248,13 @@ export const layer: Layer.Layer<
       return { stranded, tools, requests, pending } satisfies Report
     }, Effect.provide(context))
 
-    return Service.of({ session, interrupted, continues, run: run() })
+    const candidates = unfinished.pipe(
+      Effect.map((found) => [...found.keys()].sort()),
+      Effect.provide(context),
+      Effect.withSpan("Recovery.candidates")
+    )
+
+    return Service.of({ session, interrupted, continues, run: run(), candidates })
   })
 )
 

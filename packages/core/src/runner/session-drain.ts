@@ -152,6 +152,12 @@ export const layer: Layer.Layer<
           )
 
         while (true) {
+          // Its shard is being handed to another runner (cluster placement): stop at this Safe Step
+          // Boundary, with nothing open; the shard's next runner resumes what is left.
+          if (!leases.placedHere(sessionID)) {
+            yield* Effect.logInfo("the session moves to another runner; this drain stops between Steps")
+            return "moved" as const
+          }
           if (yield* compaction.requested(sessionID)) {
             // A requested compaction, at this boundary; with nothing else to do the drain then ends.
             const { session, location } = yield* locate

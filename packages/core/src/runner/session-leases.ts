@@ -128,6 +128,12 @@ export interface Interface {
    * (ShardLeases), true when the runner acquired a shard it did not hold before.
    */
   readonly gained: Effect.Effect<boolean>
+  /**
+   * Whether the session is still placed on this host, looked at by its drain at every Safe Step
+   * Boundary: a drain stops there when it is not. Always true here. With cluster placement, false
+   * from the moment the runner starts handing the session's shard over to another runner.
+   */
+  readonly placedHere: (sessionID: Identifier.SessionID) => boolean
 }
 
 /** `yield* SessionLeases.Service`. */
@@ -416,7 +422,8 @@ export const layer = (options: Options = {}): Layer.Layer<Service | CommitFence.
           interruptRequests,
           release,
           orphaned,
-          gained: Effect.succeed(false)
+          gained: Effect.succeed(false),
+          placedHere: () => true
         })
       ).pipe(Context.add(CommitFence.Service, fence))
     })

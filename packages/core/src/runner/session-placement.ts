@@ -12,8 +12,11 @@ export * as SessionPlacement from "./session-placement.js"
  *   shard. On that runner the operations run as they are; anywhere else they are sent to it as
  *   messages of the Session entity (SessionEntity). A sender whose message found no runner, or whose
  *   runner went away before answering, sends it again (every `retryMs`) to whichever runner holds the
- *   shard by then, until it is answered. A wake is sent off the caller's fiber, so it still resolves
- *   at once.
+ *   shard by then, until it is answered. An interrupt or a wait also runs here meanwhile, through the
+ *   session's lease, and ends with whichever ends first. A wake is sent off the caller's fiber, so it still resolves
+ *   at once; it is a message also when the session is placed here, so that every drain runs while
+ *   the entity holds a message: a shard handed over to another runner (one joined) then waits for
+ *   its drains to stop at their next Safe Step Boundary (up to the cluster's termination timeout).
  */
 
 import type { Envelope } from "@effect/cluster"
@@ -27,6 +30,8 @@ import { ShardLeases } from "./shard-leases.js"
 /** A host's coordinator operations on one session. Wake resolves at once; the others once done. */
 export interface Handlers {
   readonly wake: (sessionID: Identifier.SessionID) => Effect.Effect<void>
+  /** Resolves once no drain of the session runs on this host (its own drains only). */
+  readonly drained: (sessionID: Identifier.SessionID) => Effect.Effect<void>
   readonly interrupt: (sessionID: Identifier.SessionID) => Effect.Effect<void>
   readonly wait: (sessionID: Identifier.SessionID) => Effect.Effect<void>
 }
@@ -61,7 +66,10 @@ export const cluster: Layer.Layer<Service, never, Sharding.Sharding> = Layer.eff
           SessionEntity.Session,
           Effect.succeed(
             SessionEntity.Session.of({
-              Wake: (envelope) => here.wake(sessionOf(envelope)),
+              // Answered once the drain ends: while it runs, the entity has a message in hand, so a
+              // shard handed over waits (up to the termination timeout) for the drain to stop at its
+              // next Safe Step Boundary rather than cutting a Step off.
+              Wake: (envelope) => Effect.zipRight(here.wake(sessionOf(envelope)), here.drained(sessionOf(envelope))),
               Interrupt: (envelope) => here.interrupt(sessionOf(envelope)),
               Wait: (envelope) => here.wait(sessionOf(envelope))
             })
@@ -72,37 +80,42 @@ export const cluster: Layer.Layer<Service, never, Sharding.Sharding> = Layer.eff
         const client = yield* sharding.makeClient(SessionEntity.Session)
         const scope = yield* Effect.scope
 
-        /** Runs `op` where the session is placed, again at the next owner until it is answered. */
+        /** Runs `attempt` again (every `retryMs`) until it succeeds: a message that found no runner, or lost it. */
+        const retrying = (attempt: Effect.Effect<void, unknown>): Effect.Effect<void> =>
+          Effect.catchAllCause(attempt, (cause) =>
+            Cause.isInterruptedOnly(cause)
+              ? Effect.failCause(cause as Cause.Cause<never>)
+              : Effect.logDebug("a session message found no runner; sending it again", cause).pipe(
+                  Effect.zipRight(WallClock.sleep(retryMs)),
+                  Effect.zipRight(retrying(attempt))
+                )
+          )
+        /**
+         * `onHere` when the session is placed on this runner. Elsewhere, the first to end of the
+         * message to its runner and `onHere`, which works from any host through the session's lease
+         * (SessionRunner: an interrupt request on the lease, a wait on the lease and the durable
+         * log): the message is the quick way, and the lease the way while a shard is between two
+         * runners (handed over, the message waits for the new runner, while the old one still
+         * drains the session to its next Safe Step Boundary).
+         */
         const reach = (
           sessionID: Identifier.SessionID,
           onHere: Effect.Effect<void>,
           remote: () => Effect.Effect<unknown, unknown>
-        ): Effect.Effect<void> => {
-          const attempt: Effect.Effect<void> = Effect.suspend(() =>
-            ShardLeases.placedHere(sharding, sessionID) ? onHere : Effect.asVoid(remote())
-          ).pipe(
-            Effect.catchAllCause((cause) =>
-              Cause.isInterruptedOnly(cause)
-                ? Effect.failCause(cause as Cause.Cause<never>)
-                : Effect.logDebug("a session message found no runner; sending it again", cause).pipe(
-                    Effect.zipRight(WallClock.sleep(retryMs)),
-                    Effect.zipRight(attempt)
-                  )
-            )
+        ): Effect.Effect<void> =>
+          Effect.suspend(() =>
+            ShardLeases.placedHere(sharding, sessionID)
+              ? onHere
+              : Effect.race(retrying(Effect.suspend(() => Effect.asVoid(remote()))), onHere)
           )
-          return attempt
-        }
 
         return {
+          // Every drain starts from a Wake message, also on this runner: see the handler above.
           wake: (sessionID) =>
-            ShardLeases.placedHere(sharding, sessionID)
-              ? here.wake(sessionID)
-              : Effect.asVoid(
-                  Effect.forkIn(
-                    reach(sessionID, here.wake(sessionID), () => client(sessionID).Wake(undefined, { discard: true })),
-                    scope
-                  )
-                ),
+            Effect.asVoid(
+              Effect.forkIn(retrying(Effect.asVoid(client(sessionID).Wake(undefined, { discard: true }))), scope)
+            ),
+          drained: here.drained,
           interrupt: (sessionID) =>
             reach(sessionID, here.interrupt(sessionID), () => client(sessionID).Interrupt(undefined)),
           wait: (sessionID) => reach(sessionID, here.wait(sessionID), () => client(sessionID).Wait(undefined))

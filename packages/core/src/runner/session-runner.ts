@@ -162,7 +162,46 @@ export const layer = (
         )
       )
 
-      /** What a crash (or a host that lost sessions to this one) left: settled, then resumed. */
+      /** This host's own handling of a session it drives, or that another host on the same footing drives. */
+      const here: SessionPlacement.Handlers = {
+        wake: execution.wake,
+        drained: execution.wait,
+        interrupt: (sessionID) =>
+          Effect.gen(function* () {
+            if (!(yield* leases.heldElsewhere(sessionID))) return yield* interruptHere(sessionID)
+            // Another live host runs it: ask that host (which also rejects the session's requests), and
+            // resolve once it has let the session go.
+            const pause = pauses(sessionID)
+            yield* leases.requestInterrupt(sessionID)
+            while (yield* leases.heldElsewhere(sessionID)) yield* pause
+          }),
+        wait: (sessionID) =>
+          Effect.gen(function* () {
+            // Idle here is not idle everywhere: while another live host runs the session, watch its lease.
+            const pause = pauses(sessionID)
+            while (true) {
+              yield* execution.wait(sessionID)
+              if (!(yield* leases.heldElsewhere(sessionID))) {
+                // Nobody runs the session, or a stopped host (killed, or frozen past the expiry) still
+                // holds it; admitted input may be waiting. Where the session is placed here, a drain
+                // here takes it over now (settling what was left) and runs what is admitted, rather
+                // than at the next heartbeat. Placed elsewhere (cluster placement), its runner is woken
+                // or takes its shard over: the wait goes on until it has run.
+                const stopped = yield* leases.heldByStopped(sessionID)
+                if (!stopped && !(yield* input.hasPending(sessionID))) return
+                if (leases.placedHere(sessionID)) {
+                  yield* execution.wake(sessionID)
+                  continue
+                }
+              }
+              yield* pause
+            }
+            // A session deleted meanwhile runs nowhere any more.
+          }).pipe(Effect.catchTag("SessionNotFoundError", () => Effect.void))
+      }
+      const routed = yield* placement.route(here)
+
+      /** What a crash left: settled, then resumed. */
       const recover = Effect.gen(function* () {
         const recovered = yield* recovery.run
         if (recovered.stranded > 0 || recovered.requests > 0 || recovered.pending.length > 0) {
@@ -179,7 +218,7 @@ export const layer = (
           { discard: true }
         )
         yield* Effect.forEach(recovered.pending, drain.resumeNext, { discard: true })
-        yield* Effect.forEach(recovered.pending, execution.wake, { discard: true })
+        yield* Effect.forEach(recovered.pending, routed.wake, { discard: true })
       })
 
       if (options.recover !== false) {
@@ -191,53 +230,17 @@ export const layer = (
           WallClock.every(
             leases.heartbeatMs,
             Effect.gen(function* () {
-              if (yield* leases.gained) yield* recover
-              yield* Effect.forEach(yield* leases.orphaned, execution.wake, { discard: true })
+              // Its drains claim these sessions, and settle what a runner that lost them left open.
+              if (yield* leases.gained) {
+                const placed = (yield* recovery.candidates).filter(leases.placedHere)
+                yield* Effect.forEach(placed, drain.resumeNext, { discard: true })
+                yield* Effect.forEach(placed, routed.wake, { discard: true })
+              }
+              yield* Effect.forEach(yield* leases.orphaned, routed.wake, { discard: true })
             }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("looking for stopped hosts failed", cause)))
           )
         )
       }
-
-      /** This host's own handling of a session it drives, or that another host on the same footing drives. */
-      const here: SessionPlacement.Handlers = {
-        wake: execution.wake,
-        interrupt: (sessionID) =>
-          Effect.gen(function* () {
-            if (!(yield* leases.heldElsewhere(sessionID))) return yield* interruptHere(sessionID)
-            // Another live host runs it: ask that host (which also rejects the session's requests), and
-            // resolve once it has let the session go.
-            const pause = pauses(sessionID)
-            yield* leases.requestInterrupt(sessionID)
-            while (yield* leases.heldElsewhere(sessionID)) yield* pause
-          }),
-        wait: (sessionID) =>
-          Effect.gen(function* () {
-            // Idle here is not idle everywhere: while another live host runs the session, watch its lease.
-            // Input can sit unheld for an instant while a host hands it over (it releases, then claims
-            // again for input admitted meanwhile), so with input pending one more look is taken.
-            let unheldWithInput = false
-            const pause = pauses(sessionID)
-            while (true) {
-              yield* execution.wait(sessionID)
-              // Its holder stopped (killed, or frozen past the expiry): a drain here takes it over now,
-              // settles what it left and runs what is pending, rather than at the next heartbeat.
-              if (yield* leases.heldByStopped(sessionID)) {
-                yield* execution.wake(sessionID)
-                unheldWithInput = false
-                continue
-              }
-              if (!(yield* leases.heldElsewhere(sessionID))) {
-                if (unheldWithInput || !(yield* input.hasPending(sessionID))) return
-                unheldWithInput = true
-              } else {
-                unheldWithInput = false
-              }
-              yield* pause
-            }
-            // A session deleted meanwhile runs nowhere any more.
-          }).pipe(Effect.catchTag("SessionNotFoundError", () => Effect.void))
-      }
-      const routed = yield* placement.route(here)
 
       return Service.of({
         wake: routed.wake,

@@ -234,7 +234,8 @@ export const layer = (
           interruptRequests,
           release,
           orphaned,
-          gained
+          gained,
+          placedHere: here
         })
       ).pipe(Context.add(CommitFence.Service, fence))
     })

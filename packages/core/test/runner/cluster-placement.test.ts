@@ -33,26 +33,27 @@ const freePort = Effect.promise(
 type Run = <A, E>(effect: Effect.Effect<A, E, Core.Services>) => Effect.Effect<A, E>
 
 /** Runners over one SQLite file in this process (each Core a runner at its own loopback port), one LLM server. */
-const cluster = Effect.gen(function* () {
-  const dir = yield* tempDir
-  const server = yield* ScriptedLLMServer.make()
-  const runner = Effect.gen(function* () {
-    const address = { host: "127.0.0.1", port: yield* freePort }
-    const context = yield* Layer.build(
-      Core.layer({
-        databaseFile: path.join(dir, "opencode.db"),
-        directory: dir,
-        configDir: path.join(dir, "config"),
-        env: {},
-        config: Config.layerTest(ScriptedLLMServer.config(server.url)),
-        runner: { address, refreshMs: 200, expiryMs: 1_000, healthCheckMs: 200 }
-      })
-    )
-    const run: Run = (effect) => Effect.provide(effect, context)
-    return { address: ClusterRunner.addressText(address), run }
+const cluster = (options?: ScriptedLLMServer.Options) =>
+  Effect.gen(function* () {
+    const dir = yield* tempDir
+    const server = yield* ScriptedLLMServer.make(options)
+    const runner = Effect.gen(function* () {
+      const address = { host: "127.0.0.1", port: yield* freePort }
+      const context = yield* Layer.build(
+        Core.layer({
+          databaseFile: path.join(dir, "opencode.db"),
+          directory: dir,
+          configDir: path.join(dir, "config"),
+          env: {},
+          config: Config.layerTest(ScriptedLLMServer.config(server.url)),
+          runner: { address, refreshMs: 500, expiryMs: 3_000, healthCheckMs: 500 }
+        })
+      )
+      const run: Run = (effect) => Effect.provide(effect, context)
+      return { address: ClusterRunner.addressText(address), run }
+    })
+    return { dir, server, runner }
   })
-  return { dir, server, runner }
-})
 
 const sessionOn = (run: Run, dir: string) =>
   run(
@@ -111,7 +112,7 @@ describe("cluster placement", () => {
     "one runner takes every shard and runs sessions; the lease names its address while it drives one",
     () =>
       Effect.gen(function* () {
-        const t = yield* cluster
+        const t = yield* cluster()
         const a = yield* t.runner
         yield* eventually(Effect.map(lockRows(a.run), (rows) => rows.length === 1 && rows[0]!.n === 300))
         expect((yield* lockRows(a.run))[0]!.address).toBe(a.address)
@@ -136,7 +137,7 @@ describe("cluster placement", () => {
     "two runners share the shards; a session runs on its shard's runner wherever it was prompted, and wait and interrupt reach it",
     () =>
       Effect.gen(function* () {
-        const t = yield* cluster
+        const t = yield* cluster()
         const a = yield* t.runner
         const b = yield* t.runner
         yield* eventually(
@@ -180,5 +181,81 @@ describe("cluster placement", () => {
         yield* held.release
       }),
     60_000
+  )
+
+  it.scopedLive(
+    "a runner joins: sessions whose shard moves finish their Step, stop at the boundary and go on on the new runner; nothing fails or runs twice",
+    () =>
+      Effect.gen(function* () {
+        const first = new Map<string, LLMScript.Gate>()
+        const second = new Map<string, LLMScript.Gate>()
+        const t = yield* cluster({
+          // Each session's first and second prompts hold after a chunk, until released.
+          respond: (request) => {
+            const sent = JSON.stringify(request.body)
+            const after = /after-(\d+)/.exec(sent)
+            const gates = after === null ? first : second
+            const match = after ?? /hold-(\d+)/.exec(sent)
+            if (match === null) return undefined
+            const held = LLMScript.gate()
+            gates.set(match[1]!, held)
+            return LLMScript.reply(LLMScript.text("partial"), LLMScript.hold(held), LLMScript.finish("stop"))
+          },
+          title: () => LLMScript.reply(LLMScript.text("A title"), LLMScript.finish("stop"))
+        })
+        const a = yield* t.runner
+        yield* eventually(Effect.map(lockRows(a.run), (rows) => rows.length === 1 && rows[0]!.n === 300))
+        // 16 sessions on A alone, each mid-Step with a second prompt queued behind it.
+        const sessions: Array<Identifier.SessionID> = []
+        for (let i = 0; i < 16; i++) {
+          const sessionID = yield* sessionOn(a.run, t.dir)
+          sessions.push(sessionID)
+          yield* prompt(a.run, sessionID, `hold-${i}`)
+        }
+        yield* eventually(Effect.sync(() => first.size === 16 && [...first.values()].every((held) => held.isReached)))
+        for (const [i, sessionID] of sessions.entries()) yield* prompt(a.run, sessionID, `after-${i}`)
+
+        // B joins: the shards assigned to it leave A, those with a running drain once it has stopped.
+        const b = yield* t.runner
+        yield* eventually(Effect.map(lockRows(a.run), (rows) => rows.some((row) => row.address === b.address)))
+        // Meanwhile A still runs them all: a shard with a running drain is not handed over mid-Step.
+        for (const sessionID of sessions) expect(yield* holderOf(a.run, sessionID)).toBe(a.address)
+
+        // The first Steps end: each second prompt runs where its session is placed now, on B for
+        // the sessions whose shard moved (out of 16, none or all on B's half would be a 1 in 32,768 draw).
+        for (const held of first.values()) yield* held.release
+        yield* eventually(Effect.sync(() => second.size === 16 && [...second.values()].every((held) => held.isReached)))
+        const holders = yield* Effect.forEach(sessions, (sessionID) => holderOf(a.run, sessionID))
+        const moving = sessions.filter((_, i) => holders[i] === b.address)
+        expect(moving.length).toBeGreaterThan(0)
+        expect(holders.filter((holder) => holder === a.address).length).toBeGreaterThan(0)
+        expect(holders.every((holder) => holder === a.address || holder === b.address)).toBe(true)
+        for (const held of second.values()) yield* held.release
+        for (const sessionID of sessions) {
+          yield* a.run(Effect.flatMap(SessionRunner.Service, (runner) => runner.wait(sessionID))).pipe(Effect.orDie)
+          yield* b.run(Effect.flatMap(SessionRunner.Service, (runner) => runner.wait(sessionID))).pipe(Effect.orDie)
+          const types = (yield* a.run(Effect.flatMap(EventLog.Service, (log) => log.read(sessionID)))).map(
+            (e) => e.type
+          )
+          const context = `${sessionID} (${moving.includes(sessionID) ? "moved" : "stayed"}): ${types.join(" ")}`
+          expect(
+            types.filter((type) => type === "session.next.prompted"),
+            context
+          ).toHaveLength(2)
+          expect(
+            types.filter((type) => type === "session.next.step.started"),
+            context
+          ).toHaveLength(2)
+          expect(
+            types.filter((type) => type === "session.next.step.ended"),
+            context
+          ).toHaveLength(2)
+          expect(
+            types.filter((type) => type === "session.next.step.failed"),
+            context
+          ).toHaveLength(0)
+        }
+      }),
+    120_000
   )
 })

@@ -1,7 +1,7 @@
 export * as ServeCommand from "./serve-command.js"
 
 import { Command, HelpDoc, Options, ValidationError } from "@effect/cli"
-import type { Config, Storage } from "@opencode-ai/core"
+import { ClusterRunner, type Config, type Storage } from "@opencode-ai/core"
 import { Console, Effect, Option } from "effect"
 import { RequestOrigin } from "../middleware/request-origin.js"
 import { Serve } from "../serve.js"
@@ -58,6 +58,19 @@ const cors = Options.text("cors").pipe(
     )
   ),
   Options.withDescription("Also allow this browser origin, with CORS (repeatable; adds to server.cors)")
+)
+// Text, checked here: the error then names the flag and the expected form.
+const runnerAddress = Options.text("runner-address").pipe(
+  Options.withPseudoName("HOST:PORT"),
+  Options.mapEffect((text) => {
+    return ClusterRunner.parseAddress(text) === undefined
+      ? invalid(`--runner-address ${text}: expected host:port, e.g. 10.0.0.5:4101`)
+      : Effect.succeed(text)
+  }),
+  Options.optional,
+  Options.withDescription(
+    "Run as a cluster runner reachable by the other hosts at this address: sessions are placed on runners by shard (same as OPENCODE_RUNNER_ADDRESS)"
+  )
 )
 const pure = Options.boolean("pure").pipe(
   Options.withDescription("Run without external plugins (accepted for compatibility: this server loads none)")
@@ -132,15 +145,16 @@ export const failure = (error: Config.ConfigError | Storage.DatabaseUnavailable 
  * it prints the start-up summary to stdout, its first line `opencode server listening on <url>`.
  * `--cors <origin>` (repeatable) allows a browser origin besides the server's own; `--pure` changes
  * nothing (there are no plugins to leave out) and `--mdns` is ignored with a warning; both exist so
- * that upstream's launch lines work unchanged. `--log-level` (here or before `serve`), `--log-format`
- * and `--print-logs` shape the logs; `--no-ui` leaves out the inspector page. An expected start-up
+ * that upstream's launch lines work unchanged. `--runner-address <host:port>` makes the server a
+ * cluster runner reachable there (see ClusterRunner): every host sharing its database must be one.
+ * `--log-level` (here or before `serve`), `--log-format` and `--print-logs` shape the logs; `--no-ui` leaves out the inspector page. An expected start-up
  * failure fails the command with a `Failure` (one line, its exit status): a usable data directory
  * (5), a valid configuration (3), a reachable PostgreSQL database when one is selected (4) and a
  * free address (4) are checked in that order, before listening.
  */
 export const command = Command.make(
   "serve",
-  { port, hostname, printLogs, logLevel: LogLevelOption.option, logFormat, noUi, cors, pure, mdns },
+  { port, hostname, printLogs, logLevel: LogLevelOption.option, logFormat, noUi, cors, runnerAddress, pure, mdns },
   (options) =>
     Effect.gen(function* () {
       if (options.mdns) yield* Console.error("opencode: warning: --mdns is not supported and has no effect")
@@ -152,7 +166,8 @@ export const command = Command.make(
         logLevel,
         ...(Option.isSome(options.logFormat) ? { logFormat: options.logFormat.value } : {}),
         ui: !options.noUi,
-        cors: options.cors
+        cors: options.cors,
+        ...(Option.isSome(options.runnerAddress) ? { runnerAddress: options.runnerAddress.value } : {})
       }).pipe(
         Effect.catchAll((error) =>
           error._tag === "ConfigError" ||
