@@ -311,11 +311,9 @@ describe.each(placements)("two opencode serve over one database, $placement plac
     const elsewhere = "url" in file ? [sessionID] : []
     expect(await activeSettled(other, elsewhere)).toEqual(elsewhere)
     // Through the other server: the runner interrupts the Step; then the session is idle everywhere.
-    const dbg = setTimeout(() => console.log(`DEBUG runs=${runs.runner} ${"url" in file ? execFileSync("psql", [file.url, "-qAtc", "SELECT session_id, host_id FROM session_lease; SELECT address, count(*) FROM cluster_locks GROUP BY address; SELECT * FROM cluster_runners"], { encoding: "utf8" }) : ""}\nRUNS: ${runs.stderr().slice(-30000)}\nOTHER: ${other.stderr().slice(-30000)}`), 20_000)
     expect((await call(`${other.url}/api/session/${sessionID}/interrupt`, "POST")).status).toBe(204)
     await Effect.runPromise(held.aborted)
     expect((await call(`${other.url}/api/session/${sessionID}/wait`, "POST")).status).toBe(204)
-    clearTimeout(dbg)
     expect(await activeOn(runs)).toEqual([])
     expect(await activeSettled(other, [])).toEqual([])
     const types = typesOf(eventsOf(file, sessionID))
