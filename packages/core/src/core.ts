@@ -46,7 +46,6 @@ import * as SessionDrain from "./runner/session-drain.js"
 import * as SessionLeases from "./runner/session-leases.js"
 import * as SessionPlacement from "./runner/session-placement.js"
 import * as SessionRunner from "./runner/session-runner.js"
-import * as ShardLeases from "./runner/shard-leases.js"
 import * as StepRunner from "./runner/step-runner.js"
 import * as StepSelection from "./runner/step-selection.js"
 import * as ToolSettlement from "./runner/tool-settlement.js"
@@ -239,27 +238,10 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError | Sto
   // and provideMerge uses it twice (for the log and in the output), which would make two buses.
   // This host's leases come first: they provide the CommitFence the log checks in every commit.
   // With a runner, the cluster's shards place sessions (ShardLeases); else first-come leases do.
-  const runnerOptions = options.runner ?? ClusterRunner.fromEnv(env)
-  const leases = (
-    typeof runnerOptions === "string"
-      ? Layer.fail(ConfigErrors.at({ file: "environment", line: 0, column: 0 }, runnerOptions))
-      : runnerOptions === undefined
-        ? Layer.merge(SessionLeases.layer(options.leases ?? SessionLeases.fromEnv(env)), SessionPlacement.local)
-        : Layer.merge(ShardLeases.layer(runnerOptions), SessionPlacement.cluster).pipe(
-            Layer.provide(
-              ClusterRunner.layer(runnerOptions).pipe(
-                Layer.catchAll((error) =>
-                  Layer.fail(
-                    ConfigErrors.at(
-                      { file: "environment", line: 0, column: 0 },
-                      `cannot listen on the runner address ${ClusterRunner.addressText(runnerOptions.listen ?? runnerOptions.address)}: ${error.message}`
-                    )
-                  )
-                )
-              )
-            )
-          )
-  ).pipe(Layer.provideMerge(database))
+  const leases = SessionPlacement.layer({
+    leases: options.leases ?? SessionLeases.fromEnv(env),
+    runner: options.runner ?? ClusterRunner.fromEnv(env)
+  }).pipe(Layer.provideMerge(database))
   const eventLog = Layer.fresh(EventLog.layer).pipe(
     Layer.provideMerge(leases),
     Layer.provideMerge(Layer.scoped(LiveBus.Service, LiveBus.make))

@@ -21,10 +21,16 @@ export * as SessionPlacement from "./session-placement.js"
 
 import type { Envelope } from "@effect/cluster"
 import { Sharding } from "@effect/cluster"
+import type { SqlClient } from "@effect/sql"
 import { Identifier } from "@opencode-ai/schema"
 import { Cause, Context, Effect, Layer, type Scope } from "effect"
 import { WallClock } from "../clock/wall-clock.js"
+import { ConfigErrors } from "../config/config-error.js"
+import type { CommitFence } from "../event/commit-fence.js"
+import { ClusterRunner } from "./cluster-runner.js"
+import { PlacementGuard } from "./placement-guard.js"
 import { SessionEntity } from "./session-entity.js"
+import { SessionLeases } from "./session-leases.js"
 import { ShardLeases } from "./shard-leases.js"
 
 /** A host's coordinator operations on one session. Wake resolves at once; the others once done. */
@@ -124,3 +130,40 @@ export const cluster: Layer.Layer<Service, never, Sharding.Sharding> = Layer.eff
     })
   )
 )
+
+/**
+ * The placement a host runs with, and the leases and commit fence that come with it: first-come
+ * leases ({@link local}) when `runner` is undefined, else this host as a cluster runner
+ * ({@link cluster}). Fails with a ConfigError when `runner` is a reason (a malformed
+ * `OPENCODE_RUNNER_*` variable), when the runner cannot listen at its address, or when live hosts of
+ * the other placement share the database (PlacementGuard).
+ */
+export const layer = (selected: {
+  readonly leases: SessionLeases.Options
+  readonly runner: ClusterRunner.Options | string | undefined
+}): Layer.Layer<
+  Service | SessionLeases.Service | CommitFence.Service,
+  ConfigErrors.ConfigError,
+  SqlClient.SqlClient
+> => {
+  const { runner } = selected
+  if (typeof runner === "string") return Layer.fail(ConfigErrors.at(environment, runner))
+  if (runner === undefined) {
+    return Layer.merge(SessionLeases.layer(selected.leases), local).pipe(
+      Layer.provide(Layer.effectDiscard(PlacementGuard.noLiveRunners))
+    )
+  }
+  const address = ClusterRunner.addressText(runner.listen ?? runner.address)
+  const sharding = ClusterRunner.layer(runner).pipe(
+    Layer.mapError((error) =>
+      ConfigErrors.at(environment, `cannot listen on the runner address ${address}: ${error.message}`)
+    )
+  )
+  return Layer.merge(ShardLeases.layer(runner), cluster).pipe(
+    Layer.provide(sharding),
+    Layer.provide(Layer.effectDiscard(PlacementGuard.noLiveLeaseHosts))
+  )
+}
+
+/** Where a runner's settings come from. */
+const environment = { file: "environment", line: 0, column: 0 }

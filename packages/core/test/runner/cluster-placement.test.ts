@@ -52,7 +52,17 @@ const cluster = (options?: ScriptedLLMServer.Options) =>
       const run: Run = (effect) => Effect.provide(effect, context)
       return { address: ClusterRunner.addressText(address), run }
     })
-    return { dir, server, runner }
+    /** A host over the same file placing sessions by first-come leases (no runner). */
+    const leaseHost = Layer.build(
+      Core.layer({
+        databaseFile: path.join(dir, "opencode.db"),
+        directory: dir,
+        configDir: path.join(dir, "config"),
+        env: {},
+        config: Config.layerTest(ScriptedLLMServer.config(server.url))
+      })
+    )
+    return { dir, server, runner, leaseHost }
   })
 
 const sessionOn = (run: Run, dir: string) =>
@@ -257,5 +267,25 @@ describe("cluster placement", () => {
         }
       }),
     120_000
+  )
+
+  it.scopedLive(
+    "a database is placed one way: a lease host does not start beside live runners, nor a runner beside live lease hosts",
+    () =>
+      Effect.gen(function* () {
+        const withRunner = yield* cluster()
+        const a = yield* withRunner.runner
+        yield* eventually(Effect.map(lockRows(a.run), (rows) => rows.length === 1))
+        const refused = yield* Effect.flip(withRunner.leaseHost)
+        expect(refused._tag).toBe("ConfigError")
+        expect(refused.message).toContain(`runners placing sessions by shard use this database (one at ${a.address})`)
+
+        const withLeases = yield* cluster()
+        yield* withLeases.leaseHost
+        const refusedRunner = yield* Effect.flip(withLeases.runner)
+        expect(refusedRunner._tag).toBe("ConfigError")
+        expect(refusedRunner.message).toContain("a host placing sessions by first-come leases uses this database")
+      }),
+    60_000
   )
 })
