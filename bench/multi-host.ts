@@ -1,8 +1,12 @@
 /**
  * Several hosts over one PostgreSQL database, against one host over the same kind of database.
  *
- *   node --import tsx bench/multi-host.ts [--iterations 40] [--warmup 5]
+ *   node --import tsx bench/multi-host.ts [--iterations 40] [--warmup 5] [--cluster]
  *
+ * With `--cluster` every serve is a runner (`--runner-address` on a loopback port): sessions run on
+ * their shard's runner, wherever they were prompted, and the figures are named `multi-host-cluster-…`.
+ * The fan-outs are measured from the stream that showed an event first (the host running the
+ * session), whichever host that is.
  * A throwaway PostgreSQL server (this machine's initdb/pg_ctl, see PostgresServer) and the built
  * `opencode serve` (`pnpm build`): first ONE serve over a fresh database, then THREE over another one.
  * Every host streams `GET /api/event` of the Location where host A creates the sessions (one machine,
@@ -29,6 +33,7 @@
  */
 
 import * as fs from "node:fs"
+import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { performance } from "node:perf_hooks"
@@ -43,6 +48,18 @@ const argument = (name: string, fallback: number) => {
   return Number.isFinite(value) && value >= 0 ? value : fallback
 }
 const iterations = argument("iterations", 40)
+const cluster = process.argv.includes("--cluster")
+
+/** A loopback port nothing listens on now. */
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = net.createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo
+      server.close(() => resolve(port))
+    })
+  })
 const warmup = argument("warmup", 5)
 
 const median = (values: ReadonlyArray<number>): number => {
@@ -127,15 +144,19 @@ const measure = async (postgres: PostgresServer.PostgresServer, scope: Scope.Sco
   const database = await Effect.runPromise(postgres.database().pipe(Scope.extend(scope)))
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "opencode-bench-multihost-"))
   const servers = await Promise.all(
-    Array.from({ length: count }, (_, i) =>
-      startServer("ours", { root: path.join(root, `host-${i}`), llmUrl, config: { server: { database } } })
+    Array.from({ length: count }, async (_, i) =>
+      startServer("ours", {
+        root: path.join(root, `host-${i}`),
+        llmUrl,
+        config: { server: { database } },
+        args: cluster ? ["--runner-address", `127.0.0.1:${await freePort()}`] : []
+      })
     )
   )
   const apis: Array<Api> = servers.map((server) => ({ url: server.url, directory: server.directory }))
   // Every host streams the Location where host A creates the sessions (one machine: the same path).
   const streams = await Promise.all(servers.map((server) => arrivals(server.url, apis[0]!.directory)))
   const rounds: Array<Round> = []
-  const local = streams[0]!
   const others = streams.slice(1)
   try {
     for (let i = 0; i < warmup + iterations; i++) {
@@ -161,22 +182,31 @@ const measure = async (postgres: PostgresServer.PostgresServer, scope: Scope.Sco
       await waitIdle(apis[0]!, deltaSession)
 
       if (i < warmup) continue
-      const localDelta = local.firstDelta.get(deltaSession)
-      const fanouts = others.flatMap((stream) => {
+      // The stream that showed the delta (or the step end) first is the one of the host that ran it.
+      const deltaArrivals = streams.flatMap((stream) => {
         const at = stream.firstDelta.get(deltaSession)
-        return at === undefined || localDelta === undefined ? [] : [at - localDelta]
+        return at === undefined ? [] : [at]
       })
+      const localDelta = deltaArrivals.length === 0 ? undefined : Math.min(...deltaArrivals)
+      const fanouts =
+        deltaArrivals.length < 2
+          ? []
+          : deltaArrivals
+              .map((at) => at - localDelta!)
+              .sort((a, b) => a - b)
+              .slice(1)
+      const ends = streams.map((stream) => stream.stepEnded.get(sessionID)!).sort((a, b) => a - b)
       rounds.push({
         step,
         ...(cross === undefined ? {} : { cross }),
         ...(others.length === 0
           ? {}
           : {
-              durableFanout: median(others.map((s) => s.stepEnded.get(sessionID)! - local.stepEnded.get(sessionID)!))
+              durableFanout: median(ends.slice(1).map((at) => at - ends[0]!))
             }),
         ...(localDelta === undefined ? {} : { deltaLocal: localDelta - deltaStart }),
         ...(fanouts.length === 0 ? {} : { deltaFanout: median(fanouts) }),
-        deltasMissing: others.filter((stream) => !stream.firstDelta.has(deltaSession)).length
+        deltasMissing: streams.length - deltaArrivals.length
       })
     }
   } finally {
@@ -212,13 +242,14 @@ export const run = async (): Promise<ReadonlyArray<Figure>> => {
       console.log(
         `multi-host: ${multi.length * 2 - missing} of ${multi.length * 2} held first deltas reached the hosts not running their session within 5 s`
       )
+      const name = cluster ? "multi-host-cluster" : "multi-host"
       return [
-        { name: "multi-host-step-single", value: median(single.map((r) => r.step)), unit: "ms" },
-        { name: "multi-host-step-local", value: median(multi.map((r) => r.step)), unit: "ms" },
-        { name: "multi-host-step-cross", value: median(multi.map((r) => r.cross!)), unit: "ms" },
-        { name: "multi-host-delta-single", value: median(defined(single.map((r) => r.deltaLocal))), unit: "ms" },
-        { name: "multi-host-delta-fanout", value: median(defined(multi.map((r) => r.deltaFanout))), unit: "ms" },
-        { name: "multi-host-durable-fanout", value: median(multi.map((r) => r.durableFanout!)), unit: "ms" }
+        { name: `${name}-step-single`, value: median(single.map((r) => r.step)), unit: "ms" },
+        { name: `${name}-step-local`, value: median(multi.map((r) => r.step)), unit: "ms" },
+        { name: `${name}-step-cross`, value: median(multi.map((r) => r.cross!)), unit: "ms" },
+        { name: `${name}-delta-single`, value: median(defined(single.map((r) => r.deltaLocal))), unit: "ms" },
+        { name: `${name}-delta-fanout`, value: median(defined(multi.map((r) => r.deltaFanout))), unit: "ms" },
+        { name: `${name}-durable-fanout`, value: median(multi.map((r) => r.durableFanout!)), unit: "ms" }
       ]
     } finally {
       await llm.close()

@@ -81,6 +81,8 @@ export interface StartOptions {
   readonly cpuProfileDir?: string | undefined
   /** Extra `opencode.json` fields. */
   readonly config?: Record<string, unknown>
+  /** Our server only: more `opencode serve` arguments (e.g. `--runner-address`). */
+  readonly args?: ReadonlyArray<string> | undefined
 }
 
 const bin = path.resolve(import.meta.dirname, "../packages/server/dist/bin.js")
@@ -144,7 +146,8 @@ export const startServer = async (
       "--port",
       "0",
       "--hostname",
-      "127.0.0.1"
+      "127.0.0.1",
+      ...(options.args ?? [])
     ]
   } else {
     if (options.upstreamBinary === undefined) throw new Error("upstream binary not given")

@@ -38,9 +38,9 @@ import * as SessionReminders from "./prompt/session-reminders.js"
 import * as Ptys from "./pty/ptys.js"
 import * as QuestionRequests from "./question/question-requests.js"
 import * as References from "./reference/references.js"
-import * as ClusterRunner from "./runner/cluster-runner.js"
 import * as ModelContext from "./runner/model-context.js"
 import * as Recovery from "./runner/recovery.js"
+import * as RunnerOptions from "./runner/runner-options.js"
 import * as SafeStepBoundary from "./runner/safe-step-boundary.js"
 import * as SessionDrain from "./runner/session-drain.js"
 import * as SessionLeases from "./runner/session-leases.js"
@@ -123,10 +123,10 @@ export interface Options {
   /**
    * Run this host as a runner of an `@effect/cluster` cluster over the database (see ClusterRunner):
    * sessions are then placed on runners by shard, in place of first-come leases. Every host that
-   * shares the database must then be a runner. Default `ClusterRunner.fromEnv(env)`: a runner when
+   * shares the database must then be a runner. Default `RunnerOptions.fromEnv(env)`: a runner when
    * `OPENCODE_RUNNER_ADDRESS` is set, else none.
    */
-  readonly runner?: ClusterRunner.Options | undefined
+  readonly runner?: RunnerOptions.Options | undefined
   /**
    * Tools of the host program (e.g. an embedded host's), registered in this instance's Tool Registry
    * for its lifetime, before the runner starts (so a session resumed at startup can call them).
@@ -240,7 +240,7 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError | Sto
   // With a runner, the cluster's shards place sessions (ShardLeases); else first-come leases do.
   const leases = SessionPlacement.layer({
     leases: options.leases ?? SessionLeases.fromEnv(env),
-    runner: options.runner ?? ClusterRunner.fromEnv(env)
+    runner: options.runner ?? RunnerOptions.fromEnv(env)
   }).pipe(Layer.provideMerge(database))
   const eventLog = Layer.fresh(EventLog.layer).pipe(
     Layer.provideMerge(leases),

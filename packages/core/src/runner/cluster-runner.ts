@@ -28,91 +28,13 @@ import { NodeClusterSocket } from "@effect/platform-node"
 import { RpcSerialization } from "@effect/rpc"
 import type { SqlClient } from "@effect/sql"
 import { Layer, Option } from "effect"
-
-export interface Address {
-  readonly host: string
-  readonly port: number
-}
-
-export interface Options {
-  /** The address other runners reach this one at (advertised in `cluster_runners`). */
-  readonly address: Address
-  /** The address to listen on, when it differs from the advertised one (e.g. 0.0.0.0 in a container). */
-  readonly listen?: Address | undefined
-  /** How often this runner refreshes its shard locks; default 1 s. */
-  readonly refreshMs?: number | undefined
-  /** A lock not refreshed for this long may be taken over (the takeover delay after a crash); default 5 s. */
-  readonly expiryMs?: number | undefined
-  /** How often runners ping one another; default 1 s. */
-  readonly healthCheckMs?: number | undefined
-  /**
-   * How long a shard handed over to another runner (one joined) waits for this runner's drains of
-   * its sessions to stop at their next Safe Step Boundary; then the shard goes, and a Step still
-   * running is cut off (its commits refused) and settled by the next runner. Default 60 s.
-   */
-  readonly handoverMs?: number | undefined
-}
-
-export const defaultRefreshMs = 1_000
-export const defaultExpiryMs = 5_000
-export const defaultHealthCheckMs = 1_000
-export const defaultHandoverMs = 60_000
-
-/** `host:port` (an IPv6 host in brackets) as an {@link Address}; undefined when it is not one. */
-export const parseAddress = (text: string): Address | undefined => {
-  const match = /^(?:\[([^\]]+)\]|([^:\s]+)):(\d{1,5})$/.exec(text.trim())
-  if (match === null) return undefined
-  const port = Number(match[3])
-  if (port < 1 || port > 65535) return undefined
-  return { host: match[1] ?? match[2] ?? "", port }
-}
-
-/** An {@link Address} as the cluster writes it in its tables (`host:port`). */
-export const addressText = (address: Address): string => `${address.host}:${address.port}`
-
-/**
- * The runner settings from the environment, when `OPENCODE_RUNNER_ADDRESS` (`host:port`) is set:
- * `OPENCODE_RUNNER_LISTEN` (`host:port`), and in ms `OPENCODE_SHARD_LOCK_REFRESH_MS`,
- * `OPENCODE_SHARD_LOCK_EXPIRY_MS`, `OPENCODE_RUNNER_HEALTH_CHECK_MS` and `OPENCODE_SHARD_HANDOVER_MS`. Undefined when the address
- * is unset; a malformed address or number is reported as the reason (a string).
- */
-export const fromEnv = (env: Readonly<Record<string, string | undefined>>): Options | string | undefined => {
-  const raw = env.OPENCODE_RUNNER_ADDRESS
-  if (raw === undefined || raw === "") return undefined
-  const address = parseAddress(raw)
-  if (address === undefined) return `OPENCODE_RUNNER_ADDRESS=${raw}: expected host:port`
-  const listenRaw = env.OPENCODE_RUNNER_LISTEN
-  const listen = listenRaw === undefined || listenRaw === "" ? undefined : parseAddress(listenRaw)
-  if (listenRaw !== undefined && listenRaw !== "" && listen === undefined) {
-    return `OPENCODE_RUNNER_LISTEN=${listenRaw}: expected host:port`
-  }
-  const millis = (name: string): number | string | undefined => {
-    const value = env[name]
-    if (value === undefined || value === "") return undefined
-    return /^\d+$/.test(value) && Number(value) > 0
-      ? Number(value)
-      : `${name}=${value}: expected a positive number of ms`
-  }
-  const refreshMs = millis("OPENCODE_SHARD_LOCK_REFRESH_MS")
-  const expiryMs = millis("OPENCODE_SHARD_LOCK_EXPIRY_MS")
-  const healthCheckMs = millis("OPENCODE_RUNNER_HEALTH_CHECK_MS")
-  const handoverMs = millis("OPENCODE_SHARD_HANDOVER_MS")
-  for (const value of [refreshMs, expiryMs, healthCheckMs, handoverMs]) if (typeof value === "string") return value
-  return {
-    address,
-    listen,
-    refreshMs: refreshMs as number | undefined,
-    expiryMs: expiryMs as number | undefined,
-    healthCheckMs: healthCheckMs as number | undefined,
-    handoverMs: handoverMs as number | undefined
-  }
-}
+import { RunnerOptions } from "./runner-options.js"
 
 /** The cluster's settings for `options`. */
-export const config = (options: Options): Partial<ShardingConfig.ShardingConfig["Type"]> => {
-  const refreshMs = options.refreshMs ?? defaultRefreshMs
-  const expiryMs = Math.max(options.expiryMs ?? defaultExpiryMs, 2 * refreshMs)
-  const healthCheckMs = options.healthCheckMs ?? defaultHealthCheckMs
+export const config = (options: RunnerOptions.Options): Partial<ShardingConfig.ShardingConfig["Type"]> => {
+  const refreshMs = options.refreshMs ?? RunnerOptions.defaultRefreshMs
+  const expiryMs = Math.max(options.expiryMs ?? RunnerOptions.defaultExpiryMs, 2 * refreshMs)
+  const healthCheckMs = options.healthCheckMs ?? RunnerOptions.defaultHealthCheckMs
   const address = RunnerAddress.make(options.address.host, options.address.port)
   return {
     runnerAddress: Option.some(address),
@@ -127,7 +49,7 @@ export const config = (options: Options): Partial<ShardingConfig.ShardingConfig[
     shardLockExpiration: `${expiryMs} millis`,
     runnerHealthCheckInterval: `${healthCheckMs} millis`,
     refreshAssignmentsInterval: `${refreshMs} millis`,
-    entityTerminationTimeout: `${options.handoverMs ?? defaultHandoverMs} millis`,
+    entityTerminationTimeout: `${options.handoverMs ?? RunnerOptions.defaultHandoverMs} millis`,
     // Messages stay on this host when the session's shard is here: no need to encode them.
     simulateRemoteSerialization: false
   }
@@ -140,7 +62,7 @@ export const config = (options: Options): Partial<ShardingConfig.ShardingConfig[
  * listen (the port is taken, the address is not this machine's).
  */
 export const layer = (
-  options: Options
+  options: RunnerOptions.Options
 ): Layer.Layer<Sharding.Sharding | Runners.Runners, SocketServer.SocketServerError, SqlClient.SqlClient> =>
   Layer.provide(SocketRunner.layer, [NodeClusterSocket.layerSocketServer, NodeClusterSocket.layerClientProtocol]).pipe(
     Layer.provide(

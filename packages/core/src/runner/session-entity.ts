@@ -17,8 +17,15 @@ import { Rpc } from "@effect/rpc"
 /** The entity type's name, as the cluster's storage and wire protocol know it. */
 export const type = "Session"
 
-/** Starts (or coalesces into) the session's drain on its runner; answered at once. */
+/** Starts (or coalesces into) the session's drain on its runner; answered once it runs. */
 export const Wake = Rpc.make("Wake")
+
+/**
+ * Answered once the session's drain on this runner has ended: a runner sends it to itself after each
+ * Wake, so that the entity holds a message for as long as the drain runs (a shard handed over waits
+ * for it).
+ */
+export const Hold = Rpc.make("Hold")
 
 /** Interrupts the session's running Step on its runner; answered once the Step has settled. */
 export const Interrupt = Rpc.make("Interrupt")
@@ -26,4 +33,4 @@ export const Interrupt = Rpc.make("Interrupt")
 /** Answered once the session is idle on its runner (nothing runs and nothing admitted waits). */
 export const Wait = Rpc.make("Wait")
 
-export const Session = Entity.make(type, [Wake, Interrupt, Wait])
+export const Session = Entity.make(type, [Wake, Hold, Interrupt, Wait])

@@ -22,13 +22,16 @@ import { SessionPlacement } from "./session-placement.js"
  *
  * A drain runs only while this host holds the session's lease (see {@link SessionLeases}), so hosts
  * in several processes over one database never run one session twice. `active` lists this host's
- * drains only; `wait` and `interrupt` also reach a session another host runs.
+ * drains only; `wait` and `interrupt` also reach a session another host runs. With cluster placement
+ * (see {@link SessionPlacement}) `wake`, `interrupt` and `wait` go to the runner the session is
+ * placed on, as messages.
  *
  * Building the layer first runs {@link Recovery} (what a crash left running is failed explicitly,
  * except in sessions another live host holds) and wakes every session that still has admitted
  * input or whose drain stopped between Steps with more to do (continued without new input, unless
  * the session was interrupted since); then, at every heartbeat, it takes over the sessions of hosts
- * that have stopped since.
+ * that have stopped since, and (cluster placement) wakes the sessions with unfinished work of a
+ * shard it acquired.
  */
 export interface Interface {
   /** Advisory: starts (or coalesces into) the session's drain; resolves immediately. */
@@ -43,9 +46,9 @@ export interface Interface {
   readonly interrupt: (sessionID: Identifier.SessionID) => Effect.Effect<void, Errors.SessionNotFoundError>
   /**
    * Resolves when the session is idle: no drain of it runs here, and no other live host holds it
-   * (that is watched every 100 ms). A session a stopped host still holds is taken over here first
-   * (settled and resumed), so a wait through any host ends with the session settled. Fails only for
-   * an unknown session.
+   * (that is watched every 100 ms, and at its durable commits). A session a stopped host still holds
+   * is taken over here first (settled and resumed; with cluster placement, by its runner), so a wait
+   * through any host ends with the session settled. Fails only for an unknown session.
    */
   readonly wait: (sessionID: Identifier.SessionID) => Effect.Effect<void, Errors.SessionNotFoundError>
   /**
@@ -178,21 +181,33 @@ export const layer = (
         wait: (sessionID) =>
           Effect.gen(function* () {
             // Idle here is not idle everywhere: while another live host runs the session, watch its lease.
+            // With leases, input can sit unheld for an instant while a host hands it over (it releases,
+            // then claims again for input admitted meanwhile), so with input pending one more look is
+            // taken (input admitted with `resume: false` stays pending, and the wait ends). Placed
+            // elsewhere (cluster placement), a wake can take longer (a shard on the move), so the wait
+            // goes on while input is pending: the runner's own answer to this wait ends it.
+            let unheldWithInput = false
             const pause = pauses(sessionID)
             while (true) {
               yield* execution.wait(sessionID)
-              if (!(yield* leases.heldElsewhere(sessionID))) {
-                // Nobody runs the session, or a stopped host (killed, or frozen past the expiry) still
-                // holds it; admitted input may be waiting. Where the session is placed here, a drain
-                // here takes it over now (settling what was left) and runs what is admitted, rather
-                // than at the next heartbeat. Placed elsewhere (cluster placement), its runner is woken
-                // or takes its shard over: the wait goes on until it has run.
-                const stopped = yield* leases.heldByStopped(sessionID)
-                if (!stopped && !(yield* input.hasPending(sessionID))) return
-                if (leases.placedHere(sessionID)) {
+              const placed = leases.placedHere(sessionID)
+              if (yield* leases.heldByStopped(sessionID)) {
+                // Its holder stopped (killed, or frozen past the expiry): placed here, a drain here takes
+                // it over now, settles what it left and runs what is pending, rather than at the next
+                // heartbeat. Placed elsewhere, its runner does.
+                unheldWithInput = false
+                if (placed) {
                   yield* execution.wake(sessionID)
                   continue
                 }
+              } else if (!(yield* leases.heldElsewhere(sessionID))) {
+                if (!(yield* input.hasPending(sessionID))) return
+                if (placed) {
+                  if (unheldWithInput) return
+                  unheldWithInput = true
+                }
+              } else {
+                unheldWithInput = false
               }
               yield* pause
             }

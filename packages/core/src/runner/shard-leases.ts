@@ -26,7 +26,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Identifier } from "@opencode-ai/schema"
 import { Context, Effect, FiberRef, Layer, Option, Schema } from "effect"
 import { CommitFence } from "../event/commit-fence.js"
-import { ClusterRunner } from "./cluster-runner.js"
+import { RunnerOptions } from "./runner-options.js"
 import { SessionEntity } from "./session-entity.js"
 import { SessionLeases } from "./session-leases.js"
 
@@ -52,14 +52,14 @@ const HeldRow = Schema.Struct({
 })
 
 export const layer = (
-  options: ClusterRunner.Options
+  options: RunnerOptions.Options
 ): Layer.Layer<SessionLeases.Service | CommitFence.Service, never, SqlClient.SqlClient | Sharding.Sharding> =>
   Layer.scopedContext(
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const sharding = yield* Sharding.Sharding
-      const host = ClusterRunner.addressText(options.address)
-      const heartbeatMs = options.refreshMs ?? ClusterRunner.defaultRefreshMs
+      const host = RunnerOptions.addressText(options.address)
+      const heartbeatMs = options.refreshMs ?? RunnerOptions.defaultRefreshMs
       const shard = (sessionID: Identifier.SessionID) => shardOf(sharding, sessionID)
       const here = (sessionID: Identifier.SessionID) => placedHere(sharding, sessionID)
 

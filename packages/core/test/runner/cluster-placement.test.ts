@@ -10,7 +10,7 @@ import { Core } from "../../src/core.js"
 import { EventLog } from "../../src/event/event-log.js"
 import { SessionInput } from "../../src/input/session-input.js"
 import { Locations } from "../../src/location/locations.js"
-import { ClusterRunner } from "../../src/runner/cluster-runner.js"
+import { RunnerOptions } from "../../src/runner/runner-options.js"
 import { SessionLeases } from "../../src/runner/session-leases.js"
 import { SessionRunner } from "../../src/runner/session-runner.js"
 import { Sessions } from "../../src/session/sessions.js"
@@ -50,7 +50,7 @@ const cluster = (options?: ScriptedLLMServer.Options) =>
         })
       )
       const run: Run = (effect) => Effect.provide(effect, context)
-      return { address: ClusterRunner.addressText(address), run }
+      return { address: RunnerOptions.addressText(address), run }
     })
     /** A host over the same file placing sessions by first-come leases (no runner). */
     const leaseHost = Layer.build(

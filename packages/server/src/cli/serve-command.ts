@@ -1,7 +1,7 @@
 export * as ServeCommand from "./serve-command.js"
 
 import { Command, HelpDoc, Options, ValidationError } from "@effect/cli"
-import { ClusterRunner, type Config, type Storage } from "@opencode-ai/core"
+import { type Config, RunnerOptions, type Storage } from "@opencode-ai/core"
 import { Console, Effect, Option } from "effect"
 import { RequestOrigin } from "../middleware/request-origin.js"
 import { Serve } from "../serve.js"
@@ -63,7 +63,7 @@ const cors = Options.text("cors").pipe(
 const runnerAddress = Options.text("runner-address").pipe(
   Options.withPseudoName("HOST:PORT"),
   Options.mapEffect((text) => {
-    return ClusterRunner.parseAddress(text) === undefined
+    return RunnerOptions.parseAddress(text) === undefined
       ? invalid(`--runner-address ${text}: expected host:port, e.g. 10.0.0.5:4101`)
       : Effect.succeed(text)
   }),
