@@ -85,6 +85,12 @@ export interface Interface {
   readonly create: (input: CreateInput) => Effect.Effect<Session.SessionV2Info>
   readonly get: (sessionID: Identifier.SessionID) => Effect.Effect<Session.SessionV2Info, Errors.SessionNotFoundError>
   /**
+   * Succeeds when the session exists, fails with SessionNotFoundError otherwise: {@link get}'s answer
+   * without reading and decoding the record. The row is read on every call (nothing is remembered,
+   * unlike KnownSessions), so a session another process deleted is not found.
+   */
+  readonly ensureExists: (sessionID: Identifier.SessionID) => Effect.Effect<void, Errors.SessionNotFoundError>
+  /**
    * One page of sessions, newest first unless `order: "asc"`; `limit` defaults to 50 (1..200).
    * Pages are keyset-anchored, so sessions created while walking never shift or repeat items.
    * `next` is present iff items exist after the page's last item, `previous` iff items exist
@@ -504,6 +510,14 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
     )
 
+    const ensureExists = Effect.fn("Sessions.ensureExists")(
+      function* (sessionID: Identifier.SessionID) {
+        const found = yield* Effect.provideService(exists(sessionID), SqlClient.SqlClient, sql)
+        if (!found) return yield* Errors.SessionNotFoundError.of(sessionID)
+      },
+      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+    )
+
     const create = Effect.fn("Sessions.create")(function* (input: CreateInput) {
       const now = yield* Clock.currentTimeMillis
       const id = input.id ?? Identifier.newSessionID(now)
@@ -595,6 +609,6 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
       return `{"data":[${page.infos.join(",")}],"cursor":${JSON.stringify(cursorsOf(page))}}`
     })
 
-    return Service.of({ create, get, list, listJson })
+    return Service.of({ create, get, ensureExists, list, listJson })
   })
 )
