@@ -1,7 +1,7 @@
 /**
  * Session SSE replay: `GET /api/session/{id}/event` of a session with a long durable log.
  *
- *   node --import tsx bench/sse-replay.ts [--events 5742] [--iterations 30] [--warmup 5] [--profile out.cpuprofile]
+ *   node --import tsx bench/sse-replay.ts [--events 5742] [--iterations 30] [--warmup 5] [--gap 0] [--profile out.cpuprofile]
  *
  * A session of `--events` durable events (synthetic user-side texts of about 200 bytes each, written
  * through SessionEvents in batches, as the runtime writes them) is replayed over real HTTP on
@@ -12,7 +12,10 @@
  * server's thread. Figures per round:
  *   - first event: from sending the request to the first `id:` frame arriving;
  *   - replay: from sending the request to the frame of the last seq arriving.
- * and the server process's CPU time per replay (the average over the measured rounds). The client
+ * and the server process's CPU time per replay (the average over the measured rounds). By default a
+ * round starts as soon as the previous one saw its last frame, when the server is still busy after
+ * that replay (releasing the stream, collecting its garbage), so the first event also waits for that;
+ * `--gap <ms>` pauses between rounds, for the first event of a server that is idle when asked. The client
  * only scans bytes (no SSE parsing). Medians are printed, never asserted (DESIGN §7.10). `run()` returns them for the `pnpm bench` runner.
  */
 
@@ -85,9 +88,10 @@ const populate = (root: string, directory: string, events: number) =>
  * the frame of the last seq arrive, aborts, and prints one JSON line per round.
  */
 const clientSource = `
-const [url, last, rounds] = [process.argv[1], Number(process.argv[2]), Number(process.argv[3])]
+const [url, last, rounds, gap] = [process.argv[1], Number(process.argv[2]), Number(process.argv[3]), Number(process.argv[4])]
 const marker = "id: " + last + "\\n"
 for (let round = 0; round < rounds; round++) {
+  if (round > 0 && gap > 0) await new Promise((resolve) => setTimeout(resolve, gap))
   const controller = new AbortController()
   const start = performance.now()
   const response = await fetch(url, { headers: { accept: "text/event-stream" }, signal: controller.signal })
@@ -113,11 +117,11 @@ for (let round = 0; round < rounds; round++) {
 `
 
 /** Runs `rounds` replays from the client process; resolves with their instants. */
-const replays = (url: string, last: number, rounds: number) =>
+const replays = (url: string, last: number, rounds: number, gap: number) =>
   new Promise<Array<{ readonly first: number; readonly end: number }>>((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ["--input-type=module", "-e", clientSource, url, String(last), String(rounds)],
+      ["--input-type=module", "-e", clientSource, url, String(last), String(rounds), String(gap)],
       {
         stdio: ["ignore", "pipe", "inherit"]
       }
@@ -159,11 +163,17 @@ const stopProfile = async (file: string) => {
 }
 
 export const run = async (
-  options: { readonly events?: number; readonly iterations?: number; readonly warmup?: number } = {}
+  options: {
+    readonly events?: number
+    readonly iterations?: number
+    readonly warmup?: number
+    readonly gap?: number
+  } = {}
 ): Promise<Record<string, number>> => {
   const events = options.events ?? argument("events", 5742)
   const iterations = options.iterations ?? argument("iterations", 30)
   const warmup = options.warmup ?? argument("warmup", 5)
+  const gap = options.gap ?? argument("gap", 0)
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "bench-sse-replay-"))
   const directory = path.join(root, "project")
   fs.mkdirSync(directory, { recursive: true })
@@ -190,10 +200,10 @@ export const run = async (
         const address = Effect.runSync(Effect.provide(HttpServer.HttpServer, context)).address
         if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
         const url = `http://127.0.0.1:${address.port}/api/session/${sessionID}/event?after=0`
-        yield* Effect.promise(() => replays(url, last, warmup))
+        yield* Effect.promise(() => replays(url, last, warmup, gap))
         if (profile !== undefined) yield* Effect.promise(() => startProfile())
         const cpu = process.cpuUsage()
-        const rounds = yield* Effect.promise(() => replays(url, last, iterations))
+        const rounds = yield* Effect.promise(() => replays(url, last, iterations, gap))
         const used = process.cpuUsage(cpu)
         if (profile !== undefined) yield* Effect.promise(() => stopProfile(profile))
         const firsts = rounds.map((round) => round.first)
@@ -205,7 +215,7 @@ export const run = async (
         }
         console.log(
           `sse replay ${last} events: median ${result.replayMs.toFixed(1)} ms, first event ${result.firstEventMs.toFixed(2)} ms` +
-            ` (${Math.round(last / (result.replayMs / 1000))} events/s; server CPU ${result.cpuMs.toFixed(1)} ms per replay; ${iterations} rounds)`
+            ` (${Math.round(last / (result.replayMs / 1000))} events/s; server CPU ${result.cpuMs.toFixed(1)} ms per replay; ${iterations} rounds${gap > 0 ? `, ${gap} ms apart` : ""})`
         )
         // The figures that answer rows of issue 18's table (bench/README.md, "Convention").
         emit([

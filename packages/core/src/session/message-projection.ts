@@ -672,10 +672,10 @@ export interface PageKey {
   readonly id: string
 }
 
-const readPage = KeysetPage.reader(Schema.Struct({ id: Schema.String, seq: Schema.Number, info: Schema.String }), {
-  key: (row): PageKey => ({ seq: row.seq, id: row.id }),
-  info: (row) => row.info
-})
+const readPage = KeysetPage.reader(
+  Schema.Struct({ id: Schema.String, seq: Schema.Number }),
+  (row): PageKey => ({ seq: row.seq, id: row.id })
+)
 
 /**
  * One page of the session's messages as stored, keyset-anchored on `(seq, id)` (see KeysetPage: a
@@ -683,7 +683,11 @@ const readPage = KeysetPage.reader(Schema.Struct({ id: Schema.String, seq: Schem
  * on its anchor's far side).
  */
 export const page = (query: PageQuery): Effect.Effect<StoredPage, never, SqlClient.SqlClient> =>
-  withSql((sql) => {
+  withSql((sql) => pageOn(sql, query))
+
+/** {@link page} on `sql` itself, for a caller that holds the client (no SqlClient in context). */
+export const pageOn = (sql: SqlClient.SqlClient, query: PageQuery): Effect.Effect<StoredPage> =>
+  Effect.suspend(() => {
     const { sessionID } = query
     const ascending = (forward: boolean) => (query.order === "asc") === forward
     const beyond = (key: PageKey, forward: boolean) =>

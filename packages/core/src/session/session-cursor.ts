@@ -35,6 +35,27 @@ export interface Payload extends Schema.Schema.Type<typeof Payload> {}
 /** The opaque token form: base64url JSON. Decoding anything this module did not encode fails. */
 export const Token = Cursor.codec(Payload)
 
-export const encode = (payload: Payload): Cursor.Token => Cursor.Token.make(Schema.encodeSync(Token)(payload))
+/**
+ * The token of `payload`: the bytes `Schema.encodeSync(Token)` makes (the Payload's fields in
+ * declaration order; an absent filter is left out), built without a Schema pass, since every page of a
+ * list issues one or two. Payloads are only built by the session list, from a checked query and a
+ * stored key.
+ */
+export const encode = (payload: Payload): Cursor.Token => {
+  const { query, anchor } = payload
+  return Cursor.tokenOf({
+    query: {
+      order: query.order,
+      limit: query.limit,
+      search: query.search,
+      directory: query.directory,
+      workspace: query.workspace,
+      project: query.project,
+      subpath: query.subpath
+    },
+    anchor: { time: anchor.time, id: anchor.id },
+    direction: payload.direction
+  })
+}
 
 export const decode = Schema.decodeUnknown(Token)

@@ -163,15 +163,13 @@ export const layer: Layer.Layer<
       Effect.gen(function* () {
         yield* ensureSession(sessionID)
         const { query, anchor, direction } = yield* request(sessionID, input)
-        const page = yield* withSql(
-          MessageProjection.page({
-            sessionID: sessionID,
-            order: query.order,
-            limit: query.limit,
-            anchor,
-            direction
-          })
-        )
+        const page = yield* MessageProjection.pageOn(sql, {
+          sessionID: sessionID,
+          order: query.order,
+          limit: query.limit,
+          anchor,
+          direction
+        })
         const cursor: Page["cursor"] = {
           ...(page.previous === undefined
             ? {}

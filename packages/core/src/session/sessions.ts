@@ -85,6 +85,12 @@ export interface Interface {
   readonly create: (input: CreateInput) => Effect.Effect<Session.SessionV2Info>
   readonly get: (sessionID: Identifier.SessionID) => Effect.Effect<Session.SessionV2Info, Errors.SessionNotFoundError>
   /**
+   * Succeeds when the session exists, fails with SessionNotFoundError otherwise: {@link get}'s answer
+   * without reading and decoding the record. The row is read on every call (nothing is remembered,
+   * unlike KnownSessions), so a session another process deleted is not found.
+   */
+  readonly ensureExists: (sessionID: Identifier.SessionID) => Effect.Effect<void, Errors.SessionNotFoundError>
+  /**
    * One page of sessions, newest first unless `order: "asc"`; `limit` defaults to 50 (1..200).
    * Pages are keyset-anchored, so sessions created while walking never shift or repeat items.
    * `next` is present iff items exist after the page's last item, `previous` iff items exist
@@ -411,10 +417,10 @@ export const subpathOfLocation = (location: Location.LocationInfo): string | und
  */
 const likePattern = (search: string) => `%${search.replace(/[\\%_]/g, (char) => `\\${char}`)}%`
 
-/** A page's rows: the stored record JSON, with the keyset columns. */
+/** A page's rows: the stored record JSON (`info`), with the keyset columns decoded as the anchor. */
 const readPage = KeysetPage.reader(
-  Schema.Struct({ id: Identifier.SessionID, time_created: Schema.Number, info: Schema.String }),
-  { key: (row): SessionCursor.Anchor => ({ time: row.time_created, id: row.id }), info: (row) => row.info }
+  Schema.Struct({ id: Identifier.SessionID, time_created: Schema.Number }),
+  (row): SessionCursor.Anchor => ({ time: row.time_created, id: row.id })
 )
 
 /** One page as stored: the records' JSON in query order and the anchors of the neighbouring pages. */
@@ -438,12 +444,19 @@ const cursorsOf = (page: StoredPage): Page["cursor"] => ({
  * lies on the far side of its anchor; only an empty continuation page asks again, in the same read
  * transaction, for what lies strictly beyond its anchor.
  */
-export const page = (request: {
+export const page = (request: PageRequest): Effect.Effect<StoredPage, never, SqlClient.SqlClient> =>
+  withSql((sql) => pageOn(sql, request))
+
+/** A resolved list query, and the side of its anchor (if it continues a cursor) to read. */
+export interface PageRequest {
   readonly query: SessionCursor.Query
   readonly anchor?: SessionCursor.Anchor | undefined
   readonly direction: "next" | "previous"
-}): Effect.Effect<StoredPage, never, SqlClient.SqlClient> =>
-  withSql((sql) => {
+}
+
+/** {@link page} on `sql` itself, for a caller that holds the client (no SqlClient in context). */
+export const pageOn = (sql: SqlClient.SqlClient, request: PageRequest): Effect.Effect<StoredPage> =>
+  Effect.suspend(() => {
     const { query, direction } = request
     const filters = [
       ...(query.search === undefined
@@ -493,6 +506,14 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
         const found = yield* Effect.provideService(find(sessionID), SqlClient.SqlClient, sql)
         if (Option.isNone(found)) return yield* Errors.SessionNotFoundError.of(sessionID)
         return found.value
+      },
+      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+    )
+
+    const ensureExists = Effect.fn("Sessions.ensureExists")(
+      function* (sessionID: Identifier.SessionID) {
+        const found = yield* Effect.provideService(exists(sessionID), SqlClient.SqlClient, sql)
+        if (!found) return yield* Errors.SessionNotFoundError.of(sessionID)
       },
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
     )
@@ -575,8 +596,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
         return { query, anchor: undefined, direction: "next" as const }
       })
 
-    const stored = (input: ListInput) =>
-      Effect.flatMap(request(input), (resolved) => Effect.provideService(page(resolved), SqlClient.SqlClient, sql))
+    const stored = (input: ListInput) => Effect.flatMap(request(input), (resolved) => pageOn(sql, resolved))
 
     const list = Effect.fn("Sessions.list")(function* (input: ListInput = {}) {
       const page = yield* stored(input)
@@ -589,6 +609,6 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
       return `{"data":[${page.infos.join(",")}],"cursor":${JSON.stringify(cursorsOf(page))}}`
     })
 
-    return Service.of({ create, get, list, listJson })
+    return Service.of({ create, get, ensureExists, list, listJson })
   })
 )

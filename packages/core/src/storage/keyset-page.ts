@@ -44,15 +44,35 @@ export interface Request<Key> {
 const Behind = Schema.Struct({ behind: Schema.Union(Schema.Number, Schema.Boolean) })
 const decodeBehind = Schema.decodeUnknown(Behind)
 
+/** A row's record JSON: the `info` column, a string. */
+const Info = Schema.Struct({ info: Schema.String })
+const decodeInfos = Schema.decodeUnknown(Schema.Array(Info))
+
 /**
- * A page reader for rows decoded by `Row`: `key` is the anchor a row stands for, `info` its record
- * JSON. The row decoder is built once, here; the statements are built per page by the owner.
+ * The `info` column of each of `rows`, in order. The check is a plain type test per row (a page is read
+ * on every list request, and decoding each row through a Schema cost more than the query's SQL); when
+ * a row fails it, the rows are decoded by {@link Info}, for its ParseError.
  */
-export const reader = <Row, I, Key>(
-  Row: Schema.Schema<Row, I>,
-  read: { readonly key: (row: Row) => Key; readonly info: (row: Row) => string }
-) => {
-  const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
+const infosOf = (rows: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<string>, ParseResult.ParseError> => {
+  const infos: Array<string> = []
+  for (const row of rows) {
+    const info = typeof row === "object" && row !== null ? (row as { readonly info?: unknown }).info : undefined
+    if (typeof info !== "string") return Effect.map(decodeInfos(rows), (decoded) => decoded.map((row) => row.info))
+    infos.push(info)
+  }
+  return Effect.succeed(infos)
+}
+
+/**
+ * A page reader for rows whose keyset columns decode by `KeyRow`: `key` is the anchor those columns
+ * stand for. Every row the page returns must carry its record JSON as a string `info` column (checked
+ * for each); the keyset columns are decoded only for the rows that bound the page (its first and last),
+ * the only ones whose key becomes an anchor. A row that does not decode is a ParseError. The decoders
+ * are built once, here; the statements are built per page by the owner.
+ */
+export const reader = <KeyRow, I, Key>(KeyRow: Schema.Schema<KeyRow, I>, key: (row: KeyRow) => Key) => {
+  const decodeKey = Schema.decodeUnknown(KeyRow)
+  const keyOf = (row: unknown) => Effect.map(decodeKey(row), key)
   return (
     sql: SqlClient.SqlClient,
     request: Request<Key>
@@ -60,19 +80,18 @@ export const reader = <Row, I, Key>(
     Effect.gen(function* () {
       const { anchor, limit } = request
       if (anchor === undefined) {
-        const rows = yield* request.first.pipe(Effect.flatMap(decodeRows))
+        const rows = yield* request.first
         const items = rows.slice(0, limit)
         const last = items[items.length - 1]
         return {
-          infos: items.map(read.info),
+          infos: yield* infosOf(items),
           previous: undefined,
-          next: rows.length > limit && last !== undefined ? read.key(last) : undefined
+          next: rows.length > limit && last !== undefined ? yield* keyOf(last) : undefined
         }
       }
       const forward = request.direction === "next"
       return yield* Effect.gen(function* () {
-        const raw = yield* request.continuation(anchor)
-        const rows = yield* decodeRows(raw)
+        const rows = yield* request.continuation(anchor)
         const more = rows.length > limit
         const taken = rows.slice(0, limit)
         const items = forward ? taken : taken.reverse()
@@ -81,13 +100,13 @@ export const reader = <Row, I, Key>(
         // The extra row answers for the side the page was read towards; the anchor's side was asked
         // in the same statement (or, for an empty page, strictly past the anchor).
         const far =
-          raw[0] === undefined
+          rows[0] === undefined
             ? (yield* request.beyond(anchor)).length > 0
-            : Number((yield* decodeBehind(raw[0])).behind) === 1
-        const head = first === undefined ? anchor : read.key(first)
-        const tail = last === undefined ? anchor : read.key(last)
+            : Number((yield* decodeBehind(rows[0])).behind) === 1
+        const head = first === undefined ? anchor : yield* keyOf(first)
+        const tail = last === undefined ? anchor : last === first ? head : yield* keyOf(last)
         return {
-          infos: items.map(read.info),
+          infos: yield* infosOf(items),
           previous: (forward ? far : more) ? head : undefined,
           next: (forward ? more : far) ? tail : undefined
         }

@@ -1,7 +1,7 @@
 import * as path from "node:path"
 import { it } from "@effect/vitest"
 import type { Identifier, Location } from "@opencode-ai/schema"
-import { Clock, Effect } from "effect"
+import { Arbitrary, Clock, Effect, FastCheck as fc, Schema } from "effect"
 import { expect } from "vitest"
 import { SessionCursor } from "../../src/session/session-cursor.js"
 import { Sessions } from "../../src/session/sessions.js"
@@ -38,6 +38,16 @@ it("the payload round-trips through the opaque token", () => {
   const token = SessionCursor.encode(payload)
   expect(token).toMatch(/^[A-Za-z0-9_-]+$/)
   expect(Effect.runSync(SessionCursor.decode(token))).toEqual(payload)
+})
+
+it("a token is byte for byte the one the Schema codec encodes, for any payload (absent filters included)", () => {
+  const encodeToken = Schema.encodeSync(SessionCursor.Token)
+  fc.assert(
+    fc.property(Arbitrary.make(SessionCursor.Payload), (payload) => {
+      expect(SessionCursor.encode(payload)).toBe(encodeToken(payload))
+    }),
+    { numRuns: 500 }
+  )
 })
 
 it.scoped(

@@ -86,6 +86,18 @@ it.scoped("get of an unknown session fails with SessionNotFoundError", () =>
   )
 )
 
+it.scoped("ensureExists answers as get does, without the record: the same SessionNotFoundError for an unknown id", () =>
+  withCore(
+    Effect.gen(function* () {
+      const sessions = yield* Sessions.Service
+      const created = yield* sessions.create({ location: at("/repo") })
+      expect(yield* Effect.exit(sessions.ensureExists(created.id))).toEqual(Exit.void)
+      const missing = Identifier.SessionID.make("ses_missing")
+      expect(yield* Effect.exit(sessions.ensureExists(missing))).toEqual(yield* Effect.exit(sessions.get(missing)))
+    })
+  )
+)
+
 it.scoped("create with an existing explicit id returns the stored session and appends nothing, even when racing", () =>
   withCore(
     Effect.gen(function* () {

@@ -83,7 +83,7 @@ export const make = Effect.gen(function* () {
   }) =>
     Effect.gen(function* () {
       const after = yield* resumeAfter(request.headers, urlParams.after)
-      yield* sessions.get(path.sessionID)
+      yield* sessions.ensureExists(path.sessionID)
       // `follow` subscribes when the body starts streaming (inside its own scope, not the handler's),
       // then reads the log after `after`: commits made meanwhile are in one or the other, never lost.
       // The events come as their stored JSON, a keyset page per chunk: each chunk becomes a few strings
