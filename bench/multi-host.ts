@@ -33,12 +33,11 @@
  */
 
 import * as fs from "node:fs"
-import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { performance } from "node:perf_hooks"
 import { Effect, Exit, Scope } from "effect"
-import { LLMScript, PostgresServer } from "../packages/core/src/testing/index.js"
+import { FreePort, LLMScript, PostgresServer } from "../packages/core/src/testing/index.js"
 import { type Figure, runWhenMain } from "./figures.js"
 import { type Api, call, createSession, isTitleRequest, startLlm, startServer, waitIdle } from "./servers.js"
 
@@ -50,16 +49,6 @@ const argument = (name: string, fallback: number) => {
 const iterations = argument("iterations", 40)
 const cluster = process.argv.includes("--cluster")
 
-/** A loopback port nothing listens on now. */
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = net.createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
 const warmup = argument("warmup", 5)
 
 const median = (values: ReadonlyArray<number>): number => {
@@ -149,7 +138,7 @@ const measure = async (postgres: PostgresServer.PostgresServer, scope: Scope.Sco
         root: path.join(root, `host-${i}`),
         llmUrl,
         config: { server: { database } },
-        args: cluster ? ["--runner-address", `127.0.0.1:${await freePort()}`] : []
+        args: cluster ? ["--runner-address", `127.0.0.1:${await FreePort.loopback()}`] : []
       })
     )
   )

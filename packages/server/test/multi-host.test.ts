@@ -1,7 +1,6 @@
 import { execFile } from "node:child_process"
-import * as net from "node:net"
 import { promisify } from "node:util"
-import { LLMScript, PostgresServer, ScriptedLLMServer } from "@opencode-ai/core/testing"
+import { FreePort, LLMScript, PostgresServer, ScriptedLLMServer } from "@opencode-ai/core/testing"
 import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Binary from "./binary.js"
@@ -133,17 +132,6 @@ const lastUserText = (body: any): string => {
 /** A long delta with multi-byte characters: well over NOTIFY's 8000-byte payload. */
 const bigDelta = (tag: string) => `big ${tag} ${"é€😀 ".repeat(3_000)}end ${tag}`
 
-/** A loopback port nothing listens on now. */
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = net.createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
-
 /** Which host (index into `started`) holds each session's lease now, read with psql. */
 const holders = async (
   databaseUrl: string,
@@ -216,7 +204,7 @@ describe.runIf(PostgresServer.testable()).each([
     const config = configHome({ ...ScriptedLLMServer.config(llm.url), snapshot: false })
     const started = await Promise.all(
       Array.from({ length: count }, async () => {
-        const runner = cluster ? `127.0.0.1:${await freePort()}` : undefined
+        const runner = cluster ? `127.0.0.1:${await FreePort.loopback()}` : undefined
         const host = await Binary.listen(
           ["serve", "--port", "0", ...(runner === undefined ? [] : ["--runner-address", runner])],
           {

@@ -1,8 +1,7 @@
 import { execFileSync } from "node:child_process"
-import * as net from "node:net"
 import * as path from "node:path"
 import { Storage } from "@opencode-ai/core"
-import { LLMScript, ScriptedLLMServer, TestDatabase } from "@opencode-ai/core/testing"
+import { FreePort, LLMScript, ScriptedLLMServer, TestDatabase } from "@opencode-ai/core/testing"
 import Database from "better-sqlite3"
 import { Effect, Exit, Scope } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
@@ -110,17 +109,6 @@ interface Server extends Running {
   readonly runner: string | undefined
 }
 
-/** A loopback port nothing listens on now. */
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = net.createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
-
 /** The placements each scenario runs with, and the lock timings of each (short, for the takeovers). */
 const placements = [
   { placement: "leases", cluster: false },
@@ -142,7 +130,7 @@ const twoServers = async (llmURL: string, timings: Record<string, string>, clust
     ...timings
   }
   const start = async (): Promise<Server> => {
-    const runner = cluster ? `127.0.0.1:${await freePort()}` : undefined
+    const runner = cluster ? `127.0.0.1:${await FreePort.loopback()}` : undefined
     const argv = ["serve", "--port", "0", "--print-logs", ...(runner === undefined ? [] : ["--runner-address", runner])]
     return { ...(await listen(argv, { env, cwd: project })), runner }
   }

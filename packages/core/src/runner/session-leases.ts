@@ -191,6 +191,61 @@ const HostIDRow = Schema.Struct({ host_id: Schema.String })
 const LeaseRow = Schema.Struct({ session_id: Identifier.SessionID, host_id: Schema.String })
 
 /**
+ * The `session_lease` rows as the host `host` reads and writes them, for both kinds of leases (these
+ * and ShardLeases): the table is this module's. An SQL error on it is a defect (orDie).
+ */
+export const rows = (sql: SqlClient.SqlClient, host: string) => {
+  /** Claims an unheld session: the row when it was inserted, nothing when someone holds it. */
+  const insert = SqlSchema.findAll({
+    Request: Schema.Struct({ sessionID: Identifier.SessionID, now: Schema.Number }),
+    Result: HostIDRow,
+    execute: ({ now, sessionID }) => sql`
+      INSERT INTO session_lease (session_id, host_id, time_claimed) VALUES (${sessionID}, ${host}, ${now})
+      ON CONFLICT (session_id) DO NOTHING RETURNING host_id`
+  })
+  /** Takes the lease over from `from`, unless another claim changed it first (then nothing). */
+  const takeOver = SqlSchema.findAll({
+    Request: Schema.Struct({ sessionID: Identifier.SessionID, from: Schema.String, now: Schema.Number }),
+    Result: SessionRow,
+    execute: ({ from, now, sessionID }) => sql`
+      UPDATE session_lease SET host_id = ${host}, time_claimed = ${now}, time_interrupt_requested = NULL
+      WHERE session_id = ${sessionID} AND host_id = ${from} RETURNING session_id`
+  })
+  const requestInterrupt = Effect.fn("SessionLeases.requestInterrupt")(function* (sessionID: Identifier.SessionID) {
+    yield* SqlSchema.void({
+      Request: Schema.Struct({ sessionID: Identifier.SessionID, now: Schema.Number }),
+      execute: ({ now, sessionID }) =>
+        sql`UPDATE session_lease SET time_interrupt_requested = ${now} WHERE session_id = ${sessionID} AND host_id <> ${host}`
+    })({ sessionID, now: Date.now() }).pipe(Effect.orDie)
+  })
+  // Looked at often: a read first, so that no write lock is taken while there is nothing to take.
+  const anyRequested = SqlSchema.findOne({
+    Request: Schema.Void,
+    Result: Schema.Struct({ found: Schema.Number }),
+    execute: () => sql`
+      SELECT 1 AS found FROM session_lease WHERE host_id = ${host} AND time_interrupt_requested IS NOT NULL LIMIT 1`
+  })
+  const takeRequests = SqlSchema.findAll({
+    Request: Schema.Void,
+    Result: SessionRow,
+    execute: () => sql`
+      UPDATE session_lease SET time_interrupt_requested = NULL
+      WHERE host_id = ${host} AND time_interrupt_requested IS NOT NULL RETURNING session_id`
+  })
+  const interruptRequests = Effect.gen(function* () {
+    if (Option.isNone(yield* anyRequested(undefined))) return []
+    return (yield* takeRequests(undefined)).map((row) => row.session_id)
+  }).pipe(Effect.orDie, Effect.withSpan("SessionLeases.interruptRequests"))
+  const release = Effect.fn("SessionLeases.release")(function* (sessionID: Identifier.SessionID) {
+    yield* SqlSchema.void({
+      Request: Identifier.SessionID,
+      execute: (id) => sql`DELETE FROM session_lease WHERE session_id = ${id} AND host_id = ${host}`
+    })(sessionID).pipe(Effect.orDie)
+  }, Effect.uninterruptible)
+  return { insert, takeOver, requestInterrupt, interruptRequests, release }
+}
+
+/**
  * Registers this process as a Runtime Host for the layer's lifetime: the row is written when the
  * layer is built, its heartbeat every `heartbeatMs`, and on close the host's remaining leases and
  * its row are deleted.
@@ -241,14 +296,6 @@ export const layer = (options: Options = {}): Layer.Layer<Service | CommitFence.
         ).pipe(Effect.ignoreLogged)
       )
 
-      const insert = SqlSchema.findAll({
-        Request: Schema.Struct({ sessionID: Identifier.SessionID, now: Schema.Number }),
-        Result: HostIDRow,
-        execute: ({ now, sessionID }) => sql`
-          INSERT INTO session_lease (session_id, host_id, time_claimed) VALUES (${sessionID}, ${host}, ${now})
-          ON CONFLICT (session_id) DO NOTHING RETURNING host_id`
-      })
-
       /** The session's lease and its holder's host row, when it still has one (a LEFT JOIN: its columns are null otherwise). */
       const holderRow = SqlSchema.findOne({
         Request: Identifier.SessionID,
@@ -270,13 +317,7 @@ export const layer = (options: Options = {}): Layer.Layer<Service | CommitFence.
           )
         )
 
-      const takeOver = SqlSchema.findAll({
-        Request: Schema.Struct({ sessionID: Identifier.SessionID, from: Schema.String, now: Schema.Number }),
-        Result: SessionRow,
-        execute: ({ from, now, sessionID }) => sql`
-          UPDATE session_lease SET host_id = ${host}, time_claimed = ${now}, time_interrupt_requested = NULL
-          WHERE session_id = ${sessionID} AND host_id = ${from} RETURNING session_id`
-      })
+      const { insert, takeOver, requestInterrupt, interruptRequests, release } = rows(sql, host)
 
       const claim = Effect.fn("SessionLeases.claim")(function* (sessionID: Identifier.SessionID) {
         const now = Date.now()
@@ -320,40 +361,6 @@ export const layer = (options: Options = {}): Layer.Layer<Service | CommitFence.
         const lease = yield* holder(sessionID)
         return lease !== undefined && lease.holder !== host && !live(lease.host, Date.now())
       })
-
-      const requestInterrupt = Effect.fn("SessionLeases.requestInterrupt")(function* (sessionID: Identifier.SessionID) {
-        yield* SqlSchema.void({
-          Request: Schema.Struct({ sessionID: Identifier.SessionID, now: Schema.Number }),
-          execute: ({ now, sessionID }) =>
-            sql`UPDATE session_lease SET time_interrupt_requested = ${now} WHERE session_id = ${sessionID} AND host_id <> ${host}`
-        })({ sessionID, now: Date.now() }).pipe(Effect.orDie)
-      })
-
-      // Looked at often: a read first, so that no write lock is taken while there is nothing to take.
-      const anyRequested = SqlSchema.findOne({
-        Request: Schema.Void,
-        Result: Schema.Struct({ found: Schema.Number }),
-        execute: () => sql`
-          SELECT 1 AS found FROM session_lease WHERE host_id = ${host} AND time_interrupt_requested IS NOT NULL LIMIT 1`
-      })
-      const takeRequests = SqlSchema.findAll({
-        Request: Schema.Void,
-        Result: SessionRow,
-        execute: () => sql`
-          UPDATE session_lease SET time_interrupt_requested = NULL
-          WHERE host_id = ${host} AND time_interrupt_requested IS NOT NULL RETURNING session_id`
-      })
-      const interruptRequests = Effect.gen(function* () {
-        if (Option.isNone(yield* anyRequested(undefined))) return []
-        return (yield* takeRequests(undefined)).map((row) => row.session_id)
-      }).pipe(Effect.orDie, Effect.withSpan("SessionLeases.interruptRequests"))
-
-      const release = Effect.fn("SessionLeases.release")(function* (sessionID: Identifier.SessionID) {
-        yield* SqlSchema.void({
-          Request: Identifier.SessionID,
-          execute: (id) => sql`DELETE FROM session_lease WHERE session_id = ${id} AND host_id = ${host}`
-        })(sessionID).pipe(Effect.orDie)
-      }, Effect.uninterruptible)
 
       const allHosts = SqlSchema.findAll({
         Request: Schema.Void,

@@ -42,7 +42,6 @@ export const placedHere = (sharding: Sharding.Sharding["Type"], sessionID: Ident
   return sharding.hasShardId(sharding.getShardId(entityId, SessionEntity.Session.getShardGroup(entityId)))
 }
 
-const SessionRow = Schema.Struct({ session_id: Identifier.SessionID })
 const LeaseRow = Schema.Struct({ session_id: Identifier.SessionID, host_id: Schema.String })
 /** A lease with the address of the runner that holds its session's shard lock, when that is the holder. */
 const HeldRow = Schema.Struct({
@@ -68,13 +67,6 @@ export const layer = (
 
       // The lease and lock tables are read here as the cluster and SessionLeases write them; an SQL
       // error on them is a defect (orDie).
-      const insert = SqlSchema.findAll({
-        Request: Schema.Struct({ sessionID: Identifier.SessionID, now: Schema.Number }),
-        Result: Schema.Struct({ host_id: Schema.String }),
-        execute: ({ now, sessionID }) => sql`
-          INSERT INTO session_lease (session_id, host_id, time_claimed) VALUES (${sessionID}, ${host}, ${now})
-          ON CONFLICT (session_id) DO NOTHING RETURNING host_id`
-      })
       /** The session's lease, with the shard id when the lock of `shard` names its holder. */
       const heldRow = SqlSchema.findOne({
         Request: Schema.Struct({ sessionID: Identifier.SessionID, shard: Schema.String }),
@@ -86,19 +78,14 @@ export const layer = (
       })
       const lease = (sessionID: Identifier.SessionID) =>
         heldRow({ sessionID, shard: shard(sessionID) }).pipe(Effect.orDie, Effect.map(Option.getOrUndefined))
-      const takeOver = SqlSchema.findAll({
-        Request: Schema.Struct({ sessionID: Identifier.SessionID, from: Schema.String, now: Schema.Number }),
-        Result: SessionRow,
-        execute: ({ from, now, sessionID }) => sql`
-          UPDATE session_lease SET host_id = ${host}, time_claimed = ${now}, time_interrupt_requested = NULL
-          WHERE session_id = ${sessionID} AND host_id = ${from} RETURNING session_id`
-      })
       /** The runner whose lock names the session's shard, for a `Held` answer. */
       const lockHolder = SqlSchema.findOne({
         Request: Schema.String,
         Result: Schema.Struct({ address: Schema.String }),
         execute: (id) => sql`SELECT address FROM cluster_locks WHERE shard_id = ${id}`
       })
+
+      const { insert, takeOver, requestInterrupt, interruptRequests, release } = SessionLeases.rows(sql, host)
 
       const claim = Effect.fn("ShardLeases.claim")(function* (sessionID: Identifier.SessionID) {
         if (!here(sessionID)) {
@@ -146,32 +133,6 @@ export const layer = (
         const row = yield* lease(sessionID)
         return row !== undefined && row.host_id !== host && row.shard_id === null
       })
-
-      const requestInterrupt = Effect.fn("ShardLeases.requestInterrupt")(function* (sessionID: Identifier.SessionID) {
-        yield* sql`UPDATE session_lease SET time_interrupt_requested = ${Date.now()}
-          WHERE session_id = ${sessionID} AND host_id <> ${host}`.pipe(Effect.orDie)
-      })
-      const takeRequests = SqlSchema.findAll({
-        Request: Schema.Void,
-        Result: SessionRow,
-        execute: () => sql`
-          UPDATE session_lease SET time_interrupt_requested = NULL
-          WHERE host_id = ${host} AND time_interrupt_requested IS NOT NULL RETURNING session_id`
-      })
-      const anyRequested = SqlSchema.findOne({
-        Request: Schema.Void,
-        Result: Schema.Struct({ found: Schema.Number }),
-        execute: () => sql`
-          SELECT 1 AS found FROM session_lease WHERE host_id = ${host} AND time_interrupt_requested IS NOT NULL LIMIT 1`
-      })
-      const interruptRequests = Effect.gen(function* () {
-        if (Option.isNone(yield* anyRequested(undefined))) return []
-        return (yield* takeRequests(undefined)).map((row) => row.session_id)
-      }).pipe(Effect.orDie, Effect.withSpan("ShardLeases.interruptRequests"))
-
-      const release = Effect.fn("ShardLeases.release")(function* (sessionID: Identifier.SessionID) {
-        yield* sql`DELETE FROM session_lease WHERE session_id = ${sessionID} AND host_id = ${host}`.pipe(Effect.orDie)
-      }, Effect.uninterruptible)
 
       const othersLeases = SqlSchema.findAll({
         Request: Schema.Void,

@@ -5,6 +5,7 @@
  */
 export { ChatRequest } from "./chat-request.js"
 export { ContextLimitedModel } from "./context-limited-model.js"
+export { FreePort } from "./free-port.js"
 export { GitFixture } from "./git-fixture.js"
 export { LLMScript } from "./llm-script.js"
 export { OAuthTestServer } from "./oauth-test-server.js"

@@ -1,4 +1,3 @@
-import * as net from "node:net"
 import * as path from "node:path"
 import { SqlClient } from "@effect/sql"
 import { it } from "@effect/vitest"
@@ -14,21 +13,8 @@ import { RunnerOptions } from "../../src/runner/runner-options.js"
 import { SessionLeases } from "../../src/runner/session-leases.js"
 import { SessionRunner } from "../../src/runner/session-runner.js"
 import { Sessions } from "../../src/session/sessions.js"
-import { LLMScript, ScriptedLLMServer } from "../../src/testing/index.js"
+import { FreePort, LLMScript, ScriptedLLMServer } from "../../src/testing/index.js"
 import { tempDir } from "../fixture.js"
-
-/** A loopback port nothing listens on now. */
-const freePort = Effect.promise(
-  () =>
-    new Promise<number>((resolve, reject) => {
-      const server = net.createServer()
-      server.once("error", reject)
-      server.listen(0, "127.0.0.1", () => {
-        const { port } = server.address() as net.AddressInfo
-        server.close(() => resolve(port))
-      })
-    })
-)
 
 type Run = <A, E>(effect: Effect.Effect<A, E, Core.Services>) => Effect.Effect<A, E>
 
@@ -38,7 +24,7 @@ const cluster = (options?: ScriptedLLMServer.Options) =>
     const dir = yield* tempDir
     const server = yield* ScriptedLLMServer.make(options)
     const runner = Effect.gen(function* () {
-      const address = { host: "127.0.0.1", port: yield* freePort }
+      const address = { host: "127.0.0.1", port: yield* Effect.promise(FreePort.loopback) }
       const context = yield* Layer.build(
         Core.layer({
           databaseFile: path.join(dir, "opencode.db"),
