@@ -5,7 +5,7 @@ import { FreePort, LLMScript, ScriptedLLMServer, TestDatabase } from "@opencode-
 import Database from "better-sqlite3"
 import { Effect, Exit, Scope } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { listen, type Running } from "./binary.js"
+import { exited, listen, type Running } from "./binary.js"
 import { configHome, tempDir } from "./harness.js"
 
 /**
@@ -129,8 +129,9 @@ const twoServers = async (llmURL: string, timings: Record<string, string>, clust
     XDG_CACHE_HOME: tempDir("cache"),
     ...timings
   }
-  const start = async (): Promise<Server> => {
-    const runner = cluster ? `127.0.0.1:${await FreePort.loopback()}` : undefined
+  /** A server; with the cluster at `address`, else at a fresh loopback port. */
+  const start = async (address?: string): Promise<Server> => {
+    const runner = cluster ? (address ?? `127.0.0.1:${await FreePort.loopback()}`) : undefined
     const argv = ["serve", "--port", "0", "--print-logs", ...(runner === undefined ? [] : ["--runner-address", runner])]
     return { ...(await listen(argv, { env, cwd: project })), runner }
   }
@@ -138,7 +139,7 @@ const twoServers = async (llmURL: string, timings: Record<string, string>, clust
   const b = await start()
   const url = TestDatabase.serverEnv(data)[Storage.urlVariable]
   const file: Store = url === undefined ? { file: path.join(data, "opencode", "opencode.db") } : { url }
-  return { a, b, file }
+  return { a, b, file, start }
 }
 
 /** Of two servers, the one that holds the session's lease (runs it), and the other. */
@@ -376,5 +377,42 @@ describe.each(placements)("two opencode serve over one database, $placement plac
     expect(count(finalTypes, "step.started"), finalTypes.join(" ")).toBe(3)
     expect(count(finalTypes, "prompted"), finalTypes.join(" ")).toBe(3)
     expect(finalTypes.filter((type) => type !== "title.updated").at(-1)).toBe("step.ended")
+  }, 240_000)
+
+  it("a server killed mid-Step and started again (at the same runner address): the Step is settled and the queued prompt runs, once", async () => {
+    const held = gate()
+    const llm = await Effect.runPromise(
+      ScriptedLLMServer.make({
+        respond: (request) =>
+          /after/.test(messagesOf(request.body))
+            ? reply(text("done"), finish("stop"))
+            : reply(text("partial"), hold(held), text(" rest"), finish("stop")),
+        title: () => reply(text("A title"), finish("stop"))
+      }).pipe(Scope.extend(scope))
+    )
+    const { a, b, file, start } = await twoServers(llm.url, timings(cluster), cluster)
+    // One server only: the other stops first, so that nobody else takes the session over.
+    b.child.kill("SIGTERM")
+    await exited(b.child)
+    const sessionID = (await call(`${a.url}/api/session`, "POST", {})).body.data.id
+    expect((await call(`${a.url}/api/session/${sessionID}/prompt`, "POST", { prompt: { text: "go" } })).status).toBe(
+      200
+    )
+    await Effect.runPromise(held.reached)
+    expect(
+      (await call(`${a.url}/api/session/${sessionID}/prompt`, "POST", { prompt: { text: "after" }, delivery: "queue" }))
+        .status
+    ).toBe(200)
+    a.child.kill("SIGKILL")
+    await exited(a.child)
+    // The same server again: its own lease (and, with the cluster, its own address) from before.
+    const again = await start(a.runner)
+    expect((await call(`${again.url}/api/session/${sessionID}/wait`, "POST")).status).toBe(204)
+    const types = typesOf(eventsOf(file, sessionID)).filter((type) => type !== "title.updated")
+    expect(count(types, "step.failed"), types.join(" ")).toBe(1)
+    expect(count(types, "step.started"), types.join(" ")).toBe(2)
+    expect(count(types, "step.ended"), types.join(" ")).toBe(1)
+    expect(count(types, "prompted"), types.join(" ")).toBe(2)
+    expect(types.at(-1), types.join(" ")).toBe("step.ended")
   }, 240_000)
 })

@@ -214,11 +214,10 @@ export const layer = (
             // A session deleted meanwhile runs nowhere any more.
           }).pipe(Effect.catchTag("SessionNotFoundError", () => Effect.void))
       }
-      const routed = yield* placement.route(here)
-
-      /** What a crash left: settled, then resumed. */
-      const recover = Effect.gen(function* () {
-        const recovered = yield* recovery.run
+      // A restart: settle what a crash left running, before this host can be asked to run anything
+      // (with cluster placement, other runners' messages arrive once the entity is registered below).
+      const recovered = options.recover === false ? undefined : yield* recovery.run
+      if (recovered !== undefined) {
         if (recovered.stranded > 0 || recovered.requests > 0 || recovered.pending.length > 0) {
           yield* Effect.logInfo("recovered after restart", {
             failedSteps: recovered.stranded,
@@ -232,13 +231,13 @@ export const layer = (
           (sessionID) => Effect.logInfo("resuming after restart").pipe(Effect.annotateLogs({ sessionID })),
           { discard: true }
         )
+      }
+      const routed = yield* placement.route(here)
+
+      if (recovered !== undefined) {
+        // Then resume the sessions with admitted input, or whose drain stopped with more to do.
         yield* Effect.forEach(recovered.pending, drain.resumeNext, { discard: true })
         yield* Effect.forEach(recovered.pending, routed.wake, { discard: true })
-      })
-
-      if (options.recover !== false) {
-        // A restart: settle what a crash left running, then resume sessions with admitted input.
-        yield* recover
         // Sessions a host that stopped since still holds: a drain here claims and settles them. With
         // cluster placement, sessions also come here with a shard this runner acquires: recovered then.
         yield* Effect.forkScoped(

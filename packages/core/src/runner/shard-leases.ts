@@ -62,6 +62,10 @@ export const layer = (
       const shard = (sessionID: Identifier.SessionID) => shardOf(sharding, sessionID)
       const here = (sessionID: Identifier.SessionID) => placedHere(sharding, sessionID)
 
+      // Leases that name this address now are a previous process's (a runner restarted at the same
+      // address after a crash): none is this one's yet. Renamed, they name no runner, so the next
+      // claim of each takes it over and settles what that process left open.
+      yield* sql`UPDATE session_lease SET host_id = ${`${host} (stopped)`} WHERE host_id = ${host}`.pipe(Effect.orDie)
       // A clean stop gives its sessions up (the cluster releases the shards too).
       yield* Effect.addFinalizer(() => sql`DELETE FROM session_lease WHERE host_id = ${host}`.pipe(Effect.ignoreLogged))
 
