@@ -123,10 +123,11 @@ export interface Options {
   /**
    * Run this host as a runner of an `@effect/cluster` cluster over the database (see ClusterRunner):
    * sessions are then placed on runners by shard, in place of first-come leases. Every host that
-   * shares the database must then be a runner. Default `RunnerOptions.fromEnv(env)`: a runner when
-   * `OPENCODE_RUNNER_ADDRESS` is set, else none.
+   * shares the database must then be a runner. `false`: never a runner, whatever the environment says
+   * (an embedded host). Default `RunnerOptions.fromEnv(env)`: a runner when `OPENCODE_RUNNER_ADDRESS`
+   * is set, else none.
    */
-  readonly runner?: RunnerOptions.Options | undefined
+  readonly runner?: RunnerOptions.Options | false | undefined
   /**
    * Tools of the host program (e.g. an embedded host's), registered in this instance's Tool Registry
    * for its lifetime, before the runner starts (so a session resumed at startup can call them).
@@ -240,7 +241,7 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError | Sto
   // With a runner, the cluster's shards place sessions (ShardLeases); else first-come leases do.
   const leases = SessionPlacement.layer({
     leases: options.leases ?? SessionLeases.fromEnv(env),
-    runner: options.runner ?? RunnerOptions.fromEnv(env)
+    runner: options.runner === false ? undefined : (options.runner ?? RunnerOptions.fromEnv(env))
   }).pipe(Layer.provideMerge(database))
   const eventLog = Layer.fresh(EventLog.layer).pipe(
     Layer.provideMerge(leases),

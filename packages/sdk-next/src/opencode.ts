@@ -156,6 +156,8 @@ export const embedded = Effect.fn("OpenCode.embedded")(function* (
       databaseFile,
       // The embedded default: this SQLite file, whatever OPENCODE_DATABASE_URL says.
       database: Storage.Selection.Sqlite({ filename: databaseFile }),
+      // And first-come leases, whatever OPENCODE_RUNNER_ADDRESS says: it opens no port.
+      runner: false,
       directory: path.resolve(options.directory ?? process.cwd()),
       env,
       tools: tools.map((tool) => tool.tool),

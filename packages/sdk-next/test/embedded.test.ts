@@ -113,6 +113,14 @@ describe("Embedded OpenCode", () => {
     })
   )
 
+  it.scopedLive("is never a cluster runner: OPENCODE_RUNNER_ADDRESS in its environment opens no port", () =>
+    Effect.gen(function* () {
+      // Not even a valid address: a runner would refuse it before starting.
+      const host = yield* OpenCode.embedded({ ...options(), env: { OPENCODE_RUNNER_ADDRESS: "not an address" } })
+      expect((yield* host.sessions.create()).id).toMatch(/^ses_/)
+    })
+  )
+
   it.scopedLive("refuses a second live host on the same database file", () =>
     Effect.gen(function* () {
       const opts = options()

@@ -29,6 +29,8 @@ export interface Options {
   readonly models?: ModelDatabase.Options | undefined
   /** Run Recovery at start (resume sessions with admitted input); default true. A one-shot CLI passes false. */
   readonly recover?: boolean | undefined
+  /** Whether this host is a cluster runner (see `Core.Options.runner`); `false`: never, whatever `env` says. */
+  readonly runner?: Core.Options["runner"]
 }
 
 /** A fetch-shaped handler: a web `Request` in, the router's `Response` out. */

@@ -118,7 +118,9 @@ export const open = Effect.fn("CliConnection.open")(function* (
     directory: path.resolve(options.directory ?? process.cwd()),
     env,
     models: { cacheFile: paths.modelsFile },
-    recover: false
+    recover: false,
+    // An embedded one-shot host opens no port: never a cluster runner, whatever the environment says.
+    runner: false
   }).pipe(
     Effect.catchTags({
       ConfigError: (error) => CliError.fail(ExitCode.config, `invalid configuration: ${error.message}`),
