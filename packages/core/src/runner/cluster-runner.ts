@@ -19,6 +19,7 @@ import {
   RunnerAddress,
   RunnerHealth,
   Runners,
+  RunnerStorage,
   ShardingConfig,
   SocketRunner,
   SqlRunnerStorage
@@ -26,8 +27,8 @@ import {
 import type { SocketServer } from "@effect/platform"
 import { NodeClusterSocket } from "@effect/platform-node"
 import { RpcSerialization } from "@effect/rpc"
-import type { SqlClient } from "@effect/sql"
-import { Layer, Option } from "effect"
+import { SqlClient, type SqlError } from "@effect/sql"
+import { Effect, Exit, Layer, Option, Scope } from "effect"
 import { RunnerOptions } from "./runner-options.js"
 
 /** The cluster's settings for `options`. */
@@ -55,6 +56,37 @@ export const config = (options: RunnerOptions.Options): Partial<ShardingConfig.S
   }
 }
 
+/** The advisory lock key under which PostgreSQL hosts create the cluster's tables ("cluster" in ASCII). */
+const tablesLockKey = "27985274398336370"
+
+/**
+ * The runner storage (SqlRunnerStorage), which creates the cluster's tables when it starts. On
+ * PostgreSQL two hosts starting together on a fresh database can both run `CREATE TABLE IF NOT EXISTS`
+ * for one table, and one of them then fails on the catalog's unique index; so the storage starts under
+ * a session-level advisory lock taken on a connection of the pool and released (before the connection
+ * goes back) as soon as the tables exist. On SQLite the database file serialises the statements.
+ */
+export const storage: Layer.Layer<
+  RunnerStorage.RunnerStorage,
+  SqlError.SqlError,
+  SqlClient.SqlClient | ShardingConfig.ShardingConfig
+> = Layer.scoped(
+  RunnerStorage.RunnerStorage,
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    if (!sql.onDialectOrElse({ pg: () => true, orElse: () => false })) return yield* SqlRunnerStorage.make({})
+    const lockScope = yield* Scope.make()
+    return yield* Effect.gen(function* () {
+      const connection = yield* sql.reserve.pipe(Scope.extend(lockScope))
+      yield* Effect.acquireRelease(
+        connection.executeRaw(`SELECT pg_advisory_lock(${tablesLockKey})`, []),
+        () => connection.executeRaw(`SELECT pg_advisory_unlock(${tablesLockKey})`, []).pipe(Effect.ignore)
+      ).pipe(Scope.extend(lockScope))
+      return yield* SqlRunnerStorage.make({})
+    }).pipe(Effect.ensuring(Scope.close(lockScope, Exit.void)))
+  })
+)
+
 /**
  * The runner over the runtime's SqlClient: registers at `options.address`, listens there (or at
  * `listen`), takes its share of the shards and keeps their locks, until the layer closes (its shards
@@ -69,7 +101,7 @@ export const layer = (
       RunnerHealth.layerPing.pipe(Layer.provide(Runners.layerRpc), Layer.provide(NodeClusterSocket.layerClientProtocol))
     ),
     Layer.provide(MessageStorage.layerNoop),
-    Layer.provide(Layer.orDie(SqlRunnerStorage.layer)),
+    Layer.provide(Layer.orDie(storage)),
     Layer.provide(ShardingConfig.layer(config(options))),
     Layer.provide(RpcSerialization.layerMsgPack)
   )
