@@ -18,8 +18,8 @@ import {
   MessageStorage,
   RunnerAddress,
   RunnerHealth,
-  Runners,
   RunnerStorage,
+  Runners,
   ShardingConfig,
   SocketRunner,
   SqlRunnerStorage
@@ -78,9 +78,8 @@ export const storage: Layer.Layer<
     const lockScope = yield* Scope.make()
     return yield* Effect.gen(function* () {
       const connection = yield* sql.reserve.pipe(Scope.extend(lockScope))
-      yield* Effect.acquireRelease(
-        connection.executeRaw(`SELECT pg_advisory_lock(${tablesLockKey})`, []),
-        () => connection.executeRaw(`SELECT pg_advisory_unlock(${tablesLockKey})`, []).pipe(Effect.ignore)
+      yield* Effect.acquireRelease(connection.executeRaw(`SELECT pg_advisory_lock(${tablesLockKey})`, []), () =>
+        connection.executeRaw(`SELECT pg_advisory_unlock(${tablesLockKey})`, []).pipe(Effect.ignore)
       ).pipe(Scope.extend(lockScope))
       return yield* SqlRunnerStorage.make({})
     }).pipe(Effect.ensuring(Scope.close(lockScope, Exit.void)))
