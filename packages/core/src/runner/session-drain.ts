@@ -299,6 +299,9 @@ export const layer: Layer.Layer<
             (claimed) => SessionLeases.drive(sessionID, claimed),
             Effect.ensuring(leases.release(sessionID))
           )
+          // Stopped for a shard on the move that is back here already (its lock lapsed and was taken
+          // again): go on here. Still away, its runner resumes the session when it gets the shard.
+          if (ended === "moved" && leases.placedHere(sessionID)) continue
           if (ended !== "idle" || !(yield* input.hasPending(sessionID))) return
         }
       }).pipe(

@@ -125,7 +125,8 @@ export interface Interface {
    * Whether sessions came to be placed on this host since the last look, so that what they left
    * unfinished (admitted input, open Steps) is this host's to recover now. Always false here: every
    * host may claim every session, and startup Recovery covers them. With cluster placement
-   * (ShardLeases), true when the runner acquired a shard it did not hold before.
+   * (ShardLeases), true when the runner acquired a shard it did not hold at the last look, or holds
+   * a shard that a placement check ({@link placedHere}) found not held since then.
    */
   readonly gained: Effect.Effect<boolean>
   /**

@@ -165,6 +165,29 @@ export const layer = (
         )
       )
 
+      /**
+       * How coordinator operations reach each session's host (set once the placement is routed,
+       * below; nothing calls {@link recoverGained} before).
+       */
+      let routed: SessionPlacement.Handlers | undefined
+      const recovering = yield* Effect.makeSemaphore(1)
+      /**
+       * Resumes the sessions that came to be placed here since the last look (SessionLeases.gained:
+       * with cluster placement, a shard acquired, or back after a lapse), when they have unfinished
+       * work; their drains claim them and settle what the runner that lost them left open. One look at
+       * a time: a `wait` that finds input pending and unheld here looks too, and so waits for a look
+       * the heartbeat started. Answers the sessions it woke.
+       */
+      const recoverGained = recovering.withPermits(1)(
+        Effect.gen(function* () {
+          if (routed === undefined || !(yield* leases.gained)) return []
+          const placed = (yield* recovery.candidates).filter(leases.placedHere)
+          yield* Effect.forEach(placed, drain.resumeNext, { discard: true })
+          yield* Effect.forEach(placed, routed.wake, { discard: true })
+          return placed
+        })
+      )
+
       /** This host's own handling of a session it drives, or that another host on the same footing drives. */
       const here: SessionPlacement.Handlers = {
         wake: execution.wake,
@@ -204,7 +227,9 @@ export const layer = (
                 if (!(yield* input.hasPending(sessionID))) return
                 if (placed) {
                   if (unheldWithInput) return
-                  unheldWithInput = true
+                  // Placed here a moment ago (its shard just came here), the session is resumed by
+                  // the next look at what was gained: take that look now, and follow its wake.
+                  unheldWithInput = !(yield* recoverGained).includes(sessionID)
                 }
               } else {
                 unheldWithInput = false
@@ -232,44 +257,40 @@ export const layer = (
           { discard: true }
         )
       }
-      const routed = yield* placement.route(here)
+      const routes = yield* placement.route(here)
+      routed = routes
 
       if (recovered !== undefined) {
         // Then resume the sessions with admitted input, or whose drain stopped with more to do.
         yield* Effect.forEach(recovered.pending, drain.resumeNext, { discard: true })
-        yield* Effect.forEach(recovered.pending, routed.wake, { discard: true })
+        yield* Effect.forEach(recovered.pending, routes.wake, { discard: true })
         // Sessions a host that stopped since still holds: a drain here claims and settles them. With
         // cluster placement, sessions also come here with a shard this runner acquires: recovered then.
         yield* Effect.forkScoped(
           WallClock.every(
             leases.heartbeatMs,
             Effect.gen(function* () {
-              // Its drains claim these sessions, and settle what a runner that lost them left open.
-              if (yield* leases.gained) {
-                const placed = (yield* recovery.candidates).filter(leases.placedHere)
-                yield* Effect.forEach(placed, drain.resumeNext, { discard: true })
-                yield* Effect.forEach(placed, routed.wake, { discard: true })
-              }
-              yield* Effect.forEach(yield* leases.orphaned, routed.wake, { discard: true })
+              yield* recoverGained
+              yield* Effect.forEach(yield* leases.orphaned, routes.wake, { discard: true })
             }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("looking for stopped hosts failed", cause)))
           )
         )
       }
 
       return Service.of({
-        wake: routed.wake,
+        wake: routes.wake,
         interrupt: Effect.fn("SessionRunner.interrupt")(function* (sessionID: Identifier.SessionID) {
           yield* known.ensure(sessionID)
-          yield* routed.interrupt(sessionID)
+          yield* routes.interrupt(sessionID)
         }),
         wait: Effect.fn("SessionRunner.wait")(function* (sessionID: Identifier.SessionID) {
           yield* known.ensure(sessionID)
-          yield* routed.wait(sessionID)
+          yield* routes.wait(sessionID)
         }),
         compact: Effect.fn("SessionRunner.compact")(function* (sessionID: Identifier.SessionID) {
           yield* known.ensure(sessionID)
           yield* compaction.request(sessionID)
-          yield* routed.wake(sessionID)
+          yield* routes.wake(sessionID)
         }),
         active: Effect.map(execution.active, (ids) =>
           Object.fromEntries(ids.map((id) => [id, { type: "running" as const }]))

@@ -30,17 +30,19 @@ import { RunnerOptions } from "./runner-options.js"
 import { SessionEntity } from "./session-entity.js"
 import { SessionLeases } from "./session-leases.js"
 
-/** The shard (as `cluster_locks.shard_id` names it) a session is placed by. */
-export const shardOf = (sharding: Sharding.Sharding["Type"], sessionID: Identifier.SessionID): string => {
+/** The shard a session is placed by. */
+const shardIdOf = (sharding: Sharding.Sharding["Type"], sessionID: Identifier.SessionID): ShardId.ShardId => {
   const entityId = EntityId.make(sessionID)
-  return sharding.getShardId(entityId, SessionEntity.Session.getShardGroup(entityId)).toString()
+  return sharding.getShardId(entityId, SessionEntity.Session.getShardGroup(entityId))
 }
 
+/** The shard (as `cluster_locks.shard_id` names it) a session is placed by. */
+export const shardOf = (sharding: Sharding.Sharding["Type"], sessionID: Identifier.SessionID): string =>
+  shardIdOf(sharding, sessionID).toString()
+
 /** Whether this runner holds the lock of the session's shard now. */
-export const placedHere = (sharding: Sharding.Sharding["Type"], sessionID: Identifier.SessionID): boolean => {
-  const entityId = EntityId.make(sessionID)
-  return sharding.hasShardId(sharding.getShardId(entityId, SessionEntity.Session.getShardGroup(entityId)))
-}
+export const placedHere = (sharding: Sharding.Sharding["Type"], sessionID: Identifier.SessionID): boolean =>
+  sharding.hasShardId(shardIdOf(sharding, sessionID))
 
 const LeaseRow = Schema.Struct({ session_id: Identifier.SessionID, host_id: Schema.String })
 /** A lease with the address of the runner that holds its session's shard lock, when that is the holder. */
@@ -60,7 +62,19 @@ export const layer = (
       const host = RunnerOptions.addressText(options.address)
       const heartbeatMs = options.refreshMs ?? RunnerOptions.defaultRefreshMs
       const shard = (sessionID: Identifier.SessionID) => shardOf(sharding, sessionID)
-      const here = (sessionID: Identifier.SessionID) => placedHere(sharding, sessionID)
+      /**
+       * Shards a placement check found not held here since the last look of `gained`. A drain that
+       * finds its session's shard gone stops at its Safe Step Boundary; when the shard is back before
+       * that look (its lock lapsed and was taken again at once), `gained` must still report it, or
+       * nothing would resume the session.
+       */
+      const missed = new Set<string>()
+      const here = (sessionID: Identifier.SessionID) => {
+        const shardId = shardIdOf(sharding, sessionID)
+        const placed = sharding.hasShardId(shardId)
+        if (!placed) missed.add(shardId.toString())
+        return placed
+      }
 
       // Leases that name this address now are a previous process's (a runner restarted at the same
       // address after a crash): none is this one's yet. Renamed, they name no runner, so the next
@@ -150,7 +164,8 @@ export const layer = (
         Effect.withSpan("ShardLeases.orphaned")
       )
 
-      // The shards held at the last look: a shard acquired since places new sessions here.
+      // The shards held at the last look: a shard acquired since (or missed by a placement check since,
+      // and held again) places sessions here.
       // The cluster has no event for an acquired shard: each look asks about every shard (in memory).
       const group = SessionEntity.Session.getShardGroup(EntityId.make(""))
       const shards = Array.from({ length: ShardingConfig.defaults.shardsPerGroup }, (_, i) =>
@@ -159,8 +174,9 @@ export const layer = (
       let held = new Set<ShardId.ShardId>()
       const gained = Effect.sync(() => {
         const now = new Set(shards.filter((id) => sharding.hasShardId(id)))
-        const grew = [...now].some((id) => !held.has(id))
+        const grew = [...now].some((id) => !held.has(id) || missed.has(id.toString()))
         held = now
+        missed.clear()
         return grew
       })
 
