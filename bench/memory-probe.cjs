@@ -1,6 +1,7 @@
 // Preloaded into `opencode serve` by startup.ts (`node --require`). On SIGUSR2 it writes one JSON line
 // to file descriptor 3: the process's memory as it stands (`rss`, `heapUsed`), then the same after a
-// full garbage collection (`rssAfterGc`, `heapUsedAfterGc`: what the heap really holds). Node's own
+// full garbage collection (`rssAfterGc`, `heapUsedAfterGc`: what the heap really holds; `heapTotalAfterGc`:
+// what V8 keeps committed for it, which a full collection does not give back). Node's own
 // APIs only: the server's code is not touched, and nothing runs until the signal arrives.
 "use strict"
 const fs = require("node:fs")
@@ -16,6 +17,6 @@ process.on("SIGUSR2", () => {
   const after = process.memoryUsage()
   fs.writeSync(
     3,
-    `${JSON.stringify({ rss: before.rss, heapUsed: before.heapUsed, rssAfterGc: after.rss, heapUsedAfterGc: after.heapUsed })}\n`
+    `${JSON.stringify({ rss: before.rss, heapUsed: before.heapUsed, rssAfterGc: after.rss, heapUsedAfterGc: after.heapUsed, heapTotalAfterGc: after.heapTotal })}\n`
   )
 })

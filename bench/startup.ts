@@ -52,6 +52,7 @@ interface Memory {
   readonly heapUsed: number
   readonly rssAfterGc: number
   readonly heapUsedAfterGc: number
+  readonly heapTotalAfterGc: number
 }
 
 interface Server {
@@ -226,6 +227,7 @@ const main = async () => {
       ["    heap in use before the GC", mib(median(idle.map((m) => m.heapUsed))), ""],
       [`RSS after ${sessionCount} sessions and ${sessionCount} prompts`, mib(loaded.rss), "≤ 110 MiB"],
       ["    heap in use then, after a full GC", mib(loaded.heapUsedAfterGc), ""],
+      ["    heap committed then (V8 keeps it after the GC)", mib(loaded.heapTotalAfterGc), ""],
       [`    time for those sessions and prompts (4 clients)`, ms(loadMs), ""]
     ]
     const width = Math.max(...rows.map(([label]) => label.length))
