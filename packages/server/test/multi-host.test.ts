@@ -214,8 +214,14 @@ describe.runIf(PostgresServer.testable()).each([
               XDG_CONFIG_HOME: config,
               XDG_DATA_HOME: tempDir("data"),
               XDG_CACHE_HOME: tempDir("cache"),
-              // A killed runner's shard locks expire after 3 s (the default is 5 s).
-              ...(runner === undefined ? {} : { OPENCODE_SHARD_LOCK_EXPIRY_MS: "3000" })
+              // A runner whose shard-lock query takes longer than min(refresh, expiry / 3) drops every
+              // shard at once and cuts its Steps off (the cluster's rule). Three servers, PostgreSQL and
+              // the rest of the suite on a shared machine can stall a query past the default 1 s, so
+              // the locks are refreshed every 2 s and expire after 6 s here (a killed runner's
+              // sessions then move in about 7 s).
+              ...(runner === undefined
+                ? {}
+                : { OPENCODE_SHARD_LOCK_REFRESH_MS: "2000", OPENCODE_SHARD_LOCK_EXPIRY_MS: "6000" })
             }
           }
         )
