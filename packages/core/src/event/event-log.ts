@@ -203,16 +203,16 @@ export interface Interface {
 /** The durable event log service; `yield* EventLog.Service`. */
 export class Service extends Context.Tag("@opencode-ai/core/EventLog")<Service, Interface>() {}
 
-/** The encoded rows of a log, as stored: `data` is the contract-encoded JSON text written at append. */
-const StoredRow = Schema.Struct({
+/** A row another process committed, as stored: `data` is the contract-encoded JSON text written at append. */
+const ForeignRow = Schema.Struct({
   id: Schema.String,
+  aggregate_id: Schema.String,
   type: Schema.String,
   seq: Schema.Number,
   version: Schema.Number,
-  data: Schema.String
+  data: Schema.String,
+  position: Schema.Number
 })
-type StoredRow = typeof StoredRow.Type
-const ForeignRow = Schema.Struct({ ...StoredRow.fields, aggregate_id: Schema.String, position: Schema.Number })
 const EnvelopeRow = Schema.Struct({
   id: Identifier.EventID,
   aggregate_id: Schema.String,
@@ -249,11 +249,29 @@ const firstPage = 64
 const nextPages = 256
 
 /**
- * The encoded envelope of a stored row, byte for byte what `JSON.stringify` of its {@link Envelope}
- * gives (same keys in the same order; `data` is the stored JSON text itself, never parsed).
+ * The {@link Encoded} of one row of a replay page, selected as `[seq, type, id, version, data]` values.
+ * `json` is byte for byte what `JSON.stringify` of the row's {@link Envelope} gives (same keys in the
+ * same order; `data` is the stored JSON text itself, never parsed). A replay reads thousands of rows,
+ * so they come as arrays (no object per row) and are checked by hand instead of through a Schema
+ * decode; a row of other types is a broken invariant (a defect).
  */
-const encodeRow = (aggregateJson: string, row: StoredRow): string =>
-  `{"id":${JSON.stringify(row.id)},"type":${JSON.stringify(row.type)},"durable":{"aggregateID":${aggregateJson},"seq":${row.seq},"version":${row.version}},"data":${row.data}}`
+const encodeValues = (aggregateJson: string, row: ReadonlyArray<unknown>): Encoded => {
+  const [seq, type, id, version, data] = row
+  if (
+    typeof seq !== "number" ||
+    typeof type !== "string" ||
+    typeof id !== "string" ||
+    typeof version !== "number" ||
+    typeof data !== "string"
+  ) {
+    throw new Error(`EventLog: a stored event row has unexpected column types: ${JSON.stringify(row).slice(0, 200)}`)
+  }
+  return {
+    seq,
+    type,
+    json: `{"id":${JSON.stringify(id)},"type":${JSON.stringify(type)},"durable":{"aggregateID":${aggregateJson},"seq":${seq},"version":${version}},"data":${data}}`
+  }
+}
 
 /** What a commit announces on PostgreSQL: who committed, to which aggregate, its last seq and how many. */
 const Announcement = Schema.parseJson(
@@ -367,7 +385,6 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
       ORDER BY aggregate_id, seq
       ${request.limit === undefined ? sql`` : sql`LIMIT ${request.limit}`}`
     const selectEnvelopes = SqlSchema.findAll({ Request: ReadRequest, Result: EnvelopeRow, execute: selectRows })
-    const selectStored = SqlSchema.findAll({ Request: ReadRequest, Result: StoredRow, execute: selectRows })
     const selectLastSeq = SqlSchema.findOne({
       Request: Schema.String,
       Result: SeqRow,
@@ -728,10 +745,12 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
         aggregateID,
         options,
         (after, limit) =>
-          selectStored({ aggregateIDs: [aggregateID], after, limit }).pipe(
-            Effect.map((rows) =>
-              rows.map((row): Encoded => ({ seq: row.seq, type: row.type, json: encodeRow(aggregateJson, row) }))
-            ),
+          sql<ReadonlyArray<unknown>>`
+            SELECT seq, type, id, version, data FROM event
+            WHERE aggregate_id = ${aggregateID} AND seq > ${after}
+            ORDER BY aggregate_id, seq
+            ${limit === undefined ? sql`` : sql`LIMIT ${limit}`}`.values.pipe(
+            Effect.flatMap((rows) => Effect.try(() => rows.map((row) => encodeValues(aggregateJson, row)))),
             Effect.orDie
           ),
         (envelope): Encoded => ({ seq: envelope.durable.seq, type: envelope.type, json: JSON.stringify(envelope) }),
