@@ -206,12 +206,14 @@ export const layer: Layer.Layer<
         limit: Schema.optional(Schema.Int)
       }),
       Result: Row,
+      // Through the partial index of unpromoted rows, then sorted: `+admitted_seq` keeps the planner off
+      // the (session_id, admitted_seq) index, which would walk every prompt the session ever had.
       execute: ({ sessionID, delivery, cutoffSeq, limit }) => sql`
         SELECT ${columns} FROM session_input
         WHERE session_id = ${sessionID} AND promoted_seq IS NULL
         ${delivery === undefined ? sql.literal("") : sql`AND delivery = ${delivery}`}
-        ${cutoffSeq === undefined ? sql.literal("") : sql`AND admitted_seq <= ${cutoffSeq}`}
-        ORDER BY admitted_seq
+        ${cutoffSeq === undefined ? sql.literal("") : sql`AND +admitted_seq <= ${cutoffSeq}`}
+        ORDER BY +admitted_seq
         ${limit === undefined ? sql.literal("") : sql`LIMIT ${limit}`}`
     })
     const insertRow = (row: {

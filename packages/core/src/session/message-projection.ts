@@ -450,17 +450,23 @@ const decoded = new Map<string, { readonly info: string; readonly message: Messa
 let decodedChars = 0
 const decodedCapacityChars = 8 * 1024 * 1024
 
+/** The memo's message for row `id` when it was decoded from exactly `info` (then most recently used). */
+const memoized = (id: string, info: string): Message | undefined => {
+  const hit = decoded.get(id)
+  if (hit === undefined || hit.info !== info) return undefined
+  decoded.delete(id)
+  decoded.set(id, hit)
+  return hit.message
+}
+
 const decodeRow = (row: {
   readonly id: string
   readonly info: string
 }): Effect.Effect<Message, ParseResult.ParseError> => {
-  const hit = decoded.get(row.id)
-  if (hit !== undefined && hit.info === row.info) {
-    decoded.delete(row.id)
-    decoded.set(row.id, hit)
-    return Effect.succeed(hit.message)
-  }
+  const known = memoized(row.id, row.info)
+  if (known !== undefined) return Effect.succeed(known)
   return Effect.map(decodeMessage(row.info), (message) => {
+    const hit = decoded.get(row.id)
     if (hit !== undefined) {
       decoded.delete(row.id)
       decodedChars -= hit.info.length
@@ -635,23 +641,55 @@ export const context = (
   sessionID: Identifier.SessionID,
   baselineSeq: number
 ): Effect.Effect<ReadonlyArray<Message>, never, SqlClient.SqlClient> =>
-  withSql((sql) =>
-    SqlSchema.findAll({
-      Request: Schema.Struct({ sessionID: Identifier.SessionID, baselineSeq: Schema.Number }),
-      Result: IdInfoRow,
-      execute: (request) => sql`
-        SELECT id, info FROM message
-        WHERE session_id = ${request.sessionID}
-          AND seq >= coalesce((
-            SELECT max(c.seq) FROM message c
-            WHERE c.session_id = ${request.sessionID} AND c.type = 'compaction'
-              AND ${RevertedMessages.notReverted(sql, sessionID, "c")}
-          ), 0)
-          AND (type <> 'system' OR seq > ${request.baselineSeq})
-          AND ${RevertedMessages.notReverted(sql, sessionID)}
-        ORDER BY seq`
-    })({ sessionID, baselineSeq })
-  ).pipe(Effect.flatMap(Effect.forEach(decodeRow)), defect)
+  withSql(
+    (sql) =>
+      sql`
+      SELECT id, info FROM message
+      WHERE session_id = ${sessionID}
+        AND seq >= coalesce((
+          SELECT max(c.seq) FROM message c
+          WHERE c.session_id = ${sessionID} AND c.type = 'compaction'
+            AND ${RevertedMessages.notReverted(sql, sessionID, "c")}
+        ), 0)
+        AND (type <> 'system' OR seq > ${baselineSeq})
+        AND ${RevertedMessages.notReverted(sql, sessionID)}
+      ORDER BY seq`.values
+  ).pipe(Effect.flatMap(decodeContext), defect)
+
+/**
+ * The context's `[id, info]` rows as messages. A Step reads its whole context and nearly every row is
+ * in the decode memo, so rows are taken as value arrays (no row objects, no Schema decode of the row)
+ * and looked up in a plain loop; only the misses run a decode.
+ */
+const decodeContext = (
+  rows: ReadonlyArray<ReadonlyArray<unknown>>
+): Effect.Effect<ReadonlyArray<Message>, ParseResult.ParseError> => {
+  const messages = new Array<Message>(rows.length)
+  const misses: Array<{ readonly at: number; readonly id: string; readonly info: string }> = []
+  for (let at = 0; at < rows.length; at++) {
+    const [id, info] = rows[at]!
+    if (typeof id !== "string" || typeof info !== "string") {
+      return Effect.dieMessage(
+        `MessageProjection: a stored message row has unexpected column types (${typeof id}, ${typeof info})`
+      )
+    }
+    const known = memoized(id, info)
+    if (known === undefined) misses.push({ at, id, info })
+    else messages[at] = known
+  }
+  if (misses.length === 0) return Effect.succeed(messages)
+  return Effect.as(
+    Effect.forEach(
+      misses,
+      (miss) =>
+        Effect.map(decodeRow(miss), (message) => {
+          messages[miss.at] = message
+        }),
+      { discard: true }
+    ),
+    messages
+  )
+}
 
 /** A message page query (see SessionHistory.messages): the session, the order, the size and the anchor. */
 export interface PageQuery {
@@ -826,8 +864,10 @@ export const apply = Effect.fnUntraced(function* (committed: ReadonlyArray<Event
   }
   // A new conversation message is what a Step continues after now: earlier marks no longer apply.
   for (const [sessionID, seq] of latestConversation) {
+    // Through the partial index of pending work (`+seq` keeps the planner off the (session_id, seq)
+    // index, which would read the session's whole history before `seq`).
     yield* sql`UPDATE message SET pending_work = 0
-      WHERE session_id = ${sessionID} AND pending_work = 1 AND seq < ${seq}`.pipe(Effect.orDie)
+      WHERE session_id = ${sessionID} AND pending_work <> 0 AND pending_work = 1 AND +seq < ${seq}`.pipe(Effect.orDie)
   }
 
   for (const { before, after } of sessions.values()) {

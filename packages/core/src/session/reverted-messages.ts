@@ -48,13 +48,16 @@ export const record = (range: Range): Effect.Effect<void, never, SqlClient.SqlCl
 /**
  * The SQL condition "the `message` row's `seq` is in no reverted range of the session", for a query
  * over table `message` of that one session; `table` names the `message` row when the query aliases it.
+ * A session without reverts (most) answers it once per statement, not once per row: the uncorrelated
+ * first test is evaluated once, and the per-row look-up only when it fails.
  */
 export const notReverted = (
   sql: SqlClient.SqlClient,
   sessionID: Identifier.SessionID,
   table = "message"
 ): Statement.Fragment =>
-  sql`NOT EXISTS (SELECT 1 FROM session_revert r WHERE r.session_id = ${sessionID} AND ${sql.literal(table)}.seq BETWEEN r.from_seq AND r.to_seq)`
+  sql`(NOT EXISTS (SELECT 1 FROM session_revert WHERE session_id = ${sessionID})
+    OR NOT EXISTS (SELECT 1 FROM session_revert r WHERE r.session_id = ${sessionID} AND ${sql.literal(table)}.seq BETWEEN r.from_seq AND r.to_seq))`
 
 /** Whether the message with `seq` in the session is in a reverted range. */
 export const isReverted = (

@@ -275,5 +275,10 @@ export const all: ReadonlyArray<Migration> = [
       `CREATE INDEX session_parent_id_idx ON session (parent_id)`,
       `UPDATE session SET parent_id = info::jsonb ->> 'parentID'`
     ]
+  },
+  {
+    // The Model Context starts at the session's latest compaction: found without reading history.
+    tag: "0015_message_compaction_index",
+    statements: [`CREATE INDEX message_compaction_idx ON message (session_id, seq) WHERE type = 'compaction'`]
   }
 ]

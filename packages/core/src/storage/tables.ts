@@ -169,7 +169,9 @@ export const message = sqliteTable(
   },
   (table) => [
     uniqueIndex("message_session_seq_idx").on(table.sessionID, table.seq),
-    index("message_pending_work_idx").on(table.sessionID).where(sql`pending_work <> 0`)
+    index("message_pending_work_idx").on(table.sessionID).where(sql`pending_work <> 0`),
+    // The Model Context starts at the session's latest compaction: found without reading history.
+    index("message_compaction_idx").on(table.sessionID, table.seq).where(sql`type = 'compaction'`)
   ]
 )
 

@@ -54,7 +54,8 @@ it.scoped("creates the parent directory, migrates, and opens in WAL mode with bu
       { migration_id: 12, name: "session_origin_seq" },
       { migration_id: 13, name: "records_recovery" },
       { migration_id: 14, name: "evlog_position" },
-      { migration_id: 15, name: "session_parent" }
+      { migration_id: 15, name: "session_parent" },
+      { migration_id: 16, name: "message_compaction_index" }
     ])
     expect(result.indexes).toEqual([
       "session_directory_idx",

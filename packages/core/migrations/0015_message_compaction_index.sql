@@ -1,0 +1,1 @@
+CREATE INDEX `message_compaction_idx` ON `message` (`session_id`,`seq`) WHERE type = 'compaction';
