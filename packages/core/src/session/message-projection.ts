@@ -37,7 +37,7 @@ export * as MessageProjection from "./message-projection.js"
 import { SqlClient, SqlError, SqlSchema } from "@effect/sql"
 import { Event, Identifier, type ProviderMetadata, type Session, SessionMessages } from "@opencode-ai/schema"
 import { Effect, Option, ParseResult, Schema } from "effect"
-import type * as EventLog from "../event/event-log.js"
+import * as EventLog from "../event/event-log.js"
 import { KeysetPage } from "../storage/keyset-page.js"
 import { StructuredOutput } from "../structured/structured-output.js"
 import * as RevertedMessages from "./reverted-messages.js"
@@ -484,6 +484,52 @@ const decodeRow = (row: {
   })
 }
 
+/**
+ * The contexts last read (see {@link context}), per session, for one database (one SqlClient): a
+ * database file opened again starts empty. An entry is replaced only by a read that started from it,
+ * so two reads of one session at once cannot store an older state over a newer one. Bounded by the
+ * JSON of the messages held, the least recently read session evicted first; a session whose context
+ * alone exceeds the bound is not kept.
+ */
+interface ContextCache {
+  readonly get: (sessionID: string) => ContextEntry | undefined
+  readonly set: (sessionID: string, entry: ContextEntry, from: ContextEntry | undefined) => void
+  readonly delete: (sessionID: string) => void
+}
+
+const contextCapacityChars = 16 * 1024 * 1024
+const contextCaches = new WeakMap<SqlClient.SqlClient, ContextCache>()
+
+const contextCache = (sql: SqlClient.SqlClient): ContextCache => {
+  const known = contextCaches.get(sql)
+  if (known !== undefined) return known
+  const entries = new Map<string, ContextEntry>()
+  let chars = 0
+  const remove = (sessionID: string) => {
+    const entry = entries.get(sessionID)
+    if (entry === undefined) return
+    entries.delete(sessionID)
+    chars -= entry.chars
+  }
+  const cache: ContextCache = {
+    get: (sessionID) => entries.get(sessionID),
+    set: (sessionID, entry, from) => {
+      if (entries.get(sessionID) !== from) return
+      remove(sessionID)
+      if (entry.chars > contextCapacityChars) return
+      entries.set(sessionID, entry)
+      chars += entry.chars
+      for (const [id] of entries) {
+        if (chars <= contextCapacityChars) break
+        remove(id)
+      }
+    },
+    delete: remove
+  }
+  contextCaches.set(sql, cache)
+  return cache
+}
+
 /** SQL errors and rows that do not decode are broken storage: defects. */
 const defect = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, StorageError>, R> =>
   Effect.catchAll(effect, (error) =>
@@ -635,59 +681,136 @@ export const assistantsFrom = (
 /**
  * Session History's messages, oldest first: from the latest compaction that no committed revert took
  * out (all messages when there is none), without system messages at or before `baselineSeq`, and
- * without the messages a committed revert took out (RevertedMessages). One read.
+ * without the messages a committed revert took out (RevertedMessages).
+ *
+ * A Step reads this at every Safe Step Boundary, so it is kept per session (see {@link ContextCache})
+ * and, after the first read, each read takes only the rows written since the previous one: one
+ * indexed statement, whatever the length of history. Each read is one statement, so one snapshot:
+ * the log seq it reads and the rows it returns agree. Inside a transaction the cache is neither read
+ * nor written (the transaction may yet roll back).
  */
 export const context = (
   sessionID: Identifier.SessionID,
   baselineSeq: number
 ): Effect.Effect<ReadonlyArray<Message>, never, SqlClient.SqlClient> =>
-  withSql(
-    (sql) =>
-      sql`
-      SELECT id, info FROM message
-      WHERE session_id = ${sessionID}
-        AND seq >= coalesce((
-          SELECT max(c.seq) FROM message c
-          WHERE c.session_id = ${sessionID} AND c.type = 'compaction'
-            AND ${RevertedMessages.notReverted(sql, sessionID, "c")}
-        ), 0)
-        AND (type <> 'system' OR seq > ${baselineSeq})
-        AND ${RevertedMessages.notReverted(sql, sessionID)}
-      ORDER BY seq`.values
-  ).pipe(Effect.flatMap(decodeContext), defect)
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const inTransaction = Option.isSome(yield* Effect.serviceOption(SqlClient.TransactionConnection))
+    const cache = inTransaction ? undefined : contextCache(sql)
+    const cached = cache?.get(sessionID)
+    const entry =
+      (cached === undefined ? undefined : yield* readChanges(sql, sessionID, cached)) ??
+      (yield* readContext(sql, sessionID))
+    if (cache !== undefined) {
+      if (entry.reverts === 0) cache.set(sessionID, entry, cached)
+      else cache.delete(sessionID)
+    }
+    const messages: Array<Message> = []
+    for (const row of entry.rows) {
+      if (row.type !== "system" || row.seq > baselineSeq) messages.push(row.message)
+    }
+    return messages
+  }).pipe(defect)
+
+/** A context row, decoded. */
+interface ContextRow {
+  readonly id: string
+  readonly seq: number
+  readonly type: string
+  readonly message: Message
+  readonly chars: number
+}
 
 /**
- * The context's `[id, info]` rows as messages. A Step reads its whole context and nearly every row is
- * in the decode memo, so rows are taken as value arrays (no row objects, no Schema decode of the row)
- * and looked up in a plain loop; only the misses run a decode.
+ * A session's context as of its log seq `version`: every row from the latest compaction on (system
+ * messages included, filtered per read) when the session had `reverts` reverted ranges. Immutable:
+ * a read derives a new entry.
  */
-const decodeContext = (
-  rows: ReadonlyArray<ReadonlyArray<unknown>>
-): Effect.Effect<ReadonlyArray<Message>, ParseResult.ParseError> => {
-  const messages = new Array<Message>(rows.length)
-  const misses: Array<{ readonly at: number; readonly id: string; readonly info: string }> = []
-  for (let at = 0; at < rows.length; at++) {
-    const [id, info] = rows[at]!
-    if (typeof id !== "string" || typeof info !== "string") {
-      return Effect.dieMessage(
-        `MessageProjection: a stored message row has unexpected column types (${typeof id}, ${typeof info})`
+interface ContextEntry {
+  readonly version: number
+  readonly reverts: number
+  readonly rows: ReadonlyArray<ContextRow>
+  readonly chars: number
+}
+
+/** The header both statements start with: the session's log seq and how many reverted ranges it has. */
+const contextHeader = (sql: SqlClient.SqlClient, sessionID: Identifier.SessionID) => sql`
+  (SELECT ${EventLog.lastSeqFragment(sql, sessionID)} AS version,
+    (SELECT count(*) FROM session_revert WHERE session_id = ${sessionID}) AS reverts) h`
+
+/** The whole context: the header, then the rows (none when the session has no messages). */
+const readContext = (sql: SqlClient.SqlClient, sessionID: Identifier.SessionID) =>
+  sql`
+    SELECT h.version, h.reverts, m.id, m.seq, m.type, m.info FROM ${contextHeader(sql, sessionID)}
+    LEFT JOIN message m ON m.session_id = ${sessionID}
+      AND m.seq >= coalesce((
+        SELECT max(c.seq) FROM message c
+        WHERE c.session_id = ${sessionID} AND c.type = 'compaction'
+          AND ${RevertedMessages.notReverted(sql, sessionID, "c")}
+      ), 0)
+      AND ${RevertedMessages.notReverted(sql, sessionID, "m")}
+    ORDER BY m.seq`.values.pipe(Effect.flatMap((values) => toEntry(values, [])))
+
+/**
+ * The rows written since `cached` was read, merged into it; none (read the whole context) when a
+ * revert or a compaction was committed since, since those move the context's bounds.
+ */
+const readChanges = (sql: SqlClient.SqlClient, sessionID: Identifier.SessionID, cached: ContextEntry) =>
+  sql`
+    SELECT h.version, h.reverts, m.id, m.seq, m.type, m.info FROM ${contextHeader(sql, sessionID)}
+    LEFT JOIN message m ON m.session_id = ${sessionID} AND m.changed_seq > ${cached.version}
+    ORDER BY m.seq`.values.pipe(
+    Effect.flatMap((values) => {
+      const [version, reverts] = values[0] ?? []
+      if (reverts !== 0 || typeof version !== "number" || version < cached.version) return Effect.succeed(undefined)
+      if (version === cached.version && values.length === 1 && values[0]![2] === null) return Effect.succeed(cached)
+      if (values.some((row) => row[4] === "compaction")) return Effect.succeed(undefined)
+      // Rows before the context's start (an earlier compaction's) stay out.
+      const first = cached.rows[0]
+      const start = first !== undefined && first.type === "compaction" ? first.seq : 0
+      return toEntry(
+        values.filter((row) => typeof row[3] !== "number" || row[3] >= start),
+        cached.rows
       )
-    }
-    const known = memoized(id, info)
-    if (known === undefined) misses.push({ at, id, info })
-    else messages[at] = known
+    })
+  )
+
+/**
+ * The entry for a statement's `[version, reverts, id, seq, type, info]` rows, merged into `base`
+ * (replacing a row by id, keeping seq order). Rows are checked by hand and decoded through the memo.
+ */
+const toEntry = (
+  values: ReadonlyArray<ReadonlyArray<unknown>>,
+  base: ReadonlyArray<ContextRow>
+): Effect.Effect<ContextEntry, ParseResult.ParseError> => {
+  const [version, reverts] = values[0] ?? []
+  if (typeof version !== "number" || typeof reverts !== "number") {
+    return Effect.dieMessage(`MessageProjection: unexpected context header (${typeof version}, ${typeof reverts})`)
   }
-  if (misses.length === 0) return Effect.succeed(messages)
-  return Effect.as(
+  return Effect.map(
     Effect.forEach(
-      misses,
-      (miss) =>
-        Effect.map(decodeRow(miss), (message) => {
-          messages[miss.at] = message
-        }),
-      { discard: true }
+      values.filter((row) => row[2] !== null),
+      ([, , id, seq, type, info]) =>
+        typeof id !== "string" || typeof seq !== "number" || typeof type !== "string" || typeof info !== "string"
+          ? Effect.dieMessage(`MessageProjection: a stored message row has unexpected column types`)
+          : Effect.map(
+              decodeRow({ id, info }),
+              (message): ContextRow => ({ id, seq, type, message, chars: info.length })
+            )
     ),
-    messages
+    (changed): ContextEntry => {
+      let rows: Array<ContextRow>
+      if (base.length === 0) rows = changed
+      else {
+        const byID = new Map(changed.map((row) => [row.id, row]))
+        rows = base.map((row) => byID.get(row.id) ?? row)
+        for (const row of base) byID.delete(row.id)
+        if (byID.size > 0) rows = [...rows, ...byID.values()].sort((a, b) => a.seq - b.seq)
+      }
+      let chars = 0
+      for (const row of rows) chars += row.chars
+      return { version, reverts, rows, chars }
+    }
   )
 }
 
@@ -784,13 +907,15 @@ export const outputPaths = (
  * Applies committed events to the projection, inside the caller's SQL transaction (the append's
  * projection hook; SessionEvents does this for every session event). Events of other aggregates'
  * types (`session.created`) are skipped. Each message is read at most once and written once per
- * call, with `seq` = the seq of the event that created it. An undecodable event, an event whose
+ * call, with `seq` = the seq of the event that created it and `changed_seq` that of the last event
+ * that changed it. An undecodable event, an event whose
  * `sessionID` is not its aggregate, or an {@link InvalidTransition} is a defect. The session row
  * must exist (SessionEvents checks it).
  */
 export const apply = Effect.fnUntraced(function* (committed: ReadonlyArray<EventLog.Envelope>) {
   const sql = yield* SqlClient.SqlClient
-  const touched = new Map<string, Stored & { readonly created: boolean }>()
+  // Each row read or written, with the seq of the last event that changed it.
+  const touched = new Map<string, Stored & { readonly created: boolean; readonly changedSeq: number }>()
   const latestConversation = new Map<string, number>()
   const sessions = new Map<string, { readonly before: Session.SessionV2Info; readonly after: Session.SessionV2Info }>()
 
@@ -814,7 +939,10 @@ export const apply = Effect.fnUntraced(function* (committed: ReadonlyArray<Event
       const before =
         touched.get(id) ??
         Option.getOrUndefined(
-          yield* load(id).pipe(Effect.map(Option.map((stored) => ({ ...stored, created: false }))), defect)
+          yield* load(id).pipe(
+            Effect.map(Option.map((stored) => ({ ...stored, created: false, changedSeq: 0 }))),
+            defect
+          )
         )
       if (before !== undefined && before.sessionID !== sessionID) {
         return yield* Effect.dieMessage(`message ${id} belongs to another session`)
@@ -827,7 +955,8 @@ export const apply = Effect.fnUntraced(function* (committed: ReadonlyArray<Event
         sessionID,
         seq: before?.seq ?? envelope.durable.seq,
         message,
-        created: before === undefined || before.created
+        created: before === undefined || before.created,
+        changedSeq: envelope.durable.seq
       })
     }
 
@@ -849,7 +978,8 @@ export const apply = Effect.fnUntraced(function* (committed: ReadonlyArray<Event
         type: row.message.type,
         info,
         time_created: row.message.time.created,
-        pending_work: pendingWork(row.message)
+        pending_work: pendingWork(row.message),
+        changed_seq: row.changedSeq
       })}`.pipe(Effect.orDie)
       if (conversation.has(row.message.type)) {
         latestConversation.set(row.sessionID, Math.max(latestConversation.get(row.sessionID) ?? 0, row.seq))
@@ -857,7 +987,7 @@ export const apply = Effect.fnUntraced(function* (committed: ReadonlyArray<Event
     } else {
       // A continuation mark (1) cleared by a later conversation message stays cleared.
       const work = pendingWork(row.message)
-      yield* sql`UPDATE message SET info = ${info}, type = ${row.message.type},
+      yield* sql`UPDATE message SET info = ${info}, type = ${row.message.type}, changed_seq = ${row.changedSeq},
         pending_work = ${work === 1 ? sql`CASE WHEN pending_work = 0 THEN 0 ELSE 1 END` : work}
         WHERE id = ${id}`.pipe(Effect.orDie)
     }

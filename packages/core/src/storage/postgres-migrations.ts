@@ -277,8 +277,13 @@ export const all: ReadonlyArray<Migration> = [
     ]
   },
   {
-    // The Model Context starts at the session's latest compaction: found without reading history.
-    tag: "0015_message_compaction_index",
-    statements: [`CREATE INDEX message_compaction_idx ON message (session_id, seq) WHERE type = 'compaction'`]
+    // A Step's Model Context without reading history: the latest compaction through an index, and the
+    // rows written since the previous read through `changed_seq`.
+    tag: "0015_message_context_reads",
+    statements: [
+      `ALTER TABLE message ADD COLUMN changed_seq bigint DEFAULT 0 NOT NULL`,
+      `CREATE INDEX message_compaction_idx ON message (session_id, seq) WHERE type = 'compaction'`,
+      `CREATE INDEX message_changed_idx ON message (session_id, changed_seq)`
+    ]
   }
 ]

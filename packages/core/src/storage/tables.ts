@@ -165,13 +165,21 @@ export const message = sqliteTable(
      * after it (a user or synthetic message, or an assistant message that finished with tool calls);
      * 0 otherwise. A later conversation message clears the 1 of earlier ones.
      */
-    pendingWork: integer("pending_work").notNull().default(0)
+    pendingWork: integer("pending_work").notNull().default(0),
+    /**
+     * The seq of the last event that wrote the row (0 for rows last written before this column). The
+     * session's log seq only grows, so the rows with a larger one are exactly those written since a
+     * reader saw that seq: a Step reads only what changed since its previous one (see
+     * MessageProjection.context).
+     */
+    changedSeq: integer("changed_seq").notNull().default(0)
   },
   (table) => [
     uniqueIndex("message_session_seq_idx").on(table.sessionID, table.seq),
     index("message_pending_work_idx").on(table.sessionID).where(sql`pending_work <> 0`),
     // The Model Context starts at the session's latest compaction: found without reading history.
-    index("message_compaction_idx").on(table.sessionID, table.seq).where(sql`type = 'compaction'`)
+    index("message_compaction_idx").on(table.sessionID, table.seq).where(sql`type = 'compaction'`),
+    index("message_changed_idx").on(table.sessionID, table.changedSeq)
   ]
 )
 

@@ -1,16 +1,18 @@
 import { SqlClient } from "@effect/sql"
 import { it } from "@effect/vitest"
 import { Errors, type Event, Identifier, type Session, type SessionMessages } from "@opencode-ai/schema"
-import { Cause, Effect, Exit, Option, Schema } from "effect"
+import { Cause, Effect, Exit, Layer, Option, Schema } from "effect"
 import { describe, expect } from "vitest"
+import type { Core } from "../../src/core.js"
 import { EventLog } from "../../src/event/event-log.js"
 import { InstructionCheckpoint } from "../../src/instructions/instruction-checkpoint.js"
 import { Instructions } from "../../src/instructions/instructions.js"
 import { MessageProjection } from "../../src/session/message-projection.js"
+import { RevertedMessages } from "../../src/session/reverted-messages.js"
 import { SessionEvents } from "../../src/session/session-events.js"
 import { SessionHistory } from "../../src/session/session-history.js"
 import { Sessions } from "../../src/session/sessions.js"
-import { createSession, withCore } from "./world.js"
+import { createSession, withCore, world } from "./world.js"
 
 type Message = SessionMessages.SessionMessage
 type Type = SessionEvents.Type
@@ -410,14 +412,126 @@ describe("SessionEvents.append projects in the append's transaction", () => {
         const after = changed.find((message) => message.id === assistant) as SessionMessages.SessionMessageAssistant
         expect(before.content).toEqual([{ type: "text", id: "t", text: "" }])
         expect(after.content).toEqual([{ type: "text", id: "t", text: "done" }])
+        // What any commit does to a row: a new `info` with the commit's seq, one above the log's last.
         const sql = yield* SqlClient.SqlClient
-        yield* sql`UPDATE message SET info = ${JSON.stringify({ ...after, content: [{ type: "text", id: "t", text: "edited" }] })} WHERE id = ${assistant}`
+        yield* sql`UPDATE event_sequence SET seq = seq + 1 WHERE aggregate_id = ${id}`
+        yield* sql`UPDATE message SET info = ${JSON.stringify({ ...after, content: [{ type: "text", id: "t", text: "edited" }] })},
+          changed_seq = (SELECT seq FROM event_sequence WHERE aggregate_id = ${id}) WHERE id = ${assistant}`
         const edited = (yield* MessageProjection.context(id, 0)).find((message) => message.id === assistant)
         expect((edited as SessionMessages.SessionMessageAssistant).content).toEqual([
           { type: "text", id: "t", text: "edited" }
         ])
       })
     )
+  )
+
+  it.scoped(
+    "context reads what changed since its previous read, whichever host wrote it, and reads everything again after a compaction or a revert",
+    () =>
+      Effect.gen(function* () {
+        const w = yield* world
+        // Two Cores over one database: two hosts, each with its own SqlClient and so its own cache.
+        const other = yield* Layer.build(w.core())
+        const onOther = <A, E>(effect: Effect.Effect<A, E, Core.Services>) =>
+          Effect.provide(effect, Layer.succeedContext(other))
+        yield* Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const events = yield* SessionEvents.Service
+          const session = yield* createSession(w)
+          const id = session.id
+          const at = { timestamp: 42, sessionID: id }
+          const prompt = (text: string) =>
+            draft("session.next.prompted", {
+              ...at,
+              messageID: Identifier.newMessageID(),
+              prompt: { text },
+              delivery: "queue"
+            })
+          /** This host's context, and the same read inside a transaction, which never uses the cache. */
+          const both = (baselineSeq = 0) =>
+            Effect.all([
+              MessageProjection.context(id, baselineSeq),
+              sql.withTransaction(MessageProjection.context(id, baselineSeq))
+            ])
+          const texts = (messages: ReadonlyArray<Message>) =>
+            messages.map((message) =>
+              message.type === "user"
+                ? message.text
+                : message.type === "assistant"
+                  ? message.content.map((item) => (item.type === "text" ? item.text : item.type)).join()
+                  : message.type
+            )
+          const expectSame = Effect.fn(function* (expected: ReadonlyArray<string>, baselineSeq = 0) {
+            const [cached, fresh] = yield* both(baselineSeq)
+            expect(texts(cached)).toEqual(expected)
+            expect(cached).toEqual(fresh)
+          })
+
+          const assistant = Identifier.newMessageID()
+          yield* events.append(id, [
+            prompt("one"),
+            draft("session.next.step.started", { ...at, assistantMessageID: assistant, agent: "build", model }),
+            draft("session.next.text.started", { ...at, assistantMessageID: assistant, textID: "t" })
+          ])
+          yield* expectSame(["one", ""])
+
+          // The other host changes a row this one holds and adds one: both are read.
+          yield* onOther(
+            Effect.flatMap(SessionEvents.Service, (theirs) =>
+              theirs.append(id, [
+                draft("session.next.text.ended", { ...at, assistantMessageID: assistant, textID: "t", text: "done" }),
+                prompt("two")
+              ])
+            )
+          )
+          yield* expectSame(["one", "done", "two"])
+
+          // A system message at or before the baseline stays out; one after it is in.
+          const notice = Identifier.newMessageID()
+          yield* events.append(id, [
+            draft("session.next.context.updated", { ...at, messageID: notice, text: "AGENTS.md" })
+          ])
+          const noticeSeq = yield* EventLog.lastSeq(id)
+          yield* expectSame(["one", "done", "two", "system"])
+          yield* expectSame(["one", "done", "two"], noticeSeq)
+
+          // A compaction by the other host: the context starts at it.
+          yield* onOther(
+            Effect.flatMap(SessionEvents.Service, (theirs) =>
+              theirs.append(id, [
+                draft("session.next.compaction.ended", {
+                  ...at,
+                  messageID: Identifier.newMessageID(),
+                  reason: "auto",
+                  text: "summary",
+                  recent: "tail"
+                }),
+                prompt("three")
+              ])
+            )
+          )
+          yield* expectSame(["compaction", "three"])
+          yield* events.append(id, [prompt("four")])
+          yield* expectSame(["compaction", "three", "four"])
+
+          // A revert takes messages out; from then on every read is whole.
+          const [, , four] = yield* MessageProjection.context(id, 0)
+          const fourSeq = (yield* MessageProjection.find(id, four!.id as Identifier.MessageID)).pipe(
+            Option.getOrThrow
+          ).seq
+          yield* sql.withTransaction(
+            RevertedMessages.record({
+              sessionID: id,
+              fromSeq: fourSeq,
+              toSeq: fourSeq,
+              messageID: four!.id as Identifier.MessageID
+            })
+          )
+          yield* expectSame(["compaction", "three"])
+          yield* events.append(id, [prompt("five")])
+          yield* expectSame(["compaction", "three", "five"])
+        }).pipe(Effect.provide(w.core()))
+      })
   )
 
   it.scoped("a text step and a tool step are projected as messages; the session's cost and tokens accumulate", () =>

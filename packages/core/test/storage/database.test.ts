@@ -55,7 +55,7 @@ it.scoped("creates the parent directory, migrates, and opens in WAL mode with bu
       { migration_id: 13, name: "records_recovery" },
       { migration_id: 14, name: "evlog_position" },
       { migration_id: 15, name: "session_parent" },
-      { migration_id: 16, name: "message_compaction_index" }
+      { migration_id: 16, name: "message_context_reads" }
     ])
     expect(result.indexes).toEqual([
       "session_directory_idx",

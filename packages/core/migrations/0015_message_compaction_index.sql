@@ -1,1 +1,0 @@
-CREATE INDEX `message_compaction_idx` ON `message` (`session_id`,`seq`) WHERE type = 'compaction';
