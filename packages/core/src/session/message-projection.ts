@@ -768,20 +768,20 @@ const readChanges = (sql: SqlClient.SqlClient, sessionID: Identifier.SessionID, 
       // Rows before the context's start (an earlier compaction's) stay out.
       const first = cached.rows[0]
       const start = first !== undefined && first.type === "compaction" ? first.seq : 0
-      return toEntry(
-        values.filter((row) => typeof row[3] !== "number" || row[3] >= start),
-        cached.rows
-      )
+      return toEntry(values, cached.rows, start)
     })
   )
 
 /**
- * The entry for a statement's `[version, reverts, id, seq, type, info]` rows, merged into `base`
- * (replacing a row by id, keeping seq order). Rows are checked by hand and decoded through the memo.
+ * The entry for a statement's `[version, reverts, id, seq, type, info]` rows (the header repeated on
+ * each; one row of the header alone when no message matched): the rows from seq `start` on, merged
+ * into `base` (replacing a row by id, keeping seq order). Rows are checked by hand and decoded
+ * through the memo.
  */
 const toEntry = (
   values: ReadonlyArray<ReadonlyArray<unknown>>,
-  base: ReadonlyArray<ContextRow>
+  base: ReadonlyArray<ContextRow>,
+  start = 0
 ): Effect.Effect<ContextEntry, ParseResult.ParseError> => {
   const [version, reverts] = values[0] ?? []
   if (typeof version !== "number" || typeof reverts !== "number") {
@@ -789,7 +789,7 @@ const toEntry = (
   }
   return Effect.map(
     Effect.forEach(
-      values.filter((row) => row[2] !== null),
+      values.filter((row) => row[2] !== null && !(typeof row[3] === "number" && row[3] < start)),
       ([, , id, seq, type, info]) =>
         typeof id !== "string" || typeof seq !== "number" || typeof type !== "string" || typeof info !== "string"
           ? Effect.dieMessage(`MessageProjection: a stored message row has unexpected column types`)

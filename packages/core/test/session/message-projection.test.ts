@@ -513,6 +513,11 @@ describe("SessionEvents.append projects in the append's transaction", () => {
           yield* expectSame(["compaction", "three"])
           yield* events.append(id, [prompt("four")])
           yield* expectSame(["compaction", "three", "four"])
+          // A change to a message before the compaction leaves the context as it was.
+          yield* events.append(id, [
+            draft("session.next.text.started", { ...at, assistantMessageID: assistant, textID: "t2" })
+          ])
+          yield* expectSame(["compaction", "three", "four"])
 
           // A revert takes messages out; from then on every read is whole.
           const [, , four] = yield* MessageProjection.context(id, 0)
