@@ -350,7 +350,8 @@ const turnLoop = (
       }
     }
     const cpuPerTurn = (cpuOf(pid) - cpuBefore) / iterations
-    if (profileDir !== undefined) console.log(`text turns' profile window: --from ${from} --to ${process.hrtime.bigint() / 1000n}`)
+    if (profileDir !== undefined)
+      console.log(`text turns' profile window: --from ${from} --to ${process.hrtime.bigint() / 1000n}`)
     const toolTurn: Array<number> = []
     for (let i = 0; i < warmup + iterations; i++) {
       yield* llm.enqueue(
