@@ -702,7 +702,7 @@ export const context = (
       (cached === undefined ? undefined : yield* readChanges(sql, sessionID, cached)) ??
       (yield* readContext(sql, sessionID))
     if (cache !== undefined) {
-      if (entry.reverts === 0) cache.set(sessionID, entry, cached)
+      if (entry.ranges.length === entry.reverts) cache.set(sessionID, entry, cached)
       else cache.delete(sessionID)
     }
     const messages: Array<Message> = []
@@ -722,13 +722,15 @@ interface ContextRow {
 }
 
 /**
- * A session's context as of its log seq `version`: every row from the latest compaction on (system
- * messages included, filtered per read) when the session had `reverts` reverted ranges. Immutable:
- * a read derives a new entry.
+ * A session's context as of its log seq `version`: every row from the latest compaction on that no
+ * reverted range holds (system messages included, filtered per read), when the session had `reverts`
+ * reverted ranges. `ranges` are those ranges; an entry without all of them (a revert committed
+ * between the two reads of a whole read) is not kept. Immutable: a read derives a new entry.
  */
 interface ContextEntry {
   readonly version: number
   readonly reverts: number
+  readonly ranges: ReadonlyArray<{ readonly fromSeq: number; readonly toSeq: number }>
   readonly rows: ReadonlyArray<ContextRow>
   readonly chars: number
 }
@@ -736,7 +738,7 @@ interface ContextEntry {
 /** The header both statements start with: the session's log seq and how many reverted ranges it has. */
 const contextHeader = (sql: SqlClient.SqlClient, sessionID: Identifier.SessionID) => sql`
   (SELECT ${EventLog.lastSeqFragment(sql, sessionID)} AS version,
-    (SELECT count(*) FROM session_revert WHERE session_id = ${sessionID}) AS reverts) h`
+    ${RevertedMessages.countFragment(sql, sessionID)} AS reverts) h`
 
 /** The whole context: the header, then the rows (none when the session has no messages). */
 const readContext = (sql: SqlClient.SqlClient, sessionID: Identifier.SessionID) =>
@@ -749,11 +751,19 @@ const readContext = (sql: SqlClient.SqlClient, sessionID: Identifier.SessionID) 
           AND ${RevertedMessages.notReverted(sql, sessionID, "c")}
       ), 0)
       AND ${RevertedMessages.notReverted(sql, sessionID, "m")}
-    ORDER BY m.seq`.values.pipe(Effect.flatMap((values) => toEntry(values, [])))
+    ORDER BY m.seq`.values.pipe(
+    Effect.flatMap((values) =>
+      values[0]?.[1] === 0
+        ? toEntry(values, [], [], () => true)
+        : Effect.flatMap(RevertedMessages.seqRanges(sessionID), (ranges) => toEntry(values, [], ranges, () => true))
+    ),
+    Effect.provideService(SqlClient.SqlClient, sql)
+  )
 
 /**
- * The rows written since `cached` was read, merged into it; none (read the whole context) when a
- * revert or a compaction was committed since, since those move the context's bounds.
+ * The rows written since `cached` was read, merged into it, less those before the context's start
+ * (an earlier compaction's) or in a reverted range; none (read the whole context) when a revert or a
+ * compaction was committed since, since those move the context's bounds.
  */
 const readChanges = (sql: SqlClient.SqlClient, sessionID: Identifier.SessionID, cached: ContextEntry) =>
   sql`
@@ -762,26 +772,34 @@ const readChanges = (sql: SqlClient.SqlClient, sessionID: Identifier.SessionID, 
     ORDER BY m.seq`.values.pipe(
     Effect.flatMap((values) => {
       const [version, reverts] = values[0] ?? []
-      if (reverts !== 0 || typeof version !== "number" || version < cached.version) return Effect.succeed(undefined)
+      if (reverts !== cached.reverts || typeof version !== "number" || version < cached.version) {
+        return Effect.succeed(undefined)
+      }
       if (version === cached.version && values.length === 1 && values[0]![2] === null) return Effect.succeed(cached)
       if (values.some((row) => row[4] === "compaction")) return Effect.succeed(undefined)
-      // Rows before the context's start (an earlier compaction's) stay out.
       const first = cached.rows[0]
       const start = first !== undefined && first.type === "compaction" ? first.seq : 0
-      return toEntry(values, cached.rows, start)
+      const { ranges } = cached
+      return toEntry(
+        values,
+        cached.rows,
+        ranges,
+        (seq) => seq >= start && !ranges.some((range) => seq >= range.fromSeq && seq <= range.toSeq)
+      )
     })
   )
 
 /**
  * The entry for a statement's `[version, reverts, id, seq, type, info]` rows (the header repeated on
- * each; one row of the header alone when no message matched): the rows from seq `start` on, merged
- * into `base` (replacing a row by id, keeping seq order). Rows are checked by hand and decoded
- * through the memo.
+ * each; one row of the header alone when no message matched): the rows whose seq is `inContext`,
+ * merged into `base` (replacing a row by id, keeping seq order). Rows are checked by hand and
+ * decoded through the memo.
  */
 const toEntry = (
   values: ReadonlyArray<ReadonlyArray<unknown>>,
   base: ReadonlyArray<ContextRow>,
-  start = 0
+  ranges: ContextEntry["ranges"],
+  inContext: (seq: number) => boolean
 ): Effect.Effect<ContextEntry, ParseResult.ParseError> => {
   const [version, reverts] = values[0] ?? []
   if (typeof version !== "number" || typeof reverts !== "number") {
@@ -789,7 +807,7 @@ const toEntry = (
   }
   return Effect.map(
     Effect.forEach(
-      values.filter((row) => row[2] !== null && !(typeof row[3] === "number" && row[3] < start)),
+      values.filter((row) => row[2] !== null && !(typeof row[3] === "number" && !inContext(row[3]))),
       ([, , id, seq, type, info]) =>
         typeof id !== "string" || typeof seq !== "number" || typeof type !== "string" || typeof info !== "string"
           ? Effect.dieMessage(`MessageProjection: a stored message row has unexpected column types`)
@@ -809,7 +827,7 @@ const toEntry = (
       }
       let chars = 0
       for (const row of rows) chars += row.chars
-      return { version, reverts, rows, chars }
+      return { version, reverts, ranges, rows, chars }
     }
   )
 }

@@ -73,3 +73,24 @@ export const isReverted = (
         WHERE session_id = ${request.sessionID} AND ${request.seq} BETWEEN from_seq AND to_seq LIMIT 1`
     })({ sessionID, seq })
   ).pipe(Effect.map(Option.isSome), Effect.orDie, Effect.withSpan("RevertedMessages.isReverted"))
+
+/**
+ * How many reverted ranges the session has, as an SQL scalar subquery for a caller's statement that
+ * must read it atomically with its own rows. Ranges are only ever added, so the same count means the
+ * same ranges.
+ */
+export const countFragment = (sql: SqlClient.SqlClient, sessionID: Identifier.SessionID): Statement.Fragment =>
+  sql`(SELECT count(*) FROM session_revert WHERE session_id = ${sessionID})`
+
+/** The session's reverted seq ranges (`fromSeq..toSeq`, both included), oldest revert first. */
+export const seqRanges = (
+  sessionID: Identifier.SessionID
+): Effect.Effect<ReadonlyArray<{ readonly fromSeq: number; readonly toSeq: number }>, never, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    SqlSchema.findAll({
+      Request: Identifier.SessionID,
+      Result: Schema.Struct({ fromSeq: Schema.Number, toSeq: Schema.Number }),
+      execute: (id) =>
+        sql`SELECT from_seq AS "fromSeq", to_seq AS "toSeq" FROM session_revert WHERE session_id = ${id} ORDER BY to_seq`
+    })(sessionID)
+  ).pipe(Effect.orDie)

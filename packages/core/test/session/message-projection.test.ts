@@ -426,7 +426,7 @@ describe("SessionEvents.append projects in the append's transaction", () => {
   )
 
   it.scoped(
-    "context reads what changed since its previous read, whichever host wrote it, and reads everything again after a compaction or a revert",
+    "context reads what changed since its previous read, whichever host wrote it: a compaction moves its start, and what a revert took out stays out",
     () =>
       Effect.gen(function* () {
         const w = yield* world
@@ -519,22 +519,39 @@ describe("SessionEvents.append projects in the append's transaction", () => {
           ])
           yield* expectSame(["compaction", "three", "four"])
 
-          // A revert takes messages out; from then on every read is whole.
+          // A revert takes "four" and a Step after it out: those stay out when they change.
+          const later = Identifier.newMessageID()
+          yield* events.append(id, [
+            draft("session.next.step.started", { ...at, assistantMessageID: later, agent: "build", model }),
+            draft("session.next.text.started", { ...at, assistantMessageID: later, textID: "t" })
+          ])
+          yield* expectSame(["compaction", "three", "four", ""])
           const [, , four] = yield* MessageProjection.context(id, 0)
-          const fourSeq = (yield* MessageProjection.find(id, four!.id as Identifier.MessageID)).pipe(
-            Option.getOrThrow
-          ).seq
+          const seqOf = (messageID: string) =>
+            Effect.map(
+              MessageProjection.find(id, messageID as Identifier.MessageID),
+              (found) => Option.getOrThrow(found).seq
+            )
           yield* sql.withTransaction(
             RevertedMessages.record({
               sessionID: id,
-              fromSeq: fourSeq,
-              toSeq: fourSeq,
+              fromSeq: yield* seqOf(four!.id),
+              toSeq: yield* seqOf(later),
               messageID: four!.id as Identifier.MessageID
             })
           )
           yield* expectSame(["compaction", "three"])
-          yield* events.append(id, [prompt("five")])
+          yield* onOther(
+            Effect.flatMap(SessionEvents.Service, (theirs) =>
+              theirs.append(id, [
+                draft("session.next.text.ended", { ...at, assistantMessageID: later, textID: "t", text: "late" }),
+                prompt("five")
+              ])
+            )
+          )
           yield* expectSame(["compaction", "three", "five"])
+          yield* events.append(id, [prompt("six")])
+          yield* expectSame(["compaction", "three", "five", "six"])
         }).pipe(Effect.provide(w.core()))
       })
   )
