@@ -133,6 +133,58 @@ const lastUserText = (body: any): string => {
 const bigDelta = (tag: string) => `big ${tag} ${"é€😀 ".repeat(3_000)}end ${tag}`
 
 /** Which host (index into `started`) holds each session's lease now, read with psql. */
+/**
+ * Waits (at most `limitMs`) until the cluster's runners have spread the shards: every shard's lock
+ * held, by each of `runners`, each with at least a fair share less a tenth, and no lock changed hands
+ * over `quietMs`. Runners that start together keep moving shards for a few seconds; a Step started
+ * meanwhile may sit on a shard that moves, and the handover then waits for it (up to its timeout).
+ */
+const placementSettled = async (
+  databaseUrl: string,
+  runners: ReadonlyArray<string>,
+  quietMs = 3_000,
+  limitMs = 60_000
+) => {
+  const read = async () =>
+    (
+      await psql(
+        "psql",
+        [
+          databaseUrl,
+          "-v",
+          "ON_ERROR_STOP=1",
+          "-qAtc",
+          "SELECT shard_id, address FROM cluster_locks ORDER BY shard_id"
+        ],
+        { encoding: "utf8" }
+      )
+    ).stdout
+  const spread = (locks: string) => {
+    const perRunner = new Map(runners.map((runner) => [runner, 0]))
+    const lines = locks.split("\n").filter((line) => line !== "")
+    for (const line of lines) {
+      const address = line.slice(line.indexOf("|") + 1)
+      if (perRunner.has(address)) perRunner.set(address, perRunner.get(address)! + 1)
+    }
+    const fair = lines.length / runners.length
+    return lines.length > 0 && [...perRunner.values()].every((held) => held >= fair * 0.9)
+  }
+  const start = Date.now()
+  let last = await read()
+  while (Date.now() < start + limitMs) {
+    await new Promise((resolve) => setTimeout(resolve, quietMs))
+    const now = await read()
+    if (now === last && spread(now)) {
+      console.log(
+        `multi-host: the runners' shards were spread and still ${Date.now() - start} ms after the hosts listened`
+      )
+      return
+    }
+    last = now
+  }
+  console.log(`multi-host: the runners' shards were still moving ${limitMs} ms after the hosts listened`)
+}
+
 const holders = async (
   databaseUrl: string,
   started: ReadonlyArray<{ readonly child: { readonly pid?: number | undefined }; readonly runner: string | undefined }>
@@ -228,6 +280,11 @@ describe.runIf(PostgresServer.testable()).each([
         return { ...host, runner }
       })
     )
+    if (cluster)
+      await placementSettled(
+        databaseUrl,
+        started.map((host) => host.runner!)
+      )
     return { databaseUrl, started, urls: started.map((host) => host.url) }
   }
 
