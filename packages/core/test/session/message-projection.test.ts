@@ -1,9 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import { it } from "@effect/vitest"
 import { Errors, type Event, Identifier, type Session, type SessionMessages } from "@opencode-ai/schema"
-import { Cause, Effect, Exit, Layer, Option, Schema } from "effect"
+import { Cause, Context, Effect, Exit, Layer, Option, Schema } from "effect"
 import { describe, expect } from "vitest"
-import type { Core } from "../../src/core.js"
 import { EventLog } from "../../src/event/event-log.js"
 import { InstructionCheckpoint } from "../../src/instructions/instruction-checkpoint.js"
 import { Instructions } from "../../src/instructions/instructions.js"
@@ -432,8 +431,7 @@ describe("SessionEvents.append projects in the append's transaction", () => {
         const w = yield* world
         // Two Cores over one database: two hosts, each with its own SqlClient and so its own cache.
         const other = yield* Layer.build(w.core())
-        const onOther = <A, E>(effect: Effect.Effect<A, E, Core.Services>) =>
-          Effect.provide(effect, Layer.succeedContext(other))
+        const theirs = Context.get(other, SessionEvents.Service)
         yield* Effect.gen(function* () {
           const sql = yield* SqlClient.SqlClient
           const events = yield* SessionEvents.Service
@@ -447,6 +445,16 @@ describe("SessionEvents.append projects in the append's transaction", () => {
               prompt: { text },
               delivery: "queue"
             })
+          /** The other host's append to the session. */
+          const appendOnOther = (drafts: Parameters<typeof theirs.append>[1]) => theirs.append(id, drafts)
+          /** A Step's first two events: its assistant message, with an empty text block `t`. */
+          const openStep = (assistantMessageID: Identifier.MessageID) => [
+            draft("session.next.step.started", { ...at, assistantMessageID, agent: "build", model }),
+            draft("session.next.text.started", { ...at, assistantMessageID, textID: "t" })
+          ]
+          /** The end of block `t` of an open Step, with its text. */
+          const textEnded = (assistantMessageID: Identifier.MessageID, text: string) =>
+            draft("session.next.text.ended", { ...at, assistantMessageID, textID: "t", text })
           /** This host's context, and the same read inside a transaction, which never uses the cache. */
           const both = (baselineSeq = 0) =>
             Effect.all([
@@ -468,22 +476,11 @@ describe("SessionEvents.append projects in the append's transaction", () => {
           })
 
           const assistant = Identifier.newMessageID()
-          yield* events.append(id, [
-            prompt("one"),
-            draft("session.next.step.started", { ...at, assistantMessageID: assistant, agent: "build", model }),
-            draft("session.next.text.started", { ...at, assistantMessageID: assistant, textID: "t" })
-          ])
+          yield* events.append(id, [prompt("one"), ...openStep(assistant)])
           yield* expectSame(["one", ""])
 
           // The other host changes a row this one holds and adds one: both are read.
-          yield* onOther(
-            Effect.flatMap(SessionEvents.Service, (theirs) =>
-              theirs.append(id, [
-                draft("session.next.text.ended", { ...at, assistantMessageID: assistant, textID: "t", text: "done" }),
-                prompt("two")
-              ])
-            )
-          )
+          yield* appendOnOther([textEnded(assistant, "done"), prompt("two")])
           yield* expectSame(["one", "done", "two"])
 
           // A system message at or before the baseline stays out; one after it is in.
@@ -496,20 +493,16 @@ describe("SessionEvents.append projects in the append's transaction", () => {
           yield* expectSame(["one", "done", "two"], noticeSeq)
 
           // A compaction by the other host: the context starts at it.
-          yield* onOther(
-            Effect.flatMap(SessionEvents.Service, (theirs) =>
-              theirs.append(id, [
-                draft("session.next.compaction.ended", {
-                  ...at,
-                  messageID: Identifier.newMessageID(),
-                  reason: "auto",
-                  text: "summary",
-                  recent: "tail"
-                }),
-                prompt("three")
-              ])
-            )
-          )
+          yield* appendOnOther([
+            draft("session.next.compaction.ended", {
+              ...at,
+              messageID: Identifier.newMessageID(),
+              reason: "auto",
+              text: "summary",
+              recent: "tail"
+            }),
+            prompt("three")
+          ])
           yield* expectSame(["compaction", "three"])
           yield* events.append(id, [prompt("four")])
           yield* expectSame(["compaction", "three", "four"])
@@ -521,10 +514,7 @@ describe("SessionEvents.append projects in the append's transaction", () => {
 
           // A revert takes "four" and a Step after it out: those stay out when they change.
           const later = Identifier.newMessageID()
-          yield* events.append(id, [
-            draft("session.next.step.started", { ...at, assistantMessageID: later, agent: "build", model }),
-            draft("session.next.text.started", { ...at, assistantMessageID: later, textID: "t" })
-          ])
+          yield* events.append(id, openStep(later))
           yield* expectSame(["compaction", "three", "four", ""])
           const [, , four] = yield* MessageProjection.context(id, 0)
           const seqOf = (messageID: string) =>
@@ -541,14 +531,7 @@ describe("SessionEvents.append projects in the append's transaction", () => {
             })
           )
           yield* expectSame(["compaction", "three"])
-          yield* onOther(
-            Effect.flatMap(SessionEvents.Service, (theirs) =>
-              theirs.append(id, [
-                draft("session.next.text.ended", { ...at, assistantMessageID: later, textID: "t", text: "late" }),
-                prompt("five")
-              ])
-            )
-          )
+          yield* appendOnOther([textEnded(later, "late"), prompt("five")])
           yield* expectSame(["compaction", "three", "five"])
           yield* events.append(id, [prompt("six")])
           yield* expectSame(["compaction", "three", "five", "six"])
