@@ -37,6 +37,7 @@ export const routing: Layer.Layer<Service, never, Sharding.Sharding> = Layer.eff
       route: Effect.fn("SessionPlacement.route")(function* (here: Handlers) {
         // (Set once the client exists: the handlers send Hold through it.)
         let hold: (sessionID: Identifier.SessionID) => Effect.Effect<void> = () => Effect.void
+        let holdAgain: (sessionID: Identifier.SessionID) => Effect.Effect<void> = () => Effect.void
         yield* sharding.registerEntity(
           SessionEntity.Session,
           Effect.succeed(
@@ -45,7 +46,8 @@ export const routing: Layer.Layer<Service, never, Sharding.Sharding> = Layer.eff
               // does, so a shard handed over waits (up to the termination timeout) for the drain to
               // stop at its next Safe Step Boundary rather than cutting a Step off.
               Wake: (envelope) => Effect.zipRight(here.wake(sessionOf(envelope)), hold(sessionOf(envelope))),
-              Hold: (envelope) => here.drained(sessionOf(envelope)),
+              Hold: (envelope) =>
+                Effect.onInterrupt(here.drained(sessionOf(envelope)), () => holdAgain(sessionOf(envelope))),
               Interrupt: (envelope) => here.interrupt(sessionOf(envelope)),
               Wait: (envelope) => here.wait(sessionOf(envelope))
             })
@@ -57,6 +59,21 @@ export const routing: Layer.Layer<Service, never, Sharding.Sharding> = Layer.eff
         const scope = yield* Effect.scope
         hold = (sessionID) =>
           Effect.asVoid(Effect.forkIn(Effect.ignore(client(sessionID).Hold(undefined, { discard: true })), scope))
+        /**
+         * After the cluster interrupted a Hold (it let the shard go: at the handover time, or at once
+         * when its lock storage failed) while the drain still runs here: the drain stops at its next
+         * Safe Step Boundary if the shard is gone by then, but a shard that comes back first (a lapsed
+         * lock taken again) gets a new Hold, so that a later handover waits for the drain again
+         * instead of cutting its Step off. Looks every `retryMs` until the drain ends or the shard is back.
+         */
+        holdAgain = (sessionID) => {
+          const back: Effect.Effect<void> = Effect.suspend(() =>
+            ShardLeases.placedHere(sharding, sessionID)
+              ? hold(sessionID)
+              : Effect.zipRight(WallClock.sleep(retryMs), back)
+          )
+          return Effect.asVoid(Effect.forkIn(Effect.raceFirst(here.drained(sessionID), back), scope))
+        }
 
         /** Runs `attempt` again (every `retryMs`) until it succeeds: a message that found no runner, or lost it. */
         const retrying = (attempt: Effect.Effect<void, unknown>): Effect.Effect<void> =>

@@ -103,6 +103,104 @@ const placedOn = (run: Run, sessionID: Identifier.SessionID) =>
     )
   )
 
+/**
+ * Sixteen sessions mid-Step on runner A, each with a second prompt queued; then (with `lapse`) A's
+ * lock storage fails and recovers while the Steps run, so the cluster interrupts their Holds and A
+ * takes every shard again; then runner B joins. The shards that move wait for their drains: every
+ * first Step ends on A and every second prompt runs where its session is placed now.
+ */
+const joinMidStep = (lapse: boolean) =>
+  Effect.gen(function* () {
+    const first = new Map<string, LLMScript.Gate>()
+    const second = new Map<string, LLMScript.Gate>()
+    const t = yield* cluster({
+      // Each session's first and second prompts hold after a chunk, until released.
+      respond: (request) => {
+        const sent = JSON.stringify(request.body)
+        const after = /after-(\d+)/.exec(sent)
+        const gates = after === null ? first : second
+        const match = after ?? /hold-(\d+)/.exec(sent)
+        if (match === null) return undefined
+        const held = LLMScript.gate()
+        gates.set(match[1]!, held)
+        return LLMScript.reply(LLMScript.text("partial"), LLMScript.hold(held), LLMScript.finish("stop"))
+      },
+      title: () => LLMScript.reply(LLMScript.text("A title"), LLMScript.finish("stop"))
+    })
+    const a = yield* t.runner
+    yield* eventually(Effect.map(lockRows(a.run), (rows) => rows.length === 1 && rows[0]!.n === 300))
+    // 16 sessions on A alone, each mid-Step with a second prompt queued behind it.
+    const sessions: Array<Identifier.SessionID> = []
+    for (let i = 0; i < 16; i++) {
+      const sessionID = yield* sessionOn(a.run, t.dir)
+      sessions.push(sessionID)
+      yield* prompt(a.run, sessionID, `hold-${i}`)
+    }
+    yield* eventually(Effect.sync(() => first.size === 16 && [...first.values()].every((held) => held.isReached)))
+    for (const [i, sessionID] of sessions.entries()) yield* prompt(a.run, sessionID, `after-${i}`)
+
+    if (lapse) {
+      // A's lock refresh is refused (its UPDATE fails): the cluster takes the lock storage for
+      // unhealthy, interrupts the entity's messages (Holds included) and gives every shard up; once
+      // the storage answers again it deletes its lock rows (counted here) and takes every shard back
+      // while the Steps still run.
+      const execute = (statement: string) =>
+        a.run(
+          Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<{ readonly n: number }>(statement)).pipe(Effect.orDie)
+        )
+      yield* execute("CREATE TABLE lapsed (shard_id TEXT)")
+      yield* execute(
+        "CREATE TRIGGER lapsed AFTER DELETE ON cluster_locks BEGIN INSERT INTO lapsed VALUES (old.shard_id); END"
+      )
+      yield* execute(
+        "CREATE TRIGGER lapse BEFORE UPDATE ON cluster_locks BEGIN SELECT RAISE(ABORT, 'lock storage down'); END"
+      )
+      yield* eventually(Effect.map(execute("SELECT COUNT(*) AS n FROM lapsed"), (rows) => rows[0]!.n >= 300))
+      yield* execute("DROP TRIGGER lapse")
+      yield* execute("DROP TRIGGER lapsed")
+      yield* eventually(Effect.map(lockRows(a.run), (rows) => rows.length === 1 && rows[0]!.n === 300))
+    }
+
+    // B joins: the shards assigned to it leave A, those with a running drain once it has stopped.
+    const b = yield* t.runner
+    yield* eventually(Effect.map(lockRows(a.run), (rows) => rows.some((row) => row.address === b.address)))
+    // Meanwhile A still runs them all: a shard with a running drain is not handed over mid-Step.
+    for (const sessionID of sessions) expect(yield* holderOf(a.run, sessionID)).toBe(a.address)
+
+    // The first Steps end: each second prompt runs where its session is placed now, on B for
+    // the sessions whose shard moved (out of 16, none or all on B's half would be a 1 in 32,768 draw).
+    for (const held of first.values()) yield* held.release
+    yield* eventually(Effect.sync(() => second.size === 16 && [...second.values()].every((held) => held.isReached)))
+    const holders = yield* Effect.forEach(sessions, (sessionID) => holderOf(a.run, sessionID))
+    const moving = sessions.filter((_, i) => holders[i] === b.address)
+    expect(moving.length).toBeGreaterThan(0)
+    expect(holders.filter((holder) => holder === a.address).length).toBeGreaterThan(0)
+    expect(holders.every((holder) => holder === a.address || holder === b.address)).toBe(true)
+    for (const held of second.values()) yield* held.release
+    for (const sessionID of sessions) {
+      yield* a.run(Effect.flatMap(SessionRunner.Service, (runner) => runner.wait(sessionID))).pipe(Effect.orDie)
+      yield* b.run(Effect.flatMap(SessionRunner.Service, (runner) => runner.wait(sessionID))).pipe(Effect.orDie)
+      const types = (yield* a.run(Effect.flatMap(EventLog.Service, (log) => log.read(sessionID)))).map((e) => e.type)
+      const context = `${sessionID} (${moving.includes(sessionID) ? "moved" : "stayed"}): ${types.join(" ")}`
+      expect(
+        types.filter((type) => type === "session.next.prompted"),
+        context
+      ).toHaveLength(2)
+      expect(
+        types.filter((type) => type === "session.next.step.started"),
+        context
+      ).toHaveLength(2)
+      expect(
+        types.filter((type) => type === "session.next.step.ended"),
+        context
+      ).toHaveLength(2)
+      expect(
+        types.filter((type) => type === "session.next.step.failed"),
+        context
+      ).toHaveLength(0)
+    }
+  })
+
 describe("cluster placement", () => {
   it.scopedLive(
     "one runner takes every shard and runs sessions; the lease names its address while it drives one",
@@ -181,77 +279,13 @@ describe("cluster placement", () => {
 
   it.scopedLive(
     "a runner joins: sessions whose shard moves finish their Step, stop at the boundary and go on on the new runner; nothing fails or runs twice",
-    () =>
-      Effect.gen(function* () {
-        const first = new Map<string, LLMScript.Gate>()
-        const second = new Map<string, LLMScript.Gate>()
-        const t = yield* cluster({
-          // Each session's first and second prompts hold after a chunk, until released.
-          respond: (request) => {
-            const sent = JSON.stringify(request.body)
-            const after = /after-(\d+)/.exec(sent)
-            const gates = after === null ? first : second
-            const match = after ?? /hold-(\d+)/.exec(sent)
-            if (match === null) return undefined
-            const held = LLMScript.gate()
-            gates.set(match[1]!, held)
-            return LLMScript.reply(LLMScript.text("partial"), LLMScript.hold(held), LLMScript.finish("stop"))
-          },
-          title: () => LLMScript.reply(LLMScript.text("A title"), LLMScript.finish("stop"))
-        })
-        const a = yield* t.runner
-        yield* eventually(Effect.map(lockRows(a.run), (rows) => rows.length === 1 && rows[0]!.n === 300))
-        // 16 sessions on A alone, each mid-Step with a second prompt queued behind it.
-        const sessions: Array<Identifier.SessionID> = []
-        for (let i = 0; i < 16; i++) {
-          const sessionID = yield* sessionOn(a.run, t.dir)
-          sessions.push(sessionID)
-          yield* prompt(a.run, sessionID, `hold-${i}`)
-        }
-        yield* eventually(Effect.sync(() => first.size === 16 && [...first.values()].every((held) => held.isReached)))
-        for (const [i, sessionID] of sessions.entries()) yield* prompt(a.run, sessionID, `after-${i}`)
+    () => joinMidStep(false),
+    120_000
+  )
 
-        // B joins: the shards assigned to it leave A, those with a running drain once it has stopped.
-        const b = yield* t.runner
-        yield* eventually(Effect.map(lockRows(a.run), (rows) => rows.some((row) => row.address === b.address)))
-        // Meanwhile A still runs them all: a shard with a running drain is not handed over mid-Step.
-        for (const sessionID of sessions) expect(yield* holderOf(a.run, sessionID)).toBe(a.address)
-
-        // The first Steps end: each second prompt runs where its session is placed now, on B for
-        // the sessions whose shard moved (out of 16, none or all on B's half would be a 1 in 32,768 draw).
-        for (const held of first.values()) yield* held.release
-        yield* eventually(Effect.sync(() => second.size === 16 && [...second.values()].every((held) => held.isReached)))
-        const holders = yield* Effect.forEach(sessions, (sessionID) => holderOf(a.run, sessionID))
-        const moving = sessions.filter((_, i) => holders[i] === b.address)
-        expect(moving.length).toBeGreaterThan(0)
-        expect(holders.filter((holder) => holder === a.address).length).toBeGreaterThan(0)
-        expect(holders.every((holder) => holder === a.address || holder === b.address)).toBe(true)
-        for (const held of second.values()) yield* held.release
-        for (const sessionID of sessions) {
-          yield* a.run(Effect.flatMap(SessionRunner.Service, (runner) => runner.wait(sessionID))).pipe(Effect.orDie)
-          yield* b.run(Effect.flatMap(SessionRunner.Service, (runner) => runner.wait(sessionID))).pipe(Effect.orDie)
-          const types = (yield* a.run(Effect.flatMap(EventLog.Service, (log) => log.read(sessionID)))).map(
-            (e) => e.type
-          )
-          const context = `${sessionID} (${moving.includes(sessionID) ? "moved" : "stayed"}): ${types.join(" ")}`
-          expect(
-            types.filter((type) => type === "session.next.prompted"),
-            context
-          ).toHaveLength(2)
-          expect(
-            types.filter((type) => type === "session.next.step.started"),
-            context
-          ).toHaveLength(2)
-          expect(
-            types.filter((type) => type === "session.next.step.ended"),
-            context
-          ).toHaveLength(2)
-          expect(
-            types.filter((type) => type === "session.next.step.failed"),
-            context
-          ).toHaveLength(0)
-        }
-      }),
+  it.scopedLive(
+    "the lock storage fails mid-Step and recovers: the runner takes its shards again and a runner joining later still waits for the running Steps",
+    () => joinMidStep(true),
     120_000
   )
 
