@@ -23,6 +23,7 @@ import { RuntimeMetrics } from "../observability/runtime-metrics.js"
 import * as FifoLock from "../sync/fifo-lock.js"
 import * as CommitFence from "./commit-fence.js"
 import * as LiveBus from "./live-bus.js"
+import { SqliteCommitWatch } from "./sqlite-commit-watch.js"
 
 /**
  * Aggregate IDs are plain strings: the log is generic over its aggregates (sessions are the ones the
@@ -224,7 +225,10 @@ const EnvelopeRow = Schema.Struct({
 const SeqRow = Schema.Struct({ seq: Schema.Number })
 const PositionRow = Schema.Struct({ position: Schema.Number })
 
-/** How often the log looks for events other processes committed to the same SQLite file (ms). */
+/**
+ * How often, at the longest, the log looks for events other processes committed to the same SQLite
+ * file (ms): the file system's report of a write comes first where it has one.
+ */
 export const relayIntervalMs = 250
 
 /** The PostgreSQL channel that announces every durable commit (see {@link layer}). */
@@ -283,8 +287,10 @@ const decodeAnnouncement = Schema.decodeUnknownOption(Announcement)
  * The log over the database's SqlClient; every commit is also published to the instance's LiveBus.
  * Events that other processes commit to the same database (hosts sharing it) are published too:
  *
- * - SQLite: a relay polls every {@link relayIntervalMs} for rows above the last `position` it saw
- *   (the commit-order counter, see `positionKey`), so they arrive at most that much later.
+ * - SQLite: a relay reads the rows above the last `position` it saw (the commit-order counter, see
+ *   `positionKey`) once another connection has committed (SqliteCommitWatch: asked when the file
+ *   system reports a write to the database's write-ahead log, within milliseconds of the commit, and
+ *   every `relayPollMs` where it reports nothing).
  * - PostgreSQL: every append runs `pg_notify(channel, {origin, aggregateID, seq, count})` inside its
  *   transaction, which PostgreSQL delivers on commit, in commit order, to every listener; the log
  *   listens on one connection (`PgClient.listen`, no polling) and, for another process's commit, reads
@@ -295,88 +301,96 @@ const decodeAnnouncement = Schema.decodeUnknownOption(Announcement)
  * When a `CommitFence.Service` is in the context at build time, every append and remove calls its
  * `check` inside the transaction before writing rows (a refusal rolls everything back).
  */
-export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Service> = Layer.scoped(
-  Service,
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const bus = yield* LiveBus.Service
-    const fence = yield* Effect.serviceOption(CommitFence.Service)
-    const pg = sql.onDialectOrElse({
-      // Imported here, so a host over SQLite never loads the PostgreSQL driver.
-      pg: () =>
-        Effect.promise(() => import("../storage/postgres-database.js")).pipe(
-          Effect.flatMap((module) => Effect.serviceOption(module.PgClient.PgClient))
-        ),
-      orElse: () => Effect.succeedNone
-    })
-    const listener = yield* pg
-    const isPostgres = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
-    const live = yield* Effect.acquireRelease(PubSub.unbounded<Envelope>(), PubSub.shutdown)
-    // One commit at a time per process; holding this across commit and publish keeps publish order
-    // equal to commit order, so live readers see each aggregate's seq strictly increasing.
-    const writer = yield* FifoLock.make
-    // The ids this instance committed that the SQLite relay (below) has not passed yet: not published twice.
-    const own = new Set<string>()
-    // Who this instance is in PostgreSQL announcements: its own are not read back.
-    const origin = Identifier.newEventID()
-    // Aggregates removed in this process → the id of the envelope that ends their follows
-    // (insertion-ordered, so the first key is the oldest). An append to one of them forgets it.
-    const removed = new Map<string, string>()
+export const layerWith = (options: {
+  /** SQLite: how often the relay looks when the file system reports nothing; default {@link relayIntervalMs}. */
+  readonly relayPollMs?: number | undefined
+  /** SQLite: whether the relay also looks when the file system reports a write (default true; false only polls). */
+  readonly watchFiles?: boolean | undefined
+}): Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Service> =>
+  Layer.scoped(
+    Service,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const bus = yield* LiveBus.Service
+      const fence = yield* Effect.serviceOption(CommitFence.Service)
+      const pg = sql.onDialectOrElse({
+        // Imported here, so a host over SQLite never loads the PostgreSQL driver.
+        pg: () =>
+          Effect.promise(() => import("../storage/postgres-database.js")).pipe(
+            Effect.flatMap((module) => Effect.serviceOption(module.PgClient.PgClient))
+          ),
+        orElse: () => Effect.succeedNone
+      })
+      const listener = yield* pg
+      const isPostgres = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
+      const live = yield* Effect.acquireRelease(PubSub.unbounded<Envelope>(), PubSub.shutdown)
+      // One commit at a time per process; holding this across commit and publish keeps publish order
+      // equal to commit order, so live readers see each aggregate's seq strictly increasing.
+      const writer = yield* FifoLock.make
+      // The ids this instance committed that the SQLite relay (below) has not passed yet: not published
+      // twice; and the position of its latest commit.
+      const own = new Set<string>()
+      let ownTop = 0
+      // Who this instance is in PostgreSQL announcements: its own are not read back.
+      const origin = Identifier.newEventID()
+      // Aggregates removed in this process → the id of the envelope that ends their follows
+      // (insertion-ordered, so the first key is the oldest). An append to one of them forgets it.
+      const removed = new Map<string, string>()
 
-    // The queries. Every one dies on an SQL or decoding error: the log's only failure mode is a defect.
-    const bumpSequence = SqlSchema.single({
-      Request: Schema.Struct({ aggregateID: Schema.String, start: Schema.Number, by: Schema.Number }),
-      Result: SeqRow,
-      execute: ({ aggregateID, start, by }) => sql`
+      // The queries. Every one dies on an SQL or decoding error: the log's only failure mode is a defect.
+      const bumpSequence = SqlSchema.single({
+        Request: Schema.Struct({ aggregateID: Schema.String, start: Schema.Number, by: Schema.Number }),
+        Result: SeqRow,
+        execute: ({ aggregateID, start, by }) => sql`
         INSERT INTO event_sequence (aggregate_id, seq) VALUES (${aggregateID}, ${start})
         ON CONFLICT (aggregate_id) DO UPDATE SET seq = event_sequence.seq + ${by}
         RETURNING seq`
-    })
-    const newPositions = SqlSchema.findAll({
-      Request: Schema.Number,
-      Result: PositionRow,
-      execute: (count) =>
-        isPostgres
-          ? sql`SELECT nextval('event_position') AS position FROM generate_series(1, ${count}::integer)`
-          : sql`
+      })
+      const newPositions = SqlSchema.findAll({
+        Request: Schema.Number,
+        Result: PositionRow,
+        execute: (count) =>
+          isPostgres
+            ? sql`SELECT nextval('event_position') AS position FROM generate_series(1, ${count}::integer)`
+            : sql`
             INSERT INTO event_sequence (aggregate_id, seq) VALUES (${positionKey}, ${count})
             ON CONFLICT (aggregate_id) DO UPDATE SET seq = event_sequence.seq + ${count}
             RETURNING seq AS position`
-    })
-    const insertRows = SqlSchema.void({
-      Request: Schema.Array(
-        Schema.Struct({
-          id: Schema.String,
-          aggregate_id: Schema.String,
-          seq: Schema.Number,
-          type: Schema.String,
-          version: Schema.Number,
-          data: Schema.String,
-          time_created: Schema.Number,
-          position: Schema.Number
-        })
-      ),
-      execute: (rows) => sql`INSERT INTO event ${sql.insert(rows)}`
-    })
-    const announce = SqlSchema.void({
-      Request: Schema.String,
-      execute: (payload) => sql`SELECT pg_notify(${channel}, ${payload})`
-    })
-    const deleteLogs = SqlSchema.void({
-      Request: Schema.Array(Schema.String),
-      execute: (aggregateIDs) =>
-        sql`DELETE FROM event WHERE aggregate_id IN ${sql.in(aggregateIDs)}`.pipe(
-          Effect.zipRight(sql`DELETE FROM event_sequence WHERE aggregate_id IN ${sql.in(aggregateIDs)}`)
-        )
-    })
-    const ReadRequest = Schema.Struct({
-      aggregateIDs: Schema.Array(Schema.String),
-      after: Schema.Number,
-      through: Schema.optional(Schema.Number),
-      limit: Schema.optional(Schema.Number),
-      types: Schema.optional(Schema.Array(Schema.String))
-    })
-    const selectRows = (request: typeof ReadRequest.Type) => sql`
+      })
+      const insertRows = SqlSchema.void({
+        Request: Schema.Array(
+          Schema.Struct({
+            id: Schema.String,
+            aggregate_id: Schema.String,
+            seq: Schema.Number,
+            type: Schema.String,
+            version: Schema.Number,
+            data: Schema.String,
+            time_created: Schema.Number,
+            position: Schema.Number
+          })
+        ),
+        execute: (rows) => sql`INSERT INTO event ${sql.insert(rows)}`
+      })
+      const announce = SqlSchema.void({
+        Request: Schema.String,
+        execute: (payload) => sql`SELECT pg_notify(${channel}, ${payload})`
+      })
+      const deleteLogs = SqlSchema.void({
+        Request: Schema.Array(Schema.String),
+        execute: (aggregateIDs) =>
+          sql`DELETE FROM event WHERE aggregate_id IN ${sql.in(aggregateIDs)}`.pipe(
+            Effect.zipRight(sql`DELETE FROM event_sequence WHERE aggregate_id IN ${sql.in(aggregateIDs)}`)
+          )
+      })
+      const ReadRequest = Schema.Struct({
+        aggregateIDs: Schema.Array(Schema.String),
+        after: Schema.Number,
+        through: Schema.optional(Schema.Number),
+        limit: Schema.optional(Schema.Number),
+        types: Schema.optional(Schema.Array(Schema.String))
+      })
+      const selectRows = (request: typeof ReadRequest.Type) => sql`
       SELECT id, aggregate_id, type, seq, version, data FROM event
       WHERE ${request.aggregateIDs.length === 1 ? sql`aggregate_id = ${request.aggregateIDs[0]!}` : sql`aggregate_id IN ${sql.in(request.aggregateIDs)}`}
         AND seq > ${request.after}
@@ -384,383 +398,402 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Se
         ${request.types === undefined ? sql`` : sql`AND type IN ${sql.in(request.types)}`}
       ORDER BY aggregate_id, seq
       ${request.limit === undefined ? sql`` : sql`LIMIT ${request.limit}`}`
-    const selectEnvelopes = SqlSchema.findAll({ Request: ReadRequest, Result: EnvelopeRow, execute: selectRows })
-    const selectLastSeq = SqlSchema.findOne({
-      Request: Schema.String,
-      Result: SeqRow,
-      execute: (aggregateID) => sql`SELECT seq FROM event_sequence WHERE aggregate_id = ${aggregateID}`
-    })
-    const selectAfterPosition = SqlSchema.findAll({
-      Request: Schema.Number,
-      Result: ForeignRow,
-      execute: (after) => sql`
+      const selectEnvelopes = SqlSchema.findAll({ Request: ReadRequest, Result: EnvelopeRow, execute: selectRows })
+      const selectLastSeq = SqlSchema.findOne({
+        Request: Schema.String,
+        Result: SeqRow,
+        execute: (aggregateID) => sql`SELECT seq FROM event_sequence WHERE aggregate_id = ${aggregateID}`
+      })
+      const selectAfterPosition = SqlSchema.findAll({
+        Request: Schema.Number,
+        Result: ForeignRow,
+        execute: (after) => sql`
         SELECT id, aggregate_id, type, seq, version, data, position FROM event
         WHERE position > ${after} ORDER BY position`
-    })
-    const selectTopPosition = SqlSchema.single({
-      Request: Schema.Void,
-      Result: PositionRow,
-      execute: () => sql`SELECT coalesce(max(position), 0) AS position FROM event`
-    })
-
-    const toEnvelope = (row: typeof EnvelopeRow.Type): Envelope => ({
-      id: row.id,
-      type: row.type,
-      durable: { aggregateID: row.aggregate_id, seq: row.seq, version: row.version },
-      data: row.data
-    })
-
-    const checkFence = (aggregateIDs: ReadonlyArray<string>) =>
-      fence._tag === "None"
-        ? Effect.void
-        : Effect.forEach(aggregateIDs, (aggregateID) => fence.value.check(aggregateID), { discard: true }).pipe(
-            Effect.provideService(SqlClient.SqlClient, sql)
-          )
-
-    const insert = Effect.fnUntraced(function* (aggregateID: string, events: ReadonlyArray<Draft>, opens: boolean) {
-      yield* checkFence([aggregateID])
-      // A new aggregate's sequence starts at the last seq handed out: `n` (seqs 1..n), or `n - 1`
-      // when the first event is its origin (seqs 0..n-1). An existing one just advances by `n`.
-      const bumped = yield* bumpSequence({
-        aggregateID,
-        start: opens ? events.length - 1 : events.length,
-        by: events.length
       })
-      const first = bumped.seq - events.length + 1
-      const positions = yield* newPositions(events.length)
-      // SQLite answers the counter's new value (the last of ours); PostgreSQL one position per event.
-      const position = (index: number) =>
-        positions.length === 1 ? positions[0]!.position - events.length + 1 + index : positions[index]!.position
-      const now = yield* Clock.currentTimeMillis
-      const committed = events.map(
-        (event, index): Envelope => ({
-          id: Identifier.newEventID(now),
-          type: event.type,
-          durable: { aggregateID, seq: first + index, version: event.version },
-          data: event.data
-        })
-      )
-      yield* insertRows(
-        committed.map((envelope, index) => ({
-          id: envelope.id,
-          aggregate_id: aggregateID,
-          seq: envelope.durable.seq,
-          type: envelope.type,
-          version: envelope.durable.version,
-          // The contract-encoded JSON, written once: replays hand these bytes on as they are.
-          data: JSON.stringify(envelope.data),
-          time_created: now,
-          position: position(index)
-        }))
-      )
-      if (isPostgres) {
-        yield* announce(JSON.stringify({ origin, aggregateID, seq: bumped.seq, count: events.length }))
-      }
-      return committed
-    })
+      const selectTopPosition = SqlSchema.single({
+        Request: Schema.Void,
+        Result: PositionRow,
+        execute: () => sql`SELECT coalesce(max(position), 0) AS position FROM event`
+      })
 
-    // Untraced: an append runs for every durable event batch of a Step, and a span per append costs
-    // more than the statements it would time (the commit metric observes each transaction).
-    const append = Effect.fnUntraced(
-      function* <E>(
-        aggregateID: string,
-        events: ReadonlyArray<Draft>,
-        project?: Projection<E>,
-        options?: AppendOptions
+      const toEnvelope = (row: typeof EnvelopeRow.Type): Envelope => ({
+        id: row.id,
+        type: row.type,
+        durable: { aggregateID: row.aggregate_id, seq: row.seq, version: row.version },
+        data: row.data
+      })
+
+      const checkFence = (aggregateIDs: ReadonlyArray<string>) =>
+        fence._tag === "None"
+          ? Effect.void
+          : Effect.forEach(aggregateIDs, (aggregateID) => fence.value.check(aggregateID), { discard: true }).pipe(
+              Effect.provideService(SqlClient.SqlClient, sql)
+            )
+
+      const insert = Effect.fnUntraced(function* (aggregateID: string, events: ReadonlyArray<Draft>, opens: boolean) {
+        yield* checkFence([aggregateID])
+        // A new aggregate's sequence starts at the last seq handed out: `n` (seqs 1..n), or `n - 1`
+        // when the first event is its origin (seqs 0..n-1). An existing one just advances by `n`.
+        const bumped = yield* bumpSequence({
+          aggregateID,
+          start: opens ? events.length - 1 : events.length,
+          by: events.length
+        })
+        const first = bumped.seq - events.length + 1
+        const positions = yield* newPositions(events.length)
+        // SQLite answers the counter's new value (the last of ours); PostgreSQL one position per event.
+        const position = (index: number) =>
+          positions.length === 1 ? positions[0]!.position - events.length + 1 + index : positions[index]!.position
+        const now = yield* Clock.currentTimeMillis
+        const committed = events.map(
+          (event, index): Envelope => ({
+            id: Identifier.newEventID(now),
+            type: event.type,
+            durable: { aggregateID, seq: first + index, version: event.version },
+            data: event.data
+          })
+        )
+        yield* insertRows(
+          committed.map((envelope, index) => ({
+            id: envelope.id,
+            aggregate_id: aggregateID,
+            seq: envelope.durable.seq,
+            type: envelope.type,
+            version: envelope.durable.version,
+            // The contract-encoded JSON, written once: replays hand these bytes on as they are.
+            data: JSON.stringify(envelope.data),
+            time_created: now,
+            position: position(index)
+          }))
+        )
+        if (isPostgres) {
+          yield* announce(JSON.stringify({ origin, aggregateID, seq: bumped.seq, count: events.length }))
+        }
+        return { committed, top: position(events.length - 1) }
+      })
+
+      // Untraced: an append runs for every durable event batch of a Step, and a span per append costs
+      // more than the statements it would time (the commit metric observes each transaction).
+      const append = Effect.fnUntraced(
+        function* <E>(
+          aggregateID: string,
+          events: ReadonlyArray<Draft>,
+          project?: Projection<E>,
+          options?: AppendOptions
+        ) {
+          if (events.length === 0) return []
+          if (aggregateID === positionKey) return yield* Effect.dieMessage("EventLog.append: the empty aggregate ID")
+          const outer = yield* Effect.serviceOption(SqlClient.TransactionConnection)
+          if (outer._tag === "Some") {
+            return yield* Effect.dieMessage("EventLog.append must not run inside another SQL transaction")
+          }
+          const transaction = insert(aggregateID, events, options?.opens === true).pipe(
+            Effect.orDie,
+            Effect.tap(({ committed }) =>
+              project === undefined ? Effect.void : Effect.provideService(project(committed), SqlClient.SqlClient, sql)
+            ),
+            sql.withTransaction,
+            RuntimeMetrics.commit,
+            Effect.catchIf((error): error is SqlError.SqlError => error instanceof SqlError.SqlError, Effect.die),
+            Effect.map(({ committed, top }) => {
+              removed.delete(aggregateID)
+              if (!isPostgres) {
+                for (const envelope of committed) own.add(envelope.id)
+                ownTop = top
+              }
+              return committed
+            }),
+            Effect.tap((committed) => PubSub.publishAll(live, committed)),
+            // Still under the writer permit: the bus sees commits in commit order, and before append
+            // resolves, so a publisher's later live deltas can never overtake its durable events.
+            Effect.tap((committed) => bus.publishAll(interleave(committed, options?.live)))
+          )
+          return yield* writer.withLock(Effect.uninterruptible(transaction))
+        },
+        (effect, aggregateID) => Effect.annotateLogs(effect, { aggregateID })
+      )
+
+      const remove = Effect.fn("EventLog.remove")(function* <E>(
+        aggregateIDs: ReadonlyArray<string>,
+        options: {
+          readonly project?:
+            | ((removed: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>, E, SqlClient.SqlClient>)
+            | undefined
+          readonly announce: readonly [LiveBus.Envelope, ...Array<LiveBus.Envelope>]
+        }
       ) {
-        if (events.length === 0) return []
-        if (aggregateID === positionKey) return yield* Effect.dieMessage("EventLog.append: the empty aggregate ID")
         const outer = yield* Effect.serviceOption(SqlClient.TransactionConnection)
         if (outer._tag === "Some") {
-          return yield* Effect.dieMessage("EventLog.append must not run inside another SQL transaction")
+          return yield* Effect.dieMessage("EventLog.remove must not run inside another SQL transaction")
         }
-        const transaction = insert(aggregateID, events, options?.opens === true).pipe(
-          Effect.orDie,
-          Effect.tap((committed) =>
-            project === undefined ? Effect.void : Effect.provideService(project(committed), SqlClient.SqlClient, sql)
+        if (aggregateIDs.includes(positionKey))
+          return yield* Effect.dieMessage("EventLog.remove: the empty aggregate ID")
+        const marker = options.announce[options.announce.length - 1]!.id
+        // The fence first; then the projection, so it can still read the logs it is removing (e.g. what
+        // they refer to); then the fence again for the further aggregates it added.
+        const transaction = checkFence(aggregateIDs).pipe(
+          Effect.zipRight(
+            options.project === undefined
+              ? Effect.succeed<ReadonlyArray<string>>([])
+              : Effect.provideService(options.project(aggregateIDs), SqlClient.SqlClient, sql)
           ),
+          Effect.map((further) => ({
+            all: [...new Set([...aggregateIDs, ...further])].filter((id) => id !== positionKey),
+            added: further.filter((id) => !aggregateIDs.includes(id))
+          })),
+          Effect.tap(({ all, added }) =>
+            checkFence(added).pipe(Effect.zipRight(all.length === 0 ? Effect.void : deleteLogs(all)))
+          ),
+          Effect.map(({ all }) => all),
           sql.withTransaction,
-          RuntimeMetrics.commit,
-          Effect.catchIf((error): error is SqlError.SqlError => error instanceof SqlError.SqlError, Effect.die),
-          Effect.tap((committed) =>
+          Effect.catchIf(
+            (error): error is SqlError.SqlError | ParseResult.ParseError =>
+              error instanceof SqlError.SqlError || ParseResult.isParseError(error),
+            Effect.die
+          ),
+          Effect.flatMap((removedIDs) =>
             Effect.sync(() => {
-              removed.delete(aggregateID)
-              if (!isPostgres) for (const envelope of committed) own.add(envelope.id)
+              for (const aggregateID of removedIDs) {
+                removed.delete(aggregateID)
+                removed.set(aggregateID, marker)
+              }
+              while (removed.size > removedCapacity) removed.delete(removed.keys().next().value!)
             })
           ),
-          Effect.tap((committed) => PubSub.publishAll(live, committed)),
-          // Still under the writer permit: the bus sees commits in commit order, and before append
-          // resolves, so a publisher's later live deltas can never overtake its durable events.
-          Effect.tap((committed) => bus.publishAll(interleave(committed, options?.live)))
+          Effect.zipRight(bus.publishAll(options.announce))
         )
         return yield* writer.withLock(Effect.uninterruptible(transaction))
-      },
-      (effect, aggregateID) => Effect.annotateLogs(effect, { aggregateID })
-    )
-
-    const remove = Effect.fn("EventLog.remove")(function* <E>(
-      aggregateIDs: ReadonlyArray<string>,
-      options: {
-        readonly project?:
-          | ((removed: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>, E, SqlClient.SqlClient>)
-          | undefined
-        readonly announce: readonly [LiveBus.Envelope, ...Array<LiveBus.Envelope>]
-      }
-    ) {
-      const outer = yield* Effect.serviceOption(SqlClient.TransactionConnection)
-      if (outer._tag === "Some") {
-        return yield* Effect.dieMessage("EventLog.remove must not run inside another SQL transaction")
-      }
-      if (aggregateIDs.includes(positionKey)) return yield* Effect.dieMessage("EventLog.remove: the empty aggregate ID")
-      const marker = options.announce[options.announce.length - 1]!.id
-      // The fence first; then the projection, so it can still read the logs it is removing (e.g. what
-      // they refer to); then the fence again for the further aggregates it added.
-      const transaction = checkFence(aggregateIDs).pipe(
-        Effect.zipRight(
-          options.project === undefined
-            ? Effect.succeed<ReadonlyArray<string>>([])
-            : Effect.provideService(options.project(aggregateIDs), SqlClient.SqlClient, sql)
-        ),
-        Effect.map((further) => ({
-          all: [...new Set([...aggregateIDs, ...further])].filter((id) => id !== positionKey),
-          added: further.filter((id) => !aggregateIDs.includes(id))
-        })),
-        Effect.tap(({ all, added }) =>
-          checkFence(added).pipe(Effect.zipRight(all.length === 0 ? Effect.void : deleteLogs(all)))
-        ),
-        Effect.map(({ all }) => all),
-        sql.withTransaction,
-        Effect.catchIf(
-          (error): error is SqlError.SqlError | ParseResult.ParseError =>
-            error instanceof SqlError.SqlError || ParseResult.isParseError(error),
-          Effect.die
-        ),
-        Effect.flatMap((removedIDs) =>
-          Effect.sync(() => {
-            for (const aggregateID of removedIDs) {
-              removed.delete(aggregateID)
-              removed.set(aggregateID, marker)
-            }
-            while (removed.size > removedCapacity) removed.delete(removed.keys().next().value!)
-          })
-        ),
-        Effect.zipRight(bus.publishAll(options.announce))
-      )
-      return yield* writer.withLock(Effect.uninterruptible(transaction))
-    })
-
-    const readEnvelopes = (request: typeof ReadRequest.Type) =>
-      selectEnvelopes(request).pipe(
-        Effect.map((rows) => rows.map(toEnvelope)),
-        Effect.orDie
-      )
-
-    const read = Effect.fn("EventLog.read")(function* (aggregateID: string, options?: ReadOptions) {
-      return yield* readEnvelopes({
-        aggregateIDs: [aggregateID],
-        after: options?.after ?? 0,
-        limit: options?.limit,
-        types: options?.types
       })
-    })
 
-    const readMany = Effect.fn("EventLog.readMany")(function* (
-      aggregateIDs: ReadonlyArray<string>,
-      options?: { readonly types?: ReadonlyArray<string> | undefined }
-    ) {
-      if (aggregateIDs.length === 0) return []
-      return yield* readEnvelopes({ aggregateIDs, after: -1, types: options?.types })
-    })
-
-    const lastSeq = Effect.fn("EventLog.lastSeq")(function* (aggregateID: string) {
-      const row = yield* Effect.orDie(selectLastSeq(aggregateID))
-      return row._tag === "Some" ? row.value.seq : 0
-    })
-
-    const subscribe = PubSub.subscribe(live)
-
-    const publishForeign = (envelopes: ReadonlyArray<Envelope>) =>
-      envelopes.length === 0
-        ? Effect.void
-        : PubSub.publishAll(live, envelopes).pipe(Effect.zipRight(bus.publishAll(envelopes)))
-
-    if (listener._tag === "None") {
-      // The SQLite relay: events other processes committed, found by position (which grows in commit
-      // order and never goes back: see positionKey), published under the writer permit so that they
-      // never interleave with a local commit and its publication.
-      let relayed = (yield* Effect.orDie(selectTopPosition(undefined))).position
-      const relay = Effect.gen(function* () {
-        const fresh = yield* Effect.orDie(selectAfterPosition(relayed))
-        if (fresh.length === 0) return
-        relayed = fresh.at(-1)!.position
-        const envelopes: Array<Envelope> = []
-        for (const row of fresh) {
-          if (own.delete(row.id)) continue
-          envelopes.push({
-            id: row.id as Identifier.EventID,
-            type: row.type,
-            durable: { aggregateID: row.aggregate_id, seq: row.seq, version: row.version },
-            data: JSON.parse(row.data)
-          })
-        }
-        yield* publishForeign(envelopes)
-      }).pipe(writer.withLock, Effect.withSpan("EventLog.relay"))
-      yield* Effect.forkScoped(
-        WallClock.every(
-          relayIntervalMs,
-          relay.pipe(
-            Effect.catchAllCause((cause) => Effect.logWarning("relaying other processes' events failed", cause))
-          )
+      const readEnvelopes = (request: typeof ReadRequest.Type) =>
+        selectEnvelopes(request).pipe(
+          Effect.map((rows) => rows.map(toEnvelope)),
+          Effect.orDie
         )
-      )
-    } else {
-      // PostgreSQL: LISTEN on one connection; each announcement of another process's commit is read
-      // back by (aggregate, seq range) and published, under the writer permit like a local commit.
-      const ready = yield* Deferred.make<void>()
-      const readyPayload = `ready:${origin}`
-      const relayed = (payload: string) =>
-        Effect.gen(function* () {
-          if (payload === readyPayload) return yield* Deferred.succeed(ready, undefined)
-          const announcement = decodeAnnouncement(payload)
-          if (announcement._tag === "None" || announcement.value.origin === origin) return
-          const { aggregateID, seq, count } = announcement.value
-          const envelopes = yield* readEnvelopes({ aggregateIDs: [aggregateID], after: seq - count, through: seq })
-          yield* publishForeign(envelopes).pipe(writer.withLock)
-        }).pipe(
-          Effect.catchAllCause((cause) => Effect.logWarning("relaying another process's commit failed", cause)),
-          Effect.withSpan("EventLog.relay")
-        )
-      yield* listener.value.listen(channel).pipe(
-        Stream.runForEach(relayed),
-        Effect.catchAllCause((cause) => Effect.logWarning("listening for other processes' commits failed", cause)),
-        Effect.zipRight(WallClock.sleep(Duration.seconds(1))),
-        Effect.forever,
-        Effect.forkScoped
-      )
-      // LISTEN is issued when the stream starts: announce ourselves until we hear it back.
-      yield* announce(readyPayload).pipe(
-        Effect.orDie,
-        Effect.zipRight(WallClock.sleep(Duration.millis(50))),
-        Effect.forever,
-        Effect.race(Deferred.await(ready))
-      )
-    }
 
-    /**
-     * One aggregate's log as a stream of `A`: keyset pages of stored rows after `after`, then live
-     * commits from the bus, in seq order without gaps or duplicates (see {@link Interface.follow}).
-     */
-    const tail = <A>(
-      aggregateID: string,
-      options: { readonly after?: number | undefined; readonly capacity?: number | undefined } | undefined,
-      page: (after: number, limit: number | undefined) => Effect.Effect<ReadonlyArray<A>>,
-      fromLive: (envelope: Envelope) => A,
-      seqOf: (item: A) => number
-    ): Stream.Stream<A> =>
-      Stream.suspend(() => {
-        // The last seq handed downstream by this run: where a catch-up resumes.
-        let delivered = options?.after ?? 0
-        const from = (after: number): Stream.Stream<A> =>
-          Stream.unwrapScoped(
-            Effect.gen(function* () {
-              // Subscribe before reading, so an append committing in between is on the bus if not in the read.
-              const subscription = yield* bus.subscribe({ capacity: options?.capacity })
-              // Removed before this run subscribed: nothing more will come after what is stored.
-              const ended = removed.has(aggregateID)
-              // The last seq this run handed on (or read, for the replay's pages).
-              let last = after
-              const past = Stream.paginateChunkEffect(firstPage, (limit) =>
-                Effect.map(page(last, limit), (rows) => {
-                  if (rows.length > 0) last = seqOf(rows[rows.length - 1]!)
-                  return [
-                    Chunk.unsafeFromArray(rows as Array<A>),
-                    rows.length < limit ? Option.none<number>() : Option.some(nextPages)
-                  ] as const
-                })
-              )
-              if (ended) return past
-              // Live events come in seq order from this process's own commits; another process's
-              // arrive later through the relay, possibly behind a local one: a gap is filled from the
-              // log, and what was already handed on is dropped.
-              const inOrder = (chunk: Chunk.Chunk<A>): Effect.Effect<Chunk.Chunk<A>> => {
-                const out: Array<A> = []
-                let index = 0
-                for (const item of chunk) {
-                  index++
-                  const seq = seqOf(item)
-                  if (seq <= last) continue
-                  if (seq === last + 1) {
-                    out.push(item)
-                    last = seq
-                    continue
-                  }
-                  const rest = Chunk.drop(chunk, index - 1)
-                  return Effect.flatMap(page(last, undefined), (missing) => {
-                    out.push(...missing)
-                    if (missing.length > 0) last = seqOf(missing[missing.length - 1]!)
-                    return Effect.map(inOrder(rest), (more) => Chunk.appendAll(Chunk.unsafeFromArray(out), more))
-                  })
-                }
-                return Effect.succeed(Chunk.unsafeFromArray(out))
-              }
-              const live = subscription.pipe(
-                // Removed while following: the envelope announcing it is the end.
-                Stream.takeWhile((envelope) => removed.get(aggregateID) !== envelope.id),
-                Stream.filter((envelope): envelope is Envelope => envelope.durable?.aggregateID === aggregateID),
-                Stream.mapChunks(Chunk.map(fromLive)),
-                Stream.mapChunksEffect(inOrder)
-              )
-              return Stream.concat(past, live)
+      const read = Effect.fn("EventLog.read")(function* (aggregateID: string, options?: ReadOptions) {
+        return yield* readEnvelopes({
+          aggregateIDs: [aggregateID],
+          after: options?.after ?? 0,
+          limit: options?.limit,
+          types: options?.types
+        })
+      })
+
+      const readMany = Effect.fn("EventLog.readMany")(function* (
+        aggregateIDs: ReadonlyArray<string>,
+        options?: { readonly types?: ReadonlyArray<string> | undefined }
+      ) {
+        if (aggregateIDs.length === 0) return []
+        return yield* readEnvelopes({ aggregateIDs, after: -1, types: options?.types })
+      })
+
+      const lastSeq = Effect.fn("EventLog.lastSeq")(function* (aggregateID: string) {
+        const row = yield* Effect.orDie(selectLastSeq(aggregateID))
+        return row._tag === "Some" ? row.value.seq : 0
+      })
+
+      const subscribe = PubSub.subscribe(live)
+
+      const publishForeign = (envelopes: ReadonlyArray<Envelope>) =>
+        envelopes.length === 0
+          ? Effect.void
+          : PubSub.publishAll(live, envelopes).pipe(Effect.zipRight(bus.publishAll(envelopes)))
+
+      if (listener._tag === "None") {
+        // The SQLite relay: events other processes committed, found by position (which grows in commit
+        // order and never goes back: see positionKey), published under the writer permit so that they
+        // never interleave with a local commit and its publication.
+        // It reads the rows only once another connection has committed (SqliteCommitWatch); until then
+        // every row above `relayed` is this process's own, so its marks are passed at once. The question
+        // is asked under the writer permit: a row another process commits after it has a position above
+        // every local commit made before it.
+        const watch = yield* SqliteCommitWatch.make({
+          pollMs: options.relayPollMs ?? relayIntervalMs,
+          watchFiles: options.watchFiles ?? true
+        })
+        let relayed = (yield* Effect.orDie(selectTopPosition(undefined))).position
+        const relay = Effect.gen(function* () {
+          if (!(yield* watch.changed)) {
+            relayed = Math.max(relayed, ownTop)
+            own.clear()
+            return
+          }
+          const fresh = yield* Effect.orDie(selectAfterPosition(relayed))
+          if (fresh.length === 0) return
+          relayed = fresh.at(-1)!.position
+          const envelopes: Array<Envelope> = []
+          for (const row of fresh) {
+            if (own.delete(row.id)) continue
+            envelopes.push({
+              id: row.id as Identifier.EventID,
+              type: row.type,
+              durable: { aggregateID: row.aggregate_id, seq: row.seq, version: row.version },
+              data: JSON.parse(row.data)
             })
-          ).pipe(
-            Stream.mapChunks((chunk) => {
-              const lastItem = Chunk.last(chunk)
-              if (lastItem._tag === "Some") delivered = seqOf(lastItem.value)
-              return chunk
-            }),
-            // Fell behind the bus: the log has everything, so read on from the last delivered seq.
-            Stream.catchTag("SlowConsumerError", () => Stream.suspend(() => from(delivered)))
+          }
+          yield* publishForeign(envelopes)
+        }).pipe(writer.withLock, Effect.withSpan("EventLog.relay"))
+        yield* Effect.forkScoped(
+          Effect.forever(
+            watch.woken.pipe(
+              Effect.zipRight(relay),
+              Effect.catchAllCause((cause) => Effect.logWarning("relaying other processes' events failed", cause))
+            )
           )
-        return from(delivered)
-      })
+        )
+      } else {
+        // PostgreSQL: LISTEN on one connection; each announcement of another process's commit is read
+        // back by (aggregate, seq range) and published, under the writer permit like a local commit.
+        const ready = yield* Deferred.make<void>()
+        const readyPayload = `ready:${origin}`
+        const relayed = (payload: string) =>
+          Effect.gen(function* () {
+            if (payload === readyPayload) return yield* Deferred.succeed(ready, undefined)
+            const announcement = decodeAnnouncement(payload)
+            if (announcement._tag === "None" || announcement.value.origin === origin) return
+            const { aggregateID, seq, count } = announcement.value
+            const envelopes = yield* readEnvelopes({ aggregateIDs: [aggregateID], after: seq - count, through: seq })
+            yield* publishForeign(envelopes).pipe(writer.withLock)
+          }).pipe(
+            Effect.catchAllCause((cause) => Effect.logWarning("relaying another process's commit failed", cause)),
+            Effect.withSpan("EventLog.relay")
+          )
+        yield* listener.value.listen(channel).pipe(
+          Stream.runForEach(relayed),
+          Effect.catchAllCause((cause) => Effect.logWarning("listening for other processes' commits failed", cause)),
+          Effect.zipRight(WallClock.sleep(Duration.seconds(1))),
+          Effect.forever,
+          Effect.forkScoped
+        )
+        // LISTEN is issued when the stream starts: announce ourselves until we hear it back.
+        yield* announce(readyPayload).pipe(
+          Effect.orDie,
+          Effect.zipRight(WallClock.sleep(Duration.millis(50))),
+          Effect.forever,
+          Effect.race(Deferred.await(ready))
+        )
+      }
 
-    const follow = (
-      aggregateID: string,
-      options?: { readonly after?: number | undefined; readonly capacity?: number | undefined }
-    ): Stream.Stream<Envelope> =>
-      tail(
-        aggregateID,
-        options,
-        (after, limit) => readEnvelopes({ aggregateIDs: [aggregateID], after, limit }),
-        (envelope) => envelope,
-        (envelope) => envelope.durable.seq
-      )
+      /**
+       * One aggregate's log as a stream of `A`: keyset pages of stored rows after `after`, then live
+       * commits from the bus, in seq order without gaps or duplicates (see {@link Interface.follow}).
+       */
+      const tail = <A>(
+        aggregateID: string,
+        options: { readonly after?: number | undefined; readonly capacity?: number | undefined } | undefined,
+        page: (after: number, limit: number | undefined) => Effect.Effect<ReadonlyArray<A>>,
+        fromLive: (envelope: Envelope) => A,
+        seqOf: (item: A) => number
+      ): Stream.Stream<A> =>
+        Stream.suspend(() => {
+          // The last seq handed downstream by this run: where a catch-up resumes.
+          let delivered = options?.after ?? 0
+          const from = (after: number): Stream.Stream<A> =>
+            Stream.unwrapScoped(
+              Effect.gen(function* () {
+                // Subscribe before reading, so an append committing in between is on the bus if not in the read.
+                const subscription = yield* bus.subscribe({ capacity: options?.capacity })
+                // Removed before this run subscribed: nothing more will come after what is stored.
+                const ended = removed.has(aggregateID)
+                // The last seq this run handed on (or read, for the replay's pages).
+                let last = after
+                const past = Stream.paginateChunkEffect(firstPage, (limit) =>
+                  Effect.map(page(last, limit), (rows) => {
+                    if (rows.length > 0) last = seqOf(rows[rows.length - 1]!)
+                    return [
+                      Chunk.unsafeFromArray(rows as Array<A>),
+                      rows.length < limit ? Option.none<number>() : Option.some(nextPages)
+                    ] as const
+                  })
+                )
+                if (ended) return past
+                // Live events come in seq order from this process's own commits; another process's
+                // arrive later through the relay, possibly behind a local one: a gap is filled from the
+                // log, and what was already handed on is dropped.
+                const inOrder = (chunk: Chunk.Chunk<A>): Effect.Effect<Chunk.Chunk<A>> => {
+                  const out: Array<A> = []
+                  let index = 0
+                  for (const item of chunk) {
+                    index++
+                    const seq = seqOf(item)
+                    if (seq <= last) continue
+                    if (seq === last + 1) {
+                      out.push(item)
+                      last = seq
+                      continue
+                    }
+                    const rest = Chunk.drop(chunk, index - 1)
+                    return Effect.flatMap(page(last, undefined), (missing) => {
+                      out.push(...missing)
+                      if (missing.length > 0) last = seqOf(missing[missing.length - 1]!)
+                      return Effect.map(inOrder(rest), (more) => Chunk.appendAll(Chunk.unsafeFromArray(out), more))
+                    })
+                  }
+                  return Effect.succeed(Chunk.unsafeFromArray(out))
+                }
+                const live = subscription.pipe(
+                  // Removed while following: the envelope announcing it is the end.
+                  Stream.takeWhile((envelope) => removed.get(aggregateID) !== envelope.id),
+                  Stream.filter((envelope): envelope is Envelope => envelope.durable?.aggregateID === aggregateID),
+                  Stream.mapChunks(Chunk.map(fromLive)),
+                  Stream.mapChunksEffect(inOrder)
+                )
+                return Stream.concat(past, live)
+              })
+            ).pipe(
+              Stream.mapChunks((chunk) => {
+                const lastItem = Chunk.last(chunk)
+                if (lastItem._tag === "Some") delivered = seqOf(lastItem.value)
+                return chunk
+              }),
+              // Fell behind the bus: the log has everything, so read on from the last delivered seq.
+              Stream.catchTag("SlowConsumerError", () => Stream.suspend(() => from(delivered)))
+            )
+          return from(delivered)
+        })
 
-    const followEncoded = (
-      aggregateID: string,
-      options?: { readonly after?: number | undefined; readonly capacity?: number | undefined }
-    ): Stream.Stream<Encoded> => {
-      const aggregateJson = JSON.stringify(aggregateID)
-      return tail(
-        aggregateID,
-        options,
-        (after, limit) =>
-          sql<ReadonlyArray<unknown>>`
+      const follow = (
+        aggregateID: string,
+        options?: { readonly after?: number | undefined; readonly capacity?: number | undefined }
+      ): Stream.Stream<Envelope> =>
+        tail(
+          aggregateID,
+          options,
+          (after, limit) => readEnvelopes({ aggregateIDs: [aggregateID], after, limit }),
+          (envelope) => envelope,
+          (envelope) => envelope.durable.seq
+        )
+
+      const followEncoded = (
+        aggregateID: string,
+        options?: { readonly after?: number | undefined; readonly capacity?: number | undefined }
+      ): Stream.Stream<Encoded> => {
+        const aggregateJson = JSON.stringify(aggregateID)
+        return tail(
+          aggregateID,
+          options,
+          (after, limit) =>
+            sql<ReadonlyArray<unknown>>`
             SELECT seq, type, id, version, data FROM event
             WHERE aggregate_id = ${aggregateID} AND seq > ${after}
             ORDER BY aggregate_id, seq
             ${limit === undefined ? sql`` : sql`LIMIT ${limit}`}`.values.pipe(
-            Effect.flatMap((rows) => Effect.try(() => rows.map((row) => encodeValues(aggregateJson, row)))),
-            Effect.orDie
-          ),
-        (envelope): Encoded => ({ seq: envelope.durable.seq, type: envelope.type, json: JSON.stringify(envelope) }),
-        (encoded) => encoded.seq
-      )
-    }
+              Effect.flatMap((rows) => Effect.try(() => rows.map((row) => encodeValues(aggregateJson, row)))),
+              Effect.orDie
+            ),
+          (envelope): Encoded => ({ seq: envelope.durable.seq, type: envelope.type, json: JSON.stringify(envelope) }),
+          (encoded) => encoded.seq
+        )
+      }
 
-    return Service.of({ append, remove, read, readMany, lastSeq, subscribe, follow, followEncoded })
-  })
-)
+      return Service.of({ append, remove, read, readMany, lastSeq, subscribe, follow, followEncoded })
+    })
+  )
+
+/** {@link layerWith} with the default settings. */
+export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | LiveBus.Service> = layerWith({})
 
 /**
  * The last seq of `aggregateID`'s log (0 before its first event) as an SQL scalar subquery, for a

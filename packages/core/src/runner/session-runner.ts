@@ -114,7 +114,7 @@ export const layer = (
       /**
        * The pause between two looks at the lease of a session another host runs: `waitPollMs`, or
        * less when a durable event of the session commits meanwhile (on any host: over PostgreSQL it
-       * arrives within milliseconds, over SQLite with the relay's poll). A drain's last commit comes
+       * arrives within milliseconds, over SQLite once the relay sees it). A drain's last commit comes
        * a moment before its host lets the lease go, so after such an event the next few looks are
        * {@link quickLookMs} apart. Each pause subscribes for its own length only (a wait can also
        * block on a drain here for hours, when nothing should pile up); an event that commits during

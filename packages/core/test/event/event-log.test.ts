@@ -298,26 +298,27 @@ layer(PostgresServer.layer(), { timeout: 120_000 })((it) => {
 
 describe("two processes over one file", () => {
   /** Two logs over one database file, each with its own connection and bus, as two processes have. */
-  const twoLogs = Effect.gen(function* () {
-    const dir = yield* tempDir
-    const open = Layer.build(
-      EventLog.layer.pipe(
-        Layer.provideMerge(Database.layer({ filename: path.join(dir, "shared.db") })),
-        Layer.provideMerge(LiveBus.layer)
+  const twoLogs = (options: { readonly relayPollMs?: number } = {}) =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const open = Layer.build(
+        EventLog.layerWith(options).pipe(
+          Layer.provideMerge(Database.layer({ filename: path.join(dir, "shared.db") })),
+          Layer.provideMerge(LiveBus.layer)
+        )
       )
-    )
-    const a = yield* open
-    const b = yield* open
-    return {
-      a: Context.get(a, EventLog.Service),
-      b: Context.get(b, EventLog.Service),
-      busB: Context.get(b, LiveBus.Service)
-    }
-  })
+      const a = yield* open
+      const b = yield* open
+      return {
+        a: Context.get(a, EventLog.Service),
+        b: Context.get(b, EventLog.Service),
+        busB: Context.get(b, LiveBus.Service)
+      }
+    })
 
   it.scopedLive("another process's commits reach this one's live readers, once each, in seq order with no gap", () =>
     Effect.gen(function* () {
-      const { a, b, busB } = yield* twoLogs
+      const { a, b, busB } = yield* twoLogs()
       const onBus = yield* busB.subscribe()
       const followed = yield* b.follow("agg_x").pipe(Stream.take(6), Stream.runCollect, Effect.fork)
       yield* Effect.sleep("20 millis")
@@ -335,6 +336,32 @@ describe("two processes over one file", () => {
       yield* Effect.sleep(`${EventLog.relayIntervalMs * 2} millis`)
       expect(yield* Stream.runCollect(onBus.pipe(Stream.take(1), Stream.timeout("50 millis")))).toEqual(Chunk.empty())
     })
+  )
+
+  it.scopedLive(
+    "another process's commit is relayed when the file system reports the write, not at the next poll",
+    () =>
+      Effect.gen(function* () {
+        // An hour between polls: only the report of the write to the database's log can bring these.
+        const { a, b } = yield* twoLogs({ relayPollMs: 3_600_000 })
+        // B's own commits first: the relay passes them without publishing them again.
+        yield* b.append("agg_w", [draft(1)])
+        const third = yield* Deferred.make<void>()
+        const followed = yield* b.follow("agg_w", { after: 1 }).pipe(
+          Stream.tap((envelope) => (envelope.durable.seq === 3 ? Deferred.succeed(third, undefined) : Effect.void)),
+          Stream.take(3),
+          Stream.runCollect,
+          Effect.fork
+        )
+        yield* Effect.sleep("20 millis")
+        // 2 reaches B's follow when B's own 3 shows the gap; 4 only through the relay.
+        yield* a.append("agg_w", [draft(2)])
+        yield* b.append("agg_w", [draft(3)])
+        yield* Deferred.await(third)
+        yield* a.append("agg_w", [draft(4)])
+        expect(seqs(Chunk.toReadonlyArray(yield* Fiber.join(followed)))).toEqual([2, 3, 4])
+      }),
+    20_000
   )
 })
 
