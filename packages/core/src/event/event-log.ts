@@ -288,9 +288,9 @@ const decodeAnnouncement = Schema.decodeUnknownOption(Announcement)
  * Events that other processes commit to the same database (hosts sharing it) are published too:
  *
  * - SQLite: a relay reads the rows above the last `position` it saw (the commit-order counter, see
- *   `positionKey`) once another connection has committed (SqliteCommitWatch: asked when the file
- *   system reports a write to the database's write-ahead log, within milliseconds of the commit, and
- *   every `relayPollMs` where it reports nothing).
+ *   `positionKey`) once another connection has committed (SqliteCommitWatch: asked every
+ *   `relayPollMs`, and while another connection is committing also at the file system's report of a
+ *   write to the database's write-ahead log, within milliseconds of the commit).
  * - PostgreSQL: every append runs `pg_notify(channel, {origin, aggregateID, seq, count})` inside its
  *   transaction, which PostgreSQL delivers on commit, in commit order, to every listener; the log
  *   listens on one connection (`PgClient.listen`, no polling) and, for another process's commit, reads

@@ -6,27 +6,36 @@ export * as SqliteCommitWatch from "./sqlite-commit-watch.js"
  *
  * SQLite tells a connection whether any other connection committed since it last asked
  * (`PRAGMA data_version`: the value changes only for commits made through other connections, in any
- * process). Asking is one cheap statement, so it is asked when the database may have changed: when
+ * process). It is asked every `pollMs`, and, while another connection is committing, also as soon as
  * the file system reports a write to the database file or its write-ahead log (`fs.watch` on their
- * directory: a commit appends to the log at once), and in any case every `pollMs` (a file system that
- * reports nothing, such as some network mounts, still gets the poll). A process's own commits also
- * write the log, so reports that arrive within {@link coalesceMs} of each other are answered by one
- * question.
+ * directory: a commit appends to the log at once), so those commits are seen within milliseconds.
+ * Reports that arrive within {@link coalesceMs} of each other are answered by one question.
  *
- * An in-memory database (no file) is only polled.
+ * This process's own commits write the log too, and a process alone on its file (the usual case)
+ * should not pay for reports of them: the directory is watched from the start, and again from the
+ * moment the poll finds another connection's commit, until {@link followMs} pass without one. So
+ * the first commit of a process that appears after a quiet spell is seen at the next poll, and the
+ * following ones at once. A file system that reports nothing (some network mounts) still gets the
+ * poll, and an in-memory database (no file) is only polled.
  */
 
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { SqlClient } from "@effect/sql"
-import { Effect, Queue, type Scope } from "effect"
+import { Clock, Effect, Queue } from "effect"
 import { WallClock } from "../clock/wall-clock.js"
 
 /** How long after a file system report the question is asked, so that a burst of writes asks once (ms). */
 export const coalesceMs = 2
 
+/** How long after another connection's last commit the file system's reports are still followed (ms). */
+export const followMs = 10_000
+
 export interface Watch {
-  /** Resolves at the next file system report of a write (a burst of them counts once), or after `pollMs`. */
+  /**
+   * Resolves after `pollMs`, or sooner at a file system report of a write while reports are followed
+   * (a burst of them counts once).
+   */
   readonly woken: Effect.Effect<void>
   /**
    * Whether another connection has committed since the previous call (or since the watch began); an
@@ -40,6 +49,8 @@ export const make = Effect.fn("SqliteCommitWatch.make")(function* (options: {
   readonly pollMs: number
   /** Whether file system reports wake the watch too (false: it only polls). */
   readonly watchFiles: boolean
+  /** How long reports are followed after another connection's last commit; default {@link followMs}. */
+  readonly followMs?: number | undefined
 }) {
   const sql = yield* SqlClient.SqlClient
   const version = sql<{ readonly data_version: number }>`PRAGMA data_version`.pipe(
@@ -51,43 +62,54 @@ export const make = Effect.fn("SqliteCommitWatch.make")(function* (options: {
     Effect.orDie
   )
   const reports = yield* Queue.sliding<void>(1)
-  if (options.watchFiles && main !== undefined && main.file !== "")
-    yield* watchFile(main.file, () => Queue.unsafeOffer(reports, undefined))
+  const file = options.watchFiles && main !== undefined && main.file !== "" ? main.file : undefined
+  let watcher: fs.FSWatcher | undefined
+  const follow = () => {
+    if (watcher === undefined && file !== undefined) {
+      watcher = watchFile(file, () => Queue.unsafeOffer(reports, undefined))
+    }
+  }
+  const unfollow = () => {
+    watcher?.close()
+    watcher = undefined
+  }
+  yield* Effect.addFinalizer(() => Effect.sync(unfollow))
+  let lastForeign = yield* Clock.currentTimeMillis
+  follow()
 
   return {
     woken: Effect.raceFirst(
       Queue.take(reports).pipe(Effect.zipRight(WallClock.sleep(coalesceMs)), Effect.zipRight(Queue.takeAll(reports))),
       WallClock.sleep(options.pollMs)
     ).pipe(Effect.asVoid),
-    changed: Effect.map(version, (now) => {
+    changed: Effect.map(Effect.zip(version, Clock.currentTimeMillis), ([now, at]) => {
       const changed = now !== seen
       seen = now
+      if (changed) {
+        lastForeign = at
+        follow()
+      } else if (at - lastForeign > (options.followMs ?? followMs)) {
+        unfollow()
+      }
       return changed
     })
   } satisfies Watch
 })
 
 /**
- * Calls `changed` whenever the file system reports a write to `file` or to its write-ahead log, until
- * the scope closes. Where the directory cannot be watched (no watch support, the watch limit reached),
- * or the watch fails later, nothing is reported: the poll still runs.
+ * A watch that calls `changed` whenever the file system reports a write to `file` or to its
+ * write-ahead log; undefined where the directory cannot be watched (no watch support, the watch limit
+ * reached). A watch that fails later closes itself. Either way the poll still runs.
  */
-const watchFile = (file: string, changed: () => void): Effect.Effect<void, never, Scope.Scope> => {
+const watchFile = (file: string, changed: () => void): fs.FSWatcher | undefined => {
   const names = new Set([path.basename(file), `${path.basename(file)}-wal`])
-  return Effect.asVoid(
-    Effect.acquireRelease(
-      Effect.sync(() => {
-        try {
-          const watcher = fs.watch(path.dirname(file), { persistent: false }, (_event, name) => {
-            if (name === null || names.has(String(name))) changed()
-          })
-          watcher.on("error", () => watcher.close())
-          return watcher
-        } catch {
-          return undefined
-        }
-      }),
-      (watcher) => Effect.sync(() => watcher?.close())
-    )
-  )
+  try {
+    const watcher = fs.watch(path.dirname(file), { persistent: false }, (_event, name) => {
+      if (name === null || names.has(String(name))) changed()
+    })
+    watcher.on("error", () => watcher.close())
+    return watcher
+  } catch {
+    return undefined
+  }
 }
