@@ -34,6 +34,13 @@ export const routing: Layer.Layer<Service, never, Sharding.Sharding> = Layer.eff
   Service,
   Effect.map(Sharding.Sharding, (sharding) =>
     Service.of({
+      apartFrom: (sessionID) => {
+        const shard = ShardLeases.shardOf(sharding, sessionID)
+        for (;;) {
+          const id = Identifier.newSessionID()
+          if (ShardLeases.shardOf(sharding, id) !== shard) return id
+        }
+      },
       route: Effect.fn("SessionPlacement.route")(function* (here: Handlers) {
         // (Set once the client exists: the handlers send Hold through it.)
         let hold: (sessionID: Identifier.SessionID) => Effect.Effect<void> = () => Effect.void

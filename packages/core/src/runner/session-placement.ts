@@ -20,7 +20,7 @@ export * as SessionPlacement from "./session-placement.js"
  */
 
 import type { SqlClient } from "@effect/sql"
-import type { Identifier } from "@opencode-ai/schema"
+import { Identifier } from "@opencode-ai/schema"
 import { Context, Effect, Layer, type Scope } from "effect"
 import { ConfigErrors } from "../config/config-error.js"
 import type { CommitFence } from "../event/commit-fence.js"
@@ -43,13 +43,23 @@ export interface Interface {
    * handlers to call for any session (each reaching the host the session is placed on).
    */
   readonly route: (here: Handlers) => Effect.Effect<Handlers, never, Scope.Scope>
+  /**
+   * A new session id for a session that `sessionID`'s running Step waits for (a subagent's child).
+   * With cluster placement it is placed in another shard than `sessionID`: a handover of the parent's
+   * shard waits for the parent's drain, so a child in that shard could not start until the handover
+   * time ran out and cut the parent's Step off. Elsewhere any new id.
+   */
+  readonly apartFrom: (sessionID: Identifier.SessionID) => Identifier.SessionID
 }
 
 /** `yield* SessionPlacement.Service`. */
 export class Service extends Context.Tag("@opencode-ai/core/SessionPlacement")<Service, Interface>() {}
 
 /** Every session may run on this host: the operations run here. */
-export const local: Layer.Layer<Service> = Layer.succeed(Service, Service.of({ route: Effect.succeed }))
+export const local: Layer.Layer<Service> = Layer.succeed(
+  Service,
+  Service.of({ route: Effect.succeed, apartFrom: () => Identifier.newSessionID() })
+)
 
 /**
  * The placement a host runs with, and the leases and commit fence that come with it: first-come

@@ -58,6 +58,11 @@ export interface Interface {
    * waiting or running. Fails only for an unknown session.
    */
   readonly compact: (sessionID: Identifier.SessionID) => Effect.Effect<void, Errors.SessionNotFoundError>
+  /**
+   * A new id for a session that `sessionID`'s running Step will wait for (a subagent's child), placed
+   * so that the child can start while the parent's Step runs (see SessionPlacement `apartFrom`).
+   */
+  readonly childID: (sessionID: Identifier.SessionID) => Identifier.SessionID
   /** The foreground drain registry of this process: running sessions → `{type: "running"}`. */
   readonly active: Effect.Effect<Readonly<Record<string, { readonly type: "running" }>>>
 }
@@ -279,6 +284,7 @@ export const layer = (
 
       return Service.of({
         wake: routes.wake,
+        childID: placement.apartFrom,
         interrupt: Effect.fn("SessionRunner.interrupt")(function* (sessionID: Identifier.SessionID) {
           yield* known.ensure(sessionID)
           yield* routes.interrupt(sessionID)
