@@ -19,20 +19,15 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { performance } from "node:perf_hooks"
 import { format, read, summarise } from "./cpu-profile.js"
-import { type Figure, runWhenMain } from "./figures.js"
+import { type Figure, numberFlag, runWhenMain } from "./figures.js"
 import { respond } from "./scenarios.js"
 import { cpuMs, createSession, peakRssMiB, prompt, rssMiB, startLlm, startServer, waitIdle } from "./servers.js"
 
 const args = process.argv.slice(2)
-const option = (name: string, fallback: number) => {
-  const at = args.indexOf(`--${name}`)
-  const value = at === -1 ? Number.NaN : Number(args[at + 1])
-  return Number.isFinite(value) && value >= 1 ? value : fallback
-}
 
 export const run = async (): Promise<ReadonlyArray<Figure>> => {
-  const sessions = option("sessions", 200)
-  const steps = option("steps", 20)
+  const sessions = numberFlag("sessions", 200, (value) => value >= 1)
+  const steps = numberFlag("steps", 20, (value) => value >= 1)
   const profile = args.includes("--cpu-prof")
   let requests = 0
   // Title requests have a lane of their own (answered by `respond` too, not counted).
@@ -95,7 +90,7 @@ export const run = async (): Promise<ReadonlyArray<Figure>> => {
         console.log(
           format(
             summarise(read(path.join(profileDir, written)), {
-              top: option("top", 15),
+              top: numberFlag("top", 15, (value) => value >= 1),
               from: window.from,
               to: window.to
             }),

@@ -60,6 +60,23 @@ export const parse = (output: string): ReadonlyArray<Figure> => {
   return [...figures.values()]
 }
 
+/**
+ * The number given on the command line as `--<name> <number>`, when it is finite and `accept`s it
+ * (by default: not negative); otherwise `fallback`.
+ */
+export const numberFlag = (
+  name: string,
+  fallback: number,
+  accept: (value: number) => boolean = (value) => value >= 0
+): number => {
+  const at = process.argv.indexOf(`--${name}`)
+  const value = at === -1 ? Number.NaN : Number(process.argv[at + 1])
+  return Number.isFinite(value) && accept(value) ? value : fallback
+}
+
+/** For {@link numberFlag}: more than zero. */
+export const positive = (value: number): boolean => value > 0
+
 /** Whether the module is the process's entry point (so a script runs its `main` only when run alone). */
 export const isMain = (moduleUrl: string): boolean => {
   const entry = process.argv[1]

@@ -38,18 +38,13 @@ import * as path from "node:path"
 import { performance } from "node:perf_hooks"
 import { Effect, Exit, Scope } from "effect"
 import { FreePort, LLMScript, PostgresServer } from "../packages/core/src/testing/index.js"
-import { type Figure, runWhenMain } from "./figures.js"
+import { type Figure, numberFlag, runWhenMain } from "./figures.js"
 import { type Api, call, createSession, isTitleRequest, startLlm, startServer, waitIdle } from "./servers.js"
 
-const argument = (name: string, fallback: number) => {
-  const at = process.argv.indexOf(`--${name}`)
-  const value = at === -1 ? Number.NaN : Number(process.argv[at + 1])
-  return Number.isFinite(value) && value >= 0 ? value : fallback
-}
-const iterations = argument("iterations", 40)
+const iterations = numberFlag("iterations", 40)
 const cluster = process.argv.includes("--cluster")
 
-const warmup = argument("warmup", 5)
+const warmup = numberFlag("warmup", 5)
 
 const median = (values: ReadonlyArray<number>): number => {
   const sorted = [...values].sort((a, b) => a - b)

@@ -30,20 +30,15 @@ import { performance } from "node:perf_hooks"
 import { createOpencodeClient } from "@opencode-ai/client"
 import { Effect } from "effect"
 import { LLMScript, ScriptedLLMServer } from "../packages/core/src/testing/index.js"
-import { emit } from "./figures.js"
+import { emit, numberFlag, positive } from "./figures.js"
 
 const TARGET = 6000
 
-const argument = (name: string, fallback: number) => {
-  const at = process.argv.indexOf(`--${name}`)
-  const value = at === -1 ? Number.NaN : Number(process.argv[at + 1])
-  return Number.isFinite(value) && value > 0 ? value : fallback
-}
-const sessionCount = argument("sessions", 60)
-const prompts = argument("prompts", 30)
-const concurrency = argument("concurrency", 10)
-const seconds = argument("seconds", 3)
-const rounds = argument("rounds", 5)
+const sessionCount = numberFlag("sessions", 60, positive)
+const prompts = numberFlag("prompts", 30, positive)
+const concurrency = numberFlag("concurrency", 10, positive)
+const seconds = numberFlag("seconds", 3, positive)
+const rounds = numberFlag("rounds", 5, positive)
 
 /** The server to measure: this checkout's build, or another's with `--bin <path to dist/bin.js>`. */
 const binAt = process.argv.indexOf("--bin")

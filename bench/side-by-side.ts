@@ -17,17 +17,12 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { format, read, summarise } from "./cpu-profile.js"
-import { type Figure, median, runWhenMain } from "./figures.js"
+import { type Figure, median, numberFlag, runWhenMain } from "./figures.js"
 import { check, defaults, type Measured, respond, type ScenarioOptions, scenarios, type Window } from "./scenarios.js"
 import { type Implementation, rssMiB, sleep, startLlm, startServer } from "./servers.js"
 import * as Upstream from "./upstream.js"
 
 const args = process.argv.slice(2)
-const option = (name: string, fallback: number) => {
-  const at = args.indexOf(`--${name}`)
-  const value = at === -1 ? Number.NaN : Number(args[at + 1])
-  return Number.isFinite(value) && value >= 0 ? value : fallback
-}
 
 const quickOptions: ScenarioOptions = {
   creates: 10,
@@ -71,7 +66,7 @@ const oneRun = async (
 }
 
 export const run = async (): Promise<ReadonlyArray<Figure>> => {
-  const rounds = option("rounds", 3)
+  const rounds = numberFlag("rounds", 3)
   const options = args.includes("--quick") ? quickOptions : defaults
   const upstreamBinary = Upstream.binary()
   const llm = await startLlm(respond)
@@ -109,7 +104,7 @@ export const run = async (): Promise<ReadonlyArray<Figure>> => {
       if (file === undefined) console.log("no CPU profile was written")
       else {
         const profile = read(path.join(profileDir, file))
-        const top = option("top", 12)
+        const top = numberFlag("top", 12)
         console.log(`\nCPU profile of our server (${file}), per scenario window:\n`)
         for (const window of windows)
           console.log(

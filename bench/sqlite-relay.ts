@@ -20,15 +20,10 @@ import * as path from "node:path"
 import { performance } from "node:perf_hooks"
 import { Effect, Layer, Queue } from "effect"
 import { Database, EventLog, LiveBus } from "../packages/core/src/index.js"
-import { emit, isMain } from "./figures.js"
+import { emit, isMain, numberFlag, positive } from "./figures.js"
 
-const option = (name: string, fallback: number) => {
-  const at = process.argv.indexOf(`--${name}`)
-  const value = at === -1 ? Number.NaN : Number(process.argv[at + 1])
-  return Number.isFinite(value) && value > 0 ? value : fallback
-}
-const events = option("events", 200)
-const every = option("every", 20)
+const events = numberFlag("events", 200, positive)
+const every = numberFlag("every", 20, positive)
 const pollOnly = process.argv.includes("--poll-only")
 
 const now = () => performance.timeOrigin + performance.now()

@@ -29,13 +29,7 @@ import { Effect, Layer, LogLevel } from "effect"
 import { Config, Core, Locations, SessionEvents, Sessions } from "../packages/core/src/index.js"
 import { Identifier } from "../packages/schema/src/index.js"
 import { Serve } from "../packages/server/src/serve.js"
-import { emit } from "./figures.js"
-
-const argument = (name: string, fallback: number) => {
-  const at = process.argv.indexOf(`--${name}`)
-  const value = at === -1 ? Number.NaN : Number(process.argv[at + 1])
-  return Number.isFinite(value) && value >= 0 ? value : fallback
-}
+import { emit, numberFlag } from "./figures.js"
 
 const median = (values: ReadonlyArray<number>) => {
   const sorted = [...values].sort((a, b) => a - b)
@@ -170,10 +164,10 @@ export const run = async (
     readonly gap?: number
   } = {}
 ): Promise<Record<string, number>> => {
-  const events = options.events ?? argument("events", 5742)
-  const iterations = options.iterations ?? argument("iterations", 30)
-  const warmup = options.warmup ?? argument("warmup", 5)
-  const gap = options.gap ?? argument("gap", 0)
+  const events = options.events ?? numberFlag("events", 5742)
+  const iterations = options.iterations ?? numberFlag("iterations", 30)
+  const warmup = options.warmup ?? numberFlag("warmup", 5)
+  const gap = options.gap ?? numberFlag("gap", 0)
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "bench-sse-replay-"))
   const directory = path.join(root, "project")
   fs.mkdirSync(directory, { recursive: true })

@@ -33,16 +33,11 @@ import {
   ToolRegistry
 } from "../packages/core/src/index.js"
 import { LLMScript, ScriptedLLMServer } from "../packages/core/src/testing/index.js"
-import { emit } from "./figures.js"
+import { emit, numberFlag } from "./figures.js"
 
-const argument = (name: string, fallback: number) => {
-  const at = process.argv.indexOf(`--${name}`)
-  const value = at === -1 ? Number.NaN : Number(process.argv[at + 1])
-  return Number.isFinite(value) && value >= 0 ? value : fallback
-}
-const crashes = argument("crashes", 1000)
-const targetBytes = argument("mb", 25) * 1024 * 1024
-const rounds = argument("rounds", 15)
+const crashes = numberFlag("crashes", 1000)
+const targetBytes = numberFlag("mb", 25) * 1024 * 1024
+const rounds = numberFlag("rounds", 15)
 
 const bin = path.resolve(import.meta.dirname, "../packages/server/dist/bin.js")
 const { reply, text, toolCall, finish, hold } = LLMScript

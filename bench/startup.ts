@@ -30,15 +30,10 @@ import { performance } from "node:perf_hooks"
 import { createOpencodeClient } from "@opencode-ai/client"
 import { Effect, Exit, Scope } from "effect"
 import { LLMScript, ScriptedLLMServer } from "../packages/core/src/testing/index.js"
-import { emit } from "./figures.js"
+import { emit, numberFlag } from "./figures.js"
 
-const option = (name: string, fallback: number) => {
-  const at = process.argv.indexOf(`--${name}`)
-  const value = at === -1 ? Number.NaN : Number(process.argv[at + 1])
-  return Number.isFinite(value) && value >= 0 ? value : fallback
-}
-const runs = Math.max(1, option("runs", 7))
-const sessionCount = option("sessions", 1000)
+const runs = Math.max(1, numberFlag("runs", 7))
+const sessionCount = numberFlag("sessions", 1000)
 const binAt = process.argv.indexOf("--bin")
 const bin = path.resolve(
   binAt === -1 ? path.join(import.meta.dirname, "../packages/server/dist/bin.js") : process.argv[binAt + 1]!

@@ -47,17 +47,12 @@ import {
 } from "../packages/core/src/index.js"
 import { LLMScript, ScriptedLLMServer } from "../packages/core/src/testing/index.js"
 import { Serve } from "../packages/server/src/serve.js"
-import { emit, type Figure, isMain } from "./figures.js"
+import { emit, type Figure, isMain, numberFlag } from "./figures.js"
 
 const TARGET_MS = 10
 
-const argument = (name: string, fallback: number) => {
-  const at = process.argv.indexOf(`--${name}`)
-  const value = at === -1 ? Number.NaN : Number(process.argv[at + 1])
-  return Number.isFinite(value) && value >= 0 ? value : fallback
-}
-const iterations = argument("iterations", 200)
-const warmup = argument("warmup", 30)
+const iterations = numberFlag("iterations", 200)
+const warmup = numberFlag("warmup", 30)
 const spans = process.argv.includes("--spans")
 const servedOnly = process.argv.includes("--served-only")
 

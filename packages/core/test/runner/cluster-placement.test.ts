@@ -182,22 +182,16 @@ const joinMidStep = (lapse: boolean) =>
       yield* b.run(Effect.flatMap(SessionRunner.Service, (runner) => runner.wait(sessionID))).pipe(Effect.orDie)
       const types = (yield* a.run(Effect.flatMap(EventLog.Service, (log) => log.read(sessionID)))).map((e) => e.type)
       const context = `${sessionID} (${moving.includes(sessionID) ? "moved" : "stayed"}): ${types.join(" ")}`
+      const count = (type: string) => types.filter((each) => each === type).length
       expect(
-        types.filter((type) => type === "session.next.prompted"),
+        {
+          prompted: count("session.next.prompted"),
+          started: count("session.next.step.started"),
+          ended: count("session.next.step.ended"),
+          failed: count("session.next.step.failed")
+        },
         context
-      ).toHaveLength(2)
-      expect(
-        types.filter((type) => type === "session.next.step.started"),
-        context
-      ).toHaveLength(2)
-      expect(
-        types.filter((type) => type === "session.next.step.ended"),
-        context
-      ).toHaveLength(2)
-      expect(
-        types.filter((type) => type === "session.next.step.failed"),
-        context
-      ).toHaveLength(0)
+      ).toEqual({ prompted: 2, started: 2, ended: 2, failed: 0 })
     }
   })
 
