@@ -9,8 +9,8 @@ import {
   Deferred,
   Duration,
   Effect,
+  identity,
   Layer,
-  Option,
   ParseResult,
   PubSub,
   type Queue,
@@ -185,20 +185,29 @@ export interface Interface {
    * `capacity` events (default `LiveBus.defaultCapacity`), and a consumer that falls further behind
    * catches up from the database after the last seq it received, then follows live again.
    */
-  readonly follow: (
-    aggregateID: string,
-    options?: { readonly after?: number | undefined; readonly capacity?: number | undefined }
-  ) => Stream.Stream<Envelope>
+  readonly follow: (aggregateID: string, options?: FollowOptions) => Stream.Stream<Envelope>
   /**
-   * {@link follow} as encoded JSON (see {@link Encoded}), with the same guarantees. The replay reads
-   * the log in keyset pages (`seq > last ORDER BY seq LIMIT n`, a small first page, then larger
-   * ones), each page one stream chunk, so the first events are handed on before the last row is read
-   * and a writer can frame a whole chunk at once.
+   * {@link follow} as encoded JSON (see {@link Encoded}), with the same guarantees, for a consumer that
+   * is not a Stream (an SSE response body): runs the follow, handing each replay page or batch of live
+   * commits to `push` and waiting for it before reading on, so memory stays bounded by the consumer's
+   * pace. The replay reads the log in keyset pages (`seq > last ORDER BY seq LIMIT n`, a small first
+   * page, then larger ones), so the first events are handed on before the last row is read and a
+   * writer can frame a whole page at once. It succeeds when the follow ends (the aggregate is removed in
+   * this process, or the instance shuts down) and never fails; interrupting it releases the
+   * subscription.
    */
-  readonly followEncoded: (
+  readonly pumpEncoded: (
     aggregateID: string,
-    options?: { readonly after?: number | undefined; readonly capacity?: number | undefined }
-  ) => Stream.Stream<Encoded>
+    push: (batch: ReadonlyArray<Encoded>) => Effect.Effect<void>,
+    options?: FollowOptions
+  ) => Effect.Effect<void>
+}
+
+/** Where a follow starts (`seq > after`, default 0) and its live buffer (see {@link Interface.follow}). */
+export interface FollowOptions {
+  readonly after?: number | undefined
+  /** The LiveBus subscriber's capacity, in events; default `LiveBus.defaultCapacity`. */
+  readonly capacity?: number | undefined
 }
 
 /** The durable event log service; `yield* EventLog.Service`. */
@@ -677,118 +686,123 @@ export const layerWith = (options: {
       }
 
       /**
-       * One aggregate's log as a stream of `A`: keyset pages of stored rows after `after`, then live
-       * commits from the bus, in seq order without gaps or duplicates (see {@link Interface.follow}).
+       * Runs one follow of an aggregate's log (see {@link Interface.follow}): keyset pages of stored rows
+       * after `after`, then live commits from the bus, each batch handed to `push` in seq order without
+       * gaps or duplicates, and `push` waited for before anything more is read. Succeeds when the
+       * aggregate is removed or the bus shuts down. A loop of effects, not a Stream: a follow is opened
+       * per SSE connection, and each Stream stage costs more to start than a short replay.
        */
-      const tail = <A>(
+      const pump = <A>(
         aggregateID: string,
-        options: { readonly after?: number | undefined; readonly capacity?: number | undefined } | undefined,
+        options: FollowOptions | undefined,
         page: (after: number, limit: number | undefined) => Effect.Effect<ReadonlyArray<A>>,
         fromLive: (envelope: Envelope) => A,
-        seqOf: (item: A) => number
-      ): Stream.Stream<A> =>
-        Stream.suspend(() => {
-          // The last seq handed downstream by this run: where a catch-up resumes.
-          let delivered = options?.after ?? 0
-          const from = (after: number): Stream.Stream<A> =>
-            Stream.unwrapScoped(
-              Effect.gen(function* () {
-                // Subscribe before reading, so an append committing in between is on the bus if not in the read.
-                const subscription = yield* bus.subscribe({ capacity: options?.capacity })
-                // Removed before this run subscribed: nothing more will come after what is stored.
-                const ended = removed.has(aggregateID)
-                // The last seq this run handed on (or read, for the replay's pages).
-                let last = after
-                const past = Stream.paginateChunkEffect(firstPage, (limit) =>
-                  Effect.map(page(last, limit), (rows) => {
-                    if (rows.length > 0) last = seqOf(rows[rows.length - 1]!)
-                    return [
-                      Chunk.unsafeFromArray(rows as Array<A>),
-                      rows.length < limit ? Option.none<number>() : Option.some(nextPages)
-                    ] as const
-                  })
-                )
-                if (ended) return past
-                // Live events come in seq order from this process's own commits; another process's
-                // arrive later through the relay, possibly behind a local one: a gap is filled from the
-                // log, and what was already handed on is dropped.
-                const inOrder = (chunk: Chunk.Chunk<A>): Effect.Effect<Chunk.Chunk<A>> => {
-                  const out: Array<A> = []
-                  let index = 0
-                  for (const item of chunk) {
-                    index++
-                    const seq = seqOf(item)
-                    if (seq <= last) continue
-                    if (seq === last + 1) {
-                      out.push(item)
-                      last = seq
-                      continue
-                    }
-                    const rest = Chunk.drop(chunk, index - 1)
-                    return Effect.flatMap(page(last, undefined), (missing) => {
-                      out.push(...missing)
-                      if (missing.length > 0) last = seqOf(missing[missing.length - 1]!)
-                      return Effect.map(inOrder(rest), (more) => Chunk.appendAll(Chunk.unsafeFromArray(out), more))
-                    })
-                  }
-                  return Effect.succeed(Chunk.unsafeFromArray(out))
-                }
-                const live = subscription.pipe(
-                  // Removed while following: the envelope announcing it is the end.
-                  Stream.takeWhile((envelope) => removed.get(aggregateID) !== envelope.id),
-                  Stream.filter((envelope): envelope is Envelope => envelope.durable?.aggregateID === aggregateID),
-                  Stream.mapChunks(Chunk.map(fromLive)),
-                  Stream.mapChunksEffect(inOrder)
-                )
-                return Stream.concat(past, live)
-              })
-            ).pipe(
-              Stream.mapChunks((chunk) => {
-                const lastItem = Chunk.last(chunk)
-                if (lastItem._tag === "Some") delivered = seqOf(lastItem.value)
-                return chunk
-              }),
-              // Fell behind the bus: the log has everything, so read on from the last delivered seq.
-              Stream.catchTag("SlowConsumerError", () => Stream.suspend(() => from(delivered)))
+        seqOf: (item: A) => number,
+        push: (batch: ReadonlyArray<A>) => Effect.Effect<void>
+      ): Effect.Effect<void> =>
+        Effect.suspend(() => {
+          // The last seq handed to `push`: where a replay page, a gap fill or a catch-up resumes.
+          let last = options?.after ?? 0
+          const handOn = (batch: ReadonlyArray<A>) => {
+            if (batch.length === 0) return Effect.void
+            last = seqOf(batch[batch.length - 1]!)
+            return push(batch)
+          }
+          const replay = (limit: number): Effect.Effect<void> =>
+            Effect.flatMap(
+              Effect.suspend(() => page(last, limit)),
+              (rows) => Effect.zipRight(handOn(rows), rows.length < limit ? Effect.void : replay(nextPages))
             )
-          return from(delivered)
+          // Live commits come in seq order from this process's own appends; another process's arrive later
+          // through the relay, possibly behind a local one: a gap is filled from the log, and what was
+          // already handed on is dropped. True when the batch held the envelope that ends the follow.
+          const live = (events: ReadonlyArray<LiveBus.Envelope>): Effect.Effect<boolean> => {
+            const out: Array<A> = []
+            // The last seq handed on or about to be (in `out`).
+            let top = last
+            for (let index = 0; index < events.length; index++) {
+              const envelope = events[index]!
+              // Removed while following: the envelope announcing it is the end.
+              if (removed.get(aggregateID) === envelope.id) return Effect.as(handOn(out), true)
+              if (envelope.durable?.aggregateID !== aggregateID) continue
+              const seq = envelope.durable.seq
+              if (seq <= top) continue
+              if (seq === top + 1) {
+                // A durable envelope of this aggregate is an EventLog envelope.
+                out.push(fromLive(envelope as Envelope))
+                top = seq
+                continue
+              }
+              const rest = events.slice(index)
+              return handOn(out).pipe(
+                Effect.zipRight(Effect.suspend(() => page(last, undefined))),
+                Effect.flatMap(handOn),
+                Effect.zipRight(Effect.suspend(() => live(rest)))
+              )
+            }
+            return Effect.as(handOn(out), false)
+          }
+          // One subscription: subscribe before reading, so an append committing in between is on the bus if
+          // not in the read. Returns true when the follow ends; false when the subscriber was cut off for
+          // being slow, to catch up from the log and subscribe again.
+          const run = Effect.scoped(
+            Effect.gen(function* () {
+              const listener = yield* bus.listen({ capacity: options?.capacity })
+              // Removed before this run subscribed: nothing more will come after what is stored.
+              const ended = removed.has(aggregateID)
+              yield* replay(firstPage)
+              if (ended) return true
+              for (;;) {
+                const events = yield* listener.take
+                if (events.length === 0) return true
+                if (yield* live(events)) return true
+              }
+            }).pipe(Effect.catchTag("SlowConsumerError", () => Effect.succeed(false)))
+          )
+          return Effect.repeat(run, { until: (done) => done }).pipe(Effect.asVoid)
         })
 
-      const follow = (
-        aggregateID: string,
-        options?: { readonly after?: number | undefined; readonly capacity?: number | undefined }
-      ): Stream.Stream<Envelope> =>
-        tail(
-          aggregateID,
-          options,
-          (after, limit) => readEnvelopes({ aggregateIDs: [aggregateID], after, limit }),
-          (envelope) => envelope,
-          (envelope) => envelope.durable.seq
-        )
+      const readLive = (aggregateID: string) => (after: number, limit: number | undefined) =>
+        readEnvelopes({ aggregateIDs: [aggregateID], after, limit })
 
-      const followEncoded = (
-        aggregateID: string,
-        options?: { readonly after?: number | undefined; readonly capacity?: number | undefined }
-      ): Stream.Stream<Encoded> => {
+      const encodedPage = (aggregateID: string) => {
         const aggregateJson = JSON.stringify(aggregateID)
-        return tail(
-          aggregateID,
-          options,
-          (after, limit) =>
-            sql<ReadonlyArray<unknown>>`
+        return (after: number, limit: number | undefined) =>
+          sql<ReadonlyArray<unknown>>`
             SELECT seq, type, id, version, data FROM event
             WHERE aggregate_id = ${aggregateID} AND seq > ${after}
             ORDER BY aggregate_id, seq
             ${limit === undefined ? sql`` : sql`LIMIT ${limit}`}`.values.pipe(
-              Effect.flatMap((rows) => Effect.try(() => rows.map((row) => encodeValues(aggregateJson, row)))),
-              Effect.orDie
-            ),
-          (envelope): Encoded => ({ seq: envelope.durable.seq, type: envelope.type, json: JSON.stringify(envelope) }),
-          (encoded) => encoded.seq
-        )
+            Effect.flatMap((rows) => Effect.try(() => rows.map((row) => encodeValues(aggregateJson, row)))),
+            Effect.orDie
+          )
       }
+      const encodeLive = (envelope: Envelope): Encoded => ({
+        seq: envelope.durable.seq,
+        type: envelope.type,
+        json: JSON.stringify(envelope)
+      })
+      const seqOfEnvelope = (envelope: Envelope) => envelope.durable.seq
+      const seqOfEncoded = (encoded: Encoded) => encoded.seq
 
-      return Service.of({ append, remove, read, readMany, lastSeq, subscribe, follow, followEncoded })
+      // The pump writes into a small buffer the stream reads, and ends it when the follow ends (an
+      // interrupted pump ends nothing: the stream is gone).
+      const follow = (aggregateID: string, options?: FollowOptions): Stream.Stream<Envelope> =>
+        Stream.asyncScoped<Envelope>(
+          (emit) =>
+            pump(aggregateID, options, readLive(aggregateID), identity, seqOfEnvelope, (batch) =>
+              Effect.promise(() => emit.chunk(Chunk.unsafeFromArray(batch)))
+            ).pipe(Effect.zipRight(Effect.promise(() => emit.end())), Effect.forkScoped),
+          2
+        )
+
+      const pumpEncoded = (
+        aggregateID: string,
+        push: (batch: ReadonlyArray<Encoded>) => Effect.Effect<void>,
+        options?: FollowOptions
+      ): Effect.Effect<void> => pump(aggregateID, options, encodedPage(aggregateID), encodeLive, seqOfEncoded, push)
+
+      return Service.of({ append, remove, read, readMany, lastSeq, subscribe, follow, pumpEncoded })
     })
   )
 

@@ -1,7 +1,7 @@
 export * as LiveBus from "./live-bus.js"
 
 import { Event, Identifier } from "@opencode-ai/schema"
-import { Clock, Context, Effect, Layer, Queue, Schema, type Scope, Stream } from "effect"
+import { Cause, Chunk, Clock, Context, Effect, Layer, Option, Queue, Schema, type Scope, Stream } from "effect"
 
 /*
  * The LiveBus: the in-process, instance-wide live event bus behind `GET /api/event`.
@@ -75,6 +75,11 @@ export interface Interface {
   readonly subscribe: (
     options?: SubscribeOptions
   ) => Effect.Effect<Stream.Stream<Envelope, SlowConsumerError>, never, Scope.Scope>
+  /**
+   * {@link subscribe} without the Stream, for a consumer that runs its own loop: the same subscriber
+   * (counted, buffered, cut off when slow), whose events are taken with {@link Listener.take}.
+   */
+  readonly listen: (options?: SubscribeOptions) => Effect.Effect<Listener, never, Scope.Scope>
   /** How many subscribers are attached now (cut-off and closed ones are not counted). */
   readonly subscriberCount: Effect.Effect<number>
   /**
@@ -84,6 +89,16 @@ export interface Interface {
    * LiveRelay hands events to a fiber of its own).
    */
   readonly observe: (observer: (event: Envelope) => void) => Effect.Effect<void, never, Scope.Scope>
+}
+
+/** A subscription taken with {@link Interface.listen}. */
+export interface Listener {
+  /**
+   * Waits until at least one event is buffered and takes every buffered event, in publish order. An
+   * empty array means the subscription has ended (the bus shut down, or the scope closed); after the
+   * subscriber was cut off for being slow, it fails with SlowConsumerError instead.
+   */
+  readonly take: Effect.Effect<ReadonlyArray<Envelope>, SlowConsumerError>
 }
 
 /** The live bus; `yield* LiveBus.Service`. */
@@ -135,7 +150,7 @@ export const make: Effect.Effect<Interface, never, Scope.Scope> = Effect.gen(fun
       for (const event of events) deliver(event)
     })
 
-  const subscribe = Effect.fn("LiveBus.subscribe")(function* (options?: SubscribeOptions) {
+  const listen = Effect.fn("LiveBus.listen")(function* (options?: SubscribeOptions) {
     const capacity = options?.capacity ?? defaultCapacity
     if (!Number.isInteger(capacity) || capacity < 1) {
       return yield* Effect.dieMessage(`LiveBus capacity must be an integer >= 1, got ${capacity}`)
@@ -153,19 +168,35 @@ export const make: Effect.Effect<Interface, never, Scope.Scope> = Effect.gen(fun
           return Queue.shutdown(subscriber.queue)
         })
     )
-    return Stream.fromQueue(subscriber.queue).pipe(
-      Stream.concat(
-        Stream.suspend(() =>
-          subscriber.overflowed ? Stream.fail(SlowConsumerError.of(subscriber.capacity)) : Stream.empty
+    // A take on a queue that is (or becomes) shut down is interrupted: that is the end of the events.
+    const ended = Effect.suspend(() =>
+      subscriber.overflowed ? Effect.fail(SlowConsumerError.of(subscriber.capacity)) : Effect.succeed([])
+    )
+    const take: Listener["take"] = Queue.takeBetween(subscriber.queue, 1, Number.MAX_SAFE_INTEGER).pipe(
+      Effect.map(Chunk.toReadonlyArray),
+      Effect.catchAllCause((cause) =>
+        Effect.flatMap(Queue.isShutdown(subscriber.queue), (down) =>
+          down && Cause.isInterrupted(cause) ? ended : Effect.failCause(cause)
         )
       )
     )
+    return { take }
   })
+
+  const subscribe = (options?: SubscribeOptions) =>
+    Effect.map(listen(options), ({ take }) =>
+      Stream.repeatEffectChunkOption(
+        Effect.flatMap(Effect.mapError(take, Option.some), (events) =>
+          events.length === 0 ? Effect.fail(Option.none()) : Effect.succeed(Chunk.unsafeFromArray(events))
+        )
+      )
+    )
 
   return Service.of({
     publish,
     publishAll,
     subscribe,
+    listen,
     subscriberCount: Effect.sync(() => subscribers.size),
     observe: (observer) =>
       Effect.acquireRelease(

@@ -187,14 +187,3 @@ export const holding =
       () => effect,
       () => Metric.incrementBy(gauge, -1)
     )
-
-/** Like {@link holding}, for the life of a stream (from its start until it ends or is dropped). */
-export const holdingStream =
-  (gauge: Metric.Metric.Gauge<number>) =>
-  <A, E, R>(stream: Stream.Stream<A, E, R>): Stream.Stream<A, E, R> =>
-    Stream.unwrapScoped(
-      Effect.as(
-        Effect.acquireRelease(Metric.incrementBy(gauge, 1), () => Metric.incrementBy(gauge, -1)),
-        stream
-      )
-    )

@@ -79,8 +79,15 @@ type Flags = {
 type V2Event = InstanceEvent.V2Event
 type Client = OpencodeClient.Service
 
-/** What the reader of the live stream hands to the run: an event, or the end of the stream. */
-type Item = { readonly _tag: "Event"; readonly event: V2Event } | { readonly _tag: "End"; readonly error?: unknown }
+/**
+ * What the turn loop takes, in arrival order: an event of the live stream, the stream's end, or the
+ * session's idle (its `wait` answered). One queue, so an event that arrives with the idle is never
+ * lost to a race between the two.
+ */
+type Item =
+  | { readonly _tag: "Event"; readonly event: V2Event }
+  | { readonly _tag: "End"; readonly error?: unknown }
+  | { readonly _tag: "Idle"; readonly exit: Exit.Exit<unknown, CliError.Failure> }
 
 /** How permission asks are answered. */
 type Policy = "yes" | "deny" | "interactive" | "nobody"
@@ -383,44 +390,39 @@ const program = (flags: Flags) =>
       yield* Effect.forEach(pending, onAsk, { discard: true })
 
       // A long turn may outlive one HTTP request's deadline: waiting is simply asked again.
-      const idle = yield* client.sessions
-        .wait({ sessionID })
-        .pipe(
-          Effect.retry({ while: (error) => error._tag === "RequestError", schedule: Schedule.spaced("1 second") }),
-          Effect.mapError(explain),
-          Effect.fork
-        )
+      const idle = yield* client.sessions.wait({ sessionID }).pipe(
+        Effect.retry({ while: (error) => error._tag === "RequestError", schedule: Schedule.spaced("1 second") }),
+        Effect.mapError(explain),
+        Effect.exit,
+        Effect.flatMap((exit) => Queue.offer(items, { _tag: "Idle", exit })),
+        Effect.fork
+      )
       let seen = admitted.admittedSeq
-      let ended: Extract<Item, { readonly _tag: "End" }> | undefined
       // Running: show events until the session is idle (or the stream ends).
       while (true) {
-        const next = yield* Effect.raceFirst(
-          Effect.map(Queue.take(items), (item) => ({ _tag: "Item" as const, item })),
-          Effect.as(Fiber.join(idle), { _tag: "Idle" as const })
-        )
-        if (next._tag === "Idle") break
-        if (next.item._tag === "End") {
-          ended = next.item
+        const item = yield* Queue.take(items)
+        if (item._tag === "Idle") {
+          if (Exit.isFailure(item.exit)) return yield* Effect.failCause(item.exit.cause)
           break
         }
-        seen = Math.max(seen, sessionSeq(next.item.event))
-        yield* show(next.item.event)
-      }
-      if (ended !== undefined) {
-        yield* Fiber.interrupt(idle)
-        return yield* CliError.fail(
-          ExitCode.failed,
-          ended.error === undefined
-            ? `the server at ${connection.target} closed the event stream before the session was idle`
-            : explain(ended.error).message
-        )
+        if (item._tag === "End") {
+          yield* Fiber.interrupt(idle)
+          return yield* CliError.fail(
+            ExitCode.failed,
+            item.error === undefined
+              ? `the server at ${connection.target} closed the event stream before the session was idle`
+              : explain(item.error).message
+          )
+        }
+        seen = Math.max(seen, sessionSeq(item.event))
+        yield* show(item.event)
       }
       // Idle: the turn is in the durable log; show what the stream still holds of it.
       const events = yield* durableAfter(client, sessionID, admitted.admittedSeq).pipe(Effect.mapError(explain))
       const last = events.reduce((max, event) => Math.max(max, event.durable?.seq ?? 0), admitted.admittedSeq)
       while (seen < last) {
         const item = yield* Queue.take(items).pipe(Effect.timeout("2 seconds"), Effect.option)
-        if (Option.isNone(item) || item.value._tag === "End") break
+        if (Option.isNone(item) || item.value._tag !== "Event") break
         seen = Math.max(seen, sessionSeq(item.value.event))
         yield* show(item.value.event)
       }

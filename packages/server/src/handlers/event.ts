@@ -2,12 +2,13 @@ export * as EventHandlers from "./event.js"
 
 import { HttpApiBuilder } from "@effect/platform"
 import { LiveBus, Locations, Sessions } from "@opencode-ai/core"
-import { Effect, Stream } from "effect"
+import { Effect, Option } from "effect"
 import { ServerApi } from "../api.js"
 import { StreamToken } from "../middleware/stream-token.js"
 import { EventStreams } from "../sse/event-streams.js"
 import { InstanceStreamEvents } from "../sse/instance-stream-events.js"
 import { SseFraming } from "../sse/sse-framing.js"
+import { SseResponse } from "../sse/sse-response.js"
 import { WriteWatchdog } from "../sse/write-watchdog.js"
 
 /**
@@ -47,32 +48,34 @@ export const layer = HttpApiBuilder.group(ServerApi.api, "events", (handlers) =>
               return SseFraming.envelope(located)
             })
           const disposed = yield* lifecycle("global.disposed")
-          const frames = Stream.unwrapScoped(
-            Effect.gen(function* () {
-              const live = yield* bus.subscribe({ capacity: streams.liveCapacity })
-              const connected = yield* lifecycle("server.connected")
-              const show = yield* Effect.provideService(InstanceStreamEvents.make, Sessions.Service, sessions)
-              const events = live.pipe(
-                Stream.mapEffect(show),
-                Stream.filterMap((shown) => shown),
-                Stream.map((envelope) => SseFraming.envelope(envelope))
-              )
-              const heartbeats = Stream.tick(streams.heartbeat).pipe(
-                Stream.drop(1),
-                Stream.as(SseFraming.comment("heartbeat"))
-              )
-              return Stream.concat(Stream.make(connected), Stream.merge(events, heartbeats, { haltStrategy: "left" }))
-            })
-          )
-          return SseFraming.response(
-            SseFraming.body(frames, { closing: streams.closing, onClose: disposed }).pipe(
-              SseFraming.subscribed("instance")
-            ),
-            {
-              timeout: streams.writeTimeout,
-              onStall: WriteWatchdog.release(request)
-            }
-          )
+          const show = yield* Effect.provideService(InstanceStreamEvents.make, Sessions.Service, sessions)
+          return yield* SseResponse.make({
+            request,
+            produce: (write) =>
+              Effect.scoped(
+                Effect.gen(function* () {
+                  const listener = yield* bus.listen({ capacity: streams.liveCapacity })
+                  yield* write(yield* lifecycle("server.connected"))
+                  for (;;) {
+                    const events = yield* listener.take
+                    if (events.length === 0) return
+                    let frames = ""
+                    for (const event of events) {
+                      const shown = yield* show(event)
+                      if (Option.isSome(shown)) frames += SseFraming.envelope(shown.value)
+                    }
+                    if (frames !== "") yield* write(frames)
+                  }
+                })
+              ),
+            stream: "instance",
+            heartbeat: streams.heartbeat,
+            heartbeatFirst: false,
+            closing: streams.closing,
+            onClose: disposed,
+            writeTimeout: streams.writeTimeout,
+            onStall: WriteWatchdog.release(request)
+          })
         })
       )
   })

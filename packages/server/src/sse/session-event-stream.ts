@@ -4,9 +4,10 @@ import type { HttpServerRequest } from "@effect/platform"
 import { EventLog, Sessions } from "@opencode-ai/core"
 import type { SessionEventStream as Endpoint } from "@opencode-ai/protocol"
 import { Errors, Event, type Identifier } from "@opencode-ai/schema"
-import { Chunk, Effect, Stream } from "effect"
+import { Effect } from "effect"
 import { EventStreams } from "./event-streams.js"
 import { SseFraming } from "./sse-framing.js"
+import { SseResponse } from "./sse-response.js"
 import { WriteWatchdog } from "./write-watchdog.js"
 
 /** The types the stream carries: the contract's `SessionDurableEvent` (not `session.created`). */
@@ -16,26 +17,14 @@ const durableTypes: ReadonlySet<string> = new Set(
 
 const lastEventIdHeader = "last-event-id"
 
-/**
- * How many characters of frames are written as one piece at most (a single larger frame is its own
- * piece): the write watchdog times each piece, and a slow but reading client must drain one in time.
- */
-const pieceSize = 64 * 1024
-
-/** The frames of a chunk of encoded events (those of the stream's types), as a few strings of frames. */
-const framesOf = (chunk: Chunk.Chunk<EventLog.Encoded>): Chunk.Chunk<string> => {
-  const pieces: Array<string> = []
+/** The frames of a batch of encoded events (those of the stream's types), as one string. */
+const framesOf = (batch: ReadonlyArray<EventLog.Encoded>): string => {
   let frames = ""
-  for (const event of chunk) {
+  for (const event of batch) {
     if (!durableTypes.has(event.type)) continue
     frames += SseFraming.event({ id: String(event.seq), event: event.type, data: event.json })
-    if (frames.length >= pieceSize) {
-      pieces.push(frames)
-      frames = ""
-    }
   }
-  if (frames !== "") pieces.push(frames)
-  return Chunk.unsafeFromArray(pieces)
+  return frames
 }
 
 /**
@@ -64,8 +53,8 @@ export const resumeAfter = (
 /**
  * The `sessions.events` handler (`GET /api/session/{sessionID}/event`, see the endpoint's doc):
  * validates the resume position and the session before answering, so those failures are typed JSON
- * responses; then streams `EventLog.follow` (replay after the position, then live commits, no gap and
- * no duplicate) as `id: <seq>` frames, with comment heartbeats. A client that stops reading for the
+ * responses; then streams the session's log (`EventLog.pumpEncoded`: replay after the position, then live
+ * commits, no gap and no duplicate) as `id: <seq>` frames, with comment heartbeats. A client that stops reading for the
  * write timeout has its connection closed; it resumes with `Last-Event-ID`.
  */
 export const make = Effect.gen(function* () {
@@ -84,19 +73,28 @@ export const make = Effect.gen(function* () {
     Effect.gen(function* () {
       const after = yield* resumeAfter(request.headers, urlParams.after)
       yield* sessions.ensureExists(path.sessionID)
-      // `follow` subscribes when the body starts streaming (inside its own scope, not the handler's),
-      // then reads the log after `after`: commits made meanwhile are in one or the other, never lost.
-      // The events come as their stored JSON, a keyset page per chunk: each chunk becomes a few strings
-      // of frames (no per-event effect), written piece by piece, so the first page is on the wire
-      // before the rest is read.
-      const frames = log.followEncoded(path.sessionID, { after }).pipe(Stream.mapChunks(framesOf), Stream.rechunk(1))
-      // A heartbeat right away (the response starts without waiting for an event), then periodically.
-      const heartbeats = Stream.tick(streams.heartbeat).pipe(Stream.as(SseFraming.comment("heartbeat")))
-      return SseFraming.response(
-        SseFraming.body(Stream.merge(frames, heartbeats, { haltStrategy: "left" }), { closing: streams.closing }).pipe(
-          SseFraming.subscribed("session")
-        ),
-        { timeout: streams.writeTimeout, onStall: WriteWatchdog.release(request) }
-      )
+      // The follow starts when the body is first read (in the body's own fiber, not the handler's): it
+      // subscribes, then reads the log after `after`, so commits made meanwhile are in one or the
+      // other, never lost. Its events come as their stored JSON, a keyset page or a live batch at a
+      // time, each written as one string of frames. A heartbeat goes out as the body starts (the
+      // response does not wait for an event), then one every period.
+      return yield* SseResponse.make({
+        request,
+        produce: (write) =>
+          log.pumpEncoded(
+            path.sessionID,
+            (batch) => {
+              const frames = framesOf(batch)
+              return frames === "" ? Effect.void : write(frames)
+            },
+            { after }
+          ),
+        stream: "session",
+        heartbeat: streams.heartbeat,
+        heartbeatFirst: true,
+        closing: streams.closing,
+        writeTimeout: streams.writeTimeout,
+        onStall: WriteWatchdog.release(request)
+      })
     }).pipe(Effect.annotateLogs({ sessionID: path.sessionID }), Effect.withSpan("SessionEventStream.open"))
 })

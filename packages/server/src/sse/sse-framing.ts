@@ -1,11 +1,8 @@
 export * as SseFraming from "./sse-framing.js"
 
 import * as Sse from "@effect/experimental/Sse"
-import { HttpServerResponse } from "@effect/platform"
-import { RuntimeMetrics } from "@opencode-ai/core"
 import { EventStream } from "@opencode-ai/protocol"
-import { Cause, type Duration, Effect, Metric, Option, Stream } from "effect"
-import { WriteWatchdog } from "./write-watchdog.js"
+import { Cause, Option } from "effect"
 
 /*
  * The SSE wire format of both event streams (see `EventStream` in protocol):
@@ -66,53 +63,3 @@ const describe = (error: unknown): { readonly _tag: string; readonly message: st
     message: typeof record.message === "string" ? record.message : "The stream failed"
   }
 }
-
-/**
- * The body of a stream response: `frames` until `closing` completes (then `onClose`, if any), or
- * until `frames` ends (then `onClose` too); a failure of `frames` becomes one {@link failure} frame.
- * Either way the body then ends normally, so the HTTP response completes.
- */
-export const body = <E>(
-  frames: Stream.Stream<string, E>,
-  options: { readonly closing: Effect.Effect<void>; readonly onClose?: string | undefined }
-): Stream.Stream<string> =>
-  frames.pipe(
-    Stream.interruptWhen(options.closing),
-    Stream.concat(options.onClose === undefined ? Stream.empty : Stream.make(options.onClose)),
-    Stream.catchAllCause((cause) =>
-      Stream.fromEffect(
-        Effect.as(
-          Option.isSome(Cause.failureOption(cause)) || Cause.isInterruptedOnly(cause)
-            ? Effect.logDebug("event stream failed", cause)
-            : Effect.logError("event stream failed", cause),
-          failure(cause)
-        )
-      )
-    )
-  )
-
-/**
- * Counts a response body in the `opencode_sse_subscribers` gauge (by `stream`) from when it starts
- * streaming until the connection ends.
- */
-export const subscribed = (stream: "instance" | "session") =>
-  RuntimeMetrics.holdingStream(RuntimeMetrics.sseSubscribers.pipe(Metric.tagged("stream", stream)))
-
-/**
- * The `200 text/event-stream` response. `no-cache` and `x-accel-buffering: no` keep caches and
- * buffering proxies from holding frames back. With `stall`, a client that reads nothing for
- * `stall.timeout` while a frame waits to be written has `stall.onStall` run (see WriteWatchdog).
- */
-export const response = (
-  body: Stream.Stream<string>,
-  stall?: { readonly timeout: Duration.Duration; readonly onStall: Effect.Effect<void> }
-): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.stream(
-    stall === undefined
-      ? Stream.encodeText(body)
-      : WriteWatchdog.watch(Stream.encodeText(body), stall.timeout, stall.onStall),
-    {
-      contentType: EventStream.contentType,
-      headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
-    }
-  )

@@ -3,79 +3,49 @@ export * as WriteWatchdog from "./write-watchdog.js"
 import * as http from "node:http"
 import type { HttpServerRequest } from "@effect/platform"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
-import { Clock, Duration, Effect, Option, Schedule, Stream } from "effect"
+import { Effect, Option } from "effect"
 
 /*
- * How a stalled reader is noticed. The listener writes a streamed body chunk by chunk and, when the
- * socket's buffer is full, waits for it to drain before it pulls the next chunk:
+ * How a stalled reader is noticed. The producer writes frames into the response body's buffer; once
+ * that buffer (or the response's, behind it) is full, its next write waits until the client reads on:
  *
- *   pull ──► chunk ──► write ──► (buffer full: wait for drain) ──► pull ──► …
- *            └──────── "owed": delivered, next pull not yet asked ────┘
+ *   write ──► buffered ──► write ──► (buffers full: wait for the reader) ──► write ──► …
+ *                                     └───── "waiting": timed by the watchdog ─────┘
  *
- * While the body waits for an event, no chunk is owed and nothing is wrong, however long that is.
- * Once a chunk has been handed over and the next pull does not come within `timeout`, the writer is
- * stuck on a socket that does not drain: the client stopped reading.
+ * While the producer has nothing to write, nothing waits and nothing is wrong, however long that is.
+ * Buffered bytes that wait for `timeout` are stuck on a socket that does not drain: the client stopped
+ * reading.
  */
 
+/** One body's watchdog (see {@link make}). */
+export interface Watchdog {
+  /** The body's buffers are full: starts timing, unless it already is. */
+  readonly waiting: () => void
+  /** The reader read on (or the body was released): stops timing. */
+  readonly progressed: () => void
+}
+
 /**
- * `body`, watched: when a chunk it delivered is not followed by the next pull within `timeout`,
- * `onStall` runs once (it must end the response: see {@link release}). Checks every quarter of
- * `timeout`; a stall is acted on once `timeout` has passed and four checks in a row found the same
- * chunk still owed (about 1 to 1.25 × `timeout` after the last progress, on a process that runs).
+ * A watchdog that calls `onStall` once the body has waited `timeout` ms for the reader (`onStall` must
+ * end the response: see {@link release}). Its timer does not keep the process alive.
  */
-export const watch = <A, E, R>(
-  body: Stream.Stream<A, E, R>,
-  timeout: Duration.Duration,
-  onStall: Effect.Effect<void>
-): Stream.Stream<A, E, R> =>
-  Stream.unwrapScoped(
-    Effect.gen(function* () {
-      const pull = yield* Stream.toPull(body)
-      const limit = Duration.toMillis(timeout)
-      // When the last chunk was handed over, while its next pull is owed; undefined otherwise.
-      let owedSince: number | undefined
-      // Chunks handed over so far, and how many checks in a row saw the same one still owed.
-      let delivered = 0
-      let seen = -1
-      let idleChecks = 0
-      const check = Effect.gen(function* () {
-        const now = yield* Clock.currentTimeMillis
-        if (owedSince === undefined || delivered !== seen) {
-          seen = delivered
-          idleChecks = 0
-          return false
-        }
-        idleChecks++
-        // Both: `timeout` of wall time, and four checks that each found the writer still stuck. A
-        // process that was paused as a whole (every fiber late, the client's reads too) is not
-        // mistaken for a client that stopped reading.
-        return idleChecks >= 4 && now - owedSince >= limit
-      })
-      yield* check.pipe(
-        Effect.repeat({
-          schedule: Schedule.spaced(Duration.millis(Math.max(1, limit / 4))),
-          until: (stalled) => stalled
-        }),
-        Effect.zipRight(onStall),
-        Effect.forkScoped
-      )
-      return Stream.repeatEffectChunkOption(
-        Effect.suspend(() => {
-          owedSince = undefined
-          return pull
-        }).pipe(
-          Effect.zipLeft(
-            Effect.flatMap(Clock.currentTimeMillis, (now) =>
-              Effect.sync(() => {
-                owedSince = now
-                delivered++
-              })
-            )
-          )
-        )
-      )
-    })
-  )
+export const make = (timeout: number, onStall: () => void): Watchdog => {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  return {
+    waiting: () => {
+      if (timer !== undefined) return
+      timer = setTimeout(() => {
+        timer = undefined
+        onStall()
+      }, timeout)
+      timer.unref()
+    },
+    progressed: () => {
+      clearTimeout(timer)
+      timer = undefined
+    }
+  }
+}
 
 /**
  * Ends `request`'s connection at once with a TCP reset: its socket is destroyed and its buffered
