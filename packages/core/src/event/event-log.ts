@@ -11,6 +11,7 @@ import {
   Effect,
   identity,
   Layer,
+  Option,
   ParseResult,
   PubSub,
   type Queue,
@@ -322,15 +323,19 @@ export const layerWith = (options: {
       const sql = yield* SqlClient.SqlClient
       const bus = yield* LiveBus.Service
       const fence = yield* Effect.serviceOption(CommitFence.Service)
-      const pg = sql.onDialectOrElse({
-        // Imported here, so a host over SQLite never loads the PostgreSQL driver.
+      // Imported here, so a host over SQLite never loads the PostgreSQL driver.
+      const listener = yield* sql.onDialectOrElse({
         pg: () =>
           Effect.promise(() => import("../storage/postgres-database.js")).pipe(
-            Effect.flatMap((module) => Effect.serviceOption(module.PgClient.PgClient))
+            Effect.flatMap((module) =>
+              Effect.map(
+                Effect.serviceOption(module.PgClient.PgClient),
+                Option.map((pg) => ({ pg, listenForever: module.listenForever }))
+              )
+            )
           ),
         orElse: () => Effect.succeedNone
       })
-      const listener = yield* pg
       const isPostgres = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
       const live = yield* Effect.acquireRelease(PubSub.unbounded<Envelope>(), PubSub.shutdown)
       // One commit at a time per process; holding this across commit and publish keeps publish order
@@ -669,12 +674,11 @@ export const layerWith = (options: {
             Effect.catchAllCause((cause) => Effect.logWarning("relaying another process's commit failed", cause)),
             Effect.withSpan("EventLog.relay")
           )
-        yield* listener.value.listen(channel).pipe(
-          Stream.runForEach(relayed),
-          Effect.catchAllCause((cause) => Effect.logWarning("listening for other processes' commits failed", cause)),
-          Effect.zipRight(WallClock.sleep(Duration.seconds(1))),
-          Effect.forever,
-          Effect.forkScoped
+        yield* listener.value.listenForever(
+          listener.value.pg,
+          channel,
+          relayed,
+          "listening for other processes' commits"
         )
         // LISTEN is issued when the stream starts: announce ourselves until we hear it back.
         yield* announce(readyPayload).pipe(

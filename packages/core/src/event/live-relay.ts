@@ -2,7 +2,7 @@ export * as LiveRelay from "./live-relay.js"
 
 import { SqlClient } from "@effect/sql"
 import { Identifier } from "@opencode-ai/schema"
-import { Context, Deferred, Duration, Effect, Layer, Option, Schema, Stream } from "effect"
+import { Context, Deferred, Duration, Effect, Layer, Option, Schema } from "effect"
 import { WallClock } from "../clock/wall-clock.js"
 import { SessionRunner } from "../runner/session-runner.js"
 import type { LiveBus } from "./live-bus.js"
@@ -150,7 +150,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | Bus.Servic
       if (!isPostgres) return service
 
       // Loaded only when the database is PostgreSQL.
-      const { PgClient } = yield* Effect.promise(() => import("../storage/postgres-database.js"))
+      const { PgClient, listenForever } = yield* Effect.promise(() => import("../storage/postgres-database.js"))
       const pg = yield* Effect.serviceOption(PgClient.PgClient)
       if (Option.isNone(pg)) return service
       const bus = yield* Bus.Service
@@ -303,13 +303,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | Bus.Servic
           }
           if (e !== undefined) yield* publishRelayed(e)
         }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("receiving relayed live events failed", cause)))
-      yield* pg.value.listen(channel).pipe(
-        Stream.runForEach(received),
-        Effect.catchAllCause((cause) => Effect.logWarning("listening for relayed live events failed", cause)),
-        Effect.zipRight(WallClock.sleep(Duration.seconds(1))),
-        Effect.forever,
-        Effect.forkScoped
-      )
+      yield* listenForever(pg.value, channel, received, "listening for relayed live events")
       return service
     })
   )

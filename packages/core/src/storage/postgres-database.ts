@@ -3,8 +3,9 @@ export * as PostgresDatabase from "./postgres-database.js"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { type Migrator, SqlClient, SqlError } from "@effect/sql"
 import { PgClient, PgMigrator } from "@effect/sql-pg"
-import { Effect, Layer, Redacted } from "effect"
+import { Duration, Effect, Layer, Redacted, type Scope, Stream } from "effect"
 import Pg from "pg"
+import { WallClock } from "../clock/wall-clock.js"
 import { PostgresMigrations } from "./postgres-migrations.js"
 
 /**
@@ -13,6 +14,28 @@ import { PostgresMigrations } from "./postgres-migrations.js"
  * the driver and a host over SQLite never evaluates it.
  */
 export { PgClient }
+
+/**
+ * Listens on `channel` while the scope is open, handing each payload to `onPayload` in arrival order
+ * (in a fiber of the scope; the LISTEN is issued once that fiber starts). Every channel of one client
+ * shares its single LISTEN connection. When the connection fails, the failure is logged as `what`
+ * failing and the listen starts again a second later; notifications sent in between are lost, so a
+ * listener that must not miss one has its own way to catch up (EventLog reads the log by seq).
+ */
+export const listenForever = (
+  pg: PgClient.PgClient,
+  channel: string,
+  onPayload: (payload: string) => Effect.Effect<void>,
+  what: string
+): Effect.Effect<void, never, Scope.Scope> =>
+  pg.listen(channel).pipe(
+    Stream.runForEach(onPayload),
+    Effect.catchAllCause((cause) => Effect.logWarning(`${what} failed`, cause)),
+    Effect.zipRight(WallClock.sleep(Duration.seconds(1))),
+    Effect.forever,
+    Effect.forkScoped,
+    Effect.asVoid
+  )
 
 export interface Options {
   /** `postgres://user:password@host:port/database` (and the `pg` driver's query parameters, e.g. `sslmode`). */
