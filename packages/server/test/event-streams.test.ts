@@ -2,9 +2,9 @@ import { FetchHttpClient } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { ClientError, createOpencodeClient, isClientError, isSessionNotFoundError } from "@opencode-ai/client"
 import { OpencodeClient } from "@opencode-ai/client/effect"
-import { LiveBus } from "@opencode-ai/core"
+import { LiveBus, RuntimeMetrics } from "@opencode-ai/core"
 import { EventStream } from "@opencode-ai/protocol"
-import { Chunk, Effect, Exit, Fiber, Scope, Stream } from "effect"
+import { Chunk, Effect, Exit, Fiber, Metric, Scope, Stream } from "effect"
 import { startServer } from "./harness.js"
 import {
   appendSynthetic,
@@ -222,6 +222,27 @@ describe.each(["network", "in-memory"] as const)("event streams (%s host)", (kin
         ])
         yield* Effect.promise(() => fast.cancel())
       })
+  )
+
+  it.scopedLive("opencode_sse_subscribers counts each stream from its start until its client lets go", () =>
+    Effect.gen(function* () {
+      const host = yield* start(kind)
+      const session = yield* createSession(host)
+      // The gauge is the process's: other hosts of this file may hold streams, so counts are relative.
+      const gauge = (stream: "instance" | "session") =>
+        Effect.map(Metric.value(RuntimeMetrics.sseSubscribers.pipe(Metric.tagged("stream", stream))), (s) => s.value)
+      const before = { session: yield* gauge("session"), instance: yield* gauge("instance") }
+      const sessionStream = new SseReader(yield* open(host, `/api/session/${session.id}/event`))
+      const instanceStream = new SseReader(yield* open(host, "/api/event"))
+      expect((yield* next(instanceStream))?.event).toBe("server.connected")
+      yield* eventually(Effect.map(gauge("session"), (n) => n === before.session + 1))
+      expect(yield* gauge("instance")).toBe(before.instance + 1)
+      yield* Effect.promise(() => sessionStream.cancel())
+      yield* eventually(Effect.map(gauge("session"), (n) => n === before.session))
+      expect(yield* gauge("instance")).toBe(before.instance + 1)
+      yield* Effect.promise(() => instanceStream.cancel())
+      yield* eventually(Effect.map(gauge("instance"), (n) => n === before.instance))
+    })
   )
 
   it.scopedLive("closing the host ends open streams: global.disposed is the last event of /api/event", () =>
