@@ -12,7 +12,7 @@ export * as ProviderHttp from "./provider-http.js"
 
 import * as Sse from "@effect/experimental/Sse"
 import { HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
-import { Clock, Duration, Effect, Exit, Fiber, Runtime, Scope, Stream } from "effect"
+import { Chunk, Clock, Duration, Effect, Exit, Fiber, Option, Runtime, Scope, Stream } from "effect"
 import { WallClock } from "../clock/wall-clock.js"
 import { type Any as LLMError, ProviderError, TransportError } from "./llm-error.js"
 import type * as LLMEvent from "./llm-event.js"
@@ -69,9 +69,6 @@ export interface Decoder {
   /** Called once when the body ended or an event said `done`: flushes, or fails a premature end. */
   readonly end: () => Step
 }
-
-/** Marks where a failing step's events end: the body is not read further. */
-const Stop = Symbol("Stop")
 
 /**
  * How long the rest of a body may take to end once its last event said the response is complete.
@@ -155,47 +152,80 @@ export const stream = (
       const runtime = yield* Effect.runtime<never>()
       let cutoff: Fiber.RuntimeFiber<void> | undefined
       yield* Effect.addFinalizer(() => (cutoff === undefined ? Effect.void : Fiber.interrupt(cutoff)))
+      const body = yield* Stream.toPull(response.stream)
       const decoder = make()
+      const text = new TextDecoder()
+      // The SSE events the parser found in the bytes fed so far (a `retry:` field means nothing to a
+      // POST's stream: it is skipped).
+      let parsed: Array<Sse.Event> = []
+      const parser = Sse.makeParser((event) => {
+        if (event._tag === "Event") parsed.push(event)
+      })
+      // The response is complete: the rest of the body is read but not decoded.
       let done = false
+      // A failure to raise once the events before it are out.
       let failure: LLMError | undefined
+      let finished = false
+
       /** The events of one step; a failing one also stops the body (after its events). */
-      const take = (step: Step): ReadonlyArray<LLMEvent.Event | typeof Stop> => {
-        if (step.error === undefined) return step.events
+      const take = (out: Array<LLMEvent.Event>, step: Step): boolean => {
+        out.push(...step.events)
+        if (step.error === undefined) return true
         failure = step.error
-        return [...step.events, Stop]
+        return false
       }
-      const body = response.stream.pipe(
-        Stream.mapError((error) => transport(providerID, error)),
-        Stream.decodeText(),
-        Stream.pipeThroughChannel(Sse.makeChannel<LLMError, unknown>()),
-        Stream.mapConcat((event): ReadonlyArray<LLMEvent.Event | typeof Stop> => {
-          if (done) return []
+      /**
+       * Adds to `out` the events of the bytes just read (each SSE event through the decoder, in order,
+       * until one completes the response or fails); answers the parser's error, if any.
+       */
+      const decode = (out: Array<LLMEvent.Event>, bytes: Uint8Array): unknown => {
+        const error = parser.feed(text.decode(bytes, { stream: true }))
+        const events = parsed
+        parsed = []
+        for (const event of events) {
           const step = decoder.event(event)
-          if (step.done !== true || step.error !== undefined) return take(step)
+          if (!take(out, step)) break
+          if (step.done !== true) continue
           done = true
           // On the wall clock: a TestClock nobody advances must not keep the request open for ever.
           cutoff = Runtime.runFork(runtime)(
             Effect.zipRight(WallClock.sleep(tailGrace), Scope.close(requestScope, Exit.void))
           )
-          return [...step.events, ...take(decoder.end())]
-        }),
-        // What is left of a complete response only matters for reusing its connection: a failure
-        // there (a reset instead of a clean end, or the cut-off) is not the response's.
-        Stream.catchAll((error) => (done ? Stream.empty : Stream.fail(error))),
-        Stream.takeWhile((item): item is LLMEvent.Event => item !== Stop)
-      )
-      // Chunks pass through whole (no per-event effect), so a consumer sees the events of one SSE
-      // event together.
-      const end = Stream.suspend((): Stream.Stream<LLMEvent.Event, LLMError> => {
-        if (failure !== undefined) return Stream.fail(failure)
-        if (done) return Stream.empty
-        const last = decoder.end()
-        return Stream.concat(
-          Stream.fromIterable(last.events),
-          last.error === undefined ? Stream.empty : Stream.fail(last.error)
-        )
+          take(out, decoder.end())
+          break
+        }
+        return error
+      }
+      /** The body ended (or failed) before any event said the response was complete. */
+      const ended = (error: Option.Option<HttpClientError.HttpClientError>) => {
+        if (Option.isSome(error)) return Effect.fail(Option.some(transport(providerID, error.value)))
+        finished = true
+        const out: Array<LLMEvent.Event> = []
+        take(out, decoder.end())
+        return Effect.succeed(Chunk.unsafeFromArray(out))
+      }
+      // One stage, pulled a body chunk at a time; chunks pass through whole (no per-event effect), so a
+      // consumer sees the events of one SSE event together. What is left of a complete response only
+      // matters for reusing its connection: a failure there (a reset instead of a clean end, or the
+      // cut-off) is not the response's.
+      const pull: Effect.Effect<Chunk.Chunk<LLMEvent.Event>, Option.Option<LLMError>> = Effect.suspend(() => {
+        if (failure !== undefined) return Effect.fail(Option.some(failure))
+        if (finished) return Effect.fail(Option.none())
+        return Effect.matchEffect(body, {
+          onFailure: (error) => (done ? Effect.fail(Option.none()) : ended(error)),
+          onSuccess: (chunk) => {
+            const out: Array<LLMEvent.Event> = []
+            for (const bytes of chunk) {
+              if (done || failure !== undefined) break
+              const error = decode(out, bytes)
+              // An event larger than the parser takes is a broken provider: a defect, as the SSE decoder has it.
+              if (error !== undefined && !done && failure === undefined) return Effect.die(error)
+            }
+            return Effect.succeed(Chunk.unsafeFromArray(out))
+          }
+        })
       })
-      return Stream.concat(body, end)
+      return Stream.repeatEffectChunkOption(pull)
     })
   )
 }
