@@ -132,12 +132,11 @@ const lastUserText = (body: any): string => {
 /** A long delta with multi-byte characters: well over NOTIFY's 8000-byte payload. */
 const bigDelta = (tag: string) => `big ${tag} ${"é€😀 ".repeat(3_000)}end ${tag}`
 
-/** Which host (index into `started`) holds each session's lease now, read with psql. */
 /**
  * Waits (at most `limitMs`) until the cluster's runners have spread the shards: every shard's lock
  * held, by each of `runners`, each with at least a fair share less a tenth, and no lock changed hands
- * over `quietMs`. Runners that start together keep moving shards for a few seconds; a Step started
- * meanwhile may sit on a shard that moves, and the handover then waits for it (up to its timeout).
+ * over `quietMs`. Runners that start together keep moving shards for a few seconds, so the test
+ * places its sessions once that has settled.
  */
 const placementSettled = async (
   databaseUrl: string,

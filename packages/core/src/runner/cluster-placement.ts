@@ -34,53 +34,30 @@ export const routing: Layer.Layer<Service, never, Sharding.Sharding> = Layer.eff
   Service,
   Effect.map(Sharding.Sharding, (sharding) =>
     Service.of({
-      apartFrom: (sessionID) => {
-        const shard = ShardLeases.shardOf(sharding, sessionID)
-        for (;;) {
-          const id = Identifier.newSessionID()
-          if (ShardLeases.shardOf(sharding, id) !== shard) return id
-        }
-      },
       route: Effect.fn("SessionPlacement.route")(function* (here: Handlers) {
-        // (Set once the client exists: the handlers send Hold through it.)
-        let hold: (sessionID: Identifier.SessionID) => Effect.Effect<void> = () => Effect.void
-        let holdAgain: (sessionID: Identifier.SessionID) => Effect.Effect<void> = () => Effect.void
+        /** Fails once the session's shard has left this runner (looked at every `retryMs`). */
+        const departed = (sessionID: Identifier.SessionID): Effect.Effect<never, SessionEntity.Moved> =>
+          Effect.suspend(() =>
+            ShardLeases.placedHere(sharding, sessionID)
+              ? Effect.zipRight(WallClock.sleep(retryMs), departed(sessionID))
+              : Effect.fail(new SessionEntity.Moved())
+          )
         yield* sharding.registerEntity(
           SessionEntity.Session,
           Effect.succeed(
             SessionEntity.Session.of({
-              // Answered once the drain runs; the Hold sent along keeps a message in hand while it
-              // does, so a shard handed over waits (up to the termination timeout) for the drain to
-              // stop at its next Safe Step Boundary rather than cutting a Step off.
-              Wake: (envelope) => Effect.zipRight(here.wake(sessionOf(envelope)), hold(sessionOf(envelope))),
-              Hold: (envelope) =>
-                Effect.onInterrupt(here.drained(sessionOf(envelope)), () => holdAgain(sessionOf(envelope))),
+              Wake: (envelope) => here.wake(sessionOf(envelope)),
               Interrupt: (envelope) => here.interrupt(sessionOf(envelope)),
-              Wait: (envelope) => here.wait(sessionOf(envelope))
+              // A wait outlives its runner's hold on the shard only until the shard goes: its sender
+              // then asks the next runner, and the shard's handover is not held back by it.
+              Wait: (envelope) => Effect.raceFirst(here.wait(sessionOf(envelope)), departed(sessionOf(envelope)))
             })
           ),
-          // A Wait or a Hold may last as long as a session runs: they must not hold back the others.
+          // A Wait may last as long as a session runs: it must not hold back the others.
           { concurrency: "unbounded" }
         )
         const client = yield* sharding.makeClient(SessionEntity.Session)
         const scope = yield* Effect.scope
-        hold = (sessionID) =>
-          Effect.asVoid(Effect.forkIn(Effect.ignore(client(sessionID).Hold(undefined, { discard: true })), scope))
-        /**
-         * After the cluster interrupted a Hold (it let the shard go: at the handover time, or at once
-         * when its lock storage failed) while the drain still runs here: the drain stops at its next
-         * Safe Step Boundary if the shard is gone by then, but a shard that comes back first (a lapsed
-         * lock taken again) gets a new Hold, so that a later handover waits for the drain again
-         * instead of cutting its Step off. Looks every `retryMs` until the drain ends or the shard is back.
-         */
-        holdAgain = (sessionID) => {
-          const back: Effect.Effect<void> = Effect.suspend(() =>
-            ShardLeases.placedHere(sharding, sessionID)
-              ? hold(sessionID)
-              : Effect.zipRight(WallClock.sleep(retryMs), back)
-          )
-          return Effect.asVoid(Effect.forkIn(Effect.raceFirst(here.drained(sessionID), back), scope))
-        }
 
         /** Runs `attempt` again (every `retryMs`) until it succeeds: a message that found no runner, or lost it. */
         const retrying = (attempt: Effect.Effect<void, unknown>): Effect.Effect<void> =>

@@ -23,9 +23,9 @@ export interface Options {
   /** How often runners ping one another; default 1 s. */
   readonly healthCheckMs?: number | undefined
   /**
-   * How long a shard handed over to another runner (one joined) waits for this runner's drains of
-   * its sessions to stop at their next Safe Step Boundary; then the shard goes, and a Step still
-   * running is cut off (its commits refused) and settled by the next runner. Default 60 s.
+   * How long a shard handed over to another runner (one joined) waits for the messages this runner
+   * is still answering for its sessions (an Interrupt settling its Step); then they are cut off.
+   * Drains are not waited for: they finish their Step here under their leases. Default 60 s.
    */
   readonly handoverMs?: number | undefined
 }

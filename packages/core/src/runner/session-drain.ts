@@ -56,9 +56,12 @@ export interface Interface {
    * running Step, which settles durably first (see StepRunner.run), then releases the lease. Its
    * commits to the session are fenced by the lease: once another host took the lease over (this one
    * was frozen past its expiry), the next commit dies with `EventLog/CommitFenced`, writing nothing,
-   * and the drain ends (logged as a failed drain).
+   * and the drain ends (logged as a failed drain). Answers `"elsewhere"` when it let the session go
+   * with work left because the session is placed on another runner now (cluster placement: its shard
+   * moved while a Step ran here); the caller then wakes the session there. That runner found the
+   * session held by this one and left it.
    */
-  readonly run: (sessionID: Identifier.SessionID) => Effect.Effect<void>
+  readonly run: (sessionID: Identifier.SessionID) => Effect.Effect<"elsewhere" | undefined>
   /**
    * Marks the session as found by a startup Recovery: its next drain that claims the lease first
    * checks whether its conversation ends where a Step should follow (Recovery.continues) and, if so,
@@ -281,9 +284,15 @@ export const layer: Layer.Layer<
       Effect.gen(function* () {
         // An unknown session fails here (logged below) rather than at the lease's foreign key.
         yield* known.ensure(sessionID)
+        let drained = false
         while (true) {
           const claim = yield* leases.claim(sessionID)
-          if (claim._tag === "Held") return
+          if (claim._tag === "Held") {
+            // Input admitted while this drain was finishing, and the session placed elsewhere by now:
+            // that runner found it held by this one, so it is told (`elsewhere`).
+            return drained && !leases.placedHere(sessionID) ? ("elsewhere" as const) : undefined
+          }
+          drained = true
           const ended = yield* Effect.gen(function* () {
             if (claim.from !== undefined) {
               yield* recovery.session(sessionID)
@@ -300,12 +309,15 @@ export const layer: Layer.Layer<
             Effect.ensuring(leases.release(sessionID))
           )
           // Stopped for a shard on the move that is back here already (its lock lapsed and was taken
-          // again): go on here. Still away, its runner resumes the session when it gets the shard.
-          if (ended === "moved" && leases.placedHere(sessionID)) continue
-          if (ended !== "idle" || !(yield* input.hasPending(sessionID))) return
+          // again): go on here. Still away, its new runner goes on once woken.
+          if (ended === "moved") {
+            if (leases.placedHere(sessionID)) continue
+            return "elsewhere" as const
+          }
+          if (ended !== "idle" || !(yield* input.hasPending(sessionID))) return undefined
         }
       }).pipe(
-        Effect.catchAll((error) => Effect.logWarning("session drain stopped", error)),
+        Effect.catchAll((error) => Effect.as(Effect.logWarning("session drain stopped", error), undefined)),
         Effect.annotateLogs({ sessionID })
       )
 

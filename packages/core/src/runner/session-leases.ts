@@ -243,7 +243,36 @@ export const rows = (sql: SqlClient.SqlClient, host: string) => {
       execute: (id) => sql`DELETE FROM session_lease WHERE session_id = ${id} AND host_id = ${host}`
     })(sessionID).pipe(Effect.orDie)
   }, Effect.uninterruptible)
-  return { insert, takeOver, requestInterrupt, interruptRequests, release }
+  /**
+   * The Commit Fence of a drain's commits to its own session (see the module doc): it passes while the
+   * lease row names `host`. Inside the commit's transaction (its connection comes with the SqlClient
+   * the log passes). A write that changes nothing, not a read: as the transaction's first statement
+   * it takes the write lock (waiting for it like any write), where a read first would pin an older
+   * SQLite snapshot and fail the append with SQLITE_BUSY once another process had committed since; on
+   * PostgreSQL it locks the lease row, so a takeover cannot land between the check and the commit.
+   */
+  const fence = CommitFence.Service.of({
+    check: (aggregateID) =>
+      Effect.flatMap(FiberRef.get(driving), (session) =>
+        session !== aggregateID
+          ? Effect.void
+          : Effect.flatMap(SqlClient.SqlClient, (tx) =>
+              SqlSchema.findOne({
+                Request: Schema.String,
+                Result: Schema.Struct({ session_id: Schema.String }),
+                execute: (id) => tx`
+                  UPDATE session_lease SET host_id = host_id
+                  WHERE session_id = ${id} AND host_id = ${host} RETURNING session_id`
+              })(aggregateID).pipe(
+                Effect.orDie,
+                Effect.flatMap((row) =>
+                  Option.isSome(row) ? Effect.void : Effect.die(new CommitFence.CommitFenced({ aggregateID }))
+                )
+              )
+            )
+      )
+  })
+  return { insert, takeOver, requestInterrupt, interruptRequests, release, fence }
 }
 
 /**
@@ -318,7 +347,7 @@ export const layer = (options: Options = {}): Layer.Layer<Service | CommitFence.
           )
         )
 
-      const { insert, takeOver, requestInterrupt, interruptRequests, release } = rows(sql, host)
+      const { insert, takeOver, requestInterrupt, interruptRequests, release, fence } = rows(sql, host)
 
       const claim = Effect.fn("SessionLeases.claim")(function* (sessionID: Identifier.SessionID) {
         const now = Date.now()
@@ -389,33 +418,6 @@ export const layer = (options: Options = {}): Layer.Layer<Service | CommitFence.
         }
         return dead.map((lease) => lease.session_id)
       }).pipe(Effect.orDie, Effect.withSpan("SessionLeases.orphaned"))
-
-      // Inside the commit's transaction (its connection comes with the SqlClient the log passes). A
-      // write that changes nothing, not a read: as the transaction's first statement it takes the
-      // write lock (waiting for it like any write), where a read first would pin an older SQLite
-      // snapshot and fail the append with SQLITE_BUSY once another process had committed since; on
-      // PostgreSQL it locks the lease row, so a takeover cannot land between the check and the commit.
-      const fence = CommitFence.Service.of({
-        check: (aggregateID) =>
-          Effect.flatMap(FiberRef.get(driving), (session) =>
-            session !== aggregateID
-              ? Effect.void
-              : Effect.flatMap(SqlClient.SqlClient, (tx) =>
-                  SqlSchema.findOne({
-                    Request: Schema.String,
-                    Result: Schema.Struct({ session_id: Schema.String }),
-                    execute: (id) => tx`
-                      UPDATE session_lease SET host_id = host_id
-                      WHERE session_id = ${id} AND host_id = ${host} RETURNING session_id`
-                  })(aggregateID).pipe(
-                    Effect.orDie,
-                    Effect.flatMap((row) =>
-                      Option.isSome(row) ? Effect.void : Effect.die(new CommitFence.CommitFenced({ aggregateID }))
-                    )
-                  )
-                )
-          )
-      })
 
       return Context.make(
         Service,

@@ -13,14 +13,14 @@ export * as SessionPlacement from "./session-placement.js"
  *   messages of the Session entity (SessionEntity). A sender whose message found no runner, or whose
  *   runner went away before answering, sends it again (every `retryMs`) to whichever runner holds the
  *   shard by then, until it is answered. An interrupt or a wait also runs here meanwhile, through the
- *   session's lease, and ends with whichever ends first. A wake is sent off the caller's fiber, so it still resolves
- *   at once; it is a message also when the session is placed here, so that every drain runs while
- *   the entity holds a message: a shard handed over to another runner (one joined) then waits for
- *   its drains to stop at their next Safe Step Boundary (up to the cluster's termination timeout).
+ *   session's lease, and ends with whichever ends first. A wake is sent off the caller's fiber, so it
+ *   still resolves at once. A shard handed over to another runner (one joined) goes at once: the
+ *   drains its old runner is running stop at their next Safe Step Boundary, under their leases, and
+ *   that runner then wakes the sessions on the new one.
  */
 
 import type { SqlClient } from "@effect/sql"
-import { Identifier } from "@opencode-ai/schema"
+import type { Identifier } from "@opencode-ai/schema"
 import { Context, Effect, Layer, type Scope } from "effect"
 import { ConfigErrors } from "../config/config-error.js"
 import type { CommitFence } from "../event/commit-fence.js"
@@ -43,23 +43,13 @@ export interface Interface {
    * handlers to call for any session (each reaching the host the session is placed on).
    */
   readonly route: (here: Handlers) => Effect.Effect<Handlers, never, Scope.Scope>
-  /**
-   * A new session id for a session that `sessionID`'s running Step waits for (a subagent's child).
-   * With cluster placement it is placed in another shard than `sessionID`: a handover of the parent's
-   * shard waits for the parent's drain, so a child in that shard could not start until the handover
-   * time ran out and cut the parent's Step off. Elsewhere any new id.
-   */
-  readonly apartFrom: (sessionID: Identifier.SessionID) => Identifier.SessionID
 }
 
 /** `yield* SessionPlacement.Service`. */
 export class Service extends Context.Tag("@opencode-ai/core/SessionPlacement")<Service, Interface>() {}
 
 /** Every session may run on this host: the operations run here. */
-export const local: Layer.Layer<Service> = Layer.succeed(
-  Service,
-  Service.of({ route: Effect.succeed, apartFrom: () => Identifier.newSessionID() })
-)
+export const local: Layer.Layer<Service> = Layer.succeed(Service, Service.of({ route: Effect.succeed }))
 
 /**
  * The placement a host runs with, and the leases and commit fence that come with it: first-come

@@ -58,11 +58,6 @@ export interface Interface {
    * waiting or running. Fails only for an unknown session.
    */
   readonly compact: (sessionID: Identifier.SessionID) => Effect.Effect<void, Errors.SessionNotFoundError>
-  /**
-   * A new id for a session that `sessionID`'s running Step will wait for (a subagent's child), placed
-   * so that the child can start while the parent's Step runs (see SessionPlacement `apartFrom`).
-   */
-  readonly childID: (sessionID: Identifier.SessionID) => Identifier.SessionID
   /** The foreground drain registry of this process: running sessions → `{type: "running"}`. */
   readonly active: Effect.Effect<Readonly<Record<string, { readonly type: "running" }>>>
 }
@@ -110,7 +105,17 @@ export const layer = (
       const log = yield* EventLog.Service
       const placement = yield* SessionPlacement.Service
 
-      const execution = yield* SessionExecution.make(drain.run)
+      /**
+       * How coordinator operations reach each session's host (set once the placement is routed,
+       * below; nothing runs a drain or calls {@link recoverGained} before).
+       */
+      let routed: SessionPlacement.Handlers | undefined
+      // A drain that let its session go to the runner it is placed on now wakes it there.
+      const execution = yield* SessionExecution.make((sessionID) =>
+        Effect.flatMap(drain.run(sessionID), (next) =>
+          next === "elsewhere" && routed !== undefined ? routed.wake(sessionID) : Effect.void
+        )
+      )
       // How often `wait` and `interrupt` look at the lease of a session another host runs, and how
       // often this host looks for interrupt requests on its own leases.
       const waitPollMs = Math.min(100, leases.heartbeatMs)
@@ -170,11 +175,6 @@ export const layer = (
         )
       )
 
-      /**
-       * How coordinator operations reach each session's host (set once the placement is routed,
-       * below; nothing calls {@link recoverGained} before).
-       */
-      let routed: SessionPlacement.Handlers | undefined
       const recovering = yield* Effect.makeSemaphore(1)
       /**
        * Resumes the sessions that came to be placed here since the last look (SessionLeases.gained:
@@ -284,7 +284,6 @@ export const layer = (
 
       return Service.of({
         wake: routes.wake,
-        childID: placement.apartFrom,
         interrupt: Effect.fn("SessionRunner.interrupt")(function* (sessionID: Identifier.SessionID) {
           yield* known.ensure(sessionID)
           yield* routes.interrupt(sessionID)

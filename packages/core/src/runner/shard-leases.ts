@@ -2,21 +2,25 @@ export * as ShardLeases from "./shard-leases.js"
 
 /**
  * Session Leases when this process is a runner of an `@effect/cluster` cluster (see ClusterRunner):
- * the same {@link SessionLeases.Interface}, with the cluster deciding who may drive a session.
+ * the same {@link SessionLeases.Interface}, with the cluster deciding where a session's drains start.
  *
- * A host may claim a session only while it holds the lock of the session's shard (`cluster_locks`,
- * kept by the cluster: refreshed by the live owner, taken over by another runner once it expires).
- * The `session_lease` row stays as the record of which runner drives the session: a claim that finds
- * it naming another runner knows that runner lost the shard (it stopped, or was frozen past the
- * lock's expiry), so what it left open must be settled first (`from`). Liveness is the lock itself:
- * a lease's holder runs the session while the lock of that session's shard names it.
+ * A drain starts only on the runner that holds the lock of the session's shard (`cluster_locks`, kept
+ * by the cluster), and stops at its next Safe Step Boundary once that shard has gone elsewhere. The
+ * `session_lease` row says which runner drives the session now, as with first-come leases: a runner
+ * claims it when its drain starts and releases it when the drain ends, so a shard can move at once
+ * (its handover never waits for a drain) while the runner that had it finishes its Step. The shard's
+ * new runner finds the session held by a live runner and leaves it; that runner sends the session a
+ * Wake once it has let it go (SessionRunner), and the new runner's drain claims it then.
  *
- * Fencing: the {@link CommitFence} this layer provides passes a commit a drain makes to its own
- * session only while the shard's lock row names this runner, read (and row-locked, by a write that
- * changes nothing) in the commit's transaction. A runner that lost the shard therefore records
- * nothing more for the session, however late it wakes: the commit dies with `EventLog/CommitFenced`.
- * A takeover's lock write waits for a commit that holds the row, and a commit after it sees the new
- * owner.
+ * A runner is live while its row in `cluster_runners` has a heartbeat younger than the shard lock
+ * expiry (the cluster writes it at every lock refresh, with or without shards; a stopped runner's row
+ * goes stale, and a frozen one's too). A claim that finds the lease held by a runner that is not live
+ * takes it over (`from`): what that runner left open is settled first.
+ *
+ * Fencing: the {@link CommitFence} this layer provides is the lease's (SessionLeases.rows): a commit a
+ * drain makes to its own session passes only while the lease row names this runner, read and
+ * row-locked in the commit's transaction. A runner frozen until another one took the lease over
+ * records nothing more for the session when it wakes: the commit dies with `EventLog/CommitFenced`.
  *
  * The host id is the runner's advertised address (`host:port`), as the cluster writes it.
  */
@@ -24,7 +28,7 @@ export * as ShardLeases from "./shard-leases.js"
 import { EntityId, ShardId, Sharding, ShardingConfig } from "@effect/cluster"
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Identifier } from "@opencode-ai/schema"
-import { Context, Effect, FiberRef, Layer, Option, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { CommitFence } from "../event/commit-fence.js"
 import { RunnerOptions } from "./runner-options.js"
 import { SessionEntity } from "./session-entity.js"
@@ -44,12 +48,11 @@ export const shardOf = (sharding: Sharding.Sharding["Type"], sessionID: Identifi
 export const placedHere = (sharding: Sharding.Sharding["Type"], sessionID: Identifier.SessionID): boolean =>
   sharding.hasShardId(shardIdOf(sharding, sessionID))
 
-const LeaseRow = Schema.Struct({ session_id: Identifier.SessionID, host_id: Schema.String })
-/** A lease with the address of the runner that holds its session's shard lock, when that is the holder. */
+/** A lease, with whether its holder is a live runner. */
 const HeldRow = Schema.Struct({
   session_id: Identifier.SessionID,
   host_id: Schema.String,
-  shard_id: Schema.NullOr(Schema.String)
+  live: Schema.Number
 })
 
 export const layer = (
@@ -83,19 +86,31 @@ export const layer = (
       // A clean stop gives its sessions up (the cluster releases the shards too).
       yield* Effect.addFinalizer(() => sql`DELETE FROM session_lease WHERE host_id = ${host}`.pipe(Effect.ignoreLogged))
 
-      // The lease and lock tables are read here as the cluster and SessionLeases write them; an SQL
+      const expirySeconds = sql.literal(String(Math.ceil((options.expiryMs ?? RunnerOptions.defaultExpiryMs) / 1_000)))
+      /**
+       * The instant before which a runner's heartbeat is too old for it to be live: the cluster's own
+       * test for a runner's row, on the database's clock, in whole seconds as the cluster counts them.
+       */
+      const liveSince = sql.onDialectOrElse({
+        pg: () => sql`NOW() - INTERVAL '${expirySeconds} seconds'`,
+        orElse: () => sql`datetime(CURRENT_TIMESTAMP, '-${expirySeconds} seconds')`
+      })
+      /** Whether the lease's holder `l.host_id` is a live runner. */
+      const holderLive = sql`EXISTS (
+        SELECT 1 FROM cluster_runners r WHERE r.address = l.host_id AND r.last_heartbeat > ${liveSince})`
+      /** The columns of a {@link HeldRow} (`live` as 1 or 0 on both dialects). */
+      const heldColumns = sql`l.session_id, l.host_id, CASE WHEN ${holderLive} THEN 1 ELSE 0 END AS live`
+
+      // The lease and runner tables are read here as SessionLeases and the cluster write them; an SQL
       // error on them is a defect (orDie).
-      /** The session's lease, with the shard id when the lock of `shard` names its holder. */
       const heldRow = SqlSchema.findOne({
-        Request: Schema.Struct({ sessionID: Identifier.SessionID, shard: Schema.String }),
+        Request: Identifier.SessionID,
         Result: HeldRow,
-        execute: ({ sessionID, shard }) => sql`
-          SELECT l.session_id, l.host_id, k.shard_id
-          FROM session_lease l LEFT JOIN cluster_locks k ON k.address = l.host_id AND k.shard_id = ${shard}
-          WHERE l.session_id = ${sessionID}`
+        execute: (sessionID) => sql`
+          SELECT ${heldColumns} FROM session_lease l WHERE l.session_id = ${sessionID}`
       })
       const lease = (sessionID: Identifier.SessionID) =>
-        heldRow({ sessionID, shard: shard(sessionID) }).pipe(Effect.orDie, Effect.map(Option.getOrUndefined))
+        heldRow(sessionID).pipe(Effect.orDie, Effect.map(Option.getOrUndefined))
       /** The runner whose lock names the session's shard, for a `Held` answer. */
       const lockHolder = SqlSchema.findOne({
         Request: Schema.String,
@@ -103,7 +118,7 @@ export const layer = (
         execute: (id) => sql`SELECT address FROM cluster_locks WHERE shard_id = ${id}`
       })
 
-      const { insert, takeOver, requestInterrupt, interruptRequests, release } = SessionLeases.rows(sql, host)
+      const { insert, takeOver, requestInterrupt, interruptRequests, release, fence } = SessionLeases.rows(sql, host)
 
       const claim = Effect.fn("ShardLeases.claim")(function* (sessionID: Identifier.SessionID) {
         if (!here(sessionID)) {
@@ -119,7 +134,10 @@ export const layer = (
           const row = yield* lease(sessionID)
           if (row === undefined) continue
           if (row.host_id === host) return { _tag: "Claimed" } as const
-          // This runner holds the shard, so the lease's holder lost it: take over what it left.
+          // A live runner still drives it (its shard came here while that runner's Step ran): it sends
+          // the session a Wake once it has let it go.
+          if (row.live === 1) return { _tag: "Held", host: row.host_id } as const
+          // Its holder stopped: take over what it left.
           if ((yield* takeOver({ sessionID, from: row.host_id, now }).pipe(Effect.orDie)).length > 0) {
             return { _tag: "Claimed", from: row.host_id } as const
           }
@@ -128,38 +146,38 @@ export const layer = (
 
       const heldElsewhere = Effect.fn("ShardLeases.heldElsewhere")(function* (sessionID: Identifier.SessionID) {
         const row = yield* lease(sessionID)
-        return row !== undefined && row.host_id !== host && row.shard_id !== null
+        return row !== undefined && row.host_id !== host && row.live === 1
       })
 
       const heldRows = SqlSchema.findAll({
         Request: Schema.Array(Identifier.SessionID),
         Result: HeldRow,
         execute: (ids) => sql`
-          SELECT l.session_id, l.host_id, k.shard_id
-          FROM session_lease l JOIN cluster_locks k ON k.address = l.host_id
-          WHERE l.session_id IN ${sql.in(ids)} AND l.host_id <> ${host}`
+          SELECT ${heldColumns} FROM session_lease l WHERE l.session_id IN ${sql.in(ids)} AND l.host_id <> ${host}`
       })
       const heldElsewhereAmong = Effect.fn("ShardLeases.heldElsewhereAmong")(function* (
         sessionIDs: ReadonlyArray<Identifier.SessionID>
       ) {
         if (sessionIDs.length === 0) return new Set<Identifier.SessionID>()
         const rows = yield* heldRows(sessionIDs).pipe(Effect.orDie)
-        return new Set(rows.filter((row) => row.shard_id === shard(row.session_id)).map((row) => row.session_id))
+        return new Set(rows.filter((row) => row.live === 1).map((row) => row.session_id))
       })
 
       const heldByStopped = Effect.fn("ShardLeases.heldByStopped")(function* (sessionID: Identifier.SessionID) {
         const row = yield* lease(sessionID)
-        return row !== undefined && row.host_id !== host && row.shard_id === null
+        return row !== undefined && row.host_id !== host && row.live === 0
       })
 
-      const othersLeases = SqlSchema.findAll({
+      const stoppedLeases = SqlSchema.findAll({
         Request: Schema.Void,
-        Result: LeaseRow,
-        execute: () => sql`SELECT session_id, host_id FROM session_lease WHERE host_id <> ${host} ORDER BY time_claimed`
+        Result: Schema.Struct({ session_id: Identifier.SessionID }),
+        execute: () => sql`
+          SELECT l.session_id FROM session_lease l
+          WHERE l.host_id <> ${host} AND NOT ${holderLive} ORDER BY l.time_claimed`
       })
-      // Leases of sessions whose shard is here now: their holder lost the shard.
-      const orphaned = othersLeases(undefined).pipe(
-        Effect.map((rows) => rows.filter((row) => here(row.session_id)).map((row) => row.session_id)),
+      // Leases of sessions whose shard is here now, held by runners that stopped.
+      const orphaned = stoppedLeases(undefined).pipe(
+        Effect.map((rows) => rows.map((row) => row.session_id).filter(here)),
         Effect.orDie,
         Effect.withSpan("ShardLeases.orphaned")
       )
@@ -178,28 +196,6 @@ export const layer = (
         held = now
         missed.clear()
         return grew
-      })
-
-      const fence = CommitFence.Service.of({
-        check: (aggregateID) =>
-          Effect.flatMap(FiberRef.get(SessionLeases.driving), (session) =>
-            session !== aggregateID
-              ? Effect.void
-              : Effect.flatMap(SqlClient.SqlClient, (tx) =>
-                  SqlSchema.findOne({
-                    Request: Schema.String,
-                    Result: Schema.Struct({ shard_id: Schema.String }),
-                    execute: (id) => tx`
-                      UPDATE cluster_locks SET address = address
-                      WHERE shard_id = ${id} AND address = ${host} RETURNING shard_id`
-                  })(shard(session)).pipe(
-                    Effect.orDie,
-                    Effect.flatMap((row) =>
-                      Option.isSome(row) ? Effect.void : Effect.die(new CommitFence.CommitFenced({ aggregateID }))
-                    )
-                  )
-                )
-          )
       })
 
       return Context.make(

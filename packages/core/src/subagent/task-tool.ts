@@ -124,7 +124,6 @@ export const make = (deps: Dependencies): ToolRegistry.Tool => {
             )
       const model = agent.model ?? Option.getOrUndefined(calling)
       const child = yield* deps.sessions.create({
-        id: deps.runner.childID(parent.id),
         parentID: parent.id,
         agent: agent.name,
         ...(model === undefined ? {} : { model }),

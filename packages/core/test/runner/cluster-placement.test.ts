@@ -105,9 +105,10 @@ const placedOn = (run: Run, sessionID: Identifier.SessionID) =>
 
 /**
  * Sixteen sessions mid-Step on runner A, each with a second prompt queued; then (with `lapse`) A's
- * lock storage fails and recovers while the Steps run, so the cluster interrupts their Holds and A
- * takes every shard again; then runner B joins. The shards that move wait for their drains: every
- * first Step ends on A and every second prompt runs where its session is placed now.
+ * lock storage fails and recovers while the Steps run, so the cluster drops every shard and A takes
+ * them all again; then runner B joins. The shards that move go to B at once, while A still runs
+ * their sessions' Steps under their leases: every first Step ends on A, and every second prompt runs
+ * where its session is placed now.
  */
 const joinMidStep = (lapse: boolean) =>
   Effect.gen(function* () {
@@ -141,7 +142,7 @@ const joinMidStep = (lapse: boolean) =>
 
     if (lapse) {
       // A's lock refresh is refused (its UPDATE fails): the cluster takes the lock storage for
-      // unhealthy, interrupts the entity's messages (Holds included) and gives every shard up; once
+      // unhealthy, interrupts the entity's messages and gives every shard up; once
       // the storage answers again it deletes its lock rows (counted here) and takes every shard back
       // while the Steps still run.
       const execute = (statement: string) =>
@@ -161,10 +162,13 @@ const joinMidStep = (lapse: boolean) =>
       yield* eventually(Effect.map(lockRows(a.run), (rows) => rows.length === 1 && rows[0]!.n === 300))
     }
 
-    // B joins: the shards assigned to it leave A, those with a running drain once it has stopped.
+    // B joins: the shards assigned to it leave A at once, running Steps or not. Some of the sixteen
+    // sessions are placed on B while A still runs their Steps (their leases name A): a handover does
+    // not wait for a drain.
     const b = yield* t.runner
-    yield* eventually(Effect.map(lockRows(a.run), (rows) => rows.some((row) => row.address === b.address)))
-    // Meanwhile A still runs them all: a shard with a running drain is not handed over mid-Step.
+    const placedOnB = (sessionID: Identifier.SessionID) =>
+      b.run(Effect.map(SessionLeases.Service, (leases) => leases.placedHere(sessionID)))
+    yield* eventually(Effect.map(Effect.forEach(sessions, placedOnB), (placed) => placed.some((here) => here)))
     for (const sessionID of sessions) expect(yield* holderOf(a.run, sessionID)).toBe(a.address)
 
     // The first Steps end: each second prompt runs where its session is placed now, on B for
@@ -272,13 +276,13 @@ describe("cluster placement", () => {
   )
 
   it.scopedLive(
-    "a runner joins: sessions whose shard moves finish their Step, stop at the boundary and go on on the new runner; nothing fails or runs twice",
+    "a runner joins: its shards move at once; sessions whose shard moved finish their Step on the old runner, stop at the boundary and go on on the new runner; nothing fails or runs twice",
     () => joinMidStep(false),
     120_000
   )
 
   it.scopedLive(
-    "the lock storage fails mid-Step and recovers: the runner takes its shards again and a runner joining later still waits for the running Steps",
+    "the lock storage fails mid-Step and recovers: the runner takes its shards again, and a runner joining later gets its shards while the Steps run, without cutting them off",
     () => joinMidStep(true),
     120_000
   )
