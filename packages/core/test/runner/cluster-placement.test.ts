@@ -288,6 +288,90 @@ describe("cluster placement", () => {
   )
 
   it.scopedLive(
+    "subagents across a join: parents on A wait for their children while B joins and takes shards; every child runs once and every parent's Step ends once",
+    () =>
+      Effect.gen(function* () {
+        const gates = new Map<string, LLMScript.Gate>()
+        const t = yield* cluster({
+          // A parent delegates to a child (task tool); the child answers after its gate opens; the
+          // parent ends once its tool result (the child's answer) is back.
+          respond: (request) => {
+            const sent = JSON.stringify(request.body)
+            const answered = /answer-(\d+)/.exec(sent)
+            if (answered !== null) return LLMScript.reply(LLMScript.text("parent done"), LLMScript.finish("stop"))
+            const parent = /parent-(\d+)/.exec(sent)
+            if (parent !== null) {
+              return LLMScript.reply(
+                LLMScript.toolCall(`call_${parent[1]}`, "task", {
+                  description: "delegated",
+                  prompt: `child-${parent[1]}`,
+                  subagent_type: "general"
+                }),
+                LLMScript.finish("tool-calls")
+              )
+            }
+            const child = /child-(\d+)/.exec(sent)
+            if (child === null) return undefined
+            const held = LLMScript.gate()
+            gates.set(child[1]!, held)
+            return LLMScript.reply(LLMScript.hold(held), LLMScript.text(`answer-${child[1]}`), LLMScript.finish("stop"))
+          },
+          title: () => LLMScript.reply(LLMScript.text("A title"), LLMScript.finish("stop"))
+        })
+        const a = yield* t.runner
+        yield* eventually(Effect.map(lockRows(a.run), (rows) => rows.length === 1 && rows[0]!.n === 300))
+        const parents: Array<Identifier.SessionID> = []
+        for (let i = 0; i < 12; i++) {
+          const sessionID = yield* sessionOn(a.run, t.dir)
+          parents.push(sessionID)
+          yield* prompt(a.run, sessionID, `parent-${i}`)
+        }
+        // Every child is mid-Step, every parent's Step waits for its child.
+        yield* eventually(Effect.sync(() => gates.size === 12 && [...gates.values()].every((held) => held.isReached)))
+        const children = yield* a.run(
+          Effect.flatMap(
+            SqlClient.SqlClient,
+            (sql) => sql<{ readonly id: Identifier.SessionID }>`SELECT id FROM session WHERE parent_id IS NOT NULL`
+          ).pipe(Effect.orDie)
+        )
+        expect(children).toHaveLength(12)
+
+        // B joins and takes its shards, those of running parents and children included.
+        const b = yield* t.runner
+        const all = [...parents, ...children.map((row) => row.id)]
+        yield* eventually(
+          Effect.map(
+            Effect.forEach(all, (sessionID) =>
+              b.run(Effect.map(SessionLeases.Service, (leases) => leases.placedHere(sessionID)))
+            ),
+            (placed) => placed.filter((here) => here).length >= 4
+          )
+        )
+        for (const held of gates.values()) yield* held.release
+        for (const sessionID of parents) {
+          yield* b.run(Effect.flatMap(SessionRunner.Service, (runner) => runner.wait(sessionID))).pipe(Effect.orDie)
+        }
+        const counts = (sessionID: Identifier.SessionID) =>
+          Effect.map(a.run(Effect.flatMap(EventLog.Service, (log) => log.read(sessionID))), (events) => {
+            const count = (type: string) => events.filter((event) => event.type === type).length
+            return {
+              prompted: count("session.next.prompted"),
+              started: count("session.next.step.started"),
+              ended: count("session.next.step.ended"),
+              failed: count("session.next.step.failed")
+            }
+          })
+        for (const sessionID of parents) {
+          expect(yield* counts(sessionID), sessionID).toEqual({ prompted: 1, started: 2, ended: 2, failed: 0 })
+        }
+        for (const { id } of children) {
+          expect(yield* counts(id), id).toEqual({ prompted: 1, started: 1, ended: 1, failed: 0 })
+        }
+      }),
+    120_000
+  )
+
+  it.scopedLive(
     "a database is placed one way: a lease host does not start beside live runners, nor a runner beside live lease hosts",
     () =>
       Effect.gen(function* () {
