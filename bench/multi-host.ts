@@ -16,6 +16,8 @@
  * 1. a short text reply, at once; then `wait`:
  *    - `multi-host-step-single`: prompt → `wait` resolving, on the single host (the baseline);
  *    - `multi-host-step-local`: the same on host A of three (what the other hosts' presence costs);
+ *    - `multi-host-to-provider-single` and `…-local`: of those, prompt → the provider request
+ *      reaching the scripted LLM (the rest is the reply, the Step's end and the `wait`);
  *    - `multi-host-step-cross`: prompt on A, `wait` on B (B follows a session that runs elsewhere);
  *    - `multi-host-durable-fanout`: how much later its `step.ended` reaches B's and C's streams than
  *      A's (EventLog's NOTIFY, then a read);
@@ -111,8 +113,13 @@ const heldPrompt = "hold after the first delta"
 /** The gates of held replies, in request order. */
 const held: Array<LLMScript.Gate> = []
 
+/** When each instant reply's request reached the scripted LLM (`performance.now()`), in order. */
+const instant: Array<number> = []
+
 interface Round {
   readonly step: number
+  /** Prompt → its provider request reaching the scripted LLM. */
+  readonly toProvider: number
   readonly cross?: number
   readonly durableFanout?: number
   /** Absent when the first delta did not reach host A's stream. */
@@ -146,6 +153,7 @@ const measure = async (postgres: PostgresServer.PostgresServer, scope: Scope.Sco
     for (let i = 0; i < warmup + iterations; i++) {
       // 1. An instant reply: the Step, and the durable fan-out.
       const sessionID = await createSession(apis[0]!)
+      const requests = instant.length
       const start = performance.now()
       await call(apis[0]!, "POST", `/api/session/${sessionID}/prompt`, { prompt: { text: "hello" } })
       // The wait on the host that runs the session and, with several hosts, on another one, together.
@@ -182,6 +190,7 @@ const measure = async (postgres: PostgresServer.PostgresServer, scope: Scope.Sco
       const ends = streams.map((stream) => stream.stepEnded.get(sessionID)!).sort((a, b) => a - b)
       rounds.push({
         step,
+        toProvider: instant[requests]! - start,
         ...(cross === undefined ? {} : { cross }),
         ...(others.length === 0
           ? {}
@@ -207,8 +216,10 @@ export const run = async (): Promise<ReadonlyArray<Figure>> => {
     const postgres = await Effect.runPromise(PostgresServer.make().pipe(Scope.extend(scope)))
     const llm = await startLlm((request) => {
       if (isTitleRequest(request.body)) return LLMScript.reply(LLMScript.text("A title"), LLMScript.finish("stop"))
-      if (!JSON.stringify(request.body).includes(heldPrompt))
+      if (!JSON.stringify(request.body).includes(heldPrompt)) {
+        instant.push(performance.now())
         return LLMScript.reply(LLMScript.text("Hi", " there"), LLMScript.finish("stop"))
+      }
       const gate = LLMScript.gate()
       held.push(gate)
       return LLMScript.reply(
@@ -229,7 +240,9 @@ export const run = async (): Promise<ReadonlyArray<Figure>> => {
       const name = cluster ? "multi-host-cluster" : "multi-host"
       return [
         { name: `${name}-step-single`, value: median(single.map((r) => r.step)), unit: "ms" },
+        { name: `${name}-to-provider-single`, value: median(single.map((r) => r.toProvider)), unit: "ms" },
         { name: `${name}-step-local`, value: median(multi.map((r) => r.step)), unit: "ms" },
+        { name: `${name}-to-provider-local`, value: median(multi.map((r) => r.toProvider)), unit: "ms" },
         { name: `${name}-step-cross`, value: median(multi.map((r) => r.cross!)), unit: "ms" },
         { name: `${name}-delta-single`, value: median(defined(single.map((r) => r.deltaLocal))), unit: "ms" },
         { name: `${name}-delta-fanout`, value: median(defined(multi.map((r) => r.deltaFanout))), unit: "ms" },

@@ -24,9 +24,9 @@ import {
   SocketRunner,
   SqlRunnerStorage
 } from "@effect/cluster"
-import type { SocketServer } from "@effect/platform"
-import { NodeClusterSocket } from "@effect/platform-node"
-import { RpcSerialization } from "@effect/rpc"
+import { Socket, type SocketServer } from "@effect/platform"
+import { NodeSocket, NodeSocketServer } from "@effect/platform-node"
+import { RpcClient, RpcSerialization } from "@effect/rpc"
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Effect, Exit, Layer, Option, Scope } from "effect"
 import { RunnerOptions } from "./runner-options.js"
@@ -87,6 +87,40 @@ export const storage: Layer.Layer<
 )
 
 /**
+ * How a runner reaches another one: a TCP connection to its address, with Nagle's algorithm off (as
+ * on the listening side, {@link socketServer}). With it on (the cluster's own socket layers), a small
+ * reply written right after another waited for the peer's delayed acknowledgement, about 40 ms: a
+ * `wait` through one runner for a session on another ended that much later (bench README,
+ * `multi-host.ts`).
+ */
+const clientProtocol: Layer.Layer<Runners.RpcClientProtocol, never, RpcSerialization.RpcSerialization> = Layer.effect(
+  Runners.RpcClientProtocol,
+  Effect.map(RpcSerialization.RpcSerialization, (serialization) =>
+    Effect.fnUntraced(function* (address: RunnerAddress.RunnerAddress) {
+      const socket = yield* NodeSocket.makeNet({
+        host: address.host,
+        port: address.port,
+        noDelay: true,
+        openTimeout: 1000,
+        timeout: 5500
+      })
+      return yield* RpcClient.makeProtocolSocket().pipe(
+        Effect.provideService(Socket.Socket, socket),
+        Effect.provideService(RpcSerialization.RpcSerialization, serialization)
+      )
+    }, Effect.orDie)
+  )
+)
+
+/** The runner's listening socket (at `listen`, else its address), Nagle's algorithm off on every connection. */
+const socketServer = (
+  options: RunnerOptions.Options
+): Layer.Layer<SocketServer.SocketServer, SocketServer.SocketServerError> => {
+  const { host, port } = options.listen ?? options.address
+  return NodeSocketServer.layer({ host, port, noDelay: true })
+}
+
+/**
  * The runner over the runtime's SqlClient: registers at `options.address`, listens there (or at
  * `listen`), takes its share of the shards and keeps their locks, until the layer closes (its shards
  * are then released for the others at once). Fails with the socket server's error when it cannot
@@ -95,10 +129,8 @@ export const storage: Layer.Layer<
 export const layer = (
   options: RunnerOptions.Options
 ): Layer.Layer<Sharding.Sharding | Runners.Runners, SocketServer.SocketServerError, SqlClient.SqlClient> =>
-  Layer.provide(SocketRunner.layer, [NodeClusterSocket.layerSocketServer, NodeClusterSocket.layerClientProtocol]).pipe(
-    Layer.provide(
-      RunnerHealth.layerPing.pipe(Layer.provide(Runners.layerRpc), Layer.provide(NodeClusterSocket.layerClientProtocol))
-    ),
+  Layer.provide(SocketRunner.layer, [socketServer(options), clientProtocol]).pipe(
+    Layer.provide(RunnerHealth.layerPing.pipe(Layer.provide(Runners.layerRpc), Layer.provide(clientProtocol))),
     Layer.provide(MessageStorage.layerNoop),
     Layer.provide(Layer.orDie(storage)),
     Layer.provide(ShardingConfig.layer(config(options))),
