@@ -32,7 +32,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Identifier } from "@opencode-ai/schema"
-import { Context, Effect, FiberRef, Layer, Option, Schema } from "effect"
+import { Context, Effect, FiberRef, Layer, Option, Queue, Schema } from "effect"
 import { WallClock } from "../clock/wall-clock.js"
 import { CommitFence } from "../event/commit-fence.js"
 
@@ -114,6 +114,12 @@ export interface Interface {
   readonly requestInterrupt: (sessionID: Identifier.SessionID) => Effect.Effect<void>
   /** Takes the interrupt requests other hosts recorded on this host's leases: the sessions to interrupt. */
   readonly interruptRequests: Effect.Effect<ReadonlyArray<Identifier.SessionID>>
+  /**
+   * Resolves when another host has just recorded an interrupt request for this one (over PostgreSQL,
+   * told at once); never over SQLite, where a host finds requests only by looking (SessionRunner looks
+   * at least every 250 ms).
+   */
+  readonly interruptRequested: Effect.Effect<void>
   /** Gives the session up if this host holds it; idempotent. Runs to completion once started. */
   readonly release: (sessionID: Identifier.SessionID) => Effect.Effect<void>
   /**
@@ -216,7 +222,16 @@ export const rows = (sql: SqlClient.SqlClient, host: string) => {
     yield* SqlSchema.void({
       Request: Schema.Struct({ sessionID: Identifier.SessionID, now: Schema.Number }),
       execute: ({ now, sessionID }) =>
-        sql`UPDATE session_lease SET time_interrupt_requested = ${now} WHERE session_id = ${sessionID} AND host_id <> ${host}`
+        sql.onDialectOrElse({
+          // The holder is told at once (see interruptSignal), when the update commits.
+          pg: () => sql`
+            WITH requested AS (
+              UPDATE session_lease SET time_interrupt_requested = ${now}
+              WHERE session_id = ${sessionID} AND host_id <> ${host} RETURNING host_id)
+            SELECT pg_notify(${interruptChannel}, host_id) FROM requested`,
+          orElse: () =>
+            sql`UPDATE session_lease SET time_interrupt_requested = ${now} WHERE session_id = ${sessionID} AND host_id <> ${host}`
+        })
     })({ sessionID, now: Date.now() }).pipe(Effect.orDie)
   })
   // Looked at often: a read first, so that no write lock is taken while there is nothing to take.
@@ -274,6 +289,34 @@ export const rows = (sql: SqlClient.SqlClient, host: string) => {
   })
   return { insert, takeOver, requestInterrupt, interruptRequests, release, fence }
 }
+
+/** The PostgreSQL channel on which an interrupt request names the host it is for (see {@link interruptSignal}). */
+export const interruptChannel = "opencode_interrupt"
+
+/**
+ * What `interruptRequested` waits for, for the host `host`, until the scope closes: over PostgreSQL a
+ * notification on {@link interruptChannel} naming it (sent by `requestInterrupt` as its update commits;
+ * one listening connection, shared with the event log's); elsewhere nothing, so only the regular look
+ * finds requests. A notification that arrives while nobody waits is kept (one at most).
+ */
+export const interruptSignal = Effect.fn("SessionLeases.interruptSignal")(function* (
+  sql: SqlClient.SqlClient,
+  host: string
+) {
+  if (!sql.onDialectOrElse({ pg: () => true, orElse: () => false })) return Effect.never
+  // Imported here, so a host over SQLite never loads the PostgreSQL driver.
+  const { PgClient, listenForever } = yield* Effect.promise(() => import("../storage/postgres-database.js"))
+  const pg = yield* Effect.serviceOption(PgClient.PgClient)
+  if (Option.isNone(pg)) return Effect.never
+  const signal = yield* Queue.sliding<void>(1)
+  yield* listenForever(
+    pg.value,
+    interruptChannel,
+    (payload) => (payload === host ? Effect.asVoid(Queue.offer(signal, undefined)) : Effect.void),
+    "listening for interrupt requests"
+  )
+  return Queue.take(signal)
+})
 
 /**
  * Registers this process as a Runtime Host for the layer's lifetime: the row is written when the
@@ -348,6 +391,7 @@ export const layer = (options: Options = {}): Layer.Layer<Service | CommitFence.
         )
 
       const { insert, takeOver, requestInterrupt, interruptRequests, release, fence } = rows(sql, host)
+      const interruptRequested = yield* interruptSignal(sql, host)
 
       const claim = Effect.fn("SessionLeases.claim")(function* (sessionID: Identifier.SessionID) {
         const now = Date.now()
@@ -430,6 +474,7 @@ export const layer = (options: Options = {}): Layer.Layer<Service | CommitFence.
           heldByStopped,
           requestInterrupt,
           interruptRequests,
+          interruptRequested,
           release,
           orphaned,
           gained: Effect.succeed(false),

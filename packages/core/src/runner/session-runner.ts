@@ -39,8 +39,8 @@ export interface Interface {
   /**
    * Interrupts the session's running Step (provider stream and tools; partial output is kept).
    * Resolves once the Step has settled and the session's pending permission and question requests
-   * are rejected. When another live host runs the session, that host is asked to (it looks every
-   * 250 ms) and this resolves once it has let the session go.
+   * are rejected. When another live host runs the session, that host is asked to (told at once over
+   * PostgreSQL; over SQLite it looks every 250 ms) and this resolves once it has let the session go.
    * Idempotent; fails only for an unknown session.
    */
   readonly interrupt: (sessionID: Identifier.SessionID) => Effect.Effect<void, Errors.SessionNotFoundError>
@@ -165,12 +165,20 @@ export const layer = (
           // After a restart, what the session's history ended with is not continued.
           Effect.zipRight(recovery.interrupted(sessionID))
         )
-      // Interrupts that other hosts asked this one for.
+      // Interrupts that other hosts asked this one for: looked for every `interruptPollMs`, and at
+      // once when a host says it recorded one (over PostgreSQL). Untraced, like WallClock.every.
+      const lookForInterrupts = Effect.flatMap(
+        leases.interruptRequests,
+        Effect.forEach(interruptHere, { discard: true })
+      ).pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("looking for interrupt requests failed", cause)),
+        Effect.withTracerEnabled(false)
+      )
       yield* Effect.forkScoped(
-        WallClock.every(
-          interruptPollMs,
-          Effect.flatMap(leases.interruptRequests, Effect.forEach(interruptHere, { discard: true })).pipe(
-            Effect.catchAllCause((cause) => Effect.logWarning("looking for interrupt requests failed", cause))
+        Effect.forever(
+          Effect.zipRight(
+            lookForInterrupts,
+            Effect.raceFirst(WallClock.sleep(interruptPollMs), leases.interruptRequested)
           )
         )
       )

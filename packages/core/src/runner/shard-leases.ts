@@ -119,6 +119,7 @@ export const layer = (
       })
 
       const { insert, takeOver, requestInterrupt, interruptRequests, release, fence } = SessionLeases.rows(sql, host)
+      const interruptRequested = yield* SessionLeases.interruptSignal(sql, host)
 
       const claim = Effect.fn("ShardLeases.claim")(function* (sessionID: Identifier.SessionID) {
         if (!here(sessionID)) {
@@ -209,6 +210,7 @@ export const layer = (
           heldByStopped,
           requestInterrupt,
           interruptRequests,
+          interruptRequested,
           release,
           orphaned,
           gained,
