@@ -108,7 +108,6 @@ export const routing: Layer.Layer<Service, never, Sharding.Sharding> = Layer.eff
               if (fiber.unsafePoll() === null) fiber.addObserver(done)
               else done()
             }),
-          drained: here.drained,
           interrupt: (sessionID) =>
             Effect.zipRight(
               afterWakes(sessionID),

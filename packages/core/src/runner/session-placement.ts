@@ -31,8 +31,6 @@ import { SessionLeases } from "./session-leases.js"
 /** A host's coordinator operations on one session. Wake resolves at once; the others once done. */
 export interface Handlers {
   readonly wake: (sessionID: Identifier.SessionID) => Effect.Effect<void>
-  /** Resolves once no drain of the session runs on this host (its own drains only). */
-  readonly drained: (sessionID: Identifier.SessionID) => Effect.Effect<void>
   readonly interrupt: (sessionID: Identifier.SessionID) => Effect.Effect<void>
   readonly wait: (sessionID: Identifier.SessionID) => Effect.Effect<void>
 }

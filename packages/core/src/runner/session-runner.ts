@@ -204,7 +204,6 @@ export const layer = (
       /** This host's own handling of a session it drives, or that another host on the same footing drives. */
       const here: SessionPlacement.Handlers = {
         wake: execution.wake,
-        drained: execution.wait,
         interrupt: (sessionID) =>
           Effect.gen(function* () {
             if (!(yield* leases.heldElsewhere(sessionID))) return yield* interruptHere(sessionID)
