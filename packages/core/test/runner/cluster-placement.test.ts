@@ -89,6 +89,40 @@ const holderOf = (run: Run, sessionID: string) =>
     )
   )
 
+/** Runner A alone with every shard, and `count` new sessions on it, the i-th prompted with `text(i)`. */
+const promptedOnA = (
+  t: Effect.Effect.Success<ReturnType<typeof cluster>>,
+  count: number,
+  text: (i: number) => string
+) =>
+  Effect.gen(function* () {
+    const a = yield* t.runner
+    yield* eventually(Effect.map(lockRows(a.run), (rows) => rows.length === 1 && rows[0]!.n === 300))
+    const sessions: Array<Identifier.SessionID> = []
+    for (let i = 0; i < count; i++) {
+      const sessionID = yield* sessionOn(a.run, t.dir)
+      sessions.push(sessionID)
+      yield* prompt(a.run, sessionID, text(i))
+    }
+    return { a, sessions }
+  })
+
+/** How many prompts, Step starts, ends and failures the session's durable log holds, and its event types. */
+const stepCounts = (run: Run, sessionID: Identifier.SessionID) =>
+  Effect.map(run(Effect.flatMap(EventLog.Service, (log) => log.read(sessionID))), (events) => {
+    const types = events.map((event) => event.type)
+    const count = (type: string) => types.filter((each) => each === type).length
+    return {
+      types,
+      counts: {
+        prompted: count("session.next.prompted"),
+        started: count("session.next.step.started"),
+        ended: count("session.next.step.ended"),
+        failed: count("session.next.step.failed")
+      }
+    }
+  })
+
 /** Waits (polling, real time) until `check` holds; the test's own timeout bounds it. */
 const eventually = <E, R>(check: Effect.Effect<boolean, E, R>): Effect.Effect<void, E, R> =>
   Effect.flatMap(check, (ok) => (ok ? Effect.void : Effect.zipRight(Effect.sleep("50 millis"), eventually(check))))
@@ -128,15 +162,8 @@ const joinMidStep = (lapse: boolean) =>
       },
       title: () => LLMScript.reply(LLMScript.text("A title"), LLMScript.finish("stop"))
     })
-    const a = yield* t.runner
-    yield* eventually(Effect.map(lockRows(a.run), (rows) => rows.length === 1 && rows[0]!.n === 300))
     // 16 sessions on A alone, each mid-Step with a second prompt queued behind it.
-    const sessions: Array<Identifier.SessionID> = []
-    for (let i = 0; i < 16; i++) {
-      const sessionID = yield* sessionOn(a.run, t.dir)
-      sessions.push(sessionID)
-      yield* prompt(a.run, sessionID, `hold-${i}`)
-    }
+    const { a, sessions } = yield* promptedOnA(t, 16, (i) => `hold-${i}`)
     yield* eventually(Effect.sync(() => first.size === 16 && [...first.values()].every((held) => held.isReached)))
     for (const [i, sessionID] of sessions.entries()) yield* prompt(a.run, sessionID, `after-${i}`)
 
@@ -184,18 +211,9 @@ const joinMidStep = (lapse: boolean) =>
     for (const sessionID of sessions) {
       yield* a.run(Effect.flatMap(SessionRunner.Service, (runner) => runner.wait(sessionID))).pipe(Effect.orDie)
       yield* b.run(Effect.flatMap(SessionRunner.Service, (runner) => runner.wait(sessionID))).pipe(Effect.orDie)
-      const types = (yield* a.run(Effect.flatMap(EventLog.Service, (log) => log.read(sessionID)))).map((e) => e.type)
+      const { types, counts } = yield* stepCounts(a.run, sessionID)
       const context = `${sessionID} (${moving.includes(sessionID) ? "moved" : "stayed"}): ${types.join(" ")}`
-      const count = (type: string) => types.filter((each) => each === type).length
-      expect(
-        {
-          prompted: count("session.next.prompted"),
-          started: count("session.next.step.started"),
-          ended: count("session.next.step.ended"),
-          failed: count("session.next.step.failed")
-        },
-        context
-      ).toEqual({ prompted: 2, started: 2, ended: 2, failed: 0 })
+      expect(counts, context).toEqual({ prompted: 2, started: 2, ended: 2, failed: 0 })
     }
   })
 
@@ -318,14 +336,7 @@ describe("cluster placement", () => {
           },
           title: () => LLMScript.reply(LLMScript.text("A title"), LLMScript.finish("stop"))
         })
-        const a = yield* t.runner
-        yield* eventually(Effect.map(lockRows(a.run), (rows) => rows.length === 1 && rows[0]!.n === 300))
-        const parents: Array<Identifier.SessionID> = []
-        for (let i = 0; i < 12; i++) {
-          const sessionID = yield* sessionOn(a.run, t.dir)
-          parents.push(sessionID)
-          yield* prompt(a.run, sessionID, `parent-${i}`)
-        }
+        const { a, sessions: parents } = yield* promptedOnA(t, 12, (i) => `parent-${i}`)
         // Every child is mid-Step, every parent's Step waits for its child.
         yield* eventually(Effect.sync(() => gates.size === 12 && [...gates.values()].every((held) => held.isReached)))
         const children = yield* a.run(
@@ -351,21 +362,13 @@ describe("cluster placement", () => {
         for (const sessionID of parents) {
           yield* b.run(Effect.flatMap(SessionRunner.Service, (runner) => runner.wait(sessionID))).pipe(Effect.orDie)
         }
-        const counts = (sessionID: Identifier.SessionID) =>
-          Effect.map(a.run(Effect.flatMap(EventLog.Service, (log) => log.read(sessionID))), (events) => {
-            const count = (type: string) => events.filter((event) => event.type === type).length
-            return {
-              prompted: count("session.next.prompted"),
-              started: count("session.next.step.started"),
-              ended: count("session.next.step.ended"),
-              failed: count("session.next.step.failed")
-            }
-          })
         for (const sessionID of parents) {
-          expect(yield* counts(sessionID), sessionID).toEqual({ prompted: 1, started: 2, ended: 2, failed: 0 })
+          const { types, counts } = yield* stepCounts(a.run, sessionID)
+          expect(counts, types.join(" ")).toEqual({ prompted: 1, started: 2, ended: 2, failed: 0 })
         }
         for (const { id } of children) {
-          expect(yield* counts(id), id).toEqual({ prompted: 1, started: 1, ended: 1, failed: 0 })
+          const { types, counts } = yield* stepCounts(a.run, id)
+          expect(counts, types.join(" ")).toEqual({ prompted: 1, started: 1, ended: 1, failed: 0 })
         }
       }),
     120_000
