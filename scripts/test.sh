@@ -3,7 +3,7 @@
 # PostgreSQL's server binaries), set up the workspace, verify generated files and types, then run
 # every test (the PostgreSQL ones start throwaway servers of their own), then the storage-touching
 # tests of core and server again over PostgreSQL (OPENCODE_TEST_DATABASE=postgres).
-# Ends with the line `tests: N passed, N failed`, counting both passes.
+# Ends with a `failed: …` line per failed test, then `tests: N passed, N failed`, counting both passes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/system-deps.sh
@@ -33,6 +33,13 @@ for (const file of process.argv.slice(1)) {
   const r = JSON.parse(fs.readFileSync(file, "utf8"))
   passed += r.numPassedTests
   failed += r.numFailedTests + (r.numRuntimeErrors ?? 0)
+  // Name each failure here, next to the count, so that the end of a long log says what failed.
+  for (const suite of r.testResults) {
+    for (const test of suite.assertionResults) {
+      if (test.status === "failed") console.log(`failed: ${file.split("/").pop()} ${suite.name} > ${test.fullName}`)
+    }
+    if (suite.status === "failed" && suite.assertionResults.length === 0) console.log(`failed: ${file.split("/").pop()} ${suite.name}: ${suite.message}`)
+  }
 }
 console.log(`tests: ${passed} passed, ${failed} failed`)
 ' "$results/sqlite.json" "$results/postgres.json"
