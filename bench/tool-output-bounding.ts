@@ -61,6 +61,7 @@ const fmt = (value: number) => value.toFixed(1).padStart(8)
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "opencode-bench-bounding-"))
 const directory = path.join(root, "tool-output")
+fs.mkdirSync(directory)
 const layer = ModelToolOutput.layerWith(limits).pipe(Layer.provideMerge(ManagedOutput.layerNode({ directory })))
 
 /** Peak RSS sampling: after every chunk, and by a timer in case a chunk takes long. */
@@ -146,7 +147,7 @@ const boundOnce = (output: ModelToolOutput.Interface, check: boolean) =>
 
 /** The same chunks written plainly to a file: the floor set by the disk. */
 const plainWrite = Effect.promise(async () => {
-  const file = path.join(root, "plain")
+  const file = path.join(directory, "plain")
   const handle = await fs.promises.open(file, "w")
   const started = performance.now()
   let fed = 0

@@ -432,9 +432,12 @@ export const makeWith = (store: ManagedOutput.Interface, defaults: Limits): Inte
             current = 1 - current
             staged = 0
             unkept = 0
+            // A forked fiber starts only when this one yields; without the yield that would be when
+            // the other buffer is full, and the write would never overlap the filling.
             return Effect.forkIn(Effect.uninterruptible(Effect.catchAll(target.write(bytes), lose)), scope).pipe(
-              Effect.map((fiber) => {
+              Effect.flatMap((fiber) => {
                 inFlight = fiber
+                return Effect.yieldNow()
               })
             )
           })

@@ -44,6 +44,17 @@ const numbered = (count: number, width = 0) =>
 const files = (directory: string) => (fs.existsSync(directory) ? fs.readdirSync(directory) : [])
 const MARKER = /\[… \d+ lines \(\d+ bytes\) truncated\.[^\n]*…\]/
 
+/** A store whose one file is `writer` (no disk). */
+const storeOf = (writer: ManagedOutput.Writer): ManagedOutput.Interface => ({
+  directory: path.dirname(writer.path),
+  retention: ManagedOutput.defaultRetention,
+  create: Effect.succeed(writer),
+  write: () => Effect.die("unused"),
+  sweep: Effect.succeed(0),
+  owns: () => false,
+  discard: () => Effect.die("unused")
+})
+
 /** Captures the log lines (level, message, cause) of an effect. */
 const captureLogs = <A, E, R>(effect: Effect.Effect<A, E, R>) => {
   const logs: Array<{ level: string; message: string; cause: Cause.Cause<unknown> }> = []
@@ -362,26 +373,18 @@ describe("ModelToolOutput", () => {
       Effect.gen(function* () {
         const events: Array<string> = []
         let writes = 0
-        const failing: ManagedOutput.Interface = {
-          directory: "/fake",
-          retention: ManagedOutput.defaultRetention,
-          create: Effect.succeed({
-            path: "/fake/tool_0",
-            write: () =>
-              ++writes === 3
-                ? Effect.fail(new ManagedOutput.WriteError({ path: "/fake/tool_0", message: "disk full" }))
-                : Effect.sync(() => void events.push("write")),
-            commit: Effect.sync(() => {
-              events.push("commit")
-              return "/fake/tool_0"
-            }),
-            discard: Effect.sync(() => void events.push("discard"))
+        const failing = storeOf({
+          path: "/fake/tool_0",
+          write: () =>
+            ++writes === 3
+              ? Effect.fail(new ManagedOutput.WriteError({ path: "/fake/tool_0", message: "disk full" }))
+              : Effect.sync(() => void events.push("write")),
+          commit: Effect.sync(() => {
+            events.push("commit")
+            return "/fake/tool_0"
           }),
-          write: () => Effect.die("unused"),
-          sweep: Effect.succeed(0),
-          owns: () => false,
-          discard: () => Effect.die("unused")
-        }
+          discard: Effect.sync(() => void events.push("discard"))
+        })
         const output = ModelToolOutput.makeWith(failing, { maxLines: 2000, maxBytes: 1024 })
         const { value: preview, logs } = yield* captureLogs(
           Effect.scoped(
@@ -498,6 +501,38 @@ describe("ModelToolOutput", () => {
           expect(fs.readFileSync(result.streamed.path!).equals(encoded)).toBe(true)
           expect(fs.readFileSync(result.whole.path!).equals(encoded)).toBe(true)
           expect(files(directory)).toHaveLength(2)
+        })
+    )
+
+    it.effect(
+      "a full write batch is under way before the Bounder takes the next chunk, so writing overlaps filling",
+      () =>
+        Effect.gen(function* () {
+          // Each write is recorded when it starts and finishes at once.
+          const started: Array<number> = []
+          const recording = storeOf({
+            path: "/recording/tool_0",
+            write: (chunk) => Effect.sync(() => void started.push(chunk.length)),
+            commit: Effect.succeed("/recording/tool_0"),
+            discard: Effect.void
+          })
+          const output = ModelToolOutput.makeWith(recording, { maxLines: 10, maxBytes: 1024 })
+          const chunk = new Uint8Array(64 * 1024).fill(0x61)
+          const seen = yield* Effect.scoped(
+            Effect.gen(function* () {
+              const bounder = yield* output.bounder()
+              const seen: Array<number> = []
+              // Four 64 KiB chunks fill the first 256 KiB batch, four more the second.
+              for (let i = 0; i < 8; i++) {
+                yield* bounder.write(chunk)
+                seen.push(started.length)
+              }
+              yield* bounder.finish
+              return seen
+            })
+          )
+          expect(seen).toEqual([0, 0, 0, 1, 1, 1, 1, 2])
+          expect(started).toEqual([256 * 1024, 256 * 1024])
         })
     )
 
