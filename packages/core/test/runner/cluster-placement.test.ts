@@ -1,3 +1,4 @@
+import * as fs from "node:fs"
 import * as path from "node:path"
 import { SqlClient } from "@effect/sql"
 import { it } from "@effect/vitest"
@@ -18,10 +19,16 @@ import { tempDir } from "../fixture.js"
 
 type Run = <A, E>(effect: Effect.Effect<A, E, Core.Services>) => Effect.Effect<A, E>
 
-/** Runners over one SQLite file in this process (each Core a runner at its own loopback port), one LLM server. */
+/**
+ * Runners over one SQLite file in this process (each Core a runner at its own loopback port), one LLM
+ * server. Sessions live in `project`, apart from the database, so a Step's snapshot does not hash the
+ * database file that every commit changes.
+ */
 const cluster = (options?: ScriptedLLMServer.Options) =>
   Effect.gen(function* () {
     const dir = yield* tempDir
+    const project = path.join(dir, "project")
+    fs.mkdirSync(project)
     const server = yield* ScriptedLLMServer.make(options)
     const runner = Effect.gen(function* () {
       const address = { host: "127.0.0.1", port: yield* Effect.promise(FreePort.loopback) }
@@ -48,7 +55,7 @@ const cluster = (options?: ScriptedLLMServer.Options) =>
         config: Config.layerTest(ScriptedLLMServer.config(server.url))
       })
     )
-    return { dir, server, runner, leaseHost }
+    return { project, server, runner, leaseHost }
   })
 
 const sessionOn = (run: Run, dir: string) =>
@@ -100,7 +107,7 @@ const promptedOnA = (
     yield* eventually(Effect.map(lockRows(a.run), (rows) => rows.length === 1 && rows[0]!.n === 300))
     const sessions: Array<Identifier.SessionID> = []
     for (let i = 0; i < count; i++) {
-      const sessionID = yield* sessionOn(a.run, t.dir)
+      const sessionID = yield* sessionOn(a.run, t.project)
       sessions.push(sessionID)
       yield* prompt(a.run, sessionID, text(i))
     }
@@ -228,7 +235,7 @@ describe("cluster placement", () => {
         expect((yield* lockRows(a.run))[0]!.address).toBe(a.address)
         expect(yield* a.run(Effect.map(SessionLeases.Service, (leases) => leases.host))).toBe(a.address)
 
-        const sessionID = yield* sessionOn(a.run, t.dir)
+        const sessionID = yield* sessionOn(a.run, t.project)
         const held = LLMScript.gate()
         yield* t.server.enqueue(LLMScript.reply(LLMScript.text("hi"), LLMScript.hold(held), LLMScript.finish("stop")))
         yield* prompt(a.run, sessionID, "hello")
@@ -260,7 +267,7 @@ describe("cluster placement", () => {
         // A session placed on B, created and prompted through A.
         let sessionID: Identifier.SessionID | undefined
         while (sessionID === undefined) {
-          const candidate = yield* sessionOn(a.run, t.dir)
+          const candidate = yield* sessionOn(a.run, t.project)
           if (yield* placedOn(b.run, candidate)) sessionID = candidate
         }
         expect(yield* placedOn(a.run, sessionID)).toBe(false)
