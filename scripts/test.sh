@@ -26,19 +26,24 @@ OPENCODE_TEST_DATABASE=postgres npx vitest run --project core --project server \
   --reporter=default --reporter=json --outputFile.json="$results/postgres.json" "${postgres_files[@]}" || status=$?
 node -e '
 const fs = require("node:fs")
+const path = require("node:path")
 let passed = 0
 let failed = 0
 for (const file of process.argv.slice(1)) {
-  if (!fs.existsSync(file)) { failed += 1; continue }
+  if (!fs.existsSync(file)) {
+    console.log(`failed: ${path.basename(file, ".json")}: no report (the pass did not finish)`)
+    failed += 1
+    continue
+  }
   const r = JSON.parse(fs.readFileSync(file, "utf8"))
   passed += r.numPassedTests
   failed += r.numFailedTests + (r.numRuntimeErrors ?? 0)
   // Name each failure here, next to the count, so that the end of a long log says what failed.
   for (const suite of r.testResults) {
     for (const test of suite.assertionResults) {
-      if (test.status === "failed") console.log(`failed: ${file.split("/").pop()} ${suite.name} > ${test.fullName}`)
+      if (test.status === "failed") console.log(`failed: ${path.basename(file, ".json")} ${suite.name} > ${test.fullName}`)
     }
-    if (suite.status === "failed" && suite.assertionResults.length === 0) console.log(`failed: ${file.split("/").pop()} ${suite.name}: ${suite.message}`)
+    if (suite.status === "failed" && suite.assertionResults.length === 0) console.log(`failed: ${path.basename(file, ".json")} ${suite.name}: ${suite.message}`)
   }
 }
 console.log(`tests: ${passed} passed, ${failed} failed`)
