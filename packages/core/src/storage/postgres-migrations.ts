@@ -285,5 +285,18 @@ export const all: ReadonlyArray<Migration> = [
       `CREATE INDEX message_compaction_idx ON message (session_id, seq) WHERE type = 'compaction'`,
       `CREATE INDEX message_changed_idx ON message (session_id, changed_seq)`
     ]
+  },
+  {
+    // List pages in creation order, (time_created, then id descending), read in index order after the
+    // `directory` or `project_id` filter instead of sorted.
+    tag: "0016_session_list_order",
+    statements: [
+      `DROP INDEX session_time_created_id_idx`,
+      `DROP INDEX session_directory_idx`,
+      `DROP INDEX session_project_id_idx`,
+      `CREATE INDEX session_list_idx ON session (time_created, id DESC)`,
+      `CREATE INDEX session_directory_list_idx ON session (directory, time_created, id DESC)`,
+      `CREATE INDEX session_project_list_idx ON session (project_id, time_created, id DESC)`
+    ]
   }
 ]

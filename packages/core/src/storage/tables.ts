@@ -47,7 +47,10 @@ export const event = sqliteTable(
 
 /**
  * The session projection: the filterable columns plus the whole SessionV2Info as JSON in `info`.
- * Listing walks `(time_created, id)`; the other indexes serve the exact filters.
+ * A list page walks creation order, `(time_created, id DESC)` (ids count down within a millisecond),
+ * read forwards or backwards; its indexes hold that order whole, alone and after the `directory` and
+ * `project_id` filters, so a page reads its rows in order and stops at its limit instead of sorting
+ * every row the filter matches.
  */
 export const session = sqliteTable(
   "session",
@@ -73,9 +76,9 @@ export const session = sqliteTable(
     parentID: text("parent_id")
   },
   (table) => [
-    index("session_time_created_id_idx").on(table.timeCreated, table.id),
-    index("session_directory_idx").on(table.directory),
-    index("session_project_id_idx").on(table.projectID),
+    index("session_list_idx").on(table.timeCreated, sql`${table.id} DESC`),
+    index("session_directory_list_idx").on(table.directory, table.timeCreated, sql`${table.id} DESC`),
+    index("session_project_list_idx").on(table.projectID, table.timeCreated, sql`${table.id} DESC`),
     index("session_parent_id_idx").on(table.parentID)
   ]
 )

@@ -55,13 +55,14 @@ it.scoped("creates the parent directory, migrates, and opens in WAL mode with bu
       { migration_id: 13, name: "records_recovery" },
       { migration_id: 14, name: "evlog_position" },
       { migration_id: 15, name: "session_parent" },
-      { migration_id: 16, name: "message_context_reads" }
+      { migration_id: 16, name: "message_context_reads" },
+      { migration_id: 17, name: "session_list_order" }
     ])
     expect(result.indexes).toEqual([
-      "session_directory_idx",
+      "session_directory_list_idx",
+      "session_list_idx",
       "session_parent_id_idx",
-      "session_project_id_idx",
-      "session_time_created_id_idx"
+      "session_project_list_idx"
     ])
   })
 )

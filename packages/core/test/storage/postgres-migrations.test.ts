@@ -28,7 +28,10 @@ interface Column {
   readonly default: string | null
 }
 
-/** An index other than the primary key's. `name` is null for one a UNIQUE constraint created. */
+/**
+ * An index other than the primary key's. `name` is null for one a UNIQUE constraint created; a
+ * descending column is named with ` DESC`.
+ */
 interface Index {
   readonly name: string | null
   readonly columns: ReadonlyArray<string>
@@ -77,11 +80,12 @@ const sqliteSchema = Effect.gen(function* () {
       const indexes = yield* Effect.forEach(
         indexList.filter((index) => index.origin !== "pk"),
         (index) =>
-          sql<{ name: string }>`SELECT name FROM pragma_index_info(${index.name}) ORDER BY seqno`.pipe(
+          sql<{ name: string; desc: number }>`
+            SELECT name, "desc" FROM pragma_index_xinfo(${index.name}) WHERE "key" = 1 ORDER BY seqno`.pipe(
             Effect.map(
               (cols): Index => ({
                 name: index.origin === "c" ? index.name : null,
-                columns: cols.map((c) => c.name),
+                columns: cols.map((c) => (c.desc === 1 ? `${c.name} DESC` : c.name)),
                 unique: index.unique === 1
               })
             )
@@ -175,7 +179,8 @@ const postgresSchema = Effect.gen(function* () {
         SELECT i.relname AS name, ix.indisunique AS unique,
           EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = ix.indexrelid AND c.contype = 'u') AS constraint,
           array_to_string(ARRAY(
-            SELECT a.attname FROM unnest(ix.indkey) WITH ORDINALITY AS k(attnum, ord)
+            SELECT a.attname || CASE WHEN ix.indoption[k.ord - 1] & 1 = 1 THEN ' DESC' ELSE '' END
+            FROM unnest(ix.indkey) WITH ORDINALITY AS k(attnum, ord)
             JOIN pg_attribute a ON a.attrelid = ix.indrelid AND a.attnum = k.attnum ORDER BY k.ord
           ), ',') AS columns
         FROM pg_index ix
