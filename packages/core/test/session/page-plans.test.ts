@@ -4,18 +4,19 @@ import { it } from "@effect/vitest"
 import { type Identifier, Session } from "@opencode-ai/schema"
 import { Effect } from "effect"
 import { expect } from "vitest"
+import { MessageProjection } from "../../src/session/message-projection.js"
 import type { SessionCursor } from "../../src/session/session-cursor.js"
 import { Sessions } from "../../src/session/sessions.js"
 import { Database } from "../../src/storage/database.js"
 import { tempDir } from "../fixture.js"
 
 /**
- * Session list pages read their rows in index order and stop at the limit: SQLite's plan for every
+ * Pages read their rows in index order and stop at the limit. Session list pages: SQLite's plan for every
  * statement a page runs (first pages, continuations both ways, the empty-page probe), in both orders
  * and under each filter, uses an index and sorts nothing. Before `0016_session_list_order` the index
  * held `(time_created, id)` while pages order by `(time_created, id DESC)`, and the `directory` and
  * `project_id` indexes held the filter alone, so a directory's page sorted every session of the
- * directory on each request.
+ * directory on each request. Message pages walk `(seq, id)` on the unique `(session_id, seq)` index.
  */
 
 const info = (id: string, created: number, directory: string): Session.SessionV2Info => ({
@@ -124,6 +125,38 @@ it.scoped("pages walk creation order with ties on the millisecond newest (smalle
           back.unshift(...records(page))
         }
         expect(back).toEqual(walked)
+      }
+    }).pipe(Effect.provide(Database.layer({ filename: path.join(dir, "opencode.db") })))
+  })
+)
+
+it.scoped("every message page statement reads the session's messages in page order: no sort, in either order", () =>
+  Effect.gen(function* () {
+    const dir = yield* tempDir
+    return yield* Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const sessionID = "ses_1000" as Identifier.SessionID
+      const plans: Array<string> = []
+      for (const order of ["asc", "desc"] as const) {
+        const anchor = { seq: 5, id: "msg_5" }
+        const pages = [
+          MessageProjection.page({ sessionID, order, limit: 4, direction: "next" }),
+          MessageProjection.page({ sessionID, order, limit: 4, anchor, direction: "next" }),
+          MessageProjection.page({ sessionID, order, limit: 4, anchor, direction: "previous" })
+        ]
+        for (const page of pages) {
+          for (const [text, params] of (yield* statementsOf(page)).seen) {
+            if (!text.includes("FROM message")) continue
+            const rows = yield* sql.unsafe<{ detail: string }>(`EXPLAIN QUERY PLAN ${text}`, params)
+            plans.push(`${order}: ${rows.map((row) => row.detail).join(" | ")}`)
+          }
+        }
+      }
+      // A first page and two continuations (each empty here, so each also asks what lies beyond), per order.
+      expect(plans.length).toBeGreaterThanOrEqual(2 * 3)
+      for (const plan of plans) {
+        expect(plan).not.toMatch(/TEMP B-TREE/)
+        expect(plan).toMatch(/SEARCH message USING (COVERING )?INDEX message_session_seq_idx/)
       }
     }).pipe(Effect.provide(Database.layer({ filename: path.join(dir, "opencode.db") })))
   })
