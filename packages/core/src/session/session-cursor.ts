@@ -7,8 +7,8 @@ export const Order = Schema.Literal("asc", "desc")
 export type Order = typeof Order.Type
 
 /**
- * A session list query with its defaults applied. `desc` walks `(time_created, id)` from newest to
- * oldest, `asc` the reverse; the filters are exact except `search`, a case-insensitive title substring.
+ * A session list query with its defaults applied. `desc` walks creation order (`time_created`, then
+ * `id` descending: ids count down within a millisecond) from newest to oldest, `asc` the reverse; the filters are exact except `search`, a case-insensitive title substring.
  */
 export const Query = Schema.Struct({
   order: Order,
