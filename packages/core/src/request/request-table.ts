@@ -36,7 +36,7 @@ export const reads = <Id, Info>(
       Result: Schema.Struct({ info: schemas.Info }),
       execute: (location) => sql`
         SELECT info FROM ${name}
-        WHERE status = 'pending' AND session_id IN (${Sessions.idsInLocation(sql, location)})
+        WHERE status = 'pending' AND ${Sessions.inLocation(sql, sql`${name}.session_id`, location)}
         ORDER BY time_created, id`
     }),
     /** The session's pending requests that a tool call was waiting on. */

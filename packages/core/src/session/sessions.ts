@@ -1,7 +1,7 @@
 export * as Sessions from "./sessions.js"
 
 import * as path from "node:path"
-import { SqlClient, SqlError, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlError, SqlSchema, type Statement } from "@effect/sql"
 import { type Cursor, Errors, Identifier, type Location, type Model, Session } from "@opencode-ai/schema"
 import { Clock, Context, Data, Effect, Layer, Option, ParseResult, Schema } from "effect"
 import * as EventLog from "../event/event-log.js"
@@ -195,29 +195,6 @@ export const projectOf = (
   ).pipe(Effect.map(Option.map((row) => row.project_id)), defect)
 
 /**
- * The IDs of the sessions whose Location is `directory` (and `workspaceID`, when given), in id order:
- * the sessions a Location-wide listing (pending permission and question requests) covers.
- */
-export const idsAt = (location: {
-  readonly directory: string
-  readonly workspaceID?: string | undefined
-}): Effect.Effect<ReadonlyArray<Identifier.SessionID>, never, SqlClient.SqlClient> =>
-  withSql((sql) =>
-    SqlSchema.findAll({
-      Request: Schema.Struct({ directory: Schema.String, workspaceID: Schema.optional(Schema.String) }),
-      Result: IdRow,
-      execute: (at) =>
-        sql`SELECT id FROM session WHERE ${sql.and([
-          sql`directory = ${at.directory}`,
-          ...(at.workspaceID === undefined ? [] : [sql`workspace_id = ${at.workspaceID}`])
-        ])} ORDER BY id`
-    })(location)
-  ).pipe(
-    Effect.map((rows) => rows.map((row) => row.id)),
-    defect
-  )
-
-/**
  * The session and its descendants (the child sessions it started, and theirs), parents before
  * children, each generation in id order; empty when the session has no row.
  */
@@ -397,16 +374,19 @@ export const interruptedAt = Effect.fn("Sessions.interruptedAt")(function* (sess
 })
 
 /**
- * The ids of the sessions in a Location (its directory, and workspace when given) as an SQL subquery,
- * for another owner's `session_id IN (...)` filter (pending permission and question requests).
+ * Whether the session `sessionID` names (another owner's column, e.g. `permission_request.session_id`)
+ * is in a Location (its directory, and workspace when given), as an SQL condition for that owner's
+ * rows: a lookup of one session by its key per row, so a Location-wide listing of pending permission
+ * and question requests costs what the pending requests are, not how many sessions the Location holds.
  */
-export const idsInLocation = (
+export const inLocation = (
   sql: SqlClient.SqlClient,
+  sessionID: Statement.Fragment,
   location: { readonly directory: string; readonly workspaceID?: string | undefined }
 ) =>
-  sql`SELECT id FROM session WHERE directory = ${location.directory}${
-    location.workspaceID === undefined ? sql.literal("") : sql` AND workspace_id = ${location.workspaceID}`
-  }`
+  sql`EXISTS (SELECT 1 FROM session AS located WHERE located.id = ${sessionID} AND located.directory = ${location.directory}${
+    location.workspaceID === undefined ? sql.literal("") : sql` AND located.workspace_id = ${location.workspaceID}`
+  })`
 
 /** `directory` relative to the project root when strictly inside it, as a session's `subpath`. */
 export const subpathOfLocation = (location: Location.LocationInfo): string | undefined => subpathOf(location)

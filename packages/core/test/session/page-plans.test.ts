@@ -2,8 +2,9 @@ import * as path from "node:path"
 import { SqlClient, Statement } from "@effect/sql"
 import { it } from "@effect/vitest"
 import { type Identifier, Session } from "@opencode-ai/schema"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { expect } from "vitest"
+import { RequestTable } from "../../src/request/request-table.js"
 import { MessageProjection } from "../../src/session/message-projection.js"
 import type { SessionCursor } from "../../src/session/session-cursor.js"
 import { Sessions } from "../../src/session/sessions.js"
@@ -17,6 +18,8 @@ import { tempDir } from "../fixture.js"
  * held `(time_created, id)` while pages order by `(time_created, id DESC)`, and the `directory` and
  * `project_id` indexes held the filter alone, so a directory's page sorted every session of the
  * directory on each request. Message pages walk `(seq, id)` on the unique `(session_id, seq)` index.
+ * The Location-wide listings of pending permission and question requests start from the pending
+ * requests and look each one's session up by its key, rather than walking the Location's sessions.
  */
 
 const info = (id: string, created: number, directory: string): Session.SessionV2Info => ({
@@ -160,4 +163,30 @@ it.scoped("every message page statement reads the session's messages in page ord
       }
     }).pipe(Effect.provide(Database.layer({ filename: path.join(dir, "opencode.db") })))
   })
+)
+
+it.scoped(
+  "the pending requests of a Location are read from the pending requests, each session looked up by its key",
+  () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      return yield* Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const plans: Array<string> = []
+        for (const table of ["permission_request", "question_request"] as const) {
+          const reads = RequestTable.reads(sql, table, { Id: Schema.String, Info: Schema.String })
+          for (const location of [{ directory: "/repo" }, { directory: "/repo", workspaceID: "wrk_1" }]) {
+            for (const [text, params] of (yield* statementsOf(reads.pendingIn(location))).seen) {
+              const rows = yield* sql.unsafe<{ detail: string }>(`EXPLAIN QUERY PLAN ${text}`, params)
+              plans.push(`${table}: ${rows.map((row) => row.detail).join(" | ")}`)
+            }
+          }
+        }
+        expect(plans).toHaveLength(4)
+        for (const plan of plans) {
+          expect(plan).toMatch(/SEARCH located .*\(id=\?\)/)
+          expect(plan).not.toMatch(/session_directory_list_idx/)
+        }
+      }).pipe(Effect.provide(Database.layer({ filename: path.join(dir, "opencode.db") })))
+    })
 )

@@ -118,8 +118,6 @@ describe.runIf(PostgresServer.testable())("session, message and session_revert o
             expect(yield* Sessions.exists(parent.id)).toBe(true)
             expect(yield* Sessions.exists("ses_missing" as Identifier.SessionID)).toBe(false)
             expect(yield* Sessions.projectOf(other.id)).toEqual(Option.some("prj_root"))
-            expect(yield* Sessions.idsAt({ directory: "/repo" })).toEqual(["ses_a", "ses_b", "ses_c"])
-            expect(yield* Sessions.idsAt({ directory: "/repo", workspaceID: "wrk_none" })).toEqual([])
 
             // The tree walks parent_id, parents before children.
             expect((yield* Sessions.tree(parent.id)).map((info) => info.id)).toEqual(["ses_c", "ses_b", "ses_a"])
