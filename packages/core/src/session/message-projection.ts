@@ -869,10 +869,16 @@ export const pageOn = (sql: SqlClient.SqlClient, query: PageQuery): Effect.Effec
   Effect.suspend(() => {
     const { sessionID } = query
     const ascending = (forward: boolean) => (query.order === "asc") === forward
-    const beyond = (key: PageKey, forward: boolean) =>
-      ascending(forward)
-        ? sql`(seq > ${key.seq} OR (seq = ${key.seq} AND id > ${key.id}))`
-        : sql`(seq < ${key.seq} OR (seq = ${key.seq} AND id < ${key.id}))`
+    // Strictly past the key in the walking direction, or (`inclusive`) from the key's own row on: a
+    // range on seq refined on the key's seq, so the index is entered at the key (see Sessions.pageOn).
+    const past = (key: PageKey, forward: boolean, inclusive: boolean) => {
+      const up = ascending(forward)
+      const id = sql.literal(up ? (inclusive ? ">=" : ">") : inclusive ? "<=" : "<")
+      return up
+        ? sql`(seq >= ${key.seq} AND (seq > ${key.seq} OR id ${id} ${key.id}))`
+        : sql`(seq <= ${key.seq} AND (seq < ${key.seq} OR id ${id} ${key.id}))`
+    }
+    const beyond = (key: PageKey, forward: boolean) => past(key, forward, false)
     const forward = query.direction === "next"
     const sort = sql.literal(ascending(forward) ? "ASC" : "DESC")
     const order = sql`ORDER BY seq ${sort}, id ${sort} LIMIT ${query.limit + 1}`
@@ -883,7 +889,7 @@ export const pageOn = (sql: SqlClient.SqlClient, query: PageQuery): Effect.Effec
       first: sql`SELECT id, seq, info FROM message WHERE session_id = ${sessionID} ${order}`,
       continuation: (anchor) => sql`
         SELECT id, seq, info, CASE WHEN EXISTS (
-          SELECT 1 FROM message WHERE session_id = ${sessionID} AND NOT ${beyond(anchor, forward)}
+          SELECT 1 FROM message WHERE session_id = ${sessionID} AND ${past(anchor, !forward, true)}
         ) THEN 1 ELSE 0 END AS behind FROM message
         WHERE session_id = ${sessionID} AND ${beyond(anchor, forward)} ${order}`,
       beyond: (anchor) =>

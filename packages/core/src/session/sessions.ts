@@ -447,14 +447,21 @@ export const pageOn = (sql: SqlClient.SqlClient, request: PageRequest): Effect.E
       ...(query.project === undefined ? [] : [sql`project_id = ${query.project}`]),
       ...(query.subpath === undefined ? [] : [sql`subpath = ${query.subpath}`])
     ]
-    // `forward` walks in query order, backward against it; "beyond" means strictly past the key.
-    // Creation order is (time_created, then id descending): session ids count down, so within one
-    // millisecond the smaller id is the newer session.
+    // `forward` walks in query order, backward against it; "beyond" means strictly past the key, and
+    // "from" the key's own row or past it. Creation order is (time_created, then id descending):
+    // session ids count down, so within one millisecond the smaller id is the newer session. Each
+    // bound is a range on time_created refined on the key's own millisecond, so the index is entered
+    // at the key rather than walked from its end (a deep page, or the check behind its anchor, would
+    // otherwise pass every row before it).
     const ascending = (forward: boolean) => (query.order === "asc") === forward
-    const beyond = (key: SessionCursor.Anchor, forward: boolean) =>
-      ascending(forward)
-        ? sql`(time_created > ${key.time} OR (time_created = ${key.time} AND id < ${key.id}))`
-        : sql`(time_created < ${key.time} OR (time_created = ${key.time} AND id > ${key.id}))`
+    const past = (key: SessionCursor.Anchor, forward: boolean, inclusive: boolean) => {
+      const up = ascending(forward)
+      const id = sql.literal(up ? (inclusive ? "<=" : "<") : inclusive ? ">=" : ">")
+      return up
+        ? sql`(time_created >= ${key.time} AND (time_created > ${key.time} OR id ${id} ${key.id}))`
+        : sql`(time_created <= ${key.time} AND (time_created < ${key.time} OR id ${id} ${key.id}))`
+    }
+    const beyond = (key: SessionCursor.Anchor, forward: boolean) => past(key, forward, false)
     const forward = direction === "next"
     const timeSort = sql.literal(ascending(forward) ? "ASC" : "DESC")
     const idSort = sql.literal(ascending(forward) ? "DESC" : "ASC")
@@ -467,7 +474,7 @@ export const pageOn = (sql: SqlClient.SqlClient, request: PageRequest): Effect.E
       // The far side of the anchor, against the reading direction: the anchor's own row included.
       continuation: (anchor) => sql`
         SELECT id, time_created, info, CASE WHEN EXISTS (
-          SELECT 1 FROM session WHERE ${sql.and([...filters, sql`NOT ${beyond(anchor, forward)}`])}
+          SELECT 1 FROM session WHERE ${sql.and([...filters, past(anchor, !forward, true)])}
         ) THEN 1 ELSE 0 END AS behind
         FROM session WHERE ${sql.and([...filters, beyond(anchor, forward)])} ${order}`,
       beyond: (anchor) =>

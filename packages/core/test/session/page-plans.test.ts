@@ -63,7 +63,7 @@ it.scoped("every session list statement reads an index in page order: no sort, i
         { search: "ses_09" },
         { directory: "/repo", workspace: "wrk_1" as SessionCursor.Query["workspace"] }
       ]
-      const plans: Array<string> = []
+      const plans: Array<{ readonly anchored: boolean; readonly plan: string }> = []
       for (const filter of filters) {
         for (const order of ["asc", "desc"] as const) {
           const query = { order, limit: 4, ...filter } as SessionCursor.Query
@@ -79,17 +79,33 @@ it.scoped("every session list statement reads an index in page order: no sort, i
               direction: "next"
             })
           )
-          for (const [text, params] of [...first.seen, ...next.seen, ...previous.seen, ...empty.seen]) {
+          const statements = [
+            ...first.seen.map((statement) => ({ statement, anchored: false })),
+            ...[...next.seen, ...previous.seen, ...empty.seen].map((statement) => ({ statement, anchored: true }))
+          ]
+          for (const { statement, anchored } of statements) {
+            const [text, params] = statement
             if (!text.includes("FROM session")) continue
             const rows = yield* sql.unsafe<{ detail: string }>(`EXPLAIN QUERY PLAN ${text}`, params)
-            plans.push(`${order} ${JSON.stringify(filter)}: ${rows.map((row) => row.detail).join(" | ")}`)
+            plans.push({
+              anchored,
+              plan: `${order} ${JSON.stringify(filter)}: ${rows.map((row) => row.detail).join(" | ")}`
+            })
           }
         }
       }
-      expect(plans.length).toBeGreaterThanOrEqual(filters.length * 2 * 4)
-      for (const plan of plans) {
+      expect(plans.filter((plan) => plan.anchored).length).toBeGreaterThanOrEqual(filters.length * 2 * 3)
+      for (const { anchored, plan } of plans) {
         expect(plan).not.toMatch(/TEMP B-TREE/)
         expect(plan).toMatch(/USING (COVERING )?INDEX session_(directory_|project_)?list_idx/)
+        // A continuation enters the index at its anchor (a range on time_created), in the page's
+        // statement and in the check behind it: a deep page reads no row before its own.
+        if (anchored) {
+          expect(plan).not.toMatch(/SCAN session/)
+          for (const access of plan.split(" | ").filter((step) => step.startsWith("SEARCH session"))) {
+            expect(access).toMatch(/time_created[<>]\?/)
+          }
+        }
       }
     }).pipe(Effect.provide(Database.layer({ filename: path.join(dir, "opencode.db") })))
   })
@@ -139,27 +155,40 @@ it.scoped("every message page statement reads the session's messages in page ord
     return yield* Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const sessionID = "ses_1000" as Identifier.SessionID
-      const plans: Array<string> = []
+      const plans: Array<{ readonly anchored: boolean; readonly plan: string }> = []
       for (const order of ["asc", "desc"] as const) {
         const anchor = { seq: 5, id: "msg_5" }
         const pages = [
-          MessageProjection.page({ sessionID, order, limit: 4, direction: "next" }),
-          MessageProjection.page({ sessionID, order, limit: 4, anchor, direction: "next" }),
-          MessageProjection.page({ sessionID, order, limit: 4, anchor, direction: "previous" })
+          { anchored: false, page: MessageProjection.page({ sessionID, order, limit: 4, direction: "next" }) },
+          { anchored: true, page: MessageProjection.page({ sessionID, order, limit: 4, anchor, direction: "next" }) },
+          {
+            anchored: true,
+            page: MessageProjection.page({ sessionID, order, limit: 4, anchor, direction: "previous" })
+          }
         ]
-        for (const page of pages) {
+        for (const { anchored, page } of pages) {
           for (const [text, params] of (yield* statementsOf(page)).seen) {
             if (!text.includes("FROM message")) continue
             const rows = yield* sql.unsafe<{ detail: string }>(`EXPLAIN QUERY PLAN ${text}`, params)
-            plans.push(`${order}: ${rows.map((row) => row.detail).join(" | ")}`)
+            plans.push({ anchored, plan: `${order}: ${rows.map((row) => row.detail).join(" | ")}` })
           }
         }
       }
       // A first page and two continuations (each empty here, so each also asks what lies beyond), per order.
-      expect(plans.length).toBeGreaterThanOrEqual(2 * 3)
-      for (const plan of plans) {
+      expect(plans.filter((plan) => plan.anchored).length).toBeGreaterThanOrEqual(2 * 4)
+      for (const { plan } of plans) {
         expect(plan).not.toMatch(/TEMP B-TREE/)
-        expect(plan).toMatch(/SEARCH message USING (COVERING )?INDEX message_session_seq_idx/)
+        expect(plan).not.toMatch(/SCAN message/)
+        for (const access of plan.split(" | ").filter((step) => step.startsWith("SEARCH message"))) {
+          expect(access).toMatch(/USING (COVERING )?INDEX message_session_seq_idx/)
+        }
+      }
+      // A continuation enters the index at its anchor (a range on seq), in the page's statement and in
+      // the check behind it: a deep page reads no row before its own.
+      for (const { plan } of plans.filter((plan) => plan.anchored)) {
+        for (const access of plan.split(" | ").filter((step) => step.startsWith("SEARCH message"))) {
+          expect(access).toMatch(/seq[<>]\?/)
+        }
       }
     }).pipe(Effect.provide(Database.layer({ filename: path.join(dir, "opencode.db") })))
   })
