@@ -448,7 +448,7 @@ export const pageOn = (sql: SqlClient.SqlClient, request: PageRequest): Effect.E
       ...(query.subpath === undefined ? [] : [sql`subpath = ${query.subpath}`])
     ]
     // `forward` walks in query order, backward against it; "beyond" means strictly past the key, and
-    // "from" the key's own row or past it. Creation order is (time_created, then id descending):
+    // `past(…, inclusive)` takes the key's own row too. Creation order is (time_created, then id descending):
     // session ids count down, so within one millisecond the smaller id is the newer session. Each
     // bound is a range on time_created refined on the key's own millisecond, so the index is entered
     // at the key rather than walked from its end (a deep page, or the check behind its anchor, would
