@@ -8,8 +8,8 @@ export * as KeysetPage from "./keyset-page.js"
  * - a first page (no anchor) is one query for `limit + 1` rows: the extra row says a next page exists;
  * - a continuation reads `limit + 1` rows beyond its anchor together with a `behind` column (whether
  *   any row lies on the anchor's side, the anchor's own row included), in one statement; only an
- *   empty continuation asks again, in the same read transaction, what lies strictly past its anchor
- *   the other way.
+ *   empty continuation is read again, in one read transaction with the question of what lies
+ *   strictly past its anchor the other way.
  *
  * A `previous` page is read against the query order and handed back in query order.
  */
@@ -90,26 +90,35 @@ export const reader = <KeyRow, I, Key>(KeyRow: Schema.Schema<KeyRow, I>, key: (r
         }
       }
       const forward = request.direction === "next"
+      /** The page of `rows` (as the continuation read them), `far` telling whether rows lie behind it. */
+      const pageOf = (rows: ReadonlyArray<unknown>, far: boolean) =>
+        Effect.gen(function* () {
+          const more = rows.length > limit
+          const taken = rows.slice(0, limit)
+          const items = forward ? taken : taken.reverse()
+          const first = items[0]
+          const last = items[items.length - 1]
+          const head = first === undefined ? anchor : yield* keyOf(first)
+          const tail = last === undefined ? anchor : last === first ? head : yield* keyOf(last)
+          return {
+            infos: yield* infosOf(items),
+            previous: (forward ? far : more) ? head : undefined,
+            next: (forward ? more : far) ? tail : undefined
+          }
+        })
+      // The extra row answers for the side the page was read towards, and the anchor's side is asked
+      // in the same statement: one statement, needing no transaction of its own.
+      const rows = yield* request.continuation(anchor)
+      if (rows[0] !== undefined) return yield* pageOf(rows, Number((yield* decodeBehind(rows[0])).behind) === 1)
+      // An empty page asks what lies strictly past its anchor instead: it is read again with that
+      // question, in one read transaction.
       return yield* Effect.gen(function* () {
-        const rows = yield* request.continuation(anchor)
-        const more = rows.length > limit
-        const taken = rows.slice(0, limit)
-        const items = forward ? taken : taken.reverse()
-        const first = items[0]
-        const last = items[items.length - 1]
-        // The extra row answers for the side the page was read towards; the anchor's side was asked
-        // in the same statement (or, for an empty page, strictly past the anchor).
+        const again = yield* request.continuation(anchor)
         const far =
-          rows[0] === undefined
+          again[0] === undefined
             ? (yield* request.beyond(anchor)).length > 0
-            : Number((yield* decodeBehind(rows[0])).behind) === 1
-        const head = first === undefined ? anchor : yield* keyOf(first)
-        const tail = last === undefined ? anchor : last === first ? head : yield* keyOf(last)
-        return {
-          infos: yield* infosOf(items),
-          previous: (forward ? far : more) ? head : undefined,
-          next: (forward ? more : far) ? tail : undefined
-        }
+            : Number((yield* decodeBehind(again[0])).behind) === 1
+        return yield* pageOf(again, far)
       }).pipe(sql.withTransaction)
     })
 }
