@@ -15,8 +15,9 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { performance } from "node:perf_hooks"
 import { Effect, Layer, Logger, LogLevel } from "effect"
-import { Config, Core, Database, MessageProjection, SessionEvents, Sessions } from "../packages/core/src/index.js"
+import { Database, MessageProjection, SessionEvents, Sessions } from "../packages/core/src/index.js"
 import { Identifier, type Location } from "../packages/schema/src/index.js"
+import { CoreHost } from "./core-host.js"
 import { emit, type Figure, isMain } from "./figures.js"
 
 const option = (name: string, fallback: string) => {
@@ -36,17 +37,8 @@ const median = (samples: ReadonlyArray<number>) => {
 const measure = (root: string, count: number) =>
   Effect.gen(function* () {
     const directory = path.join(root, `history-${count}`)
-    fs.mkdirSync(directory, { recursive: true })
     const databaseFile = path.join(root, `history-${count}.db`)
-    const context = yield* Layer.build(
-      Core.layer({
-        databaseFile,
-        directory,
-        configDir: path.join(root, "config"),
-        env: {},
-        config: Config.layerTest({})
-      })
-    )
+    const context = yield* CoreHost.build({ databaseFile, directory, configDir: path.join(root, "config") })
     return yield* Effect.gen(function* () {
       const events = yield* SessionEvents.Service
       const location: Location.LocationInfo = { directory, project: { id: "prj_bench", directory } }

@@ -17,9 +17,10 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { performance } from "node:perf_hooks"
-import { Effect, Layer, Logger, LogLevel } from "effect"
-import { Config, Core, MessageProjection, SessionEvents, Sessions } from "../packages/core/src/index.js"
+import { Effect, Logger, LogLevel } from "effect"
+import { MessageProjection, SessionEvents, Sessions } from "../packages/core/src/index.js"
 import { Identifier, type Location, Session } from "../packages/schema/src/index.js"
+import { CoreHost } from "./core-host.js"
 import { emit, type Figure, isMain } from "./figures.js"
 
 const option = (name: string, fallback: number) => {
@@ -53,16 +54,11 @@ const measure = (root: string) =>
   Effect.gen(function* () {
     const directory = path.join(root, "project")
     const elsewhere = path.join(root, "elsewhere")
-    fs.mkdirSync(directory, { recursive: true })
-    const context = yield* Layer.build(
-      Core.layer({
-        databaseFile: path.join(root, "opencode.db"),
-        directory,
-        configDir: path.join(root, "config"),
-        env: {},
-        config: Config.layerTest({})
-      })
-    )
+    const context = yield* CoreHost.build({
+      databaseFile: path.join(root, "opencode.db"),
+      directory,
+      configDir: path.join(root, "config")
+    })
     return yield* Effect.gen(function* () {
       const start = Date.now() - sessionCount
       for (let n = 0; n < sessionCount; n++) {

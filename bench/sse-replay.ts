@@ -26,9 +26,10 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { HttpServer } from "@effect/platform"
 import { Effect, Layer, LogLevel } from "effect"
-import { Config, Core, Locations, SessionEvents, Sessions } from "../packages/core/src/index.js"
+import { Config, Locations, SessionEvents, Sessions } from "../packages/core/src/index.js"
 import { Identifier } from "../packages/schema/src/index.js"
 import { Serve } from "../packages/server/src/serve.js"
+import { CoreHost } from "./core-host.js"
 import { emit, numberFlag } from "./figures.js"
 
 const median = (values: ReadonlyArray<number>) => {
@@ -40,15 +41,11 @@ const median = (values: ReadonlyArray<number>) => {
 /** Writes the session's log through Core over the data directory's database; returns its id and last seq. */
 const populate = (root: string, directory: string, events: number) =>
   Effect.gen(function* () {
-    const context = yield* Layer.build(
-      Core.layer({
-        databaseFile: path.join(root, "data", "opencode", "opencode.db"),
-        directory,
-        configDir: path.join(root, "config"),
-        env: {},
-        config: Config.layerTest({})
-      })
-    )
+    const context = yield* CoreHost.build({
+      databaseFile: path.join(root, "data", "opencode", "opencode.db"),
+      directory,
+      configDir: path.join(root, "config")
+    })
     const sessions = Effect.runSync(Effect.provide(Sessions.Service, context))
     const appender = Effect.runSync(Effect.provide(SessionEvents.Service, context))
     const location = yield* Effect.provide(

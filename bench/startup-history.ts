@@ -22,17 +22,10 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { performance } from "node:perf_hooks"
-import { Effect, Layer, Logger, LogLevel } from "effect"
-import {
-  Config,
-  Core,
-  Locations,
-  SessionInput,
-  SessionRunner,
-  Sessions,
-  ToolRegistry
-} from "../packages/core/src/index.js"
+import { Effect, Logger, LogLevel } from "effect"
+import { Locations, SessionInput, SessionRunner, Sessions, ToolRegistry } from "../packages/core/src/index.js"
 import { LLMScript, ScriptedLLMServer } from "../packages/core/src/testing/index.js"
+import { CoreHost } from "./core-host.js"
 import { emit, numberFlag } from "./figures.js"
 
 const crashes = numberFlag("crashes", 1000)
@@ -121,16 +114,12 @@ const post = async (url: string, route: string, body: unknown) => {
 /** Part 1: sessions prompted in process until the database file is `targetBytes` large. */
 const grow = (h: Home, llm: ScriptedLLMServer.ScriptedLLMServer) =>
   Effect.gen(function* () {
-    fs.mkdirSync(path.dirname(h.database), { recursive: true })
-    const context = yield* Layer.build(
-      Core.layer({
-        databaseFile: h.database,
-        directory: h.project,
-        configDir: h.env.XDG_CONFIG_HOME,
-        env: {},
-        config: Config.layerTest(ScriptedLLMServer.config(llm.url))
-      })
-    )
+    const context = yield* CoreHost.build({
+      databaseFile: h.database,
+      directory: h.project,
+      configDir: h.env.XDG_CONFIG_HOME,
+      config: ScriptedLLMServer.config(llm.url)
+    })
     const sessions = Effect.runSync(Effect.provide(Sessions.Service, context))
     const input = Effect.runSync(Effect.provide(SessionInput.Service, context))
     const runner = Effect.runSync(Effect.provide(SessionRunner.Service, context))

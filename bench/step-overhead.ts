@@ -37,7 +37,6 @@ import { createOpencodeClient } from "@opencode-ai/client"
 import { Effect, Fiber, Layer, Logger, LogLevel, Metric, Tracer } from "effect"
 import {
   Config,
-  Core,
   Locations,
   RuntimeMetrics,
   SessionInput,
@@ -47,6 +46,7 @@ import {
 } from "../packages/core/src/index.js"
 import { LLMScript, ScriptedLLMServer } from "../packages/core/src/testing/index.js"
 import { Serve } from "../packages/server/src/serve.js"
+import { CoreHost } from "./core-host.js"
 import { emit, type Figure, isMain, numberFlag } from "./figures.js"
 
 const TARGET_MS = 10
@@ -201,16 +201,12 @@ const inProcess = (
 ) =>
   Effect.gen(function* () {
     const directory = path.join(root, name)
-    fs.mkdirSync(directory, { recursive: true })
-    const context = yield* Layer.build(
-      Core.layer({
-        databaseFile: path.join(root, `${name}.db`),
-        directory,
-        configDir: path.join(root, "config"),
-        env: {},
-        config: Config.layerTest(benchConfig(llm.url))
-      })
-    )
+    const context = yield* CoreHost.build({
+      databaseFile: path.join(root, `${name}.db`),
+      directory,
+      configDir: path.join(root, "config"),
+      config: benchConfig(llm.url)
+    })
     const sessions = Effect.runSync(Effect.provide(Sessions.Service, context))
     const input = Effect.runSync(Effect.provide(SessionInput.Service, context))
     const runner = Effect.runSync(Effect.provide(SessionRunner.Service, context))
@@ -265,16 +261,12 @@ const inProcess = (
 const commitsPerTurn = (root: string, coalesced: ScriptedLLMServer.ScriptedLLMServer, turns: number) =>
   Effect.gen(function* () {
     const directory = path.join(root, "commits")
-    fs.mkdirSync(directory, { recursive: true })
-    const context = yield* Layer.build(
-      Core.layer({
-        databaseFile: path.join(root, "commits.db"),
-        directory,
-        configDir: path.join(root, "config"),
-        env: {},
-        config: Config.layerTest(benchConfig(coalesced.url))
-      })
-    )
+    const context = yield* CoreHost.build({
+      databaseFile: path.join(root, "commits.db"),
+      directory,
+      configDir: path.join(root, "config"),
+      config: benchConfig(coalesced.url)
+    })
     const sessions = Effect.runSync(Effect.provide(Sessions.Service, context))
     const input = Effect.runSync(Effect.provide(SessionInput.Service, context))
     const runner = Effect.runSync(Effect.provide(SessionRunner.Service, context))
