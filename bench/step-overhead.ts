@@ -117,11 +117,21 @@ type Probe = ReturnType<typeof probe>
 // ---------------------------------------------------------------------------------------------------
 // Span breakdown (`--spans`)
 
-/** A tracer that adds each ended span's duration (ms) to `totals[name]`. */
-const summingTracer = (totals: Map<string, number>) =>
-  Tracer.make({
+/**
+ * A tracer that adds each ended span's duration (ms) to `totals[name]`, and its self time (the
+ * duration less its child spans' durations, at least 0) to `selfTotals[name]`.
+ */
+const summingTracer = (totals: Map<string, number>, selfTotals: Map<string, number>) => {
+  const childMs = new WeakMap<Tracer.AnySpan, number>()
+  return Tracer.make({
     span: (name, parent, context, links, startTime, kind) => {
       const attributes = new Map<string, unknown>()
+      const end = (endTime: bigint) => {
+        const ms = Number(endTime - startTime) / 1e6
+        totals.set(name, (totals.get(name) ?? 0) + ms)
+        selfTotals.set(name, (selfTotals.get(name) ?? 0) + Math.max(0, ms - (childMs.get(span) ?? 0)))
+        if (parent._tag === "Some") childMs.set(parent.value, (childMs.get(parent.value) ?? 0) + ms)
+      }
       const span: Tracer.Span = {
         _tag: "Span",
         name,
@@ -134,7 +144,7 @@ const summingTracer = (totals: Map<string, number>) =>
         links: [...links],
         sampled: true,
         kind,
-        end: (endTime) => void totals.set(name, (totals.get(name) ?? 0) + Number(endTime - startTime) / 1e6),
+        end,
         attribute: (key, value) => void attributes.set(key, value),
         event: () => {},
         addLinks: () => {}
@@ -143,6 +153,7 @@ const summingTracer = (totals: Map<string, number>) =>
     },
     context: (f) => f()
   })
+}
 
 // ---------------------------------------------------------------------------------------------------
 // Statistics
@@ -651,33 +662,47 @@ const main = Effect.gen(function* () {
   emit(servedOnly ? figures.filter((figure) => Number.isFinite(figure.value)) : figures)
 
   if (spans) {
-    // Per iteration (one prompt: a tool step, then a text step), the time inside each span name.
+    // Per iteration (one prompt: a tool step, then a text step), the time inside each span name, and
+    // the self time (outside its child spans).
     const current = new Map<string, number>()
-    const perName = new Map<string, Array<number>>()
+    const currentSelf = new Map<string, number>()
+    const perName = new Map<string, { total: Array<number>; self: Array<number> }>()
     let measured = 0
     yield* inProcess(root, llm, marks, "spans", {
-      start: () => current.clear(),
+      start: () => {
+        current.clear()
+        currentSelf.clear()
+      },
       end: (counted) => {
         if (!counted) return
         measured++
-        for (const [name, ms] of current) perName.set(name, [...(perName.get(name) ?? []), ms])
+        for (const [name, ms] of current) {
+          const samples = perName.get(name) ?? { total: [], self: [] }
+          samples.total.push(ms)
+          samples.self.push(currentSelf.get(name) ?? 0)
+          perName.set(name, samples)
+        }
       }
-    }).pipe(Effect.withTracer(summingTracer(current)))
+    }).pipe(Effect.withTracer(summingTracer(current, currentSelf)))
+    // Iterations where the span did not run count as 0.
+    const mean = (samples: ReadonlyArray<number>) => samples.reduce((a, b) => a + b, 0) / measured
     const rows = [...perName]
-      .map(([name, samples]) => {
-        // Iterations where the span did not run count as 0.
-        const all = [...samples, ...Array.from({ length: measured - samples.length }, () => 0)].sort((a, b) => a - b)
-        return { name, p50: percentile(all, 50), mean: all.reduce((a, b) => a + b, 0) / all.length }
+      .map(([name, { total, self }]) => {
+        const all = [...total, ...Array.from({ length: measured - total.length }, () => 0)].sort((a, b) => a - b)
+        return { name, p50: percentile(all, 50), mean: mean(total), self: mean(self) }
       })
       .sort((a, b) => b.mean - a.mean)
-      .slice(0, 25)
+      .slice(0, 30)
     const width = Math.max(...rows.map((row) => row.name.length))
     console.log(
-      `\nspans: wall time inside each span per prompt (a tool step + a text step), ms; nested spans overlap\n`
+      "\nspans: wall time inside each span per prompt (a tool step + a text step), ms; nested spans overlap;\n" +
+        "self: the mean time outside the span's own child spans\n"
     )
-    console.log(`${"".padEnd(width)}      p50     mean`)
+    console.log(`${"".padEnd(width)}      p50     mean     self`)
     for (const row of rows)
-      console.log(`${row.name.padEnd(width)} ${row.p50.toFixed(2).padStart(8)} ${row.mean.toFixed(2).padStart(8)}`)
+      console.log(
+        `${row.name.padEnd(width)} ${row.p50.toFixed(2).padStart(8)} ${row.mean.toFixed(2).padStart(8)} ${row.self.toFixed(2).padStart(8)}`
+      )
   }
   return figures
 })

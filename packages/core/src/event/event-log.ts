@@ -3,6 +3,7 @@ export * as EventLog from "./event-log.js"
 import { SqlClient, SqlError, SqlSchema } from "@effect/sql"
 import { type Event, Identifier } from "@opencode-ai/schema"
 import {
+  Array as Arr,
   Chunk,
   Clock,
   Context,
@@ -21,6 +22,7 @@ import {
 } from "effect"
 import { WallClock } from "../clock/wall-clock.js"
 import { RuntimeMetrics } from "../observability/runtime-metrics.js"
+import { PreparedSql } from "../storage/prepared-sql.js"
 import * as FifoLock from "../sync/fifo-lock.js"
 import * as CommitFence from "./commit-fence.js"
 import * as LiveBus from "./live-bus.js"
@@ -233,6 +235,17 @@ const EnvelopeRow = Schema.Struct({
   data: Schema.parseJson()
 })
 const SeqRow = Schema.Struct({ seq: Schema.Number })
+
+/** The rows of one multi-row event insert, at most (8 placeholders each, well under SQLite's limit). */
+const insertBatch = 500
+
+/** `row[column]` as a number (PostgreSQL may answer a bigint as a string); anything else is a defect. */
+const numberOf = (row: PreparedSql.Row | undefined, column: string): number => {
+  const value = Number(row?.[column])
+  if (row === undefined || typeof row[column] === "boolean" || !Number.isSafeInteger(value))
+    throw new Error(`EventLog: expected an integer ${column}, got ${JSON.stringify(row)}`)
+  return value
+}
 const PositionRow = Schema.Struct({ position: Schema.Number })
 
 /**
@@ -352,40 +365,31 @@ export const layerWith = (options: {
       const removed = new Map<string, string>()
 
       // The queries. Every one dies on an SQL or decoding error: the log's only failure mode is a defect.
-      const bumpSequence = SqlSchema.single({
-        Request: Schema.Struct({ aggregateID: Schema.String, start: Schema.Number, by: Schema.Number }),
-        Result: SeqRow,
-        execute: ({ aggregateID, start, by }) => sql`
-        INSERT INTO event_sequence (aggregate_id, seq) VALUES (${aggregateID}, ${start})
-        ON CONFLICT (aggregate_id) DO UPDATE SET seq = event_sequence.seq + ${by}
-        RETURNING seq`
-      })
-      const newPositions = SqlSchema.findAll({
-        Request: Schema.Number,
-        Result: PositionRow,
-        execute: (count) =>
-          isPostgres
-            ? sql`SELECT nextval('event_position') AS position FROM generate_series(1, ${count}::integer)`
-            : sql`
-            INSERT INTO event_sequence (aggregate_id, seq) VALUES (${positionKey}, ${count})
-            ON CONFLICT (aggregate_id) DO UPDATE SET seq = event_sequence.seq + ${count}
-            RETURNING seq AS position`
-      })
-      const insertRows = SqlSchema.void({
-        Request: Schema.Array(
-          Schema.Struct({
-            id: Schema.String,
-            aggregate_id: Schema.String,
-            seq: Schema.Number,
-            type: Schema.String,
-            version: Schema.Number,
-            data: Schema.String,
-            time_created: Schema.Number,
-            position: Schema.Number
-          })
-        ),
-        execute: (rows) => sql`INSERT INTO event ${sql.insert(rows)}`
-      })
+      const bumpSequence = PreparedSql.make(
+        sql,
+        `INSERT INTO event_sequence (aggregate_id, seq) VALUES (?, ?)
+        ON CONFLICT (aggregate_id) DO UPDATE SET seq = event_sequence.seq + ? RETURNING seq`
+      )
+      // SQLite: the commit-order counter is a row of event_sequence, bumped by the batch's size.
+      const newPositions = isPostgres
+        ? PreparedSql.make(sql, "SELECT nextval('event_position') AS position FROM generate_series(1, ?::integer)")
+        : bumpSequence
+      // One statement per batch size (at most `insertBatch` rows each), compiled once.
+      const insertColumns = "id, aggregate_id, seq, type, version, data, time_created, position"
+      const insertStatements = new Map<number, PreparedSql.Statement>()
+      const insertStatement = (rows: number) => {
+        let statement = insertStatements.get(rows)
+        if (statement === undefined) {
+          const values = Array.from({ length: rows }, () => "(?, ?, ?, ?, ?, ?, ?, ?)").join(", ")
+          statement = PreparedSql.make(sql, `INSERT INTO event (${insertColumns}) VALUES ${values}`)
+          insertStatements.set(rows, statement)
+        }
+        return statement
+      }
+      const insertRows = (rows: ReadonlyArray<ReadonlyArray<unknown>>) =>
+        Effect.forEach(Arr.chunksOf(rows, insertBatch), (batch) => insertStatement(batch.length).run(batch.flat()), {
+          discard: true
+        })
       const announce = SqlSchema.void({
         Request: Schema.String,
         execute: (payload) => sql`SELECT pg_notify(${channel}, ${payload})`
@@ -449,16 +453,19 @@ export const layerWith = (options: {
         yield* checkFence([aggregateID])
         // A new aggregate's sequence starts at the last seq handed out: `n` (seqs 1..n), or `n - 1`
         // when the first event is its origin (seqs 0..n-1). An existing one just advances by `n`.
-        const bumped = yield* bumpSequence({
+        const [bumped] = yield* bumpSequence.all([
           aggregateID,
-          start: opens ? events.length - 1 : events.length,
-          by: events.length
-        })
-        const first = bumped.seq - events.length + 1
-        const positions = yield* newPositions(events.length)
+          opens ? events.length - 1 : events.length,
+          events.length
+        ])
+        const last = numberOf(bumped, "seq")
+        const first = last - events.length + 1
+        const positions = (yield* newPositions.all(
+          isPostgres ? [events.length] : [positionKey, events.length, events.length]
+        )).map((row) => numberOf(row, isPostgres ? "position" : "seq"))
         // SQLite answers the counter's new value (the last of ours); PostgreSQL one position per event.
         const position = (index: number) =>
-          positions.length === 1 ? positions[0]!.position - events.length + 1 + index : positions[index]!.position
+          positions.length === 1 ? positions[0]! - events.length + 1 + index : positions[index]!
         const now = yield* Clock.currentTimeMillis
         const committed = events.map(
           (event, index): Envelope => ({
@@ -469,20 +476,20 @@ export const layerWith = (options: {
           })
         )
         yield* insertRows(
-          committed.map((envelope, index) => ({
-            id: envelope.id,
-            aggregate_id: aggregateID,
-            seq: envelope.durable.seq,
-            type: envelope.type,
-            version: envelope.durable.version,
+          committed.map((envelope, index) => [
+            envelope.id,
+            aggregateID,
+            envelope.durable.seq,
+            envelope.type,
+            envelope.durable.version,
             // The contract-encoded JSON, written once: replays hand these bytes on as they are.
-            data: JSON.stringify(envelope.data),
-            time_created: now,
-            position: position(index)
-          }))
+            JSON.stringify(envelope.data),
+            now,
+            position(index)
+          ])
         )
         if (isPostgres) {
-          yield* announce(JSON.stringify({ origin, aggregateID, seq: bumped.seq, count: events.length }))
+          yield* announce(JSON.stringify({ origin, aggregateID, seq: last, count: events.length }))
         }
         return { committed, top: position(events.length - 1) }
       })

@@ -29,6 +29,7 @@ import { KnownSessions } from "../session/known-sessions.js"
 import { MessageProjection } from "../session/message-projection.js"
 import * as SessionEvents from "../session/session-events.js"
 import * as Sessions from "../session/sessions.js"
+import { PreparedSql } from "../storage/prepared-sql.js"
 import { ToolPath } from "../tool/builtin/tool-path.js"
 import * as PromptResolution from "./prompt-resolution.js"
 
@@ -234,10 +235,12 @@ export const layer: Layer.Layer<
         UPDATE session_input SET promoted_seq = ${promotedSeq}
         WHERE id = ${id} AND promoted_seq IS NULL
         RETURNING id`.pipe(Effect.map((claimed) => claimed.length > 0))
+    const selectAnyPending = PreparedSql.make(
+      sql,
+      "SELECT 1 AS found FROM session_input WHERE session_id = ? AND promoted_seq IS NULL LIMIT 1"
+    )
     const anyPending = (sessionID: Identifier.SessionID) =>
-      sql`SELECT 1 AS found FROM session_input WHERE session_id = ${sessionID} AND promoted_seq IS NULL LIMIT 1`.pipe(
-        Effect.map((rows) => rows.length > 0)
-      )
+      Effect.map(selectAnyPending.all([sessionID]), (rows) => rows.length > 0)
     /** The stored record when it is the same admission, else a conflict. */
     const replay = (row: Row, sessionID: Identifier.SessionID, input: string, delivery: AdmittedPrompt.Delivery) =>
       row.session_id === sessionID && row.input === input && row.delivery === delivery

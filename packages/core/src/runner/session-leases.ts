@@ -35,6 +35,7 @@ import { Identifier } from "@opencode-ai/schema"
 import { Context, Effect, FiberRef, Layer, Option, Queue, Schema } from "effect"
 import { WallClock } from "../clock/wall-clock.js"
 import { CommitFence } from "../event/commit-fence.js"
+import { PreparedSql } from "../storage/prepared-sql.js"
 
 export interface Options {
   /** How often this host writes its heartbeat (and its runner looks for dead hosts' leases); default 2 s. */
@@ -187,6 +188,8 @@ const HolderRow = Schema.Struct({
   time_seen: Schema.NullOr(Schema.Number)
 })
 
+const decodeHolderRow = Schema.decodeUnknown(HolderRow)
+
 /** The holder's host row of a {@link HolderRow}, when it still has one. */
 const hostOf = (row: typeof HolderRow.Type): HostRow | undefined =>
   row.id === null || row.pid === null || row.machine === null || row.time_seen === null
@@ -194,7 +197,6 @@ const hostOf = (row: typeof HolderRow.Type): HostRow | undefined =>
     : { id: row.id, pid: row.pid, machine: row.machine, time_seen: row.time_seen }
 
 const SessionRow = Schema.Struct({ session_id: Identifier.SessionID })
-const HostIDRow = Schema.Struct({ host_id: Schema.String })
 const LeaseRow = Schema.Struct({ session_id: Identifier.SessionID, host_id: Schema.String })
 
 /**
@@ -203,13 +205,13 @@ const LeaseRow = Schema.Struct({ session_id: Identifier.SessionID, host_id: Sche
  */
 export const rows = (sql: SqlClient.SqlClient, host: string) => {
   /** Claims an unheld session: the row when it was inserted, nothing when someone holds it. */
-  const insert = SqlSchema.findAll({
-    Request: Schema.Struct({ sessionID: Identifier.SessionID, now: Schema.Number }),
-    Result: HostIDRow,
-    execute: ({ now, sessionID }) => sql`
-      INSERT INTO session_lease (session_id, host_id, time_claimed) VALUES (${sessionID}, ${host}, ${now})
-      ON CONFLICT (session_id) DO NOTHING RETURNING host_id`
-  })
+  const insertLease = PreparedSql.make(
+    sql,
+    `INSERT INTO session_lease (session_id, host_id, time_claimed) VALUES (?, ?, ?)
+    ON CONFLICT (session_id) DO NOTHING RETURNING host_id`
+  )
+  const insert = ({ now, sessionID }: { readonly sessionID: Identifier.SessionID; readonly now: number }) =>
+    insertLease.all([sessionID, host, now])
   /** Takes the lease over from `from`, unless another claim changed it first (then nothing). */
   const takeOver = SqlSchema.findAll({
     Request: Schema.Struct({ sessionID: Identifier.SessionID, from: Schema.String, now: Schema.Number }),
@@ -252,11 +254,9 @@ export const rows = (sql: SqlClient.SqlClient, host: string) => {
     if (Option.isNone(yield* anyRequested(undefined))) return []
     return (yield* takeRequests(undefined)).map((row) => row.session_id)
   }).pipe(Effect.orDie, Effect.withSpan("SessionLeases.interruptRequests"))
+  const deleteLease = PreparedSql.make(sql, "DELETE FROM session_lease WHERE session_id = ? AND host_id = ?")
   const release = Effect.fn("SessionLeases.release")(function* (sessionID: Identifier.SessionID) {
-    yield* SqlSchema.void({
-      Request: Identifier.SessionID,
-      execute: (id) => sql`DELETE FROM session_lease WHERE session_id = ${id} AND host_id = ${host}`
-    })(sessionID).pipe(Effect.orDie)
+    yield* deleteLease.run([sessionID, host]).pipe(Effect.orDie)
   }, Effect.uninterruptible)
   /**
    * The Commit Fence of a drain's commits to its own session (see the module doc): it passes while the
@@ -266,24 +266,22 @@ export const rows = (sql: SqlClient.SqlClient, host: string) => {
    * SQLite snapshot and fail the append with SQLITE_BUSY once another process had committed since; on
    * PostgreSQL it locks the lease row, so a takeover cannot land between the check and the commit.
    */
+  const fenceOn = PreparedSql.perClient(`UPDATE session_lease SET host_id = host_id
+    WHERE session_id = ? AND host_id = ? RETURNING session_id`)
   const fence = CommitFence.Service.of({
     check: (aggregateID) =>
       Effect.flatMap(FiberRef.get(driving), (session) =>
         session !== aggregateID
           ? Effect.void
           : Effect.flatMap(SqlClient.SqlClient, (tx) =>
-              SqlSchema.findOne({
-                Request: Schema.String,
-                Result: Schema.Struct({ session_id: Schema.String }),
-                execute: (id) => tx`
-                  UPDATE session_lease SET host_id = host_id
-                  WHERE session_id = ${id} AND host_id = ${host} RETURNING session_id`
-              })(aggregateID).pipe(
-                Effect.orDie,
-                Effect.flatMap((row) =>
-                  Option.isSome(row) ? Effect.void : Effect.die(new CommitFence.CommitFenced({ aggregateID }))
+              fenceOn(tx)
+                .all([aggregateID, host])
+                .pipe(
+                  Effect.orDie,
+                  Effect.flatMap((rows) =>
+                    rows.length > 0 ? Effect.void : Effect.die(new CommitFence.CommitFenced({ aggregateID }))
+                  )
                 )
-              )
             )
       )
   })
@@ -370,24 +368,18 @@ export const layer = (options: Options = {}): Layer.Layer<Service | CommitFence.
       )
 
       /** The session's lease and its holder's host row, when it still has one (a LEFT JOIN: its columns are null otherwise). */
-      const holderRow = SqlSchema.findOne({
-        Request: Identifier.SessionID,
-        Result: HolderRow,
-        execute: (sessionID) => sql`
-          SELECT l.host_id AS holder, h.id, h.pid, h.machine, h.time_seen
-          FROM session_lease l LEFT JOIN runtime_host h ON h.id = l.host_id
-          WHERE l.session_id = ${sessionID}`
-      })
+      const selectHolder = PreparedSql.make(
+        sql,
+        `SELECT l.host_id AS holder, h.id, h.pid, h.machine, h.time_seen
+        FROM session_lease l LEFT JOIN runtime_host h ON h.id = l.host_id
+        WHERE l.session_id = ?`
+      )
       /** The session's lease holder, with its host row when it still has one; undefined when nobody holds it. */
       const holder = (sessionID: Identifier.SessionID) =>
-        holderRow(sessionID).pipe(
+        selectHolder.all([sessionID]).pipe(
+          Effect.flatMap(([row]) => (row === undefined ? Effect.succeed(undefined) : decodeHolderRow(row))),
           Effect.orDie,
-          Effect.map(
-            Option.match({
-              onNone: () => undefined,
-              onSome: (row) => ({ holder: row.holder, host: hostOf(row) })
-            })
-          )
+          Effect.map((row) => (row === undefined ? undefined : { holder: row.holder, host: hostOf(row) }))
         )
 
       const { insert, takeOver, requestInterrupt, interruptRequests, release, fence } = rows(sql, host)

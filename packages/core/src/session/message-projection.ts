@@ -39,6 +39,7 @@ import { Event, Identifier, type ProviderMetadata, type Session, SessionMessages
 import { Effect, Option, ParseResult, Schema } from "effect"
 import * as EventLog from "../event/event-log.js"
 import { KeysetPage } from "../storage/keyset-page.js"
+import { PreparedSql } from "../storage/prepared-sql.js"
 import { StructuredOutput } from "../structured/structured-output.js"
 import * as RevertedMessages from "./reverted-messages.js"
 import * as Sessions from "./sessions.js"
@@ -626,15 +627,13 @@ const toStored = (row: typeof StoredRow.Type) =>
 
 /** The message `messageID` wherever it is, if it exists. */
 const load = (messageID: Identifier.MessageID) =>
-  withSql((sql) =>
-    SqlSchema.findOne({
-      Request: Schema.String,
-      Result: StoredRow,
-      execute: (id) => sql`SELECT session_id, seq, info FROM message WHERE id = ${id}`
-    })(messageID)
-  ).pipe(
-    Effect.flatMap(Option.match({ onNone: () => Effect.succeedNone, onSome: (row) => Effect.asSome(toStored(row)) }))
+  withSql((sql) => selectStoredOn(sql).all([messageID])).pipe(
+    Effect.flatMap(([row]) =>
+      row === undefined ? Effect.succeedNone : Effect.asSome(Effect.flatMap(decodeStoredRow(row), toStored))
+    )
   )
+const selectStoredOn = PreparedSql.perClient("SELECT session_id, seq, info FROM message WHERE id = ?")
+const decodeStoredRow = Schema.decodeUnknown(StoredRow)
 
 /** Whether a message of any session has the id `messageID` (an id a client may not reuse). */
 export const exists = (messageID: Identifier.MessageID): Effect.Effect<boolean, never, SqlClient.SqlClient> =>
@@ -927,6 +926,27 @@ export const outputPaths = (
     defect
   )
 
+const insertMessageOn = PreparedSql.perClient(
+  `INSERT INTO message (id, session_id, seq, type, info, time_created, pending_work, changed_seq)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+)
+const updateMessageOn = PreparedSql.perClient(
+  "UPDATE message SET info = ?, type = ?, changed_seq = ?, pending_work = ? WHERE id = ?"
+)
+/** The same for a message marked for continuation (1): a mark a later conversation message cleared stays cleared. */
+const updateMarkedOn = PreparedSql.perClient(
+  `UPDATE message SET info = ?, type = ?, changed_seq = ?,
+  pending_work = CASE WHEN pending_work = 0 THEN 0 ELSE 1 END WHERE id = ?`
+)
+/**
+ * Clears the continuation marks before a new conversation message, through the partial index of pending
+ * work (`+seq` keeps the planner off the (session_id, seq) index, which would read the session's whole
+ * history before `seq`).
+ */
+const clearMarksOn = PreparedSql.perClient(
+  "UPDATE message SET pending_work = 0 WHERE session_id = ? AND pending_work <> 0 AND pending_work = 1 AND +seq < ?"
+)
+
 /**
  * Applies committed events to the projection, inside the caller's SQL transaction (the append's
  * projection hook; SessionEvents does this for every session event). Events of other aggregates'
@@ -995,33 +1015,33 @@ export const apply = Effect.fnUntraced(function* (committed: ReadonlyArray<Event
   for (const [id, row] of touched) {
     const info = yield* encodeMessage(row.message).pipe(Effect.orDie)
     if (row.created) {
-      yield* sql`INSERT INTO message ${sql.insert({
-        id,
-        session_id: row.sessionID,
-        seq: row.seq,
-        type: row.message.type,
-        info,
-        time_created: row.message.time.created,
-        pending_work: pendingWork(row.message),
-        changed_seq: row.changedSeq
-      })}`.pipe(Effect.orDie)
+      yield* insertMessageOn(sql)
+        .run([
+          id,
+          row.sessionID,
+          row.seq,
+          row.message.type,
+          info,
+          row.message.time.created,
+          pendingWork(row.message),
+          row.changedSeq
+        ])
+        .pipe(Effect.orDie)
       if (conversation.has(row.message.type)) {
         latestConversation.set(row.sessionID, Math.max(latestConversation.get(row.sessionID) ?? 0, row.seq))
       }
     } else {
-      // A continuation mark (1) cleared by a later conversation message stays cleared.
       const work = pendingWork(row.message)
-      yield* sql`UPDATE message SET info = ${info}, type = ${row.message.type}, changed_seq = ${row.changedSeq},
-        pending_work = ${work === 1 ? sql`CASE WHEN pending_work = 0 THEN 0 ELSE 1 END` : work}
-        WHERE id = ${id}`.pipe(Effect.orDie)
+      yield* (
+        work === 1
+          ? updateMarkedOn(sql).run([info, row.message.type, row.changedSeq, id])
+          : updateMessageOn(sql).run([info, row.message.type, row.changedSeq, work, id])
+      ).pipe(Effect.orDie)
     }
   }
   // A new conversation message is what a Step continues after now: earlier marks no longer apply.
   for (const [sessionID, seq] of latestConversation) {
-    // Through the partial index of pending work (`+seq` keeps the planner off the (session_id, seq)
-    // index, which would read the session's whole history before `seq`).
-    yield* sql`UPDATE message SET pending_work = 0
-      WHERE session_id = ${sessionID} AND pending_work <> 0 AND pending_work = 1 AND +seq < ${seq}`.pipe(Effect.orDie)
+    yield* clearMarksOn(sql).run([sessionID, seq]).pipe(Effect.orDie)
   }
 
   for (const { before, after } of sessions.values()) {

@@ -6,6 +6,7 @@ import { type Cursor, Errors, Identifier, type Location, type Model, Session } f
 import { Clock, Context, Data, Effect, Layer, Option, ParseResult, Schema } from "effect"
 import * as EventLog from "../event/event-log.js"
 import { KeysetPage } from "../storage/keyset-page.js"
+import { PreparedSql } from "../storage/prepared-sql.js"
 import { PageSize } from "./page-size.js"
 import * as SessionCursor from "./session-cursor.js"
 
@@ -169,16 +170,19 @@ export const exists = (sessionID: Identifier.SessionID): Effect.Effect<boolean, 
 export const find = (
   sessionID: Identifier.SessionID
 ): Effect.Effect<Option.Option<Session.SessionV2Info>, never, SqlClient.SqlClient> =>
-  withSql((sql) =>
-    SqlSchema.findOne({
-      Request: Identifier.SessionID,
-      Result: InfoRow,
-      execute: (id) => sql`SELECT info FROM session WHERE id = ${id}`
-    })(sessionID)
-  ).pipe(
-    Effect.flatMap(
-      Option.match({ onNone: () => Effect.succeedNone, onSome: (row) => Effect.asSome(decodeInfo(row.info)) })
-    ),
+  withSql((sql) => findWith(selectInfoOn(sql), sessionID))
+
+const selectInfo = "SELECT info FROM session WHERE id = ?"
+const selectInfoOn = PreparedSql.perClient(selectInfo)
+
+/** {@link find} through `statement` ({@link selectInfo}). */
+const findWith = (statement: PreparedSql.Statement, sessionID: Identifier.SessionID) =>
+  statement.all([sessionID]).pipe(
+    Effect.flatMap(([row]) => {
+      if (row === undefined) return Effect.succeedNone
+      if (typeof row.info !== "string") return Effect.dieMessage(`session ${sessionID}: its info is not text`)
+      return Effect.asSome(decodeInfo(row.info))
+    }),
     defect
   )
 
@@ -257,9 +261,9 @@ export const store = (info: Session.SessionV2Info): Effect.Effect<void, never, S
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const json = yield* encodeInfoJson(info)
-    yield* sql`UPDATE session SET info = ${json}, title = ${info.title}, time_updated = ${info.time.updated}
-      WHERE id = ${info.id}`
+    yield* updateInfoOn(sql).run([json, info.title, info.time.updated, info.id])
   }).pipe(defect)
+const updateInfoOn = PreparedSql.perClient("UPDATE session SET info = ?, title = ?, time_updated = ? WHERE id = ?")
 
 export const insert = (
   info: Session.SessionV2Info,
@@ -487,10 +491,11 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const log = yield* EventLog.Service
+    const selectInfoStatement = selectInfoOn(sql)
 
     const get = Effect.fn("Sessions.get")(
       function* (sessionID: Identifier.SessionID) {
-        const found = yield* Effect.provideService(find(sessionID), SqlClient.SqlClient, sql)
+        const found = yield* findWith(selectInfoStatement, sessionID)
         if (Option.isNone(found)) return yield* Errors.SessionNotFoundError.of(sessionID)
         return found.value
       },

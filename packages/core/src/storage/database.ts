@@ -2,11 +2,10 @@ export * as Database from "./database.js"
 
 import * as fs from "node:fs"
 import * as path from "node:path"
-import * as NodeContext from "@effect/platform-node/NodeContext"
-import { SqlClient } from "@effect/sql"
-import { SqliteClient, SqliteMigrator } from "@effect/sql-sqlite-node"
+import { Migrator, SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import { Migrations } from "./migrations.js"
+import { SqliteConnection } from "./sqlite-connection.js"
 
 export interface Options {
   /** The SQLite file; its parent directory is created when missing. */
@@ -24,7 +23,7 @@ const statements = (source: string): ReadonlyArray<string> =>
  * The embedded migrations as a Migrator loader. drizzle-kit numbers from `0000`, but Effect's
  * Migrator treats id 0 as "nothing applied" and would skip it, so `0000_init` runs as `1_init`.
  */
-const loader = SqliteMigrator.fromRecord(
+const loader = Migrator.fromRecord(
   Object.fromEntries(
     Migrations.all.map((migration) => {
       const [, number = "", name = ""] = /^(\d+)_(.+)$/.exec(migration.tag) ?? []
@@ -37,18 +36,21 @@ const loader = SqliteMigrator.fromRecord(
   )
 )
 
+/** `@effect/sql`'s migrator, with no schema dumps (the only part of it that needs more than the client). */
+const migrate = Migrator.make({})
+
 /**
- * One SQLite database file, opened in WAL mode (synchronous NORMAL) with a 5 s busy timeout and
+ * One SQLite database file (its connection: `SqliteConnection`), opened in WAL mode (synchronous NORMAL) with a 5 s busy timeout and
  * foreign keys on, and migrated to the latest embedded schema before the layer resolves (migrating
  * is idempotent: applied migrations are recorded and skipped). A failing migration is a defect. Each call is a distinct
  * layer, so two databases never share a connection even in one memo map. Closing the layer's scope
  * closes the connection.
  */
-export const layer = (options: Options): Layer.Layer<SqlClient.SqlClient | SqliteClient.SqliteClient> => {
+export const layer = (options: Options): Layer.Layer<SqlClient.SqlClient> => {
   const connection = Layer.unwrapEffect(
     Effect.sync(() => {
       fs.mkdirSync(path.dirname(path.resolve(options.filename)), { recursive: true })
-      return SqliteClient.layer({ filename: options.filename })
+      return SqliteConnection.layer({ filename: options.filename })
     })
   )
   const prepare = Layer.effectDiscard(
@@ -61,8 +63,8 @@ export const layer = (options: Options): Layer.Layer<SqlClient.SqlClient | Sqlit
       // can drop the last commits. It saves an fsync per transaction.
       yield* sql`PRAGMA synchronous = NORMAL`
       yield* sql`PRAGMA foreign_keys = ON`
-      yield* SqliteMigrator.run({ loader })
+      yield* migrate({ loader })
     })
   )
-  return prepare.pipe(Layer.provideMerge(connection), Layer.provide(NodeContext.layer), Layer.orDie)
+  return prepare.pipe(Layer.provideMerge(connection), Layer.orDie)
 }

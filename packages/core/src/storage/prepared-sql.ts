@@ -1,0 +1,73 @@
+export * as PreparedSql from "./prepared-sql.js"
+
+import type { SqlClient, SqlError } from "@effect/sql"
+import { Effect } from "effect"
+import { SqliteConnection } from "./sqlite-connection.js"
+
+/**
+ * A Prepared Statement: SQL written once, with `?` placeholders, for the statements a turn runs many
+ * times (the log's appends, the session and message reads of every Step). Over a connection of
+ * `SqliteConnection` it runs the compiled statement synchronously, in one step of the fiber: no
+ * statement compilation, span, scope or row decoding effect per call, which is most of what an
+ * `sql` template statement costs there. Over any other client (PostgreSQL) it is the same SQL
+ * through `sql.unsafe`, placeholders renumbered `$1…`.
+ *
+ * The transaction discipline is the client's: inside `sql.withTransaction` a statement runs in that
+ * transaction; outside one it runs alone, never inside another fiber's transaction. Rows come back
+ * as the driver gives them; the owner module checks them (a shape it does not expect is a defect).
+ * The text must be valid in both dialects, with no `?` other than the placeholders.
+ */
+export interface Statement {
+  /** Every row the statement returns (none for a write without `RETURNING`). */
+  readonly all: (params: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<Row>, SqlError.SqlError>
+  /** Runs the statement for its effect. */
+  readonly run: (params: ReadonlyArray<unknown>) => Effect.Effect<void, SqlError.SqlError>
+}
+
+export type Row = Readonly<Record<string, unknown>>
+
+/** `?` → `$1`, `$2`, … in order (PostgreSQL's placeholders). */
+export const numbered = (text: string): string => {
+  let n = 0
+  return text.replace(/\?/g, () => `$${++n}`)
+}
+
+/** The statement `text` over `sql` (see the module doc); nothing is compiled until it first runs. */
+export const make = (sql: SqlClient.SqlClient, text: string): Statement => {
+  const handle = SqliteConnection.handleOf(sql)
+  if (handle === undefined) {
+    const dialectText = sql.onDialectOrElse({ pg: () => numbered(text), orElse: () => text })
+    const all = (params: ReadonlyArray<unknown>) =>
+      sql.unsafe<Row>(dialectText, params) as Effect.Effect<ReadonlyArray<Row>, SqlError.SqlError>
+    return { all, run: (params) => Effect.asVoid(all(params)) }
+  }
+  return {
+    all: (params) =>
+      handle.use(() => {
+        const statement = handle.prepare(text)
+        if (statement.reader) return statement.all(...params) as ReadonlyArray<Row>
+        statement.run(...params)
+        return []
+      }),
+    run: (params) =>
+      handle.use(() => {
+        handle.prepare(text).run(...params)
+      })
+  }
+}
+
+/**
+ * The statement `text` over whichever client it is given, made once per client: for an owner
+ * function that takes its `SqlClient` from the context (a projection inside the log's transaction).
+ */
+export const perClient = (text: string): ((sql: SqlClient.SqlClient) => Statement) => {
+  const made = new WeakMap<SqlClient.SqlClient, Statement>()
+  return (sql) => {
+    let statement = made.get(sql)
+    if (statement === undefined) {
+      statement = make(sql, text)
+      made.set(sql, statement)
+    }
+    return statement
+  }
+}
