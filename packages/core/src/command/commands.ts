@@ -30,6 +30,7 @@ import { Config } from "../config/config.js"
 import { ConfigFolders } from "../config/config-folders.js"
 import type { ConfigInfo } from "../config/config-info.js"
 import { EnvFlag } from "../config/env-flag.js"
+import { Traced } from "../observability/traced.js"
 import { CommandFile } from "./command-file.js"
 
 /** A discovered command. */
@@ -162,7 +163,7 @@ export const layer = (options: Options): Layer.Layer<Service, never, FileSystem.
           Effect.flatMap((found) => Effect.forEach(found.flat(), load, { concurrency: 16 }))
         )
 
-      const list = Effect.fn("Commands.list")(
+      const list = Traced.fn("Commands.list")(
         function* (location: Location.LocationInfo) {
           const searched = folders(location)
           const global = yield* loadFolders(searched.global)

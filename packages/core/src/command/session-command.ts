@@ -41,6 +41,7 @@ import { Context, Effect, FiberSet, Layer, Option } from "effect"
 import { Config } from "../config/config.js"
 import { SessionInput } from "../input/session-input.js"
 import { Locations } from "../location/locations.js"
+import { Traced } from "../observability/traced.js"
 import { SubagentPrompt } from "../prompt/subagent-prompt.js"
 import { SessionRunner } from "../runner/session-runner.js"
 import { SessionHistory } from "../session/session-history.js"
@@ -128,7 +129,7 @@ export const layer: Layer.Layer<
         Effect.annotateLogs({ sessionID: parentID, childSessionID: childID })
       )
 
-    const prompt = Effect.fn("SessionCommand.prompt")(
+    const prompt = Traced.fn("SessionCommand.prompt")(
       function* (sessionID: Identifier.SessionID, request: SessionInput.AdmitInput) {
         const named = CommandTemplate.invocation(request.prompt.text)
         if (Option.isNone(named)) return { admitted: yield* input.admit(sessionID, request), wake: true }

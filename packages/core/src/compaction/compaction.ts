@@ -10,6 +10,7 @@ import { InstructionCheckpoint } from "../instructions/instruction-checkpoint.js
 import { LLMClient } from "../llm/llm-client.js"
 import { LLMRequest } from "../llm/llm-request.js"
 import { Retry } from "../llm/retry.js"
+import { Traced } from "../observability/traced.js"
 import { CompactionPrompt } from "../prompt/compaction-prompt.js"
 import { SafeStepBoundary } from "../runner/safe-step-boundary.js"
 import { StepEvent } from "../runner/step-event.js"
@@ -190,7 +191,7 @@ export const layer = (
           return (texts.length > 0 ? texts.join("") : streamed).trim()
         })
 
-      const run = Effect.fn("Compaction.run")(
+      const run = Traced.fn("Compaction.run")(
         function* (input: RunInput) {
           const { sessionID, selection } = input
           const active = yield* history.context(sessionID)

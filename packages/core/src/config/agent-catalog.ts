@@ -18,7 +18,8 @@ export * as AgentCatalog from "./agent-catalog.js"
 
 import * as nodePath from "node:path"
 import type { Model as ModelSchema } from "@opencode-ai/schema"
-import { Effect, Either } from "effect"
+import { Either } from "effect"
+import { Traced } from "../observability/traced.js"
 import * as Catalog from "./catalog.js"
 import * as ConfigErrors from "./config-error.js"
 import type * as ConfigInfo from "./config-info.js"
@@ -214,7 +215,7 @@ const selectable = (agent: Agent): boolean => agent.mode !== "subagent" && !agen
  * primary agent). Fails when a model reference is invalid, when `default_agent` names no selectable
  * primary agent, or when no primary agent is left.
  */
-export const resolve = Effect.fn("AgentCatalog.resolve")(function* (
+export const resolve = Traced.fn("AgentCatalog.resolve")(function* (
   info: ConfigInfo.Info,
   options: Options & { readonly catalog: Pick<Catalog.Catalog, "providers">; readonly locate: Catalog.Locate }
 ) {

@@ -35,9 +35,10 @@ export * as Catalog from "./catalog.js"
  */
 
 import type { Model as ModelSchema } from "@opencode-ai/schema"
-import { Effect, Either, Option } from "effect"
+import { Either, Option } from "effect"
 import type { Protocol } from "../llm/provider.js"
 import * as ProviderPackage from "../llm/provider-package.js"
+import { Traced } from "../observability/traced.js"
 import * as ConfigErrors from "./config-error.js"
 import type * as ConfigInfo from "./config-info.js"
 import type * as ModelsDev from "./models-dev.js"
@@ -417,7 +418,7 @@ const fallbackModel = (
  * Resolves the providers of a merged config over `database` (see the module doc) and checks `model`
  * and `small_model` against them. Fails only with the ConfigError of a model reference.
  */
-export const resolve = Effect.fn("Catalog.resolve")(function* (
+export const resolve = Traced.fn("Catalog.resolve")(function* (
   info: ConfigInfo.Info,
   options: {
     readonly env: Readonly<Record<string, string | undefined>>

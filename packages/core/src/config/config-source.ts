@@ -22,6 +22,7 @@ import * as nodePath from "node:path"
 import { FileSystem } from "@effect/platform"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import * as Jsonc from "jsonc-parser"
+import { Traced } from "../observability/traced.js"
 import * as ConfigErrors from "./config-error.js"
 import * as ConfigInfo from "./config-info.js"
 
@@ -145,7 +146,7 @@ const filePattern = /\{file:([^}]+)\}/g
 const decode = Schema.decodeUnknownEither(ConfigInfo.Info, { errors: "all", onExcessProperty: "ignore" })
 
 /** Parses, substitutes and validates one document. */
-export const parse = Effect.fn("ConfigSource.parse")(function* (input: Input) {
+export const parse = Traced.fn("ConfigSource.parse")(function* (input: Input) {
   const fs = yield* FileSystem.FileSystem
   const position = (path: Path, key?: boolean): ConfigErrors.Position =>
     nearest([{ file: input.file, text: input.text, tree }], path, key === undefined ? undefined : { key })

@@ -29,6 +29,7 @@ import type { Model as ModelSchema } from "@opencode-ai/schema"
 import { Context, Effect, Layer, Option, Stream } from "effect"
 import * as CredentialStore from "../credential/credential-store.js"
 import { Upward } from "../location/upward.js"
+import { Traced } from "../observability/traced.js"
 import * as AgentCatalog from "./agent-catalog.js"
 import * as Catalog from "./catalog.js"
 import * as ConfigErrors from "./config-error.js"
@@ -159,13 +160,13 @@ const isMissing = (error: unknown): boolean =>
  * Reads every source (see the module doc) into validated documents, in merge order. Fails with the
  * first invalid document's ConfigError.
  */
-export const read = Effect.fn("Config.read")(function* (options: Options) {
+export const read = Traced.fn("Config.read")(function* (options: Options) {
   const fs = yield* FileSystem.FileSystem
   const directory = nodePath.resolve(options.directory)
   const sources: Array<ConfigSource.Source> = []
   const seen = new Set<string>()
 
-  const readFile = Effect.fn("Config.readFile")(function* (file: string, required: boolean) {
+  const readFile = Traced.fn("Config.readFile")(function* (file: string, required: boolean) {
     if (seen.has(file)) return
     const text = yield* fs.readFileString(file).pipe(
       Effect.map(Option.some),
@@ -226,7 +227,7 @@ export const read = Effect.fn("Config.read")(function* (options: Options) {
  * Resolves merged documents for the runtime: the provider catalog and model references, the agents,
  * and the defaults of the limits. `locate` says where a key path was written, for errors.
  */
-export const resolve = Effect.fn("Config.resolve")(function* (
+export const resolve = Traced.fn("Config.resolve")(function* (
   info: ConfigInfo.Info,
   options: {
     readonly env: Readonly<Record<string, string | undefined>>
@@ -333,7 +334,7 @@ const reportUnavailable = (logged: Set<string>, resolved: Resolved) =>
     { discard: true }
   )
 
-const readAndMerge = Effect.fn("Config.readAndMerge")(function* (options: Options) {
+const readAndMerge = Traced.fn("Config.readAndMerge")(function* (options: Options) {
   const sources = yield* read(options)
   const info = sources.reduce<ConfigInfo.Info>((merged, source) => merge(merged, source.info), {})
   const resolveOver = (database: ModelsDev.Database, stored?: Catalog.StoredKeys) =>
@@ -352,7 +353,7 @@ const readAndMerge = Effect.fn("Config.readAndMerge")(function* (options: Option
  * Reads, merges and resolves the configuration (see the module doc) over a fixed model database
  * (default: the bundled snapshot). The result does not change afterwards.
  */
-export const load = Effect.fn("Config.load")(function* (
+export const load = Traced.fn("Config.load")(function* (
   options: Options & { readonly database?: ModelsDev.Database | undefined }
 ) {
   const { info, files, resolveOver } = yield* readAndMerge(options)

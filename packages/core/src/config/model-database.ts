@@ -25,6 +25,7 @@ export * as ModelDatabase from "./model-database.js"
 import * as nodePath from "node:path"
 import { FileSystem, HttpClient, HttpClientRequest } from "@effect/platform"
 import { Context, Data, Deferred, Duration, Effect, Either, Layer, Option, Stream, SubscriptionRef } from "effect"
+import { Traced } from "../observability/traced.js"
 import { EnvFlag } from "./env-flag.js"
 import { ModelsDev } from "./models-dev.js"
 import { Paths } from "./paths.js"
@@ -103,7 +104,7 @@ const describe = (origin: Origin): string =>
   origin === "snapshot" ? "bundled snapshot" : origin === "cache" ? "cached database" : "current database"
 
 /** Builds the service over `options` (see the module doc). */
-export const make = Effect.fn("ModelDatabase.make")(function* (options: Options) {
+export const make = Traced.fn("ModelDatabase.make")(function* (options: Options) {
   const fs = yield* FileSystem.FileSystem
   const client = yield* HttpClient.HttpClient
   const cached =
@@ -116,7 +117,7 @@ export const make = Effect.fn("ModelDatabase.make")(function* (options: Options)
   )
   const timeout = Duration.decode(options.timeout ?? Duration.seconds(10))
 
-  const fetchDatabase = Effect.fn("ModelDatabase.fetch")(function* (url: string) {
+  const fetchDatabase = Traced.fn("ModelDatabase.fetch")(function* (url: string) {
     const response = yield* client
       .execute(HttpClientRequest.get(url).pipe(HttpClientRequest.acceptJson))
       .pipe(Effect.mapError((error) => new RefreshError({ reason: error.message })))
@@ -196,7 +197,7 @@ export const make = Effect.fn("ModelDatabase.make")(function* (options: Options)
  * The cache file's database, or none when it is missing (silently) or invalid (one warning: the
  * bundled snapshot is used instead).
  */
-const readCache = Effect.fn("ModelDatabase.readCache")(function* (file: string) {
+const readCache = Traced.fn("ModelDatabase.readCache")(function* (file: string) {
   const fs = yield* FileSystem.FileSystem
   const text = yield* fs.readFileString(file).pipe(
     Effect.map(Option.some),

@@ -10,6 +10,7 @@ export * as OAuthTokens from "./oauth-tokens.js"
 import { createHash, randomBytes } from "node:crypto"
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { Data, Duration, Effect } from "effect"
+import { Traced } from "../observability/traced.js"
 
 /** The tokens a token endpoint granted; `expires` in epoch milliseconds. */
 export interface Tokens {
@@ -85,7 +86,7 @@ const tokens = (url: string, body: Record<string, unknown>, previous?: string) =
   })
 
 /** Exchanges an authorization code (with the PKCE verifier) at `tokenURL`. */
-export const exchangeCode = Effect.fn("OAuthTokens.exchangeCode")(function* (options: {
+export const exchangeCode = Traced.fn("OAuthTokens.exchangeCode")(function* (options: {
   readonly tokenURL: string
   readonly clientID: string
   readonly code: string
@@ -104,7 +105,7 @@ export const exchangeCode = Effect.fn("OAuthTokens.exchangeCode")(function* (opt
 })
 
 /** Trades a refresh token for new tokens at `tokenURL`. */
-export const refresh = Effect.fn("OAuthTokens.refresh")(function* (options: {
+export const refresh = Traced.fn("OAuthTokens.refresh")(function* (options: {
   readonly tokenURL: string
   readonly clientID: string
   readonly refresh: string
@@ -131,7 +132,7 @@ export interface DeviceAuthorization {
 }
 
 /** Requests a device code at `deviceAuthorizationURL`. */
-export const authorizeDevice = Effect.fn("OAuthTokens.authorizeDevice")(function* (options: {
+export const authorizeDevice = Traced.fn("OAuthTokens.authorizeDevice")(function* (options: {
   readonly deviceAuthorizationURL: string
   readonly clientID: string
   readonly scopes: ReadonlyArray<string>
@@ -162,7 +163,7 @@ export const authorizeDevice = Effect.fn("OAuthTokens.authorizeDevice")(function
  * five more after each `slow_down`, and keeps polling on `authorization_pending`. Fails with the
  * OAuthError of any other refusal (`access_denied`, `expired_token`, …). Interruptible between polls.
  */
-export const pollDevice = Effect.fn("OAuthTokens.pollDevice")(function* (options: {
+export const pollDevice = Traced.fn("OAuthTokens.pollDevice")(function* (options: {
   readonly tokenURL: string
   readonly clientID: string
   readonly deviceCode: string

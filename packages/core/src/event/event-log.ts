@@ -22,6 +22,7 @@ import {
 } from "effect"
 import { WallClock } from "../clock/wall-clock.js"
 import { RuntimeMetrics } from "../observability/runtime-metrics.js"
+import { Traced } from "../observability/traced.js"
 import { PreparedSql } from "../storage/prepared-sql.js"
 import * as FifoLock from "../sync/fifo-lock.js"
 import * as CommitFence from "./commit-fence.js"
@@ -535,7 +536,7 @@ export const layerWith = (options: {
         (effect, aggregateID) => Effect.annotateLogs(effect, { aggregateID })
       )
 
-      const remove = Effect.fn("EventLog.remove")(function* <E>(
+      const remove = Traced.fn("EventLog.remove")(function* <E>(
         aggregateIDs: ReadonlyArray<string>,
         options: {
           readonly project?:
@@ -593,7 +594,7 @@ export const layerWith = (options: {
           Effect.orDie
         )
 
-      const read = Effect.fn("EventLog.read")(function* (aggregateID: string, options?: ReadOptions) {
+      const read = Traced.fn("EventLog.read")(function* (aggregateID: string, options?: ReadOptions) {
         return yield* readEnvelopes({
           aggregateIDs: [aggregateID],
           after: options?.after ?? 0,
@@ -602,7 +603,7 @@ export const layerWith = (options: {
         })
       })
 
-      const readMany = Effect.fn("EventLog.readMany")(function* (
+      const readMany = Traced.fn("EventLog.readMany")(function* (
         aggregateIDs: ReadonlyArray<string>,
         options?: { readonly types?: ReadonlyArray<string> | undefined }
       ) {
@@ -610,7 +611,7 @@ export const layerWith = (options: {
         return yield* readEnvelopes({ aggregateIDs, after: -1, types: options?.types })
       })
 
-      const lastSeq = Effect.fn("EventLog.lastSeq")(function* (aggregateID: string) {
+      const lastSeq = Traced.fn("EventLog.lastSeq")(function* (aggregateID: string) {
         const row = yield* Effect.orDie(selectLastSeq(aggregateID))
         return row._tag === "Some" ? row.value.seq : 0
       })
@@ -833,7 +834,7 @@ export const lastSeqFragment = (sql: SqlClient.SqlClient, aggregateID: string) =
  * inside the caller's transaction when there is one (the service's {@link Interface.lastSeq} reads
  * outside any transaction).
  */
-export const lastSeq = Effect.fn("EventLog.lastSeq")(function* (aggregateID: AggregateID) {
+export const lastSeq = Traced.fn("EventLog.lastSeq")(function* (aggregateID: AggregateID) {
   const sql = yield* SqlClient.SqlClient
   const [row] = yield* SqlSchema.findAll({
     Request: Schema.String,

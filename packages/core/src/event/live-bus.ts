@@ -2,6 +2,7 @@ export * as LiveBus from "./live-bus.js"
 
 import { Event, Identifier } from "@opencode-ai/schema"
 import { Cause, Chunk, Clock, Context, Effect, Layer, Option, Queue, Schema, type Scope, Stream } from "effect"
+import { Traced } from "../observability/traced.js"
 
 /*
  * The LiveBus: the in-process, instance-wide live event bus behind `GET /api/event`.
@@ -150,7 +151,7 @@ export const make: Effect.Effect<Interface, never, Scope.Scope> = Effect.gen(fun
       for (const event of events) deliver(event)
     })
 
-  const listen = Effect.fn("LiveBus.listen")(function* (options?: SubscribeOptions) {
+  const listen = Traced.fn("LiveBus.listen")(function* (options?: SubscribeOptions) {
     const capacity = options?.capacity ?? defaultCapacity
     if (!Number.isInteger(capacity) || capacity < 1) {
       return yield* Effect.dieMessage(`LiveBus capacity must be an integer >= 1, got ${capacity}`)

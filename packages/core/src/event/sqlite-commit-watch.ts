@@ -24,6 +24,7 @@ import * as path from "node:path"
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Queue } from "effect"
 import { WallClock } from "../clock/wall-clock.js"
+import { Traced } from "../observability/traced.js"
 
 /** How long after a file system report the question is asked, so that a burst of writes asks once (ms). */
 export const coalesceMs = 2
@@ -45,7 +46,7 @@ export interface Watch {
 }
 
 /** Watches the database behind the SqlClient (an SQLite one) until the scope closes. */
-export const make = Effect.fn("SqliteCommitWatch.make")(function* (options: {
+export const make = Traced.fn("SqliteCommitWatch.make")(function* (options: {
   readonly pollMs: number
   /** Whether file system reports wake the watch too (false: it only polls). */
   readonly watchFiles: boolean

@@ -24,6 +24,7 @@ import * as nodeBuffer from "node:buffer"
 import * as nodeFs from "node:fs"
 import * as path from "node:path"
 import { Context, Effect, Layer, Stream } from "effect"
+import { Traced } from "../observability/traced.js"
 import { BinaryFile } from "../tool/builtin/binary-file.js"
 import { FileWalk } from "../tool/builtin/file-walk.js"
 import { ToolPath } from "../tool/builtin/tool-path.js"
@@ -263,7 +264,7 @@ export const layer = (options: Options = {}): Layer.Layer<Service> =>
       const maxFindLimit = options.maxFindLimit ?? defaults.maxFindLimit
       const maxScanned = options.maxScanned ?? defaults.maxScanned
 
-      const read = Effect.fn("LocationFiles.read")(function* (where: Where, file: string) {
+      const read = Traced.fn("LocationFiles.read")(function* (where: Where, file: string) {
         const target = yield* confine(where, file)
         const name = relativeName(where, target.absolute)
         const notAFile = new LocationFileError.NotAFile({ path: shown(file), message: `Not a file: ${shown(file)}` })
@@ -305,7 +306,7 @@ export const layer = (options: Options = {}): Layer.Layer<Service> =>
         return { path: name, bytes, binary, mime: mediaType(target.real, binary) } satisfies Content
       })
 
-      const list = Effect.fn("LocationFiles.list")(function* (where: Where, directory?: string) {
+      const list = Traced.fn("LocationFiles.list")(function* (where: Where, directory?: string) {
         const requested = directory ?? "."
         const target = yield* confine(where, requested)
         const info = yield* statOf(requested, target.real)
@@ -341,7 +342,7 @@ export const layer = (options: Options = {}): Layer.Layer<Service> =>
         )
       })
 
-      const find = Effect.fn("LocationFiles.find")(function* (where: Where, input: FindInput) {
+      const find = Traced.fn("LocationFiles.find")(function* (where: Where, input: FindInput) {
         const limit = Math.max(1, Math.min(input.limit ?? findLimit, maxFindLimit))
         const terms = PathQuery.terms(input.query)
         const root = yield* Effect.orDie(Effect.try(() => ToolPath.realPathSync(where.directory)))

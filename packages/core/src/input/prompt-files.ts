@@ -35,6 +35,7 @@ import { AdmittedPrompt, type SessionMessages, type ToolContent } from "@opencod
 import { Effect } from "effect"
 import type { Catalog } from "../config/catalog.js"
 import { LLMRequest } from "../llm/llm-request.js"
+import { Traced } from "../observability/traced.js"
 import { ReadTool } from "../tool/builtin/read-tool.js"
 import { directoryMime } from "./prompt-resolution.js"
 
@@ -145,7 +146,7 @@ const readNative = (fs: FileSystem.FileSystem, target: string, mime: string) =>
   }).pipe(Effect.catchAll((error) => Effect.succeed({ reason: error.message } as const)))
 
 /** The request parts of one user attachment (see the module doc). */
-const userFile = Effect.fn("PromptFiles.userFile")(function* (
+const userFile = Traced.fn("PromptFiles.userFile")(function* (
   fs: FileSystem.FileSystem,
   model: Pick<Catalog.Model, "input">,
   file: AdmittedPrompt.PromptFileAttachment
@@ -200,7 +201,7 @@ const userFile = Effect.fn("PromptFiles.userFile")(function* (
 })
 
 /** The files of one tool result the model can see, and notes for the others. */
-const toolFiles = Effect.fn("PromptFiles.toolFiles")(function* (
+const toolFiles = Traced.fn("PromptFiles.toolFiles")(function* (
   fs: FileSystem.FileSystem,
   model: Pick<Catalog.Model, "input">,
   content: ReadonlyArray<ToolContent.LLMToolContent>
@@ -242,7 +243,7 @@ const toolFiles = Effect.fn("PromptFiles.toolFiles")(function* (
  * Lowers the files of `history` for a Step of `model`: every user message's attachments and every
  * completed tool call's file content (see the module doc). Reads the files; writes nothing.
  */
-export const load = Effect.fn("PromptFiles.load")(function* (
+export const load = Traced.fn("PromptFiles.load")(function* (
   history: ReadonlyArray<SessionMessages.SessionMessage>,
   model: Pick<Catalog.Model, "input">
 ) {

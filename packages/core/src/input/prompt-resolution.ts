@@ -42,6 +42,7 @@ import { Effect, Either } from "effect"
 import { Mime } from "mime"
 import otherTypes from "mime/types/other.js"
 import standardTypes from "mime/types/standard.js"
+import { Traced } from "../observability/traced.js"
 import { JsonSchemaValidator } from "../structured/json-schema-validator.js"
 import { ToolPath } from "../tool/builtin/tool-path.js"
 
@@ -94,7 +95,7 @@ interface Resolved {
 }
 
 /** One attachment resolved against `options.directory`; `index` names it in errors. */
-const resolveFile = Effect.fn("PromptResolution.file")(function* (
+const resolveFile = Traced.fn("PromptResolution.file")(function* (
   file: AdmittedPrompt.PromptInputFileAttachment,
   index: number,
   options: Options
@@ -170,7 +171,7 @@ const resolveFile = Effect.fn("PromptResolution.file")(function* (
 })
 
 /** Checks a prompt's Output Format (see the module doc). */
-const checkFormat = Effect.fn("PromptResolution.format")(function* (format: OutputFormat.Format) {
+const checkFormat = Traced.fn("PromptResolution.format")(function* (format: OutputFormat.Format) {
   if (format.type !== "json_schema") return
   const field = "prompt.format.schema"
   const length = JSON.stringify(format.schema).length
@@ -191,7 +192,7 @@ const checkFormat = Effect.fn("PromptResolution.format")(function* (format: Outp
  * `options.directory` (see the module doc). Reads the file system (stat and access) but never file
  * contents.
  */
-export const resolve = Effect.fn("PromptResolution.resolve")(function* (
+export const resolve = Traced.fn("PromptResolution.resolve")(function* (
   input: AdmittedPrompt.PromptInput,
   options: Options
 ) {

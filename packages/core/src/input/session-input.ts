@@ -24,6 +24,7 @@ import { AdmittedPrompt, Errors, Identifier } from "@opencode-ai/schema"
 import { Clock, Context, Data, Effect, Layer, Option, ParseResult, Schema } from "effect"
 import { Config } from "../config/config.js"
 import type * as EventLog from "../event/event-log.js"
+import { Traced } from "../observability/traced.js"
 import { Permission } from "../permission/permission.js"
 import { KnownSessions } from "../session/known-sessions.js"
 import { MessageProjection } from "../session/message-projection.js"
@@ -100,7 +101,7 @@ export class Service extends Context.Tag("@opencode-ai/core/SessionInput")<Servi
  * The sessions with admitted prompts still waiting for promotion (start-up Recovery resumes them).
  * One read of a partial index: proportional to pending input, not to history.
  */
-export const pendingSessions = Effect.fn("SessionInput.pendingSessions")(function* () {
+export const pendingSessions = Traced.fn("SessionInput.pendingSessions")(function* () {
   const sql = yield* SqlClient.SqlClient
   const rows = yield* SqlSchema.findAll({
     Request: Schema.Void,
@@ -249,7 +250,7 @@ export const layer: Layer.Layer<
 
     const ensureSession = (yield* KnownSessions.Service).ensure
 
-    const admit = Effect.fn("SessionInput.admit")(
+    const admit = Traced.fn("SessionInput.admit")(
       function* (sessionID: Identifier.SessionID, request: AdmitInput) {
         const session = yield* sessions.get(sessionID)
         const delivery = request.delivery ?? "steer"
@@ -327,7 +328,7 @@ export const layer: Layer.Layer<
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
     )
 
-    const pending = Effect.fn("SessionInput.pending")(
+    const pending = Traced.fn("SessionInput.pending")(
       function* (sessionID: Identifier.SessionID) {
         yield* ensureSession(sessionID)
         return (yield* pendingRows({ sessionID })).map(toRecord)
@@ -336,7 +337,7 @@ export const layer: Layer.Layer<
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
     )
 
-    const hasPending = Effect.fn("SessionInput.hasPending")(
+    const hasPending = Traced.fn("SessionInput.hasPending")(
       function* (sessionID: Identifier.SessionID) {
         yield* ensureSession(sessionID)
         return yield* anyPending(sessionID)
@@ -386,7 +387,7 @@ export const layer: Layer.Layer<
         )
       })
 
-    const promoteSteers = Effect.fn("SessionInput.promoteSteers")(
+    const promoteSteers = Traced.fn("SessionInput.promoteSteers")(
       function* (sessionID: Identifier.SessionID, cutoffSeq?: number) {
         yield* ensureSession(sessionID)
         return yield* promote(
@@ -398,7 +399,7 @@ export const layer: Layer.Layer<
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
     )
 
-    const promoteNextQueued = Effect.fn("SessionInput.promoteNextQueued")(
+    const promoteNextQueued = Traced.fn("SessionInput.promoteNextQueued")(
       function* (sessionID: Identifier.SessionID) {
         yield* ensureSession(sessionID)
         return (yield* promote(sessionID, pendingRows({ sessionID, delivery: "queue", limit: 1 }))) > 0

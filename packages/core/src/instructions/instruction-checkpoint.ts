@@ -28,6 +28,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { type Errors, Identifier } from "@opencode-ai/schema"
 import { Clock, Context, Data, Effect, Layer, Option, Schema } from "effect"
 import { EventLog } from "../event/event-log.js"
+import { Traced } from "../observability/traced.js"
 import { KnownSessions } from "../session/known-sessions.js"
 import * as SessionEvents from "../session/session-events.js"
 import { ContextUpdated } from "./context-updated.js"
@@ -175,7 +176,7 @@ const currentSeq = (sql: SqlClient.SqlClient, sessionID: Identifier.SessionID) =
  * projection of the compaction's own durable event, so the two commit together). Same semantics as
  * {@link Interface.recordCompaction}, without the session check.
  */
-export const markCompacted = Effect.fn("InstructionCheckpoint.markCompacted")(
+export const markCompacted = Traced.fn("InstructionCheckpoint.markCompacted")(
   function* (sessionID: Identifier.SessionID, seq: number) {
     const sql = yield* SqlClient.SqlClient
     const current = yield* EventLog.lastSeq(sessionID)
@@ -195,7 +196,7 @@ export const markCompacted = Effect.fn("InstructionCheckpoint.markCompacted")(
  * a move or committed revert event). Unlike {@link Interface.reset} it does not wait for an in-flight
  * prepare in this process, so call it only while the session runs no Step.
  */
-export const clear = Effect.fn("InstructionCheckpoint.clear")(
+export const clear = Traced.fn("InstructionCheckpoint.clear")(
   function* (sessionID: Identifier.SessionID) {
     const sql = yield* SqlClient.SqlClient
     yield* sql`DELETE FROM instruction_checkpoint WHERE session_id = ${sessionID}`.pipe(Effect.orDie)
@@ -252,7 +253,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
       const read = (sessionID: Identifier.SessionID) => findRow(sessionID).pipe(Effect.orDie)
 
       /** Stores a first baseline; Stale when another writer stored one first. Resolves with baseline_seq. */
-      const insert = Effect.fn("InstructionCheckpoint.insert")(function* (
+      const insert = Traced.fn("InstructionCheckpoint.insert")(function* (
         sessionID: Identifier.SessionID,
         baseline: Instructions.Complete
       ) {
@@ -276,7 +277,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
        * Replaces the baseline after compaction, compare-and-set on `revision`; with `compactionSeq` it
        * also records that compaction. Resolves with baseline_seq.
        */
-      const rewrite = Effect.fn("InstructionCheckpoint.rewrite")(function* (
+      const rewrite = Traced.fn("InstructionCheckpoint.rewrite")(function* (
         sessionID: Identifier.SessionID,
         revision: number,
         baseline: Instructions.Complete,
@@ -300,7 +301,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
       })
 
       /** Advances Applied alone, compare-and-set on `revision`; works inside the update's transaction too. */
-      const advance = Effect.fn("InstructionCheckpoint.advance")(function* (
+      const advance = Traced.fn("InstructionCheckpoint.advance")(function* (
         sessionID: Identifier.SessionID,
         revision: number,
         next: Instructions.Applied
@@ -319,7 +320,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
        * extra projection advances Applied in the same transaction. The session was checked by prepare
        * and sessions are never deleted, so a missing one here is a defect.
        */
-      const publish = Effect.fn("InstructionCheckpoint.publish")(function* (
+      const publish = Traced.fn("InstructionCheckpoint.publish")(function* (
         sessionID: Identifier.SessionID,
         revision: number,
         updated: Instructions.Updated
@@ -379,7 +380,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
           return { ...prepared, update } as Preparation
         }).pipe(Effect.catchTag("StaleInstructionCheckpoint", () => attempt(sessionID, instructions)))
 
-      const prepare = Effect.fn("InstructionCheckpoint.prepare")(
+      const prepare = Traced.fn("InstructionCheckpoint.prepare")(
         function* <R>(sessionID: Identifier.SessionID, instructions: Instructions.Instructions<R>) {
           yield* ensureSession(sessionID)
           return yield* serialized(sessionID, attempt(sessionID, instructions))
@@ -387,7 +388,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
         (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
       )
 
-      const reset = Effect.fn("InstructionCheckpoint.reset")(
+      const reset = Traced.fn("InstructionCheckpoint.reset")(
         function* (sessionID: Identifier.SessionID) {
           yield* ensureSession(sessionID)
           yield* serialized(sessionID, Effect.provideService(clear(sessionID), SqlClient.SqlClient, sql))
@@ -395,7 +396,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
         (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
       )
 
-      const recordCompaction = Effect.fn("InstructionCheckpoint.recordCompaction")(
+      const recordCompaction = Traced.fn("InstructionCheckpoint.recordCompaction")(
         function* (sessionID: Identifier.SessionID, seq: number) {
           yield* ensureSession(sessionID)
           yield* Effect.provideService(markCompacted(sessionID, seq), SqlClient.SqlClient, sql)
@@ -439,7 +440,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
           return { seq: yield* firstSeq(committed), rebaselined: baseline._tag === "Complete" }
         }).pipe(Effect.catchTag("StaleInstructionCheckpoint", () => completeAttempt(sessionID, instructions, drafts)))
 
-      const compacted = Effect.fn("InstructionCheckpoint.compacted")(
+      const compacted = Traced.fn("InstructionCheckpoint.compacted")(
         function* <R>(
           sessionID: Identifier.SessionID,
           instructions: Instructions.Instructions<R>,
@@ -451,7 +452,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
         (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
       )
 
-      const get = Effect.fn("InstructionCheckpoint.get")(
+      const get = Traced.fn("InstructionCheckpoint.get")(
         function* (sessionID: Identifier.SessionID) {
           yield* ensureSession(sessionID)
           return Option.map(

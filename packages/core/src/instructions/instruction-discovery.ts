@@ -18,6 +18,7 @@ import type { Location } from "@opencode-ai/schema"
 import { Context, Effect, Layer, Schema } from "effect"
 import { EnvFlag } from "../config/env-flag.js"
 import { Upward } from "../location/upward.js"
+import { Traced } from "../observability/traced.js"
 import { ConfiguredInstructions } from "./configured-instructions.js"
 import { Instructions } from "./instructions.js"
 
@@ -148,7 +149,7 @@ export const layer = (options: Options): Layer.Layer<Service> =>
           Effect.catchAll((error) => (isMissingFile(error) ? Effect.succeed(undefined) : Effect.fail(error)))
         )
 
-      const load = Effect.fn("InstructionDiscovery.load")(
+      const load = Traced.fn("InstructionDiscovery.load")(
         function* (location: Location.LocationInfo) {
           const files = yield* Effect.forEach(paths(location), read)
           return files.filter((file): file is File => file !== undefined) as Value

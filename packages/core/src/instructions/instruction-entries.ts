@@ -10,6 +10,7 @@ export * as InstructionEntries from "./instruction-entries.js"
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Errors, type Identifier, Quote } from "@opencode-ai/schema"
 import { Clock, Context, Effect, Either, Layer, Schema } from "effect"
+import { Traced } from "../observability/traced.js"
 import { KnownSessions } from "../session/known-sessions.js"
 import { InstructionEntry } from "./instruction-entry.js"
 import { Instructions } from "./instructions.js"
@@ -87,7 +88,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | KnownSessi
       execute: (sessionID) => sql`SELECT key, value FROM instruction_entry WHERE session_id = ${sessionID} ORDER BY key`
     })
 
-    const list = Effect.fn("InstructionEntries.list")(
+    const list = Traced.fn("InstructionEntries.list")(
       function* (sessionID: Identifier.SessionID) {
         yield* ensureSession(sessionID)
         const rows = yield* findEntries(sessionID).pipe(Effect.orDie)
@@ -96,7 +97,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | KnownSessi
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
     )
 
-    const put = Effect.fn("InstructionEntries.put")(
+    const put = Traced.fn("InstructionEntries.put")(
       function* (sessionID: Identifier.SessionID, key: string, value: Instructions.Json) {
         const name = yield* validateKey(key)
         const json = yield* validateValue(value)
@@ -113,7 +114,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | KnownSessi
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
     )
 
-    const remove = Effect.fn("InstructionEntries.remove")(
+    const remove = Traced.fn("InstructionEntries.remove")(
       function* (sessionID: Identifier.SessionID, key: string) {
         const name = yield* validateKey(key)
         yield* ensureSession(sessionID)

@@ -38,6 +38,7 @@ export * as Instructions from "./instructions.js"
 
 import { Data, Effect, Either, Option, Schema } from "effect"
 import { type Pipeable, pipeArguments } from "effect/Pipeable"
+import { Traced } from "../observability/traced.js"
 
 // ---------------------------------------------------------------------------------------------------
 // Keys
@@ -402,7 +403,7 @@ const sameSources = (before: Applied, after: ReadonlyArray<AppliedSource>): bool
   return after.every((entry) => byKey.get(entry.key) === entry)
 }
 
-const initializeErased = Effect.fn("Instructions.initialize")(function* (instructions: Instructions<unknown>) {
+const initializeErased = Traced.fn("Instructions.initialize")(function* (instructions: Instructions<unknown>) {
   const observations = yield* observeAll(instructions)
   const blocked = observations.filter(({ observed }) => observed._tag === "Unavailable").map(({ source }) => source.key)
   if (blocked.length > 0) {
@@ -432,7 +433,7 @@ export const initialize = <R>(instructions: Instructions<R>): Effect.Effect<Base
   // The composed sources carry their requirements only in the phantom `R`; the cast restores it.
   initializeErased(instructions) as Effect.Effect<Baseline, never, R>
 
-const reconcileErased = Effect.fn("Instructions.reconcile")(function* (
+const reconcileErased = Traced.fn("Instructions.reconcile")(function* (
   instructions: Instructions<unknown>,
   applied: Applied
 ) {
@@ -507,7 +508,7 @@ const reconcileErased = Effect.fn("Instructions.reconcile")(function* (
 export const reconcile = <R>(instructions: Instructions<R>, applied: Applied): Effect.Effect<Reconciled, never, R> =>
   reconcileErased(instructions, applied) as Effect.Effect<Reconciled, never, R>
 
-const rebaselineErased = Effect.fn("Instructions.rebaseline")(function* (
+const rebaselineErased = Traced.fn("Instructions.rebaseline")(function* (
   instructions: Instructions<unknown>,
   applied: Applied
 ) {

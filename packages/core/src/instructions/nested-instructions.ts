@@ -33,6 +33,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import type { Identifier, Location } from "@opencode-ai/schema"
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { EnvFlag } from "../config/env-flag.js"
+import { Traced } from "../observability/traced.js"
 import { Instructions } from "./instructions.js"
 
 export const key: Instructions.Key = Instructions.key("core/nested-instructions")
@@ -188,7 +189,7 @@ export const layer = (options: Options): Layer.Layer<Service, never, SqlClient.S
         })
       }
 
-      const note = Effect.fn("NestedInstructions.note")(
+      const note = Traced.fn("NestedInstructions.note")(
         function* (sessionID: Identifier.SessionID, directory: string, target: string, kind: "file" | "directory") {
           if (disabled) return [] as ReadonlyArray<string>
           const root = nodePath.resolve(directory)
@@ -218,7 +219,7 @@ export const layer = (options: Options): Layer.Layer<Service, never, SqlClient.S
           Effect.catchAll((error) => (isMissingFile(error) ? Effect.succeed(undefined) : Effect.fail(error)))
         )
 
-      const load = Effect.fn("NestedInstructions.load")(
+      const load = Traced.fn("NestedInstructions.load")(
         function* (sessionID: Identifier.SessionID, location: Location.LocationInfo) {
           const rows = yield* store
             .noted({ sessionID, directory: nodePath.resolve(location.directory) })

@@ -17,6 +17,7 @@ import * as nodeFs from "node:fs"
 import * as path from "node:path"
 import type { Errors, Identifier, Location } from "@opencode-ai/schema"
 import { Context, Effect, Layer } from "effect"
+import { Traced } from "../observability/traced.js"
 import { DateSource } from "./date-source.js"
 import { EnvironmentSource } from "./environment-source.js"
 import { InstructionDiscovery } from "./instruction-discovery.js"
@@ -91,7 +92,7 @@ export const layer: Layer.Layer<
         }).pipe(Instructions.orUnavailable)
       )
 
-    const forSession = Effect.fn("SessionInstructions.forSession")(
+    const forSession = Traced.fn("SessionInstructions.forSession")(
       function* <R = never>(
         sessionID: Identifier.SessionID,
         location: Location.LocationInfo,

@@ -19,6 +19,7 @@ export * as Retry from "./retry.js"
  */
 
 import { Effect, Option, Random, Stream } from "effect"
+import { Traced } from "../observability/traced.js"
 import type { Any as LLMError } from "./llm-error.js"
 import type * as LLMEvent from "./llm-event.js"
 
@@ -73,7 +74,7 @@ export const next = (
 }
 
 /** {@link next} with the jitter drawn from the Effect `Random` service (deterministic under a seed). */
-export const nextDelay = Effect.fn("Retry.nextDelay")(function* (attempt: number, error: LLMError, policy?: Policy) {
+export const nextDelay = Traced.fn("Retry.nextDelay")(function* (attempt: number, error: LLMError, policy?: Policy) {
   const random = yield* Random.next
   return next(attempt, error, { ...(policy === undefined ? {} : { policy }), random })
 })

@@ -6,6 +6,7 @@ import { Command, Path } from "@effect/platform"
 import type { CommandExecutor } from "@effect/platform/CommandExecutor"
 import { Errors, Identifier, type Location, Quote } from "@opencode-ai/schema"
 import { Cache, Context, Duration, Effect, Either, Layer, Option, Schema, Stream } from "effect"
+import { Traced } from "../observability/traced.js"
 
 /** What a request names: a directory (absolute, or relative to the instance directory) and a workspace. */
 export interface Ref {
@@ -65,7 +66,7 @@ export const layer = (options: Options): Layer.Layer<Service, never, CommandExec
 
       // A git worktree belongs to the project named by its root commit (the smallest one when
       // histories were merged); a repository without commits, or no repository, falls back to a hash.
-      const project = Effect.fn("Locations.project")(function* (directory: string) {
+      const project = Traced.fn("Locations.project")(function* (directory: string) {
         const toplevel = yield* git(directory, "rev-parse", "--show-toplevel")
         if (Option.isNone(toplevel) || toplevel.value === "") return { id: directoryHash(directory), directory }
         const top = path.resolve(toplevel.value)
@@ -78,7 +79,7 @@ export const layer = (options: Options): Layer.Layer<Service, never, CommandExec
 
       // Two metadata calls on every Step: done synchronously, they cost microseconds, where a round
       // trip through the thread pool costs milliseconds under load (see bench/step-overhead.ts).
-      const directory = Effect.fn("Locations.directory")(function* (requested: string | undefined) {
+      const directory = Traced.fn("Locations.directory")(function* (requested: string | undefined) {
         const absolute = requested === undefined ? base : path.resolve(base, requested)
         const missing = () => invalid("location.directory", `Directory does not exist: ${Quote.clip(absolute)}`)
         const info = yield* Effect.try({ try: () => nodeFs.statSync(absolute), catch: missing })
@@ -86,7 +87,7 @@ export const layer = (options: Options): Layer.Layer<Service, never, CommandExec
         return yield* Effect.try({ try: () => nodeFs.realpathSync.native(absolute), catch: missing })
       })
 
-      const resolve = Effect.fn("Locations.resolve")(function* (ref?: Ref) {
+      const resolve = Traced.fn("Locations.resolve")(function* (ref?: Ref) {
         const workspace = ref?.workspace
         const workspaceID =
           workspace === undefined

@@ -71,6 +71,7 @@ import { Config } from "../config/config.js"
 import type { ConfigInfo } from "../config/config-info.js"
 import { Instructions } from "../instructions/instructions.js"
 import type { McpGuidance } from "../instructions/mcp-guidance.js"
+import { Traced } from "../observability/traced.js"
 import { Permission } from "../permission/permission.js"
 import { ToolRegistry } from "../tool/tool-registry.js"
 import type { LocalTransport } from "./local-transport.js"
@@ -406,7 +407,7 @@ export const layer = (options: Options): Layer.Layer<Service, never, Config.Serv
           yield* setStatus(name, { ...live.connected, tools: exit.value.map((tool) => tool.name) })
           yield* Effect.logInfo(`MCP server ${name}: tool list changed, now ${exit.value.length} tool(s)`)
         }).pipe(Effect.annotateLogs({ mcpServer: name }))
-      const refresh = Effect.fn("McpServers.refresh")(function* () {
+      const refresh = Traced.fn("McpServers.refresh")(function* () {
         yield* refreshLock.withPermits(1)(
           Effect.forEach([...lives], ([name, live]) => refreshOne(name, live), {
             concurrency: "unbounded",
@@ -416,7 +417,7 @@ export const layer = (options: Options): Layer.Layer<Service, never, Config.Serv
       })
 
       /** Connects one server within its deadline and records the outcome. Never fails. */
-      const connect = Effect.fn("McpServers.connect")(
+      const connect = Traced.fn("McpServers.connect")(
         function* (name: string, server: ConfigInfo.Mcp, serverScope: Scope.CloseableScope) {
           const timeout = ("timeout" in server ? server.timeout : undefined) ?? defaultTimeoutMs
           const attempt = Effect.gen(function* () {

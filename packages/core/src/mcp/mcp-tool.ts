@@ -22,6 +22,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import type { CallToolResult, Tool as SdkTool } from "@modelcontextprotocol/sdk/types.js"
 import type { ToolContent } from "@opencode-ai/schema"
 import { Effect } from "effect"
+import { Traced } from "../observability/traced.js"
 import { ToolRegistry } from "../tool/tool-registry.js"
 import { McpToolName } from "./mcp-tool-name.js"
 
@@ -94,7 +95,7 @@ export const make = (options: Options): ToolRegistry.Tool => {
     description:
       options.tool.description ?? options.tool.title ?? `The ${options.tool.name} tool of MCP server ${options.server}`,
     inputSchema: { ...options.tool.inputSchema },
-    execute: Effect.fn("McpTool.execute")(
+    execute: Traced.fn("McpTool.execute")(
       function* (input, context) {
         yield* context.ask({
           action: name,

@@ -6,6 +6,7 @@ import { Clock, Context, Deferred, Effect, Layer, Option, Schema } from "effect"
 import type { AgentCatalog } from "../config/agent-catalog.js"
 import { Config } from "../config/config.js"
 import { EventLog } from "../event/event-log.js"
+import { Traced } from "../observability/traced.js"
 import { RequestTable } from "../request/request-table.js"
 import { Sessions } from "../session/sessions.js"
 import { ToolRegistry } from "../tool/tool-registry.js"
@@ -379,7 +380,7 @@ export const layer: Layer.Layer<
       ...(input.source !== undefined ? { source: input.source } : {})
     })
 
-    const ask = Effect.fn("PermissionRequests.ask")(
+    const ask = Traced.fn("PermissionRequests.ask")(
       function* (input: AskInput) {
         const sessionID = input.sessionID
         const projectID = yield* projectOf(sessionID).pipe(Effect.orDie)
@@ -422,7 +423,7 @@ export const layer: Layer.Layer<
       (effect, input) => Effect.annotateLogs(effect, { sessionID: input.sessionID })
     )
 
-    const create = Effect.fn("PermissionRequests.create")(
+    const create = Traced.fn("PermissionRequests.create")(
       function* (sessionID: Identifier.SessionID, input: CreateInput) {
         const session = yield* sessions.get(sessionID)
         if (input.id !== undefined) {
@@ -462,12 +463,12 @@ export const layer: Layer.Layer<
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
     )
 
-    const list = Effect.fn("PermissionRequests.list")(function* (sessionID: Identifier.SessionID) {
+    const list = Traced.fn("PermissionRequests.list")(function* (sessionID: Identifier.SessionID) {
       yield* projectOf(sessionID)
       return (yield* pendingRows(sessionID)).map((row) => row.info)
     })
 
-    const get = Effect.fn("PermissionRequests.get")(function* (
+    const get = Traced.fn("PermissionRequests.get")(function* (
       sessionID: Identifier.SessionID,
       requestID: Identifier.PermissionID
     ) {
@@ -477,7 +478,7 @@ export const layer: Layer.Layer<
       return row.value.info
     })
 
-    const listIn = Effect.fn("PermissionRequests.listIn")(function* (location: {
+    const listIn = Traced.fn("PermissionRequests.listIn")(function* (location: {
       readonly directory: string
       readonly workspaceID?: string | undefined
     }) {
@@ -485,7 +486,7 @@ export const layer: Layer.Layer<
       return rows.map((row) => row.info)
     })
 
-    const reply = Effect.fn("PermissionRequests.reply")(
+    const reply = Traced.fn("PermissionRequests.reply")(
       function* (sessionID: Identifier.SessionID, requestID: Identifier.PermissionID, answer: Answer) {
         yield* projectOf(sessionID)
         yield* settle(requestID, sessionID, answer, answer.reply === "always")
@@ -494,7 +495,7 @@ export const layer: Layer.Layer<
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
     )
 
-    const rejectPending = Effect.fn("PermissionRequests.rejectPending")(
+    const rejectPending = Traced.fn("PermissionRequests.rejectPending")(
       function* (sessionID: Identifier.SessionID) {
         for (const row of yield* pendingRows(sessionID)) {
           yield* settle(row.id, sessionID, { reply: "reject", message: interruptedMessage }, false).pipe(Effect.ignore)
@@ -503,25 +504,25 @@ export const layer: Layer.Layer<
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
     )
 
-    const saved = Effect.fn("PermissionRequests.saved")(function* (projectID?: string) {
+    const saved = Traced.fn("PermissionRequests.saved")(function* (projectID?: string) {
       const rows = yield* store.saved(projectID).pipe(Effect.orDie)
       return rows.map(
         (row): SavedInfo => ({ id: row.id, projectID: row.project_id, action: row.action, resource: row.resource })
       )
     })
 
-    const removeSaved = Effect.fn("PermissionRequests.removeSaved")(function* (id: string) {
+    const removeSaved = Traced.fn("PermissionRequests.removeSaved")(function* (id: string) {
       yield* store.removeSaved(id).pipe(Effect.orDie)
     })
 
-    const recover = Effect.fn("PermissionRequests.recover")(function* (sessionID: Identifier.SessionID) {
+    const recover = Traced.fn("PermissionRequests.recover")(function* (sessionID: Identifier.SessionID) {
       const stranded = yield* shared.stranded(sessionID).pipe(Effect.orDie)
       return yield* RequestTable.settleOrphaned(stranded, waiting, (id) =>
         settle(id, sessionID, { reply: "reject", message: restartedMessage }, false)
       )
     })
 
-    const strandedSessions = Effect.fn("PermissionRequests.strandedSessions")(function* () {
+    const strandedSessions = Traced.fn("PermissionRequests.strandedSessions")(function* () {
       return (yield* shared.strandedSessions(undefined).pipe(Effect.orDie)).map((row) => row.session_id)
     })
 

@@ -36,6 +36,7 @@ export * as SessionReminders from "./session-reminders.js"
 
 import type { Errors, Identifier, SessionMessages } from "@opencode-ai/schema"
 import { Context, Effect, Layer } from "effect"
+import { Traced } from "../observability/traced.js"
 import { PlanFile } from "../session/plan-file.js"
 
 /** Seed 003 "plan": experimental plan mode off and the agent is `plan`. */
@@ -281,7 +282,7 @@ export const layer = (options: Options): Layer.Layer<Service, never, PlanFile.Se
     Service,
     Effect.gen(function* () {
       const planFile = yield* PlanFile.Service
-      const apply = Effect.fn("SessionReminders.apply")(
+      const apply = Traced.fn("SessionReminders.apply")(
         function* (input: {
           readonly sessionID: Identifier.SessionID
           readonly agent: string

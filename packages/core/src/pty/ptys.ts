@@ -6,6 +6,7 @@ import type * as NodePty from "@lydell/node-pty"
 import { Errors, Identifier, type Pty, Quote } from "@opencode-ai/schema"
 import { Context, Duration, Effect, Exit, Layer, Mailbox, Option, Runtime, type Scope, type Stream } from "effect"
 import { LiveBus } from "../event/live-bus.js"
+import { Traced } from "../observability/traced.js"
 import { ProcessTree } from "../tool/builtin/process-tree.js"
 
 /*
@@ -252,7 +253,7 @@ export const layer = (options: Options = {}): Layer.Layer<Service, never, LiveBu
         })
       )
 
-      const create = Effect.fn("Ptys.create")(function* (input: CreateInput) {
+      const create = Traced.fn("Ptys.create")(function* (input: CreateInput) {
         const cwd = nodePath.resolve(input.directory, input.cwd ?? ".")
         const isDirectory = yield* Effect.sync(() => {
           try {
@@ -346,7 +347,7 @@ export const layer = (options: Options = {}): Layer.Layer<Service, never, LiveBu
           Effect.sync(() => [...ptys.values()].filter((pty) => pty.directory === directory).map(snapshot)),
         get: (directory, id) => Effect.map(find(directory, id), snapshot),
         create,
-        update: Effect.fn("Ptys.update")(function* (directory, id, input) {
+        update: Traced.fn("Ptys.update")(function* (directory, id, input) {
           const pty = yield* find(directory, id)
           if (input.title !== undefined) pty.info.title = input.title
           if (input.size !== undefined && pty.info.status === "running") {
@@ -359,12 +360,12 @@ export const layer = (options: Options = {}): Layer.Layer<Service, never, LiveBu
           yield* announce("pty.updated", { info: snapshot(pty) })
           return snapshot(pty)
         }),
-        remove: Effect.fn("Ptys.remove")(function* (directory, id) {
+        remove: Traced.fn("Ptys.remove")(function* (directory, id) {
           const pty = yield* find(directory, id)
           ptys.delete(id)
           yield* kill(pty)
         }),
-        attach: Effect.fn("Ptys.attach")(function* (directory, id, cursor) {
+        attach: Traced.fn("Ptys.attach")(function* (directory, id, cursor) {
           const pty = yield* find(directory, id)
           const mailbox = yield* Mailbox.make<string, SlowConsumer>({ capacity: attachmentCapacity })
           // Synchronous, so no output arrives between the replay and the subscription.

@@ -4,6 +4,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Errors, Identifier, QuestionRequest } from "@opencode-ai/schema"
 import { Clock, Context, Deferred, Effect, Layer, Option, Schema } from "effect"
 import { EventLog } from "../event/event-log.js"
+import { Traced } from "../observability/traced.js"
 import { RequestTable } from "../request/request-table.js"
 import { KnownSessions } from "../session/known-sessions.js"
 
@@ -198,7 +199,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
           if (waiter !== undefined) yield* Deferred.succeed(waiter, outcome)
         })
 
-      const ask = Effect.fn("QuestionRequests.ask")(
+      const ask = Traced.fn("QuestionRequests.ask")(
         function* (input: AskInput) {
           const sessionID = input.sessionID
           const request: Request = {
@@ -228,12 +229,12 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
         (effect, input) => Effect.annotateLogs(effect, { sessionID: input.sessionID })
       )
 
-      const list = Effect.fn("QuestionRequests.list")(function* (sessionID: Identifier.SessionID) {
+      const list = Traced.fn("QuestionRequests.list")(function* (sessionID: Identifier.SessionID) {
         yield* known.ensure(sessionID)
         return (yield* pendingRows(sessionID)).map((row) => row.info)
       })
 
-      const listIn = Effect.fn("QuestionRequests.listIn")(function* (location: {
+      const listIn = Traced.fn("QuestionRequests.listIn")(function* (location: {
         readonly directory: string
         readonly workspaceID?: string | undefined
       }) {
@@ -241,7 +242,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
         return rows.map((row) => row.info)
       })
 
-      const reply = Effect.fn("QuestionRequests.reply")(
+      const reply = Traced.fn("QuestionRequests.reply")(
         function* (sessionID: Identifier.SessionID, requestID: Identifier.QuestionID, answers: Answers) {
           yield* known.ensure(sessionID)
           yield* settle(requestID, sessionID, { _tag: "replied", answers })
@@ -249,7 +250,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
         (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
       )
 
-      const reject = Effect.fn("QuestionRequests.reject")(
+      const reject = Traced.fn("QuestionRequests.reject")(
         function* (sessionID: Identifier.SessionID, requestID: Identifier.QuestionID) {
           yield* known.ensure(sessionID)
           yield* settle(requestID, sessionID, { _tag: "rejected", message: rejectedMessage })
@@ -257,7 +258,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
         (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
       )
 
-      const rejectPending = Effect.fn("QuestionRequests.rejectPending")(
+      const rejectPending = Traced.fn("QuestionRequests.rejectPending")(
         function* (sessionID: Identifier.SessionID) {
           for (const row of yield* pendingRows(sessionID)) {
             yield* settle(row.id, sessionID, { _tag: "rejected", message: interruptedMessage }).pipe(Effect.ignore)
@@ -266,14 +267,14 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
         (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
       )
 
-      const recover = Effect.fn("QuestionRequests.recover")(function* (sessionID: Identifier.SessionID) {
+      const recover = Traced.fn("QuestionRequests.recover")(function* (sessionID: Identifier.SessionID) {
         const stranded = yield* shared.stranded(sessionID).pipe(Effect.orDie)
         return yield* RequestTable.settleOrphaned(stranded, waiting, (id) =>
           settle(id, sessionID, { _tag: "rejected", message: restartedMessage })
         )
       })
 
-      const strandedSessions = Effect.fn("QuestionRequests.strandedSessions")(function* () {
+      const strandedSessions = Traced.fn("QuestionRequests.strandedSessions")(function* () {
         return (yield* shared.strandedSessions(undefined).pipe(Effect.orDie)).map((row) => row.session_id)
       })
 

@@ -21,6 +21,7 @@ import { Config } from "../config/config.js"
 import type { ConfigInfo } from "../config/config-info.js"
 import { Instructions } from "../instructions/instructions.js"
 import type { ReferenceGuidance } from "../instructions/reference-guidance.js"
+import { Traced } from "../observability/traced.js"
 
 export interface Options {
   /** The data directory (`Paths.dataDir`): git references' checkouts live below `<dataDir>/reference`. */
@@ -121,7 +122,7 @@ export const layer = (options: Options): Layer.Layer<Service, never, Config.Serv
           ) as ReadonlyArray<Reference.ReferenceInfo>
         )
 
-      const guidance = Effect.fn("References.guidance")(
+      const guidance = Traced.fn("References.guidance")(
         function* (location: Location.LocationInfo) {
           const offered = (yield* list(location)).filter(
             (reference) =>

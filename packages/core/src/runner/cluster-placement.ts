@@ -15,6 +15,7 @@ import { Cause, Effect, Fiber, Layer } from "effect"
 import { WallClock } from "../clock/wall-clock.js"
 import { ConfigErrors } from "../config/config-error.js"
 import type { CommitFence } from "../event/commit-fence.js"
+import { Traced } from "../observability/traced.js"
 import { ClusterRunner } from "./cluster-runner.js"
 import { PlacementGuard } from "./placement-guard.js"
 import { RunnerOptions } from "./runner-options.js"
@@ -34,7 +35,7 @@ export const routing: Layer.Layer<Service, never, Sharding.Sharding> = Layer.eff
   Service,
   Effect.map(Sharding.Sharding, (sharding) =>
     Service.of({
-      route: Effect.fn("SessionPlacement.route")(function* (here: Handlers) {
+      route: Traced.fn("SessionPlacement.route")(function* (here: Handlers) {
         /** Fails once the session's shard has left this runner (looked at every `retryMs`). */
         const departed = (sessionID: Identifier.SessionID): Effect.Effect<never, SessionEntity.Moved> =>
           Effect.suspend(() =>

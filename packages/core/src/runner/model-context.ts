@@ -11,6 +11,7 @@ import { Config } from "../config/config.js"
 import { RequestOptions } from "../config/request-options.js"
 import { PromptFiles } from "../input/prompt-files.js"
 import { LLMRequest } from "../llm/llm-request.js"
+import { Traced } from "../observability/traced.js"
 import { Permission } from "../permission/permission.js"
 import { AgentPrompt } from "../prompt/agent-prompt.js"
 import { CompactionPrompt } from "../prompt/compaction-prompt.js"
@@ -322,7 +323,7 @@ export const layer: Layer.Layer<
     const config = yield* Config.Service
     const fs = yield* FileSystem.FileSystem
     const reminders = yield* SessionReminders.Service
-    const assemble = Effect.fn("ModelContext.assemble")(function* (input: {
+    const assemble = Traced.fn("ModelContext.assemble")(function* (input: {
       readonly sessionID: Identifier.SessionID
       readonly selection: StepSelection.Selected
       readonly instructions: Pick<SafeStepBoundary.Ready, "baseline" | "baselineSeq">

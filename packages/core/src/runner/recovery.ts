@@ -5,6 +5,7 @@ import type { Identifier } from "@opencode-ai/schema"
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { EventLog } from "../event/event-log.js"
 import * as SessionInput from "../input/session-input.js"
+import { Traced } from "../observability/traced.js"
 import { PermissionRequests } from "../permission/permission-requests.js"
 import { QuestionRequests } from "../question/question-requests.js"
 import { MessageProjection } from "../session/message-projection.js"
@@ -137,7 +138,7 @@ export const layer: Layer.Layer<
       return open
     })
 
-    const session = Effect.fn("Recovery.session")(function* (sessionID: Identifier.SessionID) {
+    const session = Traced.fn("Recovery.session")(function* (sessionID: Identifier.SessionID) {
       const steps = yield* MessageProjection.openSteps(sessionID)
       let tools = 0
       for (const { message, seq } of steps) {
@@ -195,12 +196,12 @@ export const layer: Layer.Layer<
       return { stranded: steps.length, tools, requests }
     }, Effect.provide(context))
 
-    const interrupted = Effect.fn("Recovery.interrupted")(function* (sessionID: Identifier.SessionID) {
+    const interrupted = Traced.fn("Recovery.interrupted")(function* (sessionID: Identifier.SessionID) {
       // The Clock the messages' times come from.
       yield* Sessions.markInterrupted(sessionID, yield* Clock.currentTimeMillis)
     }, Effect.provide(context))
 
-    const continues = Effect.fn("Recovery.continues")(function* (sessionID: Identifier.SessionID) {
+    const continues = Traced.fn("Recovery.continues")(function* (sessionID: Identifier.SessionID) {
       const message = yield* MessageProjection.lastConversation(sessionID)
       if (message === undefined) return false
       const ended =
@@ -227,7 +228,7 @@ export const layer: Layer.Layer<
       return candidates
     })
 
-    const run = Effect.fn("Recovery.run")(function* () {
+    const run = Traced.fn("Recovery.run")(function* () {
       const candidates = yield* unfinished
       let stranded = 0
       let tools = 0

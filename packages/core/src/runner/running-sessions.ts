@@ -14,11 +14,12 @@ export * as RunningSessions from "./running-sessions.js"
 import { Errors, type Identifier } from "@opencode-ai/schema"
 import { Effect } from "effect"
 import { LiveRelay } from "../event/live-relay.js"
+import { Traced } from "../observability/traced.js"
 import { SessionLeases } from "./session-leases.js"
 import { SessionRunner } from "./session-runner.js"
 
 /** Whether the session is running here or on another live host. */
-export const isRunning = Effect.fn("RunningSessions.isRunning")(function* (sessionID: Identifier.SessionID) {
+export const isRunning = Traced.fn("RunningSessions.isRunning")(function* (sessionID: Identifier.SessionID) {
   const runner = yield* SessionRunner.Service
   const leases = yield* SessionLeases.Service
   const active = yield* runner.active
@@ -26,7 +27,7 @@ export const isRunning = Effect.fn("RunningSessions.isRunning")(function* (sessi
 })
 
 /** Fails with a ConflictError (`resource: "session"`) saying `what` is refused while the session runs. */
-export const refuseWhileRunning = Effect.fn("RunningSessions.refuseWhileRunning")(function* (
+export const refuseWhileRunning = Traced.fn("RunningSessions.refuseWhileRunning")(function* (
   sessionID: Identifier.SessionID,
   what: string
 ) {
@@ -45,7 +46,7 @@ export const refuseWhileRunning = Effect.fn("RunningSessions.refuseWhileRunning"
  * heartbeat overdue), so a session that settled, or was taken over and settled, drops out at once
  * rather than when its announcement lapses. Empty over SQLite, where hosts announce nothing.
  */
-export const elsewhere = Effect.fn("RunningSessions.elsewhere")(function* () {
+export const elsewhere = Traced.fn("RunningSessions.elsewhere")(function* () {
   const announced = yield* Effect.flatMap(LiveRelay.Service, (relay) => relay.activeElsewhere)
   if (announced.length === 0) return []
   const held = yield* Effect.flatMap(SessionLeases.Service, (leases) => leases.heldElsewhereAmong(announced))

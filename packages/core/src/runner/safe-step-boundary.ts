@@ -9,6 +9,7 @@ import type { Instructions } from "../instructions/instructions.js"
 import { McpGuidance } from "../instructions/mcp-guidance.js"
 import { SessionInstructions } from "../instructions/session-instructions.js"
 import { McpServers } from "../mcp/mcp-servers.js"
+import { Traced } from "../observability/traced.js"
 import { References } from "../reference/references.js"
 import { Skills } from "../skill/skills.js"
 
@@ -94,7 +95,7 @@ export const layer: Layer.Layer<
     const skills = yield* Skills.Service
     const references = yield* References.Service
 
-    const instructions = Effect.fn("SafeStepBoundary.instructions")(function* ({
+    const instructions = Traced.fn("SafeStepBoundary.instructions")(function* ({
       sessionID,
       location,
       agent
@@ -109,7 +110,7 @@ export const layer: Layer.Layer<
       return yield* composer.forSession(sessionID, location, producers)
     })
 
-    const cross = Effect.fn("SafeStepBoundary.cross")(function* ({ sessionID, location, agent, continuing }: Input) {
+    const cross = Traced.fn("SafeStepBoundary.cross")(function* ({ sessionID, location, agent, continuing }: Input) {
       // MCP tool list changes notified since the last boundary join the registry before this Step
       // samples it (StepSelection), and before the MCP guidance observes the servers.
       yield* mcpServers.refresh

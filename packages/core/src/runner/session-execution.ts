@@ -3,6 +3,7 @@ export * as SessionExecution from "./session-execution.js"
 import type { Identifier } from "@opencode-ai/schema"
 import { Context, Deferred, Effect, ExecutionStrategy, Fiber, Layer, Option, Scope, type Tracer } from "effect"
 import { RuntimeMetrics } from "../observability/runtime-metrics.js"
+import { Traced } from "../observability/traced.js"
 
 /**
  * Execution: the process-local, per-session coordinator. One Execution of a session is one busy
@@ -131,7 +132,7 @@ export const make = (drain: Drain): Effect.Effect<Interface, never, Scope.Scope>
       )
     }
 
-    const wake = Effect.fn("SessionExecution.wake")(function* (sessionID: Identifier.SessionID) {
+    const wake = Traced.fn("SessionExecution.wake")(function* (sessionID: Identifier.SessionID) {
       yield* locked(
         Effect.gen(function* () {
           const entry = entries.get(sessionID)
@@ -148,7 +149,7 @@ export const make = (drain: Drain): Effect.Effect<Interface, never, Scope.Scope>
       )
     })
 
-    const interrupt = Effect.fn("SessionExecution.interrupt")(function* (sessionID: Identifier.SessionID) {
+    const interrupt = Traced.fn("SessionExecution.interrupt")(function* (sessionID: Identifier.SessionID) {
       const entry = yield* locked(
         Effect.sync(() => {
           const entry = entries.get(sessionID)
@@ -159,7 +160,7 @@ export const make = (drain: Drain): Effect.Effect<Interface, never, Scope.Scope>
       if (entry !== undefined) yield* Fiber.interrupt(entry.fiber)
     })
 
-    const wait = Effect.fn("SessionExecution.wait")(function* (sessionID: Identifier.SessionID) {
+    const wait = Traced.fn("SessionExecution.wait")(function* (sessionID: Identifier.SessionID) {
       const entry = yield* locked(Effect.sync(() => entries.get(sessionID)))
       if (entry !== undefined) yield* Deferred.await(entry.idle)
     })

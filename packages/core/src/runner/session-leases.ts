@@ -35,6 +35,7 @@ import { Identifier } from "@opencode-ai/schema"
 import { Context, Effect, FiberRef, Layer, Option, Queue, Schema } from "effect"
 import { WallClock } from "../clock/wall-clock.js"
 import { CommitFence } from "../event/commit-fence.js"
+import { Traced } from "../observability/traced.js"
 import { PreparedSql } from "../storage/prepared-sql.js"
 
 export interface Options {
@@ -220,7 +221,7 @@ export const rows = (sql: SqlClient.SqlClient, host: string) => {
       UPDATE session_lease SET host_id = ${host}, time_claimed = ${now}, time_interrupt_requested = NULL
       WHERE session_id = ${sessionID} AND host_id = ${from} RETURNING session_id`
   })
-  const requestInterrupt = Effect.fn("SessionLeases.requestInterrupt")(function* (sessionID: Identifier.SessionID) {
+  const requestInterrupt = Traced.fn("SessionLeases.requestInterrupt")(function* (sessionID: Identifier.SessionID) {
     yield* SqlSchema.void({
       Request: Schema.Struct({ sessionID: Identifier.SessionID, now: Schema.Number }),
       execute: ({ now, sessionID }) =>
@@ -255,7 +256,7 @@ export const rows = (sql: SqlClient.SqlClient, host: string) => {
     return (yield* takeRequests(undefined)).map((row) => row.session_id)
   }).pipe(Effect.orDie, Effect.withSpan("SessionLeases.interruptRequests"))
   const deleteLease = PreparedSql.make(sql, "DELETE FROM session_lease WHERE session_id = ? AND host_id = ?")
-  const release = Effect.fn("SessionLeases.release")(function* (sessionID: Identifier.SessionID) {
+  const release = Traced.fn("SessionLeases.release")(function* (sessionID: Identifier.SessionID) {
     yield* deleteLease.run([sessionID, host]).pipe(Effect.orDie)
   }, Effect.uninterruptible)
   /**
@@ -297,7 +298,7 @@ export const interruptChannel = "opencode_interrupt"
  * one listening connection, shared with the event log's); elsewhere nothing, so only the regular look
  * finds requests. A notification that arrives while nobody waits is kept (one at most).
  */
-export const interruptSignal = Effect.fn("SessionLeases.interruptSignal")(function* (
+export const interruptSignal = Traced.fn("SessionLeases.interruptSignal")(function* (
   sql: SqlClient.SqlClient,
   host: string
 ) {
@@ -385,7 +386,7 @@ export const layer = (options: Options = {}): Layer.Layer<Service | CommitFence.
       const { insert, takeOver, requestInterrupt, interruptRequests, release, fence } = rows(sql, host)
       const interruptRequested = yield* interruptSignal(sql, host)
 
-      const claim = Effect.fn("SessionLeases.claim")(function* (sessionID: Identifier.SessionID) {
+      const claim = Traced.fn("SessionLeases.claim")(function* (sessionID: Identifier.SessionID) {
         const now = Date.now()
         for (;;) {
           // The usual case, one statement: nobody holds the session.
@@ -401,7 +402,7 @@ export const layer = (options: Options = {}): Layer.Layer<Service | CommitFence.
         }
       })
 
-      const heldElsewhere = Effect.fn("SessionLeases.heldElsewhere")(function* (sessionID: Identifier.SessionID) {
+      const heldElsewhere = Traced.fn("SessionLeases.heldElsewhere")(function* (sessionID: Identifier.SessionID) {
         const lease = yield* holder(sessionID)
         return lease !== undefined && lease.holder !== host && live(lease.host, Date.now())
       })
@@ -414,7 +415,7 @@ export const layer = (options: Options = {}): Layer.Layer<Service | CommitFence.
           FROM session_lease l LEFT JOIN runtime_host h ON h.id = l.host_id
           WHERE l.session_id IN ${sql.in(ids)} AND l.host_id <> ${host}`
       })
-      const heldElsewhereAmong = Effect.fn("SessionLeases.heldElsewhereAmong")(function* (
+      const heldElsewhereAmong = Traced.fn("SessionLeases.heldElsewhereAmong")(function* (
         sessionIDs: ReadonlyArray<Identifier.SessionID>
       ) {
         if (sessionIDs.length === 0) return new Set<Identifier.SessionID>()
@@ -423,7 +424,7 @@ export const layer = (options: Options = {}): Layer.Layer<Service | CommitFence.
         return new Set(rows.filter((row) => live(hostOf(row), now)).map((row) => row.session_id))
       })
 
-      const heldByStopped = Effect.fn("SessionLeases.heldByStopped")(function* (sessionID: Identifier.SessionID) {
+      const heldByStopped = Traced.fn("SessionLeases.heldByStopped")(function* (sessionID: Identifier.SessionID) {
         const lease = yield* holder(sessionID)
         return lease !== undefined && lease.holder !== host && !live(lease.host, Date.now())
       })

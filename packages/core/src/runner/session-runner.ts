@@ -6,6 +6,7 @@ import { WallClock } from "../clock/wall-clock.js"
 import { Compaction } from "../compaction/compaction.js"
 import { EventLog } from "../event/event-log.js"
 import { SessionInput } from "../input/session-input.js"
+import { Traced } from "../observability/traced.js"
 import { PermissionRequests } from "../permission/permission-requests.js"
 import { QuestionRequests } from "../question/question-requests.js"
 import { KnownSessions } from "../session/known-sessions.js"
@@ -291,15 +292,15 @@ export const layer = (
 
       return Service.of({
         wake: routes.wake,
-        interrupt: Effect.fn("SessionRunner.interrupt")(function* (sessionID: Identifier.SessionID) {
+        interrupt: Traced.fn("SessionRunner.interrupt")(function* (sessionID: Identifier.SessionID) {
           yield* known.ensure(sessionID)
           yield* routes.interrupt(sessionID)
         }),
-        wait: Effect.fn("SessionRunner.wait")(function* (sessionID: Identifier.SessionID) {
+        wait: Traced.fn("SessionRunner.wait")(function* (sessionID: Identifier.SessionID) {
           yield* known.ensure(sessionID)
           yield* routes.wait(sessionID)
         }),
-        compact: Effect.fn("SessionRunner.compact")(function* (sessionID: Identifier.SessionID) {
+        compact: Traced.fn("SessionRunner.compact")(function* (sessionID: Identifier.SessionID) {
           yield* known.ensure(sessionID)
           yield* compaction.request(sessionID)
           yield* routes.wake(sessionID)

@@ -30,6 +30,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Identifier } from "@opencode-ai/schema"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { CommitFence } from "../event/commit-fence.js"
+import { Traced } from "../observability/traced.js"
 import { RunnerOptions } from "./runner-options.js"
 import { SessionEntity } from "./session-entity.js"
 import { SessionLeases } from "./session-leases.js"
@@ -121,7 +122,7 @@ export const layer = (
       const { insert, takeOver, requestInterrupt, interruptRequests, release, fence } = SessionLeases.rows(sql, host)
       const interruptRequested = yield* SessionLeases.interruptSignal(sql, host)
 
-      const claim = Effect.fn("ShardLeases.claim")(function* (sessionID: Identifier.SessionID) {
+      const claim = Traced.fn("ShardLeases.claim")(function* (sessionID: Identifier.SessionID) {
         if (!here(sessionID)) {
           const owner = yield* lockHolder(shard(sessionID)).pipe(Effect.orDie)
           return {
@@ -145,7 +146,7 @@ export const layer = (
         }
       })
 
-      const heldElsewhere = Effect.fn("ShardLeases.heldElsewhere")(function* (sessionID: Identifier.SessionID) {
+      const heldElsewhere = Traced.fn("ShardLeases.heldElsewhere")(function* (sessionID: Identifier.SessionID) {
         const row = yield* lease(sessionID)
         return row !== undefined && row.host_id !== host && row.live === 1
       })
@@ -156,7 +157,7 @@ export const layer = (
         execute: (ids) => sql`
           SELECT ${heldColumns} FROM session_lease l WHERE l.session_id IN ${sql.in(ids)} AND l.host_id <> ${host}`
       })
-      const heldElsewhereAmong = Effect.fn("ShardLeases.heldElsewhereAmong")(function* (
+      const heldElsewhereAmong = Traced.fn("ShardLeases.heldElsewhereAmong")(function* (
         sessionIDs: ReadonlyArray<Identifier.SessionID>
       ) {
         if (sessionIDs.length === 0) return new Set<Identifier.SessionID>()
@@ -164,7 +165,7 @@ export const layer = (
         return new Set(rows.filter((row) => row.live === 1).map((row) => row.session_id))
       })
 
-      const heldByStopped = Effect.fn("ShardLeases.heldByStopped")(function* (sessionID: Identifier.SessionID) {
+      const heldByStopped = Traced.fn("ShardLeases.heldByStopped")(function* (sessionID: Identifier.SessionID) {
         const row = yield* lease(sessionID)
         return row !== undefined && row.host_id !== host && row.live === 0
       })

@@ -11,6 +11,7 @@ import type { LLMEvent } from "../llm/llm-event.js"
 import type { LLMRequest } from "../llm/llm-request.js"
 import { Retry } from "../llm/retry.js"
 import { RuntimeMetrics } from "../observability/runtime-metrics.js"
+import { Traced } from "../observability/traced.js"
 import { SessionEvents } from "../session/session-events.js"
 import { StepCost } from "../session/step-cost.js"
 import { Snapshots } from "../snapshot/snapshots.js"
@@ -150,7 +151,7 @@ export const layer = (
       // Optional: with it, each Step records file snapshots around itself (see StepSnapshots).
       const snapshots = yield* Effect.serviceOption(Snapshots.Service)
 
-      const failBeforeOutput = Effect.fn("StepRunner.failBeforeOutput")(function* (input: {
+      const failBeforeOutput = Traced.fn("StepRunner.failBeforeOutput")(function* (input: {
         readonly sessionID: Identifier.SessionID
         readonly agent: AgentCatalog.Agent
         readonly model: Model.ModelRef
@@ -174,7 +175,7 @@ export const layer = (
         yield* RuntimeMetrics.stepSettled({ providerID: input.model.providerID, modelID: input.model.id }, "failed")
       })
 
-      const run = Effect.fn("StepRunner.run")(function* (input: Input) {
+      const run = Traced.fn("StepRunner.run")(function* (input: Input) {
         const { sessionID } = input
         const assistantMessageID = Identifier.newMessageID() as typeof Identifier.SessionMessageID.Type
         const model = input.request.model

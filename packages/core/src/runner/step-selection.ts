@@ -5,6 +5,7 @@ import { Context, Data, Effect, Layer, Option } from "effect"
 import type { AgentCatalog } from "../config/agent-catalog.js"
 import type { Catalog } from "../config/catalog.js"
 import { Config } from "../config/config.js"
+import { Traced } from "../observability/traced.js"
 import { Permission } from "../permission/permission.js"
 import { Sessions } from "../session/sessions.js"
 import { ToolRegistry } from "../tool/tool-registry.js"
@@ -67,7 +68,7 @@ export const layer: Layer.Layer<Service, never, Config.Service | Sessions.Servic
       const agent = (name: string | undefined) =>
         Option.orElse(config.agent(name ?? config.defaultAgent), () => config.agent(config.defaultAgent))
 
-      const select = Effect.fn("StepSelection.select")(function* (sessionID: Identifier.SessionID, step: number) {
+      const select = Traced.fn("StepSelection.select")(function* (sessionID: Identifier.SessionID, step: number) {
         const session = yield* sessions.get(sessionID)
         const selected = agent(session.agent)
         if (Option.isNone(selected)) return yield* Effect.dieMessage("no agent is available")

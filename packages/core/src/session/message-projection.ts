@@ -38,6 +38,7 @@ import { SqlClient, SqlError, SqlSchema } from "@effect/sql"
 import { Event, Identifier, type ProviderMetadata, type Session, SessionMessages } from "@opencode-ai/schema"
 import { Effect, Option, ParseResult, Schema } from "effect"
 import * as EventLog from "../event/event-log.js"
+import { Traced } from "../observability/traced.js"
 import { KeysetPage } from "../storage/keyset-page.js"
 import { PreparedSql } from "../storage/prepared-sql.js"
 import { StructuredOutput } from "../structured/structured-output.js"
@@ -579,7 +580,7 @@ const SessionRow = Schema.Struct({ session_id: Identifier.SessionID })
  * should continue after (a superset: an earlier mark may remain until the next conversation message).
  * One read of a partial index: proportional to unfinished work, not to history.
  */
-export const pendingWorkSessions = Effect.fn("MessageProjection.pendingWorkSessions")(function* () {
+export const pendingWorkSessions = Traced.fn("MessageProjection.pendingWorkSessions")(function* () {
   const sql = yield* SqlClient.SqlClient
   const rows = yield* SqlSchema.findAll({
     Request: Schema.Void,
@@ -593,7 +594,7 @@ export const pendingWorkSessions = Effect.fn("MessageProjection.pendingWorkSessi
  * The session's assistant messages whose Step is still open, oldest first, each with the seq of the
  * event that created it (the Step's first).
  */
-export const openSteps = Effect.fn("MessageProjection.openSteps")(function* (sessionID: Identifier.SessionID) {
+export const openSteps = Traced.fn("MessageProjection.openSteps")(function* (sessionID: Identifier.SessionID) {
   const sql = yield* SqlClient.SqlClient
   const rows = yield* SqlSchema.findAll({
     Request: Identifier.SessionID,
@@ -607,7 +608,7 @@ export const openSteps = Effect.fn("MessageProjection.openSteps")(function* (ses
 })
 
 /** The session's latest conversation message (user, synthetic or assistant), if any. */
-export const lastConversation = Effect.fn("MessageProjection.lastConversation")(function* (
+export const lastConversation = Traced.fn("MessageProjection.lastConversation")(function* (
   sessionID: Identifier.SessionID
 ) {
   const sql = yield* SqlClient.SqlClient

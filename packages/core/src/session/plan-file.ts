@@ -22,6 +22,7 @@ import { FileSystem } from "@effect/platform"
 import type { Errors, Identifier, Location, Session } from "@opencode-ai/schema"
 import { Context, Effect, Layer, Option } from "effect"
 import { Locations } from "../location/locations.js"
+import { Traced } from "../observability/traced.js"
 import { Sessions } from "./sessions.js"
 
 /** Whether `projectDirectory` is a git worktree: it holds `.git` (a directory, or a file for linked worktrees). */
@@ -90,7 +91,7 @@ export const layer = (
       const sessions = yield* Sessions.Service
       const locations = yield* Locations.Service
       const fs = yield* FileSystem.FileSystem
-      const locate = Effect.fn("PlanFile.locate")(
+      const locate = Traced.fn("PlanFile.locate")(
         function* (sessionID: Identifier.SessionID) {
           const session = yield* sessions.get(sessionID)
           // As the drain resolves it for the Step.
@@ -101,7 +102,7 @@ export const layer = (
         },
         (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
       )
-      const discard = Effect.fn("PlanFile.discard")(
+      const discard = Traced.fn("PlanFile.discard")(
         function* (session: Pick<Session.SessionV2Info, "id" | "time">) {
           const file = nodePath.join(options.dataDir, "plans", `${session.time.created}-${session.id}.md`)
           if (!(yield* fs.exists(file).pipe(Effect.orElseSucceed(() => false)))) return Option.none<string>()

@@ -33,6 +33,7 @@ import { Clock, Context, Data, Effect, Layer, Schema } from "effect"
 import { WallClock } from "../clock/wall-clock.js"
 import * as EventLog from "../event/event-log.js"
 import type * as LiveBus from "../event/live-bus.js"
+import { Traced } from "../observability/traced.js"
 import * as PermissionRequests from "../permission/permission-requests.js"
 import * as QuestionRequests from "../question/question-requests.js"
 import { RunningSessions } from "../runner/running-sessions.js"
@@ -104,7 +105,7 @@ export const layer: Layer.Layer<
       Effect.provideService(effect, SqlClient.SqlClient, sql)
 
     /** Interrupts every session of the tree until none runs (a prompt may wake one meanwhile). */
-    const settle = Effect.fn("SessionDelete.settle")(function* (ids: ReadonlyArray<Identifier.SessionID>) {
+    const settle = Traced.fn("SessionDelete.settle")(function* (ids: ReadonlyArray<Identifier.SessionID>) {
       for (let round = 0; round < interruptRounds; round++) {
         // Parents first: a parent's task tool waits on its child, and interrupting it stops the child's run.
         yield* Effect.forEach(
@@ -125,7 +126,7 @@ export const layer: Layer.Layer<
      * One attempt: the tree as read now, settled, then deleted in one transaction, which refuses
      * (rolling back) when a child was started meanwhile.
      */
-    const attempt = Effect.fn("SessionDelete.attempt")(function* (sessionID: Identifier.SessionID) {
+    const attempt = Traced.fn("SessionDelete.attempt")(function* (sessionID: Identifier.SessionID) {
       const removed = yield* withSql(Sessions.tree(sessionID))
       if (removed.length === 0) return yield* Errors.SessionNotFoundError.of(sessionID)
       const ids = removed.map((session) => session.id)
@@ -173,7 +174,7 @@ export const layer: Layer.Layer<
       return { sessions: removed, files } satisfies Removed
     })
 
-    const remove = Effect.fn("SessionDelete.remove")(
+    const remove = Traced.fn("SessionDelete.remove")(
       function* (sessionID: Identifier.SessionID) {
         yield* sessions.get(sessionID)
         const deleted = yield* attempt(sessionID).pipe(

@@ -16,6 +16,7 @@ import { type Cursor, Errors, type Event, type Identifier, Quote, type SessionMe
 import { Context, Effect, Layer, Option } from "effect"
 import * as EventLog from "../event/event-log.js"
 import * as InstructionCheckpoint from "../instructions/instruction-checkpoint.js"
+import { Traced } from "../observability/traced.js"
 import { KnownSessions } from "./known-sessions.js"
 import * as MessageCursor from "./message-cursor.js"
 import * as MessageProjection from "./message-projection.js"
@@ -181,7 +182,7 @@ export const layer: Layer.Layer<
         return { infos: page.infos, cursor }
       })
 
-    const messages = Effect.fn("SessionHistory.messages")(
+    const messages = Traced.fn("SessionHistory.messages")(
       function* (sessionID: Identifier.SessionID, input: MessagesInput = {}) {
         const page = yield* stored(sessionID, input)
         const data = yield* Effect.forEach(page.infos, MessageProjection.decodeInfo)
@@ -190,7 +191,7 @@ export const layer: Layer.Layer<
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
     )
 
-    const messagesJson = Effect.fn("SessionHistory.messagesJson")(
+    const messagesJson = Traced.fn("SessionHistory.messagesJson")(
       function* (sessionID: Identifier.SessionID, input: MessagesInput = {}) {
         const page = yield* stored(sessionID, input)
         return `{"data":[${page.infos.join(",")}],"cursor":${JSON.stringify(page.cursor)}}`
@@ -198,7 +199,7 @@ export const layer: Layer.Layer<
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
     )
 
-    const message = Effect.fn("SessionHistory.message")(
+    const message = Traced.fn("SessionHistory.message")(
       function* (sessionID: Identifier.SessionID, messageID: Identifier.MessageID) {
         yield* ensureSession(sessionID)
         const found = yield* withSql(MessageProjection.find(sessionID, messageID))
@@ -214,7 +215,7 @@ export const layer: Layer.Layer<
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
     )
 
-    const context = Effect.fn("SessionHistory.context")(
+    const context = Traced.fn("SessionHistory.context")(
       function* (sessionID: Identifier.SessionID, options: ContextOptions = {}) {
         yield* ensureSession(sessionID)
         const baselineSeq =
@@ -230,7 +231,7 @@ export const layer: Layer.Layer<
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
     )
 
-    const history = Effect.fn("SessionHistory.history")(
+    const history = Traced.fn("SessionHistory.history")(
       function* (sessionID: Identifier.SessionID, input: HistoryInput = {}) {
         yield* ensureSession(sessionID)
         const after = input.after ?? 0

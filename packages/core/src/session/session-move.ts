@@ -15,6 +15,7 @@ import { Errors, type Identifier, type Session } from "@opencode-ai/schema"
 import { Clock, Context, Effect, Layer } from "effect"
 import * as InstructionCheckpoint from "../instructions/instruction-checkpoint.js"
 import { Locations } from "../location/locations.js"
+import { Traced } from "../observability/traced.js"
 import { RunningSessions } from "../runner/running-sessions.js"
 import type { SessionLeases } from "../runner/session-leases.js"
 import type { SessionRunner } from "../runner/session-runner.js"
@@ -53,7 +54,7 @@ export const layer: Layer.Layer<
     const events = yield* SessionEvents.Service
     const locations = yield* Locations.Service
 
-    const move = Effect.fn("SessionMove.move")(
+    const move = Traced.fn("SessionMove.move")(
       function* (sessionID: Identifier.SessionID, ref: Locations.Ref) {
         const session = yield* sessions.get(sessionID)
         const location = yield* locations.resolve(ref)

@@ -37,6 +37,7 @@ import { Errors, type Identifier, Quote, type Session } from "@opencode-ai/schem
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { SessionInput } from "../input/session-input.js"
 import * as InstructionCheckpoint from "../instructions/instruction-checkpoint.js"
+import { Traced } from "../observability/traced.js"
 import { RunningSessions } from "../runner/running-sessions.js"
 import type { SessionLeases } from "../runner/session-leases.js"
 import type { SessionRunner } from "../runner/session-runner.js"
@@ -122,7 +123,7 @@ export const layer: Layer.Layer<
       Effect.provideService(effect, SqlClient.SqlClient, sql)
 
     /** The session's message `messageID` with its seq, unless missing, foreign or reverted. */
-    const target = Effect.fn("SessionRevert.target")(function* (
+    const target = Traced.fn("SessionRevert.target")(function* (
       sessionID: Identifier.SessionID,
       messageID: Identifier.MessageID
     ) {
@@ -141,7 +142,7 @@ export const layer: Layer.Layer<
     })
 
     /** The snapshots the assistant messages from `seq` on recorded, in order. */
-    const stepSnapshots = Effect.fn("SessionRevert.stepSnapshots")(function* (
+    const stepSnapshots = Traced.fn("SessionRevert.stepSnapshots")(function* (
       sessionID: Identifier.SessionID,
       seq: number
     ) {
@@ -150,7 +151,7 @@ export const layer: Layer.Layer<
     })
 
     /** Puts back the files a staged revert restored, as they were when it was staged. */
-    const undoFiles = Effect.fn("SessionRevert.undoFiles")(function* (session: Session.SessionV2Info) {
+    const undoFiles = Traced.fn("SessionRevert.undoFiles")(function* (session: Session.SessionV2Info) {
       const revert = session.revert
       if (revert?.snapshot === undefined || revert.files === undefined || revert.files.length === 0) return
       const project = yield* snapshots.project(session.location.directory)
@@ -166,7 +167,7 @@ export const layer: Layer.Layer<
 
     // Files first, then the record: a stop in between leaves the revert staged, and clearing it again
     // restores the same files once more. Once started, both run to completion.
-    const clearStaged = Effect.fn("SessionRevert.clearStaged")(function* (session: Session.SessionV2Info) {
+    const clearStaged = Traced.fn("SessionRevert.clearStaged")(function* (session: Session.SessionV2Info) {
       yield* Effect.uninterruptible(
         Effect.gen(function* () {
           yield* undoFiles(session)
@@ -176,7 +177,7 @@ export const layer: Layer.Layer<
       )
     })
 
-    const stage = Effect.fn("SessionRevert.stage")(
+    const stage = Traced.fn("SessionRevert.stage")(
       function* (sessionID: Identifier.SessionID, request: StageInput) {
         const session = yield* sessions.get(sessionID)
         const row = yield* target(sessionID, request.messageID)
@@ -239,7 +240,7 @@ export const layer: Layer.Layer<
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
     )
 
-    const clear = Effect.fn("SessionRevert.clear")(
+    const clear = Traced.fn("SessionRevert.clear")(
       function* (sessionID: Identifier.SessionID) {
         const session = yield* sessions.get(sessionID)
         if (session.revert === undefined) return yield* nothingStaged()
@@ -249,7 +250,7 @@ export const layer: Layer.Layer<
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
     )
 
-    const commitRevert = Effect.fn("SessionRevert.commitRevert")(function* (
+    const commitRevert = Traced.fn("SessionRevert.commitRevert")(function* (
       session: Session.SessionV2Info,
       revert: Session.RevertState
     ) {
@@ -275,7 +276,7 @@ export const layer: Layer.Layer<
       )
     })
 
-    const commit = Effect.fn("SessionRevert.commit")(
+    const commit = Traced.fn("SessionRevert.commit")(
       function* (sessionID: Identifier.SessionID) {
         const session = yield* sessions.get(sessionID)
         if (session.revert === undefined) return yield* nothingStaged()
@@ -285,7 +286,7 @@ export const layer: Layer.Layer<
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
     )
 
-    const commitStaged = Effect.fn("SessionRevert.commitStaged")(
+    const commitStaged = Traced.fn("SessionRevert.commitStaged")(
       function* (sessionID: Identifier.SessionID) {
         const session = yield* sessions.get(sessionID)
         if (session.revert === undefined) return

@@ -12,6 +12,7 @@ import { Errors, Identifier, type Model, Quote } from "@opencode-ai/schema"
 import { Clock, Context, Effect, Either, Layer, Option } from "effect"
 import * as Config from "../config/config.js"
 import * as RequestOptions from "../config/request-options.js"
+import { Traced } from "../observability/traced.js"
 import * as SessionEvents from "./session-events.js"
 import * as Sessions from "./sessions.js"
 
@@ -52,7 +53,7 @@ export const layer: Layer.Layer<Service, never, Sessions.Service | SessionEvents
       const events = yield* SessionEvents.Service
       const config = yield* Config.Service
 
-      const switchAgent = Effect.fn("SessionSelection.switchAgent")(
+      const switchAgent = Traced.fn("SessionSelection.switchAgent")(
         function* (sessionID: Identifier.SessionID, agent: string) {
           const session = yield* sessions.get(sessionID)
           const found = config.agent(agent)
@@ -74,7 +75,7 @@ export const layer: Layer.Layer<Service, never, Sessions.Service | SessionEvents
         (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
       )
 
-      const switchModel = Effect.fn("SessionSelection.switchModel")(
+      const switchModel = Traced.fn("SessionSelection.switchModel")(
         function* (sessionID: Identifier.SessionID, model: Model.ModelRef) {
           const session = yield* sessions.get(sessionID)
           if (Option.isNone(config.provider(model.providerID))) {

@@ -39,6 +39,7 @@ import { LLMClient } from "../llm/llm-client.js"
 import { LLMRequest } from "../llm/llm-request.js"
 import type { Retry } from "../llm/retry.js"
 import { TextAnswer } from "../llm/text-answer.js"
+import { Traced } from "../observability/traced.js"
 import { TitlePrompt } from "../prompt/title-prompt.js"
 import { StepEvent } from "../runner/step-event.js"
 import { SessionEvents } from "./session-events.js"
@@ -115,7 +116,7 @@ export const layer = (
       const ask = (request: LLMRequest.Request) =>
         TextAnswer.ask(llm, request, options.retry !== undefined ? { retry: options.retry } : {})
 
-      const generate = Effect.fn("SessionTitle.generate")(
+      const generate = Traced.fn("SessionTitle.generate")(
         function* (sessionID: Identifier.SessionID, step: ConsiderInput["step"], prompt: string) {
           const { provider, model } = modelFor(step)
           const system = Option.getOrUndefined(
@@ -190,7 +191,7 @@ export const layer = (
           return first?.type === "user" && first.text.trim().length > 0 ? first.text : undefined
         })
 
-      const consider = Effect.fn("SessionTitle.consider")(
+      const consider = Traced.fn("SessionTitle.consider")(
         function* (input: ConsiderInput) {
           if (considered.has(input.sessionID)) return
           considered.add(input.sessionID)

@@ -5,6 +5,7 @@ import { SqlClient, SqlError, SqlSchema, type Statement } from "@effect/sql"
 import { type Cursor, Errors, Identifier, type Location, type Model, Session } from "@opencode-ai/schema"
 import { Clock, Context, Data, Effect, Layer, Option, ParseResult, Schema } from "effect"
 import * as EventLog from "../event/event-log.js"
+import { Traced } from "../observability/traced.js"
 import { KeysetPage } from "../storage/keyset-page.js"
 import { PreparedSql } from "../storage/prepared-sql.js"
 import { PageSize } from "./page-size.js"
@@ -300,7 +301,7 @@ export const insert = (
  * `session.next.moved`): its Location, project and subpath change, in the record and in the columns
  * the list filters on. The session row must exist (SessionEvents checked it).
  */
-export const relocate = Effect.fn("Sessions.relocate")(
+export const relocate = Traced.fn("Sessions.relocate")(
   function* (sessionID: Identifier.SessionID, location: Location.LocationInfo) {
     const sql = yield* SqlClient.SqlClient
     const [row] = yield* sql<{ readonly info: string }>`SELECT info FROM session WHERE id = ${sessionID}`.pipe(
@@ -333,7 +334,7 @@ export const relocate = Effect.fn("Sessions.relocate")(
  * while the title is still the `default` one, so the title is written at most once, by one writer,
  * however many hosts try. Fails with {@link TitleAlreadySet} (rolling the append back) otherwise.
  */
-export const claimTitle = Effect.fn("Sessions.claimTitle")(
+export const claimTitle = Traced.fn("Sessions.claimTitle")(
   function* (sessionID: Identifier.SessionID) {
     const sql = yield* SqlClient.SqlClient
     const claimed = yield* sql<{ readonly id: string }>`
@@ -346,7 +347,7 @@ export const claimTitle = Effect.fn("Sessions.claimTitle")(
 )
 
 /** Who chose the session's title (see {@link TitleSource}); undefined for an unknown session. */
-export const titleSource = Effect.fn("Sessions.titleSource")(function* (sessionID: Identifier.SessionID) {
+export const titleSource = Traced.fn("Sessions.titleSource")(function* (sessionID: Identifier.SessionID) {
   const sql = yield* SqlClient.SqlClient
   const [row] = yield* sql<{ readonly title_source: TitleSource }>`
     SELECT title_source FROM session WHERE id = ${sessionID}`.pipe(Effect.orDie)
@@ -358,7 +359,7 @@ export const titleSource = Effect.fn("Sessions.titleSource")(function* (sessionI
  * Recovery does not continue what its history ended with before then. Idempotent; an unknown session
  * changes nothing.
  */
-export const markInterrupted = Effect.fn("Sessions.markInterrupted")(
+export const markInterrupted = Traced.fn("Sessions.markInterrupted")(
   function* (sessionID: Identifier.SessionID, at: number) {
     const sql = yield* SqlClient.SqlClient
     yield* sql`UPDATE session SET time_interrupted = ${at} WHERE id = ${sessionID}`.pipe(Effect.orDie)
@@ -367,7 +368,7 @@ export const markInterrupted = Effect.fn("Sessions.markInterrupted")(
 )
 
 /** When the session was last interrupted ({@link markInterrupted}); undefined if never, or unknown. */
-export const interruptedAt = Effect.fn("Sessions.interruptedAt")(function* (sessionID: Identifier.SessionID) {
+export const interruptedAt = Traced.fn("Sessions.interruptedAt")(function* (sessionID: Identifier.SessionID) {
   const sql = yield* SqlClient.SqlClient
   const row = yield* SqlSchema.findOne({
     Request: Identifier.SessionID,
@@ -493,7 +494,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
     const log = yield* EventLog.Service
     const selectInfoStatement = selectInfoOn(sql)
 
-    const get = Effect.fn("Sessions.get")(
+    const get = Traced.fn("Sessions.get")(
       function* (sessionID: Identifier.SessionID) {
         const found = yield* findWith(selectInfoStatement, sessionID)
         if (Option.isNone(found)) return yield* Errors.SessionNotFoundError.of(sessionID)
@@ -502,7 +503,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
     )
 
-    const ensureExists = Effect.fn("Sessions.ensureExists")(
+    const ensureExists = Traced.fn("Sessions.ensureExists")(
       function* (sessionID: Identifier.SessionID) {
         const found = yield* Effect.provideService(exists(sessionID), SqlClient.SqlClient, sql)
         if (!found) return yield* Errors.SessionNotFoundError.of(sessionID)
@@ -510,7 +511,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
       (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
     )
 
-    const create = Effect.fn("Sessions.create")(function* (input: CreateInput) {
+    const create = Traced.fn("Sessions.create")(function* (input: CreateInput) {
       const now = yield* Clock.currentTimeMillis
       const id = input.id ?? Identifier.newSessionID(now)
       const subpath = subpathOf(input.location)
@@ -590,13 +591,13 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
 
     const stored = (input: ListInput) => Effect.flatMap(request(input), (resolved) => pageOn(sql, resolved))
 
-    const list = Effect.fn("Sessions.list")(function* (input: ListInput = {}) {
+    const list = Traced.fn("Sessions.list")(function* (input: ListInput = {}) {
       const page = yield* stored(input)
       const data = yield* Effect.forEach(page.infos, (info) => decodeInfo(info)).pipe(Effect.orDie)
       return { data, cursor: cursorsOf(page) } satisfies Page
     })
 
-    const listJson = Effect.fn("Sessions.listJson")(function* (input: ListInput = {}) {
+    const listJson = Traced.fn("Sessions.listJson")(function* (input: ListInput = {}) {
       const page = yield* stored(input)
       return `{"data":[${page.infos.join(",")}],"cursor":${JSON.stringify(cursorsOf(page))}}`
     })

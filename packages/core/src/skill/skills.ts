@@ -27,6 +27,7 @@ import { ConfigFolders } from "../config/config-folders.js"
 import { EnvFlag } from "../config/env-flag.js"
 import { Instructions } from "../instructions/instructions.js"
 import type { SkillGuidance } from "../instructions/skill-guidance.js"
+import { Traced } from "../observability/traced.js"
 import { Permission } from "../permission/permission.js"
 import { SkillFile } from "./skill-file.js"
 
@@ -117,7 +118,7 @@ export const layer = (options: Options): Layer.Layer<Service, never, FileSystem.
           })
         )
 
-      const list = Effect.fn("Skills.list")(
+      const list = Traced.fn("Skills.list")(
         function* (location: Location.LocationInfo) {
           const found = yield* Effect.forEach(folders(location), files, { concurrency: "unbounded" })
           const skills = yield* Effect.forEach(found.flat(), load, { concurrency: 16 })

@@ -28,6 +28,7 @@ import type { Session } from "@opencode-ai/schema"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { Config } from "../config/config.js"
 import { Locations } from "../location/locations.js"
+import { Traced } from "../observability/traced.js"
 import * as FifoLock from "../sync/fifo-lock.js"
 import * as TreeWriter from "./tree-writer.js"
 
@@ -236,13 +237,13 @@ export const layer = (options: Options): Layer.Layer<Service, never, Locations.S
 
       const serialized = <A, E>(project: Project, effect: Effect.Effect<A, E>) => lockOf(project.id).withLock(effect)
 
-      const projectOf = Effect.fn("Snapshots.project")(function* (location: string) {
+      const projectOf = Traced.fn("Snapshots.project")(function* (location: string) {
         const resolved = yield* Effect.either(locations.resolve({ directory: location }))
         if (resolved._tag === "Left") return Option.none<Project>()
         return Option.some({ id: resolved.right.project.id, directory: resolved.right.project.directory })
       })
 
-      const track = Effect.fn("Snapshots.track")(function* (project: Project) {
+      const track = Traced.fn("Snapshots.track")(function* (project: Project) {
         if (!enabled || tooBroad.has(path.resolve(project.directory))) return Option.none<string>()
         const taken = yield* serialized(
           project,
@@ -264,13 +265,13 @@ export const layer = (options: Options): Layer.Layer<Service, never, Locations.S
         return Option.some(taken.right)
       })
 
-      const changed = Effect.fn("Snapshots.changed")(function* (project: Project, from: string, to: string) {
+      const changed = Traced.fn("Snapshots.changed")(function* (project: Project, from: string, to: string) {
         if (from === to) return []
         const output = yield* serialized(project, git(project, "diff", "--no-renames", "--name-only", "-z", from, to))
         return fields(output).sort()
       })
 
-      const diff = Effect.fn("Snapshots.diff")(function* (
+      const diff = Traced.fn("Snapshots.diff")(function* (
         project: Project,
         from: string,
         to: string,
@@ -312,7 +313,7 @@ export const layer = (options: Options): Layer.Layer<Service, never, Locations.S
         )
       })
 
-      const restore = Effect.fn("Snapshots.restore")(function* (
+      const restore = Traced.fn("Snapshots.restore")(function* (
         project: Project,
         snapshot: string,
         files: ReadonlyArray<string>

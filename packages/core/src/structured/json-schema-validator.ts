@@ -23,6 +23,7 @@ export * as JsonSchemaValidator from "./json-schema-validator.js"
 
 import type { ErrorObject, ValidateFunction } from "ajv"
 import { Effect, Either } from "effect"
+import { Traced } from "../observability/traced.js"
 
 /** A compiled schema: `validate` answers the errors of a value, none when it is valid. */
 export interface Validator {
@@ -55,7 +56,7 @@ const ajv = () =>
  * Compiles `schema`: a Validator, or the reason it cannot be used (for people; admission puts it in
  * its 400). Never fails.
  */
-export const compile = Effect.fn("JsonSchemaValidator.compile")(function* (
+export const compile = Traced.fn("JsonSchemaValidator.compile")(function* (
   schema: Readonly<Record<string, unknown>>
 ): Effect.fn.Return<Either.Either<Validator, string>> {
   if (schema.type !== "object") {

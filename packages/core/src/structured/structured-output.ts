@@ -30,6 +30,7 @@ export * as StructuredOutput from "./structured-output.js"
 
 import { OutputFormat, type SessionError, type SessionMessages } from "@opencode-ai/schema"
 import { Data, Effect, Either, Ref } from "effect"
+import { Traced } from "../observability/traced.js"
 import { ToolRegistry } from "../tool/tool-registry.js"
 import { JsonSchemaValidator } from "./json-schema-validator.js"
 
@@ -131,7 +132,7 @@ const missing = (message: string, retries: number): Verdict =>
  * reached), so not capturing the output in it fails it. Fails with the reason when the format's
  * schema does not compile (admission refuses such schemas, so this means a stored one broke).
  */
-export const attempt = Effect.fn("StructuredOutput.attempt")(function* (
+export const attempt = Traced.fn("StructuredOutput.attempt")(function* (
   request: Requested,
   options: { readonly final: boolean }
 ) {

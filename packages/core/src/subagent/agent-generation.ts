@@ -19,6 +19,7 @@ import { LLMClient } from "../llm/llm-client.js"
 import { LLMRequest } from "../llm/llm-request.js"
 import type { Retry } from "../llm/retry.js"
 import { TextAnswer } from "../llm/text-answer.js"
+import { Traced } from "../observability/traced.js"
 import { AgentGenerationPrompt } from "../prompt/agent-generation-prompt.js"
 
 export interface Input {
@@ -80,7 +81,7 @@ export const layer = (options: Options = {}): Layer.Layer<Service, never, Config
       const config = yield* Config.Service
       const llm = yield* LLMClient.Service
 
-      const generate = Effect.fn("AgentGeneration.generate")(function* (input: Input) {
+      const generate = Traced.fn("AgentGeneration.generate")(function* (input: Input) {
         const ref = input.model ?? Option.getOrUndefined(config.model)
         const found = ref === undefined ? Option.none() : config.findModel(ref)
         if (Option.isNone(found)) {

@@ -29,6 +29,7 @@ import type { AgentCatalog } from "../config/agent-catalog.js"
 import { Config } from "../config/config.js"
 import { SessionInput } from "../input/session-input.js"
 import { Locations } from "../location/locations.js"
+import { Traced } from "../observability/traced.js"
 import { SubagentPrompt } from "../prompt/subagent-prompt.js"
 import { SessionRunner } from "../runner/session-runner.js"
 import { SessionHistory } from "../session/session-history.js"
@@ -81,7 +82,7 @@ export const make = (deps: Dependencies): ToolRegistry.Tool => {
     name,
     description: SubagentPrompt.taskDescription(subagents),
     input: Input,
-    execute: Effect.fn("TaskTool.execute")(function* (input: Input, context: ToolRegistry.CallContext) {
+    execute: Traced.fn("TaskTool.execute")(function* (input: Input, context: ToolRegistry.CallContext) {
       const requested = input.subagent_type.trim()
       const agent = deps.config.agents.find((item) => item.name === requested)
       if (agent === undefined || !isSubagent(agent)) {

@@ -5,6 +5,7 @@ import { FileSystem } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Cause, Clock, Context, Duration, Effect, ExecutionStrategy, Exit, Layer, Schema, Scope } from "effect"
 import { WallClock } from "../clock/wall-clock.js"
+import { Traced } from "../observability/traced.js"
 
 /**
  * The Managed Tool Output store: complete tool output too large for Session history, kept as plain
@@ -173,7 +174,7 @@ export const make = (options: Options): Effect.Effect<Interface, never, FileSyst
       return { path, write, commit, discard } satisfies Writer
     }).pipe(Effect.withSpan("ManagedOutput.create"))
 
-    const write = Effect.fn("ManagedOutput.write")((text: string) =>
+    const write = Traced.fn("ManagedOutput.write")((text: string) =>
       Effect.scoped(Effect.flatMap(create, (writer) => Effect.zipRight(writer.write(text), writer.commit)))
     )
 
@@ -214,7 +215,7 @@ export const make = (options: Options): Effect.Effect<Interface, never, FileSyst
       return nodePath.dirname(absolute) === directory && namePattern.test(nodePath.basename(absolute))
     }
 
-    const discard = Effect.fn("ManagedOutput.discard")(function* (paths: Iterable<string>) {
+    const discard = Traced.fn("ManagedOutput.discard")(function* (paths: Iterable<string>) {
       let removed = 0
       for (const file of new Set(Array.from(paths, (path) => nodePath.resolve(path)))) {
         if (!owns(file)) continue

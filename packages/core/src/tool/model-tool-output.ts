@@ -3,6 +3,7 @@ export * as ModelToolOutput from "./model-tool-output.js"
 import type { ToolContent } from "@opencode-ai/schema"
 import { Cause, Context, Effect, Fiber, Layer, Scope } from "effect"
 import { Config } from "../config/config.js"
+import { Traced } from "../observability/traced.js"
 import { ManagedOutput } from "./managed-output.js"
 import { countNewlines } from "./newline-count.js"
 import type { ToolRegistry } from "./tool-registry.js"
@@ -576,7 +577,7 @@ export const makeWith = (store: ManagedOutput.Interface, defaults: Limits): Inte
       return { write, finish } satisfies Bounder
     })
 
-  const boundText = Effect.fn("ModelToolOutput.boundText")(function* (text: string, limits: Limits = defaults) {
+  const boundText = Traced.fn("ModelToolOutput.boundText")(function* (text: string, limits: Limits = defaults) {
     if (fits(text, limits)) {
       const lines = countLines(text)
       return {
@@ -598,7 +599,7 @@ export const makeWith = (store: ManagedOutput.Interface, defaults: Limits): Inte
     )
   })
 
-  const bound = Effect.fn("ModelToolOutput.bound")(function* (result: ToolRegistry.Result, limits: Limits = defaults) {
+  const bound = Traced.fn("ModelToolOutput.bound")(function* (result: ToolRegistry.Result, limits: Limits = defaults) {
     const projection = project(result)
     const toolPaths = result.outputPaths ?? []
     const unchanged = { ...result, truncated: false, lossy: false } satisfies Bounded

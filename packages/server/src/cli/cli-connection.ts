@@ -5,7 +5,7 @@ import * as path from "node:path"
 import { Options as CliOptions } from "@effect/cli"
 import { FetchHttpClient, type FileSystem, HttpClient, HttpClientRequest } from "@effect/platform"
 import { OpencodeClient } from "@opencode-ai/client/effect"
-import { Paths } from "@opencode-ai/core"
+import { Paths, Traced } from "@opencode-ai/core"
 import { Effect, FiberRef, HashSet, Option, type Scope } from "effect"
 import { LogOutput } from "../log-output.js"
 import { WebHandler } from "../web-handler.js"
@@ -94,7 +94,7 @@ const fileLogger = (env: Readonly<Record<string, string | undefined>>) => {
  * it was asked about, never other sessions found waiting in the database. An invalid
  * `opencode.json(c)` fails with exit code 2. Closing the Scope closes the database (embedded).
  */
-export const open = Effect.fn("CliConnection.open")(function* (
+export const open = Traced.fn("CliConnection.open")(function* (
   options: Options
 ): Effect.fn.Return<Connection, CliError.Failure, Scope.Scope | FileSystem.FileSystem> {
   const env = options.env ?? process.env

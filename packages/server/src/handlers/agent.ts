@@ -1,7 +1,7 @@
 export * as AgentHandlers from "./agent.js"
 
 import { HttpApiBuilder } from "@effect/platform"
-import { type AgentCatalog, AgentGeneration, AgentPrompt, Config } from "@opencode-ai/core"
+import { type AgentCatalog, AgentGeneration, AgentPrompt, Config, Traced } from "@opencode-ai/core"
 import { Agent } from "@opencode-ai/schema"
 import { Effect, Schema } from "effect"
 import { ServerApi } from "../api.js"
@@ -43,7 +43,7 @@ export const layer = HttpApiBuilder.group(ServerApi.api, "agents", (handlers) =>
       .handle("list", () => Effect.map(LocationMiddleware.CurrentLocation, (location) => ({ location, data: agents })))
       .handle(
         "generate",
-        Effect.fn("AgentHandlers.generate")(function* ({ payload }) {
+        Traced.fn("AgentHandlers.generate")(function* ({ payload }) {
           return { data: yield* generation.generate(payload) }
         })
       )

@@ -1,7 +1,7 @@
 export * as CommandHandlers from "./command.js"
 
 import { HttpApiBuilder } from "@effect/platform"
-import { Commands } from "@opencode-ai/core"
+import { Commands, Traced } from "@opencode-ai/core"
 import type { Command } from "@opencode-ai/schema"
 import { Effect } from "effect"
 import { ServerApi } from "../api.js"
@@ -27,7 +27,7 @@ export const layer = HttpApiBuilder.group(ServerApi.api, "commands", (handlers) 
     const commands = yield* Commands.Service
     return handlers.handle(
       "list",
-      Effect.fn("CommandHandlers.list")(function* () {
+      Traced.fn("CommandHandlers.list")(function* () {
         const location = yield* LocationMiddleware.CurrentLocation
         const data = yield* Effect.orDie(commands.list(location))
         return { location, data: data.map(info) }

@@ -1,7 +1,7 @@
 export * as CredentialHandlers from "./credential.js"
 
 import { HttpApiBuilder } from "@effect/platform"
-import { Integrations } from "@opencode-ai/core"
+import { Integrations, Traced } from "@opencode-ai/core"
 import { Effect } from "effect"
 import { ServerApi } from "../api.js"
 import { LocationMiddleware } from "../middleware/location.js"
@@ -16,14 +16,14 @@ export const layer = HttpApiBuilder.group(ServerApi.api, "credentials", (handler
     return handlers
       .handle(
         "update",
-        Effect.fn("CredentialHandlers.update")(function* ({ path, payload }) {
+        Traced.fn("CredentialHandlers.update")(function* ({ path, payload }) {
           yield* LocationMiddleware.CurrentLocation
           yield* integrations.updateCredential(path.credentialID, payload.label)
         })
       )
       .handle(
         "remove",
-        Effect.fn("CredentialHandlers.remove")(function* ({ path }) {
+        Traced.fn("CredentialHandlers.remove")(function* ({ path }) {
           yield* LocationMiddleware.CurrentLocation
           yield* integrations.removeCredential(path.credentialID)
         })

@@ -1,7 +1,7 @@
 export * as EventHandlers from "./event.js"
 
 import { HttpApiBuilder } from "@effect/platform"
-import { LiveBus, Locations, Sessions } from "@opencode-ai/core"
+import { LiveBus, Locations, Sessions, Traced } from "@opencode-ai/core"
 import { Effect, Option } from "effect"
 import { ServerApi } from "../api.js"
 import { StreamToken } from "../middleware/stream-token.js"
@@ -31,7 +31,7 @@ export const layer = HttpApiBuilder.group(ServerApi.api, "events", (handlers) =>
     return handlers
       .handle(
         "token",
-        Effect.fn("EventHandlers.token")(function* () {
+        Traced.fn("EventHandlers.token")(function* () {
           return yield* tokens.issue
         })
       )

@@ -1,7 +1,7 @@
 export * as IntegrationHandlers from "./integration.js"
 
 import { HttpApiBuilder } from "@effect/platform"
-import { Integrations, OAuthAttempts } from "@opencode-ai/core"
+import { Integrations, OAuthAttempts, Traced } from "@opencode-ai/core"
 import { Effect } from "effect"
 import { ServerApi } from "../api.js"
 import { LocationMiddleware } from "../middleware/location.js"
@@ -19,28 +19,28 @@ export const layer = HttpApiBuilder.group(ServerApi.api, "integrations", (handle
     return handlers
       .handle(
         "list",
-        Effect.fn("IntegrationHandlers.list")(function* () {
+        Traced.fn("IntegrationHandlers.list")(function* () {
           const location = yield* LocationMiddleware.CurrentLocation
           return { location, data: yield* integrations.list }
         })
       )
       .handle(
         "get",
-        Effect.fn("IntegrationHandlers.get")(function* ({ path }) {
+        Traced.fn("IntegrationHandlers.get")(function* ({ path }) {
           const location = yield* LocationMiddleware.CurrentLocation
           return { location, data: yield* integrations.get(path.integrationID) }
         })
       )
       .handle(
         "connectKey",
-        Effect.fn("IntegrationHandlers.connectKey")(function* ({ path, payload }) {
+        Traced.fn("IntegrationHandlers.connectKey")(function* ({ path, payload }) {
           yield* LocationMiddleware.CurrentLocation
           yield* integrations.connectKey(path.integrationID, payload.key, payload.label)
         })
       )
       .handle(
         "connectOauth",
-        Effect.fn("IntegrationHandlers.connectOauth")(function* ({ path, payload }) {
+        Traced.fn("IntegrationHandlers.connectOauth")(function* ({ path, payload }) {
           const location = yield* LocationMiddleware.CurrentLocation
           return {
             location,
@@ -50,21 +50,21 @@ export const layer = HttpApiBuilder.group(ServerApi.api, "integrations", (handle
       )
       .handle(
         "attemptStatus",
-        Effect.fn("IntegrationHandlers.attemptStatus")(function* ({ path }) {
+        Traced.fn("IntegrationHandlers.attemptStatus")(function* ({ path }) {
           const location = yield* LocationMiddleware.CurrentLocation
           return { location, data: yield* attempts.status(path.attemptID) }
         })
       )
       .handle(
         "attemptCancel",
-        Effect.fn("IntegrationHandlers.attemptCancel")(function* ({ path }) {
+        Traced.fn("IntegrationHandlers.attemptCancel")(function* ({ path }) {
           yield* LocationMiddleware.CurrentLocation
           yield* attempts.cancel(path.attemptID)
         })
       )
       .handle(
         "attemptComplete",
-        Effect.fn("IntegrationHandlers.attemptComplete")(function* ({ path, payload }) {
+        Traced.fn("IntegrationHandlers.attemptComplete")(function* ({ path, payload }) {
           yield* LocationMiddleware.CurrentLocation
           yield* attempts.complete(path.attemptID, payload.code)
         })

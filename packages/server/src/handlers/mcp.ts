@@ -1,7 +1,7 @@
 export * as McpHandlers from "./mcp.js"
 
 import { HttpApiBuilder } from "@effect/platform"
-import { McpServers, McpToolName } from "@opencode-ai/core"
+import { McpServers, McpToolName, Traced } from "@opencode-ai/core"
 import type { Mcp } from "@opencode-ai/schema"
 import { Effect } from "effect"
 import { ServerApi } from "../api.js"
@@ -31,7 +31,7 @@ export const layer = HttpApiBuilder.group(ServerApi.api, "mcp", (handlers) =>
     const servers = yield* McpServers.Service
     return handlers.handle(
       "list",
-      Effect.fn("McpHandlers.list")(function* () {
+      Traced.fn("McpHandlers.list")(function* () {
         return { data: (yield* servers.list).map(info) }
       })
     )

@@ -2,7 +2,7 @@ export * as PtyHandlers from "./pty.js"
 
 import * as nodePath from "node:path"
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { Ptys } from "@opencode-ai/core"
+import { Ptys, Traced } from "@opencode-ai/core"
 import { Errors } from "@opencode-ai/schema"
 import { Effect, Option } from "effect"
 import { ServerApi } from "../api.js"
@@ -35,14 +35,14 @@ export const layer = HttpApiBuilder.group(ServerApi.api, "pty", (handlers) =>
     return handlers
       .handle(
         "list",
-        Effect.fn("PtyHandlers.list")(function* () {
+        Traced.fn("PtyHandlers.list")(function* () {
           const location = yield* LocationMiddleware.CurrentLocation
           return { location, data: [...(yield* ptys.list(location.directory))] }
         })
       )
       .handle(
         "create",
-        Effect.fn("PtyHandlers.create")(function* ({ payload }) {
+        Traced.fn("PtyHandlers.create")(function* ({ payload }) {
           const location = yield* LocationMiddleware.CurrentLocation
           const cwd = nodePath.resolve(location.directory, payload.cwd ?? ".")
           const overlay = yield* environment.get({ directory: location.directory, cwd })
@@ -52,28 +52,28 @@ export const layer = HttpApiBuilder.group(ServerApi.api, "pty", (handlers) =>
       )
       .handle(
         "get",
-        Effect.fn("PtyHandlers.get")(function* ({ path }) {
+        Traced.fn("PtyHandlers.get")(function* ({ path }) {
           const location = yield* LocationMiddleware.CurrentLocation
           return { location, data: yield* ptys.get(location.directory, path.ptyID) }
         })
       )
       .handle(
         "update",
-        Effect.fn("PtyHandlers.update")(function* ({ path, payload }) {
+        Traced.fn("PtyHandlers.update")(function* ({ path, payload }) {
           const location = yield* LocationMiddleware.CurrentLocation
           return { location, data: yield* ptys.update(location.directory, path.ptyID, payload) }
         })
       )
       .handle(
         "remove",
-        Effect.fn("PtyHandlers.remove")(function* ({ path }) {
+        Traced.fn("PtyHandlers.remove")(function* ({ path }) {
           const location = yield* LocationMiddleware.CurrentLocation
           yield* ptys.remove(location.directory, path.ptyID)
         })
       )
       .handle(
         "connectToken",
-        Effect.fn("PtyHandlers.connectToken")(function* ({ path }) {
+        Traced.fn("PtyHandlers.connectToken")(function* ({ path }) {
           const location = yield* LocationMiddleware.CurrentLocation
           yield* ptys.get(location.directory, path.ptyID)
           return { location, data: yield* tickets.issue({ ptyID: path.ptyID, directory: location.directory }) }
@@ -81,7 +81,7 @@ export const layer = HttpApiBuilder.group(ServerApi.api, "pty", (handlers) =>
       )
       .handleRaw(
         "connect",
-        Effect.fn("PtyHandlers.connect")(function* ({ path, urlParams, request }) {
+        Traced.fn("PtyHandlers.connect")(function* ({ path, urlParams, request }) {
           const location = yield* LocationMiddleware.CurrentLocation
           yield* ptys.get(location.directory, path.ptyID)
           const cursor = Ptys.parseCursor(urlParams.cursor)

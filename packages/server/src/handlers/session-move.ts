@@ -1,12 +1,11 @@
 export * as SessionMoveHandlers from "./session-move.js"
 
-import { SessionMove } from "@opencode-ai/core"
+import { SessionMove, Traced } from "@opencode-ai/core"
 import type { SessionMoveApi } from "@opencode-ai/protocol"
 import type { Identifier } from "@opencode-ai/schema"
-import { Effect } from "effect"
 
 /** `POST /api/session/{sessionID}/move`: the session continues in another Location, `{data: SessionV2Info}`. */
-export const move = Effect.fn("SessionMoveHandlers.move")(function* ({
+export const move = Traced.fn("SessionMoveHandlers.move")(function* ({
   path,
   payload
 }: {

@@ -1,16 +1,15 @@
 export * as SessionRevertHandlers from "./session-revert.js"
 
-import { SessionRevert } from "@opencode-ai/core"
+import { SessionRevert, Traced } from "@opencode-ai/core"
 import type { SessionRevertApi } from "@opencode-ai/protocol"
 import type { Identifier } from "@opencode-ai/schema"
-import { Effect } from "effect"
 
 interface SessionPath {
   readonly sessionID: Identifier.SessionID
 }
 
 /** `POST /api/session/{sessionID}/revert/stage`: stages a revert, `{data: RevertState}`. */
-export const stage = Effect.fn("SessionRevertHandlers.stage")(function* ({
+export const stage = Traced.fn("SessionRevertHandlers.stage")(function* ({
   path,
   payload
 }: {
@@ -23,13 +22,13 @@ export const stage = Effect.fn("SessionRevertHandlers.stage")(function* ({
 })
 
 /** `POST /api/session/{sessionID}/revert/clear`: undoes the staged revert (204). */
-export const clear = Effect.fn("SessionRevertHandlers.clear")(function* ({ path }: { readonly path: SessionPath }) {
+export const clear = Traced.fn("SessionRevertHandlers.clear")(function* ({ path }: { readonly path: SessionPath }) {
   const revert = yield* SessionRevert.Service
   yield* revert.clear(path.sessionID)
 })
 
 /** `POST /api/session/{sessionID}/revert/commit`: commits the staged revert (204). */
-export const commit = Effect.fn("SessionRevertHandlers.commit")(function* ({ path }: { readonly path: SessionPath }) {
+export const commit = Traced.fn("SessionRevertHandlers.commit")(function* ({ path }: { readonly path: SessionPath }) {
   const revert = yield* SessionRevert.Service
   yield* revert.commit(path.sessionID)
 })

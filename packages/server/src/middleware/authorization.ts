@@ -1,6 +1,7 @@
 export * as AuthorizationLive from "./authorization.js"
 
 import { HttpServerRequest } from "@effect/platform"
+import { Traced } from "@opencode-ai/core"
 import { Middleware, PtyGroup } from "@opencode-ai/protocol"
 import { Context, Effect, Layer, Option } from "effect"
 import { BasicAuth } from "./basic-auth.js"
@@ -26,7 +27,7 @@ const hasPtyTicket = (url: URL): boolean =>
  * PTY's `connect`, a `ticket` (checked and spent by the handler, see PtyTickets). Anywhere else a
  * token or a ticket is ignored. Fails with `UnauthorizedError`.
  */
-export const verify = Effect.fn("Authorization.verify")(function* (request: HttpServerRequest.HttpServerRequest) {
+export const verify = Traced.fn("Authorization.verify")(function* (request: HttpServerRequest.HttpServerRequest) {
   // Only a `GET` may stand a ticket or a token in for the header; the URL is parsed once, for both.
   const url = request.method === "GET" ? new URL(request.url, "http://localhost") : undefined
   if (url !== undefined && hasPtyTicket(url)) return

@@ -1,7 +1,8 @@
 export * as BasicAuth from "./basic-auth.js"
 
+import { Traced } from "@opencode-ai/core"
 import { Errors } from "@opencode-ai/schema"
-import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { Context, Layer, Option, Redacted } from "effect"
 
 /** The credentials that guard the server, when a password is configured. */
 export interface Credentials {
@@ -62,7 +63,7 @@ export const accepts = (credentials: Credentials, header: string | undefined): b
  * Checks one request's `Authorization` header against the policy.
  * Fails with `UnauthorizedError` when credentials are required and missing or wrong.
  */
-export const verify = Effect.fn("BasicAuth.verify")(function* (header: string | undefined) {
+export const verify = Traced.fn("BasicAuth.verify")(function* (header: string | undefined) {
   const policy = yield* Policy
   if (Option.isSome(policy) && !accepts(policy.value, header)) {
     return yield* new Errors.UnauthorizedError({ message: "Missing or invalid credentials" })

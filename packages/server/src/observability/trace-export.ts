@@ -1,9 +1,10 @@
 export * as TraceExport from "./trace-export.js"
 
 /**
- * Trace Export: the spans the runtime already makes (every `Effect.fn`, `Effect.withSpan`, the HTTP
- * server's and client's, the SQL client's) sent to an OpenTelemetry collector over OTLP/HTTP, when
- * the standard environment asks for it. Nothing is installed otherwise: without an endpoint the
+ * Trace Export: the spans the runtime makes (every `Traced.fn` operation, which makes its span once
+ * a tracer like this one is installed, every `Effect.withSpan`, the HTTP server's and client's, the
+ * SQL client's) sent to an OpenTelemetry collector over OTLP/HTTP, when the standard environment asks
+ * for it. Nothing is installed otherwise: without an endpoint the
  * process keeps Effect's default in-memory tracer, exactly as before.
  *
  * The span tree of a session's work (see `SessionExecution`, `StepRunner`, `ToolSettlement`):

@@ -4,6 +4,7 @@ import * as path from "node:path"
 import { FileSystem } from "@effect/platform"
 import type { ToolStructured } from "@opencode-ai/schema"
 import { Effect, Either, Option, Schema } from "effect"
+import { Traced } from "../../observability/traced.js"
 import type { ToolRegistry } from "../tool-registry.js"
 import { BuiltinTool } from "./builtin-tool.js"
 import { PatchText } from "./patch-text.js"
@@ -58,7 +59,7 @@ export const make = Effect.gen(function* () {
     name: "apply_patch",
     description,
     input: Input,
-    execute: Effect.fn("ApplyPatchTool.execute")(function* (input: Input, context: ToolRegistry.CallContext) {
+    execute: Traced.fn("ApplyPatchTool.execute")(function* (input: Input, context: ToolRegistry.CallContext) {
       const parsed = PatchText.parse(input.patchText)
       if (Either.isLeft(parsed)) return yield* BuiltinTool.fail(`Invalid patch: ${parsed.left}`)
       const hunks = parsed.right

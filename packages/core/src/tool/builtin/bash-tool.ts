@@ -4,6 +4,7 @@ import * as nodeFs from "node:fs"
 import { FileSystem } from "@effect/platform"
 import type { ToolStructured } from "@opencode-ai/schema"
 import { Deferred, Duration, Effect, Exit, Option, Schedule, Schema } from "effect"
+import { Traced } from "../../observability/traced.js"
 import type { ToolRegistry } from "../tool-registry.js"
 import { BashPaths } from "./bash-paths.js"
 import { BuiltinTool } from "./builtin-tool.js"
@@ -187,7 +188,7 @@ export const make = (options: Options = {}) =>
       name: "bash",
       description,
       input: Input,
-      execute: Effect.fn("BashTool.execute")(function* (input: Input, context: ToolRegistry.CallContext) {
+      execute: Traced.fn("BashTool.execute")(function* (input: Input, context: ToolRegistry.CallContext) {
         // The workdir is confined by its real path (symlinks resolved).
         const workdir = yield* ToolPath.target(context, input.workdir ?? ".")
         const cwd = workdir.path

@@ -4,6 +4,7 @@ import * as path from "node:path"
 import { FileSystem } from "@effect/platform"
 import type { ToolStructured } from "@opencode-ai/schema"
 import { Effect, Option, Schema } from "effect"
+import { Traced } from "../../observability/traced.js"
 import type { ToolRegistry } from "../tool-registry.js"
 import { BuiltinTool } from "./builtin-tool.js"
 import { ToolPath } from "./tool-path.js"
@@ -69,7 +70,7 @@ export const make = Effect.gen(function* () {
     name: "edit",
     description,
     input: Input,
-    execute: Effect.fn("EditTool.execute")(function* (input: Input, context: ToolRegistry.CallContext) {
+    execute: Traced.fn("EditTool.execute")(function* (input: Input, context: ToolRegistry.CallContext) {
       if (input.oldString === input.newString) {
         return yield* BuiltinTool.fail("oldString and newString are identical: there is nothing to change")
       }

@@ -4,6 +4,7 @@ import * as path from "node:path"
 import { FileSystem } from "@effect/platform"
 import type { ToolStructured } from "@opencode-ai/schema"
 import { Effect, Option, Schema } from "effect"
+import { Traced } from "../../observability/traced.js"
 import type { ToolRegistry } from "../tool-registry.js"
 import { BuiltinTool } from "./builtin-tool.js"
 import { FileWalk } from "./file-walk.js"
@@ -38,7 +39,7 @@ export const make = Effect.gen(function* () {
     name: "glob",
     description,
     input: Input,
-    execute: Effect.fn("GlobTool.execute")(function* (input: Input, context: ToolRegistry.CallContext) {
+    execute: Traced.fn("GlobTool.execute")(function* (input: Input, context: ToolRegistry.CallContext) {
       // The real path (symlinks resolved) is what is confined and walked. The walk lists symlinked
       // entries by name (inside the directory) and does not descend into symlinked directories.
       const resolved = yield* ToolPath.target(context, input.path ?? ".")

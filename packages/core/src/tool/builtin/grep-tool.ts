@@ -4,6 +4,7 @@ import * as path from "node:path"
 import { FileSystem } from "@effect/platform"
 import type { ToolStructured } from "@opencode-ai/schema"
 import { Chunk, Duration, Effect, Option, Schema, Stream } from "effect"
+import { Traced } from "../../observability/traced.js"
 import type { ToolRegistry } from "../tool-registry.js"
 import { BinaryFile } from "./binary-file.js"
 import { BuiltinTool } from "./builtin-tool.js"
@@ -111,7 +112,7 @@ export const make = (options: Options = {}) =>
       name: "grep",
       description,
       input: Input,
-      execute: Effect.fn("GrepTool.execute")(function* (input: Input, context: ToolRegistry.CallContext) {
+      execute: Traced.fn("GrepTool.execute")(function* (input: Input, context: ToolRegistry.CallContext) {
         try {
           new RegExp(input.pattern)
         } catch (error) {

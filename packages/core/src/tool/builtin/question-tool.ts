@@ -1,6 +1,7 @@
 export * as QuestionTool from "./question-tool.js"
 
 import { Effect, Layer, Schema } from "effect"
+import { Traced } from "../../observability/traced.js"
 import { QuestionRequests } from "../../question/question-requests.js"
 import { ToolRegistry } from "../tool-registry.js"
 import { BuiltinTool } from "./builtin-tool.js"
@@ -52,7 +53,7 @@ export const make = (questions: Pick<QuestionRequests.Interface, "ask">): ToolRe
     name: "question",
     description,
     input: Input,
-    execute: Effect.fn("QuestionTool.execute")(function* (input: Input, context: ToolRegistry.CallContext) {
+    execute: Traced.fn("QuestionTool.execute")(function* (input: Input, context: ToolRegistry.CallContext) {
       if (input.questions.length === 0) return yield* BuiltinTool.fail("The question tool needs at least one question")
       const answers = yield* questions
         .ask({

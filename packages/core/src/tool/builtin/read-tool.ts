@@ -6,6 +6,7 @@ import { FileSystem } from "@effect/platform"
 import type { ToolStructured } from "@opencode-ai/schema"
 import { Effect, Option, Schema, Stream } from "effect"
 import { MediaTypes } from "../../fs/media-types.js"
+import { Traced } from "../../observability/traced.js"
 import type { ToolRegistry } from "../tool-registry.js"
 import { BinaryFile } from "./binary-file.js"
 import { BuiltinTool } from "./builtin-tool.js"
@@ -247,7 +248,7 @@ export const make = (options: Options = {}) =>
       name: "read",
       description,
       input: Input,
-      execute: Effect.fn("ReadTool.execute")(function* (input: Input, context: ToolRegistry.CallContext) {
+      execute: Traced.fn("ReadTool.execute")(function* (input: Input, context: ToolRegistry.CallContext) {
         // The real path (symlinks resolved) is what is confined, asked about and read.
         const resolved = yield* ToolPath.target(context, input.path)
         const target = resolved.path

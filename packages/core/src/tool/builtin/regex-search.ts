@@ -2,6 +2,7 @@ export * as RegexSearch from "./regex-search.js"
 
 import { Worker } from "node:worker_threads"
 import { Duration, Effect, Exit, Schema, type Scope } from "effect"
+import { Traced } from "../../observability/traced.js"
 import { GrepWorker } from "./grep-worker.js"
 
 /**
@@ -108,7 +109,7 @@ interface Pending {
  * on its requests in total. The worker is leased on the first request; closing the scope returns
  * or terminates it (see the module comment) and resolves once a terminated thread has exited.
  */
-export const make = Effect.fn("RegexSearch.make")(function* (
+export const make = Traced.fn("RegexSearch.make")(function* (
   pattern: string,
   options: { readonly timeLimit?: Duration.DurationInput | undefined } = {}
 ): Effect.fn.Return<Searcher, never, Scope.Scope> {

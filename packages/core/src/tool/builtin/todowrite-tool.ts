@@ -1,6 +1,7 @@
 export * as TodoWriteTool from "./todowrite-tool.js"
 
 import { Effect, Schema } from "effect"
+import { Traced } from "../../observability/traced.js"
 import type { ToolRegistry } from "../tool-registry.js"
 import { BuiltinTool } from "./builtin-tool.js"
 
@@ -36,7 +37,7 @@ export const make = Effect.succeed(
     name: "todowrite",
     description,
     input: Input,
-    execute: Effect.fn("TodoWriteTool.execute")(function* (input: Input, context: ToolRegistry.CallContext) {
+    execute: Traced.fn("TodoWriteTool.execute")(function* (input: Input, context: ToolRegistry.CallContext) {
       yield* context.ask({ action: "todowrite", resources: ["*"], metadata: { todos: input.todos } })
       const open = input.todos.filter((todo) => todo.status !== "completed" && todo.status !== "cancelled").length
       return BuiltinTool.text(

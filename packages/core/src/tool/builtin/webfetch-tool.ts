@@ -3,6 +3,7 @@ export * as WebFetchTool from "./webfetch-tool.js"
 import type { ToolStructured } from "@opencode-ai/schema"
 import { Duration, Effect, Schema } from "effect"
 import type TurndownService from "turndown"
+import { Traced } from "../../observability/traced.js"
 import type { ToolRegistry } from "../tool-registry.js"
 import { BuiltinTool } from "./builtin-tool.js"
 
@@ -142,7 +143,7 @@ export const make = (options: Options = {}) =>
       name: "webfetch",
       description,
       input: Input,
-      execute: Effect.fn("WebFetchTool.execute")(function* (input: Input, context: ToolRegistry.CallContext) {
+      execute: Traced.fn("WebFetchTool.execute")(function* (input: Input, context: ToolRegistry.CallContext) {
         const format = input.format ?? "markdown"
         let url: URL
         try {

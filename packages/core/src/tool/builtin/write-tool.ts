@@ -5,6 +5,7 @@ import { FileSystem } from "@effect/platform"
 import type { ToolStructured } from "@opencode-ai/schema"
 import { createTwoFilesPatch } from "diff"
 import { Effect, Option, Schema } from "effect"
+import { Traced } from "../../observability/traced.js"
 import type { ToolRegistry } from "../tool-registry.js"
 import { BuiltinTool } from "./builtin-tool.js"
 import { ToolPath } from "./tool-path.js"
@@ -54,7 +55,7 @@ export const make = Effect.gen(function* () {
     name: "write",
     description,
     input: Input,
-    execute: Effect.fn("WriteTool.execute")(function* (input: Input, context: ToolRegistry.CallContext) {
+    execute: Traced.fn("WriteTool.execute")(function* (input: Input, context: ToolRegistry.CallContext) {
       // The real path (symlinks resolved; a new file's nearest existing parent) is what is confined,
       // named in the edit ask, and written.
       const resolved = yield* ToolPath.target(context, input.path)
