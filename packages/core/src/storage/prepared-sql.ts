@@ -51,7 +51,10 @@ export const make = (sql: SqlClient.SqlClient, text: string): Statement => {
       }),
     run: (params) =>
       handle.use(() => {
-        handle.prepare(text).run(...params)
+        // A statement that returns rows (`RETURNING`) cannot be `run` by the driver: its rows are dropped.
+        const statement = handle.prepare(text)
+        if (statement.reader) statement.all(...params)
+        else statement.run(...params)
       })
   }
 }
