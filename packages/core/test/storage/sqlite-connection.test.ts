@@ -18,8 +18,12 @@ const connection = Effect.flatMap(tempDir, (dir) =>
   Layer.build(SqliteConnection.layer({ filename: path.join(dir, "test.db") }))
 ).pipe(Effect.map((context) => Context.get(context, SqlClient.SqlClient)))
 
-const withTable = (sql: SqlClient.SqlClient) =>
-  Effect.as(sql`CREATE TABLE item (id TEXT PRIMARY KEY, n INTEGER NOT NULL)`, sql)
+/** A fresh connection with an empty `item` table, and a Prepared Statement that inserts into it. */
+const items = Effect.gen(function* () {
+  const sql = yield* connection
+  yield* sql`CREATE TABLE item (id TEXT PRIMARY KEY, n INTEGER NOT NULL)`
+  return { sql, insert: PreparedSql.make(sql, "INSERT INTO item (id, n) VALUES (?, ?)") }
+})
 
 const ids = (sql: SqlClient.SqlClient) =>
   Effect.map(sql<{ id: string }>`SELECT id FROM item ORDER BY id`, (rows) => rows.map((row) => row.id))
@@ -27,8 +31,7 @@ const ids = (sql: SqlClient.SqlClient) =>
 describe("SqliteConnection", () => {
   it.scoped("a statement outside a transaction waits for another fiber's transaction to end", () =>
     Effect.gen(function* () {
-      const sql = yield* Effect.flatMap(connection, withTable)
-      const insert = PreparedSql.make(sql, "INSERT INTO item (id, n) VALUES (?, ?)")
+      const { sql, insert } = yield* items
       const inside = yield* Deferred.make<void>()
       const release = yield* Deferred.make<void>()
       const order = yield* Ref.make<ReadonlyArray<string>>([])
@@ -66,8 +69,7 @@ describe("SqliteConnection", () => {
 
   it.scoped("prepared and template statements inside a transaction commit or roll back with it", () =>
     Effect.gen(function* () {
-      const sql = yield* Effect.flatMap(connection, withTable)
-      const insert = PreparedSql.make(sql, "INSERT INTO item (id, n) VALUES (?, ?)")
+      const { sql, insert } = yield* items
       yield* sql.withTransaction(Effect.zipRight(insert.run(["a", 1]), sql`INSERT INTO item VALUES ('b', 2)`))
       const failed = yield* sql
         .withTransaction(
@@ -84,8 +86,7 @@ describe("SqliteConnection", () => {
 
   it.scoped("a nested transaction is a savepoint: its failure undoes only its own writes", () =>
     Effect.gen(function* () {
-      const sql = yield* Effect.flatMap(connection, withTable)
-      const insert = PreparedSql.make(sql, "INSERT INTO item (id, n) VALUES (?, ?)")
+      const { sql, insert } = yield* items
       yield* sql.withTransaction(
         Effect.gen(function* () {
           yield* insert.run(["outer", 1])
@@ -102,8 +103,7 @@ describe("SqliteConnection", () => {
 
   it.scoped("an interrupted transaction rolls back and gives the connection back", () =>
     Effect.gen(function* () {
-      const sql = yield* Effect.flatMap(connection, withTable)
-      const insert = PreparedSql.make(sql, "INSERT INTO item (id, n) VALUES (?, ?)")
+      const { sql, insert } = yield* items
       const inside = yield* Deferred.make<void>()
       const fiber = yield* Effect.fork(
         sql.withTransaction(
@@ -120,21 +120,21 @@ describe("SqliteConnection", () => {
 
   it.scoped("bad SQL fails with an SqlError and leaves the connection usable", () =>
     Effect.gen(function* () {
-      const sql = yield* Effect.flatMap(connection, withTable)
+      const { sql, insert } = yield* items
       const broken = PreparedSql.make(sql, "SELECT nothing FROM nowhere WHERE id = ?")
       const outside = yield* Effect.flip(broken.all(["a"]))
       expect(outside).toBeInstanceOf(SqlError.SqlError)
       const inside = yield* Effect.flip(sql.withTransaction(broken.all(["a"])))
       expect(inside).toBeInstanceOf(SqlError.SqlError)
-      yield* PreparedSql.make(sql, "INSERT INTO item (id, n) VALUES (?, ?)").run(["a", 1])
+      yield* insert.run(["a", 1])
       expect(yield* ids(sql)).toEqual(["a"])
     })
   )
 
   it.scoped("compiled statements beyond the cache's capacity are dropped and compiled again when used", () =>
     Effect.gen(function* () {
-      const sql = yield* Effect.flatMap(connection, withTable)
-      yield* PreparedSql.make(sql, "INSERT INTO item (id, n) VALUES (?, ?)").run(["a", 41])
+      const { sql, insert } = yield* items
+      yield* insert.run(["a", 41])
       const distinct = (i: number) => PreparedSql.make(sql, `SELECT n + ${i} AS n FROM item WHERE id = ?`)
       for (let i = 0; i < SqliteConnection.cacheCapacity + 20; i++) {
         expect(yield* distinct(i).all(["a"])).toEqual([{ n: 41 + i }])
@@ -146,7 +146,7 @@ describe("SqliteConnection", () => {
 
   it.scoped("rows as arrays (`values`) do not change how the same statement answers afterwards", () =>
     Effect.gen(function* () {
-      const sql = yield* Effect.flatMap(connection, withTable)
+      const { sql } = yield* items
       yield* sql`INSERT INTO item VALUES ('a', 1)`
       const query = () => sql`SELECT id, n FROM item WHERE n = ${1}`
       expect(yield* query().values).toEqual([["a", 1]])
