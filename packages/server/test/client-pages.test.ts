@@ -138,4 +138,25 @@ describe("paging through the real server with the generated clients", () => {
       }),
     120_000
   )
+
+  it.scopedLive("a page body with non-ASCII text: its content-length counts UTF-8 bytes, and it is the JSON", () =>
+    Effect.gen(function* () {
+      const { llm, server, promise } = yield* setup
+      const session = yield* Effect.promise(() => promise.sessions.create({}))
+      const words = "naïve café — 日本語 🙂"
+      yield* llm.enqueue(reply(text(`answer: ${words}`), finish("stop")))
+      yield* Effect.promise(() => promise.sessions.prompt({ sessionID: session.id, prompt: { text: words } }))
+      yield* Effect.promise(() => promise.sessions.wait({ sessionID: session.id }))
+      for (const path of ["/api/session?limit=50", `/api/session/${session.id}/message?limit=50`]) {
+        const response = yield* Effect.promise(() => fetch(`${server.url}${path}`))
+        const bytes = new Uint8Array(yield* Effect.promise(() => response.arrayBuffer()))
+        expect(response.status).toBe(200)
+        expect(response.headers.get("content-type")).toBe("application/json")
+        expect(Number(response.headers.get("content-length"))).toBe(bytes.byteLength)
+        const body = JSON.parse(new TextDecoder().decode(bytes)) as { data: ReadonlyArray<unknown> }
+        expect(body.data.length).toBeGreaterThan(0)
+        if (path.includes("/message")) expect(JSON.stringify(body.data)).toContain(words)
+      }
+    })
+  )
 })

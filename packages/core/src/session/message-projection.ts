@@ -851,10 +851,13 @@ export interface PageKey {
   readonly id: string
 }
 
+const pageKey = ["seq", "id"]
 const readPage = KeysetPage.reader(
-  Schema.Struct({ id: Schema.String, seq: Schema.Number }),
+  pageKey,
+  Schema.Struct({ id: Schema.String, seq: Schema.NumberFromString }),
   (row): PageKey => ({ seq: row.seq, id: row.id })
 )
+const pageEntry = KeysetPage.entry(pageKey)
 
 /**
  * One page of the session's messages as stored, keyset-anchored on `(seq, id)` (see KeysetPage: a
@@ -882,15 +885,16 @@ export const pageOn = (sql: SqlClient.SqlClient, query: PageQuery): Effect.Effec
     const forward = query.direction === "next"
     const sort = sql.literal(ascending(forward) ? "ASC" : "DESC")
     const order = sql`ORDER BY seq ${sort}, id ${sort} LIMIT ${query.limit + 1}`
+    const entry = sql.literal(pageEntry)
     return readPage(sql, {
       limit: query.limit,
       direction: query.direction,
       anchor: query.anchor,
-      first: sql`SELECT id, seq, info FROM message WHERE session_id = ${sessionID} ${order}`,
+      first: sql`SELECT ${entry} FROM message WHERE session_id = ${sessionID} ${order}`,
       continuation: (anchor) => sql`
-        SELECT id, seq, info, CASE WHEN EXISTS (
+        SELECT CASE WHEN EXISTS (
           SELECT 1 FROM message WHERE session_id = ${sessionID} AND ${past(anchor, !forward, true)}
-        ) THEN 1 ELSE 0 END AS behind FROM message
+        ) THEN 1 ELSE 0 END || ' ' || ${entry} FROM message
         WHERE session_id = ${sessionID} AND ${beyond(anchor, forward)} ${order}`,
       beyond: (anchor) =>
         sql`SELECT 1 AS found FROM message WHERE session_id = ${sessionID} AND ${beyond(anchor, !forward)} LIMIT 1`

@@ -403,10 +403,13 @@ export const subpathOfLocation = (location: Location.LocationInfo): string | und
 const likePattern = (search: string) => `%${search.replace(/[\\%_]/g, (char) => `\\${char}`)}%`
 
 /** A page's rows: the stored record JSON (`info`), with the keyset columns decoded as the anchor. */
+const pageKey = ["time_created", "id"]
 const readPage = KeysetPage.reader(
-  Schema.Struct({ id: Identifier.SessionID, time_created: Schema.Number }),
+  pageKey,
+  Schema.Struct({ id: Identifier.SessionID, time_created: Schema.NumberFromString }),
   (row): SessionCursor.Anchor => ({ time: row.time_created, id: row.id })
 )
+const pageEntry = KeysetPage.entry(pageKey)
 
 /** One page as stored: the records' JSON in query order and the anchors of the neighbouring pages. */
 export interface StoredPage extends KeysetPage.Stored<SessionCursor.Anchor> {
@@ -471,16 +474,17 @@ export const pageOn = (sql: SqlClient.SqlClient, request: PageRequest): Effect.E
     const timeSort = sql.literal(ascending(forward) ? "ASC" : "DESC")
     const idSort = sql.literal(ascending(forward) ? "DESC" : "ASC")
     const order = sql`ORDER BY time_created ${timeSort}, id ${idSort} LIMIT ${query.limit + 1}`
+    const entry = sql.literal(pageEntry)
     return readPage(sql, {
       limit: query.limit,
       direction,
       anchor: request.anchor,
-      first: sql`SELECT id, time_created, info FROM session WHERE ${sql.and(filters)} ${order}`,
+      first: sql`SELECT ${entry} FROM session WHERE ${sql.and(filters)} ${order}`,
       // The far side of the anchor, against the reading direction: the anchor's own row included.
       continuation: (anchor) => sql`
-        SELECT id, time_created, info, CASE WHEN EXISTS (
+        SELECT CASE WHEN EXISTS (
           SELECT 1 FROM session WHERE ${sql.and([...filters, past(anchor, !forward, true)])}
-        ) THEN 1 ELSE 0 END AS behind
+        ) THEN 1 ELSE 0 END || ' ' || ${entry}
         FROM session WHERE ${sql.and([...filters, beyond(anchor, forward)])} ${order}`,
       beyond: (anchor) =>
         sql`SELECT 1 AS found FROM session WHERE ${sql.and([...filters, beyond(anchor, !forward)])} LIMIT 1`

@@ -1,7 +1,7 @@
 export * as PreparedSql from "./prepared-sql.js"
 
-import type { SqlClient, SqlError } from "@effect/sql"
-import { Effect } from "effect"
+import { type SqlClient, type SqlError, Statement as SqlStatement } from "@effect/sql"
+import { Effect, Option } from "effect"
 import { SqliteConnection } from "./sqlite-connection.js"
 
 /**
@@ -73,4 +73,34 @@ export const perClient = (text: string): ((sql: SqlClient.SqlClient) => Statemen
     }
     return statement
   }
+}
+
+/**
+ * The first column of every row `statement` returns, as the driver gives it. Over a connection of
+ * `SqliteConnection` the compiled statement runs in the driver's pluck mode: no row object is built
+ * per row, which is most of what reading a page of stored records costs there (a row object costs
+ * about half a microsecond more than its values). Over any other client, or where a statement
+ * transformer is installed (`Statement.withTransformer`, which then sees the statement), it is the
+ * first value of each of `statement.values`. Same transaction discipline as {@link make}.
+ */
+export const firstColumn = (
+  sql: SqlClient.SqlClient,
+  statement: SqlStatement.Statement<unknown>
+): Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError> => {
+  const handle = SqliteConnection.handleOf(sql)
+  const generic = Effect.map(statement.values, (rows) => rows.map((row) => row[0]))
+  if (handle === undefined) return generic
+  return Effect.withFiberRuntime((fiber) => {
+    if (Option.isSome(fiber.getFiberRef(SqlStatement.currentTransformer))) return generic
+    const [text, params] = statement.compile()
+    return handle.use(() => {
+      const prepared = handle.prepare(text)
+      prepared.pluck(true)
+      try {
+        return prepared.all(...params) as ReadonlyArray<unknown>
+      } finally {
+        prepared.pluck(false)
+      }
+    })
+  })
 }

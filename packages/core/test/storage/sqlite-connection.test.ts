@@ -1,5 +1,5 @@
 import * as path from "node:path"
-import { SqlClient, SqlError } from "@effect/sql"
+import { SqlClient, SqlError, Statement } from "@effect/sql"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Context, Deferred, Effect, Exit, Fiber, Layer, Ref } from "effect"
 import { PreparedSql } from "../../src/storage/prepared-sql.js"
@@ -189,6 +189,47 @@ layer(PostgresServer.layer(), { timeout: 120_000 })("PreparedSql over both diale
         ])
         expect(yield* select.all([100])).toEqual([])
       })
+    )
+
+    it.scoped(
+      `${dialect}: firstColumn reads each row's first value, in and out of a transaction, seen by a transformer`,
+      () =>
+        Effect.gen(function* () {
+          const sql = yield* Effect.flatMap(freshDatabase(dialect), (database) =>
+            Effect.map(Layer.build(database), (context) => Context.get(context, SqlClient.SqlClient))
+          )
+          yield* sql`CREATE TABLE column_item (id TEXT PRIMARY KEY, n INTEGER NOT NULL)`
+          yield* sql`INSERT INTO column_item (id, n) VALUES ('a', 1), ('b', 2)`
+          const entries = () => sql`SELECT id || ' ' || n, n FROM column_item WHERE n >= ${1} ORDER BY id`
+          expect(yield* PreparedSql.firstColumn(sql, entries())).toEqual(["a 1", "b 2"])
+          // The same statement afterwards still answers with whole rows (the mode is the call's own).
+          expect(yield* sql`SELECT id || ' ' || n, n FROM column_item WHERE n >= ${1} ORDER BY id`.values).toEqual([
+            ["a 1", 1],
+            ["b 2", 2]
+          ])
+          // Inside a transaction: its own uncommitted write is read, and gone after the rollback.
+          const inside = yield* sql
+            .withTransaction(
+              Effect.zipRight(
+                sql`INSERT INTO column_item (id, n) VALUES ('c', 3)`,
+                Effect.flatMap(PreparedSql.firstColumn(sql, entries()), (read) => Effect.fail(read))
+              )
+            )
+            .pipe(Effect.flip)
+          expect(inside).toEqual(["a 1", "b 2", "c 3"])
+          expect(yield* PreparedSql.firstColumn(sql, entries())).toEqual(["a 1", "b 2"])
+          // A statement transformer sees the statement (and may change it).
+          const seen: Array<string> = []
+          const transformed = yield* PreparedSql.firstColumn(sql, entries()).pipe(
+            Statement.withTransformer((statement, sql) => {
+              seen.push(statement.compile()[0])
+              return Effect.succeed(sql`SELECT 'transformed'`)
+            })
+          )
+          expect(seen).toHaveLength(1)
+          expect(seen[0]).toContain("column_item")
+          expect(transformed).toEqual(["transformed"])
+        })
     )
   }
 })
