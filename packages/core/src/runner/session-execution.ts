@@ -128,7 +128,12 @@ export const make = (drain: Drain): Effect.Effect<Interface, never, Scope.Scope>
           })
         }),
         // Traced even when woken from an untraced poll (see WallClock.every).
-        Effect.withTracerEnabled(true)
+        Effect.withTracerEnabled(true),
+        // None of the waking fiber's services: everything the drain uses was bound when the runtime
+        // was built (its type requires nothing). Woken by a served prompt, the fiber would otherwise
+        // carry the request's context (some 75 services, the request itself) for the whole Execution,
+        // keeping it alive and copying all of it each time a span or a service is added below.
+        Effect.mapInputContext(() => Context.empty())
       )
     }
 

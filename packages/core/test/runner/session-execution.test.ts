@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Identifier } from "@opencode-ai/schema"
-import { Deferred, Effect, Exit, Fiber, Option, Ref, Scope } from "effect"
+import { Context, Deferred, Effect, Exit, Fiber, Option, Ref, Scope } from "effect"
 import { SessionExecution } from "../../src/runner/session-execution.js"
 
 /** A drain that records each run and blocks on a gate the test opens. */
@@ -28,7 +28,30 @@ const gatedDrain = Effect.gen(function* () {
   return { drain, runs, nth }
 })
 
+class WakerService extends Context.Tag("test/WakerService")<WakerService, { readonly request: string }>() {}
+
 describe("SessionExecution", () => {
+  it.scoped("a drain runs with none of the waking fiber's services in its context", () =>
+    Effect.gen(function* () {
+      const seen = yield* Deferred.make<{ readonly size: number; readonly waker: boolean }>()
+      const coordinator = yield* SessionExecution.make(() =>
+        Effect.flatMap(Effect.context<never>(), (context) =>
+          Deferred.succeed(seen, {
+            size: context.unsafeMap.size,
+            waker: Option.isSome(Context.getOption(context as Context.Context<WakerService>, WakerService))
+          })
+        )
+      )
+      yield* coordinator
+        .wake(Identifier.SessionID.make("ses_a"))
+        .pipe(Effect.provideService(WakerService, { request: "POST /prompt" }))
+      const observed = yield* Deferred.await(seen)
+      expect(observed.waker).toBe(false)
+      // At most the span the Execution opens.
+      expect(observed.size).toBeLessThanOrEqual(1)
+    })
+  )
+
   it.scoped("runs one drain at a time and coalesces wakes during a drain into one follow-up", () =>
     Effect.gen(function* () {
       const { drain, runs, nth } = yield* gatedDrain
