@@ -3,10 +3,10 @@ export * as Serve from "./serve.js"
 import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
-import { HttpApiBuilder, HttpMiddleware, HttpServer } from "@effect/platform"
+import { Etag, FileSystem, HttpApiBuilder, HttpMiddleware, HttpPlatform, HttpServer, Path } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Config, Core, ModelDatabase, Paths, Storage } from "@opencode-ai/core"
-import { Console, Effect, Layer, Logger, type LogLevel, Option } from "effect"
+import { Console, Context, Effect, Layer, Logger, type LogLevel, Option, Scope } from "effect"
 import { DataDirCheck } from "./data-dir-check.js"
 import { LogOutput } from "./log-output.js"
 import { BasicAuth } from "./middleware/basic-auth.js"
@@ -108,7 +108,7 @@ export const layer = (options: Options) => {
   const stopped = Layer.scopedDiscard(Effect.addFinalizer(() => Effect.logInfo("opencode server stopped")))
   return stopping.pipe(
     Layer.provideMerge(
-      HttpApiBuilder.serve(RequestLog.middleware).pipe(
+      served.pipe(
         Layer.provide(router),
         Layer.provideMerge(listener),
         // Core's services stay in the output: `run` reads the configuration for its start-up summary.
@@ -126,6 +126,24 @@ export const layer = (options: Options) => {
     Layer.provide(TraceExport.layer({ env, serviceVersion: ServerVersion.current }))
   )
 }
+
+/**
+ * The API on the listener, as `HttpApiBuilder.serve(RequestLog.middleware)` serves it, except that
+ * each request's fiber starts from a context holding only what the app asks of it at request time
+ * (the platform's services) rather than every service of the host: the handlers run with the
+ * services their groups were built with, merged into the request's context, and a request's context
+ * is copied each time a span or a service is added to it (some 75 entries otherwise).
+ */
+type Served = Scope.Scope | HttpPlatform.HttpPlatform | Etag.Generator | FileSystem.FileSystem | Path.Path
+const served = Layer.scopedDiscard(
+  Effect.gen(function* () {
+    const app = yield* HttpApiBuilder.httpApp
+    const server = yield* HttpServer.HttpServer
+    yield* Effect.mapInputContext(server.serve(app, RequestLog.middleware), (context: Context.Context<Served>) =>
+      Context.pick(Scope.Scope, HttpPlatform.HttpPlatform, Etag.Generator, FileSystem.FileSystem, Path.Path)(context)
+    )
+  })
+).pipe(Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer]))
 
 /**
  * `server.close()` stops accepting and waits for open connections, but a keep-alive connection whose
