@@ -3,7 +3,7 @@ export * as Serve from "./serve.js"
 import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Etag, FileSystem, HttpApiBuilder, HttpMiddleware, HttpPlatform, HttpServer, Path } from "@effect/platform"
+import { HttpApiBuilder, HttpMiddleware, HttpServer } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Config, Core, ModelDatabase, Paths, Storage } from "@opencode-ai/core"
 import { Console, Context, Effect, Layer, Logger, type LogLevel, Option, Scope } from "effect"
@@ -15,6 +15,7 @@ import { RequestOrigin } from "./middleware/request-origin.js"
 import { MetricsRoute } from "./observability/metrics-route.js"
 import { TraceExport } from "./observability/trace-export.js"
 import type { PtyTickets } from "./pty-tickets.js"
+import { RequestContext } from "./request-context.js"
 import { Router } from "./router.js"
 import { ServerVersion } from "./server-version.js"
 import type { EventStreams } from "./sse/event-streams.js"
@@ -129,18 +130,17 @@ export const layer = (options: Options) => {
 
 /**
  * The API on the listener, as `HttpApiBuilder.serve(RequestLog.middleware)` serves it, except that
- * each request's fiber starts from a context holding only what the app asks of it at request time
- * (the platform's services) rather than every service of the host: the handlers run with the
- * services their groups were built with, merged into the request's context, and a request's context
- * is copied each time a span or a service is added to it (some 75 entries otherwise).
+ * each request's fiber starts from the platform's services only (RequestContext) rather than every
+ * service of the host.
  */
-type Served = Scope.Scope | HttpPlatform.HttpPlatform | Etag.Generator | FileSystem.FileSystem | Path.Path
 const served = Layer.scopedDiscard(
   Effect.gen(function* () {
     const app = yield* HttpApiBuilder.httpApp
     const server = yield* HttpServer.HttpServer
-    yield* Effect.mapInputContext(server.serve(app, RequestLog.middleware), (context: Context.Context<Served>) =>
-      Context.pick(Scope.Scope, HttpPlatform.HttpPlatform, Etag.Generator, FileSystem.FileSystem, Path.Path)(context)
+    yield* Effect.mapInputContext(
+      server.serve(app, RequestLog.middleware),
+      (context: Context.Context<RequestContext.Services | Scope.Scope>) =>
+        Context.add(RequestContext.pick(context), Scope.Scope, Context.get(context, Scope.Scope))
     )
   })
 ).pipe(Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer]))

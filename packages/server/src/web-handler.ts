@@ -2,8 +2,9 @@ export * as WebHandler from "./web-handler.js"
 
 import { HttpApiBuilder, HttpApp, HttpServer } from "@effect/platform"
 import { type Config, Core, type ModelDatabase, type Storage, type ToolRegistry } from "@opencode-ai/core"
-import { type Context, Effect, Layer, Option, type Scope } from "effect"
+import { type Context, Effect, Layer, Option, Runtime, type Scope } from "effect"
 import type { PtyEnvironment } from "./pty-environment.js"
+import { RequestContext } from "./request-context.js"
 import { Router } from "./router.js"
 import type { EventStreams } from "./sse/event-streams.js"
 
@@ -78,5 +79,11 @@ export const start = (
       ).pipe(Layer.provideMerge(Core.layer(options)))
     )
     const app = yield* HttpApiBuilder.httpApp.pipe(Effect.provide(runtime))
-    return { handler: HttpApp.toWebHandlerRuntime(runtime)(app), services: runtime.context }
+    // Each request's fiber starts from the platform's services only (see RequestContext).
+    const requests = Runtime.make({
+      context: RequestContext.pick(runtime.context),
+      fiberRefs: runtime.fiberRefs,
+      runtimeFlags: runtime.runtimeFlags
+    })
+    return { handler: HttpApp.toWebHandlerRuntime(requests)(app), services: runtime.context }
   })
