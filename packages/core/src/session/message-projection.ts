@@ -851,6 +851,7 @@ export interface PageKey {
   readonly id: string
 }
 
+/** A message page's key columns: its seq, then its id. */
 const pageKey = ["seq", "id"]
 const readPage = KeysetPage.reader(
   pageKey,

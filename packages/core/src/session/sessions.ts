@@ -402,8 +402,9 @@ export const subpathOfLocation = (location: Location.LocationInfo): string | und
  */
 const likePattern = (search: string) => `%${search.replace(/[\\%_]/g, (char) => `\\${char}`)}%`
 
-/** A page's rows: the stored record JSON (`info`), with the keyset columns decoded as the anchor. */
+/** A page's key columns: creation time, then id. */
 const pageKey = ["time_created", "id"]
+/** A page's rows: the stored record JSON (`info`), with the keyset columns decoded as the anchor. */
 const readPage = KeysetPage.reader(
   pageKey,
   Schema.Struct({ id: Identifier.SessionID, time_created: Schema.NumberFromString }),
