@@ -53,42 +53,137 @@ export const javascript = { toString: () => (text ??= readFileSync(new URL("./ap
 }
 
 /**
- * `opencode` as ESM for Node 20: `dist/bin.js` and the chunks it loads. Workspace packages and npm dependencies are bundled;
- * better-sqlite3 and @lydell/node-pty stay external because they are native addons (node-pty's
- * prebuilt binary comes from its per-platform optional dependency), and so do web-tree-sitter and
- * tree-sitter-bash (bash's parser): they load their .wasm files from their own package directories.
+ * Packages that only code loaded on first use imports, and that share no module with the rest of the
+ * bundle: each is bundled on its own into `dist/vendor/<name>.cjs`, so a start neither reads nor
+ * compiles them (the main bundle is one CommonJS file, where esbuild cannot split chunks off).
+ *
+ * In the main bundle, an import of one of these packages (any subpath) becomes a small module that
+ * requires the package's vendor bundle and takes that specifier's exports from it. Once the main
+ * bundle is written, each package's vendor bundle is built from the specifiers the main bundle
+ * imported, with the same esbuild, resolved from where they were imported. Each specifier's exports
+ * are marked as an ES module's, so default and named imports keep their meaning.
  */
-export default defineConfig({
-  entry: { bin: "src/bin.ts" },
-  format: ["esm"],
-  platform: "node",
-  target: "node20",
-  outDir: "dist",
-  clean: true,
-  sourcemap: true,
-  // `bin.js` is a small entry that turns on V8's compile cache and then imports the main chunk;
-  // modules loaded on first use (the API reference page, Ajv, the MCP SDK, undici, tree-sitter,
-  // turndown) are chunks of their own beside it, so a start neither reads nor compiles them.
-  splitting: true,
-  esbuildPlugins: [apiReferenceScript, serverWithoutUndici],
-  // V8 keeps the source text of every module it loads for as long as the process runs (lazy
-  // compilation and `toString` read it again): whitespace and syntax minification make that text
-  // about a third smaller, and ASCII output (non-ASCII characters escaped) keeps each chunk a one-byte
-  // string, where a single non-ASCII character would store the whole chunk as two bytes a character
-  // (esbuild does not escape them in regular expressions: write those as `\u` escapes in the source).
-  // Identifiers are not minified: names in stack traces, `Function.name` and class names stay.
-  minifyWhitespace: true,
-  minifySyntax: true,
-  // Legal comments (bundled packages' licence headers, which may hold non-ASCII names) go to
-  // `<chunk>.LEGAL.txt` files beside the chunks, so no chunk has a non-ASCII character.
-  esbuildOptions: (options) => {
-    options.charset = "ascii"
-    options.legalComments = "external"
-  },
-  // Everything but those four (tsup lets noExternal win over external, so exclude it here).
-  noExternal: [/^(?!(better-sqlite3|@lydell\/node-pty|web-tree-sitter|tree-sitter-bash)(\/|$))/],
-  // Bundled CommonJS dependencies call require() for Node built-ins.
-  banner: {
-    js: `import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);`
+const vendorPackages = ["undici", "turndown", "ajv", "@modelcontextprotocol/sdk"]
+
+const packageOf = (specifier: string): string | undefined =>
+  vendorPackages.find((name) => specifier === name || specifier.startsWith(`${name}/`))
+
+const vendorFile = (name: string) => `vendor/${name.replace(/^@/, "").replace(/\//g, "-")}.cjs`
+
+const vendorBundles: Plugin = {
+  name: "vendor-bundles",
+  setup(build) {
+    // specifier → the directory it was first imported from, per package.
+    const imported = new Map<string, Map<string, string>>()
+    build.onResolve({ filter: /^[@a-z]/ }, (args) => {
+      const name = packageOf(args.path)
+      if (name === undefined || args.namespace === "vendor") return undefined
+      const specifiers = imported.get(name) ?? new Map<string, string>()
+      imported.set(name, specifiers)
+      if (!specifiers.has(args.path)) specifiers.set(args.path, args.resolveDir)
+      return { path: args.path, namespace: "vendor", pluginData: name }
+    })
+    build.onLoad({ filter: /.*/, namespace: "vendor" }, (args) => ({
+      loader: "js",
+      contents: `module.exports = require(${JSON.stringify(`./${vendorFile(args.pluginData as string)}`)}).modules[${JSON.stringify(args.path)}]`
+    }))
+    build.onResolve({ filter: /^\.\/vendor\//, namespace: "vendor" }, (args) => ({ path: args.path, external: true }))
+    build.onEnd(async (result) => {
+      if (result.errors.length > 0) return
+      const outDir = build.initialOptions.outdir ?? "dist"
+      for (const [name, specifiers] of imported) {
+        const entries = [...specifiers]
+        await build.esbuild.build({
+          stdin: {
+            contents: [
+              ...entries.map(([specifier], index) => `import * as m${index} from ${JSON.stringify(specifier)}`),
+              'const esModule = (namespace) => Object.freeze(Object.defineProperty({ ...namespace }, "__esModule", { value: true }))',
+              `export const modules = { ${entries.map(([specifier], index) => `${JSON.stringify(specifier)}: esModule(m${index})`).join(", ")} }`
+            ].join("\n"),
+            resolveDir: entries[0]![1],
+            sourcefile: `vendor-${name}.js`
+          },
+          outfile: path.join(outDir, vendorFile(name)),
+          bundle: true,
+          format: "cjs",
+          platform: "node",
+          target: "node20",
+          minifyWhitespace: true,
+          minifySyntax: true,
+          charset: "ascii",
+          legalComments: "external",
+          logLevel: "warning"
+        })
+      }
+    })
   }
-})
+}
+
+const externals = ["better-sqlite3", "@lydell/node-pty", "web-tree-sitter", "tree-sitter-bash"]
+
+// Both builds write into `dist`; it is emptied once, here, before either starts. Its package.json
+// makes `bin.js` CommonJS: a CommonJS entry spares a start Node's ES module loader (about 50 ms and
+// 10 MiB of RSS here), and the path users and the README run stays `dist/bin.js`.
+fs.rmSync("dist", { recursive: true, force: true })
+fs.mkdirSync("dist")
+fs.writeFileSync("dist/package.json", `${JSON.stringify({ type: "commonjs" })}\n`)
+
+/** `import.meta.url` in a CommonJS bundle: the file's own URL. */
+const importMetaUrl: Options = {
+  define: { "import.meta.url": "__import_meta_url" },
+  banner: { js: `var __import_meta_url = require("node:url").pathToFileURL(__filename).href;` }
+}
+
+/**
+ * `opencode` for Node 20: `dist/bin.js`, a small CommonJS entry that runs `dist/main.cjs` through V8's code
+ * cache (`CodeCache.run`), and `main.cjs`, everything else as one CommonJS bundle. Workspace packages
+ * and npm dependencies are bundled; better-sqlite3 and @lydell/node-pty stay external because they
+ * are native addons (node-pty's prebuilt binary comes from its per-platform optional dependency), and
+ * so do web-tree-sitter and tree-sitter-bash (bash's parser): they load their .wasm files from their
+ * own package directories. The packages in `vendorPackages` are bundles of their own beside it.
+ */
+export default defineConfig([
+  {
+    entry: { bin: "src/bin.ts" },
+    format: ["cjs"],
+    outExtension: () => ({ js: ".js" }),
+    platform: "node",
+    target: "node20",
+    outDir: "dist",
+    sourcemap: true,
+    ...importMetaUrl
+  },
+  {
+    entry: { main: "src/main.ts" },
+    format: ["cjs"],
+    platform: "node",
+    target: "node20",
+    outDir: "dist",
+    sourcemap: true,
+    // One file, so that V8's code cache covers all of it: esbuild splits chunks only for ES modules.
+    // Modules loaded on first use (the API reference page, the cluster, PostgreSQL, the MCP client)
+    // are in it, but evaluated only when first required; what they alone import is in `vendor/`.
+    splitting: false,
+    esbuildPlugins: [apiReferenceScript, serverWithoutUndici, vendorBundles],
+    // V8 keeps the source text of the bundle for as long as the process runs (lazy compilation and
+    // `toString` read it again): whitespace and syntax minification make that text about a third
+    // smaller, and ASCII output (non-ASCII characters escaped) keeps it a one-byte string, where a
+    // single non-ASCII character would store the whole bundle as two bytes a character (esbuild does
+    // not escape them in regular expressions: write those as `\u` escapes in the source). Identifiers
+    // are not minified: names in stack traces, `Function.name` and class names stay.
+    minifyWhitespace: true,
+    minifySyntax: true,
+    esbuildOptions: (options) => {
+      options.charset = "ascii"
+      // Legal comments (bundled packages' licence headers, which may hold non-ASCII names) go to
+      // `<file>.LEGAL.txt` beside the bundle, so the bundle has no non-ASCII character.
+      options.legalComments = "external"
+      // `import()` becomes `require()`: the bundle runs as a script, where `import()` has no referrer.
+      options.supported = { ...options.supported, "dynamic-import": false }
+    },
+    // Bash's parser and the inspector's files are found from the bundle's URL.
+    ...importMetaUrl,
+    // Everything but the externals (tsup lets noExternal win over external, so exclude them here).
+    noExternal: [new RegExp(`^(?!(${externals.join("|").replace(/\//g, "\\/")})(\\/|$))`)]
+  }
+])
