@@ -216,8 +216,7 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError | Sto
         options.models?.url === undefined && options.models?.cacheFile === undefined
           ? ModelDatabase.layerStatic()
           : ModelDatabase.layer(options.models).pipe(Layer.provide(LazyHttpClient.layer))
-      ),
-      Layer.provide(NodeContext.layer)
+      )
     )
   // The database is chosen once the configuration is loaded (`server.database` may name one).
   const database = Layer.unwrapEffect(
@@ -257,7 +256,7 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError | Sto
     NestedInstructions.layer({ env })
   ).pipe(Layer.provideMerge(sessionEvents))
   const sessionServices = Layer.mergeAll(
-    Layer.fresh(SessionInput.layer).pipe(Layer.provide(NodeContext.layer)),
+    Layer.fresh(SessionInput.layer),
     Layer.fresh(SessionHistory.layer),
     Layer.fresh(SessionSelection.layer)
   ).pipe(Layer.provideMerge(stores))
@@ -266,7 +265,7 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError | Sto
     Layer.provideMerge(
       ManagedOutput.layer({
         directory: options.dataDir !== undefined ? nodePath.join(options.dataDir, "tool-output") : paths.toolOutputDir
-      }).pipe(Layer.provide(NodeContext.layer))
+      })
     )
   )
   // The `instructions` config key's files join the AGENTS.md files (InstructionDiscovery.paths).
@@ -275,10 +274,10 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError | Sto
       InstructionDiscovery.layer({ configDir, env, instructions: loaded.info.instructions })
     )
   ).pipe(Layer.provide(config))
-  const locations = Locations.layer({ directory: options.directory }).pipe(Layer.provide(NodeContext.layer))
+  const locations = Locations.layer({ directory: options.directory })
   // Each session's Plan File (experimental plan mode): in its git worktree, else under `<data>/plans/`.
   const planFile = PlanFile.layer({ dataDir: options.dataDir ?? paths.dataDir }).pipe(
-    Layer.provide(Layer.mergeAll(stores, locations, NodeContext.layer))
+    Layer.provide(Layer.merge(stores, locations))
   )
   const experimentalPlanMode = EnvFlag.experimentalPlanMode(env)
   // File snapshots per project in `<data>/snapshot/<projectID>` (a shadow git repository); the Step
@@ -293,16 +292,14 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError | Sto
   const services = Layer.mergeAll(
     sessionServices,
     discovery,
-    Layer.fresh(SessionInstructions.layer).pipe(Layer.provide(Layer.mergeAll(stores, discovery, NodeContext.layer))),
+    Layer.fresh(SessionInstructions.layer).pipe(Layer.provide(Layer.merge(stores, discovery))),
     locations,
     LocationFiles.layer(),
     planFile,
     snapshots,
-    Skills.layer({ configDir, env }).pipe(Layer.provide(NodeContext.layer)),
-    Commands.layer({ configDir, env }).pipe(Layer.provide(NodeContext.layer)),
-    References.layer({ dataDir: options.dataDir ?? paths.dataDir, home: os.homedir() }).pipe(
-      Layer.provide(NodeContext.layer)
-    ),
+    Skills.layer({ configDir, env }),
+    Commands.layer({ configDir, env }),
+    References.layer({ dataDir: options.dataDir ?? paths.dataDir, home: os.homedir() }),
     Layer.fresh(PermissionRequests.layer).pipe(Layer.provide(stores)),
     Layer.fresh(QuestionRequests.layer).pipe(Layer.provide(stores)),
     // The PTYs live as long as the Core: closing it kills every one that is left.
@@ -365,7 +362,7 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError | Sto
           Effect.asVoid(nested.note(context.sessionID, context.directory, target, kind))
       })
     })
-  ).pipe(Layer.provide(Layer.merge(services, NodeContext.layer)))
+  ).pipe(Layer.provide(services))
   // The runner's stages, each a layer bound to its dependencies here (see SessionDrain for their order).
   const retry = options.retry === undefined ? {} : { retry: options.retry }
   const boundary = Layer.fresh(SafeStepBoundary.layer)
@@ -373,9 +370,7 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError | Sto
     Layer.fresh(Recovery.layer),
     boundary,
     Layer.fresh(StepSelection.layer),
-    Layer.fresh(ModelContext.layer).pipe(
-      Layer.provide(Layer.merge(SessionReminders.layer({ experimentalPlanMode }), NodeContext.layer))
-    ),
+    Layer.fresh(ModelContext.layer).pipe(Layer.provide(SessionReminders.layer({ experimentalPlanMode }))),
     StepRunner.layer(retry).pipe(Layer.provide(Layer.fresh(ToolSettlement.layer)), Layer.provide(llm)),
     // Compaction rebaselines from the Instructions the boundary composes.
     Compaction.layer(retry).pipe(Layer.provide(boundary), Layer.provide(llm)),
@@ -401,8 +396,12 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError | Sto
   // The agent-generation request is a side request of its own (no session).
   const generation = AgentGeneration.layer(retry).pipe(Layer.provide(Layer.merge(services, llm)))
   // Prompts that run custom commands; a command's subtask runs a child session through the runner.
-  const sessionCommands = SessionCommand.layer.pipe(Layer.provide(Layer.mergeAll(services, runner, NodeContext.layer)))
+  const sessionCommands = SessionCommand.layer.pipe(Layer.provide(Layer.merge(services, runner)))
   // Live deltas and running sessions shared with the other hosts on a PostgreSQL database.
   const relay = Layer.fresh(LiveRelay.layer).pipe(Layer.provide(Layer.merge(services, runner)))
-  return Layer.mergeAll(services, runner, lifecycle, subagents, generation, sessionCommands, relay)
+  // The platform's services (file system, paths, child processes), which many layers above use,
+  // are provided once, here: each `Layer.provide` is four more layers to build at every start.
+  return Layer.mergeAll(services, runner, lifecycle, subagents, generation, sessionCommands, relay).pipe(
+    Layer.provide(NodeContext.layer)
+  )
 }
