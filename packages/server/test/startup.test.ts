@@ -28,12 +28,23 @@ const bundleFiles = (): ReadonlyArray<string> =>
     .readdirSync(dist, { recursive: true, encoding: "utf8" })
     .filter((file) => file.endsWith(".js") || file.endsWith(".cjs"))
 
-/** `opencode serve --port 0` with `env`; resolves with its URL once it listens. */
-const serve = (env: Record<string, string>, nodeFlags: ReadonlyArray<string> = []) =>
+/**
+ * `opencode serve --port 0` with its home, XDG directories and cwd under `root` (the model database
+ * refresh off), and `env` over those; resolves with its URL once it listens.
+ */
+const serve = (root: string, env: Record<string, string> = {}, nodeFlags: ReadonlyArray<string> = []) =>
   new Promise<string>((resolve, reject) => {
     const child = spawn(process.execPath, [...nodeFlags, bin, "serve", "--port", "0", "--hostname", "127.0.0.1"], {
       cwd: tempDir("startup-project"),
-      env,
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: root,
+        XDG_DATA_HOME: path.join(root, "data"),
+        XDG_CONFIG_HOME: path.join(root, "config"),
+        XDG_CACHE_HOME: path.join(root, "cache"),
+        OPENCODE_DISABLE_MODELS_FETCH: "1",
+        ...env
+      },
       stdio: ["ignore", "pipe", "pipe"]
     })
     children.push(child)
@@ -74,17 +85,7 @@ describe("start-up of the built binary", () => {
       probe,
       `process.on("SIGUSR2", () => require("node:fs").writeFileSync(${JSON.stringify(report)}, JSON.stringify(Object.keys(require.cache))))\n`
     )
-    const url = await serve(
-      {
-        PATH: process.env.PATH ?? "",
-        HOME: root,
-        XDG_DATA_HOME: path.join(root, "data"),
-        XDG_CONFIG_HOME: path.join(root, "config"),
-        XDG_CACHE_HOME: path.join(root, "cache"),
-        OPENCODE_DISABLE_MODELS_FETCH: "1"
-      },
-      ["--require", probe]
-    )
+    const url = await serve(root, {}, ["--require", probe])
     expect((await fetch(`${url}/api/health`)).status).toBe(200)
     children.at(-1)!.kill("SIGUSR2")
     await vi.waitFor(() => expect(fs.existsSync(report)).toBe(true), { timeout: 30_000, interval: 50 })
@@ -112,15 +113,7 @@ describe("start-up of the built binary", () => {
     const notADirectory = path.join(tempDir("startup-tmp"), "file")
     fs.writeFileSync(notADirectory, "")
     const root = tempDir("startup")
-    const url = await serve({
-      PATH: process.env.PATH ?? "",
-      HOME: root,
-      TMPDIR: notADirectory,
-      XDG_DATA_HOME: path.join(root, "data"),
-      XDG_CONFIG_HOME: path.join(root, "config"),
-      XDG_CACHE_HOME: path.join(root, "cache"),
-      OPENCODE_DISABLE_MODELS_FETCH: "1"
-    })
+    const url = await serve(root, { TMPDIR: notADirectory })
     const health = await fetch(`${url}/api/health`)
     expect(health.status).toBe(200)
     expect(await health.json()).toMatchObject({ healthy: true })
@@ -154,13 +147,8 @@ describe("start-up of the built binary", () => {
   it("connects an MCP server through the SDK's vendor bundle, and lists its tools", async () => {
     const root = tempDir("startup-mcp")
     const toolServer = path.resolve(__dirname, "../../core/test/fixtures/mcp/tool-server.mjs")
-    const url = await serve({
-      PATH: process.env.PATH ?? "",
-      HOME: root,
-      XDG_DATA_HOME: path.join(root, "data"),
-      XDG_CONFIG_HOME: configHome({ mcp: { docs: { type: "local", command: [process.execPath, toolServer] } } }),
-      XDG_CACHE_HOME: path.join(root, "cache"),
-      OPENCODE_DISABLE_MODELS_FETCH: "1"
+    const url = await serve(root, {
+      XDG_CONFIG_HOME: configHome({ mcp: { docs: { type: "local", command: [process.execPath, toolServer] } } })
     })
     await vi.waitFor(
       async () => {
@@ -264,15 +252,7 @@ console.log(JSON.stringify({ status: loaded.status, exports: loaded.exports, sav
   it("is written by a served start, under NODE_COMPILE_CACHE", async () => {
     const root = tempDir("startup-cache")
     const directory = path.join(root, "compile-cache")
-    const url = await serve({
-      PATH: process.env.PATH ?? "",
-      HOME: root,
-      NODE_COMPILE_CACHE: directory,
-      XDG_DATA_HOME: path.join(root, "data"),
-      XDG_CONFIG_HOME: path.join(root, "config"),
-      XDG_CACHE_HOME: path.join(root, "cache"),
-      OPENCODE_DISABLE_MODELS_FETCH: "1"
-    })
+    const url = await serve(root, { NODE_COMPILE_CACHE: directory })
     expect((await fetch(`${url}/api/health`)).status).toBe(200)
     // Saved two seconds into the start.
     await vi.waitFor(() => expect(entries(directory).filter((name) => name.endsWith(".v8"))).toHaveLength(1), {
