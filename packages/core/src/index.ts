@@ -1,3 +1,4 @@
+export { Assembly } from "./assembly.js"
 export { CommandFile } from "./command/command-file.js"
 export { CommandShell } from "./command/command-shell.js"
 export { CommandTemplate } from "./command/command-template.js"

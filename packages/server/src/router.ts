@@ -1,7 +1,8 @@
 export * as Router from "./router.js"
 
-import { HttpApiBuilder } from "@effect/platform"
-import { Layer, type Option } from "effect"
+import { HttpApi, HttpApiBuilder } from "@effect/platform"
+import { Assembly, type Core } from "@opencode-ai/core"
+import { Context, Effect, Layer, type Option } from "effect"
 import { ServerApi } from "./api.js"
 import { ApiReferencePage } from "./api-reference-page.js"
 import { AgentHandlers } from "./handlers/agent.js"
@@ -55,52 +56,51 @@ export interface Options {
  * at `/doc` and its reference page at `/doc/ui`, and with `ui` the inspector page at `/`. The network
  * listener and the embedded host both serve exactly this layer; it needs the Core services
  * (`Core.layer`) and nothing else.
+ *
+ * Built as an Assembly through the graph's MemoMap: the routes join the `HttpApiBuilder.Router` the
+ * host serves, which the handler groups reach as a memoised layer. The streams, tickets and
+ * middleware services are this router's own: closing it ends its open streams.
  */
-export const layer = (options: Options) => {
-  const api = HttpApiBuilder.api(ServerApi.api).pipe(
-    Layer.provide([
-      HealthHandlers.layer,
-      LocationHandlers.layer,
-      SessionHandlers.layer,
-      EventHandlers.layer,
-      InstructionHandlers.layer,
-      AgentHandlers.layer,
-      ModelHandlers.layer,
-      ProviderHandlers.layer,
-      PermissionHandlers.layer,
-      QuestionHandlers.layer,
-      SkillHandlers.layer,
-      CommandHandlers.layer,
-      ReferenceHandlers.layer,
-      McpHandlers.layer,
-      FileSystemHandlers.layer,
-      IntegrationHandlers.layer,
-      CredentialHandlers.layer,
-      PtyHandlers.layer,
-      AuthorizationLive.layer
-    ]),
-    // The handler groups of Location-scoped endpoints are built with the concrete Location key.
-    Layer.provide(LocationMiddleware.layer),
-    Layer.provide(PtyEnvironment.layer(options.ptyEnvironment)),
-    // Per router (a fresh layer each call): closing this router ends its open streams.
-    Layer.provide(EventStreams.layer(options.eventStreams))
+export const layer = (options: Options): Layer.Layer<HttpApi.Api, never, Core.Services> =>
+  Layer.scopedContext(
+    Effect.gen(function* () {
+      const { add, context } = yield* Assembly.make(yield* Layer.CurrentMemoMap)
+      yield* add(BasicAuth.layer(options.auth))
+      yield* add(RequestOrigin.layer(options.origin ?? {}))
+      yield* add(StreamToken.layer)
+      yield* add(PtyTickets.layer(options.ptyTickets))
+      yield* add(EventStreams.layer(options.eventStreams))
+      yield* add(PtyEnvironment.layer(options.ptyEnvironment))
+      // The handler groups of Location-scoped endpoints are built with the concrete Location key.
+      yield* add(LocationMiddleware.layer)
+      yield* add(AuthorizationLive.layer)
+      yield* add(HealthHandlers.layer)
+      yield* add(LocationHandlers.layer)
+      yield* add(SessionHandlers.layer)
+      yield* add(EventHandlers.layer)
+      yield* add(InstructionHandlers.layer)
+      yield* add(AgentHandlers.layer)
+      yield* add(ModelHandlers.layer)
+      yield* add(ProviderHandlers.layer)
+      yield* add(PermissionHandlers.layer)
+      yield* add(QuestionHandlers.layer)
+      yield* add(SkillHandlers.layer)
+      yield* add(CommandHandlers.layer)
+      yield* add(ReferenceHandlers.layer)
+      yield* add(McpHandlers.layer)
+      yield* add(FileSystemHandlers.layer)
+      yield* add(IntegrationHandlers.layer)
+      yield* add(CredentialHandlers.layer)
+      yield* add(PtyHandlers.layer)
+      yield* add(HttpApiBuilder.api(ServerApi.api))
+      // The OpenAPI document, made on its first request.
+      yield* add(OpenApiDocumentRoute.layer)
+      // The platform's Scalar page, its script inlined, loaded on the page's first request.
+      yield* add(ApiReferencePage.layer)
+      yield* add(Inspector.layer(options.ui ?? false))
+      // The Prometheus exposition (an extension outside the contract), behind the same guard.
+      yield* add(MetricsRoute.layer)
+      yield* add(RequestErrors.layer)
+      return Context.pick(HttpApi.Api)(context() as Context.Context<HttpApi.Api>)
+    })
   )
-  return Layer.mergeAll(
-    api,
-    // The OpenAPI document, made on its first request.
-    OpenApiDocumentRoute.layer.pipe(Layer.provide(api)),
-    // The platform's Scalar page, its script inlined, loaded on the page's first request.
-    ApiReferencePage.layer.pipe(Layer.provide(api)),
-    Inspector.layer(options.ui ?? false),
-    // The Prometheus exposition (an extension outside the contract), behind the same guard.
-    MetricsRoute.layer,
-    RequestErrors.layer
-  ).pipe(
-    Layer.provide([
-      BasicAuth.layer(options.auth),
-      RequestOrigin.layer(options.origin ?? {}),
-      StreamToken.layer,
-      PtyTickets.layer(options.ptyTickets)
-    ])
-  )
-}
