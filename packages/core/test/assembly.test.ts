@@ -8,11 +8,11 @@ class Second extends Context.Tag("test/Second")<Second, { readonly sum: number }
 class Outer extends Context.Tag("test/Outer")<Outer, string>() {}
 
 /** A layer of `tag` that records its build and its release in `log`. */
-const recorded = <I, S>(
+const recorded = <I, S, R>(
   tag: Context.Tag<I, S>,
   name: string,
   log: Array<string>,
-  make: Effect.Effect<S, never, never>
+  make: Effect.Effect<S, never, R>
 ) =>
   Layer.scoped(
     tag,
