@@ -41,6 +41,7 @@ import { Context, Effect, FiberSet, Layer, Option } from "effect"
 import { Config } from "../config/config.js"
 import { SessionInput } from "../input/session-input.js"
 import { Locations } from "../location/locations.js"
+import { LogAnnotation } from "../observability/log-annotation.js"
 import { Traced } from "../observability/traced.js"
 import { SubagentPrompt } from "../prompt/subagent-prompt.js"
 import { SessionRunner } from "../runner/session-runner.js"
@@ -226,7 +227,7 @@ export const layer: Layer.Layer<
         yield* FiberSet.run(background, finish(session.id, child, childAgent))
         return { admitted, wake: false, command: command.name, childSessionID: child }
       },
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      (effect, sessionID) => LogAnnotation.session(effect, sessionID)
     )
 
     return Service.of({ prompt })

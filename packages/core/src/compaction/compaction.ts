@@ -10,6 +10,7 @@ import { InstructionCheckpoint } from "../instructions/instruction-checkpoint.js
 import { LLMClient } from "../llm/llm-client.js"
 import { LLMRequest } from "../llm/llm-request.js"
 import { Retry } from "../llm/retry.js"
+import { LogAnnotation } from "../observability/log-annotation.js"
 import { Traced } from "../observability/traced.js"
 import { CompactionPrompt } from "../prompt/compaction-prompt.js"
 import { SafeStepBoundary } from "../runner/safe-step-boundary.js"
@@ -288,7 +289,7 @@ export const layer = (
           yield* Effect.logInfo("compaction ended", { seq: committed.seq, rebaselined: committed.rebaselined })
           return Result.Compacted({ messageID, rebaselined: committed.rebaselined })
         },
-        (effect, input) => Effect.annotateLogs(effect, { sessionID: input.sessionID })
+        (effect, input) => LogAnnotation.session(effect, input.sessionID)
       )
 
       return Service.of({

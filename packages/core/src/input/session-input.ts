@@ -24,6 +24,7 @@ import { AdmittedPrompt, Errors, Identifier } from "@opencode-ai/schema"
 import { Clock, Context, Data, Effect, Layer, Option, ParseResult, Schema } from "effect"
 import { Config } from "../config/config.js"
 import type * as EventLog from "../event/event-log.js"
+import { LogAnnotation } from "../observability/log-annotation.js"
 import { Traced } from "../observability/traced.js"
 import { Permission } from "../permission/permission.js"
 import { KnownSessions } from "../session/known-sessions.js"
@@ -325,7 +326,7 @@ export const layer: Layer.Layer<
         return record
       },
       storageDefects,
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      (effect, sessionID) => LogAnnotation.session(effect, sessionID)
     )
 
     const pending = Traced.fn("SessionInput.pending")(
@@ -334,7 +335,7 @@ export const layer: Layer.Layer<
         return (yield* pendingRows({ sessionID })).map(toRecord)
       },
       storageDefects,
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      (effect, sessionID) => LogAnnotation.session(effect, sessionID)
     )
 
     const hasPending = Traced.fn("SessionInput.hasPending")(
@@ -343,7 +344,7 @@ export const layer: Layer.Layer<
         return yield* anyPending(sessionID)
       },
       storageDefects,
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      (effect, sessionID) => LogAnnotation.session(effect, sessionID)
     )
 
     /**
@@ -396,7 +397,7 @@ export const layer: Layer.Layer<
         )
       },
       storageDefects,
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      (effect, sessionID) => LogAnnotation.session(effect, sessionID)
     )
 
     const promoteNextQueued = Traced.fn("SessionInput.promoteNextQueued")(
@@ -405,7 +406,7 @@ export const layer: Layer.Layer<
         return (yield* promote(sessionID, pendingRows({ sessionID, delivery: "queue", limit: 1 }))) > 0
       },
       storageDefects,
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      (effect, sessionID) => LogAnnotation.session(effect, sessionID)
     )
 
     return Service.of({ admit, pending, hasPending, promoteSteers, promoteNextQueued })

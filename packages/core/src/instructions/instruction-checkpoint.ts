@@ -28,6 +28,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { type Errors, Identifier } from "@opencode-ai/schema"
 import { Clock, Context, Data, Effect, Layer, Option, Schema } from "effect"
 import { EventLog } from "../event/event-log.js"
+import { LogAnnotation } from "../observability/log-annotation.js"
 import { Traced } from "../observability/traced.js"
 import { KnownSessions } from "../session/known-sessions.js"
 import * as SessionEvents from "../session/session-events.js"
@@ -188,7 +189,7 @@ export const markCompacted = Traced.fn("InstructionCheckpoint.markCompacted")(
       SET compaction_seq = CASE WHEN compaction_seq IS NULL OR compaction_seq < ${seq} THEN ${seq} ELSE compaction_seq END
       WHERE session_id = ${sessionID}`.pipe(Effect.orDie)
   },
-  (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+  (effect, sessionID) => LogAnnotation.session(effect, sessionID)
 )
 
 /**
@@ -201,7 +202,7 @@ export const clear = Traced.fn("InstructionCheckpoint.clear")(
     const sql = yield* SqlClient.SqlClient
     yield* sql`DELETE FROM instruction_checkpoint WHERE session_id = ${sessionID}`.pipe(Effect.orDie)
   },
-  (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+  (effect, sessionID) => LogAnnotation.session(effect, sessionID)
 )
 
 /** Another writer changed (or deleted) the row this attempt read: start over from a fresh read. */
@@ -385,7 +386,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
           yield* ensureSession(sessionID)
           return yield* serialized(sessionID, attempt(sessionID, instructions))
         },
-        (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+        (effect, sessionID) => LogAnnotation.session(effect, sessionID)
       )
 
       const reset = Traced.fn("InstructionCheckpoint.reset")(
@@ -393,7 +394,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
           yield* ensureSession(sessionID)
           yield* serialized(sessionID, Effect.provideService(clear(sessionID), SqlClient.SqlClient, sql))
         },
-        (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+        (effect, sessionID) => LogAnnotation.session(effect, sessionID)
       )
 
       const recordCompaction = Traced.fn("InstructionCheckpoint.recordCompaction")(
@@ -401,7 +402,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
           yield* ensureSession(sessionID)
           yield* Effect.provideService(markCompacted(sessionID, seq), SqlClient.SqlClient, sql)
         },
-        (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+        (effect, sessionID) => LogAnnotation.session(effect, sessionID)
       )
 
       const completeAttempt = <R>(
@@ -449,7 +450,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
           yield* ensureSession(sessionID)
           return yield* serialized(sessionID, completeAttempt(sessionID, instructions, drafts))
         },
-        (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+        (effect, sessionID) => LogAnnotation.session(effect, sessionID)
       )
 
       const get = Traced.fn("InstructionCheckpoint.get")(
@@ -465,7 +466,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
             })
           )
         },
-        (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+        (effect, sessionID) => LogAnnotation.session(effect, sessionID)
       )
 
       return Service.of({ prepare, reset, recordCompaction, compacted, get })

@@ -10,6 +10,7 @@ export * as InstructionEntries from "./instruction-entries.js"
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Errors, type Identifier, Quote } from "@opencode-ai/schema"
 import { Clock, Context, Effect, Either, Layer, Schema } from "effect"
+import { LogAnnotation } from "../observability/log-annotation.js"
 import { Traced } from "../observability/traced.js"
 import { KnownSessions } from "../session/known-sessions.js"
 import { InstructionEntry } from "./instruction-entry.js"
@@ -94,7 +95,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | KnownSessi
         const rows = yield* findEntries(sessionID).pipe(Effect.orDie)
         return rows.map((row): InstructionEntry.Entry => ({ name: row.key, value: row.value }))
       },
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      (effect, sessionID) => LogAnnotation.session(effect, sessionID)
     )
 
     const put = Traced.fn("InstructionEntries.put")(
@@ -111,7 +112,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | KnownSessi
         )
         return { name, value: json } satisfies InstructionEntry.Entry
       },
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      (effect, sessionID) => LogAnnotation.session(effect, sessionID)
     )
 
     const remove = Traced.fn("InstructionEntries.remove")(
@@ -120,7 +121,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | KnownSessi
         yield* ensureSession(sessionID)
         yield* sql`DELETE FROM instruction_entry WHERE session_id = ${sessionID} AND key = ${name}`.pipe(Effect.orDie)
       },
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      (effect, sessionID) => LogAnnotation.session(effect, sessionID)
     )
 
     return Service.of({ list, put, remove })

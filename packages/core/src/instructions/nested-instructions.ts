@@ -33,6 +33,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import type { Identifier, Location } from "@opencode-ai/schema"
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { EnvFlag } from "../config/env-flag.js"
+import { LogAnnotation } from "../observability/log-annotation.js"
 import { Traced } from "../observability/traced.js"
 import { Instructions } from "./instructions.js"
 
@@ -210,7 +211,7 @@ export const layer = (options: Options): Layer.Layer<Service, never, SqlClient.S
           if (noted.length > 0) yield* Effect.logDebug("nested instructions noted").pipe(Effect.annotateLogs({ noted }))
           return noted as ReadonlyArray<string>
         },
-        (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+        (effect, sessionID) => LogAnnotation.session(effect, sessionID)
       )
 
       const read = (path: string) =>
@@ -228,7 +229,7 @@ export const layer = (options: Options): Layer.Layer<Service, never, SqlClient.S
           return files.filter((file): file is File => file !== undefined) as Value
         },
         Instructions.orUnavailable,
-        (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+        (effect, sessionID) => LogAnnotation.session(effect, sessionID)
       )
 
       const instructions = (sessionID: Identifier.SessionID, location: Location.LocationInfo) =>

@@ -17,6 +17,7 @@ import * as nodeFs from "node:fs"
 import * as path from "node:path"
 import type { Errors, Identifier, Location } from "@opencode-ai/schema"
 import { Context, Effect, Layer } from "effect"
+import { LogAnnotation } from "../observability/log-annotation.js"
 import { Traced } from "../observability/traced.js"
 import { DateSource } from "./date-source.js"
 import { EnvironmentSource } from "./environment-source.js"
@@ -110,7 +111,7 @@ export const layer: Layer.Layer<
           InstructionEntry.instructions(stored)
         ) as Instructions.Instructions<R>
       },
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      (effect, sessionID) => LogAnnotation.session(effect, sessionID)
     )
 
     return Service.of({ forSession })

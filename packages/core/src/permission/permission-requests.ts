@@ -6,6 +6,7 @@ import { Clock, Context, Deferred, Effect, Layer, Option, Schema } from "effect"
 import type { AgentCatalog } from "../config/agent-catalog.js"
 import { Config } from "../config/config.js"
 import { EventLog } from "../event/event-log.js"
+import { LogAnnotation } from "../observability/log-annotation.js"
 import { Traced } from "../observability/traced.js"
 import { RequestTable } from "../request/request-table.js"
 import { Sessions } from "../session/sessions.js"
@@ -420,7 +421,7 @@ export const layer: Layer.Layer<
           })
         }
       },
-      (effect, input) => Effect.annotateLogs(effect, { sessionID: input.sessionID })
+      (effect, input) => LogAnnotation.session(effect, input.sessionID)
     )
 
     const create = Traced.fn("PermissionRequests.create")(
@@ -460,7 +461,7 @@ export const layer: Layer.Layer<
         }
         return { id: request.id, effect: decision.effect }
       },
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      (effect, sessionID) => LogAnnotation.session(effect, sessionID)
     )
 
     const list = Traced.fn("PermissionRequests.list")(function* (sessionID: Identifier.SessionID) {
@@ -492,7 +493,7 @@ export const layer: Layer.Layer<
         yield* settle(requestID, sessionID, answer, answer.reply === "always")
         if (answer.reply === "always") yield* approveCovered(sessionID)
       },
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      (effect, sessionID) => LogAnnotation.session(effect, sessionID)
     )
 
     const rejectPending = Traced.fn("PermissionRequests.rejectPending")(
@@ -501,7 +502,7 @@ export const layer: Layer.Layer<
           yield* settle(row.id, sessionID, { reply: "reject", message: interruptedMessage }, false).pipe(Effect.ignore)
         }
       },
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      (effect, sessionID) => LogAnnotation.session(effect, sessionID)
     )
 
     const saved = Traced.fn("PermissionRequests.saved")(function* (projectID?: string) {

@@ -36,6 +36,7 @@ export * as SessionReminders from "./session-reminders.js"
 
 import type { Errors, Identifier, SessionMessages } from "@opencode-ai/schema"
 import { Context, Effect, Layer } from "effect"
+import { LogAnnotation } from "../observability/log-annotation.js"
 import { Traced } from "../observability/traced.js"
 import { PlanFile } from "../session/plan-file.js"
 
@@ -307,7 +308,7 @@ export const layer = (options: Options): Layer.Layer<Service, never, PlanFile.Se
             placed.map((item) => ({ messageID: item.messageID, text: text(item.kind) }))
           )
         },
-        (effect, input) => Effect.annotateLogs(effect, { sessionID: input.sessionID })
+        (effect, input) => LogAnnotation.session(effect, input.sessionID)
       )
       return Service.of({ apply })
     })

@@ -4,6 +4,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Errors, Identifier, QuestionRequest } from "@opencode-ai/schema"
 import { Clock, Context, Deferred, Effect, Layer, Option, Schema } from "effect"
 import { EventLog } from "../event/event-log.js"
+import { LogAnnotation } from "../observability/log-annotation.js"
 import { Traced } from "../observability/traced.js"
 import { RequestTable } from "../request/request-table.js"
 import { KnownSessions } from "../session/known-sessions.js"
@@ -226,7 +227,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
           }
           return outcome.answers
         },
-        (effect, input) => Effect.annotateLogs(effect, { sessionID: input.sessionID })
+        (effect, input) => LogAnnotation.session(effect, input.sessionID)
       )
 
       const list = Traced.fn("QuestionRequests.list")(function* (sessionID: Identifier.SessionID) {
@@ -247,7 +248,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
           yield* known.ensure(sessionID)
           yield* settle(requestID, sessionID, { _tag: "replied", answers })
         },
-        (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+        (effect, sessionID) => LogAnnotation.session(effect, sessionID)
       )
 
       const reject = Traced.fn("QuestionRequests.reject")(
@@ -255,7 +256,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
           yield* known.ensure(sessionID)
           yield* settle(requestID, sessionID, { _tag: "rejected", message: rejectedMessage })
         },
-        (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+        (effect, sessionID) => LogAnnotation.session(effect, sessionID)
       )
 
       const rejectPending = Traced.fn("QuestionRequests.rejectPending")(
@@ -264,7 +265,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
             yield* settle(row.id, sessionID, { _tag: "rejected", message: interruptedMessage }).pipe(Effect.ignore)
           }
         },
-        (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+        (effect, sessionID) => LogAnnotation.session(effect, sessionID)
       )
 
       const recover = Traced.fn("QuestionRequests.recover")(function* (sessionID: Identifier.SessionID) {

@@ -4,6 +4,7 @@ import { type Identifier, Quote } from "@opencode-ai/schema"
 import { Cause, Clock, Context, Effect, Exit, Layer, Option } from "effect"
 import type { AgentCatalog } from "../config/agent-catalog.js"
 import type { LLMEvent } from "../llm/llm-event.js"
+import { LogAnnotation } from "../observability/log-annotation.js"
 import { RuntimeMetrics } from "../observability/runtime-metrics.js"
 import { PermissionRequests } from "../permission/permission-requests.js"
 import { SessionEvents } from "../session/session-events.js"
@@ -193,7 +194,7 @@ export const layer: Layer.Layer<
             "gen_ai.tool.call.id": input.call.id
           }
         }),
-        Effect.annotateLogs({ sessionID: input.sessionID })
+        (effect) => LogAnnotation.session(effect, input.sessionID)
       )
 
     return Service.of({ settle })

@@ -22,6 +22,7 @@ import { FileSystem } from "@effect/platform"
 import type { Errors, Identifier, Location, Session } from "@opencode-ai/schema"
 import { Context, Effect, Layer, Option } from "effect"
 import { Locations } from "../location/locations.js"
+import { LogAnnotation } from "../observability/log-annotation.js"
 import { Traced } from "../observability/traced.js"
 import { Sessions } from "./sessions.js"
 
@@ -100,7 +101,7 @@ export const layer = (
           const exists = yield* fs.exists(file).pipe(Effect.orElseSucceed(() => false))
           return { path: file, exists, projectDirectory: location.project.directory } satisfies Located
         },
-        (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+        (effect, sessionID) => LogAnnotation.session(effect, sessionID)
       )
       const discard = Traced.fn("PlanFile.discard")(
         function* (session: Pick<Session.SessionV2Info, "id" | "time">) {
@@ -116,7 +117,7 @@ export const layer = (
             )
           )
         },
-        (effect, session) => Effect.annotateLogs(effect, { sessionID: session.id })
+        (effect, session) => LogAnnotation.session(effect, session.id)
       )
       return Service.of({ locate, discard })
     })

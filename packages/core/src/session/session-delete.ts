@@ -33,6 +33,7 @@ import { Clock, Context, Data, Effect, Layer, Schema } from "effect"
 import { WallClock } from "../clock/wall-clock.js"
 import * as EventLog from "../event/event-log.js"
 import type * as LiveBus from "../event/live-bus.js"
+import { LogAnnotation } from "../observability/log-annotation.js"
 import { Traced } from "../observability/traced.js"
 import * as PermissionRequests from "../permission/permission-requests.js"
 import * as QuestionRequests from "../question/question-requests.js"
@@ -188,7 +189,7 @@ export const layer: Layer.Layer<
         )
         return deleted
       },
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      (effect, sessionID) => LogAnnotation.session(effect, sessionID)
     )
 
     return Service.of({ remove })

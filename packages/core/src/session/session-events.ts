@@ -13,6 +13,7 @@ import type { SqlClient } from "@effect/sql"
 import { type Errors, Event, type Identifier } from "@opencode-ai/schema"
 import { Context, Effect, Layer, Schema } from "effect"
 import * as EventLog from "../event/event-log.js"
+import { LogAnnotation } from "../observability/log-annotation.js"
 import * as KnownSessions from "./known-sessions.js"
 import * as MessageProjection from "./message-projection.js"
 
@@ -87,7 +88,7 @@ export const layer: Layer.Layer<Service, never, EventLog.Service | KnownSessions
           return yield* Effect.dieMessage(`${foreign.type} is not a durable session.next event`)
         return yield* log.append(sessionID, drafts, project, options)
       },
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      (effect, sessionID) => LogAnnotation.session(effect, sessionID)
     )
 
     return Service.of({ append })

@@ -16,6 +16,7 @@ import { type Cursor, Errors, type Event, type Identifier, Quote, type SessionMe
 import { Context, Effect, Layer, Option } from "effect"
 import * as EventLog from "../event/event-log.js"
 import * as InstructionCheckpoint from "../instructions/instruction-checkpoint.js"
+import { LogAnnotation } from "../observability/log-annotation.js"
 import { Traced } from "../observability/traced.js"
 import { KnownSessions } from "./known-sessions.js"
 import * as MessageCursor from "./message-cursor.js"
@@ -188,7 +189,7 @@ export const layer: Layer.Layer<
         const data = yield* Effect.forEach(page.infos, MessageProjection.decodeInfo)
         return { data, cursor: page.cursor } satisfies Page
       },
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      (effect, sessionID) => LogAnnotation.session(effect, sessionID)
     )
 
     const messagesJson = Traced.fn("SessionHistory.messagesJson")(
@@ -196,7 +197,7 @@ export const layer: Layer.Layer<
         const page = yield* stored(sessionID, input)
         return `{"data":[${page.infos.join(",")}],"cursor":${JSON.stringify(page.cursor)}}`
       },
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      (effect, sessionID) => LogAnnotation.session(effect, sessionID)
     )
 
     const message = Traced.fn("SessionHistory.message")(
@@ -212,7 +213,7 @@ export const layer: Layer.Layer<
         }
         return found.value.message
       },
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      (effect, sessionID) => LogAnnotation.session(effect, sessionID)
     )
 
     const context = Traced.fn("SessionHistory.context")(
@@ -228,7 +229,7 @@ export const layer: Layer.Layer<
           MessageProjection.context(sessionID, Number.isFinite(baselineSeq) ? baselineSeq : Number.MAX_SAFE_INTEGER)
         )
       },
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      (effect, sessionID) => LogAnnotation.session(effect, sessionID)
     )
 
     const history = Traced.fn("SessionHistory.history")(
@@ -250,7 +251,7 @@ export const layer: Layer.Layer<
         )
         return { data, hasMore: rows.length > limit } satisfies History
       },
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      (effect, sessionID) => LogAnnotation.session(effect, sessionID)
     )
 
     return Service.of({ messages, messagesJson, message, context, history })

@@ -15,6 +15,7 @@ import { Errors, type Identifier, type Session } from "@opencode-ai/schema"
 import { Clock, Context, Effect, Layer } from "effect"
 import * as InstructionCheckpoint from "../instructions/instruction-checkpoint.js"
 import { Locations } from "../location/locations.js"
+import { LogAnnotation } from "../observability/log-annotation.js"
 import { Traced } from "../observability/traced.js"
 import { RunningSessions } from "../runner/running-sessions.js"
 import type { SessionLeases } from "../runner/session-leases.js"
@@ -84,7 +85,7 @@ export const layer: Layer.Layer<
         )
         return yield* sessions.get(sessionID)
       },
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      (effect, sessionID) => LogAnnotation.session(effect, sessionID)
     )
 
     return Service.of({ move })

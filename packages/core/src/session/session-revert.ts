@@ -37,6 +37,7 @@ import { Errors, type Identifier, Quote, type Session } from "@opencode-ai/schem
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { SessionInput } from "../input/session-input.js"
 import * as InstructionCheckpoint from "../instructions/instruction-checkpoint.js"
+import { LogAnnotation } from "../observability/log-annotation.js"
 import { Traced } from "../observability/traced.js"
 import { RunningSessions } from "../runner/running-sessions.js"
 import type { SessionLeases } from "../runner/session-leases.js"
@@ -237,7 +238,7 @@ export const layer: Layer.Layer<
         )
         return revert
       },
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      (effect, sessionID) => LogAnnotation.session(effect, sessionID)
     )
 
     const clear = Traced.fn("SessionRevert.clear")(
@@ -247,7 +248,7 @@ export const layer: Layer.Layer<
         yield* refuseWhileRunning(sessionID, "clearing a revert")
         yield* clearStaged(session)
       },
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      (effect, sessionID) => LogAnnotation.session(effect, sessionID)
     )
 
     const commitRevert = Traced.fn("SessionRevert.commitRevert")(function* (
@@ -283,7 +284,7 @@ export const layer: Layer.Layer<
         yield* refuseWhileRunning(sessionID, "committing a revert")
         yield* commitRevert(session, session.revert)
       },
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      (effect, sessionID) => LogAnnotation.session(effect, sessionID)
     )
 
     const commitStaged = Traced.fn("SessionRevert.commitStaged")(
@@ -293,7 +294,7 @@ export const layer: Layer.Layer<
         yield* refuseWhileRunning(sessionID, "committing a revert")
         yield* commitRevert(session, session.revert)
       },
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      (effect, sessionID) => LogAnnotation.session(effect, sessionID)
     )
 
     return Service.of({ stage, clear, commit, commitStaged })

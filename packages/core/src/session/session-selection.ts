@@ -12,6 +12,7 @@ import { Errors, Identifier, type Model, Quote } from "@opencode-ai/schema"
 import { Clock, Context, Effect, Either, Layer, Option } from "effect"
 import * as Config from "../config/config.js"
 import * as RequestOptions from "../config/request-options.js"
+import { LogAnnotation } from "../observability/log-annotation.js"
 import { Traced } from "../observability/traced.js"
 import * as SessionEvents from "./session-events.js"
 import * as Sessions from "./sessions.js"
@@ -72,7 +73,7 @@ export const layer: Layer.Layer<Service, never, Sessions.Service | SessionEvents
             })
           ])
         },
-        (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+        (effect, sessionID) => LogAnnotation.session(effect, sessionID)
       )
 
       const switchModel = Traced.fn("SessionSelection.switchModel")(
@@ -114,7 +115,7 @@ export const layer: Layer.Layer<Service, never, Sessions.Service | SessionEvents
             })
           ])
         },
-        (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+        (effect, sessionID) => LogAnnotation.session(effect, sessionID)
       )
 
       return Service.of({ switchAgent, switchModel })

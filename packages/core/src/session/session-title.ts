@@ -39,6 +39,7 @@ import { LLMClient } from "../llm/llm-client.js"
 import { LLMRequest } from "../llm/llm-request.js"
 import type { Retry } from "../llm/retry.js"
 import { TextAnswer } from "../llm/text-answer.js"
+import { LogAnnotation } from "../observability/log-annotation.js"
 import { Traced } from "../observability/traced.js"
 import { TitlePrompt } from "../prompt/title-prompt.js"
 import { StepEvent } from "../runner/step-event.js"
@@ -176,7 +177,7 @@ export const layer = (
             )
           yield* Effect.logDebug("the session is titled", { title })
         },
-        (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+        (effect, sessionID) => LogAnnotation.session(effect, sessionID)
       )
 
       /** The session's first prompt, when it should be named now. */

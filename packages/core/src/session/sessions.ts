@@ -5,6 +5,7 @@ import { SqlClient, SqlError, SqlSchema, type Statement } from "@effect/sql"
 import { type Cursor, Errors, Identifier, type Location, type Model, Session } from "@opencode-ai/schema"
 import { Clock, Context, Data, Effect, Layer, Option, ParseResult, Schema } from "effect"
 import * as EventLog from "../event/event-log.js"
+import { LogAnnotation } from "../observability/log-annotation.js"
 import { Traced } from "../observability/traced.js"
 import { KeysetPage } from "../storage/keyset-page.js"
 import { PreparedSql } from "../storage/prepared-sql.js"
@@ -325,7 +326,7 @@ export const relocate = Traced.fn("Sessions.relocate")(
         workspace_id = ${location.workspaceID ?? null}, subpath = ${subpath ?? null}
       WHERE id = ${sessionID}`.pipe(Effect.orDie)
   },
-  (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+  (effect, sessionID) => LogAnnotation.session(effect, sessionID)
 )
 
 /**
@@ -343,7 +344,7 @@ export const claimTitle = Traced.fn("Sessions.claimTitle")(
       RETURNING id`.pipe(Effect.orDie)
     if (claimed.length === 0) return yield* new TitleAlreadySet({ sessionID })
   },
-  (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+  (effect, sessionID) => LogAnnotation.session(effect, sessionID)
 )
 
 /** Who chose the session's title (see {@link TitleSource}); undefined for an unknown session. */
@@ -364,7 +365,7 @@ export const markInterrupted = Traced.fn("Sessions.markInterrupted")(
     const sql = yield* SqlClient.SqlClient
     yield* sql`UPDATE session SET time_interrupted = ${at} WHERE id = ${sessionID}`.pipe(Effect.orDie)
   },
-  (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+  (effect, sessionID) => LogAnnotation.session(effect, sessionID)
 )
 
 /** When the session was last interrupted ({@link markInterrupted}); undefined if never, or unknown. */
@@ -505,7 +506,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
         if (Option.isNone(found)) return yield* Errors.SessionNotFoundError.of(sessionID)
         return found.value
       },
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      (effect, sessionID) => LogAnnotation.session(effect, sessionID)
     )
 
     const ensureExists = Traced.fn("Sessions.ensureExists")(
@@ -513,7 +514,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventLog.S
         const found = yield* Effect.provideService(exists(sessionID), SqlClient.SqlClient, sql)
         if (!found) return yield* Errors.SessionNotFoundError.of(sessionID)
       },
-      (effect, sessionID) => Effect.annotateLogs(effect, { sessionID })
+      (effect, sessionID) => LogAnnotation.session(effect, sessionID)
     )
 
     const create = Traced.fn("Sessions.create")(function* (input: CreateInput) {

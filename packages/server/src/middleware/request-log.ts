@@ -125,8 +125,9 @@ export const middleware = HttpMiddleware.make((app) =>
     const pathname = request.url.split("?")[0] ?? request.url
     const matched = match(request.method, pathname)
     const sessionID = matched?.params.sessionID
-    const annotations = sessionID === undefined ? {} : { sessionID }
-    const exit = yield* Effect.exit(Effect.annotateLogs(app, annotations))
+    const annotate = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      sessionID === undefined ? effect : Effect.annotateLogs(effect, { sessionID })
+    const exit = yield* Effect.exit(annotate(app))
     const status = Exit.isSuccess(exit)
       ? exit.value.status
       : (yield* HttpServerError.causeResponse(exit.cause))[0].status
@@ -138,7 +139,7 @@ export const middleware = HttpMiddleware.make((app) =>
       durationMs: Math.round(Number(end - start) / 100_000) / 10
     }
     const log = status >= 500 ? Effect.logWarning : reads.has(request.method) ? Effect.logDebug : Effect.logInfo
-    yield* log("request", fields).pipe(Effect.annotateLogs(annotations))
+    yield* annotate(log("request", fields))
     return yield* exit
   })
 )
