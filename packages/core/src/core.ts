@@ -3,8 +3,9 @@ export * as Core from "./core.js"
 import * as os from "node:os"
 import * as nodePath from "node:path"
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import type { SqlClient } from "@effect/sql"
-import { Effect, Either, Layer, Option } from "effect"
+import { SqlClient } from "@effect/sql"
+import { Context, Effect, Either, Layer, Option } from "effect"
+import * as Assembly from "./assembly.js"
 import * as Commands from "./command/commands.js"
 import * as SessionCommand from "./command/session-command.js"
 import * as Compaction from "./compaction/compaction.js"
@@ -135,58 +136,64 @@ export interface Options {
   readonly tools?: ReadonlyArray<ToolRegistry.Tool> | undefined
 }
 
-/** Everything a host (the server, the embedded SDK) needs from the runtime. */
-export type Services =
-  | Sessions.Service
-  | EventLog.Service
-  | LiveBus.Service
-  | LiveRelay.Service
-  | Locations.Service
-  | LocationFiles.Service
-  | InstructionCheckpoint.Service
-  | InstructionEntries.Service
-  | InstructionDiscovery.Service
-  | NestedInstructions.Service
-  | SessionInstructions.Service
-  | SqlClient.SqlClient
-  | Config.Service
-  | KnownSessions.Service
-  | SessionEvents.Service
-  | SessionInput.Service
-  | SessionHistory.Service
-  | SessionSelection.Service
-  | PlanFile.Service
-  | ToolRegistry.Service
-  | Skills.Service
-  | Commands.Service
-  | SessionCommand.Service
-  | References.Service
-  | PermissionRequests.Service
-  | QuestionRequests.Service
-  | SessionLeases.Service
-  | ManagedOutput.Service
-  | ModelToolOutput.Service
-  | McpServers.Service
-  | SessionRunner.Service
-  | Snapshots.Service
-  | SessionRevert.Service
-  | SessionMove.Service
-  | SessionDelete.Service
+/**
+ * Everything a host (the server, the embedded SDK) needs from the runtime: the services a built Core
+ * holds, and no other (the platform's, the LLM client and the runner's internals stay inside).
+ */
+const exported = [
+  Sessions.Service,
+  EventLog.Service,
+  LiveBus.Service,
+  LiveRelay.Service,
+  Locations.Service,
+  LocationFiles.Service,
+  InstructionCheckpoint.Service,
+  InstructionEntries.Service,
+  InstructionDiscovery.Service,
+  NestedInstructions.Service,
+  SessionInstructions.Service,
+  SqlClient.SqlClient,
+  Config.Service,
+  KnownSessions.Service,
+  SessionEvents.Service,
+  SessionInput.Service,
+  SessionHistory.Service,
+  SessionSelection.Service,
+  PlanFile.Service,
+  ToolRegistry.Service,
+  Skills.Service,
+  Commands.Service,
+  SessionCommand.Service,
+  References.Service,
+  PermissionRequests.Service,
+  QuestionRequests.Service,
+  SessionLeases.Service,
+  ManagedOutput.Service,
+  ModelToolOutput.Service,
+  McpServers.Service,
+  SessionRunner.Service,
+  Snapshots.Service,
+  SessionRevert.Service,
+  SessionMove.Service,
+  SessionDelete.Service,
   // The runner's stages, each usable on its own (hosts drive sessions through SessionRunner).
-  | Recovery.Service
-  | SafeStepBoundary.Service
-  | StepSelection.Service
-  | ModelContext.Service
-  | StepRunner.Service
-  | Compaction.Service
-  | SessionTitle.Service
-  | SessionDrain.Service
-  | AgentGeneration.Service
-  | CredentialStore.Service
-  | Integrations.Service
-  | OAuthAttempts.Service
-  | Ptys.Service
-  | Storage.Selected
+  Recovery.Service,
+  SafeStepBoundary.Service,
+  StepSelection.Service,
+  ModelContext.Service,
+  StepRunner.Service,
+  Compaction.Service,
+  SessionTitle.Service,
+  SessionDrain.Service,
+  AgentGeneration.Service,
+  CredentialStore.Service,
+  Integrations.Service,
+  OAuthAttempts.Service,
+  Ptys.Service,
+  Storage.Selected
+] as const
+
+export type Services = Context.Tag.Identifier<(typeof exported)[number]>
 
 /**
  * The runtime over one database file: it resolves once the database is open and migrated. Each
@@ -197,211 +204,174 @@ export type Services =
  * The configuration is loaded first, before the database is opened: an invalid `opencode.json(c)`
  * fails the layer with a ConfigError naming the file, line and reason, so a host never starts (or
  * touches its database) with a configuration it cannot honour.
+ *
+ * The services are built one after another (an Assembly), each over those built before it, and
+ * released in the reverse order (the LiveBus and the database last). Composed as one graph of layers
+ * they were about 340 memoised nodes, 36,000 runtime operations at every start
+ * (`bench/README.md`, "Layers built as an Assembly").
  */
-export const layer = (options: Options): Layer.Layer<Services, ConfigError | Storage.DatabaseUnavailable> => {
-  const env = options.env ?? process.env
-  const paths = Paths.fromEnv(env, os.homedir())
-  const configDir = options.configDir ?? paths.configDir
-  // Provider credentials in `<data>/auth.json`; an unreadable file stops startup like an invalid config.
-  const credentialStore = CredentialStore.layer({ dataDir: options.dataDir ?? paths.dataDir }).pipe(
-    Layer.catchAll((error) => Layer.fail(ConfigErrors.at({ file: error.file, line: 0, column: 0 }, error.message)))
-  )
-  const config =
-    options.config ??
-    Config.layer({ directory: options.directory, env, configDir, dataDir: options.dataDir ?? paths.dataDir }).pipe(
-      // Stored credentials join the catalog (and a change to them resolves it again).
-      Layer.provide(credentialStore),
-      // The refresh (if any) runs in this layer's scope: closing Core interrupts it.
-      Layer.provide(
-        options.models?.url === undefined && options.models?.cacheFile === undefined
-          ? ModelDatabase.layerStatic()
-          : ModelDatabase.layer(options.models).pipe(Layer.provide(LazyHttpClient.layer))
-      )
-    )
-  // The database is chosen once the configuration is loaded (`server.database` may name one).
-  const database = Layer.unwrapEffect(
-    Effect.map(
-      Config.Service,
-      (loaded): Layer.Layer<SqlClient.SqlClient | Storage.Selected, ConfigError | Storage.DatabaseUnavailable> =>
-        options.database === undefined
-          ? Either.match(Storage.select({ env, configured: loaded.server.database, filename: options.databaseFile }), {
-              onLeft: (error) => Layer.fail(error),
-              onRight: Storage.layer
-            })
-          : Storage.layer(options.database)
-    )
-  ).pipe(Layer.provide(config))
-  // Fresh: the service layers are constants, and a shared memo map (as in an embedded host running
-  // several instances) would otherwise hand one instance's services to another.
-  // The log publishes every commit to the instance's LiveBus, which outlives it (built first, closed
-  // last). A new layer value per call rather than `Layer.fresh`: a fresh layer is rebuilt at each use,
-  // and provideMerge uses it twice (for the log and in the output), which would make two buses.
-  // This host's leases come first: they provide the CommitFence the log checks in every commit.
-  // With a runner, the cluster's shards place sessions (ShardLeases); else first-come leases do.
-  const leases = SessionPlacement.layer({
-    leases: options.leases ?? SessionLeases.fromEnv(env),
-    runner: options.runner === false ? undefined : (options.runner ?? RunnerOptions.fromEnv(env))
-  }).pipe(Layer.provideMerge(database))
-  const eventLog = Layer.fresh(EventLog.layer).pipe(
-    Layer.provideMerge(leases),
-    Layer.provideMerge(Layer.scoped(LiveBus.Service, LiveBus.make))
-  )
-  const sessionEvents = Layer.fresh(SessionEvents.layer).pipe(
-    Layer.provideMerge(Layer.fresh(KnownSessions.layer).pipe(Layer.provideMerge(eventLog)))
-  )
-  const stores = Layer.mergeAll(
-    Layer.fresh(Sessions.layer),
-    Layer.fresh(InstructionCheckpoint.layer),
-    Layer.fresh(InstructionEntries.layer),
-    NestedInstructions.layer({ env })
-  ).pipe(Layer.provideMerge(sessionEvents))
-  const sessionServices = Layer.mergeAll(
-    Layer.fresh(SessionInput.layer),
-    Layer.fresh(SessionHistory.layer),
-    Layer.fresh(SessionSelection.layer)
-  ).pipe(Layer.provideMerge(stores))
-  // Managed Tool Output Files live in `<data>/tool-output/`; the store sweeps expired ones.
-  const toolOutput = Layer.fresh(ModelToolOutput.layer).pipe(
-    Layer.provideMerge(
-      ManagedOutput.layer({
-        directory: options.dataDir !== undefined ? nodePath.join(options.dataDir, "tool-output") : paths.toolOutputDir
-      })
-    )
-  )
-  // The `instructions` config key's files join the AGENTS.md files (InstructionDiscovery.paths).
-  const discovery = Layer.unwrapEffect(
-    Effect.map(Config.Service, (loaded) =>
-      InstructionDiscovery.layer({ configDir, env, instructions: loaded.info.instructions })
-    )
-  ).pipe(Layer.provide(config))
-  const locations = Locations.layer({ directory: options.directory })
-  // Each session's Plan File (experimental plan mode): in its git worktree, else under `<data>/plans/`.
-  const planFile = PlanFile.layer({ dataDir: options.dataDir ?? paths.dataDir }).pipe(
-    Layer.provide(Layer.merge(stores, locations))
-  )
-  const experimentalPlanMode = EnvFlag.experimentalPlanMode(env)
-  // File snapshots per project in `<data>/snapshot/<projectID>` (a shadow git repository); the Step
-  // runner records them around every Step.
-  const snapshots = Snapshots.layer({ dataDir: options.dataDir ?? paths.dataDir }).pipe(
-    Layer.provide(Layer.merge(locations, config))
-  )
-  // A new layer value per Core (so instances never share attempts), used once below.
-  const oauthAttempts = OAuthAttempts.layer.pipe(
-    Layer.provide(Layer.mergeAll(credentialStore, config, LazyHttpClient.layer))
-  )
-  const services = Layer.mergeAll(
-    sessionServices,
-    discovery,
-    Layer.fresh(SessionInstructions.layer).pipe(Layer.provide(Layer.merge(stores, discovery))),
-    locations,
-    LocationFiles.layer(),
-    planFile,
-    snapshots,
-    Skills.layer({ configDir, env }),
-    Commands.layer({ configDir, env }),
-    References.layer({ dataDir: options.dataDir ?? paths.dataDir, home: os.homedir() }),
-    Layer.fresh(PermissionRequests.layer).pipe(Layer.provide(stores)),
-    Layer.fresh(QuestionRequests.layer).pipe(Layer.provide(stores)),
-    // The PTYs live as long as the Core: closing it kills every one that is left.
-    Ptys.layer().pipe(Layer.provide(stores)),
-    toolOutput,
-    // Connects the configured MCP servers in the background (their tools join this instance's
-    // registry); closing the Core closes them.
-    // (Fresh as a whole: a fresh registry inside provideMerge would be built twice, once per use.)
-    Layer.fresh(McpServers.layer({ env, directory: options.directory }).pipe(Layer.provideMerge(ToolRegistry.layer))),
-    // The integrations over the catalog and the credentials (and the OAuth attempts that add them).
-    Integrations.layer({ env }).pipe(
-      Layer.provideMerge(oauthAttempts),
-      Layer.provideMerge(credentialStore),
-      Layer.provide(LazyHttpClient.layer)
-    )
-  ).pipe(Layer.provideMerge(config))
-  // The HttpClient lives as long as the LLM client that captured it.
-  const llm =
-    options.llm ??
-    // The key is looked up at each request: a stored OAuth token is refreshed when it has expired.
-    Provider.layerRouted((providerID) =>
-      Effect.gen(function* () {
-        const config = yield* Config.Service
-        const integrations = yield* Integrations.Service
-        const provider = config.provider(providerID)
-        if (Option.isNone(provider)) return Option.none()
-        const apiKey = yield* integrations.apiKey(providerID)
-        return Option.some({
-          protocol: provider.value.protocol,
-          baseURL: provider.value.baseURL,
-          apiKey,
-          headers: provider.value.headers,
-          dialect: Provider.dialectOf(provider.value.npm)
-        })
-      })
-    ).pipe(Layer.provide(LazyHttpClient.layer), Layer.provide(services))
-  // Core's own tools (the skill and question tools, and with experimental plan mode plan_exit and
-  // plan_enter) and the host's `tools`, registered in this instance's registry before the runner starts.
-  const coreTools = Layer.mergeAll(
-    SkillTool.layer,
-    QuestionTool.layer,
-    experimentalPlanMode ? PlanTools.layer : Layer.empty,
-    Layer.scopedDiscard(
-      Effect.flatMap(ToolRegistry.Service, (registry) =>
-        Effect.forEach(options.tools ?? [], registry.register, { discard: true })
-      )
-    )
-  ).pipe(Layer.provide(services))
-  // The built-in tools (read, write, edit, apply_patch, bash, glob, grep, todowrite), likewise; read
-  // and grep reach this instance's managed tool-output directory without an external_directory ask.
-  const builtinTools = Layer.unwrapEffect(
+export const layer = (options: Options): Layer.Layer<Services, ConfigError | Storage.DatabaseUnavailable> =>
+  Layer.scopedContext(
     Effect.gen(function* () {
-      const managed = yield* ManagedOutput.Service
-      const nested = yield* NestedInstructions.Service
-      // After a successful read inside the Location, nearby nested AGENTS.md files become pending
-      // for the session; the next Safe Step Boundary admits them.
-      return BuiltinTools.layer({
-        toolOutputDir: managed.directory,
-        onRead: (context, target, kind) =>
-          Effect.asVoid(nested.note(context.sessionID, context.directory, target, kind))
-      })
+      const env = options.env ?? process.env
+      const paths = Paths.fromEnv(env, os.homedir())
+      const configDir = options.configDir ?? paths.configDir
+      const dataDir = options.dataDir ?? paths.dataDir
+      const retry = options.retry === undefined ? {} : { retry: options.retry }
+      // Its own MemoMap: two Cores share nothing, even built in one graph.
+      const assembly = yield* Assembly.make(yield* Layer.makeMemoMap)
+      const { add, get } = assembly
+
+      // The platform's services (file system, paths, child processes); they stay inside.
+      yield* add(NodeContext.layer)
+      // The log publishes every commit to the instance's LiveBus, which outlives it (built first,
+      // closed last).
+      yield* add(Layer.scoped(LiveBus.Service, LiveBus.make))
+      yield* add(LazyHttpClient.layer)
+      // Provider credentials in `<data>/auth.json`; an unreadable file stops startup like an invalid config.
+      yield* add(
+        CredentialStore.layer({ dataDir }).pipe(
+          Layer.catchAll((error) =>
+            Layer.fail(ConfigErrors.at({ file: error.file, line: 0, column: 0 }, error.message))
+          )
+        )
+      )
+      if (options.config === undefined) {
+        // The refresh (if any) runs in Core's scope: closing Core interrupts it.
+        yield* add(
+          options.models?.url === undefined && options.models?.cacheFile === undefined
+            ? ModelDatabase.layerStatic()
+            : ModelDatabase.layer(options.models)
+        )
+        // Stored credentials join the catalog (and a change to them resolves it again).
+        yield* add(Config.layer({ directory: options.directory, env, configDir, dataDir }))
+      } else {
+        yield* add(options.config)
+      }
+      const loaded = get(Config.Service)
+      // The database is chosen once the configuration is loaded (`server.database` may name one).
+      if (options.database === undefined) {
+        const selection = Storage.select({ env, configured: loaded.server.database, filename: options.databaseFile })
+        if (Either.isLeft(selection)) return yield* selection.left
+        yield* add(Storage.layer(selection.right))
+      } else {
+        yield* add(Storage.layer(options.database))
+      }
+      // This host's leases come before the log: they provide the CommitFence it checks in every
+      // commit. With a runner, the cluster's shards place sessions (ShardLeases); else first-come
+      // leases do.
+      yield* add(
+        SessionPlacement.layer({
+          leases: options.leases ?? SessionLeases.fromEnv(env),
+          runner: options.runner === false ? undefined : (options.runner ?? RunnerOptions.fromEnv(env))
+        })
+      )
+      yield* add(EventLog.layer)
+      yield* add(KnownSessions.layer)
+      yield* add(SessionEvents.layer)
+      yield* add(Sessions.layer)
+      yield* add(InstructionCheckpoint.layer)
+      yield* add(InstructionEntries.layer)
+      yield* add(NestedInstructions.layer({ env }))
+      yield* add(SessionInput.layer)
+      yield* add(SessionHistory.layer)
+      yield* add(SessionSelection.layer)
+      // Managed Tool Output Files live in `<data>/tool-output/`; the store sweeps expired ones.
+      yield* add(
+        ManagedOutput.layer({
+          directory: options.dataDir !== undefined ? nodePath.join(options.dataDir, "tool-output") : paths.toolOutputDir
+        })
+      )
+      yield* add(ModelToolOutput.layer)
+      // The `instructions` config key's files join the AGENTS.md files (InstructionDiscovery.paths).
+      yield* add(InstructionDiscovery.layer({ configDir, env, instructions: loaded.info.instructions }))
+      yield* add(SessionInstructions.layer)
+      yield* add(Locations.layer({ directory: options.directory }))
+      yield* add(LocationFiles.layer())
+      // Each session's Plan File (experimental plan mode): in its git worktree, else under `<data>/plans/`.
+      yield* add(PlanFile.layer({ dataDir }))
+      // File snapshots per project in `<data>/snapshot/<projectID>` (a shadow git repository); the
+      // Step runner records them around every Step.
+      yield* add(Snapshots.layer({ dataDir }))
+      yield* add(Skills.layer({ configDir, env }))
+      yield* add(Commands.layer({ configDir, env }))
+      yield* add(References.layer({ dataDir, home: os.homedir() }))
+      yield* add(PermissionRequests.layer)
+      yield* add(QuestionRequests.layer)
+      // The PTYs live as long as the Core: closing it kills every one that is left.
+      yield* add(Ptys.layer())
+      yield* add(ToolRegistry.layer)
+      // Connects the configured MCP servers in the background (their tools join this instance's
+      // registry); closing the Core closes them.
+      yield* add(McpServers.layer({ env, directory: options.directory }))
+      // The integrations over the catalog and the credentials, and the OAuth attempts that add them.
+      yield* add(OAuthAttempts.layer)
+      yield* add(Integrations.layer({ env }))
+      yield* add(
+        options.llm ??
+          // The key is looked up at each request: a stored OAuth token is refreshed when it has expired.
+          Provider.layerRouted((providerID) =>
+            Effect.gen(function* () {
+              const config = yield* Config.Service
+              const integrations = yield* Integrations.Service
+              const provider = config.provider(providerID)
+              if (Option.isNone(provider)) return Option.none()
+              const apiKey = yield* integrations.apiKey(providerID)
+              return Option.some({
+                protocol: provider.value.protocol,
+                baseURL: provider.value.baseURL,
+                apiKey,
+                headers: provider.value.headers,
+                dialect: Provider.dialectOf(provider.value.npm)
+              })
+            })
+          )
+      )
+      // Core's own tools (the skill and question tools, and with experimental plan mode plan_exit
+      // and plan_enter), the built-in tools (read, write, edit, apply_patch, bash, glob, grep,
+      // todowrite) and the host's `tools`, registered before the runner starts. Read and grep reach
+      // this instance's managed tool-output directory without an external_directory ask.
+      const experimentalPlanMode = EnvFlag.experimentalPlanMode(env)
+      yield* add(SkillTool.layer)
+      yield* add(QuestionTool.layer)
+      if (experimentalPlanMode) yield* add(PlanTools.layer)
+      const nested = get(NestedInstructions.Service)
+      yield* add(
+        BuiltinTools.layer({
+          toolOutputDir: get(ManagedOutput.Service).directory,
+          // After a successful read inside the Location, nearby nested AGENTS.md files become
+          // pending for the session; the next Safe Step Boundary admits them.
+          onRead: (context, target, kind) =>
+            Effect.asVoid(nested.note(context.sessionID, context.directory, target, kind))
+        })
+      )
+      yield* Effect.forEach(options.tools ?? [], get(ToolRegistry.Service).register, { discard: true })
+      // The runner's stages, each usable on its own (see SessionDrain for their order). Compaction
+      // rebaselines from the Instructions the boundary composes; the hidden title agent names new
+      // sessions after their first Step.
+      yield* add(Recovery.layer)
+      yield* add(SafeStepBoundary.layer)
+      yield* add(StepSelection.layer)
+      yield* add(SessionReminders.layer({ experimentalPlanMode }))
+      yield* add(ModelContext.layer)
+      yield* add(ToolSettlement.layer)
+      yield* add(StepRunner.layer(retry))
+      yield* add(Compaction.layer(retry))
+      yield* add(SessionTitle.layer(retry))
+      yield* add(SessionDrain.layer)
+      yield* add(SessionRunner.layer(options.recover === undefined ? {} : { recover: options.recover }))
+      // Revert and move change a session only while it does not run, and delete interrupts it
+      // first, so they come after the runner. So does the task tool, which runs subagents as child
+      // sessions through the runner, and so do custom commands, whose subtasks do the same.
+      yield* add(SessionRevert.layer)
+      yield* add(SessionMove.layer)
+      yield* add(SessionDelete.layer)
+      yield* add(TaskTool.layer)
+      // The agent-generation request is a side request of its own (no session).
+      yield* add(AgentGeneration.layer(retry))
+      yield* add(SessionCommand.layer)
+      // Live deltas and running sessions shared with the other hosts on a PostgreSQL database.
+      yield* add(LiveRelay.layer)
+      return Context.pick(...exported)(assembly.context() as Context.Context<Services>)
     })
-  ).pipe(Layer.provide(services))
-  // The runner's stages, each a layer bound to its dependencies here (see SessionDrain for their order).
-  const retry = options.retry === undefined ? {} : { retry: options.retry }
-  const boundary = Layer.fresh(SafeStepBoundary.layer)
-  const stages = Layer.mergeAll(
-    Layer.fresh(Recovery.layer),
-    boundary,
-    Layer.fresh(StepSelection.layer),
-    Layer.fresh(ModelContext.layer).pipe(Layer.provide(SessionReminders.layer({ experimentalPlanMode }))),
-    StepRunner.layer(retry).pipe(Layer.provide(Layer.fresh(ToolSettlement.layer)), Layer.provide(llm)),
-    // Compaction rebaselines from the Instructions the boundary composes.
-    Compaction.layer(retry).pipe(Layer.provide(boundary), Layer.provide(llm)),
-    // The hidden title agent names new sessions after their first Step.
-    SessionTitle.layer(retry).pipe(Layer.provide(llm))
   )
-  const runner = Layer.fresh(
-    SessionRunner.layer(options.recover === undefined ? {} : { recover: options.recover })
-  ).pipe(
-    Layer.provideMerge(Layer.fresh(SessionDrain.layer).pipe(Layer.provideMerge(stages))),
-    Layer.provide(Layer.mergeAll(services, coreTools, builtinTools))
-  )
-  // Revert and move change a session only while it does not run, and delete interrupts it first, so
-  // they sit on the runner.
-  const lifecycle = Layer.mergeAll(
-    Layer.fresh(SessionRevert.layer),
-    Layer.fresh(SessionMove.layer),
-    Layer.fresh(SessionDelete.layer)
-  ).pipe(Layer.provide(Layer.merge(services, runner)))
-  // The task tool runs subagents as child sessions through the runner, so it sits on the runner too
-  // (it joins the registry the runner's Steps materialize from).
-  const subagents = TaskTool.layer.pipe(Layer.provide(Layer.merge(services, runner)))
-  // The agent-generation request is a side request of its own (no session).
-  const generation = AgentGeneration.layer(retry).pipe(Layer.provide(Layer.merge(services, llm)))
-  // Prompts that run custom commands; a command's subtask runs a child session through the runner.
-  const sessionCommands = SessionCommand.layer.pipe(Layer.provide(Layer.merge(services, runner)))
-  // Live deltas and running sessions shared with the other hosts on a PostgreSQL database.
-  const relay = Layer.fresh(LiveRelay.layer).pipe(Layer.provide(Layer.merge(services, runner)))
-  // The platform's services (file system, paths, child processes), which many layers above use,
-  // are provided once, here: each `Layer.provide` is four more layers to build at every start.
-  return Layer.mergeAll(services, runner, lifecycle, subagents, generation, sessionCommands, relay).pipe(
-    Layer.provide(NodeContext.layer)
-  )
-}

@@ -202,6 +202,17 @@ export const layer = (
         })
       )
 
+      /**
+       * Whether `sessionID` may be between two runners with a Step due and no input: with cluster
+       * placement, a runner whose shard went stops its drain at the Safe Step Boundary, releases the
+       * session and wakes it on the shard's new runner, so a wait that looks in between finds it unheld
+       * with nothing pending while its conversation still continues (Recovery.continues). Such a
+       * wait goes on as it does for pending input. Never with first-come leases, where the host that
+       * ran a Step runs the next.
+       */
+      const handedOver = (sessionID: Identifier.SessionID): Effect.Effect<boolean> =>
+        routed === undefined || routed === here ? Effect.succeed(false) : recovery.continues(sessionID)
+
       /** This host's own handling of a session it drives, or that another host on the same footing drives. */
       const here: SessionPlacement.Handlers = {
         wake: execution.wake,
@@ -237,7 +248,7 @@ export const layer = (
                   continue
                 }
               } else if (!(yield* leases.heldElsewhere(sessionID))) {
-                if (!(yield* input.hasPending(sessionID))) return
+                if (!(yield* input.hasPending(sessionID)) && !(yield* handedOver(sessionID))) return
                 if (placed) {
                   if (unheldWithInput) return
                   // Placed here a moment ago (its shard just came here), the session is resumed by
