@@ -2,7 +2,9 @@ export * as Core from "./core.js"
 
 import * as os from "node:os"
 import * as nodePath from "node:path"
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Either, Layer, Option } from "effect"
 import * as Assembly from "./assembly.js"
@@ -222,8 +224,11 @@ export const layer = (options: Options): Layer.Layer<Services, ConfigError | Sto
       const assembly = yield* Assembly.make(yield* Layer.makeMemoMap)
       const { add, get } = assembly
 
-      // The platform's services (file system, paths, child processes); they stay inside.
-      yield* add(NodeContext.layer)
+      // The platform's services Core uses (file system, paths, child processes); they stay inside.
+      // Not `NodeContext.layer`, whose terminal and worker manager nothing here needs.
+      yield* add(NodeFileSystem.layer)
+      yield* add(NodePath.layer)
+      yield* add(NodeCommandExecutor.layer)
       // The log publishes every commit to the instance's LiveBus, which outlives it (built first,
       // closed last).
       yield* add(Layer.scoped(LiveBus.Service, LiveBus.make))

@@ -39,32 +39,62 @@ const loader = Migrator.fromRecord(
 /** `@effect/sql`'s migrator, with no schema dumps (the only part of it that needs more than the client). */
 const migrate = Migrator.make({})
 
+/** The id the Migrator records for the last embedded migration (see {@link loader}). */
+const latestId = Migrations.all.length
+
+/**
+ * Whether the file already records {@link latestId} (or a later migration, from a newer build): then
+ * the Migrator has nothing to apply, and a start skips it (its table check, its transaction and its
+ * reads are most of what opening a migrated file cost). One synchronous read, outside a transaction:
+ * a file that is not yet migrated still goes through the Migrator, which decides in its transaction.
+ */
+const migrated = (handle: SqliteConnection.Handle): boolean => {
+  const table = handle
+    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'effect_sql_migrations'")
+    .get()
+  if (table === undefined) return false
+  const row = handle.prepare("SELECT max(migration_id) AS id FROM effect_sql_migrations").get() as
+    | { readonly id: number | null }
+    | undefined
+  return (row?.id ?? 0) >= latestId
+}
+
 /**
  * One SQLite database file (its connection: `SqliteConnection`), opened in WAL mode (synchronous NORMAL) with a 5 s busy timeout and
  * foreign keys on, and migrated to the latest embedded schema before the layer resolves (migrating
- * is idempotent: applied migrations are recorded and skipped). A failing migration is a defect. Each call is a distinct
+ * is idempotent: applied migrations are recorded and skipped, and a file that records the latest one
+ * is not handed to the Migrator at all). A failing migration is a defect. Each call is a distinct
  * layer, so two databases never share a connection even in one memo map. Closing the layer's scope
  * closes the connection.
+ *
+ * One layer over one effect, not a graph of layers: it is built at every start.
  */
-export const layer = (options: Options): Layer.Layer<SqlClient.SqlClient> => {
-  const connection = Layer.unwrapEffect(
-    Effect.sync(() => {
-      fs.mkdirSync(path.dirname(path.resolve(options.filename)), { recursive: true })
-      return SqliteConnection.layer({ filename: options.filename })
-    })
-  )
-  const prepare = Layer.effectDiscard(
+export const layer = (options: Options): Layer.Layer<SqlClient.SqlClient> =>
+  Layer.scoped(
+    SqlClient.SqlClient,
     Effect.gen(function* () {
-      const sql = yield* SqlClient.SqlClient
-      // The client already switches to WAL; the rest are per-connection settings.
-      yield* sql`PRAGMA journal_mode = WAL`
-      yield* sql`PRAGMA busy_timeout = 5000`
-      // In WAL mode NORMAL still commits atomically and survives a process crash; only a power loss
-      // can drop the last commits. It saves an fsync per transaction.
-      yield* sql`PRAGMA synchronous = NORMAL`
-      yield* sql`PRAGMA foreign_keys = ON`
-      yield* migrate({ loader })
+      fs.mkdirSync(path.dirname(path.resolve(options.filename)), { recursive: true })
+      const sql = yield* SqliteConnection.make({ filename: options.filename })
+      const handle = SqliteConnection.handleOf(sql)
+      if (handle === undefined) return yield* Effect.dieMessage("Database: the SQLite connection has no handle")
+      // The connection already switches to WAL; the rest are per-connection settings. In WAL mode
+      // NORMAL still commits atomically and survives a process crash; only a power loss can drop the
+      // last commits. It saves an fsync per transaction.
+      const upToDate = yield* handle.use(() => {
+        for (const pragma of [
+          "journal_mode = WAL",
+          "busy_timeout = 5000",
+          "synchronous = NORMAL",
+          "foreign_keys = ON"
+        ]) {
+          // A pragma that sets a value may answer with it (a row), which `run` refuses.
+          const statement = handle.prepare(`PRAGMA ${pragma}`)
+          if (statement.reader) statement.get()
+          else statement.run()
+        }
+        return migrated(handle)
+      })
+      if (!upToDate) yield* migrate({ loader }).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+      return sql
     })
-  )
-  return prepare.pipe(Layer.provideMerge(connection), Layer.orDie)
-}
+  ).pipe(Layer.orDie)

@@ -41,150 +41,151 @@ const failure = (cause: unknown) => new SqlError.SqlError({ cause, message: "Fai
 
 /**
  * The connection to `filename` (created if missing; its directory must exist), in WAL mode, closed
- * with the layer's scope.
+ * with the scope.
  */
-export const layer = (options: { readonly filename: string }): Layer.Layer<SqlClient.SqlClient> =>
-  Layer.scoped(
-    SqlClient.SqlClient,
-    Effect.gen(function* () {
-      const db = yield* Effect.acquireRelease(
-        Effect.sync(() => new Sqlite(options.filename)),
-        (db) => Effect.sync(() => db.close())
-      )
-      db.pragma("journal_mode = WAL")
+export const make = (options: { readonly filename: string }): Effect.Effect<SqlClient.SqlClient, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const db = yield* Effect.acquireRelease(
+      Effect.sync(() => new Sqlite(options.filename)),
+      (db) => Effect.sync(() => db.close())
+    )
+    db.pragma("journal_mode = WAL")
 
-      const cache = new Map<string, Sqlite.Statement>()
-      const prepare = (text: string): Sqlite.Statement => {
-        const cached = cache.get(text)
-        if (cached !== undefined) {
-          // Most recently used last: the map's first key is the one to drop.
-          cache.delete(text)
-          cache.set(text, cached)
-          return cached
-        }
-        const statement = db.prepare(text)
-        cache.set(text, statement)
-        if (cache.size > cacheCapacity) cache.delete(cache.keys().next().value as string)
-        return statement
+    const cache = new Map<string, Sqlite.Statement>()
+    const prepare = (text: string): Sqlite.Statement => {
+      const cached = cache.get(text)
+      if (cached !== undefined) {
+        // Most recently used last: the map's first key is the one to drop.
+        cache.delete(text)
+        cache.set(text, cached)
+        return cached
       }
-      const rows = (text: string, params: ReadonlyArray<unknown>): ReadonlyArray<any> => {
-        const statement = prepare(text)
-        if (statement.reader) return statement.all(...params)
-        statement.run(...params)
-        return []
+      const statement = db.prepare(text)
+      cache.set(text, statement)
+      if (cache.size > cacheCapacity) cache.delete(cache.keys().next().value as string)
+      return statement
+    }
+    const rows = (text: string, params: ReadonlyArray<unknown>): ReadonlyArray<any> => {
+      const statement = prepare(text)
+      if (statement.reader) return statement.all(...params)
+      statement.run(...params)
+      return []
+    }
+    const attempt = <A>(f: () => A): Effect.Effect<A, SqlError.SqlError> => {
+      try {
+        return Effect.succeed(f())
+      } catch (cause) {
+        return Effect.fail(failure(cause))
       }
-      const attempt = <A>(f: () => A): Effect.Effect<A, SqlError.SqlError> => {
-        try {
-          return Effect.succeed(f())
-        } catch (cause) {
-          return Effect.fail(failure(cause))
-        }
-      }
-      const run = <A>(f: () => A) => Effect.suspend(() => attempt(f))
+    }
+    const run = <A>(f: () => A) => Effect.suspend(() => attempt(f))
 
-      const connection: SqlConnection.Connection = {
-        execute: (text, params, transformRows) =>
-          run(() => (transformRows === undefined ? rows(text, params) : transformRows(rows(text, params)))),
-        executeRaw: (text, params) =>
-          run(() => {
-            const statement = prepare(text)
-            return statement.reader ? statement.all(...params) : statement.run(...params)
-          }),
-        executeValues: (text, params) =>
-          run(() => {
-            const statement = prepare(text)
-            if (!statement.reader) {
-              statement.run(...params)
-              return []
-            }
-            statement.raw(true)
-            try {
-              return statement.all(...params) as ReadonlyArray<ReadonlyArray<unknown>>
-            } finally {
-              statement.raw(false)
-            }
-          }),
-        executeUnprepared: (text, params, transformRows) =>
-          run(() => (transformRows === undefined ? rows(text, params) : transformRows(rows(text, params)))),
-        executeStream: () => Effect.dieMessage("SqliteConnection: streaming rows is not supported") as never
-      }
+    const connection: SqlConnection.Connection = {
+      execute: (text, params, transformRows) =>
+        run(() => (transformRows === undefined ? rows(text, params) : transformRows(rows(text, params)))),
+      executeRaw: (text, params) =>
+        run(() => {
+          const statement = prepare(text)
+          return statement.reader ? statement.all(...params) : statement.run(...params)
+        }),
+      executeValues: (text, params) =>
+        run(() => {
+          const statement = prepare(text)
+          if (!statement.reader) {
+            statement.run(...params)
+            return []
+          }
+          statement.raw(true)
+          try {
+            return statement.all(...params) as ReadonlyArray<ReadonlyArray<unknown>>
+          } finally {
+            statement.raw(false)
+          }
+        }),
+      executeUnprepared: (text, params, transformRows) =>
+        run(() => (transformRows === undefined ? rows(text, params) : transformRows(rows(text, params)))),
+      executeStream: () => Effect.dieMessage("SqliteConnection: streaming rows is not supported") as never
+    }
 
-      const permit = yield* Effect.makeSemaphore(1)
-      const client = yield* SqlClient.make({
-        acquirer: permit.withPermits(1)(Effect.succeed(connection)),
-        // A transaction holds the permit until its scope closes (after COMMIT or ROLLBACK).
-        transactionAcquirer: Effect.uninterruptibleMask((restore) =>
-          Effect.as(
-            Effect.zipRight(
-              restore(permit.take(1)),
-              Effect.flatMap(Effect.scope, (scope) => Scope.addFinalizer(scope, permit.release(1)))
-            ),
-            connection
-          )
-        ),
-        compiler: Statement.makeCompilerSqlite(),
-        spanAttributes: [["db.system.name", "sqlite"]]
-      }).pipe(Effect.provide(Reactivity.layer))
-
-      /** How deep the fiber is in this connection's transactions: 0 outside, 1 in one, 2 in a nested one. */
-      const depthIn = (fiberContext: Context.Context<never>) => {
-        const open = Context.getOption(fiberContext, SqlClient.TransactionConnection)
-        return open._tag === "Some" && open.value[0] === connection ? open.value[1] + 1 : 0
-      }
-      const inTransaction = (fiberContext: Context.Context<never>) => depthIn(fiberContext) > 0
-      const statement = (text: string) => () => {
-        prepare(text).run()
-      }
-
-      /**
-       * `withTransaction`, as `@effect/sql` has it (BEGIN, COMMIT on success, ROLLBACK on failure or
-       * interruption; inside another transaction of this connection a savepoint, rolled back to on
-       * failure; a failing COMMIT or ROLLBACK is a defect), in a few steps of the fiber rather than
-       * about a hundred and fifty: the permit is taken and given back directly, and the statements
-       * run synchronously.
-       */
-      const withTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError.SqlError, R> =>
-        Effect.uninterruptibleMask((restore) =>
-          Effect.useSpan("sql.transaction", { kind: "client", captureStackTrace: false }, (span) =>
-            Effect.withFiberRuntime<A, E | SqlError.SqlError, R>((fiber) => {
-              span.attribute("db.system.name", "sqlite")
-              const context = fiber.currentContext
-              const depth = depthIn(context)
-              const inner = Effect.locally(
-                restore(effect),
-                FiberRef.currentContext,
-                Context.add(
-                  Context.add(context, SqlClient.TransactionConnection, [connection, depth]),
-                  Tracer.ParentSpan,
-                  span
-                )
-              )
-              const body = (begin: string, commit: string | undefined, rollback: string) =>
-                Effect.flatMap(attempt(statement(begin)), () =>
-                  Effect.flatMap(Effect.exit(inner), (exit) => {
-                    const end = exit._tag === "Success" ? commit : rollback
-                    return end === undefined ? exit : Effect.zipRight(Effect.orDie(attempt(statement(end))), exit)
-                  })
-                )
-              if (depth > 0) {
-                const name = `effect_sql_${depth}`
-                return body(`SAVEPOINT ${name}`, undefined, `ROLLBACK TO SAVEPOINT ${name}`)
-              }
-              return Effect.zipRight(
-                restore(permit.take(1)),
-                Effect.ensuring(body("BEGIN", "COMMIT", "ROLLBACK"), permit.release(1))
-              )
-            })
-          )
+    const permit = yield* Effect.makeSemaphore(1)
+    const client = yield* SqlClient.make({
+      acquirer: permit.withPermits(1)(Effect.succeed(connection)),
+      // A transaction holds the permit until its scope closes (after COMMIT or ROLLBACK).
+      transactionAcquirer: Effect.uninterruptibleMask((restore) =>
+        Effect.as(
+          Effect.zipRight(
+            restore(permit.take(1)),
+            Effect.flatMap(Effect.scope, (scope) => Scope.addFinalizer(scope, permit.release(1)))
+          ),
+          connection
         )
-      Object.assign(client, { withTransaction })
-      handles.set(client, {
-        prepare,
-        use: (f) =>
-          Effect.withFiberRuntime((fiber) =>
-            inTransaction(fiber.currentContext) ? attempt(f) : permit.withPermits(1)(run(f))
-          )
-      })
-      return client
+      ),
+      compiler: Statement.makeCompilerSqlite(),
+      spanAttributes: [["db.system.name", "sqlite"]]
+    }).pipe(Effect.provide(Reactivity.layer))
+
+    /** How deep the fiber is in this connection's transactions: 0 outside, 1 in one, 2 in a nested one. */
+    const depthIn = (fiberContext: Context.Context<never>) => {
+      const open = Context.getOption(fiberContext, SqlClient.TransactionConnection)
+      return open._tag === "Some" && open.value[0] === connection ? open.value[1] + 1 : 0
+    }
+    const inTransaction = (fiberContext: Context.Context<never>) => depthIn(fiberContext) > 0
+    const statement = (text: string) => () => {
+      prepare(text).run()
+    }
+
+    /**
+     * `withTransaction`, as `@effect/sql` has it (BEGIN, COMMIT on success, ROLLBACK on failure or
+     * interruption; inside another transaction of this connection a savepoint, rolled back to on
+     * failure; a failing COMMIT or ROLLBACK is a defect), in a few steps of the fiber rather than
+     * about a hundred and fifty: the permit is taken and given back directly, and the statements
+     * run synchronously.
+     */
+    const withTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError.SqlError, R> =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.useSpan("sql.transaction", { kind: "client", captureStackTrace: false }, (span) =>
+          Effect.withFiberRuntime<A, E | SqlError.SqlError, R>((fiber) => {
+            span.attribute("db.system.name", "sqlite")
+            const context = fiber.currentContext
+            const depth = depthIn(context)
+            const inner = Effect.locally(
+              restore(effect),
+              FiberRef.currentContext,
+              Context.add(
+                Context.add(context, SqlClient.TransactionConnection, [connection, depth]),
+                Tracer.ParentSpan,
+                span
+              )
+            )
+            const body = (begin: string, commit: string | undefined, rollback: string) =>
+              Effect.flatMap(attempt(statement(begin)), () =>
+                Effect.flatMap(Effect.exit(inner), (exit) => {
+                  const end = exit._tag === "Success" ? commit : rollback
+                  return end === undefined ? exit : Effect.zipRight(Effect.orDie(attempt(statement(end))), exit)
+                })
+              )
+            if (depth > 0) {
+              const name = `effect_sql_${depth}`
+              return body(`SAVEPOINT ${name}`, undefined, `ROLLBACK TO SAVEPOINT ${name}`)
+            }
+            return Effect.zipRight(
+              restore(permit.take(1)),
+              Effect.ensuring(body("BEGIN", "COMMIT", "ROLLBACK"), permit.release(1))
+            )
+          })
+        )
+      )
+    Object.assign(client, { withTransaction })
+    handles.set(client, {
+      prepare,
+      use: (f) =>
+        Effect.withFiberRuntime((fiber) =>
+          inTransaction(fiber.currentContext) ? attempt(f) : permit.withPermits(1)(run(f))
+        )
     })
-  )
+    return client
+  })
+
+/** {@link make} as a layer: the connection is closed with the layer's scope. */
+export const layer = (options: { readonly filename: string }): Layer.Layer<SqlClient.SqlClient> =>
+  Layer.scoped(SqlClient.SqlClient, make(options))

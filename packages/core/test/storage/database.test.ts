@@ -91,3 +91,37 @@ it("the embedded migrations module matches migrations/ (regenerate with scripts/
   const sqlFiles = fs.readdirSync(migrationsDir).filter((file) => file.endsWith(".sql"))
   expect(Migrations.all.map((migration) => `${migration.tag}.sql`)).toEqual(sqlFiles.sort())
 })
+
+it.scoped("a file one migration behind is migrated at the next open", () =>
+  Effect.gen(function* () {
+    const filename = path.join(yield* tempDir, "opencode.db")
+    // The file as the build before `0016_session_list_order` left it: that migration's indexes
+    // replaced by the ones it drops, and its row gone.
+    yield* Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`DROP INDEX session_list_idx`
+      yield* sql`DROP INDEX session_directory_list_idx`
+      yield* sql`DROP INDEX session_project_list_idx`
+      yield* sql`CREATE INDEX session_time_created_id_idx ON session (time_created, id)`
+      yield* sql`CREATE INDEX session_directory_idx ON session (directory)`
+      yield* sql`CREATE INDEX session_project_id_idx ON session (project_id)`
+      yield* sql`DELETE FROM effect_sql_migrations WHERE migration_id = ${Migrations.all.length}`
+    }).pipe(Effect.provide(Database.layer({ filename })))
+    const [applied, indexes] = yield* Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      return [
+        yield* sql<{ n: number }>`SELECT count(*) AS n FROM effect_sql_migrations`,
+        yield* sql<{
+          name: string
+        }>`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'session' AND sql IS NOT NULL ORDER BY name`
+      ] as const
+    }).pipe(Effect.provide(Database.layer({ filename })))
+    expect(applied).toEqual([{ n: Migrations.all.length }])
+    expect(indexes.map((row) => row.name)).toEqual([
+      "session_directory_list_idx",
+      "session_list_idx",
+      "session_parent_id_idx",
+      "session_project_list_idx"
+    ])
+  })
+)
