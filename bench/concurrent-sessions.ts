@@ -3,6 +3,7 @@
  * loopback scripted LLM (zero latency) in this process: the wall time and the server's peak RSS.
  *
  *   node --import tsx bench/concurrent-sessions.ts [--sessions 200] [--steps 20] [--cpu-prof] [--top 15]
+ *     [--node-flags "--max-semi-space-size=8 …"] [--heap-snapshot file.heapsnapshot]
  *
  * The sessions are created first (not timed); then every session gets one prompt at once, and the
  * model answers each session's first `steps - 1` requests with a `read` tool call (of a small file in
@@ -11,7 +12,10 @@
  * server process (`VmHWM`), start-up included; RSS at the end and the server's CPU time are printed
  * too. The number of provider requests is checked against sessions × steps.
  * `--cpu-prof` runs the server under `node --cpu-prof` and prints its top self-time functions and files
- * over the concurrent window (cpu-profile.ts). Figures are printed, never asserted.
+ * over the concurrent window (cpu-profile.ts). `--node-flags` starts the server's `node` with those
+ * flags (one argument, split on spaces), to compare V8 heap settings. `--heap-snapshot` writes a V8
+ * heap snapshot of the server once every session is idle (what the load left live), to that file.
+ * Figures are printed, never asserted.
  */
 
 import * as fs from "node:fs"
@@ -29,6 +33,13 @@ export const run = async (): Promise<ReadonlyArray<Figure>> => {
   const sessions = numberFlag("sessions", 200, (value) => value >= 1)
   const steps = numberFlag("steps", 20, (value) => value >= 1)
   const profile = args.includes("--cpu-prof")
+  const flagsAt = args.indexOf("--node-flags")
+  const snapshotAt = args.indexOf("--heap-snapshot")
+  const snapshotFile = snapshotAt === -1 ? undefined : path.resolve(args[snapshotAt + 1] ?? "concurrent.heapsnapshot")
+  const nodeFlags = [
+    ...(flagsAt === -1 ? [] : (args[flagsAt + 1] ?? "").split(" ").filter((flag) => flag.length > 0)),
+    ...(snapshotFile === undefined ? [] : ["--heapsnapshot-signal=SIGUSR2"])
+  ]
   let requests = 0
   // Title requests have a lane of their own (answered by `respond` too, not counted).
   const llm = await startLlm((request) => {
@@ -41,6 +52,7 @@ export const run = async (): Promise<ReadonlyArray<Figure>> => {
     const server = await startServer("ours", {
       root,
       llmUrl: llm.server.url,
+      nodeFlags,
       ...(profile ? { cpuProfileDir: profileDir } : {})
     })
     const api = { url: server.url, directory: server.directory }
@@ -78,6 +90,7 @@ export const run = async (): Promise<ReadonlyArray<Figure>> => {
           `${wall.toFixed(2)} s wall, peak RSS ${peakRssMiB(server.pid).toFixed(1)} MiB (target ≤ 150 MiB: ${peakRssMiB(server.pid) <= 150 ? "met" : "NOT met"}), ` +
           `server CPU ${(cpu / 1000).toFixed(2)} s`
       )
+      if (snapshotFile !== undefined) await heapSnapshot(server.pid, server.directory, snapshotFile)
     } finally {
       await server.stop()
     }
@@ -103,6 +116,29 @@ export const run = async (): Promise<ReadonlyArray<Figure>> => {
     await llm.close()
     fs.rmSync(root, { recursive: true, force: true })
   }
+}
+
+/**
+ * Asks the server (started with `--heapsnapshot-signal=SIGUSR2`) for a heap snapshot, which V8 writes
+ * into its working directory, and moves it to `file` once it is complete (its size stops changing).
+ */
+const heapSnapshot = async (pid: number, directory: string, file: string) => {
+  const written = () => fs.readdirSync(directory).find((name) => name.endsWith(".heapsnapshot"))
+  process.kill(pid, "SIGUSR2")
+  let size = -1
+  for (let waited = 0; waited < 120_000; waited += 500) {
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    const name = written()
+    if (name === undefined) continue
+    const now = fs.statSync(path.join(directory, name)).size
+    if (now > 0 && now === size) {
+      fs.renameSync(path.join(directory, name), file)
+      console.log(`heap snapshot of the server after the load: ${file} (${(now / 1024 / 1024).toFixed(1)} MB)`)
+      return
+    }
+    size = now
+  }
+  console.log("the server wrote no heap snapshot within two minutes")
 }
 
 runWhenMain(import.meta.url, run)

@@ -79,6 +79,8 @@ export interface StartOptions {
   readonly llmUrl: string
   /** Our server only: write a V8 CPU profile into this directory when it exits. */
   readonly cpuProfileDir?: string | undefined
+  /** Our server only: more `node` flags before the bin (V8 heap settings to compare, say). */
+  readonly nodeFlags?: ReadonlyArray<string> | undefined
   /** Extra `opencode.json` fields. */
   readonly config?: Record<string, unknown>
   /** Our server only: more `opencode serve` arguments (e.g. `--runner-address`). */
@@ -141,6 +143,7 @@ export const startServer = async (
     command = process.execPath
     argv = [
       ...(options.cpuProfileDir === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", options.cpuProfileDir]),
+      ...(options.nodeFlags ?? []),
       bin,
       "serve",
       "--port",
