@@ -20,18 +20,23 @@ const statements = (source: string): ReadonlyArray<string> =>
     .filter((statement) => statement.length > 0)
 
 /**
- * The embedded migrations as a Migrator loader. drizzle-kit numbers from `0000`, but Effect's
- * Migrator treats id 0 as "nothing applied" and would skip it, so `0000_init` runs as `1_init`.
+ * The embedded migrations with the ids the Migrator records. drizzle-kit numbers from `0000`, but
+ * Effect's Migrator treats id 0 as "nothing applied" and would skip it, so `0000_init` runs as `1_init`.
  */
+const numbered = Migrations.all.map((migration) => {
+  const [, number = "", name = ""] = /^(\d+)_(.+)$/.exec(migration.tag) ?? []
+  return { id: Number(number) + 1, name, migration }
+})
+
+/** The embedded migrations as a Migrator loader. */
 const loader = Migrator.fromRecord(
   Object.fromEntries(
-    Migrations.all.map((migration) => {
-      const [, number = "", name = ""] = /^(\d+)_(.+)$/.exec(migration.tag) ?? []
+    numbered.map(({ id, name, migration }) => {
       const run = Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
         for (const statement of statements(migration.sql)) yield* sql.unsafe(statement)
       })
-      return [`${Number(number) + 1}_${name}`, run]
+      return [`${id}_${name}`, run]
     })
   )
 )
@@ -40,7 +45,7 @@ const loader = Migrator.fromRecord(
 const migrate = Migrator.make({})
 
 /** The id the Migrator records for the last embedded migration (see {@link loader}). */
-const latestId = Migrations.all.length
+const latestId = Math.max(0, ...numbered.map(({ id }) => id))
 
 /**
  * Whether the file already records {@link latestId} (or a later migration, from a newer build): then
