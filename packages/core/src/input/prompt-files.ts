@@ -239,6 +239,34 @@ const toolFiles = Traced.fn("PromptFiles.toolFiles")(function* (
   return { files, notes }
 })
 
+/** A message of the history with files to lower: a user message's attachments or a tool result's files. */
+type WithFiles =
+  | { readonly _tag: "user"; readonly id: string; readonly files: ReadonlyArray<AdmittedPrompt.PromptFileAttachment> }
+  | { readonly _tag: "tool"; readonly id: string; readonly content: ReadonlyArray<ToolContent.LLMToolContent> }
+
+/**
+ * The messages of `history` with files, in order: a plain loop, since a Step runs it over its whole
+ * history and almost no message has any.
+ */
+const withFiles = (history: ReadonlyArray<SessionMessages.SessionMessage>): ReadonlyArray<WithFiles> => {
+  const found: Array<WithFiles> = []
+  for (const message of history) {
+    if (message.type === "user") {
+      if (message.files !== undefined && message.files.length > 0) {
+        found.push({ _tag: "user", id: message.id, files: message.files })
+      }
+    } else if (message.type === "assistant") {
+      for (const item of message.content) {
+        if (item.type !== "tool" || item.state.status !== "completed") continue
+        if (item.state.content.some((part) => part.type === "file")) {
+          found.push({ _tag: "tool", id: item.id, content: item.state.content })
+        }
+      }
+    }
+  }
+  return found
+}
+
 /**
  * Lowers the files of `history` for a Step of `model`: every user message's attachments and every
  * completed tool call's file content (see the module doc). Reads the files; writes nothing.
@@ -247,19 +275,17 @@ export const load = Traced.fn("PromptFiles.load")(function* (
   history: ReadonlyArray<SessionMessages.SessionMessage>,
   model: Pick<Catalog.Model, "input">
 ) {
+  const found = withFiles(history)
+  if (found.length === 0) return empty
   const fs = yield* FileSystem.FileSystem
   const user = new Map<string, ReadonlyArray<LLMRequest.UserPart>>()
   const tool = new Map<string, ToolFiles>()
-  for (const message of history) {
-    if (message.type === "user" && message.files !== undefined && message.files.length > 0) {
-      const parts = yield* Effect.forEach(message.files, (file) => userFile(fs, model, file))
-      user.set(message.id, parts.flat())
-    } else if (message.type === "assistant") {
-      for (const item of message.content) {
-        if (item.type !== "tool" || item.state.status !== "completed") continue
-        if (!item.state.content.some((part) => part.type === "file")) continue
-        tool.set(item.id, yield* toolFiles(fs, model, item.state.content))
-      }
+  for (const entry of found) {
+    if (entry._tag === "user") {
+      const parts = yield* Effect.forEach(entry.files, (file) => userFile(fs, model, file))
+      user.set(entry.id, parts.flat())
+    } else {
+      tool.set(entry.id, yield* toolFiles(fs, model, entry.content))
     }
   }
   const lowered: Lowered = { user, tool }
