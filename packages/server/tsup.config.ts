@@ -1,4 +1,5 @@
 import * as fs from "node:fs"
+import { createRequire } from "node:module"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import { defineConfig, type Options } from "tsup"
@@ -53,6 +54,94 @@ export const javascript = { toString: () => (text ??= readFileSync(new URL("./ap
 }
 
 /**
+ * Our sources import Effect's packages through their index (`import { Effect, Schema } from "effect"`).
+ * In this bundle every module is initialised on first use (esbuild wraps them, as code loaded later
+ * imports them), and initialising a package's index initialises every module it re-exports: all of
+ * `effect` (fast-check included), all of `@effect/platform` (msgpackr, which then looks for its native
+ * addon, the worker and terminal modules), and so on, at every start. This plugin rewrites, in the
+ * workspace's sources only, each value import from such an index into imports of the modules that
+ * hold those names (`import * as Effect from "effect/Effect"`), read from the index itself: a start
+ * initialises only what it uses, and what nothing imports leaves the bundle. Type-only names are
+ * dropped (esbuild erases them anyway); a name the index does not re-export from one module stays an
+ * import from the index. The rewritten import keeps its line count, so source maps stay exact.
+ */
+const moduleImports: Plugin = {
+  name: "module-imports",
+  setup(build) {
+    const indexImport = /import\s*\{([^}]*)\}\s*from\s*"(effect|@effect\/[a-z-]+)";?/g
+    // package → exported name → the module that exports it, and whether as a namespace.
+    const indexes = new Map<string, Promise<Map<string, { module: string; namespace: boolean }>>>()
+    const indexOf = (name: string, resolveDir: string) => {
+      let index = indexes.get(name)
+      if (index === undefined) {
+        index = build.resolve(name, { resolveDir, kind: "import-statement" }).then((resolved) => {
+          const text = fs.readFileSync(resolved.path, "utf8")
+          const names = new Map<string, { module: string; namespace: boolean }>()
+          for (const [, exported, file] of text.matchAll(/export \* as (\w+) from "\.\/([\w/]+)\.js"/g))
+            names.set(exported!, { module: `${name}/${file}`, namespace: true })
+          for (const [, list, file] of text.matchAll(/export \{([^}]*)\} from "\.\/([\w/]+)\.js"/g))
+            for (const exported of list!.split(",").map((item) => item.trim()))
+              if (/^\w+$/.test(exported)) names.set(exported, { module: `${name}/${file}`, namespace: false })
+          return names
+        })
+        indexes.set(name, index)
+      }
+      return index
+    }
+    build.onLoad({ filter: /[\\/]packages[\\/][a-z-]+[\\/]src[\\/].*\.ts$/ }, async (args) => {
+      const text = await fs.promises.readFile(args.path, "utf8")
+      const matches = [...text.matchAll(indexImport)]
+      if (matches.length === 0) return undefined
+      const resolveDir = path.dirname(args.path)
+      let contents = ""
+      let from = 0
+      for (const match of matches) {
+        const [statement, list, name] = match as unknown as [string, string, string]
+        const names = await indexOf(name, resolveDir)
+        const imports: Array<string> = []
+        const rest: Array<string> = []
+        for (const item of list.split(",").map((part) => part.trim())) {
+          if (item === "" || item.startsWith("type ")) continue
+          const [imported, local = imported] = item.split(/\s+as\s+/) as [string, string?]
+          const target = names.get(imported)
+          if (target === undefined) rest.push(item)
+          else if (target.namespace) imports.push(`import * as ${local} from "${target.module}";`)
+          else imports.push(`import { ${item} } from "${target.module}";`)
+        }
+        if (rest.length > 0) imports.push(`import { ${rest.join(", ")} } from "${name}";`)
+        const lines = statement.split("\n").length - 1
+        contents += text.slice(from, match.index) + imports.join(" ") + "\n".repeat(lines)
+        from = match.index! + statement.length
+      }
+      return { contents: contents + text.slice(from), loader: "ts" }
+    })
+  }
+}
+
+/**
+ * `effect/FastCheck` re-exports fast-check, which `effect/Schema` and `effect/Arbitrary` import for
+ * making arbitraries, which a server never does. In the bundle that module becomes one whose exports
+ * are getters that load fast-check (its own vendor bundle) on first read, so a start neither
+ * compiles nor initialises the library. The names are fast-check's own, read here.
+ */
+const lazyFastCheck: Plugin = {
+  name: "lazy-fast-check",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]effect[\\/]dist[\\/]esm[\\/]FastCheck\.js$/ }, (args) => {
+      const names = Object.keys(createRequire(args.path)("fast-check") as object)
+      return {
+        loader: "js",
+        contents: `let loaded
+const load = () => (loaded ??= require("fast-check"))
+for (const name of ${JSON.stringify(names)})
+  Object.defineProperty(exports, name, { enumerable: true, get: () => load()[name] })
+`
+      }
+    })
+  }
+}
+
+/**
  * Packages that only code loaded on first use imports, and that share no module with the rest of the
  * bundle: each is bundled on its own into `dist/vendor/<name>.cjs`, so a start neither reads nor
  * compiles them (the main bundle is one CommonJS file, where esbuild cannot split chunks off).
@@ -63,7 +152,7 @@ export const javascript = { toString: () => (text ??= readFileSync(new URL("./ap
  * imported, with the same esbuild, resolved from where they were imported. Each specifier's exports
  * are marked as an ES module's, so default and named imports keep their meaning.
  */
-const vendorPackages = ["undici", "turndown", "ajv", "@modelcontextprotocol/sdk"]
+const vendorPackages = ["undici", "turndown", "ajv", "@modelcontextprotocol/sdk", "fast-check"]
 
 const packageOf = (specifier: string): string | undefined =>
   vendorPackages.find((name) => specifier === name || specifier.startsWith(`${name}/`))
@@ -164,7 +253,7 @@ export default defineConfig([
     // Modules loaded on first use (the API reference page, the cluster, PostgreSQL, the MCP client)
     // are in it, but evaluated only when first required; what they alone import is in `vendor/`.
     splitting: false,
-    esbuildPlugins: [apiReferenceScript, serverWithoutUndici, vendorBundles],
+    esbuildPlugins: [moduleImports, lazyFastCheck, apiReferenceScript, serverWithoutUndici, vendorBundles],
     // V8 keeps the source text of the bundle for as long as the process runs (lazy compilation and
     // `toString` read it again): whitespace and syntax minification make that text about a third
     // smaller, and ASCII output (non-ASCII characters escaped) keeps it a one-byte string, where a
