@@ -1,7 +1,5 @@
 export * as StartupSummary from "./startup-summary.js"
 
-import * as net from "node:net"
-
 /** What the summary reports; gathered by `Serve.run` once the listener is bound and Core is built. */
 export interface Facts {
   readonly version: string
@@ -19,10 +17,11 @@ export interface Facts {
 
 /**
  * The URL a client uses for a bound TCP address: an IPv6 address is bracketed (`http://[::1]:4096`),
- * as RFC 3986 requires; a name or an IPv4 address is written as it is.
+ * as RFC 3986 requires; a name or an IPv4 address is written as it is. Only an IPv6 address has a
+ * colon (`net.isIPv6` would compile Node's IPv6 pattern, 5 ms of every start).
  */
 export const url = (address: { readonly hostname: string; readonly port: number }): string =>
-  net.isIPv6(address.hostname)
+  address.hostname.includes(":")
     ? `http://[${address.hostname}]:${address.port}`
     : `http://${address.hostname}:${address.port}`
 
