@@ -12,7 +12,7 @@ export * as CodeCache from "./code-cache.js"
  * `module.enableCompileCache`): {@link run} compiles a CommonJS bundle with the bytecode a previous
  * start saved, so a start neither parses the bundle nor compiles the functions that start-up calls.
  *
- * Resolution: a cache file is keyed by a SHA-256 of the bundle's bytes, its path, the Node version,
+ * Resolution: a cache file is keyed by a SHA-256 of the bundle's text, its path, the Node version,
  * the architecture and the process's Node options, so a changed bundle (even one of the same length,
  * which V8's own check would accept) or another Node never meets a stale entry. V8 still checks
  * the data and rejects what does not fit; a rejected or missing entry is written again by
@@ -24,32 +24,7 @@ export * as CodeCache from "./code-cache.js"
  * written to a temporary file and renamed into place, so concurrent starts read whole entries only.
  */
 export const run = (file: string, env: Record<string, string | undefined> = process.env): Loaded => {
-  const bytes = fs.readFileSync(file)
-  // Decoded as UTF-8 although the build keeps the bundle ASCII: decoding it as Latin-1 is faster, but
-  // a server started that way measured 11 MiB more RSS when idle.
-  const source = bytes.toString("utf8")
-  const cacheFile = entryFor(file, bytes, env)
-  let cachedData: Buffer | undefined
-  if (cacheFile !== undefined) {
-    try {
-      cachedData = fs.readFileSync(cacheFile)
-    } catch {
-      // No entry yet (or an unreadable one): compile from the source, and save afterwards.
-    }
-  }
-  // Node's CommonJS wrapper (one line, so the bundle's line numbers stay as they are).
-  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) { ${source}\n})`, {
-    filename: file,
-    ...(cachedData === undefined ? {} : { cachedData })
-  })
-  const status: Status =
-    cacheFile === undefined
-      ? "disabled"
-      : cachedData === undefined
-        ? "missing"
-        : script.cachedDataRejected
-          ? "rejected"
-          : "used"
+  const { script, status, cacheFile } = compile(file, env)
   const module = { exports: {} as unknown }
   const body = script.runInThisContext() as (
     exports: unknown,
@@ -71,6 +46,42 @@ export const run = (file: string, env: Record<string, string | undefined> = proc
   }
 }
 
+/**
+ * The bundle compiled, with its cache entry when there is one. A function of its own, so that
+ * nothing but the script outlives it: the entry's buffer (megabytes, outside V8's heap, freed only
+ * once its object is collected) is garbage before the bundle runs, and the run's first collections
+ * free it, where a reference held through the run would keep it for as long as an idle server makes
+ * no full collection. The bundle is read as a string, which Node reads without a buffer.
+ */
+const compile = (file: string, env: Record<string, string | undefined>) => {
+  // Read as UTF-8 although the build keeps the bundle ASCII: decoding it as Latin-1 is faster, but a
+  // server started that way measured 11 MiB more RSS when idle.
+  const source = fs.readFileSync(file, "utf8")
+  const cacheFile = entryFor(file, source, env)
+  let cachedData: Buffer | undefined
+  if (cacheFile !== undefined) {
+    try {
+      cachedData = fs.readFileSync(cacheFile)
+    } catch {
+      // No entry yet (or an unreadable one): compile from the source, and save afterwards.
+    }
+  }
+  // Node's CommonJS wrapper (one line, so the bundle's line numbers stay as they are).
+  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) { ${source}\n})`, {
+    filename: file,
+    ...(cachedData === undefined ? {} : { cachedData })
+  })
+  const status: Status =
+    cacheFile === undefined
+      ? "disabled"
+      : cachedData === undefined
+        ? "missing"
+        : script.cachedDataRejected
+          ? "rejected"
+          : "used"
+  return { script, status, cacheFile }
+}
+
 /** What {@link run} found: `used` (accepted by V8), `missing`, `rejected` (V8 refused it), or `disabled`. */
 export type Status = "used" | "missing" | "rejected" | "disabled"
 
@@ -87,12 +98,12 @@ export interface Loaded {
 }
 
 /** The entry's path for this bundle, Node and process; undefined when the cache is off. */
-const entryFor = (file: string, bytes: Buffer, env: Record<string, string | undefined>): string | undefined => {
+const entryFor = (file: string, source: string, env: Record<string, string | undefined>): string | undefined => {
   if (env.NODE_DISABLE_COMPILE_CACHE !== undefined && env.NODE_DISABLE_COMPILE_CACHE !== "") return undefined
   const directory = env.NODE_COMPILE_CACHE || path.join(os.tmpdir(), "opencode-compile-cache")
   const key = createHash("sha256")
     .update([process.version, process.arch, process.execArgv.join(" "), ""].join("\0"))
-    .update(bytes)
+    .update(source)
     .digest("hex")
     .slice(0, 32)
   return path.join(directory, `${prefixOf(file)}${key}.v8`)
