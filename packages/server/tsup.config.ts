@@ -142,6 +142,34 @@ for (const name of ${JSON.stringify(names)})
 }
 
 /**
+ * Both `mime` packages in the bundle build their database of some two thousand types when their
+ * index module is initialised: version 4's index makes a default instance (Core uses only its `Mime`
+ * class, and builds its own database on first lookup), version 3's index is that instance
+ * (`@effect/platform-node` asks it for a file response's type). Together about 5 ms of every start.
+ * Here version 4's index has no default instance, and version 3's builds its instance on first use.
+ */
+const lazyMime: Plugin = {
+  name: "lazy-mime",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]mime[\\/]dist[\\/]src[\\/]index\.js$/ }, () => ({
+      loader: "js",
+      contents: `export { default as Mime } from "./Mime.js"\n`
+    }))
+    build.onLoad({ filter: /[\\/]node_modules[\\/]mime[\\/]index\.js$/ }, () => ({
+      loader: "js",
+      contents: `let mime
+const instance = () => (mime ??= new (require("./Mime"))(require("./types/standard"), require("./types/other")))
+module.exports = {
+  getType: (path) => instance().getType(path),
+  getExtension: (type) => instance().getExtension(type),
+  define: (types, force) => instance().define(types, force)
+}
+`
+    }))
+  }
+}
+
+/**
  * Packages that only code loaded on first use imports, and that share no module with the rest of the
  * bundle: each is bundled on its own into `dist/vendor/<name>.cjs`, so a start neither reads nor
  * compiles them (the main bundle is one CommonJS file, where esbuild cannot split chunks off).
@@ -253,7 +281,7 @@ export default defineConfig([
     // Modules loaded on first use (the API reference page, the cluster, PostgreSQL, the MCP client)
     // are in it, but evaluated only when first required; what they alone import is in `vendor/`.
     splitting: false,
-    esbuildPlugins: [moduleImports, lazyFastCheck, apiReferenceScript, serverWithoutUndici, vendorBundles],
+    esbuildPlugins: [moduleImports, lazyFastCheck, lazyMime, apiReferenceScript, serverWithoutUndici, vendorBundles],
     // V8 keeps the source text of the bundle for as long as the process runs (lazy compilation and
     // `toString` read it again): whitespace and syntax minification make that text about a third
     // smaller, and ASCII output (non-ASCII characters escaped) keeps it a one-byte string, where a
