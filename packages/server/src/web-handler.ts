@@ -2,6 +2,7 @@ export * as WebHandler from "./web-handler.js"
 
 import { HttpApiBuilder, HttpApp, HttpServer } from "@effect/platform"
 import { type Config, Core, type ModelDatabase, type Storage, type ToolRegistry } from "@opencode-ai/core"
+import { EventStream } from "@opencode-ai/protocol"
 import { type Context, Effect, Layer, Option, Runtime, type Scope } from "effect"
 import type { PtyEnvironment } from "./pty-environment.js"
 import { RequestContext } from "./request-context.js"
@@ -85,5 +86,51 @@ export const start = (
       fiberRefs: runtime.fiberRefs,
       runtimeFlags: runtime.runtimeFlags
     })
-    return { handler: HttpApp.toWebHandlerRuntime(requests)(app), services: runtime.context }
+    return { handler: fetchSemantics(HttpApp.toWebHandlerRuntime(requests)(app)), services: runtime.context }
   })
+
+/**
+ * The platform's web handler, with fetch's semantics where a body outlives its request: an event
+ * stream's body fails with the request signal's reason once it aborts, whether or not it was ever
+ * read, so the stream's subscription is released at once rather than when the body is collected.
+ */
+export const fetchSemantics =
+  (handle: Handler): Handler =>
+  async (request) => {
+    const response = await handle(request)
+    if (response.body === null || !response.headers.get("content-type")?.startsWith(EventStream.contentType))
+      return response
+    return new Response(abortable(response.body, request.signal), response)
+  }
+
+/** `body`, read on demand, failing with `signal`'s reason (and cancelled) once it aborts. */
+const abortable = (body: ReadableStream<Uint8Array>, signal: AbortSignal): ReadableStream<Uint8Array> => {
+  const reader = body.getReader()
+  let abort: (() => void) | undefined
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        abort = () => {
+          controller.error(signal.reason)
+          reader.cancel(signal.reason).catch(() => undefined)
+        }
+        if (signal.aborted) abort()
+        else signal.addEventListener("abort", abort, { once: true })
+      },
+      async pull(controller) {
+        const next = await reader.read()
+        // Aborted while reading: the stream has already failed.
+        if (signal.aborted) return
+        if (next.done) {
+          signal.removeEventListener("abort", abort!)
+          controller.close()
+        } else controller.enqueue(next.value)
+      },
+      cancel(reason) {
+        signal.removeEventListener("abort", abort!)
+        return reader.cancel(reason)
+      }
+    },
+    { highWaterMark: 0 }
+  )
+}

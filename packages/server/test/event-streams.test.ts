@@ -245,6 +245,37 @@ describe.each(["network", "in-memory"] as const)("event streams (%s host)", (kin
     })
   )
 
+  it.scopedLive("a HEAD request, or a client gone before the response, leaves no stream behind", () =>
+    Effect.gen(function* () {
+      const host = yield* start(kind)
+      const session = yield* createSession(host)
+      const before = yield* subscribers(host)
+      for (const path of [`/api/session/${session.id}/event`, "/api/event"]) {
+        const head = yield* Effect.promise(() => host.fetch(`${host.url}${path}`, { method: "HEAD" }))
+        expect(head.status).toBe(200)
+        expect(head.headers.get("content-type")).toMatch(/^text\/event-stream/)
+        // Gone a moment after asking: before the head or after it, as the race falls; either way
+        // nothing stays.
+        const controller = new AbortController()
+        const gone = host
+          .fetch(`${host.url}${path}`, { headers: { accept: "text/event-stream" }, signal: controller.signal })
+          .then(
+            () => "answered",
+            () => "aborted"
+          )
+        yield* Effect.sleep("1 millis")
+        controller.abort()
+        yield* Effect.promise(() => gone)
+      }
+      yield* eventually(Effect.map(subscribers(host), (n) => n === before))
+      // The host still streams.
+      const again = new SseReader(yield* open(host, `/api/session/${session.id}/event`))
+      yield* Effect.promise(() => again.untilComments(1))
+      yield* Effect.promise(() => again.cancel())
+      yield* eventually(Effect.map(subscribers(host), (n) => n === before))
+    })
+  )
+
   it.scopedLive("closing the host ends open streams: global.disposed is the last event of /api/event", () =>
     Effect.gen(function* () {
       const scope = yield* Scope.make()

@@ -7,6 +7,7 @@ import { Identifier } from "@opencode-ai/schema"
 import { Clock, Context, Effect, Layer, Option, Schedule, type Scope } from "effect"
 import { Router } from "../src/router.js"
 import type { EventStreams } from "../src/sse/event-streams.js"
+import { WebHandler } from "../src/web-handler.js"
 import { listener, tempDir } from "./harness.js"
 
 /**
@@ -59,7 +60,7 @@ const network = (eventStreams: EventStreams.Options) =>
     } satisfies Host
   })
 
-/** `WebHandler.make`'s composition, with Core exposed. */
+/** `WebHandler.make`'s composition (its fetch semantics included), with Core exposed. */
 const inMemory = (eventStreams: EventStreams.Options) =>
   Effect.gen(function* () {
     const runtime = yield* Layer.toRuntime(
@@ -71,7 +72,7 @@ const inMemory = (eventStreams: EventStreams.Options) =>
       ).pipe(Layer.provideMerge(coreLayer()))
     ).pipe(Effect.orDie)
     const app = yield* HttpApiBuilder.httpApp.pipe(Effect.provide(runtime))
-    const handler = HttpApp.toWebHandlerRuntime(runtime)(app)
+    const handler = WebHandler.fetchSemantics(HttpApp.toWebHandlerRuntime(runtime)(app))
     const fetch: typeof globalThis.fetch = (input, init) => handler(new Request(input, init))
     return {
       kind: "in-memory",

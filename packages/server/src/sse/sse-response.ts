@@ -57,15 +57,21 @@ const highWaterMark = 64 * 1024
  */
 export const make = (options: Options): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
   Effect.map(Effect.runtime<never>(), (runtime) => {
+    // A HEAD response sends no body, so none is made: the embedded host's web body would start its
+    // producer unread (a ReadableStream pulls as it is made) and never be released.
+    if (options.request.method === "HEAD") return HttpServerResponse.empty({ status: 200, headers })
     const destination = nodeResponse(options.request)
     return HttpServerResponse.raw(
       Option.isSome(destination) ? nodeBody(options, runtime, destination.value) : webBody(options, runtime),
-      {
-        contentType: EventStream.contentType,
-        headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
-      }
+      { headers }
     )
   })
+
+const headers = {
+  "content-type": EventStream.contentType,
+  "cache-control": "no-cache",
+  "x-accel-buffering": "no"
+}
 
 const nodeResponse = (request: HttpServerRequest.HttpServerRequest): Option.Option<http.ServerResponse> =>
   Option.liftThrowable(() => NodeHttpServerRequest.toServerResponse(request))().pipe(
@@ -121,7 +127,11 @@ const nodeBody = (options: Options, runtime: Runtime.Runtime<never>, response: h
 
 const encoder = new TextEncoder()
 
-/** The embedded host's body: a web ReadableStream (cancelled when the reader lets go). */
+/**
+ * The embedded host's body: a web ReadableStream, which pulls as it is made, so its producer starts
+ * at once. It is cancelled when the reader lets go, or when the request aborts (WebHandler's fetch
+ * semantics).
+ */
 const webBody = (options: Options, runtime: Runtime.Runtime<never>): ReadableStream<Uint8Array> => {
   const pump = makePump(options, runtime)
   let started = false
