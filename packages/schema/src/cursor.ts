@@ -24,4 +24,16 @@ export const codec = <A, I>(payload: Schema.Schema<A, I>): Schema.Schema<A, stri
  * its fields in declaration order): base64url over its JSON, the bytes `codec`'s encoder makes. For
  * issuers that build the encoded form themselves, without a Schema pass per token.
  */
-export const tokenOf = (encoded: unknown): Token => Token.make(Encoding.encodeBase64Url(JSON.stringify(encoded)))
+export const tokenOf = (encoded: unknown): Token => Token.make(base64Url(JSON.stringify(encoded)))
+
+/** Printable ASCII: JSON text escapes the control characters below it. */
+const printable = /^[ -~]*$/
+
+/**
+ * `Encoding.encodeBase64Url`'s text: a printable ASCII string (a cursor's JSON, unless a filter holds
+ * other characters) through the platform's `btoa`, about four times faster; any other through Encoding.
+ */
+const base64Url = (text: string): string =>
+  printable.test(text)
+    ? btoa(text).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_")
+    : Encoding.encodeBase64Url(text)

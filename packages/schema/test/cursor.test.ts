@@ -26,3 +26,17 @@ describe("Cursor.codec", () => {
     }
   })
 })
+
+describe("Cursor.tokenOf", () => {
+  it("makes the codec's token for an encoded payload, in every padding case and outside ASCII", () => {
+    // Anchors of each length modulo 3 (every padding case), characters whose base64 holds `+` and `/`
+    // (`>?` and `?~`), a non-ASCII path, and a control character.
+    for (const anchor of ["s", "se", "ses", ">>?~~", "/tmp/é/x", "日本", "\u007f\u0000"]) {
+      for (const direction of ["next", "previous"] as const) {
+        const payload = { anchor, direction }
+        expect(Cursor.tokenOf(payload)).toBe(Schema.encodeSync(codec)(payload))
+        expect(Schema.decodeSync(codec)(Cursor.tokenOf(payload))).toEqual(payload)
+      }
+    }
+  })
+})
