@@ -777,14 +777,17 @@ export const layerWith = (options: {
       const readLive = (aggregateID: string) => (after: number, limit: number | undefined) =>
         readEnvelopes({ aggregateIDs: [aggregateID], after, limit })
 
+      const pageText = `SELECT seq, type, id, version, data FROM event
+        WHERE aggregate_id = ? AND seq > ? ORDER BY aggregate_id, seq`
+      const pageRest = PreparedSql.make(sql, pageText)
+      const pageLimited = PreparedSql.make(sql, `${pageText} LIMIT ?`)
       const encodedPage = (aggregateID: string) => {
         const aggregateJson = JSON.stringify(aggregateID)
         return (after: number, limit: number | undefined) =>
-          sql<ReadonlyArray<unknown>>`
-            SELECT seq, type, id, version, data FROM event
-            WHERE aggregate_id = ${aggregateID} AND seq > ${after}
-            ORDER BY aggregate_id, seq
-            ${limit === undefined ? sql`` : sql`LIMIT ${limit}`}`.values.pipe(
+          (limit === undefined
+            ? pageRest.values([aggregateID, after])
+            : pageLimited.values([aggregateID, after, limit])
+          ).pipe(
             Effect.flatMap((rows) => Effect.try(() => rows.map((row) => encodeValues(aggregateJson, row)))),
             Effect.orDie
           )

@@ -20,6 +20,10 @@ import { SqliteConnection } from "./sqlite-connection.js"
 export interface Statement {
   /** Every row the statement returns (none for a write without `RETURNING`). */
   readonly all: (params: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<Row>, SqlError.SqlError>
+  /** Every row a query returns, each as its values in column order (no row object per row). */
+  readonly values: (
+    params: ReadonlyArray<unknown>
+  ) => Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, SqlError.SqlError>
   /** Runs the statement for its effect. */
   readonly run: (params: ReadonlyArray<unknown>) => Effect.Effect<void, SqlError.SqlError>
 }
@@ -39,7 +43,11 @@ export const make = (sql: SqlClient.SqlClient, text: string): Statement => {
     const dialectText = sql.onDialectOrElse({ pg: () => numbered(text), orElse: () => text })
     const all = (params: ReadonlyArray<unknown>) =>
       sql.unsafe<Row>(dialectText, params) as Effect.Effect<ReadonlyArray<Row>, SqlError.SqlError>
-    return { all, run: (params) => Effect.asVoid(all(params)) }
+    return {
+      all,
+      values: (params) => sql.unsafe(dialectText, params).values,
+      run: (params) => Effect.asVoid(all(params))
+    }
   }
   return {
     all: (params) =>
@@ -48,6 +56,16 @@ export const make = (sql: SqlClient.SqlClient, text: string): Statement => {
         if (statement.reader) return statement.all(...params) as ReadonlyArray<Row>
         statement.run(...params)
         return []
+      }),
+    values: (params) =>
+      handle.use(() => {
+        const statement = handle.prepare(text)
+        statement.raw(true)
+        try {
+          return statement.all(...params) as ReadonlyArray<ReadonlyArray<unknown>>
+        } finally {
+          statement.raw(false)
+        }
       }),
     run: (params) =>
       handle.use(() => {

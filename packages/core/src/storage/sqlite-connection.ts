@@ -4,13 +4,14 @@ import * as Reactivity from "@effect/experimental/Reactivity"
 import { SqlClient, type SqlConnection, SqlError, Statement } from "@effect/sql"
 import Sqlite from "better-sqlite3"
 import { Context, Effect, FiberRef, Layer, Scope, Tracer } from "effect"
+import { ConnectionPermit } from "./connection-permit.js"
 
 /**
  * A host's one SQLite connection (better-sqlite3, in WAL mode) as an `@effect/sql` `SqlClient`, and
  * the synchronous path to it that {@link PreparedSql} takes.
  *
  * Like `@effect/sql-sqlite-node`'s client, which it replaces: one connection, one statement at a
- * time (a semaphore of one permit), a transaction holding that permit from `BEGIN` to its end, and
+ * time (one permit, a ConnectionPermit), a transaction holding that permit from `BEGIN` to its end, and
  * compiled statements cached by their text. Unlike it, the cache is a plain map (least recently used
  * out beyond {@link cacheCapacity}, no time to live), looked up without an effect, and `BEGIN`,
  * `COMMIT` and `ROLLBACK` are cached like any statement. `SqlClient.SafeIntegers` is not supported:
@@ -107,15 +108,16 @@ export const make = (options: { readonly filename: string }): Effect.Effect<SqlC
       executeStream: () => Effect.dieMessage("SqliteConnection: streaming rows is not supported") as never
     }
 
-    const permit = yield* Effect.makeSemaphore(1)
+    const permit = ConnectionPermit.make()
     const client = yield* SqlClient.make({
-      acquirer: permit.withPermits(1)(Effect.succeed(connection)),
+      // The permit is free: no transaction of another fiber is open.
+      acquirer: permit.withPermit(Effect.succeed(connection)),
       // A transaction holds the permit until its scope closes (after COMMIT or ROLLBACK).
       transactionAcquirer: Effect.uninterruptibleMask((restore) =>
         Effect.as(
           Effect.zipRight(
-            restore(permit.take(1)),
-            Effect.flatMap(Effect.scope, (scope) => Scope.addFinalizer(scope, permit.release(1)))
+            restore(permit.take),
+            Effect.flatMap(Effect.scope, (scope) => Scope.addFinalizer(scope, permit.release))
           ),
           connection
         )
@@ -169,8 +171,8 @@ export const make = (options: { readonly filename: string }): Effect.Effect<SqlC
               return body(`SAVEPOINT ${name}`, undefined, `ROLLBACK TO SAVEPOINT ${name}`)
             }
             return Effect.zipRight(
-              restore(permit.take(1)),
-              Effect.ensuring(body("BEGIN", "COMMIT", "ROLLBACK"), permit.release(1))
+              restore(permit.take),
+              Effect.ensuring(body("BEGIN", "COMMIT", "ROLLBACK"), permit.release)
             )
           })
         )
@@ -180,7 +182,7 @@ export const make = (options: { readonly filename: string }): Effect.Effect<SqlC
       prepare,
       use: (f) =>
         Effect.withFiberRuntime((fiber) =>
-          inTransaction(fiber.currentContext) ? attempt(f) : permit.withPermits(1)(run(f))
+          inTransaction(fiber.currentContext) ? attempt(f) : permit.withPermit(run(f))
         )
     })
     return client

@@ -29,6 +29,23 @@ const ids = (sql: SqlClient.SqlClient) =>
   Effect.map(sql<{ id: string }>`SELECT id FROM item ORDER BY id`, (rows) => rows.map((row) => row.id))
 
 describe("SqliteConnection", () => {
+  it.scoped(
+    "a Prepared Statement, a read's values and a transaction complete in one step when the connection is free",
+    () =>
+      Effect.gen(function* () {
+        const { sql, insert } = yield* items
+        const values = PreparedSql.make(sql, "SELECT id, n FROM item ORDER BY id")
+        // runSync fails on any asynchronous step (a permit taken through Effect's Semaphore was one).
+        Effect.runSync(insert.run(["a", 1]))
+        Effect.runSync(sql.withTransaction(Effect.zipRight(insert.run(["b", 2]), insert.run(["c", 3]))))
+        expect(Effect.runSync(values.values([]))).toEqual([
+          ["a", 1],
+          ["b", 2],
+          ["c", 3]
+        ])
+      })
+  )
+
   it.scoped("a statement outside a transaction waits for another fiber's transaction to end", () =>
     Effect.gen(function* () {
       const { sql, insert } = yield* items
