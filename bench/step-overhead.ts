@@ -16,7 +16,8 @@
  * instants from `performance.now()` around the calls. The scripted server and the client share this
  * process, so every instant is on one clock. Against `opencode serve`, `serve-marks.cjs` (preloaded
  * into the child with `--require`) adds the server's own instants on the wall clock both processes
- * share, splitting (a) into transport, request handling and the drain. Every iteration uses a
+ * share, splitting (a) into transport, request handling and the drain (kept in the server's memory
+ * until asked for, so that recording them costs no write). Every iteration uses a
  * fresh session (its first prompt: the Instruction Baseline is computed in the first Step), so
  * history does not grow across iterations. Figures are printed, never asserted (DESIGN §7.10).
  *
@@ -34,7 +35,7 @@ import * as path from "node:path"
 import { performance } from "node:perf_hooks"
 import { HttpServer } from "@effect/platform"
 import { createOpencodeClient } from "@opencode-ai/client"
-import { Effect, Fiber, Layer, Logger, LogLevel, Metric, Tracer } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, Logger, LogLevel, Metric, Tracer } from "effect"
 import {
   Config,
   Locations,
@@ -497,20 +498,24 @@ const overProcess = (root: string, llm: ScriptedLLMServer.ScriptedLLMServer, pro
       })
       child.once("exit", (code) => resume(Effect.fail(new Error(`opencode serve exited with ${code}: ${out}`))))
     })
-    // The server's own instants (serve-marks.cjs), by kind, in order.
+    // The server's own instants (serve-marks.cjs), by kind, in order; it writes them on SIGUSR2.
     const serverMarks: Record<ServeMark, Array<number>> = { received: [], responded: [], created: [], sent: [] }
+    const flushed = yield* Deferred.make<void>()
     let pending = ""
     child.stdio[3]!.on("data", (chunk) => {
       pending += String(chunk)
       const lines = pending.split("\n")
       pending = lines.pop()!
       for (const line of lines) {
+        if (line === "flushed") Deferred.unsafeDone(flushed, Exit.void)
         const [kind, at] = line.split(" ")
         serverMarks[kind as ServeMark]?.push(Number(at))
       }
     })
     const client = createOpencodeClient({ baseUrl: url })
     const result = yield* promptLoop(client, llm, probe)
+    child.kill("SIGUSR2")
+    yield* Deferred.await(flushed)
     const turns = yield* turnLoop(client, llm, child.pid)
     return { ...result, ...turns, split: split(result, serverMarks) }
   }).pipe(Effect.scoped)
