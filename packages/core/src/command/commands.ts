@@ -122,10 +122,13 @@ export const layer = (options: Options): Layer.Layer<Service, never, FileSystem.
 
       const folders = (location: Location.LocationInfo) => ConfigFolders.folders(folderOf, location)
 
-      /** The `.md` files below one folder with their command names (their path below it), in path order. */
-      const commandFiles = (folder: string) =>
+      /**
+       * The `.md` files below the folders with their command names (their path below their folder), in
+       * folder then path order.
+       */
+      const commandFiles = (folders: ReadonlyArray<string>) =>
         reader
-          .files(folder, (entry) => entry.endsWith(CommandFile.extension) && entry !== CommandFile.extension)
+          .filesIn(folders, (entry) => entry.endsWith(CommandFile.extension) && entry !== CommandFile.extension)
           .pipe(
             Effect.map((found) =>
               found.map((file) => ({
@@ -159,8 +162,10 @@ export const layer = (options: Options): Layer.Layer<Service, never, FileSystem.
         )
 
       const loadFolders = (list: ReadonlyArray<string>) =>
-        Effect.forEach(list, commandFiles, { concurrency: "unbounded" }).pipe(
-          Effect.flatMap((found) => Effect.forEach(found.flat(), load, { concurrency: 16 }))
+        commandFiles(list).pipe(
+          Effect.flatMap((found) =>
+            found.length === 0 ? Effect.succeed([]) : Effect.forEach(found, load, { concurrency: 16 })
+          )
         )
 
       const list = Traced.fn("Commands.list")(

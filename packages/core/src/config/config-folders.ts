@@ -60,9 +60,13 @@ export interface Found {
 export interface Reader {
   /** Logs `message` at warning level with `annotations`, unless a warning of `key` was already given. */
   readonly warnOnce: (key: string, message: string, annotations: Record<string, unknown>) => Effect.Effect<void>
-  /** The files below `folder` whose entry name `accept`s, in path order (see the module doc). */
-  readonly files: (
-    folder: string,
+  /**
+   * The files below each of `folders` whose entry name `accept`s, in folder then path order (see the
+   * module doc); fails with the first folder that cannot be searched. The folders that exist are
+   * searched concurrently.
+   */
+  readonly filesIn: (
+    folders: ReadonlyArray<string>,
     accept: (entry: string) => boolean
   ) => Effect.Effect<ReadonlyArray<Found>, Unreadable>
   /**
@@ -142,9 +146,16 @@ export const reader = (options: {
       )
 
     // Most candidate folders do not exist: that is checked synchronously first, so a look-up (at every
-    // Safe Step Boundary, for skills) costs no thread-pool round trips for them.
-    const files = (folder: string, accept: (entry: string) => boolean) =>
-      nodeFs.existsSync(folder) ? walkFolder(folder, accept) : Effect.succeed([] as ReadonlyArray<Found>)
+    // Safe Step Boundary, for skills) costs no thread-pool round trips and no fibers for them.
+    const filesIn = (folders: ReadonlyArray<string>, accept: (entry: string) => boolean) => {
+      const present = folders.filter((folder) => nodeFs.existsSync(folder))
+      if (present.length === 0) return Effect.succeed([] as ReadonlyArray<Found>)
+      if (present.length === 1) return walkFolder(present[0]!, accept)
+      return Effect.map(
+        Effect.forEach(present, (folder) => walkFolder(folder, accept), { concurrency: "unbounded" }),
+        (found): ReadonlyArray<Found> => found.flat()
+      )
+    }
 
     const load = <A>(path: string, parse: (text: string) => Either.Either<A, string>) =>
       fs.readFileString(path).pipe(
@@ -167,5 +178,5 @@ export const reader = (options: {
         )
       )
 
-    return { warnOnce, files, load } satisfies Reader
+    return { warnOnce, filesIn, load } satisfies Reader
   })

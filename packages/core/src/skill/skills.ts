@@ -100,10 +100,10 @@ export const layer = (options: Options): Layer.Layer<Service, never, FileSystem.
         return [...new Set([...global, ...project])]
       }
 
-      /** The `SKILL.md` files below one folder, in path order; the folder's own failure fails. */
-      const files = (folder: string) =>
+      /** The `SKILL.md` files below the folders, in folder then path order; a folder's own failure fails. */
+      const files = (folders: ReadonlyArray<string>) =>
         reader
-          .files(folder, (entry) => entry === SkillFile.fileName)
+          .filesIn(folders, (entry) => entry === SkillFile.fileName)
           .pipe(
             Effect.map((found) => found.map((file) => file.path)),
             Effect.mapError((error) => new SkillDiscoveryError({ directory: error.directory, message: error.message }))
@@ -120,8 +120,8 @@ export const layer = (options: Options): Layer.Layer<Service, never, FileSystem.
 
       const list = Traced.fn("Skills.list")(
         function* (location: Location.LocationInfo) {
-          const found = yield* Effect.forEach(folders(location), files, { concurrency: "unbounded" })
-          const skills = yield* Effect.forEach(found.flat(), load, { concurrency: 16 })
+          const found = yield* files(folders(location))
+          const skills = found.length === 0 ? [] : yield* Effect.forEach(found, load, { concurrency: 16 })
           // Precedence order: a later definition replaces an earlier one of the same name.
           const byName = new Map<string, Info>()
           for (const skill of skills) if (skill !== undefined) byName.set(skill.name, skill)
