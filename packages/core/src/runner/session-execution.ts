@@ -4,6 +4,7 @@ import type { Identifier } from "@opencode-ai/schema"
 import { Context, Deferred, Effect, ExecutionStrategy, Fiber, Layer, Option, Scope, type Tracer } from "effect"
 import { RuntimeMetrics } from "../observability/runtime-metrics.js"
 import { Traced } from "../observability/traced.js"
+import * as FifoLock from "../sync/fifo-lock.js"
 
 /**
  * Execution: the process-local, per-session coordinator. One Execution of a session is one busy
@@ -64,8 +65,7 @@ export const make = (drain: Drain): Effect.Effect<Interface, never, Scope.Scope>
     // The drains run in a scope of their own, closed after the finalizer below has said which
     // sessions the close cuts off (finalizers run in reverse order).
     const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
-    const lock = yield* Effect.makeSemaphore(1)
-    const locked = lock.withPermits(1)
+    const locked = FifoLock.unsafeMake().withLock
     const entries = new Map<string, Entry>()
     yield* Effect.addFinalizer(() =>
       Effect.forEach(
@@ -119,14 +119,20 @@ export const make = (drain: Drain): Effect.Effect<Interface, never, Scope.Scope>
         RuntimeMetrics.holding(RuntimeMetrics.activeSessions),
         // The session's span for this Execution: the root of its own trace (its Steps, provider calls
         // and tool calls are below it), linked to the span that woke it (a prompt request, recovery).
-        Effect.withSpan("SessionExecution.run", {
-          root: true,
-          attributes: { sessionID },
-          links: Option.match(waker, {
-            onNone: () => [],
-            onSome: (span) => [{ _tag: "SpanLink", span, attributes: {} }]
-          })
-        }),
+        // Made only where spans reach someone (see Traced.observed), as for the spans below it.
+        (effect) =>
+          Effect.withFiberRuntime<void>((fiber) =>
+            Traced.observed(fiber)
+              ? Effect.withSpan(effect, "SessionExecution.run", {
+                  root: true,
+                  attributes: { sessionID },
+                  links: Option.match(waker, {
+                    onNone: () => [],
+                    onSome: (span) => [{ _tag: "SpanLink", span, attributes: {} }]
+                  })
+                })
+              : effect
+          ),
         // Traced even when woken from an untraced poll (see WallClock.every).
         Effect.withTracerEnabled(true),
         // None of the waking fiber's services: everything the drain uses was bound when the runtime
