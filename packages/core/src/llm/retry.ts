@@ -18,7 +18,7 @@ export * as Retry from "./retry.js"
  * (through `onRetry` of {@link stream}, or by calling {@link next} itself).
  */
 
-import { Effect, Option, Random, Stream } from "effect"
+import { type Chunk, Effect, Option, Random, Stream } from "effect"
 import { Traced } from "../observability/traced.js"
 import type { Any as LLMError } from "./llm-error.js"
 import type * as LLMEvent from "./llm-event.js"
@@ -87,6 +87,28 @@ export interface Retried {
   readonly error: LLMError
 }
 
+interface RetryOptions<R2> {
+  readonly policy?: Policy
+  readonly onRetry?: (retried: Retried) => Effect.Effect<void, never, R2>
+}
+
+/**
+ * After attempt `n` failed with `error` before emitting anything: `again` once `onRetry` has run and
+ * the delay has been slept, when the policy allows another attempt; else the failure, unchanged.
+ */
+const retryOrFail = <A, E, R, R2>(
+  n: number,
+  error: LLMError,
+  options: RetryOptions<R2>,
+  again: Effect.Effect<A, E, R>
+): Effect.Effect<A, E | LLMError, R | R2> =>
+  Effect.flatMap(nextDelay(n, error, options.policy), (delay): Effect.Effect<A, E | LLMError, R | R2> => {
+    if (Option.isNone(delay)) return Effect.fail(error)
+    const retried =
+      options.onRetry === undefined ? Effect.void : options.onRetry({ attempt: n, delayMs: delay.value, error })
+    return Effect.zipRight(Effect.zipRight(retried, Effect.sleep(delay.value)), again)
+  })
+
 /**
  * Runs attempts of a provider stream with the policy: `attempt(n)` makes the n-th attempt (1-based).
  * An attempt that fails with a retryable error *before emitting any event* is retried: `onRetry` runs
@@ -97,10 +119,7 @@ export interface Retried {
  */
 export const stream = <R, R2 = never>(
   attempt: (n: number) => Stream.Stream<LLMEvent.Event, LLMError, R>,
-  options: {
-    readonly policy?: Policy
-    readonly onRetry?: (retried: Retried) => Effect.Effect<void, never, R2>
-  } = {}
+  options: RetryOptions<R2> = {}
 ): Stream.Stream<LLMEvent.Event, LLMError, R | R2> => {
   const run = (n: number): Stream.Stream<LLMEvent.Event, LLMError, R | R2> =>
     Stream.suspend(() => {
@@ -111,18 +130,36 @@ export const stream = <R, R2 = never>(
           return chunk
         }),
         Stream.catchAll((error) =>
-          emitted
-            ? Stream.fail(error)
-            : Stream.unwrap(
-                Effect.gen(function* () {
-                  const delay = yield* nextDelay(n, error, options.policy)
-                  if (Option.isNone(delay)) return Stream.fail(error)
-                  if (options.onRetry !== undefined) yield* options.onRetry({ attempt: n, delayMs: delay.value, error })
-                  yield* Effect.sleep(delay.value)
-                  return run(n + 1)
-                })
-              )
+          emitted ? Stream.fail(error) : Stream.unwrap(retryOrFail(n, error, options, Effect.succeed(run(n + 1))))
         )
+      )
+    })
+  return run(1)
+}
+
+/**
+ * {@link stream} consumed: the same attempts, retries and failures, with every chunk of events
+ * handled by `handle` as it arrives, without a stream around the attempts. `attempt(n, handle)` runs
+ * the n-th attempt (1-based) and hands each of its chunks to the `handle` it is given, which counts
+ * what was emitted and then calls the `handle` given here; it may wrap the attempt (to log or time it).
+ */
+export const forEachChunk = <R, R2 = never, R3 = never>(
+  attempt: (
+    n: number,
+    handle: (chunk: Chunk.Chunk<LLMEvent.Event>) => Effect.Effect<void, never, R3>
+  ) => Effect.Effect<void, LLMError, R>,
+  handle: (chunk: Chunk.Chunk<LLMEvent.Event>) => Effect.Effect<void, never, R3>,
+  options: RetryOptions<R2> = {}
+): Effect.Effect<void, LLMError, R | R2 | R3> => {
+  const run = (n: number): Effect.Effect<void, LLMError, R | R2 | R3> =>
+    Effect.suspend(() => {
+      let emitted = false
+      return Effect.catchAll(
+        attempt(n, (chunk) => {
+          if (chunk.length > 0) emitted = true
+          return handle(chunk)
+        }),
+        (error) => (emitted ? Effect.fail(error) : retryOrFail(n, error, options, run(n + 1)))
       )
     })
   return run(1)

@@ -299,11 +299,11 @@ export const layer = (
           })
 
         /**
-         * One Physical Attempt: the request on the wire, retried while nothing was streamed, every
-         * chunk handled as it arrives. Fails with the provider's final error.
+         * The provider call: its Physical Attempts (the request on the wire, retried while nothing
+         * was streamed), every chunk handled as it arrives. Fails with the provider's final error.
          */
         const attempt = (request: LLMRequest.Request) =>
-          Retry.stream((n) => providerCall(request, n), {
+          Retry.forEachChunk((n, handle) => providerCall(request, n, handle), handleChunk, {
             ...(options.retry !== undefined ? { policy: options.retry } : {}),
             onRetry: ({ attempt, delayMs, error }) =>
               emit("session.next.retried", {
@@ -316,7 +316,6 @@ export const layer = (
                 }
               }).pipe(Effect.zipLeft(Effect.logInfo("retrying the provider call", { attempt: attempt + 1, delayMs })))
           }).pipe(
-            Stream.runForEachChunk(handleChunk),
             // The provider call (retries included). Tool calls start inside it, so their spans are its
             // children; one span per Physical Attempt, none per streamed event.
             Effect.withSpan("StepRunner.attempt", {
@@ -332,53 +331,55 @@ export const layer = (
           )
 
         /**
-         * One provider request, logged once it ends: `provider call` (INFO) with its finish and tokens,
-         * or `provider call failed` (WARN) with the HTTP status (or the failure's tag) and message.
+         * One Physical Attempt, its chunks handed to `handle`, logged once it ends: `provider call`
+         * (INFO) with its finish and tokens, or `provider call failed` (WARN) with the HTTP status (or
+         * the failure's tag) and message.
          */
-        const providerCall = (request: LLMRequest.Request, n: number) =>
-          Stream.unwrap(
-            Effect.map(Clock.currentTimeMillis, (start) => {
-              let tokens: LLMEvent.Usage["tokens"] | undefined
-              let reason: string | undefined
-              const fields = Effect.map(Clock.currentTimeMillis, (now) => ({
-                provider: input.model.providerID,
-                model: input.model.id,
-                attempt: n,
-                latencyMs: now - start
-              }))
-              return llm.stream(request).pipe(
-                Stream.mapChunks((chunk) => {
-                  for (const event of chunk) {
-                    if (event.type === "usage") tokens = event.tokens
-                    else if (event.type === "finish") reason = event.reason
-                  }
-                  return chunk
-                }),
-                Stream.tapError((error) =>
-                  Effect.flatMap(fields, (f) =>
-                    Effect.logWarning("provider call failed", {
-                      ...f,
-                      status: "status" in error && error.status !== undefined ? error.status : error._tag,
-                      error: error.message
-                    })
-                  )
-                ),
-                Stream.onEnd(
-                  Effect.flatMap(fields, (f) =>
-                    Effect.logInfo("provider call", {
-                      ...f,
-                      status: "ok",
-                      finish: reason,
-                      inputTokens: tokens?.input,
-                      outputTokens: tokens?.output,
-                      ...(tokens !== undefined && tokens.reasoning > 0 ? { reasoningTokens: tokens.reasoning } : {}),
-                      ...(tokens !== undefined && tokens.cache.read > 0 ? { cacheReadTokens: tokens.cache.read } : {})
-                    })
-                  )
+        const providerCall = (
+          request: LLMRequest.Request,
+          n: number,
+          handle: (chunk: Chunk.Chunk<LLMEvent.Event>) => Effect.Effect<void>
+        ) =>
+          Effect.flatMap(Clock.currentTimeMillis, (start) => {
+            let tokens: LLMEvent.Usage["tokens"] | undefined
+            let reason: string | undefined
+            const fields = Effect.map(Clock.currentTimeMillis, (now) => ({
+              provider: input.model.providerID,
+              model: input.model.id,
+              attempt: n,
+              latencyMs: now - start
+            }))
+            return Stream.runForEachChunk(llm.stream(request), (chunk) => {
+              for (const event of chunk) {
+                if (event.type === "usage") tokens = event.tokens
+                else if (event.type === "finish") reason = event.reason
+              }
+              return handle(chunk)
+            }).pipe(
+              Effect.tapError((error) =>
+                Effect.flatMap(fields, (f) =>
+                  Effect.logWarning("provider call failed", {
+                    ...f,
+                    status: "status" in error && error.status !== undefined ? error.status : error._tag,
+                    error: error.message
+                  })
+                )
+              ),
+              Effect.zipLeft(
+                Effect.flatMap(fields, (f) =>
+                  Effect.logInfo("provider call", {
+                    ...f,
+                    status: "ok",
+                    finish: reason,
+                    inputTokens: tokens?.input,
+                    outputTokens: tokens?.output,
+                    ...(tokens !== undefined && tokens.reasoning > 0 ? { reasoningTokens: tokens.reasoning } : {}),
+                    ...(tokens !== undefined && tokens.cache.read > 0 ? { cacheReadTokens: tokens.cache.read } : {})
+                  })
                 )
               )
-            })
-          )
+            )
+          })
 
         const tokens = Effect.sync(() => usage ?? { input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } })
 
