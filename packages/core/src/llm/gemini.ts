@@ -62,9 +62,8 @@ export * as Gemini from "./gemini.js"
 
 import type * as Sse from "@effect/experimental/Sse"
 import { HttpClient } from "@effect/platform"
-import { Effect, Stream } from "effect"
+import { Effect } from "effect"
 import * as GeminiSchema from "./gemini-schema.js"
-import type * as LLMClient from "./llm-client.js"
 import * as LLMEvent from "./llm-event.js"
 import * as LLMRequest from "./llm-request.js"
 import type * as ModelRequestOptions from "./model-request-options.js"
@@ -456,11 +455,11 @@ export const decoder = (
 // ---------------------------------------------------------------------------------------------------
 // Client
 
-/** The adapter as an `LLMClient`, sending through the environment's `HttpClient`. */
-export const make = (config: Config): Effect.Effect<LLMClient.Interface, never, HttpClient.HttpClient> =>
-  Effect.map(HttpClient.HttpClient, (client) => ({
-    stream: (request) =>
-      ProviderHttp.stream(
+/** The adapter, sending through the environment's `HttpClient`. */
+export const make = (config: Config): Effect.Effect<ProviderHttp.Adapter, never, HttpClient.HttpClient> =>
+  Effect.map(HttpClient.HttpClient, (client) =>
+    ProviderHttp.adapter((request) =>
+      ProviderHttp.open(
         client,
         {
           providerID: request.model.providerID,
@@ -468,10 +467,11 @@ export const make = (config: Config): Effect.Effect<LLMClient.Interface, never, 
           headers: headers(config, request),
           body: body(request)
         },
-        () => decoder(request.model.providerID)
-      ).pipe(
-        Stream.withSpan("Gemini.stream", {
+        () => decoder(request.model.providerID),
+        {
+          name: "Gemini.stream",
           attributes: { providerID: request.model.providerID, modelID: request.model.modelID }
-        })
+        }
       )
-  }))
+    )
+  )

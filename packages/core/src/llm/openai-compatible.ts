@@ -48,9 +48,8 @@ export * as OpenAICompatible from "./openai-compatible.js"
 
 import type * as Sse from "@effect/experimental/Sse"
 import { HttpClient } from "@effect/platform"
-import { Effect, Stream } from "effect"
+import { Effect } from "effect"
 import * as InstructionLowering from "./instruction-lowering.js"
-import type * as LLMClient from "./llm-client.js"
 import * as LLMEvent from "./llm-event.js"
 import * as LLMRequest from "./llm-request.js"
 import * as ProviderFailure from "./provider-failure.js"
@@ -405,11 +404,11 @@ export const decoder = (providerID: string): ProviderHttp.Decoder => {
 // ---------------------------------------------------------------------------------------------------
 // Client
 
-/** The adapter as an `LLMClient`, sending through the environment's `HttpClient`. */
-export const make = (config: Config): Effect.Effect<LLMClient.Interface, never, HttpClient.HttpClient> =>
-  Effect.map(HttpClient.HttpClient, (client) => ({
-    stream: (request) =>
-      ProviderHttp.stream(
+/** The adapter, sending through the environment's `HttpClient`. */
+export const make = (config: Config): Effect.Effect<ProviderHttp.Adapter, never, HttpClient.HttpClient> =>
+  Effect.map(HttpClient.HttpClient, (client) =>
+    ProviderHttp.adapter((request) =>
+      ProviderHttp.open(
         client,
         {
           providerID: request.model.providerID,
@@ -417,10 +416,11 @@ export const make = (config: Config): Effect.Effect<LLMClient.Interface, never, 
           headers: headers(config, request),
           body: body(request, config.dialect)
         },
-        () => decoder(request.model.providerID)
-      ).pipe(
-        Stream.withSpan("OpenAICompatible.stream", {
+        () => decoder(request.model.providerID),
+        {
+          name: "OpenAICompatible.stream",
           attributes: { providerID: request.model.providerID, modelID: request.model.modelID }
-        })
+        }
       )
-  }))
+    )
+  )

@@ -14,8 +14,11 @@ import * as Sse from "@effect/experimental/Sse"
 import { HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
 import { Chunk, Clock, Duration, Effect, Exit, Fiber, Option, Runtime, Scope, Stream } from "effect"
 import { WallClock } from "../clock/wall-clock.js"
+import { Traced } from "../observability/traced.js"
+import type * as LLMClient from "./llm-client.js"
 import { type Any as LLMError, ProviderError, TransportError } from "./llm-error.js"
 import type * as LLMEvent from "./llm-event.js"
+import type * as LLMRequest from "./llm-request.js"
 import * as ProviderFailure from "./provider-failure.js"
 
 export interface Exchange {
@@ -115,22 +118,52 @@ const checked = (providerID: string, response: HttpClientResponse.HttpClientResp
     return response
   })
 
+/** The events of an opened Physical Attempt, a chunk at a time: fails with `None` at their end. */
+export type Pull = Effect.Effect<Chunk.Chunk<LLMEvent.Event>, Option.Option<LLMError>>
+
+/** The span of one Physical Attempt, e.g. `OpenAICompatible.stream` with the provider and model. */
+export interface AttemptSpan {
+  readonly name: string
+  readonly attributes: Readonly<Record<string, unknown>>
+}
+
 /**
- * Sends the exchange and runs a fresh decoder (from `make`) over the SSE events of its response. A
- * non-2xx response fails with the classified error ({@link ProviderFailure.fromResponse}); a 2xx
- * response that is not an event stream fails too (with the error it carries, when it is one).
- *
- * When an event says the response is complete, its events and the decoder's `end()` are emitted at
- * once; what the body still holds is read but not decoded (a failure there is ignored), so that the
- * connection is reused, and the request is aborted if the body has not ended {@link tailGrace} later.
- * A failing step fails the stream right after its events. The request is aborted whenever the stream
- * ends before its response did, including when the consumer is interrupted.
+ * An adapter: a protocol over HTTP. `open` is one Physical Attempt set up in the caller's scope, as
+ * {@link open} has it; `stream` runs it as a stream, as `LLMClient` has it. The Provider composes its
+ * routing and metrics over `open`, so that a provider request runs as one stream.
  */
-export const stream = (
+export interface Adapter extends LLMClient.Interface {
+  readonly open: (request: LLMRequest.Request) => Effect.Effect<Pull, LLMError, Scope.Scope>
+}
+
+/**
+ * The adapter whose attempts `open` sets up; its `stream` sends the request when the stream runs and
+ * aborts it when the stream ends early.
+ */
+export const adapter = (open: Adapter["open"]): Adapter => ({
+  open,
+  stream: (request) => Stream.unwrapScoped(Effect.map(open(request), Stream.repeatEffectChunkOption))
+})
+
+/**
+ * Sends the exchange, in the caller's scope, and answers the pull of a fresh decoder's (from `make`)
+ * events over the SSE events of its response. A non-2xx response fails with the classified error
+ * ({@link ProviderFailure.fromResponse}); a 2xx response that is not an event stream fails too (with
+ * the error it carries, when it is one).
+ *
+ * When an event says the response is complete, its events and the decoder's `end()` come at once;
+ * what the body still holds is read but not decoded (a failure there is ignored), so that the
+ * connection is reused, and the request is aborted if the body has not ended {@link tailGrace} later.
+ * A failing step fails the pull right after its events. The request is aborted when the scope closes
+ * before its response ended, including when the consumer is interrupted. `span`, where spans are
+ * observed ({@link Traced.observed}), covers the scope, and the HTTP request's span is its child.
+ */
+export const open = (
   client: HttpClient.HttpClient,
   exchange: Exchange,
-  make: () => Decoder
-): Stream.Stream<LLMEvent.Event, LLMError> => {
+  make: () => Decoder,
+  span: AttemptSpan
+): Effect.Effect<Pull, LLMError, Scope.Scope> => {
   const { providerID } = exchange
   const request = HttpClientRequest.post(exchange.url).pipe(
     HttpClientRequest.setHeaders(exchange.headers),
@@ -139,94 +172,99 @@ export const stream = (
   // No trace headers (`traceparent`, `b3`) towards a third-party provider. The request lives in a
   // scope of its own: closing it aborts the request (a no-op once the response is complete).
   const scoped = HttpClient.withScope(HttpClient.withTracerPropagation(client, false))
-  return Stream.unwrapScoped(
-    Effect.gen(function* () {
-      const requestScope = yield* Scope.make()
-      yield* Effect.addFinalizer((exit) => Scope.close(requestScope, exit))
-      const response = yield* scoped.execute(request).pipe(
-        Scope.extend(requestScope),
-        Effect.mapError((error) => transport(providerID, error)),
-        Effect.flatMap((response) => checked(providerID, response))
-      )
-      // The bound on the rest of a complete body: a fiber started only once the response is complete.
-      const runtime = yield* Effect.runtime<never>()
-      let cutoff: Fiber.RuntimeFiber<void> | undefined
-      yield* Effect.addFinalizer(() => (cutoff === undefined ? Effect.void : Fiber.interrupt(cutoff)))
-      const body = yield* Stream.toPull(response.stream)
-      const decoder = make()
-      const text = new TextDecoder()
-      // The SSE events the parser found in the bytes fed so far (a `retry:` field means nothing to a
-      // POST's stream: it is skipped).
-      let parsed: Array<Sse.Event> = []
-      const parser = Sse.makeParser((event) => {
-        if (event._tag === "Event") parsed.push(event)
-      })
-      // The response is complete: the rest of the body is read but not decoded.
-      let done = false
-      // A failure to raise once the events before it are out.
-      let failure: LLMError | undefined
-      let finished = false
-
-      /** The events of one step; a failing one also stops the body (after its events). */
-      const take = (out: Array<LLMEvent.Event>, step: Step): boolean => {
-        out.push(...step.events)
-        if (step.error === undefined) return true
-        failure = step.error
-        return false
-      }
-      /**
-       * Adds to `out` the events of the bytes just read (each SSE event through the decoder, in order,
-       * until one completes the response or fails); answers the parser's error, if any.
-       */
-      const decode = (out: Array<LLMEvent.Event>, bytes: Uint8Array): unknown => {
-        const error = parser.feed(text.decode(bytes, { stream: true }))
-        const events = parsed
-        parsed = []
-        for (const event of events) {
-          const step = decoder.event(event)
-          if (!take(out, step)) break
-          if (step.done !== true) continue
-          done = true
-          // On the wall clock: a TestClock nobody advances must not keep the request open for ever.
-          cutoff = Runtime.runFork(runtime)(
-            Effect.zipRight(WallClock.sleep(tailGrace), Scope.close(requestScope, Exit.void))
-          )
-          take(out, decoder.end())
-          break
-        }
-        return error
-      }
-      /** The body ended (or failed) before any event said the response was complete. */
-      const ended = (error: Option.Option<HttpClientError.HttpClientError>) => {
-        if (Option.isSome(error)) return Effect.fail(Option.some(transport(providerID, error.value)))
-        finished = true
-        const out: Array<LLMEvent.Event> = []
-        take(out, decoder.end())
-        return Effect.succeed(Chunk.unsafeFromArray(out))
-      }
-      // One stage, pulled a body chunk at a time; chunks pass through whole (no per-event effect), so a
-      // consumer sees the events of one SSE event together. What is left of a complete response only
-      // matters for reusing its connection: a failure there (a reset instead of a clean end, or the
-      // cut-off) is not the response's.
-      const pull: Effect.Effect<Chunk.Chunk<LLMEvent.Event>, Option.Option<LLMError>> = Effect.suspend(() => {
-        if (failure !== undefined) return Effect.fail(Option.some(failure))
-        if (finished) return Effect.fail(Option.none())
-        return Effect.matchEffect(body, {
-          onFailure: (error) => (done ? Effect.fail(Option.none()) : ended(error)),
-          onSuccess: (chunk) => {
-            const out: Array<LLMEvent.Event> = []
-            for (const bytes of chunk) {
-              if (done || failure !== undefined) break
-              const error = decode(out, bytes)
-              // An event larger than the parser takes is a broken provider: a defect, as the SSE decoder has it.
-              if (error !== undefined && !done && failure === undefined) return Effect.die(error)
-            }
-            return Effect.succeed(Chunk.unsafeFromArray(out))
-          }
-        })
-      })
-      return Stream.repeatEffectChunkOption(pull)
+  const opened = Effect.gen(function* () {
+    const requestScope = yield* Scope.make()
+    yield* Effect.addFinalizer((exit) => Scope.close(requestScope, exit))
+    const response = yield* scoped.execute(request).pipe(
+      Scope.extend(requestScope),
+      Effect.mapError((error) => transport(providerID, error)),
+      Effect.flatMap((response) => checked(providerID, response))
+    )
+    // The bound on the rest of a complete body: a fiber started only once the response is complete.
+    const runtime = yield* Effect.runtime<never>()
+    let cutoff: Fiber.RuntimeFiber<void> | undefined
+    yield* Effect.addFinalizer(() => (cutoff === undefined ? Effect.void : Fiber.interrupt(cutoff)))
+    const body = yield* Stream.toPull(response.stream)
+    const decoder = make()
+    const text = new TextDecoder()
+    // The SSE events the parser found in the bytes fed so far (a `retry:` field means nothing to a
+    // POST's stream: it is skipped).
+    let parsed: Array<Sse.Event> = []
+    const parser = Sse.makeParser((event) => {
+      if (event._tag === "Event") parsed.push(event)
     })
+    // The response is complete: the rest of the body is read but not decoded.
+    let done = false
+    // A failure to raise once the events before it are out.
+    let failure: LLMError | undefined
+    let finished = false
+
+    /** The events of one step; a failing one also stops the body (after its events). */
+    const take = (out: Array<LLMEvent.Event>, step: Step): boolean => {
+      out.push(...step.events)
+      if (step.error === undefined) return true
+      failure = step.error
+      return false
+    }
+    /**
+     * Adds to `out` the events of the bytes just read (each SSE event through the decoder, in order,
+     * until one completes the response or fails); answers the parser's error, if any.
+     */
+    const decode = (out: Array<LLMEvent.Event>, bytes: Uint8Array): unknown => {
+      const error = parser.feed(text.decode(bytes, { stream: true }))
+      const events = parsed
+      parsed = []
+      for (const event of events) {
+        const step = decoder.event(event)
+        if (!take(out, step)) break
+        if (step.done !== true) continue
+        done = true
+        // On the wall clock: a TestClock nobody advances must not keep the request open for ever.
+        cutoff = Runtime.runFork(runtime)(
+          Effect.zipRight(WallClock.sleep(tailGrace), Scope.close(requestScope, Exit.void))
+        )
+        take(out, decoder.end())
+        break
+      }
+      return error
+    }
+    /** The body ended (or failed) before any event said the response was complete. */
+    const ended = (error: Option.Option<HttpClientError.HttpClientError>) => {
+      if (Option.isSome(error)) return Effect.fail(Option.some(transport(providerID, error.value)))
+      finished = true
+      const out: Array<LLMEvent.Event> = []
+      take(out, decoder.end())
+      return Effect.succeed(Chunk.unsafeFromArray(out))
+    }
+    // One stage, pulled a body chunk at a time; chunks pass through whole (no per-event effect), so a
+    // consumer sees the events of one SSE event together. What is left of a complete response only
+    // matters for reusing its connection: a failure there (a reset instead of a clean end, or the
+    // cut-off) is not the response's.
+    const pull: Effect.Effect<Chunk.Chunk<LLMEvent.Event>, Option.Option<LLMError>> = Effect.suspend(() => {
+      if (failure !== undefined) return Effect.fail(Option.some(failure))
+      if (finished) return Effect.fail(Option.none())
+      return Effect.matchEffect(body, {
+        onFailure: (error) => (done ? Effect.fail(Option.none()) : ended(error)),
+        onSuccess: (chunk) => {
+          const out: Array<LLMEvent.Event> = []
+          for (const bytes of chunk) {
+            if (done || failure !== undefined) break
+            const error = decode(out, bytes)
+            // An event larger than the parser takes is a broken provider: a defect, as the SSE decoder has it.
+            if (error !== undefined && !done && failure === undefined) return Effect.die(error)
+          }
+          return Effect.succeed(Chunk.unsafeFromArray(out))
+        }
+      })
+    })
+    return pull
+  })
+  return Effect.withFiberRuntime((fiber) =>
+    Traced.observed(fiber)
+      ? Effect.flatMap(Effect.makeSpanScoped(span.name, { attributes: span.attributes }), (made) =>
+          Effect.withParentSpan(opened, made)
+        )
+      : opened
   )
 }
 

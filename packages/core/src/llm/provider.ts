@@ -17,7 +17,9 @@ import * as Anthropic from "./anthropic.js"
 import * as Gemini from "./gemini.js"
 import * as LLMClient from "./llm-client.js"
 import { ProviderNotFoundError, UnsupportedProtocolError } from "./llm-error.js"
+import type * as LLMRequest from "./llm-request.js"
 import * as OpenAICompatible from "./openai-compatible.js"
+import type * as ProviderHttp from "./provider-http.js"
 import * as ProviderPackage from "./provider-package.js"
 
 export type Protocol = "openai-compatible" | "anthropic" | "google"
@@ -70,11 +72,16 @@ export interface Settings {
  * counted, in the runtime metrics (`RuntimeMetrics.providerRequest`).
  */
 export const make = (settings: Settings): Effect.Effect<LLMClient.Interface, never, HttpClient.HttpClient> =>
-  Effect.map(adapter(settings), (client) => ({
-    stream: (request) => RuntimeMetrics.providerRequest(request.model, client.stream(request))
-  }))
+  Effect.map(adapter(settings), (client) => ({ stream: (request) => Stream.unwrapScoped(opened(client, request)) }))
 
-const adapter = (settings: Settings): Effect.Effect<LLMClient.Interface, never, HttpClient.HttpClient> => {
+/**
+ * One request of `client`, opened in the scope of the stream that will run it, timed and counted: its
+ * events as a stream with no stage between them and the response's pull.
+ */
+const opened = (client: ProviderHttp.Adapter, request: LLMRequest.Request) =>
+  Effect.map(RuntimeMetrics.providerRequest(request.model, client.open(request)), Stream.repeatEffectChunkOption)
+
+const adapter = (settings: Settings): Effect.Effect<ProviderHttp.Adapter, never, HttpClient.HttpClient> => {
   const config = { baseURL: settings.baseURL, apiKey: settings.apiKey, headers: settings.headers }
   switch (settings.protocol) {
     case "openai-compatible":
@@ -104,18 +111,18 @@ export const layerRouted = <R>(
       const context = yield* Effect.context<HttpClient.HttpClient | R>()
       return {
         stream: (request) =>
-          Stream.unwrap(
+          Stream.unwrapScoped(
             Effect.gen(function* () {
-              const settings = yield* lookup(request.model.providerID)
+              const settings = yield* lookup(request.model.providerID).pipe(Effect.provide(context))
               if (settings._tag === "None") {
                 return yield* new ProviderNotFoundError({
                   providerID: request.model.providerID,
                   message: `Unknown provider: ${request.model.providerID}`
                 })
               }
-              const client = yield* make(settings.value)
-              return client.stream(request)
-            }).pipe(Effect.provide(context))
+              const client = yield* adapter(settings.value).pipe(Effect.provide(context))
+              return yield* opened(client, request)
+            })
           )
       }
     })

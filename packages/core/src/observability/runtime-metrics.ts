@@ -29,7 +29,7 @@ export * as RuntimeMetrics from "./runtime-metrics.js"
  */
 
 import type { Session } from "@opencode-ai/schema"
-import { Cause, Clock, Effect, Exit, Metric, MetricBoundaries, MetricLabel, Stream } from "effect"
+import { Cause, Clock, Effect, Exit, Metric, MetricBoundaries, MetricLabel, type Scope } from "effect"
 
 /** Seconds: 5 ms … ~82 s, doubling (15 buckets, then +Inf). */
 const latencyBoundaries = MetricBoundaries.exponential({ start: 0.005, factor: 2, count: 15 })
@@ -127,38 +127,40 @@ export const usage = (model: ModelLabels, used: Session.Tokens, usd: number): Ef
 const secondsSince = (start: bigint) => Effect.map(Clock.currentTimeNanos, (now) => Number(now - start) / 1_000_000_000)
 
 /**
- * Times one provider request: its stream, from the moment it is run to its end, failure or
- * interruption. A failure also counts in {@link providerErrors} under the error's `_tag`.
+ * Times one provider request, `open`ed in the scope of its stream: from the moment it is opened to
+ * the scope's close (the stream's end, failure or interruption). A failure also counts in
+ * {@link providerErrors} under the error's `_tag`.
  */
-export const providerRequest = <A, E, R>(model: ModelLabels, stream: Stream.Stream<A, E, R>): Stream.Stream<A, E, R> =>
-  Stream.unwrapScoped(
-    Effect.gen(function* () {
-      const start = yield* Clock.currentTimeNanos
-      yield* Effect.addFinalizer((exit) =>
-        Effect.flatMap(secondsSince(start), (seconds) => {
-          const outcome = Exit.isSuccess(exit) ? "ok" : Cause.isInterruptedOnly(exit.cause) ? "interrupted" : "error"
-          const timed = Metric.update(
-            Metric.taggedWithLabels(providerRequestDuration, modelLabels(model, ["outcome", outcome])),
-            seconds
-          )
-          if (outcome !== "error" || Exit.isSuccess(exit)) return timed
-          const failure = Cause.failureOption(exit.cause)
-          const error =
-            failure._tag === "Some" &&
-            typeof failure.value === "object" &&
-            failure.value !== null &&
-            "_tag" in failure.value
-              ? String(failure.value._tag)
-              : "defect"
-          return Effect.zipRight(
-            timed,
-            Metric.increment(Metric.taggedWithLabels(providerErrors, modelLabels(model, ["error", error])))
-          )
-        })
-      )
-      return stream
-    })
-  )
+export const providerRequest = <A, E, R>(
+  model: ModelLabels,
+  open: Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R | Scope.Scope> =>
+  Effect.gen(function* () {
+    const start = yield* Clock.currentTimeNanos
+    yield* Effect.addFinalizer((exit) =>
+      Effect.flatMap(secondsSince(start), (seconds) => {
+        const outcome = Exit.isSuccess(exit) ? "ok" : Cause.isInterruptedOnly(exit.cause) ? "interrupted" : "error"
+        const timed = Metric.update(
+          Metric.taggedWithLabels(providerRequestDuration, modelLabels(model, ["outcome", outcome])),
+          seconds
+        )
+        if (outcome !== "error" || Exit.isSuccess(exit)) return timed
+        const failure = Cause.failureOption(exit.cause)
+        const error =
+          failure._tag === "Some" &&
+          typeof failure.value === "object" &&
+          failure.value !== null &&
+          "_tag" in failure.value
+            ? String(failure.value._tag)
+            : "defect"
+        return Effect.zipRight(
+          timed,
+          Metric.increment(Metric.taggedWithLabels(providerErrors, modelLabels(model, ["error", error])))
+        )
+      })
+    )
+    return yield* open
+  })
 
 /** Records one tool call's duration since `start` (from `Clock.currentTimeNanos`). */
 export const toolSettled = (
