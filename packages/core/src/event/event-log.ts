@@ -21,6 +21,7 @@ import {
   Stream
 } from "effect"
 import { WallClock } from "../clock/wall-clock.js"
+import { LogAnnotation } from "../observability/log-annotation.js"
 import { RuntimeMetrics } from "../observability/runtime-metrics.js"
 import { Traced } from "../observability/traced.js"
 import { PreparedSql } from "../storage/prepared-sql.js"
@@ -450,8 +451,9 @@ export const layerWith = (options: {
               Effect.provideService(SqlClient.SqlClient, sql)
             )
 
+      /** The rows of one append, inside its transaction with the log's SqlClient in context (for the fence). */
       const insert = Effect.fnUntraced(function* (aggregateID: string, events: ReadonlyArray<Draft>, opens: boolean) {
-        yield* checkFence([aggregateID])
+        if (fence._tag === "Some") yield* fence.value.check(aggregateID)
         // A new aggregate's sequence starts at the last seq handed out: `n` (seqs 1..n), or `n - 1`
         // when the first event is its origin (seqs 0..n-1). An existing one just advances by `n`.
         const [bumped] = yield* bumpSequence.all([
@@ -512,9 +514,9 @@ export const layerWith = (options: {
           }
           const transaction = insert(aggregateID, events, options?.opens === true).pipe(
             Effect.orDie,
-            Effect.tap(({ committed }) =>
-              project === undefined ? Effect.void : Effect.provideService(project(committed), SqlClient.SqlClient, sql)
-            ),
+            Effect.tap(({ committed }) => (project === undefined ? Effect.void : project(committed))),
+            // The fence and the projection run on the transaction's connection, through the log's client.
+            Effect.provideService(SqlClient.SqlClient, sql),
             sql.withTransaction,
             RuntimeMetrics.commit,
             Effect.catchIf((error): error is SqlError.SqlError => error instanceof SqlError.SqlError, Effect.die),
@@ -533,7 +535,7 @@ export const layerWith = (options: {
           )
           return yield* writer.withLock(Effect.uninterruptible(transaction))
         },
-        (effect, aggregateID) => Effect.annotateLogs(effect, { aggregateID })
+        (effect, aggregateID) => LogAnnotation.aggregate(effect, aggregateID)
       )
 
       const remove = Traced.fn("EventLog.remove")(function* <E>(

@@ -21,3 +21,16 @@ export const annotate = <A, E, R>(
 /** {@link annotate} with a session's id, the annotation Core's services put on their calls. */
 export const session = <A, E, R>(effect: Effect.Effect<A, E, R>, sessionID: string): Effect.Effect<A, E, R> =>
   annotate(effect, "sessionID", sessionID)
+
+/**
+ * `Effect.annotateLogs(effect, "aggregateID", aggregateID)` for an event log's aggregate, except where
+ * the fiber's `sessionID` annotation is that id already: a session's log is its session, and the line
+ * names it. So the annotation scope is not opened at each of a drain's appends.
+ */
+export const aggregate = <A, E, R>(effect: Effect.Effect<A, E, R>, aggregateID: string): Effect.Effect<A, E, R> =>
+  Effect.withFiberRuntime<A, E, R>((fiber) => {
+    const session = HashMap.get(fiber.getFiberRef(FiberRef.currentLogAnnotations), "sessionID")
+    return Option.isSome(session) && session.value === aggregateID
+      ? effect
+      : Effect.annotateLogs(effect, "aggregateID", aggregateID)
+  })

@@ -53,4 +53,21 @@ describe("LogAnnotation", () => {
       expect(HashMap.size(yield* FiberRef.get(FiberRef.currentLogAnnotations))).toBe(0)
     })
   )
+
+  it.effect("an aggregate is named by aggregateID, unless the line's sessionID already is that id", () =>
+    Effect.gen(function* () {
+      const lines = yield* logged(
+        Effect.gen(function* () {
+          yield* LogAnnotation.aggregate(Effect.logInfo("alone"), "ses_a")
+          yield* LogAnnotation.session(LogAnnotation.aggregate(Effect.logInfo("its session"), "ses_a"), "ses_a")
+          yield* LogAnnotation.session(LogAnnotation.aggregate(Effect.logInfo("another log"), "agg_b"), "ses_a")
+        })
+      )
+      expect(lines.map((line) => [line.message, line.annotations])).toEqual([
+        [["alone"], { aggregateID: "ses_a" }],
+        [["its session"], { sessionID: "ses_a" }],
+        [["another log"], { sessionID: "ses_a", aggregateID: "agg_b" }]
+      ])
+    })
+  )
 })
