@@ -32,6 +32,7 @@ import { LogAnnotation } from "../observability/log-annotation.js"
 import { Traced } from "../observability/traced.js"
 import { KnownSessions } from "../session/known-sessions.js"
 import * as SessionEvents from "../session/session-events.js"
+import * as FifoLock from "../sync/fifo-lock.js"
 import { ContextUpdated } from "./context-updated.js"
 import { Instructions } from "./instructions.js"
 
@@ -213,19 +214,19 @@ class Stale extends Data.TaggedError("StaleInstructionCheckpoint") {}
  * once nobody holds or awaits it, so idle sessions cost nothing.
  */
 const keyedLock = () => {
-  const locks = new Map<string, { readonly semaphore: Effect.Semaphore; users: number }>()
+  const locks = new Map<string, { readonly lock: FifoLock.FifoLock; users: number }>()
   return <A, E, R>(key: string, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.acquireUseRelease(
       Effect.sync(() => {
         let lock = locks.get(key)
         if (lock === undefined) {
-          lock = { semaphore: Effect.unsafeMakeSemaphore(1), users: 0 }
+          lock = { lock: FifoLock.unsafeMake(), users: 0 }
           locks.set(key, lock)
         }
         lock.users++
         return lock
       }),
-      (lock) => lock.semaphore.withPermits(1)(effect),
+      (lock) => lock.lock.withLock(effect),
       (lock) =>
         Effect.sync(() => {
           lock.users--

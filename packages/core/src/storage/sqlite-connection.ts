@@ -4,6 +4,7 @@ import * as Reactivity from "@effect/experimental/Reactivity"
 import { SqlClient, type SqlConnection, SqlError, Statement } from "@effect/sql"
 import Sqlite from "better-sqlite3"
 import { Context, Effect, FiberRef, Layer, Scope, Tracer } from "effect"
+import { Traced } from "../observability/traced.js"
 import { ConnectionPermit } from "./connection-permit.js"
 
 /**
@@ -136,45 +137,55 @@ export const make = (options: { readonly filename: string }): Effect.Effect<SqlC
       prepare(text).run()
     }
 
+    /** `effect` as one transaction (see {@link withTransaction}), its span (if any) the parent of what it runs. */
+    const transaction = <A, E, R>(
+      restore: <X, Y, Z>(effect: Effect.Effect<X, Y, Z>) => Effect.Effect<X, Y, Z>,
+      effect: Effect.Effect<A, E, R>,
+      span: Tracer.Span | undefined
+    ) =>
+      Effect.withFiberRuntime<A, E | SqlError.SqlError, R>((fiber) => {
+        const context = fiber.currentContext
+        const depth = depthIn(context)
+        const opened = Context.add(context, SqlClient.TransactionConnection, [connection, depth])
+        const inner = Effect.locally(
+          restore(effect),
+          FiberRef.currentContext,
+          span === undefined ? opened : Context.add(opened, Tracer.ParentSpan, span)
+        )
+        const body = (begin: string, commit: string | undefined, rollback: string) =>
+          Effect.flatMap(attempt(statement(begin)), () =>
+            Effect.flatMap(Effect.exit(inner), (exit) => {
+              const end = exit._tag === "Success" ? commit : rollback
+              return end === undefined ? exit : Effect.zipRight(Effect.orDie(attempt(statement(end))), exit)
+            })
+          )
+        if (depth > 0) {
+          const name = `effect_sql_${depth}`
+          return body(`SAVEPOINT ${name}`, undefined, `ROLLBACK TO SAVEPOINT ${name}`)
+        }
+        return Effect.zipRight(
+          restore(permit.take),
+          Effect.ensuring(body("BEGIN", "COMMIT", "ROLLBACK"), permit.release)
+        )
+      })
+
     /**
      * `withTransaction`, as `@effect/sql` has it (BEGIN, COMMIT on success, ROLLBACK on failure or
      * interruption; inside another transaction of this connection a savepoint, rolled back to on
      * failure; a failing COMMIT or ROLLBACK is a defect), in a few steps of the fiber rather than
      * about a hundred and fifty: the permit is taken and given back directly, and the statements
-     * run synchronously.
+     * run synchronously. Its `sql.transaction` span is made only where spans are observed
+     * (Traced.observed), as Core's own spans are.
      */
     const withTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError.SqlError, R> =>
       Effect.uninterruptibleMask((restore) =>
-        Effect.useSpan("sql.transaction", { kind: "client", captureStackTrace: false }, (span) =>
-          Effect.withFiberRuntime<A, E | SqlError.SqlError, R>((fiber) => {
-            span.attribute("db.system.name", "sqlite")
-            const context = fiber.currentContext
-            const depth = depthIn(context)
-            const inner = Effect.locally(
-              restore(effect),
-              FiberRef.currentContext,
-              Context.add(
-                Context.add(context, SqlClient.TransactionConnection, [connection, depth]),
-                Tracer.ParentSpan,
-                span
-              )
-            )
-            const body = (begin: string, commit: string | undefined, rollback: string) =>
-              Effect.flatMap(attempt(statement(begin)), () =>
-                Effect.flatMap(Effect.exit(inner), (exit) => {
-                  const end = exit._tag === "Success" ? commit : rollback
-                  return end === undefined ? exit : Effect.zipRight(Effect.orDie(attempt(statement(end))), exit)
-                })
-              )
-            if (depth > 0) {
-              const name = `effect_sql_${depth}`
-              return body(`SAVEPOINT ${name}`, undefined, `ROLLBACK TO SAVEPOINT ${name}`)
-            }
-            return Effect.zipRight(
-              restore(permit.take),
-              Effect.ensuring(body("BEGIN", "COMMIT", "ROLLBACK"), permit.release)
-            )
-          })
+        Effect.withFiberRuntime<A, E | SqlError.SqlError, R>((fiber) =>
+          Traced.observed(fiber)
+            ? Effect.useSpan("sql.transaction", { kind: "client", captureStackTrace: false }, (span) => {
+                span.attribute("db.system.name", "sqlite")
+                return transaction(restore, effect, span)
+              })
+            : transaction(restore, effect, undefined)
         )
       )
     Object.assign(client, { withTransaction })
