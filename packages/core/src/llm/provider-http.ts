@@ -12,7 +12,7 @@ export * as ProviderHttp from "./provider-http.js"
 
 import * as Sse from "@effect/experimental/Sse"
 import { HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
-import { Chunk, Clock, Duration, Effect, Exit, Fiber, Option, Runtime, Scope, Stream } from "effect"
+import { Chunk, Clock, Duration, Effect, Exit, Fiber, identity, Option, Runtime, Scope, Stream } from "effect"
 import { WallClock } from "../clock/wall-clock.js"
 import { Traced } from "../observability/traced.js"
 import type * as LLMClient from "./llm-client.js"
@@ -172,99 +172,103 @@ export const open = (
   // No trace headers (`traceparent`, `b3`) towards a third-party provider. The request lives in a
   // scope of its own: closing it aborts the request (a no-op once the response is complete).
   const scoped = HttpClient.withScope(HttpClient.withTracerPropagation(client, false))
-  const opened = Effect.gen(function* () {
-    const requestScope = yield* Scope.make()
-    yield* Effect.addFinalizer((exit) => Scope.close(requestScope, exit))
-    const response = yield* scoped.execute(request).pipe(
-      Scope.extend(requestScope),
-      Effect.mapError((error) => transport(providerID, error)),
-      Effect.flatMap((response) => checked(providerID, response))
-    )
-    // The bound on the rest of a complete body: a fiber started only once the response is complete.
-    const runtime = yield* Effect.runtime<never>()
-    let cutoff: Fiber.RuntimeFiber<void> | undefined
-    yield* Effect.addFinalizer(() => (cutoff === undefined ? Effect.void : Fiber.interrupt(cutoff)))
-    const body = yield* Stream.toPull(response.stream)
-    const decoder = make()
-    const text = new TextDecoder()
-    // The SSE events the parser found in the bytes fed so far (a `retry:` field means nothing to a
-    // POST's stream: it is skipped).
-    let parsed: Array<Sse.Event> = []
-    const parser = Sse.makeParser((event) => {
-      if (event._tag === "Event") parsed.push(event)
-    })
-    // The response is complete: the rest of the body is read but not decoded.
-    let done = false
-    // A failure to raise once the events before it are out.
-    let failure: LLMError | undefined
-    let finished = false
-
-    /** The events of one step; a failing one also stops the body (after its events). */
-    const take = (out: Array<LLMEvent.Event>, step: Step): boolean => {
-      out.push(...step.events)
-      if (step.error === undefined) return true
-      failure = step.error
-      return false
-    }
-    /**
-     * Adds to `out` the events of the bytes just read (each SSE event through the decoder, in order,
-     * until one completes the response or fails); answers the parser's error, if any.
-     */
-    const decode = (out: Array<LLMEvent.Event>, bytes: Uint8Array): unknown => {
-      const error = parser.feed(text.decode(bytes, { stream: true }))
-      const events = parsed
-      parsed = []
-      for (const event of events) {
-        const step = decoder.event(event)
-        if (!take(out, step)) break
-        if (step.done !== true) continue
-        done = true
-        // On the wall clock: a TestClock nobody advances must not keep the request open for ever.
-        cutoff = Runtime.runFork(runtime)(
-          Effect.zipRight(WallClock.sleep(tailGrace), Scope.close(requestScope, Exit.void))
-        )
-        take(out, decoder.end())
-        break
-      }
-      return error
-    }
-    /** The body ended (or failed) before any event said the response was complete. */
-    const ended = (error: Option.Option<HttpClientError.HttpClientError>) => {
-      if (Option.isSome(error)) return Effect.fail(Option.some(transport(providerID, error.value)))
-      finished = true
-      const out: Array<LLMEvent.Event> = []
-      take(out, decoder.end())
-      return Effect.succeed(Chunk.unsafeFromArray(out))
-    }
-    // One stage, pulled a body chunk at a time; chunks pass through whole (no per-event effect), so a
-    // consumer sees the events of one SSE event together. What is left of a complete response only
-    // matters for reusing its connection: a failure there (a reset instead of a clean end, or the
-    // cut-off) is not the response's.
-    const pull: Effect.Effect<Chunk.Chunk<LLMEvent.Event>, Option.Option<LLMError>> = Effect.suspend(() => {
-      if (failure !== undefined) return Effect.fail(Option.some(failure))
-      if (finished) return Effect.fail(Option.none())
-      return Effect.matchEffect(body, {
-        onFailure: (error) => (done ? Effect.fail(Option.none()) : ended(error)),
-        onSuccess: (chunk) => {
-          const out: Array<LLMEvent.Event> = []
-          for (const bytes of chunk) {
-            if (done || failure !== undefined) break
-            const error = decode(out, bytes)
-            // An event larger than the parser takes is a broken provider: a defect, as the SSE decoder has it.
-            if (error !== undefined && !done && failure === undefined) return Effect.die(error)
-          }
-          return Effect.succeed(Chunk.unsafeFromArray(out))
-        }
+  // Unobserved, the HTTP request makes no span either: the platform's client would record its
+  // headers and URL into one for every request.
+  const opened = (observed: boolean) =>
+    Effect.gen(function* () {
+      const requestScope = yield* Scope.make()
+      yield* Effect.addFinalizer((exit) => Scope.close(requestScope, exit))
+      const response = yield* scoped.execute(request).pipe(
+        Scope.extend(requestScope),
+        observed ? identity : Effect.withTracerEnabled(false),
+        Effect.mapError((error) => transport(providerID, error)),
+        Effect.flatMap((response) => checked(providerID, response))
+      )
+      // The bound on the rest of a complete body: a fiber started only once the response is complete.
+      const runtime = yield* Effect.runtime<never>()
+      let cutoff: Fiber.RuntimeFiber<void> | undefined
+      yield* Effect.addFinalizer(() => (cutoff === undefined ? Effect.void : Fiber.interrupt(cutoff)))
+      const body = yield* Stream.toPull(response.stream)
+      const decoder = make()
+      const text = new TextDecoder()
+      // The SSE events the parser found in the bytes fed so far (a `retry:` field means nothing to a
+      // POST's stream: it is skipped).
+      let parsed: Array<Sse.Event> = []
+      const parser = Sse.makeParser((event) => {
+        if (event._tag === "Event") parsed.push(event)
       })
+      // The response is complete: the rest of the body is read but not decoded.
+      let done = false
+      // A failure to raise once the events before it are out.
+      let failure: LLMError | undefined
+      let finished = false
+
+      /** The events of one step; a failing one also stops the body (after its events). */
+      const take = (out: Array<LLMEvent.Event>, step: Step): boolean => {
+        out.push(...step.events)
+        if (step.error === undefined) return true
+        failure = step.error
+        return false
+      }
+      /**
+       * Adds to `out` the events of the bytes just read (each SSE event through the decoder, in order,
+       * until one completes the response or fails); answers the parser's error, if any.
+       */
+      const decode = (out: Array<LLMEvent.Event>, bytes: Uint8Array): unknown => {
+        const error = parser.feed(text.decode(bytes, { stream: true }))
+        const events = parsed
+        parsed = []
+        for (const event of events) {
+          const step = decoder.event(event)
+          if (!take(out, step)) break
+          if (step.done !== true) continue
+          done = true
+          // On the wall clock: a TestClock nobody advances must not keep the request open for ever.
+          cutoff = Runtime.runFork(runtime)(
+            Effect.zipRight(WallClock.sleep(tailGrace), Scope.close(requestScope, Exit.void))
+          )
+          take(out, decoder.end())
+          break
+        }
+        return error
+      }
+      /** The body ended (or failed) before any event said the response was complete. */
+      const ended = (error: Option.Option<HttpClientError.HttpClientError>) => {
+        if (Option.isSome(error)) return Effect.fail(Option.some(transport(providerID, error.value)))
+        finished = true
+        const out: Array<LLMEvent.Event> = []
+        take(out, decoder.end())
+        return Effect.succeed(Chunk.unsafeFromArray(out))
+      }
+      // One stage, pulled a body chunk at a time; chunks pass through whole (no per-event effect), so a
+      // consumer sees the events of one SSE event together. What is left of a complete response only
+      // matters for reusing its connection: a failure there (a reset instead of a clean end, or the
+      // cut-off) is not the response's.
+      const pull: Effect.Effect<Chunk.Chunk<LLMEvent.Event>, Option.Option<LLMError>> = Effect.suspend(() => {
+        if (failure !== undefined) return Effect.fail(Option.some(failure))
+        if (finished) return Effect.fail(Option.none())
+        return Effect.matchEffect(body, {
+          onFailure: (error) => (done ? Effect.fail(Option.none()) : ended(error)),
+          onSuccess: (chunk) => {
+            const out: Array<LLMEvent.Event> = []
+            for (const bytes of chunk) {
+              if (done || failure !== undefined) break
+              const error = decode(out, bytes)
+              // An event larger than the parser takes is a broken provider: a defect, as the SSE decoder has it.
+              if (error !== undefined && !done && failure === undefined) return Effect.die(error)
+            }
+            return Effect.succeed(Chunk.unsafeFromArray(out))
+          }
+        })
+      })
+      return pull
     })
-    return pull
-  })
   return Effect.withFiberRuntime((fiber) =>
     Traced.observed(fiber)
       ? Effect.flatMap(Effect.makeSpanScoped(span.name, { attributes: span.attributes }), (made) =>
-          Effect.withParentSpan(opened, made)
+          Effect.withParentSpan(opened(true), made)
         )
-      : opened
+      : opened(false)
   )
 }
 

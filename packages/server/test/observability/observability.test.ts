@@ -232,8 +232,12 @@ describe("traces and metrics of a real `opencode serve`", () => {
       expect(call).toHaveLength(1)
       expect(childrenOf(second, "StepRunner.attempt")).toHaveLength(1)
       expect(attributes(call[0]!.attributes)).toMatchObject({ providerID: "scripted", modelID: "m" })
-      // The wire request of the call is below it.
-      expect(childrenOf(call[0], "OpenAICompatible.stream")).toHaveLength(1)
+      // The wire request of the call is below it, and the HTTP client's request below that.
+      const wire = childrenOf(call[0], "OpenAICompatible.stream")
+      expect(wire).toHaveLength(1)
+      const sent = childrenOf(wire[0], "http.client POST")
+      expect(sent).toHaveLength(1)
+      expect(attributes(sent[0]!.attributes)["url.path"]).toMatch(/chat\/completions$/)
 
       // Tool call: below the provider call that asked for it.
       const tools = childrenOf(call[0], "ToolSettlement.settle")
