@@ -137,12 +137,28 @@ export interface Adapter extends LLMClient.Interface {
 }
 
 /**
- * The adapter whose attempts `open` sets up; its `stream` sends the request when the stream runs and
- * aborts it when the stream ends early.
+ * Hands each chunk of `pull` to `handle`, in order, until the pull ends (`None`); fails with the
+ * pull's failure. A loop of effects: no stream runs.
+ */
+export const forEachChunk = <R>(
+  pull: Pull,
+  handle: (chunk: Chunk.Chunk<LLMEvent.Event>) => Effect.Effect<void, never, R>
+): Effect.Effect<void, LLMError, R> => {
+  const loop: Effect.Effect<void, LLMError, R> = Effect.matchEffect(pull, {
+    onFailure: (end) => (end._tag === "None" ? Effect.void : Effect.fail(end.value)),
+    onSuccess: (chunk) => Effect.zipRight(handle(chunk), loop)
+  })
+  return loop
+}
+
+/**
+ * The adapter whose attempts `open` sets up: its `stream` sends the request when the stream runs and
+ * aborts it when the stream ends early; its `forEachChunk` does the same in a scope of its own.
  */
 export const adapter = (open: Adapter["open"]): Adapter => ({
   open,
-  stream: (request) => Stream.unwrapScoped(Effect.map(open(request), Stream.repeatEffectChunkOption))
+  stream: (request) => Stream.unwrapScoped(Effect.map(open(request), Stream.repeatEffectChunkOption)),
+  forEachChunk: (request, handle) => Effect.scoped(Effect.flatMap(open(request), (pull) => forEachChunk(pull, handle)))
 })
 
 /**

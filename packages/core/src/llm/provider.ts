@@ -11,15 +11,15 @@ export * as Provider from "./provider.js"
  */
 
 import type { HttpClient } from "@effect/platform"
-import { Effect, Either, Layer, type Option, Stream } from "effect"
+import { Effect, Either, Layer, type Option, type Scope, Stream } from "effect"
 import { RuntimeMetrics } from "../observability/runtime-metrics.js"
 import * as Anthropic from "./anthropic.js"
 import * as Gemini from "./gemini.js"
 import * as LLMClient from "./llm-client.js"
-import { ProviderNotFoundError, UnsupportedProtocolError } from "./llm-error.js"
+import { type LLMError, ProviderNotFoundError, UnsupportedProtocolError } from "./llm-error.js"
 import type * as LLMRequest from "./llm-request.js"
 import * as OpenAICompatible from "./openai-compatible.js"
-import type * as ProviderHttp from "./provider-http.js"
+import * as ProviderHttp from "./provider-http.js"
 import * as ProviderPackage from "./provider-package.js"
 
 export type Protocol = "openai-compatible" | "anthropic" | "google"
@@ -72,14 +72,23 @@ export interface Settings {
  * counted, in the runtime metrics (`RuntimeMetrics.providerRequest`).
  */
 export const make = (settings: Settings): Effect.Effect<LLMClient.Interface, never, HttpClient.HttpClient> =>
-  Effect.map(adapter(settings), (client) => ({ stream: (request) => Stream.unwrapScoped(opened(client, request)) }))
+  Effect.map(adapter(settings), (client) => consuming((request) => opened(client, request)))
+
+/** One request of `client`, opened in the scope that will consume it, timed and counted. */
+const opened = (client: ProviderHttp.Adapter, request: LLMRequest.Request) =>
+  RuntimeMetrics.providerRequest(request.model, client.open(request))
 
 /**
- * One request of `client`, opened in the scope of the stream that will run it, timed and counted: its
- * events as a stream with no stage between them and the response's pull.
+ * The client of requests opened by `open` in the consumer's scope: `stream` with no stage between its
+ * events and the response's pull, `forEachChunk` with no stream at all.
  */
-const opened = (client: ProviderHttp.Adapter, request: LLMRequest.Request) =>
-  Effect.map(RuntimeMetrics.providerRequest(request.model, client.open(request)), Stream.repeatEffectChunkOption)
+const consuming = (
+  open: (request: LLMRequest.Request) => Effect.Effect<ProviderHttp.Pull, LLMError.Any, Scope.Scope>
+): LLMClient.Interface => ({
+  stream: (request) => Stream.unwrapScoped(Effect.map(open(request), Stream.repeatEffectChunkOption)),
+  forEachChunk: (request, handle) =>
+    Effect.scoped(Effect.flatMap(open(request), (pull) => ProviderHttp.forEachChunk(pull, handle)))
+})
 
 const adapter = (settings: Settings): Effect.Effect<ProviderHttp.Adapter, never, HttpClient.HttpClient> => {
   const config = { baseURL: settings.baseURL, apiKey: settings.apiKey, headers: settings.headers }
@@ -109,21 +118,18 @@ export const layerRouted = <R>(
     LLMClient.Service,
     Effect.gen(function* () {
       const context = yield* Effect.context<HttpClient.HttpClient | R>()
-      return {
-        stream: (request) =>
-          Stream.unwrapScoped(
-            Effect.gen(function* () {
-              const settings = yield* lookup(request.model.providerID).pipe(Effect.provide(context))
-              if (settings._tag === "None") {
-                return yield* new ProviderNotFoundError({
-                  providerID: request.model.providerID,
-                  message: `Unknown provider: ${request.model.providerID}`
-                })
-              }
-              const client = yield* adapter(settings.value).pipe(Effect.provide(context))
-              return yield* opened(client, request)
+      return consuming((request) =>
+        Effect.gen(function* () {
+          const settings = yield* lookup(request.model.providerID).pipe(Effect.provide(context))
+          if (settings._tag === "None") {
+            return yield* new ProviderNotFoundError({
+              providerID: request.model.providerID,
+              message: `Unknown provider: ${request.model.providerID}`
             })
-          )
-      }
+          }
+          const client = yield* adapter(settings.value).pipe(Effect.provide(context))
+          return yield* opened(client, request)
+        })
+      )
     })
   )

@@ -1,7 +1,7 @@
 export * as StepRunner from "./step-runner.js"
 
 import { Identifier, type Model } from "@opencode-ai/schema"
-import { type Chunk, Clock, Context, Data, Effect, Fiber, Layer, Stream } from "effect"
+import { type Chunk, Clock, Context, Data, Effect, Fiber, Layer } from "effect"
 import type { AgentCatalog } from "../config/agent-catalog.js"
 import type { Catalog } from "../config/catalog.js"
 import { LiveBus } from "../event/live-bus.js"
@@ -349,36 +349,38 @@ export const layer = (
               attempt: n,
               latencyMs: now - start
             }))
-            return Stream.runForEachChunk(llm.stream(request), (chunk) => {
-              for (const event of chunk) {
-                if (event.type === "usage") tokens = event.tokens
-                else if (event.type === "finish") reason = event.reason
-              }
-              return handle(chunk)
-            }).pipe(
-              Effect.tapError((error) =>
-                Effect.flatMap(fields, (f) =>
-                  Effect.logWarning("provider call failed", {
-                    ...f,
-                    status: "status" in error && error.status !== undefined ? error.status : error._tag,
-                    error: error.message
-                  })
-                )
-              ),
-              Effect.zipLeft(
-                Effect.flatMap(fields, (f) =>
-                  Effect.logInfo("provider call", {
-                    ...f,
-                    status: "ok",
-                    finish: reason,
-                    inputTokens: tokens?.input,
-                    outputTokens: tokens?.output,
-                    ...(tokens !== undefined && tokens.reasoning > 0 ? { reasoningTokens: tokens.reasoning } : {}),
-                    ...(tokens !== undefined && tokens.cache.read > 0 ? { cacheReadTokens: tokens.cache.read } : {})
-                  })
+            return llm
+              .forEachChunk(request, (chunk) => {
+                for (const event of chunk) {
+                  if (event.type === "usage") tokens = event.tokens
+                  else if (event.type === "finish") reason = event.reason
+                }
+                return handle(chunk)
+              })
+              .pipe(
+                Effect.tapError((error) =>
+                  Effect.flatMap(fields, (f) =>
+                    Effect.logWarning("provider call failed", {
+                      ...f,
+                      status: "status" in error && error.status !== undefined ? error.status : error._tag,
+                      error: error.message
+                    })
+                  )
+                ),
+                Effect.zipLeft(
+                  Effect.flatMap(fields, (f) =>
+                    Effect.logInfo("provider call", {
+                      ...f,
+                      status: "ok",
+                      finish: reason,
+                      inputTokens: tokens?.input,
+                      outputTokens: tokens?.output,
+                      ...(tokens !== undefined && tokens.reasoning > 0 ? { reasoningTokens: tokens.reasoning } : {}),
+                      ...(tokens !== undefined && tokens.cache.read > 0 ? { cacheReadTokens: tokens.cache.read } : {})
+                    })
+                  )
                 )
               )
-            )
           })
 
         const tokens = Effect.sync(() => usage ?? { input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } })

@@ -225,33 +225,32 @@ export const make: Effect.Effect<{ readonly controls: Interface; readonly client
     const calls: Array<Call> = []
     const arrivals: Array<() => void> = []
 
-    const client: LLMClient.Interface = {
-      stream: (request) =>
-        Stream.suspend(() => {
-          let settle!: (outcome: Outcome) => void
-          const outcome = new Promise<Outcome>((resolve) => (settle = resolve))
-          calls.push({ index: calls.length + 1, request, outcome: Effect.promise(() => outcome) })
-          for (const wake of arrivals.splice(0)) wake()
-          const turn = queue.shift()
-          if (turn === undefined) {
-            settle("failed")
-            return Stream.dieMessage(`TestLLM: no scripted turn left for call #${calls.length}`)
-          }
-          if (turn.kind === "raw") {
-            settle("failed")
-            return Stream.dieMessage("TestLLM: a raw turn can only be played by the ScriptedLLMServer")
-          }
-          return play(turn).pipe(
-            Stream.ensuringWith((exit) =>
-              Effect.sync(() =>
-                settle(
-                  Exit.isSuccess(exit) ? "completed" : Cause.isInterruptedOnly(exit.cause) ? "interrupted" : "failed"
-                )
+    const client: LLMClient.Interface = LLMClient.fromStream((request) =>
+      Stream.suspend(() => {
+        let settle!: (outcome: Outcome) => void
+        const outcome = new Promise<Outcome>((resolve) => (settle = resolve))
+        calls.push({ index: calls.length + 1, request, outcome: Effect.promise(() => outcome) })
+        for (const wake of arrivals.splice(0)) wake()
+        const turn = queue.shift()
+        if (turn === undefined) {
+          settle("failed")
+          return Stream.dieMessage(`TestLLM: no scripted turn left for call #${calls.length}`)
+        }
+        if (turn.kind === "raw") {
+          settle("failed")
+          return Stream.dieMessage("TestLLM: a raw turn can only be played by the ScriptedLLMServer")
+        }
+        return play(turn).pipe(
+          Stream.ensuringWith((exit) =>
+            Effect.sync(() =>
+              settle(
+                Exit.isSuccess(exit) ? "completed" : Cause.isInterruptedOnly(exit.cause) ? "interrupted" : "failed"
               )
             )
           )
-        })
-    }
+        )
+      })
+    )
 
     const awaitCall = (index: number): Effect.Effect<Call> =>
       Effect.suspend(() => {

@@ -2,7 +2,7 @@ import * as http from "node:http"
 import type * as net from "node:net"
 import { NodeHttpClient } from "@effect/platform-node"
 import { it } from "@effect/vitest"
-import { Duration, Effect, Either, Layer, Option, Stream } from "effect"
+import { Duration, Effect, Either, Fiber, Layer, Option, Stream } from "effect"
 import { describe, expect } from "vitest"
 import { LLMClient } from "../../src/llm/llm-client.js"
 import { Provider } from "../../src/llm/provider.js"
@@ -149,4 +149,72 @@ describe("connection reuse", () => {
   // The grace period runs on the wall clock: a test's TestClock (which nothing advances here) must
   // not hold the stream open for ever.
   it.scoped("a body left open after [DONE] is cut off under a TestClock too", () => bodyLeftOpen)
+})
+
+/** The events `forEachChunk` hands over, flattened, or the error it failed with. */
+const consumed = (client: LLMClient.Interface, request = baseRequest()) =>
+  Effect.suspend(() => {
+    const events: Array<unknown> = []
+    return client
+      .forEachChunk(request, (chunk) =>
+        Effect.sync(() => {
+          for (const event of chunk) events.push(event)
+        })
+      )
+      .pipe(Effect.as(events), Effect.either)
+  })
+
+describe("forEachChunk: the attempt consumed without a stream", () => {
+  for (const protocol of ["openai-compatible", "anthropic", "google"] as const) {
+    it.scoped(`hands over the events the stream emits, in order (${protocol})`, () =>
+      Effect.gen(function* () {
+        const server = yield* ScriptedLLMServer.make()
+        const client = yield* clientOf(server.settings(protocol), NodeHttpClient.layerUndici)
+        const reply = () =>
+          S.reply(
+            S.reasoning("thinking"),
+            S.text("Hel", "lo"),
+            S.toolCall("call_1", "read", { path: "a.ts" }),
+            S.usage({ input: 5, output: 3 })
+          )
+        yield* server.enqueue(reply(), reply(), S.httpError(400), S.httpError(400))
+        const streamed = yield* collect(client.stream(baseRequest()))
+        const handed = yield* consumed(client)
+        expect(Either.getOrThrow(handed)).toEqual(streamed)
+        // A failure is the stream's failure.
+        const failed = yield* failure(client.stream(baseRequest()))
+        expect(Either.flip(yield* consumed(client))).toEqual(Either.right(failed))
+      })
+    )
+  }
+
+  it.scoped("interrupting it aborts the HTTP request", () =>
+    Effect.gen(function* () {
+      const server = yield* ScriptedLLMServer.make()
+      const client = yield* clientOf(server.settings("openai-compatible"), NodeHttpClient.layerUndici)
+      const gate = S.gate()
+      yield* server.enqueue(S.reply(S.text("partial"), S.hold(gate), S.text(" never")))
+      const fiber = yield* Effect.fork(consumed(client))
+      yield* gate.reached
+      yield* Fiber.interrupt(fiber)
+      yield* gate.aborted
+      expect(yield* (yield* server.awaitRequest(1)).outcome).toBe("aborted")
+    })
+  )
+
+  it.scoped("a routed client resolves the provider per request and fails unknown ones", () =>
+    Effect.gen(function* () {
+      const server = yield* ScriptedLLMServer.make()
+      yield* server.enqueue(S.reply(S.text("routed")))
+      const providers: Record<string, Provider.Settings> = { local: server.settings("openai-compatible") }
+      const layer = Provider.layerRouted((providerID) =>
+        Effect.succeed(Option.fromNullable(providers[providerID]))
+      ).pipe(Layer.provide(NodeHttpClient.layerUndici))
+      const client = yield* Effect.provide(LLMClient.Service, yield* Layer.build(layer))
+      const events = Either.getOrThrow(yield* consumed(client))
+      expect(events.find((event) => (event as { type: string }).type === "text-end")).toMatchObject({ text: "routed" })
+      const unknown = yield* consumed(client, baseRequest({ model: { providerID: "nope", modelID: "x" } }))
+      expect(Either.flip(unknown)).toEqual(Either.right(expect.objectContaining({ _tag: "ProviderNotFoundError" })))
+    })
+  )
 })
