@@ -11,12 +11,12 @@ export * as Provider from "./provider.js"
  */
 
 import type { HttpClient } from "@effect/platform"
-import { Effect, Either, Layer, type Option, type Scope, Stream } from "effect"
+import { Effect, Either, Layer, type Option } from "effect"
 import { RuntimeMetrics } from "../observability/runtime-metrics.js"
 import * as Anthropic from "./anthropic.js"
 import * as Gemini from "./gemini.js"
 import * as LLMClient from "./llm-client.js"
-import { type LLMError, ProviderNotFoundError, UnsupportedProtocolError } from "./llm-error.js"
+import { ProviderNotFoundError, UnsupportedProtocolError } from "./llm-error.js"
 import type * as LLMRequest from "./llm-request.js"
 import * as OpenAICompatible from "./openai-compatible.js"
 import * as ProviderHttp from "./provider-http.js"
@@ -72,23 +72,15 @@ export interface Settings {
  * counted, in the runtime metrics (`RuntimeMetrics.providerRequest`).
  */
 export const make = (settings: Settings): Effect.Effect<LLMClient.Interface, never, HttpClient.HttpClient> =>
-  Effect.map(adapter(settings), (client) => consuming((request) => opened(client, request)))
-
-/** One request of `client`, opened in the scope that will consume it, timed and counted. */
-const opened = (client: ProviderHttp.Adapter, request: LLMRequest.Request) =>
-  RuntimeMetrics.providerRequest(request.model, client.open(request))
+  Effect.map(adapter(settings), (client) => ProviderHttp.adapter((request) => opened(client, request)))
 
 /**
- * The client of requests opened by `open` in the consumer's scope: `stream` with no stage between its
- * events and the response's pull, `forEachChunk` with no stream at all.
+ * One request of `client`, opened in the scope that will consume it, timed and counted; as an
+ * adapter's, its `stream` has no stage between its events and the response's pull, and its
+ * `forEachChunk` runs no stream at all.
  */
-const consuming = (
-  open: (request: LLMRequest.Request) => Effect.Effect<ProviderHttp.Pull, LLMError.Any, Scope.Scope>
-): LLMClient.Interface => ({
-  stream: (request) => Stream.unwrapScoped(Effect.map(open(request), Stream.repeatEffectChunkOption)),
-  forEachChunk: (request, handle) =>
-    Effect.scoped(Effect.flatMap(open(request), (pull) => ProviderHttp.forEachChunk(pull, handle)))
-})
+const opened = (client: ProviderHttp.Adapter, request: LLMRequest.Request) =>
+  RuntimeMetrics.providerRequest(request.model, client.open(request))
 
 const adapter = (settings: Settings): Effect.Effect<ProviderHttp.Adapter, never, HttpClient.HttpClient> => {
   const config = { baseURL: settings.baseURL, apiKey: settings.apiKey, headers: settings.headers }
@@ -118,7 +110,7 @@ export const layerRouted = <R>(
     LLMClient.Service,
     Effect.gen(function* () {
       const context = yield* Effect.context<HttpClient.HttpClient | R>()
-      return consuming((request) =>
+      return ProviderHttp.adapter((request) =>
         Effect.gen(function* () {
           const settings = yield* lookup(request.model.providerID).pipe(Effect.provide(context))
           if (settings._tag === "None") {
