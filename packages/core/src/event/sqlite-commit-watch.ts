@@ -25,6 +25,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Queue } from "effect"
 import { WallClock } from "../clock/wall-clock.js"
 import { Traced } from "../observability/traced.js"
+import { PreparedSql } from "../storage/prepared-sql.js"
 
 /** How long after a file system report the question is asked, so that a burst of writes asks once (ms). */
 export const coalesceMs = 2
@@ -54,8 +55,9 @@ export const make = Traced.fn("SqliteCommitWatch.make")(function* (options: {
   readonly followMs?: number | undefined
 }) {
   const sql = yield* SqlClient.SqlClient
-  const version = sql<{ readonly data_version: number }>`PRAGMA data_version`.pipe(
-    Effect.map((rows) => rows[0]?.data_version ?? 0),
+  const dataVersion = PreparedSql.make(sql, "PRAGMA data_version")
+  const version = dataVersion.all([]).pipe(
+    Effect.map((rows) => (typeof rows[0]?.data_version === "number" ? rows[0].data_version : 0)),
     Effect.orDie
   )
   let seen = yield* version

@@ -195,30 +195,51 @@ export const layer: Layer.Layer<
     }
 
     // Every statement on `session_input` is here (this module owns the table).
-    const columns = sql`id, session_id, delivery, input, prompt, admitted_seq, promoted_seq, time_created`
+    const columns = "id, session_id, delivery, input, prompt, admitted_seq, promoted_seq, time_created"
     const lookup = SqlSchema.findOne({
       Request: Schema.String,
       Result: Row,
-      execute: (id) => sql`SELECT ${columns} FROM session_input WHERE id = ${id}`
+      execute: (id) => sql`SELECT ${sql.literal(columns)} FROM session_input WHERE id = ${id}`
     })
-    const pendingRows = SqlSchema.findAll({
-      Request: Schema.Struct({
-        sessionID: Schema.String,
-        delivery: Schema.optional(AdmittedPrompt.Delivery),
-        cutoffSeq: Schema.optional(Schema.Number),
-        limit: Schema.optional(Schema.Int)
-      }),
-      Result: Row,
-      // Through the partial index of unpromoted rows, then sorted: `+admitted_seq` keeps the planner off
-      // the (session_id, admitted_seq) index, which would walk every prompt the session ever had.
-      execute: ({ sessionID, delivery, cutoffSeq, limit }) => sql`
-        SELECT ${columns} FROM session_input
-        WHERE session_id = ${sessionID} AND promoted_seq IS NULL
-        ${delivery === undefined ? sql.literal("") : sql`AND delivery = ${delivery}`}
-        ${cutoffSeq === undefined ? sql.literal("") : sql`AND +admitted_seq <= ${cutoffSeq}`}
-        ORDER BY +admitted_seq
-        ${limit === undefined ? sql.literal("") : sql`LIMIT ${limit}`}`
-    })
+    /**
+     * The unpromoted rows of a session, in admission order: through the partial index of unpromoted
+     * rows, then sorted (`+admitted_seq` keeps the planner off the (session_id, admitted_seq) index,
+     * which would walk every prompt the session ever had). One Prepared Statement per shape asked for.
+     */
+    const pendingStatements = new Map<string, ReturnType<typeof PreparedSql.findAll<Row, typeof Row.Encoded>>>()
+    const pendingRows = (request: {
+      readonly sessionID: Identifier.SessionID
+      readonly delivery?: AdmittedPrompt.Delivery
+      readonly cutoffSeq?: number
+      readonly limit?: number
+    }) => {
+      const params: Array<unknown> = [request.sessionID]
+      let where = ""
+      if (request.delivery !== undefined) {
+        where += " AND delivery = ?"
+        params.push(request.delivery)
+      }
+      if (request.cutoffSeq !== undefined) {
+        where += " AND +admitted_seq <= ?"
+        params.push(request.cutoffSeq)
+      }
+      let limit = ""
+      if (request.limit !== undefined) {
+        limit = " LIMIT ?"
+        params.push(request.limit)
+      }
+      const text = `SELECT ${columns} FROM session_input WHERE session_id = ? AND promoted_seq IS NULL${where} ORDER BY +admitted_seq${limit}`
+      let find = pendingStatements.get(text)
+      if (find === undefined) {
+        find = PreparedSql.findAll(PreparedSql.make(sql, text), Row)
+        pendingStatements.set(text, find)
+      }
+      return find(params)
+    }
+    const insertStatement = PreparedSql.make(
+      sql,
+      `INSERT INTO session_input (${columns}) VALUES (?, ?, ?, ?, ?, ?, NULL, ?) ON CONFLICT (id) DO NOTHING RETURNING id`
+    )
     const insertRow = (row: {
       readonly id: string
       readonly session_id: string
@@ -228,15 +249,24 @@ export const layer: Layer.Layer<
       readonly admitted_seq: number
       readonly time_created: number
     }) =>
-      sql<{ readonly id: string }>`
-        INSERT INTO session_input ${sql.insert({ ...row, promoted_seq: null })}
-        ON CONFLICT (id) DO NOTHING
-        RETURNING id`.pipe(Effect.map((inserted) => inserted.length > 0))
+      Effect.map(
+        insertStatement.all([
+          row.id,
+          row.session_id,
+          row.delivery,
+          row.input,
+          row.prompt,
+          row.admitted_seq,
+          row.time_created
+        ]),
+        (inserted) => inserted.length > 0
+      )
+    const claimStatement = PreparedSql.make(
+      sql,
+      "UPDATE session_input SET promoted_seq = ? WHERE id = ? AND promoted_seq IS NULL RETURNING id"
+    )
     const claimRow = (id: string, promotedSeq: number) =>
-      sql<{ readonly id: string }>`
-        UPDATE session_input SET promoted_seq = ${promotedSeq}
-        WHERE id = ${id} AND promoted_seq IS NULL
-        RETURNING id`.pipe(Effect.map((claimed) => claimed.length > 0))
+      Effect.map(claimStatement.all([promotedSeq, id]), (claimed) => claimed.length > 0)
     const selectAnyPending = PreparedSql.make(
       sql,
       "SELECT 1 AS found FROM session_input WHERE session_id = ? AND promoted_seq IS NULL LIMIT 1"

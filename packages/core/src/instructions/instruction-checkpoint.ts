@@ -32,6 +32,7 @@ import { LogAnnotation } from "../observability/log-annotation.js"
 import { Traced } from "../observability/traced.js"
 import { KnownSessions } from "../session/known-sessions.js"
 import * as SessionEvents from "../session/session-events.js"
+import { PreparedSql } from "../storage/prepared-sql.js"
 import * as FifoLock from "../sync/fifo-lock.js"
 import { ContextUpdated } from "./context-updated.js"
 import { Instructions } from "./instructions.js"
@@ -245,14 +246,14 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | SessionEve
 
       const ensureSession = (yield* KnownSessions.Service).ensure
 
-      const findRow = SqlSchema.findOne({
-        Request: Schema.String,
-        Result: Row,
-        execute: (sessionID) => sql`
-          SELECT baseline_text, baseline_seq, applied, compaction_seq, revision
-          FROM instruction_checkpoint WHERE session_id = ${sessionID}`
-      })
-      const read = (sessionID: Identifier.SessionID) => findRow(sessionID).pipe(Effect.orDie)
+      const findRow = PreparedSql.findOne(
+        PreparedSql.make(
+          sql,
+          "SELECT baseline_text, baseline_seq, applied, compaction_seq, revision FROM instruction_checkpoint WHERE session_id = ?"
+        ),
+        Row
+      )
+      const read = (sessionID: Identifier.SessionID) => findRow([sessionID]).pipe(Effect.orDie)
 
       /** Stores a first baseline; Stale when another writer stored one first. Resolves with baseline_seq. */
       const insert = Traced.fn("InstructionCheckpoint.insert")(function* (

@@ -7,12 +7,13 @@ export * as InstructionEntries from "./instruction-entries.js"
  * Boundary reconciles it, and never wakes the session.
  */
 
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
 import { Errors, type Identifier, Quote } from "@opencode-ai/schema"
 import { Clock, Context, Effect, Either, Layer, Schema } from "effect"
 import { LogAnnotation } from "../observability/log-annotation.js"
 import { Traced } from "../observability/traced.js"
 import { KnownSessions } from "../session/known-sessions.js"
+import { PreparedSql } from "../storage/prepared-sql.js"
 import { InstructionEntry } from "./instruction-entry.js"
 import { Instructions } from "./instructions.js"
 
@@ -83,16 +84,15 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | KnownSessi
     const sql = yield* SqlClient.SqlClient
 
     const ensureSession = (yield* KnownSessions.Service).ensure
-    const findEntries = SqlSchema.findAll({
-      Request: Schema.String,
-      Result: EntryRow,
-      execute: (sessionID) => sql`SELECT key, value FROM instruction_entry WHERE session_id = ${sessionID} ORDER BY key`
-    })
+    const findEntries = PreparedSql.findAll(
+      PreparedSql.make(sql, "SELECT key, value FROM instruction_entry WHERE session_id = ? ORDER BY key"),
+      EntryRow
+    )
 
     const list = Traced.fn("InstructionEntries.list")(
       function* (sessionID: Identifier.SessionID) {
         yield* ensureSession(sessionID)
-        const rows = yield* findEntries(sessionID).pipe(Effect.orDie)
+        const rows = yield* findEntries([sessionID]).pipe(Effect.orDie)
         return rows.map((row): InstructionEntry.Entry => ({ name: row.key, value: row.value }))
       },
       (effect, sessionID) => LogAnnotation.session(effect, sessionID)

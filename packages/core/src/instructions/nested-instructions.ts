@@ -35,6 +35,7 @@ import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { EnvFlag } from "../config/env-flag.js"
 import { LogAnnotation } from "../observability/log-annotation.js"
 import { Traced } from "../observability/traced.js"
+import { PreparedSql } from "../storage/prepared-sql.js"
 import { Instructions } from "./instructions.js"
 
 export const key: Instructions.Key = Instructions.key("core/nested-instructions")
@@ -180,14 +181,13 @@ export const layer = (options: Options): Layer.Layer<Service, never, SqlClient.S
             ON CONFLICT (session_id, directory, path) DO NOTHING
             RETURNING path`
         }),
-        noted: SqlSchema.findAll({
-          Request: Key,
-          Result: Schema.Struct({ path: Schema.String }),
-          execute: ({ sessionID, directory }) => sql`
-            SELECT path FROM nested_instruction
-            WHERE session_id = ${sessionID} AND directory = ${directory}
-            ORDER BY position, time_created, path`
-        })
+        noted: PreparedSql.findAll(
+          PreparedSql.make(
+            sql,
+            "SELECT path FROM nested_instruction WHERE session_id = ? AND directory = ? ORDER BY position, time_created, path"
+          ),
+          Schema.Struct({ path: Schema.String })
+        )
       }
 
       const note = Traced.fn("NestedInstructions.note")(
@@ -222,9 +222,7 @@ export const layer = (options: Options): Layer.Layer<Service, never, SqlClient.S
 
       const load = Traced.fn("NestedInstructions.load")(
         function* (sessionID: Identifier.SessionID, location: Location.LocationInfo) {
-          const rows = yield* store
-            .noted({ sessionID, directory: nodePath.resolve(location.directory) })
-            .pipe(Effect.orDie)
+          const rows = yield* store.noted([sessionID, nodePath.resolve(location.directory)]).pipe(Effect.orDie)
           const files = yield* Effect.forEach(rows, (row) => read(row.path))
           return files.filter((file): file is File => file !== undefined) as Value
         },

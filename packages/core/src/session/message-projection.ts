@@ -742,7 +742,9 @@ const contextHeader = (sql: SqlClient.SqlClient, sessionID: Identifier.SessionID
 
 /** The whole context: the header, then the rows (none when the session has no messages). */
 const readContext = (sql: SqlClient.SqlClient, sessionID: Identifier.SessionID) =>
-  sql`
+  PreparedSql.valuesOf(
+    sql,
+    sql`
     SELECT h.version, h.reverts, m.id, m.seq, m.type, m.info FROM ${contextHeader(sql, sessionID)}
     LEFT JOIN message m ON m.session_id = ${sessionID}
       AND m.seq >= coalesce((
@@ -751,7 +753,8 @@ const readContext = (sql: SqlClient.SqlClient, sessionID: Identifier.SessionID) 
           AND ${RevertedMessages.notReverted(sql, sessionID, "c")}
       ), 0)
       AND ${RevertedMessages.notReverted(sql, sessionID, "m")}
-    ORDER BY m.seq`.values.pipe(
+    ORDER BY m.seq`
+  ).pipe(
     Effect.flatMap((values) =>
       values[0]?.[1] === 0
         ? toEntry(values, [], [], () => true)
@@ -766,10 +769,13 @@ const readContext = (sql: SqlClient.SqlClient, sessionID: Identifier.SessionID) 
  * compaction was committed since, since those move the context's bounds.
  */
 const readChanges = (sql: SqlClient.SqlClient, sessionID: Identifier.SessionID, cached: ContextEntry) =>
-  sql`
+  PreparedSql.valuesOf(
+    sql,
+    sql`
     SELECT h.version, h.reverts, m.id, m.seq, m.type, m.info FROM ${contextHeader(sql, sessionID)}
     LEFT JOIN message m ON m.session_id = ${sessionID} AND m.changed_seq > ${cached.version}
-    ORDER BY m.seq`.values.pipe(
+    ORDER BY m.seq`
+  ).pipe(
     Effect.flatMap((values) => {
       const [version, reverts] = values[0] ?? []
       if (reverts !== cached.reverts || typeof version !== "number" || version < cached.version) {

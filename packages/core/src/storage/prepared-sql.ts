@@ -1,7 +1,7 @@
 export * as PreparedSql from "./prepared-sql.js"
 
 import { type SqlClient, type SqlError, Statement as SqlStatement } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Effect, Option, type ParseResult, Schema } from "effect"
 import { SqliteConnection } from "./sqlite-connection.js"
 
 /**
@@ -94,31 +94,90 @@ export const perClient = (text: string): ((sql: SqlClient.SqlClient) => Statemen
 }
 
 /**
- * The first column of every row `statement` returns, as the driver gives it. Over a connection of
- * `SqliteConnection` the compiled statement runs in the driver's pluck mode: no row object is built
- * per row, which is most of what reading a page of stored records costs there (a row object costs
- * about half a microsecond more than its values). Over any other client, or where a statement
- * transformer is installed (`Statement.withTransformer`, which then sees the statement), it is the
- * first value of each of `statement.values`. Same transaction discipline as {@link make}.
+ * A template `statement` run the way a Prepared Statement runs: over a connection of
+ * `SqliteConnection` it is compiled and its text run synchronously through the connection's cache of
+ * compiled statements (`direct`), in one step of the fiber, with no span or scope per call. Over any
+ * other client, or where a statement transformer is installed (`Statement.withTransformer`, which
+ * then sees the statement), it is `generic`. Same transaction discipline as {@link make}. For the
+ * statements a turn runs whose SQL is made of other modules' fragments.
  */
-export const firstColumn = (
+const compiled = <A>(
   sql: SqlClient.SqlClient,
-  statement: SqlStatement.Statement<unknown>
-): Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError> => {
+  statement: SqlStatement.Statement<unknown>,
+  generic: Effect.Effect<A, SqlError.SqlError>,
+  direct: (prepared: ReturnType<SqliteConnection.Handle["prepare"]>, params: ReadonlyArray<unknown>) => A
+): Effect.Effect<A, SqlError.SqlError> => {
   const handle = SqliteConnection.handleOf(sql)
-  const generic = Effect.map(statement.values, (rows) => rows.map((row) => row[0]))
   if (handle === undefined) return generic
   return Effect.withFiberRuntime((fiber) => {
     if (Option.isSome(fiber.getFiberRef(SqlStatement.currentTransformer))) return generic
     const [text, params] = statement.compile()
-    return handle.use(() => {
-      const prepared = handle.prepare(text)
+    return handle.use(() => direct(handle.prepare(text), params))
+  })
+}
+
+/** Every row a template `statement` returns, each as its values in column order (see {@link compiled}). */
+export const valuesOf = (
+  sql: SqlClient.SqlClient,
+  statement: SqlStatement.Statement<unknown>
+): Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, SqlError.SqlError> =>
+  compiled(sql, statement, statement.values, (prepared, params) => {
+    if (!prepared.reader) {
+      prepared.run(...params)
+      return []
+    }
+    prepared.raw(true)
+    try {
+      return prepared.all(...params) as ReadonlyArray<ReadonlyArray<unknown>>
+    } finally {
+      prepared.raw(false)
+    }
+  })
+
+/**
+ * The first column of every row `statement` returns, as the driver gives it. Over a connection of
+ * `SqliteConnection` the compiled statement runs in the driver's pluck mode: no row object is built
+ * per row, which is most of what reading a page of stored records costs there (a row object costs
+ * about half a microsecond more than its values). Otherwise it is the first value of each of
+ * `statement.values` (see {@link compiled}).
+ */
+export const firstColumn = (
+  sql: SqlClient.SqlClient,
+  statement: SqlStatement.Statement<unknown>
+): Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError> =>
+  compiled(
+    sql,
+    statement,
+    Effect.map(statement.values, (rows) => rows.map((row) => row[0])),
+    (prepared, params) => {
       prepared.pluck(true)
       try {
         return prepared.all(...params) as ReadonlyArray<unknown>
       } finally {
         prepared.pluck(false)
       }
-    })
-  })
+    }
+  )
+
+/**
+ * The rows `statement` returns, each decoded with `Row`: what `SqlSchema.findAll` is for a template
+ * statement. A row that does not decode fails with its `ParseError` (a defect for the owner module).
+ */
+export const findAll = <A, I>(statement: Statement, Row: Schema.Schema<A, I>) => {
+  const decode = Schema.decodeUnknown(Schema.Array(Row))
+  return (
+    params: ReadonlyArray<unknown>
+  ): Effect.Effect<ReadonlyArray<A>, SqlError.SqlError | ParseResult.ParseError> =>
+    Effect.flatMap(statement.all(params), decode)
+}
+
+/** The first row `statement` returns, decoded with `Row`, if any (`SqlSchema.findOne`; see {@link findAll}). */
+export const findOne = <A, I>(statement: Statement, Row: Schema.Schema<A, I>) => {
+  const decode = Schema.decodeUnknown(Row)
+  return (
+    params: ReadonlyArray<unknown>
+  ): Effect.Effect<Option.Option<A>, SqlError.SqlError | ParseResult.ParseError> =>
+    Effect.flatMap(statement.all(params), ([row]) =>
+      row === undefined ? Effect.succeedNone : Effect.asSome(decode(row))
+    )
 }
