@@ -33,5 +33,6 @@ export const instructions: Instructions.Instructions<never> = Instructions.make(
   codec: Value,
   load,
   baseline,
-  update
+  update,
+  immediate: true
 })

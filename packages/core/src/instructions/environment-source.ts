@@ -38,6 +38,9 @@ export const baseline = (value: Value): string =>
 /** States only the new environment. */
 export const update = (value: Value): string => ["Your environment has changed. It is now:", block(value)].join("\n")
 
-/** The environment source, observed with `load`. */
-export const make = <R>(load: Effect.Effect<Instructions.Observation<Value>, never, R>): Instructions.Instructions<R> =>
-  Instructions.make({ key, codec: Value, load, baseline, update })
+/** The environment source, observed with `load` (`immediate`: see `Instructions.Spec`). */
+export const make = <R>(
+  load: Effect.Effect<Instructions.Observation<Value>, never, R>,
+  options?: { readonly immediate?: boolean }
+): Instructions.Instructions<R> =>
+  Instructions.make({ key, codec: Value, load, baseline, update, immediate: options?.immediate === true })

@@ -47,10 +47,14 @@ export const update =
 
 export const removed = (name: Name): string => `The context named "${name}" no longer applies.`
 
-/** One entry's source, observed with `load` (usually `Effect.succeed(value)` from the session's store). */
+/**
+ * One entry's source, observed with `load` (usually `Effect.succeed(value)` from the session's store;
+ * `immediate`: see `Instructions.Spec`).
+ */
 export const make = <R>(
   name: Name,
-  load: Effect.Effect<Instructions.Observation<Instructions.Json>, never, R>
+  load: Effect.Effect<Instructions.Observation<Instructions.Json>, never, R>,
+  options?: { readonly immediate?: boolean }
 ): Instructions.Instructions<R> =>
   Instructions.make({
     key: sourceKey(name),
@@ -58,7 +62,8 @@ export const make = <R>(
     load,
     baseline: baseline(name),
     update: update(name),
-    removed: removed(name)
+    removed: removed(name),
+    immediate: options?.immediate === true
   })
 
 /** The sources of a session's current entries, in name order (a stable declared order). */
@@ -66,5 +71,5 @@ export const instructions = (entries: ReadonlyArray<Entry>): Instructions.Instru
   Instructions.combine(
     ...[...entries]
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-      .map((entry) => make(entry.name, Effect.succeed(entry.value)))
+      .map((entry) => make(entry.name, Effect.succeed(entry.value), { immediate: true }))
   )

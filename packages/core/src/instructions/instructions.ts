@@ -36,7 +36,7 @@ export * as Instructions from "./instructions.js"
  * result is produced. Renderers that throw, and values the codec cannot encode to JSON, are defects.
  */
 
-import { Data, Effect, Either, Option, Schema } from "effect"
+import { Data, Effect, Either, Fiber, Option, Schema } from "effect"
 import { type Pipeable, pipeArguments } from "effect/Pipeable"
 import { Traced } from "../observability/traced.js"
 
@@ -203,6 +203,12 @@ export interface Spec<A, I, R> {
   readonly update: (value: NoInfer<A>, previous: NoInfer<A>) => string
   /** Says that the source no longer applies; pre-rendered from each applied value and stored. */
   readonly removed?: string | ((previous: NoInfer<A>) => string)
+  /**
+   * `load` never waits: it reads memory or the clock, or makes one synchronous call. Such a source is
+   * observed in the caller's fiber while the others load concurrently (a fiber of its own would only
+   * add the cost of starting and joining it). Default `false`.
+   */
+  readonly immediate?: boolean
 }
 
 const TypeId: unique symbol = Symbol.for("@opencode-ai/core/Instructions")
@@ -241,6 +247,8 @@ type Observed =
 interface Source {
   readonly key: Key
   readonly observe: Effect.Effect<Observed, never, unknown>
+  /** See {@link Spec.immediate}. */
+  readonly immediate: boolean
   /** Decodes a stored value and renders its baseline; `None` when it no longer decodes. */
   readonly restate: (prior: Json) => Option.Option<string>
 }
@@ -323,6 +331,7 @@ export const make = <A, I, R = never>(spec: Spec<A, I, R>): Instructions<R> => {
 
   const source: Source = {
     key: sourceKey,
+    immediate: spec.immediate === true,
     // Effect.sync: a throwing renderer or codec is a defect, not an expected failure.
     observe: Effect.flatMap(spec.load, (observation) =>
       Effect.sync((): Observed => {
@@ -389,11 +398,40 @@ export type Reconciled = Unchanged | Updated
 // ---------------------------------------------------------------------------------------------------
 // Operations
 
+/**
+ * Observes every source once, pairing each with its observation in declared order. The sources that
+ * may wait load concurrently, each in a fiber of its own when there are several, and are joined in
+ * declared order; the immediate ones are observed in this fiber meanwhile. A defect in one is reported
+ * when it is joined (once the sources declared before it have loaded), and interrupts those still
+ * loading; so does interrupting the observation.
+ */
 const observeAll = (instructions: Instructions<unknown>) => {
   const sources = sourcesOf(instructions)
-  return Effect.map(
-    Effect.forEach(sources, (source) => source.observe, { concurrency: "unbounded" }),
-    (observed) => sources.map((source, index) => ({ source, observed: observed[index]! }))
+  const pair = (observed: ReadonlyArray<Observed>) =>
+    sources.map((source, index) => ({ source, observed: observed[index]! }))
+  const waiting = sources.filter((source) => !source.immediate)
+  if (waiting.length < 2)
+    return Effect.map(
+      Effect.forEach(sources, (source) => source.observe),
+      pair
+    )
+  // Effect.forEach with unbounded concurrency would cost about twice these forks and joins.
+  return Effect.uninterruptibleMask((restore) =>
+    Effect.flatMap(
+      Effect.forEach(waiting, (source) => Effect.fork(restore(source.observe))),
+      (fibers) => {
+        const forked = new Map(waiting.map((source, index) => [source, fibers[index]!]))
+        return restore(
+          Effect.forEach(sources, (source) => {
+            const fiber = forked.get(source)
+            return fiber === undefined ? source.observe : Fiber.join(fiber)
+          })
+        ).pipe(
+          Effect.onError(() => Fiber.interruptAll(fibers)),
+          Effect.map(pair)
+        )
+      }
+    )
   )
 }
 

@@ -90,7 +90,8 @@ export const layer: Layer.Layer<
             platform: process.platform
           }),
           catch: (error) => error
-        }).pipe(Instructions.orUnavailable)
+        }).pipe(Instructions.orUnavailable),
+        { immediate: true }
       )
 
     const forSession = Traced.fn("SessionInstructions.forSession")(

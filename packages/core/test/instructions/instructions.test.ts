@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, Schema } from "effect"
+import { Cause, Deferred, Effect, Exit, Fiber, Schema } from "effect"
 import * as fc from "fast-check"
 import { DateSource } from "../../src/instructions/date-source.js"
 import { EnvironmentSource } from "../../src/instructions/environment-source.js"
@@ -210,6 +210,80 @@ describe("Relationships", () => {
         const baseline = complete(yield* Fiber.join(fiber))
         assert.strictEqual(baseline.text, "first=one\n\nsecond=two")
       })
+    )
+
+    /** A source whose value is the id of the fiber that loaded it. */
+    const loadedBy = (name: string, immediate: boolean) =>
+      Instructions.make({
+        key: `t/${name}`,
+        codec: Schema.String,
+        load: Effect.map(Effect.fiberId, (id) => `${id._tag === "Runtime" ? id.id : "none"}`),
+        baseline: (value) => `${name}=${value}`,
+        update: (value) => `${name}:=${value}`,
+        immediate
+      })
+
+    it.effect("an immediate source is observed in the caller's fiber, the others each in a fiber of their own", () =>
+      Effect.gen(function* () {
+        const caller = yield* Effect.fiberId
+        const here = `${caller._tag === "Runtime" ? caller.id : "none"}`
+        const baseline = complete(
+          yield* Instructions.initialize(
+            Instructions.combine(loadedBy("a", false), loadedBy("now", true), loadedBy("b", false))
+          )
+        )
+        const [a, now, b] = baseline.text.split("\n\n").map((line) => line.split("=")[1])
+        assert.strictEqual(now, here)
+        assert.notStrictEqual(a, here)
+        assert.notStrictEqual(b, here)
+        assert.notStrictEqual(a, b)
+        // A single source that may wait has nothing to run beside: it is observed here too.
+        const alone = complete(
+          yield* Instructions.initialize(Instructions.combine(loadedBy("a", false), loadedBy("now", true)))
+        )
+        assert.strictEqual(alone.text, `a=${here}\n\nnow=${here}`)
+      })
+    )
+
+    it.effect(
+      "a defect fails the observation once the sources before it loaded, and interrupts those still loading; so does interrupting it",
+      () =>
+        Effect.gen(function* () {
+          const interrupted: Array<string> = []
+          const waiting = (name: string) =>
+            Instructions.make({
+              key: `t/${name}`,
+              codec: Schema.String,
+              load: Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => interrupted.push(name)))),
+              baseline: (value) => value,
+              update: (value) => value
+            })
+          const broken = Instructions.make({
+            key: "t/broken",
+            codec: Schema.String,
+            load: Effect.dieMessage("broken loader"),
+            baseline: (value) => value,
+            update: (value) => value
+          })
+          const loaded = Instructions.make({
+            key: "t/loaded",
+            codec: Schema.String,
+            load: Effect.as(Effect.yieldNow(), "value"),
+            baseline: (value) => value,
+            update: (value) => value
+          })
+          const exit = yield* Effect.exit(
+            Instructions.initialize(Instructions.combine(loaded, broken, waiting("w1"), waiting("w2")))
+          )
+          assert.isTrue(Exit.isFailure(exit) && Cause.isDie(exit.cause))
+          assert.deepStrictEqual(interrupted.sort(), ["w1", "w2"])
+
+          interrupted.length = 0
+          const fiber = yield* Effect.fork(Instructions.initialize(Instructions.combine(waiting("w1"), waiting("w2"))))
+          yield* Effect.yieldNow()
+          yield* Fiber.interrupt(fiber)
+          assert.deepStrictEqual(interrupted.sort(), ["w1", "w2"])
+        })
     )
   })
 
