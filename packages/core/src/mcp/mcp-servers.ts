@@ -408,6 +408,8 @@ export const layer = (options: Options): Layer.Layer<Service, never, Config.Serv
           yield* Effect.logInfo(`MCP server ${name}: tool list changed, now ${exit.value.length} tool(s)`)
         }).pipe(Effect.annotateLogs({ mcpServer: name }))
       const refresh = Traced.fn("McpServers.refresh")(function* () {
+        // No server has connected (the usual case): nothing to apply, and no lock to take at each Step.
+        if (lives.size === 0) return
         yield* refreshLock.withPermits(1)(
           Effect.forEach([...lives], ([name, live]) => refreshOne(name, live), {
             concurrency: "unbounded",
