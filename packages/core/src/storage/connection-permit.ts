@@ -21,6 +21,11 @@ export interface Permit {
   readonly release: Effect.Effect<void>
   /** `effect` run holding the permit: the wait for it is interruptible, and it is released however `effect` ends. */
   readonly withPermit: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /**
+   * Whether nothing holds the permit now. Work that runs synchronously (a statement outside a
+   * transaction) can then run at once without taking it: nothing else runs before it ends.
+   */
+  readonly isFree: () => boolean
 }
 
 export const make = (): Permit => {
@@ -49,6 +54,9 @@ export const make = (): Permit => {
     take,
     release,
     withPermit: (effect) =>
-      Effect.uninterruptibleMask((restore) => Effect.zipRight(restore(take), Effect.ensuring(restore(effect), release)))
+      Effect.uninterruptibleMask((restore) =>
+        Effect.zipRight(restore(take), Effect.ensuring(restore(effect), release))
+      ),
+    isFree: () => !held
   }
 }

@@ -28,8 +28,9 @@ export interface Handle {
   readonly prepare: (text: string) => Sqlite.Statement
   /**
    * Runs `f` synchronously on the connection: at once inside one of its transactions (the fiber's
-   * `TransactionConnection` is this connection), otherwise holding the connection's permit, so
-   * that it never lands inside another fiber's transaction. A throw is a `SqlError`.
+   * `TransactionConnection` is this connection) or while no transaction holds the connection's
+   * permit, otherwise holding the permit once it is released, so that it never lands inside another
+   * fiber's transaction. A throw is a `SqlError`.
    */
   readonly use: <A>(f: () => A) => Effect.Effect<A, SqlError.SqlError>
 }
@@ -191,9 +192,10 @@ export const make = (options: { readonly filename: string }): Effect.Effect<SqlC
     Object.assign(client, { withTransaction })
     handles.set(client, {
       prepare,
+      // `f` is synchronous: with the permit free it runs at once, and no transaction can open meanwhile.
       use: (f) =>
         Effect.withFiberRuntime((fiber) =>
-          inTransaction(fiber.currentContext) ? attempt(f) : permit.withPermit(run(f))
+          permit.isFree() || inTransaction(fiber.currentContext) ? attempt(f) : permit.withPermit(run(f))
         )
     })
     return client

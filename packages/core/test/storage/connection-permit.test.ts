@@ -17,6 +17,18 @@ describe("ConnectionPermit", () => {
     expect(Effect.runSync(permit.withPermit(Effect.succeed(2)))).toBe(2)
   })
 
+  it("tells whether it is free: not while held, again once released, however the holder ended", () => {
+    const permit = ConnectionPermit.make()
+    expect(permit.isFree()).toBe(true)
+    expect(Effect.runSync(permit.withPermit(Effect.sync(() => permit.isFree())))).toBe(false)
+    expect(permit.isFree()).toBe(true)
+    Effect.runSync(permit.take)
+    expect(permit.isFree()).toBe(false)
+    Effect.runSync(permit.release)
+    Effect.runSyncExit(permit.withPermit(Effect.fail("boom")))
+    expect(permit.isFree()).toBe(true)
+  })
+
   it.effect("one holder at a time, however many fibers want it", () =>
     Effect.gen(function* () {
       const permit = ConnectionPermit.make()
