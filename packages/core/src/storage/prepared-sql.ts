@@ -57,16 +57,7 @@ export const make = (sql: SqlClient.SqlClient, text: string): Statement => {
         statement.run(...params)
         return []
       }),
-    values: (params) =>
-      handle.use(() => {
-        const statement = handle.prepare(text)
-        statement.raw(true)
-        try {
-          return statement.all(...params) as ReadonlyArray<ReadonlyArray<unknown>>
-        } finally {
-          statement.raw(false)
-        }
-      }),
+    values: (params) => handle.use(() => SqliteConnection.valuesOf(handle.prepare(text), params)),
     run: (params) =>
       handle.use(() => {
         // A statement that returns rows (`RETURNING`) cannot be `run` by the driver: its rows are dropped.
@@ -121,18 +112,7 @@ export const valuesOf = (
   sql: SqlClient.SqlClient,
   statement: SqlStatement.Statement<unknown>
 ): Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, SqlError.SqlError> =>
-  compiled(sql, statement, statement.values, (prepared, params) => {
-    if (!prepared.reader) {
-      prepared.run(...params)
-      return []
-    }
-    prepared.raw(true)
-    try {
-      return prepared.all(...params) as ReadonlyArray<ReadonlyArray<unknown>>
-    } finally {
-      prepared.raw(false)
-    }
-  })
+  compiled(sql, statement, statement.values, SqliteConnection.valuesOf)
 
 /**
  * The first column of every row `statement` returns, as the driver gives it. Over a connection of

@@ -40,6 +40,26 @@ const handles = new WeakMap<SqlClient.SqlClient, Handle>()
 /** The synchronous path of `client`, when it is a connection made by {@link layer}. */
 export const handleOf = (client: SqlClient.SqlClient): Handle | undefined => handles.get(client)
 
+/**
+ * Every row `statement` returns, each as its values in column order (the driver's raw mode, set for
+ * this call only); none for a statement that returns no rows, which is run.
+ */
+export const valuesOf = (
+  statement: Sqlite.Statement,
+  params: ReadonlyArray<unknown>
+): ReadonlyArray<ReadonlyArray<unknown>> => {
+  if (!statement.reader) {
+    statement.run(...params)
+    return []
+  }
+  statement.raw(true)
+  try {
+    return statement.all(...params) as ReadonlyArray<ReadonlyArray<unknown>>
+  } finally {
+    statement.raw(false)
+  }
+}
+
 const failure = (cause: unknown) => new SqlError.SqlError({ cause, message: "Failed to execute statement" })
 
 /**
@@ -91,20 +111,7 @@ export const make = (options: { readonly filename: string }): Effect.Effect<SqlC
           const statement = prepare(text)
           return statement.reader ? statement.all(...params) : statement.run(...params)
         }),
-      executeValues: (text, params) =>
-        run(() => {
-          const statement = prepare(text)
-          if (!statement.reader) {
-            statement.run(...params)
-            return []
-          }
-          statement.raw(true)
-          try {
-            return statement.all(...params) as ReadonlyArray<ReadonlyArray<unknown>>
-          } finally {
-            statement.raw(false)
-          }
-        }),
+      executeValues: (text, params) => run(() => valuesOf(prepare(text), params)),
       executeUnprepared: (text, params, transformRows) =>
         run(() => (transformRows === undefined ? rows(text, params) : transformRows(rows(text, params)))),
       executeStream: () => Effect.dieMessage("SqliteConnection: streaming rows is not supported") as never
