@@ -172,7 +172,7 @@ export const make = Traced.fn("ModelDatabase.make")(function* (options: Options)
     const models = countModels(database)
     yield* Effect.logDebug(`Model database refreshed from ${url}: ${providers} providers, ${models} models`)
     return Outcome.Refreshed({ providers, models, ...(cacheError === undefined ? {} : { cacheError }) })
-  }).pipe(Effect.withSpan("ModelDatabase.refresh"))
+  }).pipe(Traced.withSpan("ModelDatabase.refresh"))
 
   const first = yield* Deferred.make<Outcome>()
   if (options.url === undefined) yield* Deferred.succeed(first, Outcome.Disabled())

@@ -658,7 +658,7 @@ export const layerWith = (options: {
             })
           }
           yield* publishForeign(envelopes)
-        }).pipe(writer.withLock, Effect.withSpan("EventLog.relay"))
+        }).pipe(writer.withLock, Traced.withSpan("EventLog.relay"))
         yield* Effect.forkScoped(
           Effect.forever(
             watch.woken.pipe(
@@ -682,7 +682,7 @@ export const layerWith = (options: {
             yield* publishForeign(envelopes).pipe(writer.withLock)
           }).pipe(
             Effect.catchAllCause((cause) => Effect.logWarning("relaying another process's commit failed", cause)),
-            Effect.withSpan("EventLog.relay")
+            Traced.withSpan("EventLog.relay")
           )
         yield* listener.value.listenForever(
           listener.value.pg,

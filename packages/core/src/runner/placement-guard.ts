@@ -15,6 +15,7 @@ export * as PlacementGuard from "./placement-guard.js"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { type ConfigError, ConfigErrors } from "../config/config-error.js"
+import { Traced } from "../observability/traced.js"
 import { SessionLeases } from "./session-leases.js"
 
 /** How recently a runner must have refreshed a shard lock to count as live here, in seconds. */
@@ -44,7 +45,7 @@ export const noLiveRunners: Effect.Effect<void, ConfigError, SqlClient.SqlClient
   return yield* refuse(
     `runners placing sessions by shard use this database (one at ${live[0]!.address}); start this host as a runner too (--runner-address or OPENCODE_RUNNER_ADDRESS), or stop them first`
   )
-}).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("PlacementGuard.noLiveRunners"))
+}).pipe(Effect.catchTag("SqlError", Effect.die), Traced.withSpan("PlacementGuard.noLiveRunners"))
 
 /** For a runner: fails when a host placing sessions by first-come leases is live on this database. */
 export const noLiveLeaseHosts: Effect.Effect<void, ConfigError, SqlClient.SqlClient> = Effect.gen(function* () {
@@ -56,4 +57,4 @@ export const noLiveLeaseHosts: Effect.Effect<void, ConfigError, SqlClient.SqlCli
   return yield* refuse(
     `a host placing sessions by first-come leases uses this database (pid ${live[0]!.pid} on ${live[0]!.machine.split("|")[0]}); every host sharing a database must be a runner: restart it with --runner-address, or stop it first`
   )
-}).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("PlacementGuard.noLiveLeaseHosts"))
+}).pipe(Effect.catchTag("SqlError", Effect.die), Traced.withSpan("PlacementGuard.noLiveLeaseHosts"))

@@ -252,7 +252,7 @@ export const layer: Layer.Layer<
     const candidates = unfinished.pipe(
       Effect.map((found) => [...found.keys()].sort()),
       Effect.provide(context),
-      Effect.withSpan("Recovery.candidates")
+      Traced.withSpan("Recovery.candidates")
     )
 
     return Service.of({ session, interrupted, continues, run: run(), candidates })

@@ -254,7 +254,7 @@ export const rows = (sql: SqlClient.SqlClient, host: string) => {
   const interruptRequests = Effect.gen(function* () {
     if (Option.isNone(yield* anyRequested(undefined))) return []
     return (yield* takeRequests(undefined)).map((row) => row.session_id)
-  }).pipe(Effect.orDie, Effect.withSpan("SessionLeases.interruptRequests"))
+  }).pipe(Effect.orDie, Traced.withSpan("SessionLeases.interruptRequests"))
   const deleteLease = PreparedSql.make(sql, "DELETE FROM session_lease WHERE session_id = ? AND host_id = ?")
   const release = Traced.fn("SessionLeases.release")(function* (sessionID: Identifier.SessionID) {
     yield* deleteLease.run([sessionID, host]).pipe(Effect.orDie)
@@ -454,7 +454,7 @@ export const layer = (options: Options = {}): Layer.Layer<Service | CommitFence.
           if (!holding.has(row.id) && !live(row, now)) yield* forgetHost(row.id)
         }
         return dead.map((lease) => lease.session_id)
-      }).pipe(Effect.orDie, Effect.withSpan("SessionLeases.orphaned"))
+      }).pipe(Effect.orDie, Traced.withSpan("SessionLeases.orphaned"))
 
       return Context.make(
         Service,

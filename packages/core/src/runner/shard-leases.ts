@@ -181,7 +181,7 @@ export const layer = (
       const orphaned = stoppedLeases(undefined).pipe(
         Effect.map((rows) => rows.map((row) => row.session_id).filter(here)),
         Effect.orDie,
-        Effect.withSpan("ShardLeases.orphaned")
+        Traced.withSpan("ShardLeases.orphaned")
       )
 
       // The shards held at the last look: a shard acquired since (or missed by a placement check since,

@@ -318,7 +318,7 @@ export const layer = (
           }).pipe(
             // The provider call (retries included). Tool calls start inside it, so their spans are its
             // children; one span per Physical Attempt, none per streamed event.
-            Effect.withSpan("StepRunner.attempt", {
+            Traced.withSpan("StepRunner.attempt", {
               attributes: {
                 sessionID,
                 stepID: assistantMessageID,

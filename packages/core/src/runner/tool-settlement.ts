@@ -6,6 +6,7 @@ import type { AgentCatalog } from "../config/agent-catalog.js"
 import type { LLMEvent } from "../llm/llm-event.js"
 import { LogAnnotation } from "../observability/log-annotation.js"
 import { RuntimeMetrics } from "../observability/runtime-metrics.js"
+import { Traced } from "../observability/traced.js"
 import { PermissionRequests } from "../permission/permission-requests.js"
 import { SessionEvents } from "../session/session-events.js"
 import { ModelToolOutput } from "../tool/model-tool-output.js"
@@ -184,7 +185,7 @@ export const layer: Layer.Layer<
         })
       ).pipe(
         // The tool call's span: a child of the provider call that asked for it (see StepRunner).
-        Effect.withSpan("ToolSettlement.settle", {
+        Traced.withSpan("ToolSettlement.settle", {
           attributes: {
             sessionID: input.sessionID,
             stepID: input.assistantMessageID,

@@ -14,6 +14,7 @@ export * as RevertedMessages from "./reverted-messages.js"
 import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Identifier } from "@opencode-ai/schema"
 import { Clock, Effect, Option, Schema } from "effect"
+import { Traced } from "../observability/traced.js"
 
 /** One committed revert's range. */
 export const Range = Schema.Struct({
@@ -43,7 +44,7 @@ export const record = (range: Range): Effect.Effect<void, never, SqlClient.SqlCl
           time_created: now
         })}`
     })(range)
-  }).pipe(Effect.orDie, Effect.withSpan("RevertedMessages.record"))
+  }).pipe(Effect.orDie, Traced.withSpan("RevertedMessages.record"))
 
 /**
  * The SQL condition "the `message` row's `seq` is in no reverted range of the session", for a query
@@ -72,7 +73,7 @@ export const isReverted = (
         SELECT 1 AS found FROM session_revert
         WHERE session_id = ${request.sessionID} AND ${request.seq} BETWEEN from_seq AND to_seq LIMIT 1`
     })({ sessionID, seq })
-  ).pipe(Effect.map(Option.isSome), Effect.orDie, Effect.withSpan("RevertedMessages.isReverted"))
+  ).pipe(Effect.map(Option.isSome), Effect.orDie, Traced.withSpan("RevertedMessages.isReverted"))
 
 /**
  * How many reverted ranges the session has, as an SQL scalar subquery for a caller's statement that

@@ -172,7 +172,7 @@ export const make = (options: Options): Effect.Effect<Interface, never, FileSyst
         return Effect.as(Scope.close(handle, Exit.void), path)
       })
       return { path, write, commit, discard } satisfies Writer
-    }).pipe(Effect.withSpan("ManagedOutput.create"))
+    }).pipe(Traced.withSpan("ManagedOutput.create"))
 
     const write = Traced.fn("ManagedOutput.write")((text: string) =>
       Effect.scoped(Effect.flatMap(create, (writer) => Effect.zipRight(writer.write(text), writer.commit)))
@@ -206,7 +206,7 @@ export const make = (options: Options): Effect.Effect<Interface, never, FileSyst
       Effect.catchAll((error) =>
         Effect.as(Effect.logWarning("managed tool output sweep failed", Cause.fail(error)), 0)
       ),
-      Effect.withSpan("ManagedOutput.sweep"),
+      Traced.withSpan("ManagedOutput.sweep"),
       Effect.annotateLogs({ directory })
     )
 

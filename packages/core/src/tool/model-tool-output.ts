@@ -571,7 +571,7 @@ export const makeWith = (store: ManagedOutput.Interface, defaults: Limits): Inte
             lossy: preview.truncated && path === undefined
           }
           return finished
-        }).pipe(Effect.withSpan("ModelToolOutput.finish"))
+        }).pipe(Traced.withSpan("ModelToolOutput.finish"))
       )
 
       return { write, finish } satisfies Bounder

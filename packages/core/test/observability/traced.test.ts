@@ -93,3 +93,19 @@ describe("Traced.fn with a body that returns an effect", () => {
     })
   )
 })
+
+describe("Traced.withSpan", () => {
+  const inSpan = Effect.map(Effect.option(Effect.currentSpan), (span) =>
+    Option.getOrUndefined(Option.map(span, (s) => s.name))
+  ).pipe(Traced.withSpan("Test.around", { attributes: { n: 1 } }))
+
+  it.effect("makes its span only where spans are observed, and runs the effect either way", () =>
+    Effect.gen(function* () {
+      expect(yield* inSpan).toBeUndefined()
+      const { names, tracer } = recording()
+      expect(yield* inSpan.pipe(Effect.withTracer(tracer))).toBe("Test.around")
+      expect(yield* inSpan.pipe(Effect.withTracerEnabled(false), Effect.withTracer(tracer))).toBeUndefined()
+      expect(names).toEqual(["Test.around"])
+    })
+  )
+})

@@ -1,7 +1,7 @@
 export * as SessionEventStream from "./session-event-stream.js"
 
 import type { HttpServerRequest } from "@effect/platform"
-import { EventLog, Sessions } from "@opencode-ai/core"
+import { EventLog, Sessions, Traced } from "@opencode-ai/core"
 import type { SessionEventStream as Endpoint } from "@opencode-ai/protocol"
 import { Errors, Event, type Identifier } from "@opencode-ai/schema"
 import { Effect } from "effect"
@@ -96,5 +96,5 @@ export const make = Effect.gen(function* () {
         writeTimeout: streams.writeTimeout,
         onStall: WriteWatchdog.release(request)
       })
-    }).pipe(Effect.annotateLogs({ sessionID: path.sessionID }), Effect.withSpan("SessionEventStream.open"))
+    }).pipe(Effect.annotateLogs({ sessionID: path.sessionID }), Traced.withSpan("SessionEventStream.open"))
 })

@@ -2,6 +2,7 @@ export * as BuiltinTool from "./builtin-tool.js"
 
 import type { PlatformError } from "@effect/platform/Error"
 import { Effect, JSONSchema, ParseResult, Schema } from "effect"
+import { Traced } from "../../observability/traced.js"
 import { ToolRegistry } from "../tool-registry.js"
 
 /** What a built-in tool is made of: its input is an Effect Schema, its JSON Schema derives from it. */
@@ -50,7 +51,7 @@ export const define = <I>(definition: Definition<I>): ToolRegistry.Tool => {
             })
         ),
         Effect.flatMap((decoded) => definition.execute(decoded, context)),
-        Effect.withSpan(`BuiltinTool.${definition.name}`, {
+        Traced.withSpan(`BuiltinTool.${definition.name}`, {
           attributes: { sessionID: context.sessionID, callID: context.callID }
         }),
         Effect.annotateLogs({ sessionID: context.sessionID, tool: definition.name })
