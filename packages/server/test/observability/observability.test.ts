@@ -142,6 +142,14 @@ describe("traces and metrics of a real `opencode serve`", () => {
       expect(prompted.status).toBe(200)
       expect((await post(`${url}/api/session/${sessionID}/wait`, {})).status).toBeLessThan(300)
       expect(await Effect.runPromise(llm.remaining)).toBe(0)
+      // The title request runs beside the drain (the session is idle before it ends): its title is
+      // stored after its provider request was timed, so the scrape below waits for the title.
+      for (let tries = 0; ; tries++) {
+        const session = await fetch(`${url}/api/session/${sessionID}`)
+        if ((await session.json()).data.title === "Reading notes") break
+        if (tries >= 200) throw new Error("the session got no title")
+        await new Promise((resolve) => setTimeout(resolve, 25))
+      }
 
       // /metrics after the session, parsed by a Prometheus text parser.
       const scrape = await fetch(`${url}/metrics`)
