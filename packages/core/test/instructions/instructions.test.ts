@@ -34,6 +34,10 @@ const numberSource = (key: string, state: Cell<number>, options: { readonly remo
     ...(options.removable === true ? { removed: `${key}!` } : {})
   })
 
+/** A source of text that renders as the text itself, loaded with `load`. */
+const textSource = (key: string, load: Effect.Effect<Instructions.Observation<string>>) =>
+  Instructions.make({ key, codec: Schema.String, load, baseline: (value) => value, update: (value) => value })
+
 const complete = (baseline: Instructions.Baseline): Instructions.Complete => {
   assert.strictEqual(baseline._tag, "Complete")
   return baseline as Instructions.Complete
@@ -251,27 +255,12 @@ describe("Relationships", () => {
         Effect.gen(function* () {
           const interrupted: Array<string> = []
           const waiting = (name: string) =>
-            Instructions.make({
-              key: `t/${name}`,
-              codec: Schema.String,
-              load: Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => interrupted.push(name)))),
-              baseline: (value) => value,
-              update: (value) => value
-            })
-          const broken = Instructions.make({
-            key: "t/broken",
-            codec: Schema.String,
-            load: Effect.dieMessage("broken loader"),
-            baseline: (value) => value,
-            update: (value) => value
-          })
-          const loaded = Instructions.make({
-            key: "t/loaded",
-            codec: Schema.String,
-            load: Effect.as(Effect.yieldNow(), "value"),
-            baseline: (value) => value,
-            update: (value) => value
-          })
+            textSource(
+              `t/${name}`,
+              Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => interrupted.push(name))))
+            )
+          const broken = textSource("t/broken", Effect.dieMessage("broken loader"))
+          const loaded = textSource("t/loaded", Effect.as(Effect.yieldNow(), "value"))
           const exit = yield* Effect.exit(
             Instructions.initialize(Instructions.combine(loaded, broken, waiting("w1"), waiting("w2")))
           )
@@ -386,13 +375,7 @@ describe("Relationships", () => {
 
     it.effect("orUnavailable turns a loader's expected failure into an explicit unavailability", () =>
       Effect.gen(function* () {
-        const flaky = Instructions.make({
-          key: "t/flaky",
-          codec: Schema.String,
-          load: Instructions.orUnavailable(Effect.fail("offline")),
-          baseline: (value) => value,
-          update: (value) => value
-        })
+        const flaky = textSource("t/flaky", Instructions.orUnavailable(Effect.fail("offline")))
         assert.deepStrictEqual(yield* Instructions.initialize(flaky), { _tag: "Blocked", unavailable: keys("t/flaky") })
       })
     )
@@ -408,16 +391,13 @@ describe("Relationships", () => {
         const gone = cell<number>(Instructions.absent)
         const instructions = Instructions.combine(
           numberSource("t/a", a, { removable: true }),
-          Instructions.make({
-            key: "t/quiet",
-            codec: Schema.String,
-            load: Effect.sync(() => {
+          textSource(
+            "t/quiet",
+            Effect.sync(() => {
               quiet.loads++
               return quiet.value
-            }),
-            baseline: (value) => value,
-            update: (value) => value
-          }),
+            })
+          ),
           numberSource("t/gone", gone),
           numberSource("t/b", b)
         )
@@ -707,13 +687,7 @@ describe("Relationships", () => {
       Effect.gen(function* () {
         const a = numberSource("t/a", cell(1))
         const baseline = complete(yield* Instructions.initialize(a))
-        const quiet = Instructions.make({
-          key: "t/quiet",
-          codec: Schema.String,
-          load: Effect.succeed(""),
-          baseline: (value) => value,
-          update: (value) => value
-        })
+        const quiet = textSource("t/quiet", Effect.succeed(""))
         const update = updated(yield* Instructions.reconcile(Instructions.combine(a, quiet), baseline.applied))
         assert.deepStrictEqual(update, {
           _tag: "Updated",
