@@ -8,6 +8,7 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Config, Core, ModelDatabase, Paths, Storage } from "@opencode-ai/core"
 import { Console, Context, Effect, Layer, Logger, type LogLevel, Option, Scope } from "effect"
 import { DataDirCheck } from "./data-dir-check.js"
+import { IdleCollection } from "./idle-collection.js"
 import { LogOutput } from "./log-output.js"
 import { BasicAuth } from "./middleware/basic-auth.js"
 import { RequestLog } from "./middleware/request-log.js"
@@ -179,7 +180,9 @@ const logger = (options: Options) => {
  * loopback without a password. Fails, before listening, with the expected start-up failures: a
  * `DataDirError`, a `ConfigError` (an invalid `opencode.json(c)`, `auth.json` or database URL), a
  * `DatabaseUnavailable` (the selected PostgreSQL cannot be reached or migrated), or a `ListenError`
- * (the port is taken, the address is unavailable…); the CLI reports each in one line.
+ * (the port is taken, the address is unavailable…); the CLI reports each in one line. While it
+ * serves, a quiet spell after a busy one gives V8's unused heap back (`IdleCollection`), unless
+ * `OPENCODE_DISABLE_IDLE_COLLECTION` is set.
  */
 export const run = (options: Options) => {
   const env = options.env ?? process.env
@@ -208,6 +211,7 @@ export const run = (options: Options) => {
       yield* Console.error(warning)
       yield* Effect.logWarning(warning)
     }
+    if (!env.OPENCODE_DISABLE_IDLE_COLLECTION) yield* Effect.forkScoped(IdleCollection.run())
     return yield* Effect.never
   }).pipe(
     Effect.provide(layer(options)),

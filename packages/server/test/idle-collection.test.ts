@@ -1,0 +1,122 @@
+import * as v8 from "node:v8"
+import { Effect, Fiber, Metric } from "effect"
+import { describe, expect, it } from "vitest"
+import { IdleCollection } from "../src/idle-collection.js"
+import * as Binary from "./binary.js"
+import { tempDir } from "./harness.js"
+
+const MiB = 1024 * 1024
+
+describe("IdleCollection policy", () => {
+  const state = IdleCollection.after({ committed: 60 * MiB, used: 50 * MiB }, { committed: 40 * MiB, used: 30 * MiB })
+
+  it("collects a quiet server whose old space commits the slack beyond what was live", () => {
+    expect(IdleCollection.due(state, { committed: 70 * MiB, used: 68 * MiB }, true, 32 * MiB)).toBe(true)
+  })
+
+  it("collects once a quiet server first commits the slack, before anything is known to be live", () => {
+    expect(IdleCollection.due(IdleCollection.initial, { committed: 33 * MiB, used: 30 * MiB }, true, 32 * MiB)).toBe(
+      true
+    )
+    expect(IdleCollection.due(IdleCollection.initial, { committed: 29 * MiB, used: 21 * MiB }, true, 32 * MiB)).toBe(
+      false
+    )
+  })
+
+  it("leaves a busy server alone, and a heap within the slack", () => {
+    expect(IdleCollection.due(state, { committed: 70 * MiB, used: 68 * MiB }, false, 32 * MiB)).toBe(false)
+    expect(IdleCollection.due(state, { committed: 60 * MiB, used: 58 * MiB }, true, 32 * MiB)).toBe(false)
+  })
+
+  it("collects again after a collection that freed garbage but kept its pages", () => {
+    const freed = IdleCollection.after({ committed: 92 * MiB, used: 90 * MiB }, { committed: 92 * MiB, used: 31 * MiB })
+    expect(freed).toEqual({ live: 31 * MiB, committed: 92 * MiB, progressed: true })
+    expect(IdleCollection.due(freed, { committed: 92 * MiB, used: 31 * MiB }, true, 32 * MiB)).toBe(true)
+    const released = IdleCollection.after(
+      { committed: 92 * MiB, used: 31 * MiB },
+      { committed: 39 * MiB, used: 30 * MiB }
+    )
+    expect(IdleCollection.due(released, { committed: 39 * MiB, used: 30 * MiB }, true, 32 * MiB)).toBe(false)
+  })
+
+  it("does not repeat a collection that changed nothing until the old space has grown by the slack again", () => {
+    const stuck = IdleCollection.after({ committed: 80 * MiB, used: 40 * MiB }, { committed: 80 * MiB, used: 40 * MiB })
+    expect(stuck.progressed).toBe(false)
+    expect(IdleCollection.due(stuck, { committed: 80 * MiB, used: 40 * MiB }, true, 32 * MiB)).toBe(false)
+    expect(IdleCollection.due(stuck, { committed: 100 * MiB, used: 60 * MiB }, true, 32 * MiB)).toBe(false)
+    expect(IdleCollection.due(stuck, { committed: 112 * MiB, used: 70 * MiB }, true, 32 * MiB)).toBe(true)
+  })
+})
+
+const oldSpace = () => {
+  const space = v8.getHeapSpaceStatistics().find((entry) => entry.space_name === "old_space")!
+  return { committed: space.space_size, used: space.space_used_size }
+}
+const collected = Effect.map(Metric.value(IdleCollection.collections), (state) => state.count)
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+describe("IdleCollection.run", () => {
+  it("gives back a quiet process's old-space garbage, and then stops collecting", async () => {
+    const count = () => Effect.runSync(collected)
+    const start = count()
+    const fiber = Effect.runFork(IdleCollection.run({ delay: 0, interval: "50 millis", slack: 16 * MiB }))
+    try {
+      // Garbage that lives long enough to be promoted: about 64 MiB of arrays, held, then dropped.
+      let held: Array<Array<number>> | undefined = []
+      for (let i = 0; i < 8_000; i++) held.push(new Array<number>(1_000).fill(i))
+      const grown = oldSpace()
+      expect(grown.used).toBeGreaterThan(48 * MiB)
+      held = undefined
+      // The garbage is collected on a quiet tick.
+      for (let waited = 0; count() === start && waited < 10_000; waited += 50) await sleep(50)
+      expect(count()).toBeGreaterThan(start)
+      expect(oldSpace().used).toBeLessThan(grown.used - 32 * MiB)
+      // Once what is left is live, quiet ticks collect no more.
+      await sleep(500)
+      const settled = count()
+      await sleep(1_000)
+      expect(count()).toBe(settled)
+    } finally {
+      await Effect.runPromise(Fiber.interrupt(fiber))
+    }
+  })
+})
+
+/** `opencode_idle_collections_total` on a served `/metrics` (0 before the first collection). */
+const servedCollections = async (url: string) => {
+  const text = await (await fetch(`${url}/metrics`)).text()
+  const sample = /^opencode_idle_collections_total(?:\{[^}]*\})? (\d+)/m.exec(text)
+  return sample === null ? 0 : Number(sample[1])
+}
+
+describe("opencode serve", () => {
+  it("collects once a busy spell is over, unless OPENCODE_DISABLE_IDLE_COLLECTION is set", async () => {
+    const [on, off] = await Promise.all([
+      Binary.listen(["serve", "--port", "0"], { cwd: tempDir("project"), env: { XDG_DATA_HOME: tempDir("xdg") } }),
+      Binary.listen(["serve", "--port", "0"], {
+        cwd: tempDir("project"),
+        env: { XDG_DATA_HOME: tempDir("xdg"), OPENCODE_DISABLE_IDLE_COLLECTION: "1" }
+      })
+    ])
+    // A busy spell: sessions created four at a time, which leaves V8's old space well past 32 MiB.
+    const busy = async (url: string) => {
+      let left = 1_500
+      const client = async () => {
+        while (left-- > 0) {
+          const created = await fetch(`${url}/api/session`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: "{}"
+          })
+          expect(created.status).toBe(200)
+          await created.arrayBuffer()
+        }
+      }
+      await Promise.all([client(), client(), client(), client()])
+    }
+    await Promise.all([busy(on.url), busy(off.url)])
+    for (let waited = 0; (await servedCollections(on.url)) === 0 && waited < 20_000; waited += 250) await sleep(250)
+    expect(await servedCollections(on.url)).toBeGreaterThan(0)
+    expect(await servedCollections(off.url)).toBe(0)
+  }, 60_000)
+})
