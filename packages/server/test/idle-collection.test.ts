@@ -90,12 +90,12 @@ const servedCollections = async (url: string) => {
 }
 
 describe("opencode serve", () => {
-  it("collects once a busy spell is over, unless OPENCODE_DISABLE_IDLE_COLLECTION is set", async () => {
+  it("collects once a busy spell is over, unless OPENCODE_DISABLE_IDLE_COLLECTION is on", async () => {
     const [on, off] = await Promise.all([
       Binary.listen(["serve", "--port", "0"], { cwd: tempDir("project"), env: { XDG_DATA_HOME: tempDir("xdg") } }),
       Binary.listen(["serve", "--port", "0"], {
         cwd: tempDir("project"),
-        env: { XDG_DATA_HOME: tempDir("xdg"), OPENCODE_DISABLE_IDLE_COLLECTION: "1" }
+        env: { XDG_DATA_HOME: tempDir("xdg"), OPENCODE_DISABLE_IDLE_COLLECTION: "true" }
       })
     ])
     // A busy spell: sessions created four at a time, which leaves V8's old space well past 32 MiB.
