@@ -71,9 +71,16 @@ describe("IdleCollection.run", () => {
       for (let waited = 0; count() === start && waited < 10_000; waited += 50) await sleep(50)
       expect(count()).toBeGreaterThan(start)
       expect(oldSpace().used).toBeLessThan(grown.used - 32 * MiB)
-      // Once what is left is live, quiet ticks collect no more.
-      await sleep(500)
-      const settled = count()
+      // A second collection may follow on a later quiet tick (the first keeps the freed pages
+      // committed; see the policy above), and on a loaded host those ticks come late. Once a whole
+      // second has passed without one, what is left is live, and quiet ticks collect no more.
+      let settled = count()
+      for (let stable = 0, waited = 0; stable < 1_000 && waited < 15_000; waited += 50) {
+        await sleep(50)
+        stable = count() === settled ? stable + 50 : 0
+        settled = count()
+      }
+      expect(settled - start).toBeLessThanOrEqual(4)
       await sleep(1_000)
       expect(count()).toBe(settled)
     } finally {
