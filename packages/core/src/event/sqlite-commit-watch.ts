@@ -22,8 +22,8 @@ export * as SqliteCommitWatch from "./sqlite-commit-watch.js"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Queue } from "effect"
-import { WallClock } from "../clock/wall-clock.js"
+import { Clock, Effect } from "effect"
+import { WakeSignal } from "../clock/wake-signal.js"
 import { Traced } from "../observability/traced.js"
 import { PreparedSql } from "../storage/prepared-sql.js"
 
@@ -64,13 +64,11 @@ export const make = Traced.fn("SqliteCommitWatch.make")(function* (options: {
   const [main] = yield* sql<{ readonly file: string }>`SELECT file FROM pragma_database_list WHERE name = 'main'`.pipe(
     Effect.orDie
   )
-  const reports = yield* Queue.sliding<void>(1)
+  const reports = WakeSignal.make({ coalesceMs })
   const file = options.watchFiles && main !== undefined && main.file !== "" ? main.file : undefined
   let watcher: fs.FSWatcher | undefined
   const follow = () => {
-    if (watcher === undefined && file !== undefined) {
-      watcher = watchFile(file, () => Queue.unsafeOffer(reports, undefined))
-    }
+    if (watcher === undefined && file !== undefined) watcher = watchFile(file, reports.notify)
   }
   const unfollow = () => {
     watcher?.close()
@@ -81,10 +79,7 @@ export const make = Traced.fn("SqliteCommitWatch.make")(function* (options: {
   follow()
 
   return {
-    woken: Effect.raceFirst(
-      Queue.take(reports).pipe(Effect.zipRight(WallClock.sleep(coalesceMs)), Effect.zipRight(Queue.takeAll(reports))),
-      WallClock.sleep(options.pollMs)
-    ).pipe(Effect.asVoid),
+    woken: reports.sleep(options.pollMs),
     changed: Effect.map(Effect.zip(version, Clock.currentTimeMillis), ([now, at]) => {
       const changed = now !== seen
       seen = now

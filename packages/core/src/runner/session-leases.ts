@@ -32,7 +32,8 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Identifier } from "@opencode-ai/schema"
-import { Context, Effect, FiberRef, Layer, Option, Queue, Schema } from "effect"
+import { Context, Effect, FiberRef, Layer, Option, Schema } from "effect"
+import { WakeSignal } from "../clock/wake-signal.js"
 import { WallClock } from "../clock/wall-clock.js"
 import { CommitFence } from "../event/commit-fence.js"
 import { Traced } from "../observability/traced.js"
@@ -117,11 +118,11 @@ export interface Interface {
   /** Takes the interrupt requests other hosts recorded on this host's leases: the sessions to interrupt. */
   readonly interruptRequests: Effect.Effect<ReadonlyArray<Identifier.SessionID>>
   /**
-   * Resolves when another host has just recorded an interrupt request for this one (over PostgreSQL,
-   * told at once); never over SQLite, where a host finds requests only by looking (SessionRunner looks
-   * at least every 250 ms).
+   * Notified when another host has just recorded an interrupt request for this one (over PostgreSQL,
+   * told at once); never over SQLite, where a host finds requests only by looking (SessionRunner
+   * sleeps on it between looks, at most 250 ms).
    */
-  readonly interruptRequested: Effect.Effect<void>
+  readonly interruptRequested: WakeSignal.Signal
   /** Gives the session up if this host holds it; idempotent. Runs to completion once started. */
   readonly release: (sessionID: Identifier.SessionID) => Effect.Effect<void>
   /**
@@ -237,13 +238,12 @@ export const rows = (sql: SqlClient.SqlClient, host: string) => {
         })
     })({ sessionID, now: Date.now() }).pipe(Effect.orDie)
   })
-  // Looked at often: a read first, so that no write lock is taken while there is nothing to take.
-  const anyRequested = SqlSchema.findOne({
-    Request: Schema.Void,
-    Result: Schema.Struct({ found: Schema.Number }),
-    execute: () => sql`
-      SELECT 1 AS found FROM session_lease WHERE host_id = ${host} AND time_interrupt_requested IS NOT NULL LIMIT 1`
-  })
+  // Looked at every 250 ms for the life of the process: a Prepared Statement, and a read first, so
+  // that no write lock is taken while there is nothing to take.
+  const anyRequested = PreparedSql.make(
+    sql,
+    "SELECT 1 FROM session_lease WHERE host_id = ? AND time_interrupt_requested IS NOT NULL LIMIT 1"
+  )
   const takeRequests = SqlSchema.findAll({
     Request: Schema.Void,
     Result: SessionRow,
@@ -252,7 +252,7 @@ export const rows = (sql: SqlClient.SqlClient, host: string) => {
       WHERE host_id = ${host} AND time_interrupt_requested IS NOT NULL RETURNING session_id`
   })
   const interruptRequests = Effect.gen(function* () {
-    if (Option.isNone(yield* anyRequested(undefined))) return []
+    if ((yield* anyRequested.values([host])).length === 0) return []
     return (yield* takeRequests(undefined)).map((row) => row.session_id)
   }).pipe(Effect.orDie, Traced.withSpan("SessionLeases.interruptRequests"))
   const deleteLease = PreparedSql.make(sql, "DELETE FROM session_lease WHERE session_id = ? AND host_id = ?")
@@ -293,28 +293,28 @@ export const rows = (sql: SqlClient.SqlClient, host: string) => {
 export const interruptChannel = "opencode_interrupt"
 
 /**
- * What `interruptRequested` waits for, for the host `host`, until the scope closes: over PostgreSQL a
+ * What notifies `interruptRequested`, for the host `host`, until the scope closes: over PostgreSQL a
  * notification on {@link interruptChannel} naming it (sent by `requestInterrupt` as its update commits;
  * one listening connection, shared with the event log's); elsewhere nothing, so only the regular look
- * finds requests. A notification that arrives while nobody waits is kept (one at most).
+ * finds requests. A notification that arrives while nobody sleeps is kept (one at most).
  */
 export const interruptSignal = Traced.fn("SessionLeases.interruptSignal")(function* (
   sql: SqlClient.SqlClient,
   host: string
 ) {
-  if (!sql.onDialectOrElse({ pg: () => true, orElse: () => false })) return Effect.never
+  if (!sql.onDialectOrElse({ pg: () => true, orElse: () => false })) return WakeSignal.never
   // Imported here, so a host over SQLite never loads the PostgreSQL driver.
   const { PgClient, listenForever } = yield* Effect.promise(() => import("../storage/postgres-database.js"))
   const pg = yield* Effect.serviceOption(PgClient.PgClient)
-  if (Option.isNone(pg)) return Effect.never
-  const signal = yield* Queue.sliding<void>(1)
+  if (Option.isNone(pg)) return WakeSignal.never
+  const signal = WakeSignal.make()
   yield* listenForever(
     pg.value,
     interruptChannel,
-    (payload) => (payload === host ? Effect.asVoid(Queue.offer(signal, undefined)) : Effect.void),
+    (payload) => (payload === host ? Effect.sync(signal.notify) : Effect.void),
     "listening for interrupt requests"
   )
-  return Queue.take(signal)
+  return signal
 })
 
 /**

@@ -176,12 +176,7 @@ export const layer = (
         Effect.withTracerEnabled(false)
       )
       yield* Effect.forkScoped(
-        Effect.forever(
-          Effect.zipRight(
-            lookForInterrupts,
-            Effect.raceFirst(WallClock.sleep(interruptPollMs), leases.interruptRequested)
-          )
-        )
+        Effect.forever(Effect.zipRight(lookForInterrupts, leases.interruptRequested.sleep(interruptPollMs)))
       )
 
       const recovering = yield* Effect.makeSemaphore(1)

@@ -34,8 +34,8 @@ describe("SessionLeases.interruptRequested", () => {
               VALUES (${sessionID}, 'global', '/tmp', 'x', 1, 1, '{}')`
             expect((yield* a.claim(sessionID))._tag).toBe("Claimed")
 
-            const woken = yield* Effect.fork(a.interruptRequested)
-            const elsewhere = yield* Effect.fork(bystander.interruptRequested)
+            const woken = yield* Effect.fork(a.interruptRequested.sleep(3_600_000))
+            const elsewhere = yield* Effect.fork(bystander.interruptRequested.sleep(3_600_000))
             yield* b.requestInterrupt(sessionID)
             if (dialect === "postgres") {
               // (The listen starts in the background: a request sent before it is in place is asked again.)
