@@ -8,7 +8,11 @@ import { tempDir } from "./harness.js"
 const MiB = 1024 * 1024
 
 describe("IdleCollection policy", () => {
-  const state = IdleCollection.after({ committed: 60 * MiB, used: 50 * MiB }, { committed: 40 * MiB, used: 30 * MiB })
+  const state = IdleCollection.after(
+    IdleCollection.initial,
+    { committed: 60 * MiB, used: 50 * MiB },
+    { committed: 40 * MiB, used: 30 * MiB }
+  )
 
   it("collects a quiet server whose old space commits the slack beyond what was live", () => {
     expect(IdleCollection.due(state, { committed: 70 * MiB, used: 68 * MiB }, true, 32 * MiB)).toBe(true)
@@ -29,10 +33,15 @@ describe("IdleCollection policy", () => {
   })
 
   it("collects again after a collection that freed garbage but kept its pages", () => {
-    const freed = IdleCollection.after({ committed: 92 * MiB, used: 90 * MiB }, { committed: 92 * MiB, used: 31 * MiB })
-    expect(freed).toEqual({ live: 31 * MiB, committed: 92 * MiB, progressed: true })
+    const freed = IdleCollection.after(
+      IdleCollection.initial,
+      { committed: 92 * MiB, used: 90 * MiB },
+      { committed: 92 * MiB, used: 31 * MiB }
+    )
+    expect(freed).toEqual({ live: 31 * MiB, committed: 92 * MiB, progressed: true, young: 0 })
     expect(IdleCollection.due(freed, { committed: 92 * MiB, used: 31 * MiB }, true, 32 * MiB)).toBe(true)
     const released = IdleCollection.after(
+      freed,
       { committed: 92 * MiB, used: 31 * MiB },
       { committed: 39 * MiB, used: 30 * MiB }
     )
@@ -40,11 +49,44 @@ describe("IdleCollection policy", () => {
   })
 
   it("does not repeat a collection that changed nothing until the old space has grown by the slack again", () => {
-    const stuck = IdleCollection.after({ committed: 80 * MiB, used: 40 * MiB }, { committed: 80 * MiB, used: 40 * MiB })
+    const stuck = IdleCollection.after(
+      IdleCollection.initial,
+      { committed: 80 * MiB, used: 40 * MiB },
+      { committed: 80 * MiB, used: 40 * MiB }
+    )
     expect(stuck.progressed).toBe(false)
     expect(IdleCollection.due(stuck, { committed: 80 * MiB, used: 40 * MiB }, true, 32 * MiB)).toBe(false)
     expect(IdleCollection.due(stuck, { committed: 100 * MiB, used: 60 * MiB }, true, 32 * MiB)).toBe(false)
     expect(IdleCollection.due(stuck, { committed: 112 * MiB, used: 70 * MiB }, true, 32 * MiB)).toBe(true)
+  })
+})
+
+describe("IdleCollection policy, the new space", () => {
+  const settled = 6_000
+  it("collects once the loop has been quiet for the settling time and the new space commits more than the floor", () => {
+    const state = IdleCollection.initial
+    expect(IdleCollection.youngDue(state, { committed: 32 * MiB }, 6_000, settled, 8 * MiB)).toBe(true)
+    expect(IdleCollection.youngDue(state, { committed: 32 * MiB }, 5_999, settled, 8 * MiB)).toBe(false)
+    expect(IdleCollection.youngDue(state, { committed: 8 * MiB }, 60_000, settled, 8 * MiB)).toBe(false)
+  })
+
+  it("does not repeat a collection that left the new space at this size, and an old-space collection does not count as one", () => {
+    const oldOnly = IdleCollection.after(
+      IdleCollection.initial,
+      { committed: 90 * MiB, used: 80 * MiB },
+      { committed: 40 * MiB, used: 30 * MiB }
+    )
+    expect(oldOnly.young).toBe(0)
+    expect(IdleCollection.youngDue(oldOnly, { committed: 32 * MiB }, 6_000, settled, 8 * MiB)).toBe(true)
+    const stuck = IdleCollection.after(
+      oldOnly,
+      { committed: 40 * MiB, used: 30 * MiB },
+      { committed: 40 * MiB, used: 30 * MiB },
+      { committed: 32 * MiB }
+    )
+    expect(stuck.young).toBe(32 * MiB)
+    expect(IdleCollection.youngDue(stuck, { committed: 32 * MiB }, 60_000, settled, 8 * MiB)).toBe(false)
+    expect(IdleCollection.youngDue(stuck, { committed: 16 * MiB }, 6_000, settled, 8 * MiB)).toBe(true)
   })
 })
 
@@ -87,6 +129,40 @@ describe("IdleCollection.run", () => {
       await Effect.runPromise(Fiber.interrupt(fiber))
     }
   })
+})
+
+const newSpace = () => v8.getHeapSpaceStatistics().find((entry) => entry.space_name === "new_space")!.space_size
+
+describe("IdleCollection.run, the new space", () => {
+  it("gives back the young generation a burst of allocation grew, once the process has been quiet for the settling time", async () => {
+    // Objects that survive a few scavenges make V8 grow its new space to its largest.
+    let held: Array<unknown> | undefined = []
+    for (let round = 0; round < 200; round++) {
+      const batch = Array.from({ length: 20_000 }, (_, i) => ({ i, text: `item ${i}` }))
+      if (round % 10 === 0) held.push(batch)
+    }
+    held = undefined
+    const grown = newSpace()
+    expect(grown).toBeGreaterThan(16 * MiB)
+    const count = () => Effect.runSync(collected)
+    const start = count()
+    // No old-space collection here (a slack no heap reaches): only the new space's.
+    const fiber = Effect.runFork(
+      IdleCollection.run({ delay: 0, interval: "100 millis", slack: 1024 * MiB, youngQuiet: "5500 millis" })
+    )
+    try {
+      for (let waited = 0; newSpace() >= grown && waited < 20_000; waited += 100) await sleep(100)
+      expect(newSpace()).toBeLessThan(grown)
+      expect(newSpace()).toBeLessThanOrEqual(8 * MiB)
+      expect(count()).toBeGreaterThan(start)
+      // Down to the floor, quiet checks collect no more.
+      const settled = count()
+      await sleep(1_000)
+      expect(count()).toBe(settled)
+    } finally {
+      await Effect.runPromise(Fiber.interrupt(fiber))
+    }
+  }, 30_000)
 })
 
 /** `opencode_idle_collections_total` on a served `/metrics` (0 before the first collection). */
