@@ -15,8 +15,8 @@ export * as WakeSignal from "./wake-signal.js"
  * Semantics: a notification wakes every current sleeper; one that arrives while nobody sleeps is
  * kept (one at most) and ends the next sleep at once. With `coalesceMs`, a sleeper is woken that
  * long after the first notification, and the notifications in between count as that one (a burst of
- * file system reports asks one question). Interrupting a sleep clears its timers; a notification
- * kept for it stays kept only if it had not been delivered.
+ * file system reports asks one question). Interrupting a sleep clears its timer, and a kept
+ * notification it had taken (and, with `coalesceMs`, not yet delivered) is kept again.
  */
 
 import { Effect } from "effect"
@@ -64,6 +64,8 @@ export const make = (options: { readonly coalesceMs?: number } = {}): Signal => 
         return Effect.sync(() => {
           clearTimeout(timer)
           sleepers.delete(wake)
+          // A kept notification this sleep took and had not yet delivered is kept again.
+          if (pending) kept = true
         })
       })
   }

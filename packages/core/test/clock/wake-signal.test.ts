@@ -59,6 +59,17 @@ describe("WakeSignal", () => {
     expect(await run(timed(signal.sleep(60_000)))).toBeLessThan(1_000)
   })
 
+  it("a kept notification taken by a sleep interrupted before delivering it is kept again", async () => {
+    const slow = WakeSignal.make({ coalesceMs: 50 })
+    slow.notify()
+    // The coalescing ends with nobody asleep: the notification is kept.
+    await sleep(70)
+    const taken = Effect.runFork(slow.sleep(60_000))
+    await sleep(5)
+    await run(Fiber.interrupt(taken))
+    expect(await run(timed(slow.sleep(60_000)))).toBeLessThan(1_000)
+  })
+
   it("forks no fiber to sleep", async () => {
     const signal = WakeSignal.make()
     const children = await run(
