@@ -11,7 +11,9 @@
  * where the wall time does not). Then the idle figures, ten seconds after that 200 (after the
  * server's first Idle Collection, see below; RSS two seconds after it is printed beside): RSS as the
  * operating system counts it, and the heap in use before and after a full collection (`memory-probe.cjs`,
- * preloaded with `--require`, answers SIGUSR2 with `process.memoryUsage()`).
+ * preloaded with `--require`, answers SIGUSR2 with `process.memoryUsage()`); from the second to the
+ * tenth second, the server's CPU time and the fibers it starts (`effect_fiber_started` on `/metrics`),
+ * per second.
  *
  * Last, one server creates `--sessions` sessions over HTTP (the generated Promise client) and sends
  * one prompt to each, waiting for each to go idle, against a ScriptedLLMServer on 127.0.0.1 that
@@ -103,6 +105,12 @@ const health = (url: string) =>
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
+/** Effect's `effect_fiber_started` counter on the server's `/metrics` (every fiber it has started). */
+const fibersStarted = async (url: string): Promise<number> => {
+  const text = await (await fetch(`${url}/metrics`)).text()
+  return Number(/^effect_fiber_started(?:\{[^}]*\})? (\d+)/m.exec(text)?.[1] ?? Number.NaN)
+}
+
 /** The code cache directory of this run of the bench (see above). */
 let compileCache = ""
 
@@ -184,6 +192,7 @@ const main = async () => {
     const idle: Array<Memory> = []
     const idleSoon: Array<number> = []
     const idleCpu: Array<number> = []
+    const idleFibers: Array<number> = []
     for (let run = 0; run < runs; run++) {
       const root = path.join(base, `run-${run}`)
       const directory = path.join(root, "project")
@@ -196,8 +205,13 @@ const main = async () => {
       await sleep(2000)
       idleSoon.push(rssOf(server.child.pid))
       const idleFrom = cpuMs(server.child.pid!)
+      const fibersFrom = await fibersStarted(server.url)
       await sleep(8000)
       idleCpu.push((cpuMs(server.child.pid!) - idleFrom) / 8)
+      // Less what a reading's own request starts (the difference of two readings back to back).
+      const fibersTo = await fibersStarted(server.url)
+      const perReading = (await fibersStarted(server.url)) - fibersTo
+      idleFibers.push((fibersTo - fibersFrom - perReading) / 8)
       idle.push(await server.memory())
       await server.stop()
     }
@@ -257,6 +271,7 @@ const main = async () => {
       ["RSS idle (10 s after the first 200)", mib(median(idle.map((m) => m.rss))), "≤ 70 MiB"],
       ["    the same 2 s after it", mib(median(idleSoon)), ""],
       ["    server CPU per idle second (from 2 to 10 s)", `${median(idleCpu).toFixed(1)} ms`, ""],
+      ["    fibers the server starts per idle second (the same)", median(idleFibers).toFixed(1), ""],
       ["heap idle (in use after a full GC)", mib(median(idle.map((m) => m.heapUsedAfterGc))), "< 30 MiB"],
       ["    heap in use before the GC", mib(median(idle.map((m) => m.heapUsed))), ""],
       [`RSS after ${sessionCount} sessions and ${sessionCount} prompts (10 idle s)`, mib(loaded.rss), "≤ 110 MiB"],
