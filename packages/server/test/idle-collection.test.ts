@@ -134,7 +134,10 @@ describe("IdleCollection.run", () => {
 const newSpace = () => v8.getHeapSpaceStatistics().find((entry) => entry.space_name === "new_space")!.space_size
 
 describe("IdleCollection.run, the new space", () => {
-  it("gives back the young generation a burst of allocation grew, once the process has been quiet for the settling time", async () => {
+  // Whether V8 then shrinks the new space depends on the whole process's allocation rate over its last
+  // five seconds (V8's rule; measured in bench/README, "2026-12-06 (04:15–05:00 UTC…)"), which a test
+  // worker beside others does not control: here, the collection itself, when it comes, and only once.
+  it("collects once for a grown young generation, after the loop has been quiet for the settling time, and not again at that size", async () => {
     // Objects that survive a few scavenges make V8 grow its new space to its largest.
     let held: Array<unknown> | undefined = []
     for (let round = 0; round < 200; round++) {
@@ -142,23 +145,21 @@ describe("IdleCollection.run, the new space", () => {
       if (round % 10 === 0) held.push(batch)
     }
     held = undefined
-    const grown = newSpace()
-    expect(grown).toBeGreaterThan(16 * MiB)
+    expect(newSpace()).toBeGreaterThan(16 * MiB)
     const count = () => Effect.runSync(collected)
     const start = count()
+    const began = performance.now()
     // No old-space collection here (a slack no heap reaches): only the new space's.
     const fiber = Effect.runFork(
-      IdleCollection.run({ delay: 0, interval: "100 millis", slack: 1024 * MiB, youngQuiet: "5500 millis" })
+      IdleCollection.run({ delay: 0, interval: "100 millis", slack: 1024 * MiB, youngQuiet: "3000 millis" })
     )
     try {
-      for (let waited = 0; newSpace() >= grown && waited < 20_000; waited += 100) await sleep(100)
-      expect(newSpace()).toBeLessThan(grown)
-      expect(newSpace()).toBeLessThanOrEqual(8 * MiB)
-      expect(count()).toBeGreaterThan(start)
-      // Down to the floor, quiet checks collect no more.
-      const settled = count()
+      for (let waited = 0; count() === start && waited < 20_000; waited += 50) await sleep(50)
+      expect(count()).toBe(start + 1)
+      expect(performance.now() - began).toBeGreaterThanOrEqual(2_900)
+      // Shrunk to the floor or left at a size it could not shrink: quiet checks collect no more.
       await sleep(1_000)
-      expect(count()).toBe(settled)
+      expect(count()).toBe(start + 1)
     } finally {
       await Effect.runPromise(Fiber.interrupt(fiber))
     }
