@@ -352,7 +352,9 @@ const turnLoop = (
     if (profileDir !== undefined)
       console.log(`text turns' profile window: --from ${from} --to ${process.hrtime.bigint() / 1000n}`)
     const toolTurn: Array<number> = []
+    let toolFrom = 0n
     for (let i = 0; i < warmup + iterations; i++) {
+      if (i === warmup) toolFrom = process.hrtime.bigint() / 1000n
       yield* llm.enqueue(
         reply(toolCall(`bash_a_${i}`, "bash", { command: "true", description: "nothing" }), finish("tool-calls")),
         reply(toolCall(`bash_b_${i}`, "bash", { command: "true", description: "nothing" }), finish("tool-calls")),
@@ -362,6 +364,8 @@ const turnLoop = (
       yield* turn(i)
       if (i >= warmup) toolTurn.push(performance.now() - start)
     }
+    if (profileDir !== undefined)
+      console.log(`tool turns' profile window: --from ${toolFrom} --to ${process.hrtime.bigint() / 1000n}`)
     return { cpuPerTurn, blocks, block, toolTurn }
   })
 

@@ -306,7 +306,12 @@ export const layer = (options: Options = {}): Layer.Layer<Service, never, LiveBu
           },
           directory: input.directory,
           process: proc,
-          tree: ProcessTree.adopt({ leader: proc.pid, scope: scoped.scope, unreaped: () => !exited }),
+          tree: ProcessTree.adopt({
+            leader: proc.pid,
+            scope: scoped.scope,
+            unreaped: () => !exited,
+            startsBefore: scoped.startsBefore
+          }),
           buffer: "",
           bufferStart: 0,
           end: 0,
