@@ -8,7 +8,7 @@
  * For each count, this process starts that many `sleep` processes beside whatever the machine runs,
  * then spawns trees of `sh -c true` (nothing started), waits for each leader's exit, and times
  * `ProcessTree.members`: as it runs (a scan of `/proc` skipped while no pid was handed out since the
- * leader's), and on a second such tree adopted without its `startsBefore` (so every look scans). It also prints how many
+ * leader's), and on a second such tree adopted without its `lastPidAtReap` (so every look scans). It also prints how many
  * of the looks went without a scan (another process starting meanwhile means a scan). Printed, never
  * asserted (DESIGN §7.10).
  */
@@ -49,7 +49,7 @@ const measure = async (extra: number) => {
       await Effect.runPromise(ProcessTree.terminate(tree, 0))
     }
     for (let round = 0; round < rounds; round++) {
-      // The same tree adopted without `startsBefore`: every look at it scans.
+      // The same tree adopted without `lastPidAtReap`: every look at it scans once the leader is reaped.
       const { scope, env } = ProcessTree.scoped(process.env)
       const child = childProcess.spawn("/bin/sh", ["-c", "true"], { env, detached: true, stdio: "ignore" })
       const tree = ProcessTree.adopt({

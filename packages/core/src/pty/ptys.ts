@@ -306,12 +306,7 @@ export const layer = (options: Options = {}): Layer.Layer<Service, never, LiveBu
           },
           directory: input.directory,
           process: proc,
-          tree: ProcessTree.adopt({
-            leader: proc.pid,
-            scope: scoped.scope,
-            unreaped: () => !exited,
-            startsBefore: scoped.startsBefore
-          }),
+          tree: ProcessTree.adopt({ leader: proc.pid, scope: scoped.scope, unreaped: () => !exited }),
           buffer: "",
           bufferStart: 0,
           end: 0,

@@ -38,13 +38,17 @@ import { Duration, Effect } from "effect"
  *
  * **Without a scan:** a short command that starts nothing (`cat`, `ls`, `git status`) is the common
  * case, and a scan reads every process's `stat`: about 13 µs each here, so a few milliseconds at every
- * call's end on a desktop running hundreds of processes. A scan is skipped when the kernel's last
- * handed-out pid in this namespace (`/proc/sys/kernel/ns_last_pid`) is still the leader's: no process
- * or thread has started since the leader anywhere in the namespace, so the leader has no
- * descendant and is the only possible member. The counter wraps (at `pid_max`, back to 300), so this
- * also needs proof that it has not gone round since: the machine's count of started processes and
- * threads (`processes` in `/proc/stat`), read just before the spawn, has grown by less than a lap.
- * Anything else (another process started meanwhile, a file that cannot be read) means a scan.
+ * call's end on a desktop running hundreds of processes. The kernel's last handed-out pid in this
+ * namespace (`/proc/sys/kernel/ns_last_pid`) tells when nothing can have started since the leader: a
+ * pid is never handed out while a process (a zombie included) holds it, so while the host has not
+ * reaped the leader, a last pid that is still the leader's means no process or thread has started
+ * since, and the leader has no descendant. {@link spawn} also reads it as the host reaps the leader
+ * (its first `exit` listener, in the same call as Node's `waitpid`): if it is the leader's then, the
+ * leader died with no descendant, and a dead process starts nothing, so the tree stays empty. What
+ * this misses is the counter going once round all `pid_max` values (a wrap, back to 300) between the
+ * reap and that reading, and stopping on the leader's freed pid: tens of thousands of pids handed out
+ * in microseconds, one at a time under the kernel's lock. Anything else (another process started
+ * meanwhile, a file that cannot be read, a leader {@link adopt}ed without the reading) means a scan.
  *
  * **Pid reuse:** the kernel never reuses a pid that names a live group or session, and the host's
  * own unreaped child keeps its pid. So the leader counts, and the group and session rules apply,
@@ -70,10 +74,10 @@ export interface Tree {
   /** Whether the host has not yet reaped the leader (so its pid, alive or zombie, is still the leader's). */
   readonly unreaped: () => boolean
   /**
-   * The machine's count of started processes and threads just before the leader was spawned (see
-   * {@link scoped}); without it, every look for members scans.
+   * The kernel's last handed-out pid, read as the host reaped the leader (undefined before, or where it
+   * was not read): see "Without a scan". A tree without it is always scanned once its leader is reaped.
    */
-  readonly startsBefore?: number | undefined
+  readonly lastPidAtReap?: (() => number | undefined) | undefined
 }
 
 /** Trees spawned and not yet terminated, killed synchronously if the host exits first. */
@@ -97,13 +101,18 @@ export const spawn = (
   args: ReadonlyArray<string>,
   options: Omit<childProcess.SpawnOptions, "detached">
 ): { readonly child: childProcess.ChildProcess; readonly tree: Tree } => {
-  const { scope, env, startsBefore } = scoped(options.env ?? process.env)
+  const { scope, env } = scoped(options.env ?? process.env)
   const child = childProcess.spawn(file, args, { ...options, env, detached: true })
+  let lastPidAtReap: number | undefined
+  // The first `exit` listener: Node emits `exit` in the same call as it reaps the child.
+  child.once("exit", () => {
+    lastPidAtReap = hasProc() ? lastPid() : undefined
+  })
   const tree = adopt({
     leader: child.pid,
     scope,
     unreaped: () => child.exitCode === null && child.signalCode === null,
-    startsBefore
+    lastPidAtReap: () => lastPidAtReap
   })
   return { child, tree }
 }
@@ -111,17 +120,16 @@ export const spawn = (
 /**
  * A new scope id and `env` extended with it (an outer scope id already there is kept), for a leader
  * that something other than {@link spawn} starts (a PTY: node-pty makes its program a session leader).
- * Call it just before the spawn, and give its `startsBefore` to {@link adopt}.
  */
 export const scoped = (
   env: Readonly<Record<string, string | undefined>>
-): { readonly scope: string; readonly env: Record<string, string>; readonly startsBefore: number | undefined } => {
+): { readonly scope: string; readonly env: Record<string, string> } => {
   const scope = crypto.randomUUID()
   const out: Record<string, string> = {}
   for (const [key, value] of Object.entries(env)) if (value !== undefined) out[key] = value
   const outer = out[scopeVariable]
   out[scopeVariable] = outer === undefined || outer === "" ? scope : `${outer} ${scope}`
-  return { scope, env: out, startsBefore: hasProc() ? startsSinceBoot() : undefined }
+  return { scope, env: out }
 }
 
 /**
@@ -156,68 +164,36 @@ const hasProc = (() => {
   }
 })()
 
-/** A small `/proc` file's text, or undefined where it cannot be read. */
-const procText = (file: string): string | undefined => {
+/** The kernel's last handed-out pid in this pid namespace, or undefined where it cannot be read. */
+const lastPid = (): number | undefined => {
   try {
-    return nodeFs.readFileSync(file, "utf8")
+    const value = Number.parseInt(nodeFs.readFileSync("/proc/sys/kernel/ns_last_pid", "utf8"), 10)
+    return Number.isInteger(value) ? value : undefined
   } catch {
     return undefined
   }
 }
 
-/** The processes and threads the machine has started since boot (`processes` in `/proc/stat`). */
-const startsSinceBoot = (): number | undefined => {
-  const match = /^processes (\d+)$/m.exec(procText("/proc/stat") ?? "")
-  return match === null ? undefined : Number(match[1])
-}
-
-const integerIn = (file: string): number | undefined => {
-  const value = Number.parseInt(procText(file) ?? "", 10)
-  return Number.isInteger(value) ? value : undefined
-}
-
-/** What {@link withoutScan} reads: the kernel's counters, and a process's state letter (undefined: no such process). */
+/** What {@link withoutScan} reads now: the last pid, and a process's state letter (undefined: no such process). */
 export interface Counters {
   readonly lastPid: () => number | undefined
-  readonly startsSinceBoot: () => number | undefined
-  readonly pidMax: () => number | undefined
   readonly stateOf: (pid: number) => string | undefined
 }
 
-const counters: Counters = {
-  lastPid: () => integerIn("/proc/sys/kernel/ns_last_pid"),
-  startsSinceBoot,
-  pidMax: (() => {
-    let known: number | undefined
-    return () => {
-      known ??= integerIn("/proc/sys/kernel/pid_max")
-      return known
-    }
-  })(),
-  stateOf: (pid) => readStat(pid)?.state
-}
-
-/** The lowest pid the kernel hands out once its counter has wrapped (`RESERVED_PIDS`). */
-const firstPidAfterWrap = 300
+const counters: Counters = { lastPid, stateOf: (pid) => readStat(pid)?.state }
 
 /**
  * The members of `tree` found without a scan of `/proc` (see "Without a scan" above), or undefined
- * when a scan is needed. Nothing has started since the leader when the last pid handed out is still
- * the leader's and the machine has started fewer processes and threads since just before the spawn
- * than one lap of the pid counter takes; then the members are the leader alone while it is alive,
- * and none once it is dead (a zombie) or reaped. Whatever contradicts that (a process holding a reaped
- * leader's pid, an unreaped leader without a `/proc` entry) means a scan.
+ * when a scan is needed. Unreaped, with the last pid still the leader's: the leader alone while it is
+ * alive, none once it is a zombie. Reaped, with the last pid at the reap the leader's: none. Whatever
+ * contradicts that (an unreaped leader without a `/proc` entry) means a scan.
  */
 export const withoutScan = (tree: Tree, read: Counters = counters): ReadonlyArray<number> | undefined => {
   const leader = tree.leader
-  if (leader === undefined || tree.startsBefore === undefined || read.lastPid() !== leader) return undefined
-  const starts = read.startsSinceBoot()
-  const pidMax = read.pidMax()
-  if (starts === undefined || pidMax === undefined || starts - tree.startsBefore >= pidMax - firstPidAfterWrap)
-    return undefined
+  if (leader === undefined) return undefined
+  if (!tree.unreaped()) return tree.lastPidAtReap?.() === leader ? [] : undefined
+  if (read.lastPid() !== leader) return undefined
   const state = read.stateOf(leader)
-  if (!tree.unreaped()) return state === undefined ? [] : undefined
-  // Unreaped, the leader's pid has a `/proc` entry (a zombie's at least): if it cannot be read, scan.
   if (state === undefined) return undefined
   return isGone(state) ? [] : [leader]
 }

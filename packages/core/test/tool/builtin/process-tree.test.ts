@@ -84,11 +84,10 @@ describe("ProcessTree", () => {
     Effect.gen(function* () {
       const tag = freshTag()
       const [a] = sleeps(tag, 1)
-      // The child's pid was handed out after the leader's, so the last pid is no longer the leader's.
+      // The child's pid was handed out after the leader's: at the leader's reap the last pid is not its.
       const { child, tree } = spawnTree(`sleep ${a} & exit 0`)
       yield* Effect.async<void>((resume) => void child.once("exit", () => resume(Effect.void)))
       yield* taggedRunning(tag, 1)
-      expect(tree.startsBefore).toEqual(expect.any(Number))
       expect(ProcessTree.withoutScan(tree)).toBeUndefined()
       expect(ProcessTree.members(tree)).toEqual(processesTagged(tag).map(({ pid }) => pid))
       yield* ProcessTree.terminate(tree, "200 millis")
@@ -99,40 +98,33 @@ describe("ProcessTree", () => {
 
 describe("ProcessTree.withoutScan", () => {
   const leader = 5000
-  /** A tree led by `leader`, spawned when the machine had started 1,000 processes and threads. */
-  const tree = (unreaped: boolean): ProcessTree.Tree => ({
+  const tree = (unreaped: boolean, lastPidAtReap?: number): ProcessTree.Tree => ({
     leader,
     scope: "s",
     unreaped: () => unreaped,
-    startsBefore: 1000
+    lastPidAtReap: () => lastPidAtReap
   })
-  const counters = (facts: Partial<{ lastPid: number; starts: number; pidMax: number; state: string }>) => ({
-    lastPid: () => facts.lastPid,
-    startsSinceBoot: () => facts.starts,
-    pidMax: () => facts.pidMax,
-    stateOf: (pid: number) => (pid === leader ? facts.state : undefined)
-  })
-  const quiet = { lastPid: leader, starts: 1001, pidMax: 32768 }
-
-  it("with nothing started since the leader: the leader while it lives, none once it is dead or reaped", () => {
-    expect(ProcessTree.withoutScan(tree(true), counters({ ...quiet, state: "S" }))).toEqual([leader])
-    expect(ProcessTree.withoutScan(tree(true), counters({ ...quiet, state: "Z" }))).toEqual([])
-    expect(ProcessTree.withoutScan(tree(false), counters(quiet))).toEqual([])
+  const now = (lastPid: number | undefined, state: string | undefined): ProcessTree.Counters => ({
+    lastPid: () => lastPid,
+    stateOf: (pid) => (pid === leader ? state : undefined)
   })
 
-  it("scans once another pid was handed out, or when the pid counter may have gone round", () => {
-    expect(ProcessTree.withoutScan(tree(false), counters({ ...quiet, lastPid: leader + 1 }))).toBeUndefined()
-    // A lap takes pid_max - 300 starts: one fewer cannot have come back to the leader's pid.
-    expect(ProcessTree.withoutScan(tree(false), counters({ ...quiet, starts: 1000 + 32467 }))).toEqual([])
-    expect(ProcessTree.withoutScan(tree(false), counters({ ...quiet, starts: 1000 + 32468 }))).toBeUndefined()
+  it("unreaped, with the last pid still the leader's: the leader while it lives, none once it is a zombie", () => {
+    expect(ProcessTree.withoutScan(tree(true), now(leader, "S"))).toEqual([leader])
+    expect(ProcessTree.withoutScan(tree(true), now(leader, "Z"))).toEqual([])
+    // Another pid handed out since, or the last pid unreadable: scan.
+    expect(ProcessTree.withoutScan(tree(true), now(leader + 1, "S"))).toBeUndefined()
+    expect(ProcessTree.withoutScan(tree(true), now(undefined, "S"))).toBeUndefined()
+    // An unreaped leader always has a /proc entry: without one, scan.
+    expect(ProcessTree.withoutScan(tree(true), now(leader, undefined))).toBeUndefined()
   })
 
-  it("scans on what contradicts it, or what it cannot read", () => {
-    // A process holds the reaped leader's pid; an unreaped leader has no /proc entry.
-    expect(ProcessTree.withoutScan(tree(false), counters({ ...quiet, state: "S" }))).toBeUndefined()
-    expect(ProcessTree.withoutScan(tree(true), counters(quiet))).toBeUndefined()
-    for (const unread of ["lastPid", "starts", "pidMax"] as const)
-      expect(ProcessTree.withoutScan(tree(false), counters({ ...quiet, [unread]: undefined }))).toBeUndefined()
-    expect(ProcessTree.withoutScan({ ...tree(false), startsBefore: undefined }, counters(quiet))).toBeUndefined()
+  it("reaped: none when the last pid at the reap was the leader's, whatever started since; else scan", () => {
+    expect(ProcessTree.withoutScan(tree(false, leader), now(leader + 40, undefined))).toEqual([])
+    expect(ProcessTree.withoutScan(tree(false, leader + 1), now(leader + 1, undefined))).toBeUndefined()
+    expect(ProcessTree.withoutScan(tree(false), now(leader, undefined))).toBeUndefined()
+    // Adopted without the reading (a PTY's leader): scan.
+    const adopted: ProcessTree.Tree = { leader, scope: "s", unreaped: () => false }
+    expect(ProcessTree.withoutScan(adopted, now(leader, undefined))).toBeUndefined()
   })
 })
