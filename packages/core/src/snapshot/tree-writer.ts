@@ -28,6 +28,10 @@ export * as TreeWriter from "./tree-writer.js"
  * change times, inode and mode, and reused while all of them stay the same, unless the file was
  * modified less than {@link racyMs} before it was hashed (file times can be coarser than the clock, so
  * a later write within that window might leave them unchanged; such a file is hashed every time).
+ * The same rule keeps a directory's listing (adding, removing or renaming an entry changes the
+ * directory's times), each ignore file's parsed rules (whose matchers also keep their answers for the
+ * paths they were asked about), and each directory's last tree id, whose object is then known to be
+ * stored. So a walk over an unchanged tree makes one `lstat` per entry and little else.
  * Objects are written once (an object file that exists is left alone) through a temporary file and a
  * rename, so a crash never leaves a partial object behind.
  */
@@ -46,15 +50,38 @@ export const maxFileBytes = 32 * 1024 * 1024
 /** A file modified within this long before it was hashed is hashed again at the next snapshot. */
 export const racyMs = 2_000
 
-interface Known {
+/** What a file's or directory's stat said when it was last read, and when that was (ms). */
+interface Seen {
   readonly size: number
   readonly mtimeMs: number
   readonly ctimeMs: number
   readonly ino: number
   readonly mode: number
-  readonly hashedAt: number
-  readonly id: string
+  readonly at: number
 }
+
+const seenOf = (stat: fs.Stats, at: number): Seen => ({
+  size: stat.size,
+  mtimeMs: stat.mtimeMs,
+  ctimeMs: stat.ctimeMs,
+  ino: stat.ino,
+  mode: stat.mode,
+  at
+})
+
+/**
+ * Whether what was read at `before` still holds for a file or directory that `stat` describes now:
+ * every time, size, inode and mode the same, and the read more than {@link racyMs} after the last
+ * modification.
+ */
+const unchanged = (before: Seen | undefined, stat: fs.Stats): before is Seen =>
+  before !== undefined &&
+  before.size === stat.size &&
+  before.mtimeMs === stat.mtimeMs &&
+  before.ctimeMs === stat.ctimeMs &&
+  before.ino === stat.ino &&
+  before.mode === stat.mode &&
+  before.at - before.mtimeMs > racyMs
 
 interface Entry {
   readonly name: string
@@ -99,12 +126,21 @@ const readIfExists = (file: string | undefined): string | undefined => {
 const hasReplacement = (name: string) => name.includes("\uFFFD")
 
 export const make = (options: Options): TreeWriter => {
-  const known = new Map<string, Known>()
+  /** Blob ids by path from the root. */
+  const known = new Map<string, Seen & { readonly id: string }>()
+  /** Directory listings by path from the root (`""`: the root). */
+  const listings = new Map<string, Seen & { readonly names: ReadonlyArray<string> }>()
+  /** Parsed ignore files by absolute path (undefined rules: it could not be read). */
+  const ignores = new Map<string, Seen & { readonly rules: Ignore | undefined }>()
+  /** The tree id each directory had at the last walk: its object is stored. */
+  const trees = new Map<string, string>()
   const objects = path.join(options.gitDir, "objects")
 
-  const store = (type: "blob" | "tree", content: Buffer): string => {
+  /** The object's id; it is written unless it is `stored` or its file exists. */
+  const store = (type: "blob" | "tree", content: Buffer, stored?: string): string => {
     const header = Buffer.from(`${type} ${content.length}\0`)
     const id = crypto.createHash("sha1").update(header).update(content).digest("hex")
+    if (id === stored) return id
     const file = path.join(objects, id.slice(0, 2), id.slice(2))
     if (fs.existsSync(file)) return id
     fs.mkdirSync(path.dirname(file), { recursive: true })
@@ -114,14 +150,44 @@ export const make = (options: Options): TreeWriter => {
     return id
   }
 
+  /** The rules of the ignore file `file` (following a symbolic link, as reading it does), if it exists. */
+  const rulesOf = (file: string | undefined, consulted: Set<string>): Ignore | undefined => {
+    if (file === undefined) return undefined
+    consulted.add(file)
+    let stat: fs.Stats
+    try {
+      stat = fs.statSync(file)
+    } catch {
+      ignores.delete(file)
+      return undefined
+    }
+    const before = ignores.get(file)
+    if (unchanged(before, stat)) return before.rules
+    const at = Date.now()
+    const text = readIfExists(file)
+    const rules = text === undefined ? undefined : ignore().add(text)
+    ignores.set(file, { ...seenOf(stat, at), rules })
+    return rules
+  }
+
+  /** The names in `directory` (at `relative` from the root), which `stat` describes. */
+  const listing = (directory: string, relative: string, stat: fs.Stats): ReadonlyArray<string> => {
+    const before = listings.get(relative)
+    if (unchanged(before, stat)) return before.names
+    const at = Date.now()
+    const names = fs.readdirSync(directory)
+    listings.set(relative, { ...seenOf(stat, at), names })
+    return names
+  }
+
   const write = (): string | undefined => {
     if (readIfExists(options.globalAttributes) !== undefined) return undefined
+    const consulted = new Set<string>()
     const rootRules: Array<Ignore> = []
-    for (const text of [
-      readIfExists(options.globalExcludes),
-      readIfExists(path.join(options.gitDir, "info", "exclude"))
-    ])
-      if (text !== undefined) rootRules.push(ignore().add(text))
+    for (const file of [options.globalExcludes, path.join(options.gitDir, "info", "exclude")]) {
+      const rules = rulesOf(file, consulted)
+      if (rules !== undefined) rootRules.push(rules)
+    }
     let entries = 0
     const seen = new Set<string>()
 
@@ -141,17 +207,21 @@ export const make = (options: Options): TreeWriter => {
       return false
     }
 
+    const visited = new Set<string>()
     const tree = (
       directory: string,
       relative: string,
-      parents: ReadonlyArray<{ readonly base: string; readonly rules: Ignore }>
+      parents: ReadonlyArray<{ readonly base: string; readonly rules: Ignore }>,
+      stat: fs.Stats
     ): string | undefined => {
-      const names = fs.readdirSync(directory)
+      visited.add(relative)
+      const names = listing(directory, relative, stat)
       if (relative !== "" && names.includes(".git")) throw new Decline("a nested repository")
       if (names.includes(".gitattributes")) throw new Decline("attributes")
-      const gitignore = names.includes(".gitignore") ? readIfExists(path.join(directory, ".gitignore")) : undefined
-      const levels =
-        gitignore === undefined ? parents : [...parents, { base: relative, rules: ignore().add(gitignore) }]
+      const gitignore = names.includes(".gitignore")
+        ? rulesOf(path.join(directory, ".gitignore"), consulted)
+        : undefined
+      const levels = gitignore === undefined ? parents : [...parents, { base: relative, rules: gitignore }]
       const list: Array<Entry> = []
       for (const name of names) {
         if (name === ".git") continue
@@ -162,7 +232,7 @@ export const make = (options: Options): TreeWriter => {
         const stat = fs.lstatSync(full)
         if (stat.isDirectory()) {
           if (ignored(levels, `${child}/`)) continue
-          const id = tree(full, child, levels)
+          const id = tree(full, child, levels, stat)
           if (id !== undefined) list.push({ name, mode: "40000", id, key: Buffer.from(`${name}/`) })
           continue
         }
@@ -171,15 +241,7 @@ export const make = (options: Options): TreeWriter => {
         seen.add(child)
         const mode = stat.isSymbolicLink() ? "120000" : stat.mode & 0o100 ? "100755" : "100644"
         const before = known.get(child)
-        if (
-          before !== undefined &&
-          before.size === stat.size &&
-          before.mtimeMs === stat.mtimeMs &&
-          before.ctimeMs === stat.ctimeMs &&
-          before.ino === stat.ino &&
-          before.mode === stat.mode &&
-          before.hashedAt - before.mtimeMs > racyMs
-        ) {
+        if (unchanged(before, stat)) {
           list.push({ name, mode, id: before.id, key: Buffer.from(name) })
           continue
         }
@@ -187,28 +249,25 @@ export const make = (options: Options): TreeWriter => {
         const hashedAt = Date.now()
         const content = stat.isSymbolicLink() ? Buffer.from(fs.readlinkSync(full)) : fs.readFileSync(full)
         const id = store("blob", content)
-        known.set(child, {
-          size: stat.size,
-          mtimeMs: stat.mtimeMs,
-          ctimeMs: stat.ctimeMs,
-          ino: stat.ino,
-          mode: stat.mode,
-          hashedAt,
-          id
-        })
+        known.set(child, { ...seenOf(stat, hashedAt), id })
         list.push({ name, mode, id, key: Buffer.from(name) })
       }
       if (list.length === 0) return undefined
       list.sort((a, b) => Buffer.compare(a.key, b.key))
       const parts: Array<Buffer> = []
       for (const entry of list) parts.push(Buffer.from(`${entry.mode} ${entry.name}\0`), Buffer.from(entry.id, "hex"))
-      return store("tree", Buffer.concat(parts))
+      const id = store("tree", Buffer.concat(parts), trees.get(relative))
+      trees.set(relative, id)
+      return id
     }
 
     try {
       // An empty work tree is git's empty tree.
-      const id = tree(options.workTree, "", []) ?? store("tree", Buffer.alloc(0))
+      const id = tree(options.workTree, "", [], fs.statSync(options.workTree)) ?? store("tree", Buffer.alloc(0))
       for (const file of known.keys()) if (!seen.has(file)) known.delete(file)
+      for (const directory of listings.keys()) if (!visited.has(directory)) listings.delete(directory)
+      for (const directory of trees.keys()) if (!visited.has(directory)) trees.delete(directory)
+      for (const file of ignores.keys()) if (!consulted.has(file)) ignores.delete(file)
       return id
     } catch {
       return undefined

@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
+import { syncBuiltinESMExports } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
@@ -39,6 +40,44 @@ const put = (root: string, name: string, content: string, mode?: number) => {
 }
 
 /** A work tree with the cases git's rules differ on: nested ignores, negation, modes, links, order. */
+/** Sets the times of everything under `root` (and `root`) an hour back: nothing of it is racy then. */
+const age = (root: string) => {
+  const past = new Date(Date.now() - 3_600_000)
+  const walk = (directory: string) => {
+    for (const entry of fs.readdirSync(directory, { withFileTypes: true })) {
+      const full = path.join(directory, entry.name)
+      if (entry.isDirectory()) walk(full)
+      fs.lutimesSync(full, past, past)
+    }
+  }
+  walk(root)
+  fs.utimesSync(root, past, past)
+}
+
+/** Calls `f`, counting the calls it makes of each of `names` (functions of `node:fs`). */
+const counting = <A>(
+  names: ReadonlyArray<string>,
+  f: () => A
+): { readonly result: A; readonly calls: Record<string, number> } => {
+  const module = fs as unknown as { default: Record<string, (...args: Array<unknown>) => unknown> }
+  const calls: Record<string, number> = {}
+  const originals = names.map((name) => [name, module.default[name]!] as const)
+  for (const [name, original] of originals) {
+    calls[name] = 0
+    module.default[name] = (...args) => {
+      calls[name]!++
+      return original(...args)
+    }
+  }
+  syncBuiltinESMExports()
+  try {
+    return { result: f(), calls }
+  } finally {
+    for (const [name, original] of originals) module.default[name] = original
+    syncBuiltinESMExports()
+  }
+}
+
 const fixture = () => {
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "tree-writer-work-")))
   put(root, ".gitignore", "*.log\n/build/\n!keep.log\nnode_modules\ntmp/*\n!tmp/wanted.txt\n")
@@ -134,5 +173,47 @@ describe("TreeWriter", () => {
     expect(listed.split("\n")).not.toContain("a.b")
     expect(listed.split("\n")).not.toContain("a-b")
     expect(listed.split("\n")).toContain("a0")
+  })
+
+  it("walks an unchanged tree with one lstat per entry: no listing, ignore file or object is read again", () => {
+    const root = fixture()
+    age(root)
+    const { writer } = writerFor(root)
+    const expected = gitTree(root)
+    expect(writer.write()).toBe(expected)
+    const { result, calls } = counting(["readdirSync", "readFileSync", "existsSync", "lstatSync"], () => writer.write())
+    expect(result).toBe(expected)
+    // One read: the global attributes file's, which is looked for at every walk.
+    expect(calls).toMatchObject({ readdirSync: 0, readFileSync: 1, existsSync: 0 })
+    expect(calls.lstatSync).toBeGreaterThan(20)
+  })
+
+  it("sees through kept listings and rules: an added file, an edited .gitignore and file with their times put back, a rename, a removed directory", () => {
+    const root = fixture()
+    age(root)
+    const { writer } = writerFor(root)
+    expect(writer.write()).toBe(gitTree(root))
+    const back = (name: string) => {
+      const stat = fs.statSync(path.join(root, name))
+      return () => fs.utimesSync(path.join(root, name), stat.atime, stat.mtime)
+    }
+    // A new file changes its directory's times.
+    put(root, "a/second.txt", "second\n")
+    expect(writer.write()).toBe(gitTree(root))
+    // Edited in place with their modification times put back: the change times still differ.
+    const gitignoreBack = back("docs/.gitignore")
+    fs.writeFileSync(path.join(root, "docs/.gitignore"), "*.md\n")
+    gitignoreBack()
+    const fileBack = back("a0")
+    fs.writeFileSync(path.join(root, "a0"), "ZERO\n")
+    fileBack()
+    expect(writer.write()).toBe(gitTree(root))
+    // A rename with the directory's times put back, then a directory removed.
+    const namesBack = back("names")
+    fs.renameSync(path.join(root, "names/with space.txt"), path.join(root, "names/renamed.txt"))
+    namesBack()
+    expect(writer.write()).toBe(gitTree(root))
+    fs.rmSync(path.join(root, "src"), { recursive: true })
+    expect(writer.write()).toBe(gitTree(root))
   })
 })
