@@ -154,7 +154,13 @@ export const layer: Layer.Layer<
             (result) => (result._tag === "Failed" ? failStep(selected, result.message) : Effect.succeed(result._tag))
           )
 
+        // The end snapshot of the Step just settled with tool calls (see StepSnapshots), for the next
+        // Step when it follows at once: anything that waits between them (a compaction, MCP servers
+        // connecting) drops it, so that the next Step walks the worktree itself.
+        let ended: { readonly directory: string; readonly snapshot: string } | undefined
         while (true) {
+          let carried = ended
+          ended = undefined
           // Its shard is being handed to another runner (cluster placement): stop at this Safe Step
           // Boundary, with nothing open; the shard's next runner resumes what is left.
           if (!leases.placedHere(sessionID)) {
@@ -163,6 +169,7 @@ export const layer: Layer.Layer<
           }
           if (yield* compaction.requested(sessionID)) {
             // A requested compaction, at this boundary; with nothing else to do the drain then ends.
+            carried = undefined
             const { session, location } = yield* locate
             const selected = yield* selection.select(sessionID, step)
             if (selected._tag === "Selected") {
@@ -255,7 +262,8 @@ export const layer: Layer.Layer<
             request: assembled.request,
             tools: selected.runnable,
             recoverOverflow: config.compaction.auto && compacted !== "overflow",
-            structured: structured?.right
+            structured: structured?.right,
+            snapshot: carried?.directory === location.directory ? carried.snapshot : undefined
           })
           if (outcome._tag === "Overflow" && !outcome.recorded) {
             // Nothing of this Step is recorded yet: compact once, then its second Physical Attempt.
@@ -269,6 +277,8 @@ export const layer: Layer.Layer<
             continue
           }
           compacted = "none"
+          if (outcome._tag === "Continue" && outcome.snapshot !== undefined)
+            ended = { directory: location.directory, snapshot: outcome.snapshot }
           step++
           if (outcome._tag !== "Continue" && outcome._tag !== "Stop") return "stopped" as const
           // A session's first settled Step gets it a title, off this fiber (see SessionTitle).

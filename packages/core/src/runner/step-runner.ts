@@ -46,12 +46,19 @@ export interface Input {
    * it as `Stop` (the run stops), `Missing` fails it with the StructuredOutputError.
    */
   readonly structured?: StructuredOutput.Attempt | undefined
+  /**
+   * The worktree's snapshot this Step starts from, when the caller has one taken moments before: the
+   * end snapshot of the Step it continues (`Continue.snapshot`). Without it, the Step takes its own
+   * before its provider request (see StepSnapshots).
+   */
+  readonly snapshot?: string | undefined
 }
 
 /**
  * How a Step settled (its durable record, if any, is already committed when this is returned):
  * - `Continue`: the provider finished and the Step's `toolCalls` (> 0) calls settled
- *   (`step.ended("tool-calls")`): the conversation continues with another Step;
+ *   (`step.ended("tool-calls")`): the conversation continues with another Step. `snapshot` is the
+ *   worktree's snapshot taken once they settled (recorded on `step.ended`), when one was taken;
  * - `Stop`: the provider finished without calling tools (`step.ended(finish)`): the next Safe Step
  *   Boundary decides whether anything continues;
  * - `Failed`: the provider failed the Step after its retries (`step.failed`);
@@ -64,7 +71,7 @@ export interface Input {
  * and the interruption goes on.
  */
 export type Outcome = Data.TaggedEnum<{
-  Continue: { readonly toolCalls: number }
+  Continue: { readonly toolCalls: number; readonly snapshot?: string | undefined }
   Stop: { readonly finish: string }
   Failed: { readonly message: string }
   Overflow: { readonly message: string; readonly recorded: boolean }
@@ -198,7 +205,7 @@ export const layer = (
           StepEvent.append(events, sessionID, [StepEvent.make(type, data)])
 
         // The worktree's snapshot before the Step (recorded on `step.started`), and the end one to come.
-        const around = yield* StepSnapshots.begin(snapshots, input.directory)
+        const around = yield* StepSnapshots.begin(snapshots, input.directory, input.snapshot)
         // The Step's record starts with its first durable event: `step.started` joins that transaction.
         let started = false
         const record = (
@@ -385,8 +392,11 @@ export const layer = (
 
         const tokens = Effect.sync(() => usage ?? { input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } })
 
+        // The snapshot `step.ended` records, once it is taken.
+        let endSnapshot: string | undefined
         const ended = (reason: string) =>
           Effect.flatMap(Effect.zip(tokens, around.end(tools.length > 0)), ([usage, snapshot]) => {
+            endSnapshot = snapshot.snapshot
             const cost = StepCost.of(input.pricing, usage)
             return record([
               StepEvent.make("session.next.step.ended", {
@@ -436,7 +446,7 @@ export const layer = (
             // A captured Structured Output is the run's final answer: nothing continues it.
             return verdict?._tag === "Captured"
               ? Outcome.Stop({ finish: "tool-calls" })
-              : Outcome.Continue({ toolCalls: tools.length })
+              : Outcome.Continue({ toolCalls: tools.length, snapshot: endSnapshot })
           }
           const reason = finish
           yield* ended(reason)

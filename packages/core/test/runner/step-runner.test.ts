@@ -97,13 +97,18 @@ describe("StepRunner", () => {
           finish("tool-calls")
         )
       )
-      expect(yield* w.step).toEqual(StepRunner.Outcome.Continue({ toolCalls: 2 }))
+      const outcome = yield* w.step
       const types = yield* w.stepTypes
       expect(types.filter((t) => t === "tool.called")).toHaveLength(2)
       expect(types.filter((t) => t === "tool.success")).toHaveLength(2)
       expect(types.at(-1)).toBe("step.ended")
       const all = yield* w.events
       expect((all.at(-1)!.data as any).finish).toBe("tool-calls")
+      // It carries the end snapshot `step.ended` recorded, for the Step that continues it.
+      expect(outcome).toEqual(
+        StepRunner.Outcome.Continue({ toolCalls: 2, snapshot: (all.at(-1)!.data as any).snapshot })
+      )
+      expect(outcome).toMatchObject({ snapshot: expect.stringMatching(/^[0-9a-f]{40}$/) })
       for (const id of ["call_a", "call_b"]) {
         const called = all.findIndex((e) => e.type === "session.next.tool.called" && (e.data as any).callID === id)
         const settled = all.findIndex((e) => e.type === "session.next.tool.success" && (e.data as any).callID === id)

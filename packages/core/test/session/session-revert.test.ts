@@ -3,12 +3,14 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import {
   InstructionCheckpoint,
+  LiveBus,
   Locations,
   SessionHistory,
   SessionInput,
   SessionRevert,
   SessionRunner,
-  Sessions
+  Sessions,
+  Snapshots
 } from "@opencode-ai/core"
 import { ChatRequest, GitFixture, LLMScript } from "@opencode-ai/core/testing"
 import { Identifier } from "@opencode-ai/schema"
@@ -384,6 +386,57 @@ describe("SessionRevert", () => {
         expect(waiting).toEqual(Exit.fail(expect.objectContaining({ _tag: "ConflictError", resource: "session" })))
         const runner = yield* w.run(SessionRunner.Service)
         expect(Object.keys(yield* runner.active)).toEqual([])
+      })
+  )
+})
+
+describe("Step snapshots in a drain", () => {
+  it.scopedLive(
+    "a Step that continues a tool Step starts from its end snapshot; the next turn walks the worktree again",
+    () =>
+      Effect.gen(function* () {
+        const w = yield* world({ setup: repository({ "b.txt": "b\n" }) })
+        // Another program writes a file just as the first Step ends (its `step.ended` is published).
+        let wrote = false
+        const bus = yield* w.run(LiveBus.Service)
+        yield* bus.observe((event) => {
+          if (wrote || event.type !== "session.next.step.ended") return
+          wrote = true
+          fs.writeFileSync(path.join(w.directory, "late.txt"), "between the Steps\n")
+        })
+        yield* w.server.enqueue(
+          reply(toolCall("call_1", "bash", { command: "echo a > a.txt" }), finish("tool-calls")),
+          reply(toolCall("call_2", "bash", { command: "echo changed > b.txt" }), finish("tool-calls")),
+          reply(text("done"), finish("stop"))
+        )
+        yield* w.prompt("two changes")
+        yield* w.wait
+        const steps = (all: ReadonlyArray<{ readonly type: string; readonly data: unknown }>, type: string) =>
+          all.filter((e) => e.type === `session.next.step.${type}`).map((e) => e.data as any)
+        let all = yield* w.events
+        const [first, second, third] = steps(all, "started")
+        const ended = steps(all, "ended")
+        // The second Step starts from the first one's end snapshot: the write between them is its.
+        expect(ended.map((e) => e.files)).toEqual([["a.txt"], ["b.txt", "late.txt"], []])
+        expect(second.snapshot).toBe(ended[0].snapshot)
+        expect(third.snapshot).toBe(ended[1].snapshot)
+        expect(first.snapshot).not.toBe(second.snapshot)
+
+        // Between turns the user changes a file: the next turn's first Step sees it in its own snapshot.
+        fs.writeFileSync(path.join(w.directory, "c.txt"), "by the user\n")
+        yield* w.server.enqueue(reply(text("ok"), finish("stop")))
+        yield* w.prompt("look")
+        yield* w.wait
+        all = yield* w.events
+        const next = steps(all, "started")[3]
+        const changed = yield* w.run(
+          Effect.gen(function* () {
+            const snapshots = yield* Snapshots.Service
+            const project = Option.getOrThrow(yield* snapshots.project(w.directory))
+            return yield* snapshots.changed(project, ended[2].snapshot, next.snapshot)
+          })
+        )
+        expect(changed).toEqual(["c.txt"])
       })
   )
 })
