@@ -51,13 +51,11 @@ export const run = (file: string, env: Record<string, string | undefined> = proc
  * nothing but the script outlives it: the entry's buffer (megabytes, outside V8's heap, freed only
  * once its object is collected) is garbage before the bundle runs, and the run's first collections
  * free it, where a reference held through the run would keep it for as long as an idle server makes
- * no full collection. The bundle is read as a string, which Node reads without a buffer.
+ * no full collection. The same holds for the bundle's bytes, which {@link read} drops before the
+ * compilation starts.
  */
 const compile = (file: string, env: Record<string, string | undefined>) => {
-  // Read as UTF-8 although the build keeps the bundle ASCII: decoding it as Latin-1 is faster, but a
-  // server started that way measured 11 MiB more RSS when idle.
-  const source = fs.readFileSync(file, "utf8")
-  const cacheFile = entryFor(file, source, env)
+  const { source, cacheFile } = read(file, env)
   let cachedData: Buffer | undefined
   if (cacheFile !== undefined) {
     try {
@@ -66,8 +64,7 @@ const compile = (file: string, env: Record<string, string | undefined>) => {
       // No entry yet (or an unreadable one): compile from the source, and save afterwards.
     }
   }
-  // Node's CommonJS wrapper (one line, so the bundle's line numbers stay as they are).
-  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) { ${source}\n})`, {
+  const script = new vm.Script(source, {
     filename: file,
     ...(cachedData === undefined ? {} : { cachedData })
   })
@@ -80,6 +77,42 @@ const compile = (file: string, env: Record<string, string | undefined>) => {
           ? "rejected"
           : "used"
   return { script, status, cacheFile }
+}
+
+// Node's CommonJS wrapper (one line, so the bundle's line numbers stay as they are).
+const wrapperStart = Buffer.from("(function (exports, require, module, __filename, __dirname) { ")
+const wrapperEnd = Buffer.from("\n})")
+
+/**
+ * The bundle's text inside {@link wrapperStart} and {@link wrapperEnd}, and its cache entry's path.
+ * The file is read as bytes straight into place between the wrapper's two parts, its bytes hashed,
+ * and the whole decoded once as UTF-8, so a start makes one string of the bundle instead of two (the
+ * text, then the wrapped copy V8 flattens): idle RSS 4 MiB less. Where this was measured,
+ * `readFileSync(file, "utf8")` and a hash of that string (which encodes it back to UTF-8) took
+ * 41 ms for the 3.1 MB bundle, against 25 ms for these steps. The digest is the one the string gave,
+ * so entries written before stay valid. UTF-8 although the build keeps the bundle ASCII: decoded as
+ * Latin-1, a string this large is external, and a server started that way measured 11 MiB more RSS
+ * when idle.
+ */
+const read = (file: string, env: Record<string, string | undefined>) => {
+  const fd = fs.openSync(file, "r")
+  try {
+    const size = fs.fstatSync(fd).size
+    const bytes = Buffer.allocUnsafeSlow(wrapperStart.length + size + wrapperEnd.length)
+    wrapperStart.copy(bytes, 0)
+    let filled = 0
+    while (filled < size) {
+      const got = fs.readSync(fd, bytes, wrapperStart.length + filled, size - filled, filled)
+      if (got === 0) break
+      filled += got
+    }
+    const body = bytes.subarray(wrapperStart.length, wrapperStart.length + filled)
+    wrapperEnd.copy(bytes, wrapperStart.length + filled)
+    const end = wrapperStart.length + filled + wrapperEnd.length
+    return { source: bytes.toString("utf8", 0, end), cacheFile: entryFor(file, body, env) }
+  } finally {
+    fs.closeSync(fd)
+  }
 }
 
 /** What {@link run} found: `used` (accepted by V8), `missing`, `rejected` (V8 refused it), or `disabled`. */
@@ -98,12 +131,12 @@ export interface Loaded {
 }
 
 /** The entry's path for this bundle, Node and process; undefined when the cache is off. */
-const entryFor = (file: string, source: string, env: Record<string, string | undefined>): string | undefined => {
+const entryFor = (file: string, bytes: Buffer, env: Record<string, string | undefined>): string | undefined => {
   if (env.NODE_DISABLE_COMPILE_CACHE !== undefined && env.NODE_DISABLE_COMPILE_CACHE !== "") return undefined
   const directory = env.NODE_COMPILE_CACHE || path.join(os.tmpdir(), "opencode-compile-cache")
   const key = createHash("sha256")
     .update([process.version, process.arch, process.execArgv.join(" "), ""].join("\0"))
-    .update(source)
+    .update(bytes)
     .digest("hex")
     .slice(0, 32)
   return path.join(directory, `${prefixOf(file)}${key}.v8`)

@@ -214,6 +214,23 @@ console.log(JSON.stringify({ status: loaded.status, exports: loaded.exports, sav
     })
   })
 
+  it("decodes the bundle as UTF-8 and keeps its line numbers", () => {
+    const file = path.join(tempDir("code-cache-bundle"), "main.cjs")
+    fs.writeFileSync(
+      file,
+      [
+        `const text = "naïve – ✓ 𝄞"`,
+        "",
+        `const line = () => Number(/main\\.cjs:(\\d+)/.exec(new Error().stack)[1])`,
+        "module.exports = { text, line: line() }",
+        ""
+      ].join("\n")
+    )
+    const env = { NODE_COMPILE_CACHE: path.join(tempDir("code-cache"), "cache") }
+    expect(runAndSave(file, env)).toMatchObject({ status: "missing", exports: { text: "naïve – ✓ 𝄞", line: 3 } })
+    expect(runAndSave(file, env)).toMatchObject({ status: "used", exports: { text: "naïve – ✓ 𝄞", line: 3 } })
+  })
+
   it("keys entries by content: a changed bundle of the same length gets its own entry, and replaces the old one", () => {
     const file = bundle(1)
     const env = { NODE_COMPILE_CACHE: path.join(tempDir("code-cache"), "cache") }
