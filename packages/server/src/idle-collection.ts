@@ -28,8 +28,10 @@ import { Duration, Effect, Metric, Schedule } from "effect"
  * shrink is not collected every second. Also collect when the loop has been quiet at every check
  * for {@link Options.youngQuiet} and V8's new space commits more than {@link Options.youngFloor},
  * unless the last collection left it at this very size (one that could not shrink it is not
- * repeated until the new space has changed). A collection takes some tens of milliseconds and
- * only ever runs on a quiet server.
+ * repeated until the new space has changed). With {@link Options.release}, the first check of each
+ * quiet spell that has lasted {@link Options.youngQuiet} releases the host's caches and, if they held
+ * enough to matter, collects, and the next quiet check collects once more. A collection takes some
+ * tens of milliseconds, only ever runs on a quiet server, and does not count as the loop being busy.
  *
  * V8 exposes no collection to a process started without `--expose-gc`; the flag is set at the first
  * collection, after `delay`: the bin checks V8's code cache against the flags it was made under and
@@ -49,6 +51,13 @@ export interface Options {
   readonly youngQuiet?: Duration.DurationInput
   /** New-space bytes committed above which a collection for the new space is worth it. Default 8 MiB. */
   readonly youngFloor?: number
+  /**
+   * Drops what the host's caches hold (Core's `MessageProjection.releaseCaches`) and says whether that
+   * was worth a collection: called once per quiet spell, when the loop has been quiet for
+   * {@link youngQuiet}. When it answers true, a collection follows at once and one more at the next
+   * quiet check, which gives the freed pages back. Default: nothing.
+   */
+  readonly release?: () => boolean
 }
 
 /** V8's old space, in bytes. */
@@ -155,16 +164,31 @@ const checks = Effect.fnUntraced(function* (options: Options) {
   let utilization = performance.eventLoopUtilization()
   // Since when the loop has been quiet at every check (the first check's interval included).
   let quietSince = performance.now() - Duration.toMillis(interval)
+  // Whether this quiet spell's caches were released, and whether a collection is to follow that.
+  let released = false
+  let followUp = false
   const check = Effect.sync(() => {
     const now = performance.eventLoopUtilization()
     const quiet = performance.eventLoopUtilization(now, utilization).utilization < busy
     utilization = now
     const checkedAt = performance.now()
-    if (!quiet) quietSince = checkedAt
+    if (!quiet) {
+      quietSince = checkedAt
+      released = false
+    }
+    let release = false
+    if (options.release !== undefined && !released && checkedAt - quietSince >= settled) {
+      release = options.release()
+      released = true
+    }
+    const again = quiet && followUp
+    followUp = release
     const before = spaces()
     const forYoung = youngDue(state, before.young, checkedAt - quietSince, settled, floor)
-    if (!forYoung && !due(state, before.old, quiet, slack)) return false
+    if (!release && !again && !forYoung && !due(state, before.old, quiet, slack)) return false
     collector()()
+    // The collection's own time does not make the next interval busy.
+    utilization = performance.eventLoopUtilization()
     const left = spaces()
     state = after(state, before.old, left.old, forYoung ? left.young : undefined)
     return true

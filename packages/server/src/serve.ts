@@ -5,7 +5,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { HttpApiBuilder, HttpMiddleware, HttpServer } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Config, Core, EnvFlag, ModelDatabase, Paths, Storage } from "@opencode-ai/core"
+import { Config, Core, EnvFlag, MessageProjection, ModelDatabase, Paths, Storage } from "@opencode-ai/core"
 import { Console, Context, Effect, Layer, Logger, type LogLevel, Option, Scope } from "effect"
 import { DataDirCheck } from "./data-dir-check.js"
 import { IdleCollection } from "./idle-collection.js"
@@ -181,8 +181,8 @@ const logger = (options: Options) => {
  * `DataDirError`, a `ConfigError` (an invalid `opencode.json(c)`, `auth.json` or database URL), a
  * `DatabaseUnavailable` (the selected PostgreSQL cannot be reached or migrated), or a `ListenError`
  * (the port is taken, the address is unavailable…); the CLI reports each in one line. While it
- * serves, a quiet spell after a busy one gives V8's unused heap back (`IdleCollection`), unless
- * `OPENCODE_DISABLE_IDLE_COLLECTION` is `1` or `true`.
+ * serves, a quiet spell after a busy one gives V8's unused heap back (`IdleCollection`), the read
+ * caches' memory included, unless `OPENCODE_DISABLE_IDLE_COLLECTION` is `1` or `true`.
  */
 export const run = (options: Options) => {
   const env = options.env ?? process.env
@@ -211,7 +211,11 @@ export const run = (options: Options) => {
       yield* Console.error(warning)
       yield* Effect.logWarning(warning)
     }
-    if (!EnvFlag.isOn(env.OPENCODE_DISABLE_IDLE_COLLECTION)) yield* Effect.forkScoped(IdleCollection.run())
+    if (!EnvFlag.isOn(env.OPENCODE_DISABLE_IDLE_COLLECTION))
+      yield* Effect.forkScoped(
+        // Caches holding under a million characters are dropped without a collection of their own.
+        IdleCollection.run({ release: () => MessageProjection.releaseCaches() >= 1_000_000 })
+      )
     return yield* Effect.never
   }).pipe(
     Effect.provide(layer(options)),

@@ -166,6 +166,53 @@ describe("IdleCollection.run, the new space", () => {
   }, 30_000)
 })
 
+describe("IdleCollection.run, releasing caches", () => {
+  it("releases once per quiet spell, then collects at once and at the next quiet check; a release that held little collects nothing", async () => {
+    let releases = 0
+    let worth = true
+    const count = () => Effect.runSync(collected)
+    const start = count()
+    const until = async (done: () => boolean) => {
+      for (let waited = 0; !done() && waited < 10_000; waited += 20) await sleep(20)
+    }
+    // No collection for the old or the new space here (a slack and a floor no heap reaches).
+    const fiber = Effect.runFork(
+      IdleCollection.run({
+        delay: 0,
+        interval: "50 millis",
+        // Quiet unless the loop was held most of an interval: a test worker's own ticks stay quiet.
+        busy: 0.5,
+        slack: 1024 * MiB,
+        youngFloor: 1024 * MiB,
+        youngQuiet: "300 millis",
+        release: () => {
+          releases++
+          return worth
+        }
+      })
+    )
+    try {
+      await until(() => count() >= start + 2)
+      expect(releases).toBe(1)
+      expect(count()).toBe(start + 2)
+      await sleep(500)
+      expect(releases).toBe(1)
+      expect(count()).toBe(start + 2)
+
+      // A busy spell (the loop held past a whole interval) ends the quiet one; the next spell releases again.
+      worth = false
+      const busyUntil = performance.now() + 200
+      while (performance.now() < busyUntil) {}
+      await until(() => releases === 2)
+      expect(releases).toBe(2)
+      await sleep(300)
+      expect(count()).toBe(start + 2)
+    } finally {
+      await Effect.runPromise(Fiber.interrupt(fiber))
+    }
+  }, 30_000)
+})
+
 /** `opencode_idle_collections_total` on a served `/metrics` (0 before the first collection). */
 const servedCollections = async (url: string) => {
   const text = await (await fetch(`${url}/metrics`)).text()

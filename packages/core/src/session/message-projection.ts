@@ -497,10 +497,16 @@ interface ContextCache {
   readonly get: (sessionID: string) => ContextEntry | undefined
   readonly set: (sessionID: string, entry: ContextEntry, from: ContextEntry | undefined) => void
   readonly delete: (sessionID: string) => void
+  /** Drops every entry. */
+  readonly clear: () => void
+  /** The JSON characters of the messages held. */
+  readonly chars: () => number
 }
 
 const contextCapacityChars = 16 * 1024 * 1024
 const contextCaches = new WeakMap<SqlClient.SqlClient, ContextCache>()
+/** Every context cache made, held weakly (a closed client's cache goes with it), for {@link releaseCaches}. */
+const everyContextCache = new Set<WeakRef<ContextCache>>()
 
 const contextCache = (sql: SqlClient.SqlClient): ContextCache => {
   const known = contextCaches.get(sql)
@@ -526,10 +532,45 @@ const contextCache = (sql: SqlClient.SqlClient): ContextCache => {
         remove(id)
       }
     },
-    delete: remove
+    delete: remove,
+    clear: () => {
+      entries.clear()
+      chars = 0
+    },
+    chars: () => chars
   }
   contextCaches.set(sql, cache)
+  everyContextCache.add(new WeakRef(cache))
   return cache
+}
+
+/** Runs `f` on every context cache still reachable, forgetting those that are gone. */
+const forEachContextCache = (f: (cache: ContextCache) => void) => {
+  for (const ref of everyContextCache) {
+    const cache = ref.deref()
+    if (cache === undefined) everyContextCache.delete(ref)
+    else f(cache)
+  }
+}
+
+/**
+ * Drops everything the read caches hold: the decoded messages ({@link decoded}) and every session's
+ * context (see {@link context}); returns the characters of JSON they held. Both are pure caches of
+ * stored rows, so nothing is lost: the next read decodes and fills them again (for a long history, a
+ * few milliseconds once). For a host that has gone quiet (see the server's Idle Collection), whose
+ * caches would otherwise keep up to 24 M characters of JSON and their decoded messages for as long as
+ * it runs. A read in flight meanwhile is not stored (an entry is replaced only by a read that started
+ * from it).
+ */
+export const releaseCaches = (): number => {
+  let chars = decodedChars
+  decoded.clear()
+  decodedChars = 0
+  forEachContextCache((cache) => {
+    chars += cache.chars()
+    cache.clear()
+  })
+  return chars
 }
 
 /** SQL errors and rows that do not decode are broken storage: defects. */

@@ -425,6 +425,35 @@ describe("SessionEvents.append projects in the append's transaction", () => {
   )
 
   it.scoped(
+    "releaseCaches drops the decoded messages and contexts it held; the next read decodes them again, equal",
+    () =>
+      withCore((w) =>
+        Effect.gen(function* () {
+          const events = yield* SessionEvents.Service
+          const session = yield* createSession(w)
+          const id = session.id
+          const assistant = Identifier.newMessageID()
+          const at = { timestamp: 42, sessionID: id }
+          yield* events.append(id, [
+            draft("session.next.step.started", { ...at, assistantMessageID: assistant, agent: "build", model }),
+            draft("session.next.text.ended", { ...at, assistantMessageID: assistant, textID: "t", text: "kept" })
+          ])
+          const first = yield* MessageProjection.context(id, 0)
+          expect(first.length).toBeGreaterThan(0)
+          expect(MessageProjection.releaseCaches()).toBeGreaterThan(0)
+          expect(MessageProjection.releaseCaches()).toBe(0)
+          const again = yield* MessageProjection.context(id, 0)
+          expect(again).toEqual(first)
+          // Decoded afresh: new objects, not the ones the caches held.
+          expect(again.find((message) => message.id === assistant)).not.toBe(
+            first.find((message) => message.id === assistant)
+          )
+          expect(MessageProjection.releaseCaches()).toBeGreaterThan(0)
+        })
+      )
+  )
+
+  it.scoped(
     "context reads what changed since its previous read, whichever host wrote it: a compaction moves its start, and what a revert took out stays out",
     () =>
       Effect.gen(function* () {
