@@ -180,8 +180,9 @@ describe("IdleCollection.run, releasing caches", () => {
       IdleCollection.run({
         delay: 0,
         interval: "50 millis",
-        // Quiet unless the loop was held most of an interval: a test worker's own ticks stay quiet.
-        busy: 0.5,
+        // Quiet unless the loop was held most of the time since the last check: a test worker's own
+        // ticks stay quiet.
+        busy: 0.75,
         slack: 1024 * MiB,
         youngFloor: 1024 * MiB,
         youngQuiet: "300 millis",
@@ -199,9 +200,9 @@ describe("IdleCollection.run, releasing caches", () => {
       expect(releases).toBe(1)
       expect(count()).toBe(start + 2)
 
-      // A busy spell (the loop held past a whole interval) ends the quiet one; the next spell releases again.
+      // A busy spell (the loop held for ten intervals) ends the quiet one; the next spell releases again.
       worth = false
-      const busyUntil = performance.now() + 200
+      const busyUntil = performance.now() + 500
       while (performance.now() < busyUntil) {}
       await until(() => releases === 2)
       expect(releases).toBe(2)
