@@ -72,9 +72,8 @@ export const run = (command: string, cwd: string, options: Options = {}): Effect
     Effect.sync(() => {
       const exited = Deferred.unsafeMake<void, Error>(FiberId.none)
       const closed = Deferred.unsafeMake<void>(FiberId.none)
-      const { child, tree } = ProcessTree.spawn(shell(), ["-c", command], {
+      const { child, tree } = ProcessTree.spawnCommand(shell(), ["-c", command], {
         cwd,
-        stdio: ["ignore", "pipe", "pipe"],
         env: process.env
       })
       const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() }

@@ -126,9 +126,9 @@ export const make = (options: Options = {}) =>
     const killGrace = Duration.decode(options.killGrace ?? "1 second")
 
     /**
-     * Runs `command` as the leader of a Process Tree (`ProcessTree.spawn`: its own session and
-     * process group, and a scope id in the environment of everything it starts), which is
-     * terminated however the run ends:
+     * Runs `command` as the leader of a Process Tree (`ProcessTree.spawnCommand`: its own session
+     * and process group, and a scope id in the environment of everything it starts; started by the
+     * Spawn Helper where it runs), which is terminated however the run ends:
      *
      * - **Exit:** resolves when the shell exits; output still in flight is drained briefly, then
      *   whatever the command left running (background, `nohup`, `setsid` and double-forked jobs) is
@@ -146,9 +146,8 @@ export const make = (options: Options = {}) =>
         Effect.gen(function* () {
           const exited = yield* Deferred.make<Ended, Error>()
           const closed = yield* Deferred.make<void>()
-          const { child, tree } = ProcessTree.spawn(shell, ["-c", command], {
+          const { child, tree } = ProcessTree.spawnCommand(shell, ["-c", command], {
             cwd,
-            stdio: ["ignore", "pipe", "pipe"],
             env: process.env
           })
           const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() }

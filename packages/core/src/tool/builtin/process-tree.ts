@@ -3,7 +3,9 @@ export * as ProcessTree from "./process-tree.js"
 import * as childProcess from "node:child_process"
 import * as crypto from "node:crypto"
 import * as nodeFs from "node:fs"
+import type { Readable } from "node:stream"
 import { Duration, Effect } from "effect"
+import { SpawnHelper } from "./spawn-helper.js"
 
 /**
  * A Process Tree is everything one spawned command started, however it tried to leave: background
@@ -60,7 +62,14 @@ import { Duration, Effect } from "effect"
  *
  * **Host exit:** trees still alive when the Node process exits (`process.exit`, the end of the event
  * loop) are SIGKILLed synchronously from an `exit` handler. A host that is SIGKILLed itself runs
- * nothing, and its trees keep running.
+ * nothing: trees it spawned itself keep running, while the Spawn Helper kills the process group of
+ * each command it started ({@link spawnCommand}) when the host's channel closes.
+ *
+ * **Started by the Spawn Helper** ({@link spawnCommand}, Linux): the helper, not the host, is the
+ * leader's parent and reaps it, and the host learns the pid, the reap and the last pid at the reap
+ * one message later. Until the pid arrives the tree is `pending`, and {@link terminate} waits for it
+ * first. The pid-reuse rule below then reads "while the helper has not reported the reap", which
+ * adds one case to the wrap above: the counter going round within that message's delivery.
  */
 
 /** The environment variable that carries the scope ids of every tree a process belongs to. */
@@ -78,6 +87,13 @@ export interface Tree {
    * was not read): see "Without a scan". A tree without it is always scanned once its leader is reaped.
    */
   readonly lastPidAtReap?: (() => number | undefined) | undefined
+  /** Whether the leader's start has not settled yet (a helper is starting it): its pid is not known. */
+  readonly pending?: (() => boolean) | undefined
+  /**
+   * Whether the leader may have started while its pid never became known (its helper stopped first):
+   * only the scope id finds the tree then.
+   */
+  readonly lost?: (() => boolean) | undefined
 }
 
 /** Trees spawned and not yet terminated, killed synchronously if the host exits first. */
@@ -117,6 +133,50 @@ export const spawn = (
   return { child, tree }
 }
 
+/** What a command started by {@link spawnCommand} is seen through: a `ChildProcess`, or the Spawn Helper's `Command`. */
+export interface CommandProcess {
+  readonly stdout: Readable | null
+  readonly stderr: Readable | null
+  once(event: "error", listener: (error: Error) => void): this
+  once(event: "exit", listener: (code: number | null, signal: NodeJS.Signals | null) => void): this
+  once(event: "close", listener: () => void): this
+}
+
+/**
+ * Starts `file` with `args` as the leader of a new tree, as {@link spawn} does with stdin ignored and
+ * stdout and stderr piped, through the Spawn Helper where it runs (so the host does not fork: see
+ * `spawn-helper.ts`), else by the host itself. A tree started through the helper is {@link adopt}ed
+ * when its pid arrives; {@link terminate} waits for that first.
+ */
+export const spawnCommand = (
+  file: string,
+  args: ReadonlyArray<string>,
+  options: { readonly cwd?: string | undefined; readonly env?: NodeJS.ProcessEnv | undefined }
+): { readonly child: CommandProcess; readonly tree: Tree } => {
+  if (SpawnHelper.available()) {
+    const { scope, env } = scoped(options.env ?? process.env)
+    const command = SpawnHelper.spawn(file, args, { cwd: options.cwd, env })
+    if (command !== undefined) return { child: command, tree: helperTree(command, scope) }
+  }
+  return spawn(file, args, { ...options, stdio: ["ignore", "pipe", "pipe"] })
+}
+
+/** The tree led by `command`, a leader the Spawn Helper is starting: adopted when its pid arrives. */
+const helperTree = (command: SpawnHelper.Command, scope: string): Tree => {
+  const tree: Tree = {
+    get leader() {
+      return command.pid
+    },
+    scope,
+    unreaped: () => command.pid !== undefined && !command.reaped,
+    lastPidAtReap: () => command.lastPidAtReap,
+    pending: () => !command.settled,
+    lost: () => command.lost
+  }
+  command.once("spawned", () => adopt(tree, command.started))
+  return tree
+}
+
 /**
  * A new scope id and `env` extended with it (an outer scope id already there is kept), for a leader
  * that something other than {@link spawn} starts (a PTY: node-pty makes its program a session leader).
@@ -135,13 +195,15 @@ export const scoped = (
 /**
  * Takes `tree` (its leader started with the environment of {@link scoped}, leading its own session
  * and process group) into the host's care: until it is terminated, the host's exit kills it.
+ * `started` is when the leader started, if whoever spawned it read it (else it is read here).
  */
-export const adopt = (tree: Tree): Tree => {
+export const adopt = (tree: Tree, started?: number): Tree => {
   if (tree.leader !== undefined) {
     installExitHook()
     live.add(tree)
+    if (started !== undefined) leaderStarted.set(tree, started)
     // Read while the host has not reaped the leader, so the pid is surely the leader's.
-    if (hasProc() && tree.unreaped()) {
+    else if (hasProc() && tree.unreaped()) {
       const started = readStat(tree.leader)?.started
       if (started !== undefined) leaderStarted.set(tree, started)
     }
@@ -251,10 +313,13 @@ const gone = (stat: Stat) => isGone(stat.state)
  */
 export const members = (tree: Tree): ReadonlyArray<number> => {
   const leader = tree.leader
-  if (leader === undefined) return []
+  if (leader === undefined) return tree.lost?.() === true && hasProc() ? scan(tree, undefined) : []
   if (!hasProc()) return groupAlive(leader) ? [leader] : []
-  const alone = withoutScan(tree)
-  if (alone !== undefined) return alone
+  return withoutScan(tree) ?? scan(tree, leader)
+}
+
+/** The members of `tree` by a scan of `/proc`; without a `leader` (a lost one), by the scope id alone. */
+const scan = (tree: Tree, leader: number | undefined): ReadonlyArray<number> => {
   const stats: Array<Stat> = []
   const since = leaderStarted.get(tree) ?? Number.NEGATIVE_INFINITY
   for (const name of nodeFs.readdirSync("/proc")) {
@@ -269,7 +334,7 @@ export const members = (tree: Tree): ReadonlyArray<number> => {
   // Until the host reaps the leader its pid cannot be reused, so the group and session are the
   // tree's even if the leader exec'd with an empty environment (it stays in them: a session leader
   // cannot leave its group); after that, a live process holding its pid must carry the scope.
-  const ownsGroup = tree.unreaped() || holder === undefined || carries(leader, tree.scope)
+  const ownsGroup = leader !== undefined && (tree.unreaped() || holder === undefined || carries(leader, tree.scope))
   const found = new Set<number>()
   for (const stat of stats) {
     if ((ownsGroup && (stat.pgrp === leader || stat.session === leader)) || carries(stat.pid, tree.scope)) {
@@ -309,8 +374,7 @@ const signal = (pid: number, name: NodeJS.Signals) => {
 
 /** Sends `name` to every member (Linux), or to the leader's process group (elsewhere). */
 const signalAll = (tree: Tree, pids: ReadonlyArray<number>, name: NodeJS.Signals) => {
-  if (tree.leader === undefined) return
-  if (!hasProc()) return signal(-tree.leader, name)
+  if (!hasProc()) return tree.leader === undefined ? undefined : signal(-tree.leader, name)
   for (const pid of pids) signal(pid, name)
 }
 
@@ -319,8 +383,7 @@ const signalAll = (tree: Tree, pids: ReadonlyArray<number>, name: NodeJS.Signals
  * behind the scan, until a scan finds no new one; then all of them are killed.
  */
 const killNow = (tree: Tree) => {
-  if (tree.leader === undefined) return
-  if (!hasProc()) return signal(-tree.leader, "SIGKILL")
+  if (!hasProc()) return tree.leader === undefined ? undefined : signal(-tree.leader, "SIGKILL")
   const stopped = new Set<number>()
   for (let round = 0; round < 100; round++) {
     const fresh = members(tree).filter((pid) => !stopped.has(pid))
@@ -334,6 +397,8 @@ const killNow = (tree: Tree) => {
 }
 
 const pollInterval = Duration.millis(20)
+/** How often {@link terminate} looks whether a leader being started has its pid (the helper answers within a millisecond or so). */
+const startPollInterval = Duration.millis(2)
 
 /**
  * Ends the tree: SIGTERM to every member, up to `grace` for them to exit, then SIGKILL to whatever
@@ -345,9 +410,18 @@ const pollInterval = Duration.millis(20)
  *   interrupted, so it keeps its bound inside an uninterruptible region such as a release.
  * - **Idempotent:** with no member left it returns at once; a tree with no members never waits.
  * - Never fails. Once it returns, the host's exit no longer concerns the tree.
+ * - **A leader still being started** (by the Spawn Helper): it first waits for its pid, within the
+ *   same `grace`; a helper that has not answered by then is stopped, and the tree, lost, is found by
+ *   its scope id.
  */
 export const terminate = (tree: Tree, grace: Duration.DurationInput): Effect.Effect<void> =>
   Effect.gen(function* () {
+    if (tree.pending?.() === true) {
+      const deadline = Date.now() + Duration.toMillis(Duration.decode(grace))
+      while (tree.pending() && Date.now() < deadline) yield* Effect.sleep(startPollInterval)
+      if (tree.pending()) SpawnHelper.stop()
+      while (tree.pending() && Date.now() < deadline + 1000) yield* Effect.sleep(startPollInterval)
+    }
     let left = members(tree)
     if (left.length > 0) {
       signalAll(tree, left, "SIGTERM")

@@ -1,0 +1,175 @@
+import * as childProcess from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { ProcessTree } from "../../../src/tool/builtin/process-tree.js"
+import { SpawnHelper } from "../../../src/tool/builtin/spawn-helper.js"
+import { freshTag, isAlive, processesTagged, sleeps, taggedRunning, tagLeftovers } from "./harness.js"
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const moduleFile = path.resolve(here, "../../../src/tool/builtin/process-tree.ts")
+
+/** Starts `script` with `sh -c` through `ProcessTree.spawnCommand`, collecting both streams. */
+const start = (script: string) => {
+  const { child, tree } = ProcessTree.spawnCommand("/bin/sh", ["-c", script], { cwd: here })
+  const output = { stdout: "", stderr: "" }
+  child.stdout?.on("data", (chunk: Buffer) => (output.stdout += String(chunk)))
+  child.stderr?.on("data", (chunk: Buffer) => (output.stderr += String(chunk)))
+  // Listened to from the start: an event may come before the test awaits it.
+  const event = <A>(name: "exit" | "close" | "error", value: (...args: Array<any>) => A) => {
+    const seen = new Promise<A>((resolve) =>
+      child.once(name as "close", (...args: Array<unknown>) => resolve(value(...args)))
+    )
+    return Effect.promise(() => seen)
+  }
+  return {
+    child,
+    tree,
+    output,
+    exited: event("exit", (code: number | null, signal: string | null) => ({ code, signal })),
+    closed: event("close", () => undefined),
+    failed: event("error", (error: Error) => error.message)
+  }
+}
+
+/** The parent pid of `pid` (`/proc/PID/stat` field 4). */
+const parentOf = (pid: number) => {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
+}
+
+const spawned = (tree: ProcessTree.Tree) =>
+  Effect.gen(function* () {
+    while (tree.pending?.() === true) yield* Effect.sleep("2 millis")
+    return tree.leader
+  })
+
+describe.runIf(SpawnHelper.available())("SpawnHelper", () => {
+  it.live(
+    "a command started by the helper streams both outputs, and reports its pid, exit and the last pid at its reap",
+    () =>
+      Effect.gen(function* () {
+        const run = start("echo out; echo err >&2; exit 3")
+        const ended = yield* run.exited
+        yield* run.closed
+        expect(ended).toEqual({ code: 3, signal: null })
+        expect(run.output).toEqual({ stdout: "out\n", stderr: "err\n" })
+        expect(run.tree.leader).toBeTypeOf("number")
+        expect(run.tree.unreaped()).toBe(false)
+        // Nothing else started a process here meanwhile in the common case; either way the reading is a pid.
+        expect(run.tree.lastPidAtReap?.()).toBeGreaterThanOrEqual(run.tree.leader!)
+        yield* ProcessTree.terminate(run.tree, "100 millis")
+        expect(ProcessTree.members(run.tree)).toEqual([])
+      })
+  )
+
+  it.live("the command is the helper's child, not the host's: the host never forks for it", () =>
+    Effect.gen(function* () {
+      const tag = freshTag()
+      const [a] = sleeps(tag, 1)
+      const run = start(`exec sleep ${a}`)
+      const leader = yield* spawned(run.tree)
+      yield* taggedRunning(tag, 1)
+      expect(parentOf(leader!)).toBe(SpawnHelper.helperPid())
+      expect(parentOf(leader!)).not.toBe(process.pid)
+      yield* ProcessTree.terminate(run.tree, "200 millis")
+      expect((yield* run.exited).signal).toBe("SIGTERM")
+      expect(yield* tagLeftovers(tag)).toEqual([])
+    })
+  )
+
+  it.live(
+    "output written by a background job after the command exited still arrives, and ends when the job closes it",
+    () =>
+      Effect.gen(function* () {
+        const run = start("(sleep 0.3; echo late) & echo early")
+        expect(yield* run.exited).toEqual({ code: 0, signal: null })
+        yield* run.closed
+        expect(run.output.stdout).toBe("early\nlate\n")
+        yield* ProcessTree.terminate(run.tree, "100 millis")
+      })
+  )
+
+  it.live("terminated before its pid arrived, a command is still found and killed: nothing is left", () =>
+    Effect.gen(function* () {
+      const tag = freshTag()
+      const [a, b] = sleeps(tag, 2)
+      const run = start(`sleep ${a} & sleep ${b}`)
+      expect(run.tree.pending?.()).toBe(true)
+      yield* ProcessTree.terminate(run.tree, "300 millis")
+      expect(run.tree.leader).toBeTypeOf("number")
+      expect(yield* tagLeftovers(tag)).toEqual([])
+      expect(ProcessTree.members(run.tree)).toEqual([])
+    })
+  )
+
+  it.live(
+    "a helper that stops fails its running commands; their trees are found by their scope and killed, and the next command starts a new helper",
+    () =>
+      Effect.gen(function* () {
+        const tag = freshTag()
+        const [a, b] = sleeps(tag, 2)
+        const run = start(`sleep ${a} & (setsid sleep ${b} &); wait`)
+        yield* spawned(run.tree)
+        yield* taggedRunning(tag, 2)
+        const first = SpawnHelper.helperPid()!
+        process.kill(first, "SIGKILL")
+        expect(yield* run.failed).toBe("the helper that started the command stopped")
+        // The helper's death reparented the leader: its pid is no longer taken for the tree's without a look.
+        expect(run.tree.unreaped()).toBe(false)
+        expect(processesTagged(tag).length).toBeGreaterThanOrEqual(2)
+        yield* ProcessTree.terminate(run.tree, "200 millis")
+        expect(yield* tagLeftovers(tag)).toEqual([])
+
+        const next = start("echo again")
+        expect(yield* next.exited).toEqual({ code: 0, signal: null })
+        yield* next.closed
+        expect(next.output.stdout).toBe("again\n")
+        expect(SpawnHelper.helperPid()).not.toBe(first)
+        yield* ProcessTree.terminate(next.tree, "100 millis")
+      })
+  )
+
+  it.live(
+    "a helper that does not answer is stopped by terminate within its grace, and what it was asked to start never runs",
+    () =>
+      Effect.gen(function* () {
+        const warm = start("true")
+        yield* warm.exited
+        yield* ProcessTree.terminate(warm.tree, "100 millis")
+        const frozen = SpawnHelper.helperPid()!
+        process.kill(frozen, "SIGSTOP")
+        const tag = freshTag()
+        const [a] = sleeps(tag, 1)
+        const run = start(`sleep ${a}`)
+        const began = Date.now()
+        yield* ProcessTree.terminate(run.tree, "300 millis")
+        expect(Date.now() - began).toBeLessThan(5_000)
+        expect(yield* run.failed).toBe("the helper that started the command stopped")
+        expect(run.tree.lost?.()).toBe(true)
+        expect(isAlive(frozen)).toBe(false)
+        expect(yield* tagLeftovers(tag, 300)).toEqual([])
+      })
+  )
+
+  it.live("a host that is SIGKILLed takes the commands it was running with it", () =>
+    Effect.gen(function* () {
+      const tag = freshTag()
+      const [a, b] = sleeps(tag, 2)
+      const script = [
+        `import { ProcessTree } from ${JSON.stringify(moduleFile)}`,
+        `ProcessTree.spawnCommand("/bin/sh", ["-c", ${JSON.stringify(`sleep ${a} & sleep ${b}; wait`)}], {})`,
+        "setInterval(() => {}, 1000)"
+      ].join("\n")
+      const host = childProcess.spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+        stdio: "ignore"
+      })
+      yield* taggedRunning(tag, 2)
+      host.kill("SIGKILL")
+      // The helper sees its channel close and SIGKILLs the command's process group.
+      expect(yield* tagLeftovers(tag, 5_000)).toEqual([])
+    })
+  )
+})
