@@ -164,24 +164,26 @@ export class Command extends EventEmitter {
   settled = false
   /** Whether it may have started while its pid never reached the host (its helper stopped first). */
   lost = false
-  #open = 2
+  readonly #ended = new Set<PassThrough>()
   #exited = false
 
   constructor(readonly id: string) {
     super()
     for (const stream of [this.stdout, this.stderr]) {
       // A stream destroyed by its reader counts as ended, as a `ChildProcess`'s does.
-      stream.once("close", () => this.#streamEnded())
+      stream.once("close", () => this.streamEnded(stream))
     }
   }
 
-  #streamEnded() {
-    this.#open -= 1
+  /** `stream`'s socket reached its end (or its reader destroyed it), whether or not its data was read. */
+  streamEnded(stream: PassThrough) {
+    if (this.#ended.has(stream)) return
+    this.#ended.add(stream)
     this.#maybeClose()
   }
 
   #maybeClose() {
-    if (this.#open === 0 && this.#exited) this.emit("close", this.exitCode, this.signalCode)
+    if (this.#ended.size === 2 && this.#exited) this.emit("close", this.exitCode, this.signalCode)
   }
 
   /** Applies one of the helper's reports. */
@@ -226,7 +228,10 @@ export class Command extends EventEmitter {
 
 interface Helper {
   readonly process: childProcess.ChildProcess
+  /** Its commands not yet reported ended (what it abandons if it stops). */
   readonly commands: Map<string, Command>
+  /** How many of its commands have not closed or failed: the host's event loop stays alive for them. */
+  open: number
 }
 
 let helper: Helper | undefined
@@ -243,6 +248,7 @@ const inFlight = new Map<string, Command>()
 
 const route = (socket: net.Socket) => {
   let header = ""
+  let command: Command | undefined
   let target: PassThrough | undefined
   socket.on("data", (chunk: Buffer) => {
     if (target !== undefined) {
@@ -257,7 +263,7 @@ const route = (socket: net.Socket) => {
       return
     }
     const [id, stream] = text.slice(0, end).split(" ")
-    const command = id === undefined ? undefined : inFlight.get(id)
+    command = id === undefined ? undefined : inFlight.get(id)
     target = stream === "stdout" ? command?.stdout : stream === "stderr" ? command?.stderr : undefined
     if (target === undefined || target.destroyed) return void socket.destroy()
     const stream_ = target
@@ -266,7 +272,9 @@ const route = (socket: net.Socket) => {
     if (rest.length > 0) stream_.write(rest)
   })
   const end = () => {
-    if (target !== undefined && !target.destroyed && !target.writableEnded) target.end()
+    if (target === undefined) return
+    if (!target.destroyed && !target.writableEnded) target.end()
+    command?.streamEnded(target)
   }
   socket.on("end", end)
   socket.on("error", end)
@@ -293,7 +301,7 @@ const start = (): Helper => {
     env: {},
     serialization: "json"
   })
-  const started: Helper = { process: proc, commands: new Map() }
+  const started: Helper = { process: proc, commands: new Map(), open: 0 }
   let reported = false
   proc.on("message", (report: Report) => {
     reported = true
@@ -324,7 +332,6 @@ const start = (): Helper => {
 /** `command` needs nothing more from `owner` (its streams may still arrive: see {@link inFlight}). */
 const forget = (owner: Helper, command: Command) => {
   owner.commands.delete(command.id)
-  if (owner.commands.size === 0) owner.process.channel?.unref()
 }
 
 /**
@@ -348,12 +355,19 @@ export const spawn = (
   const owner = helper
   const command = new Command(`${nextId++}`)
   owner.commands.set(command.id, command)
-  // Routed to until it closes or fails: its streams may connect after its exit was reported.
+  // Routed to until it closes or fails: its streams may connect after its exit was reported. Until
+  // then the helper's channel keeps the event loop alive (the socket listener does not).
   inFlight.set(command.id, command)
-  const done = () => inFlight.delete(command.id)
-  command.once("close", done)
-  command.on("error", done)
-  owner.process.channel?.ref()
+  if (owner.open++ === 0) owner.process.channel?.ref()
+  let done = false
+  const end = () => {
+    if (done) return
+    done = true
+    inFlight.delete(command.id)
+    if (--owner.open === 0) owner.process.channel?.unref()
+  }
+  command.once("close", end)
+  command.on("error", end)
   const request = { type: "spawn", id: command.id, file, args, cwd: options.cwd ?? process.cwd(), env: options.env }
   owner.process.send(request, (error) => {
     // Not sent (the helper's channel closed meanwhile): nothing was started.

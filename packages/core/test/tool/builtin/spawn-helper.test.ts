@@ -65,6 +65,21 @@ describe.runIf(SpawnHelper.available())("SpawnHelper", () => {
       })
   )
 
+  it.live(
+    "close follows the exit once both streams end, whether or not anything read them, as a ChildProcess's does",
+    () =>
+      Effect.gen(function* () {
+        const { child, tree } = ProcessTree.spawnCommand("/bin/sh", ["-c", "echo unread; echo unread >&2"], {
+          cwd: here
+        })
+        const closed = yield* Effect.async<number | null>((resume) => {
+          child.once("close", () => resume(Effect.succeed((child as SpawnHelper.Command).exitCode)))
+        })
+        expect(closed).toBe(0)
+        yield* ProcessTree.terminate(tree, "100 millis")
+      })
+  )
+
   it.live("the command is the helper's child, not the host's: the host never forks for it", () =>
     Effect.gen(function* () {
       const tag = freshTag()
