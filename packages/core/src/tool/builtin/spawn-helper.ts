@@ -252,7 +252,8 @@ const route = (socket: net.Socket) => {
   let target: PassThrough | undefined
   socket.on("data", (chunk: Buffer) => {
     if (target !== undefined) {
-      if (!target.destroyed) target.write(chunk)
+      // Backpressure as a child's own pipe has it: a reader that falls behind stops the socket.
+      if (!target.destroyed && !target.write(chunk)) socket.pause()
       return
     }
     const text = header + chunk.toString("latin1")
@@ -266,10 +267,10 @@ const route = (socket: net.Socket) => {
     command = id === undefined ? undefined : inFlight.get(id)
     target = stream === "stdout" ? command?.stdout : stream === "stderr" ? command?.stderr : undefined
     if (target === undefined || target.destroyed) return void socket.destroy()
-    const stream_ = target
-    stream_.once("close", () => socket.destroy())
+    target.once("close", () => socket.destroy())
+    target.on("drain", () => socket.resume())
     const rest = Buffer.from(text.slice(end + 1), "latin1")
-    if (rest.length > 0) stream_.write(rest)
+    if (rest.length > 0 && !target.write(rest)) socket.pause()
   })
   const end = () => {
     if (target === undefined) return

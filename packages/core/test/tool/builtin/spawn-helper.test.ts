@@ -80,6 +80,34 @@ describe.runIf(SpawnHelper.available())("SpawnHelper", () => {
       })
   )
 
+  it.live("a large output arrives whole and in order", () =>
+    Effect.gen(function* () {
+      const run = start("seq 1 1000000")
+      yield* run.exited
+      yield* run.closed
+      const lines = run.output.stdout.split("\n")
+      expect(lines.length).toBe(1_000_001)
+      expect(lines.slice(0, 3)).toEqual(["1", "2", "3"])
+      expect(lines[999_999]).toBe("1000000")
+      yield* ProcessTree.terminate(run.tree, "100 millis")
+    })
+  )
+
+  it.live("a reader that does not read holds the command back, as a pipe does; once it reads, everything arrives", () =>
+    Effect.gen(function* () {
+      const { child, tree } = ProcessTree.spawnCommand("/bin/sh", ["-c", "head -c 8000000 /dev/zero"], { cwd: here })
+      let exited = false
+      child.once("exit", () => (exited = true))
+      yield* Effect.sleep("700 millis")
+      expect(exited).toBe(false)
+      let bytes = 0
+      child.stdout?.on("data", (chunk: Buffer) => (bytes += chunk.length))
+      yield* Effect.async<void>((resume) => void child.once("close", () => resume(Effect.void)))
+      expect({ exited, bytes }).toEqual({ exited: true, bytes: 8_000_000 })
+      yield* ProcessTree.terminate(tree, "100 millis")
+    })
+  )
+
   it.live("the command is the helper's child, not the host's: the host never forks for it", () =>
     Effect.gen(function* () {
       const tag = freshTag()
