@@ -44,7 +44,9 @@ import { PassThrough } from "node:stream"
  * by the host itself.
  *
  * **The host's end.** The helper holds the host's IPC channel; when it closes (the host exited or was
- * SIGKILLed), the helper SIGKILLs the process group of every command still running and exits. So a
+ * SIGKILLed), the helper SIGKILLs the process group of every command still running and exits. It
+ * ignores SIGINT, SIGTERM and SIGHUP (a Ctrl-C in the terminal reaches the host's whole group): the
+ * host decides when its commands end. So a
  * killed host no longer leaves its commands running, as long as they stayed in their group.
  *
  * **Where.** Linux only: elsewhere commands are spawned by the host, as before.
@@ -120,6 +122,9 @@ process.on("message", (message) => {
     send({ type: "spawned", id, pid, started: startedOf(pid) })
   })
 })
+// Ctrl-C in a terminal, or a stop sent to the host's group, is for the host: the helper ends when the
+// host's channel closes, and kills what it started then.
+for (const name of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(name, () => {})
 process.on("disconnect", () => {
   for (const pid of running.values()) {
     try {

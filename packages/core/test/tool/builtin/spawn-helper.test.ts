@@ -197,6 +197,25 @@ describe.runIf(SpawnHelper.available())("SpawnHelper", () => {
       })
   )
 
+  it.live(
+    "a Ctrl-C or a stop for the host's group does not stop the helper: the host decides when its commands end",
+    () =>
+      Effect.gen(function* () {
+        const tag = freshTag()
+        const [a] = sleeps(tag, 1)
+        const run = start(`exec sleep ${a}`)
+        yield* spawned(run.tree)
+        const pid = SpawnHelper.helperPid()!
+        for (const name of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.kill(pid, name)
+        yield* Effect.sleep("200 millis")
+        expect(isAlive(pid)).toBe(true)
+        expect(processesTagged(tag)).toHaveLength(1)
+        yield* ProcessTree.terminate(run.tree, "200 millis")
+        expect(yield* run.exited).toEqual({ code: null, signal: "SIGTERM" })
+        expect(SpawnHelper.helperPid()).toBe(pid)
+      })
+  )
+
   it.live("a host that is SIGKILLed takes the commands it was running with it", () =>
     Effect.gen(function* () {
       const tag = freshTag()
