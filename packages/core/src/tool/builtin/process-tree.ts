@@ -411,8 +411,9 @@ const startPollInterval = Duration.millis(2)
  * - **Idempotent:** with no member left it returns at once; a tree with no members never waits.
  * - Never fails. Once it returns, the host's exit no longer concerns the tree.
  * - **A leader still being started** (by the Spawn Helper): it first waits for its pid, within the
- *   same `grace`; a helper that has not answered by then is stopped, and the tree, lost, is found by
- *   its scope id.
+ *   same `grace`; a helper that has not answered by then is stopped (SIGKILL, up to a second more
+ *   for its end to be seen), and the tree, lost, is found by its scope id. Only a helper that does
+ *   not answer makes the bound twice the grace and 2 s; it answers within a millisecond or so.
  */
 export const terminate = (tree: Tree, grace: Duration.DurationInput): Effect.Effect<void> =>
   Effect.gen(function* () {

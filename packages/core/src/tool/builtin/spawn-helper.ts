@@ -16,9 +16,9 @@ import { PassThrough } from "node:stream"
  * host's memory: the kernel copies the page tables of the whole process and `spawn` holds the event
  * loop until the child has exec'd (8–11 ms on the 2-vCPU VM this was measured on, for every session
  * the host runs). It also write-protects every page, so each page the host writes afterwards faults
- * once: about 1,200 minor faults per `bash` call in `opencode serve`, half again as much CPU as the
- * call's own Step. The helper is a fresh `node` with a 1 MiB young generation; its forks are cheap, and
- * the host forks once, to start it.
+ * once: about 1,100 minor faults per `bash` call in `opencode serve`. The forks and their faults were
+ * half of a tool turn's server CPU (`bench/README.md`, `spawn-cost.ts`). The helper is a fresh `node`
+ * with a 1 MiB young generation; its forks are cheap, and the host forks once, to start it.
  *
  * **How a command runs.** The host sends the command (file, arguments, directory, environment) over
  * the helper's IPC channel. The helper connects twice to the host's private Unix socket (in a
@@ -46,8 +46,8 @@ import { PassThrough } from "node:stream"
  * **The host's end.** The helper holds the host's IPC channel; when it closes (the host exited or was
  * SIGKILLed), the helper SIGKILLs the process group of every command still running and exits. It
  * ignores SIGINT, SIGTERM and SIGHUP (a Ctrl-C in the terminal reaches the host's whole group): the
- * host decides when its commands end. So a
- * killed host no longer leaves its commands running, as long as they stayed in their group.
+ * host decides when its commands end. So a killed host no longer leaves its commands running, as
+ * long as they stayed in their group.
  *
  * **Where.** Linux only: elsewhere commands are spawned by the host, as before.
  */
@@ -293,6 +293,11 @@ const listen = (): { readonly server: net.Server; readonly socketPath: string } 
   nodeFs.chmodSync(dir, 0o700)
   const socketPath = path.join(dir, "s")
   const server = net.createServer(route)
+  // A socket that cannot listen fails the commands waiting on it (their connects fail); later ones
+  // are spawned by the host.
+  server.on("error", () => {
+    off = true
+  })
   server.listen(socketPath)
   server.unref()
   process.once("exit", () => nodeFs.rmSync(dir, { recursive: true, force: true }))
@@ -313,7 +318,8 @@ const start = (): Helper => {
     reported = true
     const command = started.commands.get(report.id)
     if (command === undefined) return
-    if (report.type !== "spawned") forget(started, command)
+    // Ended or failed: nothing more to abandon (its streams may still arrive: see `inFlight`).
+    if (report.type !== "spawned") started.commands.delete(command.id)
     command.report(report)
   })
   const stopped = (reason: string) => {
@@ -322,7 +328,7 @@ const start = (): Helper => {
     // it refuses): the host spawns its commands itself from now on.
     if (!reported) off = true
     for (const command of [...started.commands.values()]) {
-      forget(started, command)
+      started.commands.delete(command.id)
       command.abandon(reported ? reason : `the spawn helper could not start (${reason})`)
     }
   }
@@ -333,11 +339,6 @@ const start = (): Helper => {
   proc.unref()
   proc.channel?.unref()
   return started
-}
-
-/** `command` needs nothing more from `owner` (its streams may still arrive: see {@link inFlight}). */
-const forget = (owner: Helper, command: Command) => {
-  owner.commands.delete(command.id)
 }
 
 /**
@@ -378,7 +379,7 @@ export const spawn = (
   owner.process.send(request, (error) => {
     // Not sent (the helper's channel closed meanwhile): nothing was started.
     if (error === null || !owner.commands.has(command.id)) return
-    forget(owner, command)
+    owner.commands.delete(command.id)
     command.report({
       type: "error",
       id: command.id,
