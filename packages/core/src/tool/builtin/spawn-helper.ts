@@ -309,7 +309,9 @@ const start = (): Helper => {
   const { socketPath } = listen()
   const proc = childProcess.spawn(process.execPath, ["--max-semi-space-size=1", "-e", program, socketPath], {
     stdio: ["ignore", "ignore", "inherit", "ipc"],
-    env: {},
+    // Nothing of the host's environment (NODE_OPTIONS would load the host's preloads); an Electron
+    // host's binary runs as plain Node with this.
+    env: { ELECTRON_RUN_AS_NODE: "1" },
     serialization: "json"
   })
   const started: Helper = { process: proc, commands: new Map(), open: 0 }
