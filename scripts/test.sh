@@ -41,7 +41,11 @@ for (const file of process.argv.slice(1)) {
   // Name each failure here, next to the count, so that the end of a long log says what failed.
   for (const suite of r.testResults) {
     for (const test of suite.assertionResults) {
-      if (test.status === "failed") console.log(`failed: ${path.basename(file, ".json")} ${suite.name} > ${test.fullName}`)
+      if (test.status !== "failed") continue
+      console.log(`failed: ${path.basename(file, ".json")} ${suite.name} > ${test.fullName}`)
+      // And the start of why: the assertion and where it stands, without colour codes.
+      const why = (test.failureMessages ?? []).join("\n").replace(/\u001b\[[0-9;]*m/g, "")
+      for (const line of why.split("\n").slice(0, 12)) console.log(`  ${line}`)
     }
     if (suite.status === "failed" && suite.assertionResults.length === 0) console.log(`failed: ${path.basename(file, ".json")} ${suite.name}: ${suite.message}`)
   }

@@ -2,7 +2,7 @@ import { execFile } from "node:child_process"
 import { promisify } from "node:util"
 import { FreePort, LLMScript, PostgresServer, ScriptedLLMServer } from "@opencode-ai/core/testing"
 import { Effect, Exit, Scope } from "effect"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest"
 import * as Binary from "./binary.js"
 import { configHome, tempDir } from "./harness.js"
 import { SseReader } from "./stream-harness.js"
@@ -247,7 +247,10 @@ describe.runIf(PostgresServer.testable()).each([
   }, 120_000)
   afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)), 60_000)
 
-  /** Three hosts over a fresh database; their URLs and processes. */
+  /**
+   * Three hosts over a fresh database; their URLs and processes. Should the test fail, each host's
+   * warnings and errors are printed beside the failure (a runner that lost its shard locks says so).
+   */
   const hosts = async (count = 3) => {
     const databaseUrl = await Effect.runPromise(postgres.database().pipe(Scope.extend(scope)))
     const project = tempDir("project")
@@ -257,7 +260,7 @@ describe.runIf(PostgresServer.testable()).each([
       Array.from({ length: count }, async () => {
         const runner = cluster ? `127.0.0.1:${await FreePort.loopback()}` : undefined
         const host = await Binary.listen(
-          ["serve", "--port", "0", ...(runner === undefined ? [] : ["--runner-address", runner])],
+          ["serve", "--port", "0", "--print-logs", ...(runner === undefined ? [] : ["--runner-address", runner])],
           {
             cwd: project,
             env: {
@@ -279,6 +282,14 @@ describe.runIf(PostgresServer.testable()).each([
         return { ...host, runner }
       })
     )
+    onTestFailed(() => {
+      for (const [h, host] of started.entries()) {
+        const lines = `${host.stdout()}\n${host.stderr()}`
+          .split("\n")
+          .filter((line) => /level=(WARN|ERROR|FATAL)|Error/.test(line))
+        console.log(`multi-host: host ${h}'s warnings and errors (${lines.length}):\n${lines.slice(-40).join("\n")}`)
+      }
+    })
     if (cluster)
       await placementSettled(
         databaseUrl,
@@ -346,7 +357,7 @@ describe.runIf(PostgresServer.testable()).each([
     await Promise.all(
       [...held].map(async (i) => {
         const interrupted = await api(urls[(i + 2) % 3]!, "POST", `/api/session/${sessions[i]}/interrupt`)
-        expect(interrupted.status).toBe(204)
+        expect(interrupted.status, JSON.stringify(interrupted.body)).toBe(204)
         await Effect.runPromise(gates.get(i)!.aborted)
       })
     )
@@ -354,7 +365,7 @@ describe.runIf(PostgresServer.testable()).each([
     await Promise.all(
       sessions.map(async (sessionID, i) => {
         const waited = await api(urls[(i + 2) % 3]!, "POST", `/api/session/${sessionID}/wait`)
-        expect(waited.status).toBe(204)
+        expect(waited.status, JSON.stringify(waited.body)).toBe(204)
       })
     )
     for (const url of urls) {
@@ -479,7 +490,7 @@ describe.runIf(PostgresServer.testable()).each([
     await Promise.all(
       sessions.map(async (sessionID, i) => {
         const waited = await api(survivors[i % 2]!.url, "POST", `/api/session/${sessionID}/wait`)
-        expect(waited.status).toBe(204)
+        expect(waited.status, JSON.stringify(waited.body)).toBe(204)
       })
     )
     for (const host of survivors) {

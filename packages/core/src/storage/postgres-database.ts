@@ -7,6 +7,7 @@ import { Duration, Effect, Layer, Redacted, type Scope, Stream } from "effect"
 import Pg from "pg"
 import { WallClock } from "../clock/wall-clock.js"
 import { PostgresMigrations } from "./postgres-migrations.js"
+import { PostgresPool } from "./postgres-pool.js"
 
 /**
  * The driver's client service, for the modules that need it only over PostgreSQL (EventLog's and the
@@ -132,10 +133,10 @@ export const layerFallible = (
   options: Options
 ): Layer.Layer<SqlClient.SqlClient | PgClient.PgClient, SqlError.SqlError | Migrator.MigrationError> => {
   const url = typeof options.url === "string" ? Redacted.make(options.url) : options.url
-  const connection = PgClient.layer({
-    url,
-    types,
-    ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections })
+  // The pool retires a connection whose statement was interrupted instead of cancelling it (PostgresPool).
+  const connection = PgClient.layerFromPool({
+    acquire: PostgresPool.make({ url, maxConnections: options.maxConnections, types }),
+    types
   })
   return Layer.effectDiscard(migrate(url)).pipe(Layer.provideMerge(connection), Layer.provide(NodeContext.layer))
 }

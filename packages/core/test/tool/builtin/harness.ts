@@ -2,6 +2,7 @@ import * as childProcess from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 import { NodeContext } from "@effect/platform-node"
 import { Identifier } from "@opencode-ai/schema"
 import { Effect } from "effect"
@@ -180,6 +181,16 @@ export const processesTagged = (tag: string): Array<{ pid: number; args: string 
     .filter((match): match is RegExpExecArray => match !== null)
     .filter((match) => !match[2]!.startsWith("Z") && match[3]!.includes(`.${tag}`))
     .map((match) => ({ pid: Number(match[1]), args: match[3]! }))
+
+/**
+ * A host process: Node (through tsx) that imports this checkout's ProcessTree and runs `lines` after
+ * that, for the tests that watch what a host's exit or death does to the commands it started.
+ */
+export const processTreeHost = (lines: ReadonlyArray<string>, stdio: childProcess.StdioOptions) => {
+  const module = fileURLToPath(new URL("../../../src/tool/builtin/process-tree.ts", import.meta.url))
+  const script = [`import { ProcessTree } from ${JSON.stringify(module)}`, ...lines].join("\n")
+  return childProcess.spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio })
+}
 
 /** Waits until at least `count` processes tagged `tag` are alive (the command has started them all). */
 export const taggedRunning = (tag: string, count: number) =>

@@ -1,13 +1,7 @@
-import * as childProcess from "node:child_process"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { ProcessTree } from "../../../src/tool/builtin/process-tree.js"
-import { freshTag, processesTagged, sleeps, spared, taggedRunning, tagLeftovers } from "./harness.js"
-
-const here = path.dirname(fileURLToPath(import.meta.url))
-const moduleFile = path.resolve(here, "../../../src/tool/builtin/process-tree.ts")
+import { freshTag, processesTagged, processTreeHost, sleeps, spared, taggedRunning, tagLeftovers } from "./harness.js"
 
 /** Spawns `script` with `sh -c` as a tree, its output ignored. */
 const spawnTree = (script: string) => ProcessTree.spawn("/bin/sh", ["-c", script], { stdio: "ignore" })
@@ -60,16 +54,15 @@ describe("ProcessTree", () => {
     Effect.gen(function* () {
       const tag = freshTag()
       const [a, b] = sleeps(tag, 2)
-      const script = [
-        `import { ProcessTree } from ${JSON.stringify(moduleFile)}`,
-        `ProcessTree.spawn("/bin/sh", ["-c", ${JSON.stringify(`sleep ${a} & (setsid sleep ${b} &); wait`)}], { stdio: "ignore" })`,
-        "setTimeout(() => process.exit(0), 1000)"
-      ].join("\n")
-      const host = childProcess.spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
-        stdio: ["ignore", "ignore", "pipe"]
-      })
+      const host = processTreeHost(
+        [
+          `ProcessTree.spawn("/bin/sh", ["-c", ${JSON.stringify(`sleep ${a} & (setsid sleep ${b} &); wait`)}], { stdio: "ignore" })`,
+          "setTimeout(() => process.exit(0), 1000)"
+        ],
+        ["ignore", "ignore", "pipe"]
+      )
       let stderr = ""
-      host.stderr.on("data", (chunk) => (stderr += String(chunk)))
+      host.stderr!.on("data", (chunk) => (stderr += String(chunk)))
       yield* taggedRunning(tag, 2)
       const code = yield* Effect.async<number | null>((resume) => {
         if (host.exitCode !== null) return resume(Effect.succeed(host.exitCode))

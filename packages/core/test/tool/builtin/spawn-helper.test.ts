@@ -1,4 +1,3 @@
-import * as childProcess from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -6,10 +5,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { ProcessTree } from "../../../src/tool/builtin/process-tree.js"
 import { SpawnHelper } from "../../../src/tool/builtin/spawn-helper.js"
-import { freshTag, isAlive, processesTagged, sleeps, taggedRunning, tagLeftovers } from "./harness.js"
+import { freshTag, isAlive, processesTagged, processTreeHost, sleeps, taggedRunning, tagLeftovers } from "./harness.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
-const moduleFile = path.resolve(here, "../../../src/tool/builtin/process-tree.ts")
 
 /** Starts `script` with `sh -c` through `ProcessTree.spawnCommand`, collecting both streams. */
 const start = (script: string) => {
@@ -220,14 +218,13 @@ describe.runIf(SpawnHelper.available())("SpawnHelper", () => {
     Effect.gen(function* () {
       const tag = freshTag()
       const [a, b] = sleeps(tag, 2)
-      const script = [
-        `import { ProcessTree } from ${JSON.stringify(moduleFile)}`,
-        `ProcessTree.spawnCommand("/bin/sh", ["-c", ${JSON.stringify(`sleep ${a} & sleep ${b}; wait`)}], {})`,
-        "setInterval(() => {}, 1000)"
-      ].join("\n")
-      const host = childProcess.spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
-        stdio: "ignore"
-      })
+      const host = processTreeHost(
+        [
+          `ProcessTree.spawnCommand("/bin/sh", ["-c", ${JSON.stringify(`sleep ${a} & sleep ${b}; wait`)}], {})`,
+          "setInterval(() => {}, 1000)"
+        ],
+        "ignore"
+      )
       yield* taggedRunning(tag, 2)
       host.kill("SIGKILL")
       // The helper sees its channel close and SIGKILLs the command's process group.
