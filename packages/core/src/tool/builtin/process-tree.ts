@@ -61,7 +61,8 @@ import { SpawnHelper } from "./spawn-helper.js"
  * signals the group; a `setsid` job escapes there.
  *
  * **Host exit:** trees still alive when the Node process exits (`process.exit`, the end of the event
- * loop) are SIGKILLed synchronously from an `exit` handler. A host that is SIGKILLed itself runs
+ * loop) are SIGKILLed synchronously from an `exit` handler, lost ones (see Tree.lost) found by their
+ * scope id. A host that is SIGKILLed itself runs
  * nothing: trees it spawned itself keep running, while the Spawn Helper kills the process group of
  * each command it started ({@link spawnCommand}) when the host's channel closes.
  *
@@ -174,6 +175,11 @@ const helperTree = (command: SpawnHelper.Command, scope: string): Tree => {
     lost: () => command.lost
   }
   command.once("spawned", () => adopt(tree, command.started))
+  // Lost: its helper stopped before the pid arrived, so the leader may run unseen; the host's exit
+  // still kills it, by its scope id.
+  command.once("error", () => {
+    if (command.lost) adopt(tree)
+  })
   return tree
 }
 
@@ -198,15 +204,16 @@ export const scoped = (
  * `started` is when the leader started, if whoever spawned it read it (else it is read here).
  */
 export const adopt = (tree: Tree, started?: number): Tree => {
-  if (tree.leader !== undefined) {
-    installExitHook()
-    live.add(tree)
+  // A lost tree (see Tree.lost) is taken in too, and found by its scope id alone.
+  if (tree.leader === undefined && tree.lost?.() !== true) return tree
+  installExitHook()
+  live.add(tree)
+  if (tree.leader === undefined) return tree
+  if (started !== undefined) leaderStarted.set(tree, started)
+  // Read while the host has not reaped the leader, so the pid is surely the leader's.
+  else if (hasProc() && tree.unreaped()) {
+    const started = readStat(tree.leader)?.started
     if (started !== undefined) leaderStarted.set(tree, started)
-    // Read while the host has not reaped the leader, so the pid is surely the leader's.
-    else if (hasProc() && tree.unreaped()) {
-      const started = readStat(tree.leader)?.started
-      if (started !== undefined) leaderStarted.set(tree, started)
-    }
   }
   return tree
 }

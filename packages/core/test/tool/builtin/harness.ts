@@ -183,12 +183,18 @@ export const processesTagged = (tag: string): Array<{ pid: number; args: string 
     .map((match) => ({ pid: Number(match[1]), args: match[3]! }))
 
 /**
- * A host process: Node (through tsx) that imports this checkout's ProcessTree and runs `lines` after
- * that, for the tests that watch what a host's exit or death does to the commands it started.
+ * A host process: Node (through tsx) that imports this checkout's ProcessTree and SpawnHelper and
+ * runs `lines` after that, for the tests that watch what a host's exit or death does to the commands
+ * it started.
  */
 export const processTreeHost = (lines: ReadonlyArray<string>, stdio: childProcess.StdioOptions) => {
-  const module = fileURLToPath(new URL("../../../src/tool/builtin/process-tree.ts", import.meta.url))
-  const script = [`import { ProcessTree } from ${JSON.stringify(module)}`, ...lines].join("\n")
+  const module = (name: string) =>
+    JSON.stringify(fileURLToPath(new URL(`../../../src/tool/builtin/${name}.ts`, import.meta.url)))
+  const script = [
+    `import { ProcessTree } from ${module("process-tree")}`,
+    `import { SpawnHelper } from ${module("spawn-helper")}`,
+    ...lines
+  ].join("\n")
   return childProcess.spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio })
 }
 

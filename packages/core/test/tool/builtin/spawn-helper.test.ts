@@ -214,6 +214,46 @@ describe.runIf(SpawnHelper.available())("SpawnHelper", () => {
       })
   )
 
+  it.live(
+    "a command lost with its helper (no pid ever arrived) is still killed, by its scope id, when the host exits",
+    () =>
+      Effect.gen(function* () {
+        const tag = freshTag()
+        const [a] = sleeps(tag, 1)
+        // The host freezes its helper, asks it for a command, and kills it: the command is lost. A
+        // process of the command's scope stands in for the leader the helper might have started.
+        const host = processTreeHost(
+          [
+            'import * as childProcess from "node:child_process"',
+            'const warm = ProcessTree.spawnCommand("/bin/sh", ["-c", "true"], {})',
+            'warm.child.once("close", () => {',
+            "  const helper = SpawnHelper.helperPid()",
+            '  process.kill(helper, "SIGSTOP")',
+            '  const { child, tree } = ProcessTree.spawnCommand("/bin/sh", ["-c", "true"], {})',
+            '  child.once("error", () => {',
+            "    process.stdout.write(JSON.stringify({ lost: tree.lost() }))",
+            `    const env = { ...process.env, ${ProcessTree.scopeVariable}: tree.scope }`,
+            `    childProcess.spawn("sleep", [${JSON.stringify(a)}], { detached: true, stdio: "ignore", env }).unref()`,
+            "    setTimeout(() => process.exit(0), 1000)",
+            "  })",
+            '  process.kill(helper, "SIGKILL")',
+            "})",
+            "setInterval(() => {}, 1000)"
+          ],
+          ["ignore", "pipe", "inherit"]
+        )
+        let stdout = ""
+        host.stdout!.on("data", (chunk) => (stdout += String(chunk)))
+        yield* taggedRunning(tag, 1)
+        const code = yield* Effect.async<number | null>((resume) => {
+          if (host.exitCode !== null) return resume(Effect.succeed(host.exitCode))
+          host.once("exit", (exit) => resume(Effect.succeed(exit)))
+        })
+        expect({ code, stdout }).toEqual({ code: 0, stdout: JSON.stringify({ lost: true }) })
+        expect(yield* tagLeftovers(tag)).toEqual([])
+      })
+  )
+
   it.live("a host that is SIGKILLed takes the commands it was running with it", () =>
     Effect.gen(function* () {
       const tag = freshTag()
