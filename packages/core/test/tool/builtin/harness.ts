@@ -198,6 +198,13 @@ export const processTreeHost = (lines: ReadonlyArray<string>, stdio: childProces
   return childProcess.spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio })
 }
 
+/** The exit code of a host process (see {@link processTreeHost}) once it has exited. */
+export const exitCodeOf = (host: childProcess.ChildProcess) =>
+  Effect.async<number | null>((resume) => {
+    if (host.exitCode !== null) return resume(Effect.succeed(host.exitCode))
+    host.once("exit", (code) => resume(Effect.succeed(code)))
+  })
+
 /** Waits until at least `count` processes tagged `tag` are alive (the command has started them all). */
 export const taggedRunning = (tag: string, count: number) =>
   Effect.gen(function* () {

@@ -1,7 +1,16 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { ProcessTree } from "../../../src/tool/builtin/process-tree.js"
-import { freshTag, processesTagged, processTreeHost, sleeps, spared, taggedRunning, tagLeftovers } from "./harness.js"
+import {
+  exitCodeOf,
+  freshTag,
+  processesTagged,
+  processTreeHost,
+  sleeps,
+  spared,
+  taggedRunning,
+  tagLeftovers
+} from "./harness.js"
 
 /** Spawns `script` with `sh -c` as a tree, its output ignored. */
 const spawnTree = (script: string) => ProcessTree.spawn("/bin/sh", ["-c", script], { stdio: "ignore" })
@@ -64,10 +73,7 @@ describe("ProcessTree", () => {
       let stderr = ""
       host.stderr!.on("data", (chunk) => (stderr += String(chunk)))
       yield* taggedRunning(tag, 2)
-      const code = yield* Effect.async<number | null>((resume) => {
-        if (host.exitCode !== null) return resume(Effect.succeed(host.exitCode))
-        host.once("exit", (exit) => resume(Effect.succeed(exit)))
-      })
+      const code = yield* exitCodeOf(host)
       expect({ code, stderr }).toEqual({ code: 0, stderr: "" })
       expect(yield* tagLeftovers(tag)).toEqual([])
     })

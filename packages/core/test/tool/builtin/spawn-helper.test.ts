@@ -5,7 +5,16 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { ProcessTree } from "../../../src/tool/builtin/process-tree.js"
 import { SpawnHelper } from "../../../src/tool/builtin/spawn-helper.js"
-import { freshTag, isAlive, processesTagged, processTreeHost, sleeps, taggedRunning, tagLeftovers } from "./harness.js"
+import {
+  exitCodeOf,
+  freshTag,
+  isAlive,
+  processesTagged,
+  processTreeHost,
+  sleeps,
+  taggedRunning,
+  tagLeftovers
+} from "./harness.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 
@@ -245,10 +254,7 @@ describe.runIf(SpawnHelper.available())("SpawnHelper", () => {
         let stdout = ""
         host.stdout!.on("data", (chunk) => (stdout += String(chunk)))
         yield* taggedRunning(tag, 1)
-        const code = yield* Effect.async<number | null>((resume) => {
-          if (host.exitCode !== null) return resume(Effect.succeed(host.exitCode))
-          host.once("exit", (exit) => resume(Effect.succeed(exit)))
-        })
+        const code = yield* exitCodeOf(host)
         expect({ code, stdout }).toEqual({ code: 0, stdout: JSON.stringify({ lost: true }) })
         expect(yield* tagLeftovers(tag)).toEqual([])
       })
