@@ -42,13 +42,8 @@ class RetiringPool extends Pg.Pool {
   /** Connections handed out whose statement was interrupted: closed when released. */
   private readonly retiring = new Set<Pg.PoolClient>()
 
-  constructor(config: Pg.PoolConfig) {
-    super(config)
-    // Queued before the first statement of each new connection.
-    this.on("connect", (client) => {
-      client.query(`SET client_connection_check_interval = ${connectionCheckMs}`).catch(() => {})
-    })
-  }
+  /** Connections that have had {@link connectionCheckMs} set (before their first statement). */
+  private readonly checked = new WeakSet<Pg.PoolClient>()
 
   /** The driver's overloads, passed on unchanged. */
   override query(...args: Array<any>): any {
@@ -70,16 +65,24 @@ class RetiringPool extends Pg.Pool {
     }
     super.connect((error, client, done) => {
       if (error || client === undefined) return callback(error, client, done)
-      const pid = pidOf(client)
-      if (pid !== undefined) this.out.set(pid, client)
-      const release = client.release
-      client.release = (failure?: Error | boolean) => {
-        if (pid !== undefined && this.out.get(pid) === client) this.out.delete(pid)
-        const retire = this.retiring.delete(client)
-        release(failure || retire || undefined)
-      }
-      callback(undefined, client, client.release)
+      if (this.checked.has(client)) return this.handOut(client, callback)
+      this.checked.add(client)
+      // Set before the caller's first statement, not queued beside it; refused by older servers.
+      client.query(`SET client_connection_check_interval = ${connectionCheckMs}`, () => this.handOut(client, callback))
     })
+  }
+
+  /** Gives `client` to `callback`, watched: retired on release if its statement was interrupted. */
+  private handOut(client: Pg.PoolClient, callback: (...args: Array<any>) => void) {
+    const pid = pidOf(client)
+    if (pid !== undefined) this.out.set(pid, client)
+    const release = client.release
+    client.release = (failure?: Error | boolean) => {
+      if (pid !== undefined && this.out.get(pid) === client) this.out.delete(pid)
+      const retire = this.retiring.delete(client)
+      release(failure || retire || undefined)
+    }
+    callback(undefined, client, client.release)
   }
 }
 
