@@ -35,7 +35,7 @@ export * as Catalog from "./catalog.js"
  */
 
 import type { Model as ModelSchema } from "@opencode-ai/schema"
-import { Either, Option } from "effect"
+import { Either, Option, Order } from "effect"
 import type { Protocol } from "../llm/provider.js"
 import * as ProviderPackage from "../llm/provider-package.js"
 import { Traced } from "../observability/traced.js"
@@ -406,7 +406,7 @@ const fallbackModel = (
   const own = Object.keys(declared[first.id]?.models ?? {})
   const candidates = first.models.filter((model) => model.status !== "deprecated")
   const newest = [...(candidates.length > 0 ? candidates : first.models)].sort((a, b) =>
-    (b.releaseDate ?? "").localeCompare(a.releaseDate ?? "")
+    Order.string(b.releaseDate ?? "", a.releaseDate ?? "")
   )[0]
   const chosen = first.models.find((model) => own.includes(model.id)) ?? newest
   return Option.fromNullable(chosen).pipe(

@@ -1,7 +1,7 @@
 export * as ToolRegistry from "./tool-registry.js"
 
 import type { Identifier, ToolContent } from "@opencode-ai/schema"
-import { Context, Effect, Layer, Ref, Schema, type Scope } from "effect"
+import { Context, Effect, Layer, Order, Ref, Schema, type Scope } from "effect"
 
 /** A request for permission to perform `action` on `resources` (paths, commands, URLs, ...). */
 export interface PermissionAsk {
@@ -99,7 +99,10 @@ export interface Interface {
    * is removed, the previous one of that name is visible again.
    */
   readonly register: (tool: Tool) => Effect.Effect<void, never, Scope.Scope>
-  /** The visible tools (the last registration of each name), by name. */
+  /**
+   * The visible tools (the last registration of each name), by name in code-unit order: not the
+   * locale's collation, so every host offers the model the same list in the same order.
+   */
   readonly list: Effect.Effect<ReadonlyArray<Tool>>
   /** The tools of one Step under `visible`: the names a permission policy offers (see Permission.visibleTools). */
   readonly materialize: (
@@ -118,7 +121,7 @@ export const make = Effect.gen(function* () {
       () => Ref.update(registrations, (all) => all.filter((t) => t !== tool))
     ).pipe(Effect.asVoid)
   const list = Effect.map(Ref.get(registrations), (all) =>
-    [...new Map(all.map((tool) => [tool.name, tool] as const)).values()].sort((a, b) => a.name.localeCompare(b.name))
+    [...new Map(all.map((tool) => [tool.name, tool] as const)).values()].sort((a, b) => Order.string(a.name, b.name))
   )
   const materialize = (visible: (names: ReadonlyArray<string>) => ReadonlyArray<string>) =>
     Effect.map(list, (all): Materialized => {

@@ -41,6 +41,23 @@ describe("ToolRegistry", () => {
     })
   )
 
+  it.effect("lists tools by name in code-unit order, the same on every host whatever its locale", () =>
+    Effect.gen(function* () {
+      const registry = yield* ToolRegistry.make
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          for (const name of ["read", "mcp_Zeta", "Task", "mcp_alpha", "bash", "éditer"]) {
+            yield* registry.register(tool(name, name))
+          }
+          // A collator would put "bash" before "Task" and "mcp_alpha" before "mcp_Zeta".
+          const expected = ["Task", "bash", "mcp_Zeta", "mcp_alpha", "read", "éditer"]
+          expect((yield* registry.list).map((t) => t.name)).toEqual(expected)
+          expect((yield* registry.materialize((names) => names)).definitions.map((d) => d.name)).toEqual(expected)
+        })
+      )
+    })
+  )
+
   it.effect("materialize offers only the visible tools; a hidden or unknown name settles as a readable failure", () =>
     Effect.gen(function* () {
       const registry = yield* ToolRegistry.make

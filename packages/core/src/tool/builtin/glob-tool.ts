@@ -3,7 +3,7 @@ export * as GlobTool from "./glob-tool.js"
 import * as path from "node:path"
 import { FileSystem } from "@effect/platform"
 import type { ToolStructured } from "@opencode-ai/schema"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Option, Order, Schema } from "effect"
 import { Traced } from "../../observability/traced.js"
 import type { ToolRegistry } from "../tool-registry.js"
 import { BuiltinTool } from "./builtin-tool.js"
@@ -68,7 +68,7 @@ export const make = Effect.gen(function* () {
           ),
         { concurrency: 32 }
       )
-      dated.sort((a, b) => b.mtime - a.mtime || a.file.localeCompare(b.file))
+      dated.sort((a, b) => b.mtime - a.mtime || Order.string(a.file, b.file))
       const shown = dated.slice(0, maxResults).map((entry) => entry.file)
       // Structured as upstream's glob: the entries shown, relative to the Location.
       const structured: ToolStructured.Glob = {

@@ -3,7 +3,7 @@ export * as GrepTool from "./grep-tool.js"
 import * as path from "node:path"
 import { FileSystem } from "@effect/platform"
 import type { ToolStructured } from "@opencode-ai/schema"
-import { Chunk, Duration, Effect, Option, Schema, Stream } from "effect"
+import { Chunk, Duration, Effect, Option, Order, Schema, Stream } from "effect"
 import { Traced } from "../../observability/traced.js"
 import type { ToolRegistry } from "../tool-registry.js"
 import { BinaryFile } from "./binary-file.js"
@@ -218,7 +218,7 @@ export const make = (options: Options = {}) =>
         )
         matches.sort(
           (a, b) =>
-            (mtimes.get(b.file) ?? 0) - (mtimes.get(a.file) ?? 0) || a.file.localeCompare(b.file) || a.line - b.line
+            (mtimes.get(b.file) ?? 0) - (mtimes.get(a.file) ?? 0) || Order.string(a.file, b.file) || a.line - b.line
         )
         const shown = matches.slice(0, maxResults)
         const truncated = matches.length > shown.length

@@ -4,7 +4,7 @@ import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import { FileSystem } from "@effect/platform"
 import type { ToolStructured } from "@opencode-ai/schema"
-import { Effect, Option, Schema, Stream } from "effect"
+import { Effect, Option, Order, Schema, Stream } from "effect"
 import { MediaTypes } from "../../fs/media-types.js"
 import { Traced } from "../../observability/traced.js"
 import type { ToolRegistry } from "../tool-registry.js"
@@ -92,8 +92,9 @@ const similar = (fs: FileSystem.FileSystem, file: string) =>
   )
 
 /**
- * The listing of directory `target` as `read` returns it: its entries sorted, sub-directories with a
- * trailing "/", from `offset` for `limit` entries. Also what a directory attached to a prompt shows
+ * The listing of directory `target` as `read` returns it: its entries by name in code-unit order (as
+ * `LC_ALL=C ls` orders them, whatever the host's locale), sub-directories with a trailing "/", from
+ * `offset` for `limit` entries. Also what a directory attached to a prompt shows
  * the model (`PromptFiles`). No permission check: the caller has confined `target`.
  */
 export const readDirectory = (fs: FileSystem.FileSystem, target: string, input: Input) =>
@@ -113,7 +114,7 @@ export const readDirectory = (fs: FileSystem.FileSystem, target: string, input: 
         ),
       { concurrency: 16 }
     )
-    entries.sort((a, b) => a.path.localeCompare(b.path))
+    entries.sort((a, b) => Order.string(a.path, b.path))
     const start = (input.offset ?? 1) - 1
     const shown = entries.slice(start, start + (input.limit ?? defaultLimit))
     const more = start + shown.length < entries.length

@@ -109,6 +109,18 @@ describe("read", () => {
     })
   )
 
+  it.live("a directory's entries are in code-unit order, whatever the host's locale", () =>
+    Effect.gen(function* () {
+      const p = project({ "b.txt": "", "Z.txt": "", "a.txt": "", "_x.txt": "" })
+      const { ctx } = context(p.directory)
+      // A collator would give "_x.txt", "a.txt", "b.txt", "Z.txt".
+      expect((yield* call("read", { path: "." }, ctx)).structured).toEqual({
+        entries: ["Z.txt", "_x.txt", "a.txt", "b.txt"].map((path) => ({ path, type: "file" })),
+        truncated: false
+      })
+    })
+  )
+
   it.live("a missing file fails readably, naming similar files", () =>
     Effect.gen(function* () {
       const p = project({ "config.json": "{}" })
