@@ -198,11 +198,20 @@ export const processTreeHost = (lines: ReadonlyArray<string>, stdio: childProces
   return childProcess.spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio })
 }
 
-/** The exit code of a host process (see {@link processTreeHost}) once it has exited. */
-export const exitCodeOf = (host: childProcess.ChildProcess) =>
-  Effect.async<number | null>((resume) => {
-    if (host.exitCode !== null) return resume(Effect.succeed(host.exitCode))
-    host.once("exit", (code) => resume(Effect.succeed(code)))
+/**
+ * Lets a host process (see {@link processTreeHost}) run until it exits, once `count` processes tagged
+ * `tag` are alive: its exit code and everything it wrote on `stream` (piped).
+ */
+export const hostExit = (host: childProcess.ChildProcess, stream: "stdout" | "stderr", tag: string, count: number) =>
+  Effect.gen(function* () {
+    let output = ""
+    host[stream]!.on("data", (chunk) => (output += String(chunk)))
+    yield* taggedRunning(tag, count)
+    const code = yield* Effect.async<number | null>((resume) => {
+      if (host.exitCode !== null) return resume(Effect.succeed(host.exitCode))
+      host.once("exit", (exit) => resume(Effect.succeed(exit)))
+    })
+    return { code, output }
   })
 
 /** Waits until at least `count` processes tagged `tag` are alive (the command has started them all). */

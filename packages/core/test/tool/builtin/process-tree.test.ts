@@ -2,8 +2,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { ProcessTree } from "../../../src/tool/builtin/process-tree.js"
 import {
-  exitCodeOf,
   freshTag,
+  hostExit,
   processesTagged,
   processTreeHost,
   sleeps,
@@ -70,11 +70,7 @@ describe("ProcessTree", () => {
         ],
         ["ignore", "ignore", "pipe"]
       )
-      let stderr = ""
-      host.stderr!.on("data", (chunk) => (stderr += String(chunk)))
-      yield* taggedRunning(tag, 2)
-      const code = yield* exitCodeOf(host)
-      expect({ code, stderr }).toEqual({ code: 0, stderr: "" })
+      expect(yield* hostExit(host, "stderr", tag, 2)).toEqual({ code: 0, output: "" })
       expect(yield* tagLeftovers(tag)).toEqual([])
     })
   )

@@ -6,8 +6,8 @@ import { Effect } from "effect"
 import { ProcessTree } from "../../../src/tool/builtin/process-tree.js"
 import { SpawnHelper } from "../../../src/tool/builtin/spawn-helper.js"
 import {
-  exitCodeOf,
   freshTag,
+  hostExit,
   isAlive,
   processesTagged,
   processTreeHost,
@@ -251,11 +251,7 @@ describe.runIf(SpawnHelper.available())("SpawnHelper", () => {
           ],
           ["ignore", "pipe", "inherit"]
         )
-        let stdout = ""
-        host.stdout!.on("data", (chunk) => (stdout += String(chunk)))
-        yield* taggedRunning(tag, 1)
-        const code = yield* exitCodeOf(host)
-        expect({ code, stdout }).toEqual({ code: 0, stdout: JSON.stringify({ lost: true }) })
+        expect(yield* hostExit(host, "stdout", tag, 1)).toEqual({ code: 0, output: JSON.stringify({ lost: true }) })
         expect(yield* tagLeftovers(tag)).toEqual([])
       })
   )
