@@ -5,22 +5,30 @@ import { Duration, Effect, Redacted, type Scope } from "effect"
 import Pg from "pg"
 
 /**
- * The runtime's pool of PostgreSQL connections: the `pg` driver's pool, except that a statement that
- * is interrupted is never cancelled on the server; its connection is retired instead.
+ * The runtime's pool of PostgreSQL connections: the `pg` driver's pool, except in how an interrupted
+ * statement is stopped.
  *
- * Why: `@effect/sql-pg` stops an interrupted statement with `SELECT pg_cancel_backend(<pid>)` on
- * another connection, and PostgreSQL cancels whatever that backend runs when the signal lands. When
- * the interrupted statement ends on its own first, its connection goes back to the pool (straight to
- * the next caller waiting for one, when the pool is busy) and the cancel fails that caller's
- * statement with `57014 canceling statement due to user request`: an unrelated request answered 500,
- * or a commit lost. Interruptions are ordinary here (the loser of a race, a timeout, a client gone).
+ * Why: `@effect/sql-pg` stops an interrupted statement with `SELECT pg_cancel_backend(<pid>)` sent
+ * through the pool, and PostgreSQL cancels whatever that backend runs when the signal lands. When the
+ * interrupted statement ends on its own first, its connection goes back to the pool (straight to the
+ * next caller waiting for one, when the pool is busy) and the cancel fails that caller's statement
+ * with `57014 canceling statement due to user request`: an unrelated request answered 500, or a
+ * commit lost. Interruptions are ordinary here (the loser of a race, a timeout, a client gone).
  *
- * So the pool answers such a cancel at once without sending it, and the interrupted statement's
- * connection, once its holder releases it, is closed rather than reused: no later statement can run
- * on that backend. The statement itself ends on the server when the backend notices its connection
- * closed ({@link connectionCheckMs}), or on its own first; the pool opens a new connection when it
- * needs one. A connection already back in the pool when the cancel comes (its statement ended first) is
- * left alone: nothing of the interrupted caller runs there any more.
+ * So, when the driver asks for that cancel:
+ * - the interrupted statement's connection is retired: once its holder releases it, it is closed
+ *   rather than reused, so no other caller's statement can ever run on that backend;
+ * - the cancel goes out on a connection of its own (a full pool cannot hold it up), and the driver is
+ *   answered at once: an interruption does not wait for it;
+ * - a statement the holder sends on that connection meanwhile (a transaction's `ROLLBACK`) waits until
+ *   the cancel has been delivered. PostgreSQL ignores a cancel that reaches a backend waiting for its
+ *   next statement, so the cancel can stop only the interrupted statement, and the `ROLLBACK` runs as
+ *   soon as it has (not once the statement would have ended: minutes, for a long one);
+ * - if the connection is back in the pool already (its statement ended first), nothing is sent:
+ *   nothing of the interrupted caller runs there any more.
+ *
+ * A backend whose cancel did not arrive (the server refused the extra connection) stops its statement
+ * when it notices its connection closed ({@link connectionCheckMs}), or ends it on its own first.
  */
 
 /** The statement `@effect/sql-pg` sends to cancel a statement (PgClient's `makeCancel`). */
@@ -36,24 +44,80 @@ const pidOf = (client: Pg.PoolClient): number | undefined => (client as { proces
  */
 const connectionCheckMs = 1000
 
+/** How long (ms) a cancel may take to be delivered before the statements held behind it go ahead. */
+const cancelTimeoutMs = 5000
+
 class RetiringPool extends Pg.Pool {
   /** The connections handed out and not released yet, by backend pid. */
   private readonly out = new Map<number, Pg.PoolClient>()
   /** Connections handed out whose statement was interrupted: closed when released. */
   private readonly retiring = new Set<Pg.PoolClient>()
+  /** Retiring connections whose cancel is on its way: their next statements wait for it. */
+  private readonly cancelling = new Map<Pg.PoolClient, Promise<void>>()
 
-  /** Connections that have had {@link connectionCheckMs} set (before their first statement). */
+  /** Connections that have had {@link connectionCheckMs} set and their `query` watched. */
   private readonly checked = new WeakSet<Pg.PoolClient>()
+
+  constructor(private readonly config: Pg.PoolConfig) {
+    super(config)
+  }
 
   /** The driver's overloads, passed on unchanged. */
   override query(...args: Array<any>): any {
     const cancel = typeof args[0] === "string" ? cancelStatement.exec(args[0]) : null
     if (cancel === null) return super.query(...(args as Parameters<Pg.Pool["query"]>))
-    const client = this.out.get(Number(cancel[1]))
-    if (client !== undefined) this.retiring.add(client)
+    const pid = Number(cancel[1])
+    const client = this.out.get(pid)
+    if (client !== undefined && !this.retiring.has(client)) {
+      this.retiring.add(client)
+      const delivered = this.cancel(pid).then(() => {
+        this.cancelling.delete(client)
+      })
+      this.cancelling.set(client, delivered)
+    }
     const callback = args.find((arg) => typeof arg === "function") as ((error: Error | null) => void) | undefined
     if (callback === undefined) return Promise.resolve({ rows: [], rowCount: 0 })
     queueMicrotask(() => callback(null))
+  }
+
+  /** Sends `pg_cancel_backend(pid)` on a connection of its own; settles when sent, failed or timed out. */
+  private cancel(pid: number): Promise<void> {
+    const canceller = new Pg.Client(this.config)
+    canceller.on("error", () => {})
+    const sent = canceller
+      .connect()
+      .then(() => canceller.query(`SELECT pg_cancel_backend(${pid})`))
+      .then(
+        () => undefined,
+        () => undefined
+      )
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const timedOut = new Promise<void>((resolve) => {
+      // Unreferenced: a cancel on its way never keeps a process from exiting.
+      timer = setTimeout(resolve, cancelTimeoutMs).unref()
+    })
+    return Promise.race([sent, timedOut]).then(() => {
+      clearTimeout(timer)
+      canceller.end().catch(() => {})
+    })
+  }
+
+  /**
+   * Watches `client.query` (once per connection): while a cancel for its interrupted statement is on
+   * its way, the holder's next statements wait for it. A Submittable (a cursor) is passed on at once:
+   * the driver queues it behind the running statement.
+   */
+  private watch(client: Pg.PoolClient) {
+    const query = client.query
+    client.query = ((...args: Array<any>) => {
+      const pending = this.cancelling.get(client)
+      if (pending === undefined || typeof args[0]?.submit === "function") return query.apply(client, args as any)
+      if (typeof args[args.length - 1] === "function") {
+        void pending.then(() => query.apply(client, args as any))
+        return undefined
+      }
+      return pending.then(() => query.apply(client, args as any))
+    }) as typeof client.query
   }
 
   /** The driver's overloads, passed on unchanged. */
@@ -67,6 +131,7 @@ class RetiringPool extends Pg.Pool {
       if (error || client === undefined) return callback(error, client, done)
       if (this.checked.has(client)) return this.handOut(client, callback)
       this.checked.add(client)
+      this.watch(client)
       // Set before the caller's first statement, not queued beside it; refused by older servers.
       client.query(`SET client_connection_check_interval = ${connectionCheckMs}`, () => this.handOut(client, callback))
     })

@@ -1,7 +1,7 @@
 import { Reactivity } from "@effect/experimental"
 import { PgClient } from "@effect/sql-pg"
 import { it } from "@effect/vitest"
-import { Cause, Effect, Exit, Fiber, Redacted, Scope } from "effect"
+import { Cause, Deferred, Effect, Exit, Fiber, Redacted, Scope } from "effect"
 import { describe, expect } from "vitest"
 import { PostgresPool } from "../../src/storage/postgres-pool.js"
 import { PostgresServer } from "../../src/testing/postgres-server.js"
@@ -71,6 +71,38 @@ describe.runIf(PostgresServer.testable())("PostgresPool", () => {
         yield* Fiber.join(c)
         const exit = yield* Fiber.join(b)
         expect(Exit.isSuccess(exit) || String(Cause.squash(exit.cause))).toBe(true)
+      }),
+    startTimeout
+  )
+
+  it.scopedLive(
+    "a transaction interrupted mid-statement is rolled back once its statement is cancelled, not when the statement would have ended",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* PostgresServer.make()
+        const sql = yield* client(server, 1)
+        yield* sql`CREATE TABLE note (body text)`
+        const started = yield* Deferred.make<number>()
+        // Without the cancel, the transaction's ROLLBACK waits behind pg_sleep(600), and so does the interrupt.
+        const transaction = yield* Effect.fork(
+          sql.withTransaction(
+            Effect.gen(function* () {
+              yield* sql`INSERT INTO note (body) VALUES ('uncommitted')`
+              yield* Deferred.succeed(started, yield* backendPid(sql))
+              yield* sql`SELECT pg_sleep(600)`
+            })
+          )
+        )
+        const pid = yield* Deferred.await(started)
+        yield* Effect.sleep("200 millis")
+        yield* Fiber.interrupt(transaction)
+        // The insert was rolled back; the pool's next connection is another backend.
+        expect(yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM note`).toEqual([{ n: 0 }])
+        expect(yield* backendPid(sql)).not.toBe(pid)
+        const sleeping = yield* sql<{
+          n: number
+        }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%pg_sleep(600)%' AND pid <> pg_backend_pid()`
+        expect(sleeping).toEqual([{ n: 0 }])
       }),
     startTimeout
   )
