@@ -17,6 +17,7 @@ export * as RuntimeMetrics from "./runtime-metrics.js"
  * | `opencode_sessions_active`                    | gauge     |                            | an Execution starts / ends          |
  * | `opencode_sse_subscribers`                    | gauge     | stream                     | an SSE response starts / ends       |
  * | `opencode_db_commit_duration_seconds`         | histogram |                            | each durable transition's commit    |
+ * | `opencode_db_statements_cancelled_total`      | counter   |                            | PostgresPool cancels a statement    |
  *
  * Outcomes: a Step is `continue` (its tool calls settled and the run goes on), `stop`, `failed`,
  * `overflow` or `interrupted`; a provider request `ok`, `error` or `interrupted`; a tool call
@@ -82,6 +83,12 @@ export const dbCommitDuration = Metric.histogram(
   commitBoundaries,
   "Duration of each durable transition's SQL transaction (BEGIN to COMMIT), waiting for the writer excluded."
 )
+
+export const dbStatementsCancelled = Metric.counter("opencode_db_statements_cancelled_total", {
+  description:
+    "PostgreSQL statements interrupted while they ran, so cancelled on the server and their connection retired (PostgresPool).",
+  incremental: true
+})
 
 /** How a Step settled, for {@link steps}. */
 export type StepOutcome = "continue" | "stop" | "failed" | "overflow" | "interrupted"

@@ -3,6 +3,7 @@ export * as PostgresPool from "./postgres-pool.js"
 import { SqlError } from "@effect/sql"
 import { Duration, Effect, Redacted, type Scope } from "effect"
 import Pg from "pg"
+import { RuntimeMetrics } from "../observability/runtime-metrics.js"
 
 /**
  * The runtime's pool of PostgreSQL connections: the `pg` driver's pool, except in how an interrupted
@@ -70,6 +71,7 @@ class RetiringPool extends Pg.Pool {
     const client = this.out.get(pid)
     if (client !== undefined && !this.retiring.has(client)) {
       this.retiring.add(client)
+      RuntimeMetrics.dbStatementsCancelled.unsafeUpdate(1, [])
       const delivered = this.cancel(pid).then(() => {
         this.cancelling.delete(client)
       })

@@ -1,8 +1,9 @@
 import { Reactivity } from "@effect/experimental"
 import { PgClient } from "@effect/sql-pg"
 import { it } from "@effect/vitest"
-import { Cause, Deferred, Effect, Exit, Fiber, Redacted, Scope } from "effect"
+import { Cause, Deferred, Effect, Exit, Fiber, Metric, Redacted, Scope } from "effect"
 import { describe, expect } from "vitest"
+import { RuntimeMetrics } from "../../src/observability/runtime-metrics.js"
 import { PostgresPool } from "../../src/storage/postgres-pool.js"
 import { PostgresServer } from "../../src/testing/postgres-server.js"
 
@@ -95,7 +96,9 @@ describe.runIf(PostgresServer.testable())("PostgresPool", () => {
         )
         const pid = yield* Deferred.await(started)
         yield* Effect.sleep("200 millis")
+        const cancelled = yield* Metric.value(RuntimeMetrics.dbStatementsCancelled)
         yield* Fiber.interrupt(transaction)
+        expect((yield* Metric.value(RuntimeMetrics.dbStatementsCancelled)).count).toBe(cancelled.count + 1)
         // The insert was rolled back; the pool's next connection is another backend.
         expect(yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM note`).toEqual([{ n: 0 }])
         expect(yield* backendPid(sql)).not.toBe(pid)
