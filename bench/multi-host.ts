@@ -30,6 +30,9 @@
  *    behind the deltas; a real model streams for seconds. Deltas that never arrived within the 5 s
  *    are counted and printed.
  *
+ * Also printed: how many statements the hosts cancelled because they were interrupted while they ran
+ * (`opencode_db_statements_cancelled_total` on each host's `/metrics`; each costs a connection).
+ *
  * Medians, printed as `<figure>: <value> ms` (never asserted). The machine may be shared: compare the
  * figures of one run with each other rather than across runs.
  */
@@ -202,11 +205,21 @@ const measure = async (postgres: PostgresServer.PostgresServer, scope: Scope.Sco
         deltasMissing: streams.length - deltaArrivals.length
       })
     }
+    const cancelled = (await Promise.all(servers.map((server) => statementsCancelled(server.url)))).reduce(
+      (a, b) => a + b
+    )
+    return { rounds, cancelled }
   } finally {
     await Promise.all(streams.map((stream) => stream.close()))
     await Promise.all(servers.map((server) => server.stop()))
   }
-  return rounds
+}
+
+/** A host's `opencode_db_statements_cancelled_total` (statements interrupted while they ran), from `/metrics`. */
+const statementsCancelled = async (url: string): Promise<number> => {
+  const text = await (await fetch(`${url}/metrics`)).text()
+  const sample = /^opencode_db_statements_cancelled_total(?:\{[^}]*\})? (\S+)$/m.exec(text)
+  return sample === null ? 0 : Number(sample[1])
 }
 
 export const run = async (): Promise<ReadonlyArray<Figure>> => {
@@ -230,12 +243,16 @@ export const run = async (): Promise<ReadonlyArray<Figure>> => {
       )
     })
     try {
-      const single = await measure(postgres, scope, llm.server.url, 1)
-      const multi = await measure(postgres, scope, llm.server.url, 3)
+      const { rounds: single, cancelled: cancelledSingle } = await measure(postgres, scope, llm.server.url, 1)
+      const { rounds: multi, cancelled } = await measure(postgres, scope, llm.server.url, 3)
       const defined = (values: ReadonlyArray<number | undefined>) => values.filter((v): v is number => v !== undefined)
       const missing = multi.reduce((sum, round) => sum + round.deltasMissing, 0)
       console.log(
         `multi-host: ${multi.length * 2 - missing} of ${multi.length * 2} held first deltas reached the hosts not running their session within 5 s`
+      )
+      const prompts = (warmup + iterations) * 2
+      console.log(
+        `multi-host: statements interrupted while they ran (cancelled, their connection retired): ${cancelledSingle} on the single host, ${cancelled} on the three, ${prompts} prompts each`
       )
       const name = cluster ? "multi-host-cluster" : "multi-host"
       return [
