@@ -170,6 +170,26 @@ module.exports = {
 }
 
 /**
+ * undici's cookie helpers build, when its index is loaded, a brand check that also accepts Node's own
+ * `Headers` class, and reading the global `Headers` loads Node's bundled copy of undici (its fetch) into
+ * a process that uses the vendored undici only: about 12 MiB in a bare `node`, and in the server 3–4
+ * MiB and 25–35 ms (see BodyLimit, the other reader). The vendored copy's check accepts
+ * its own `Headers` only; no code here passes Node's to those helpers. The build fails if the text it
+ * replaces is no longer there (an undici upgrade), rather than leaving the cost behind unnoticed.
+ */
+const undiciCookiesWithoutGlobalHeaders: Plugin = {
+  name: "undici-cookies-without-global-headers",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]undici[\\/]lib[\\/]web[\\/]cookies[\\/]index\.js$/ }, async (args) => {
+      const text = await fs.promises.readFile(args.path, "utf8")
+      const global = "[Headers, globalThis.Headers].filter(Boolean)"
+      if (!text.includes(global)) throw new Error(`${args.path} no longer reads the global Headers as expected`)
+      return { contents: text.replace(global, "[Headers]"), loader: "js" }
+    })
+  }
+}
+
+/**
  * Packages that only code loaded on first use imports, and that share no module with the rest of the
  * bundle: each is bundled on its own into `dist/vendor/<name>.cjs`, so a start neither reads nor
  * compiles them (the main bundle is one CommonJS file, where esbuild cannot split chunks off).
@@ -229,7 +249,8 @@ const vendorBundles: Plugin = {
           minifySyntax: true,
           charset: "ascii",
           legalComments: "external",
-          logLevel: "warning"
+          logLevel: "warning",
+          plugins: [undiciCookiesWithoutGlobalHeaders]
         })
       }
     })

@@ -391,6 +391,35 @@ describe("bounded input", () => {
     })
   )
 
+  it.scoped(
+    "a body is read as UTF-8 the way a web Request reads it: a byte order mark dropped, bad bytes replaced",
+    () =>
+      Effect.gen(function* () {
+        const { url } = yield* startServer()
+        const created = yield* send(url, {
+          method: "POST",
+          path: "/api/session",
+          headers: json,
+          body: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from("{}")])
+        })
+        expect(created.status, created.text).toBe(200)
+        const session = JSON.parse(created.text).data.id
+        const prompt = yield* send(url, {
+          method: "POST",
+          path: `/api/session/${session}/prompt`,
+          headers: json,
+          // "caf" and a lone 0xff byte (never valid UTF-8), then "é" in its two bytes.
+          body: Buffer.concat([
+            Buffer.from('{"prompt":{"text":"caf'),
+            Buffer.from([0xff]),
+            Buffer.from(' café"},"resume":false}')
+          ])
+        })
+        expect(prompt.status, prompt.text).toBe(200)
+        expect(JSON.parse(prompt.text).data.prompt.text).toBe("caf\uFFFD café")
+      })
+  )
+
   it.scoped("an attached file over 5 MiB is refused at admission, naming the attachment", () =>
     Effect.gen(function* () {
       const { url, directory } = yield* startServer()
