@@ -17,14 +17,34 @@ const durableTypes: ReadonlySet<string> = new Set(
 
 const lastEventIdHeader = "last-event-id"
 
-/** The frames of a batch of encoded events (those of the stream's types), as one string. */
-const framesOf = (batch: ReadonlyArray<EventLog.Encoded>): string => {
+/**
+ * How many bytes of frames (UTF-16 code units, near enough) one write carries at most, unless a single
+ * event is larger. A keyset page of large events would otherwise be one write of many megabytes (256
+ * events of 64 KB: 16 MB), queued on the socket whole. The response's buffers then hold far more than
+ * their limit and drain, which is the progress the write timeout watches for, only once the client
+ * has taken nearly all of it: a client reading such a replay was reset by a 1 s write timeout while
+ * it read (`slow-consumer.test.ts`, about one run in three here).
+ */
+const framesPerWrite = 256 * 1024
+
+/**
+ * The frames of a batch of encoded events (those of the stream's types), as few strings as hold them
+ * within {@link framesPerWrite} each: usually one.
+ */
+const framesOf = (batch: ReadonlyArray<EventLog.Encoded>): Array<string> => {
+  const writes: Array<string> = []
   let frames = ""
   for (const event of batch) {
     if (!durableTypes.has(event.type)) continue
-    frames += SseFraming.event({ id: String(event.seq), event: event.type, data: event.json })
+    const frame = SseFraming.event({ id: String(event.seq), event: event.type, data: event.json })
+    if (frames !== "" && frames.length + frame.length > framesPerWrite) {
+      writes.push(frames)
+      frames = ""
+    }
+    frames += frame
   }
-  return frames
+  if (frames !== "") writes.push(frames)
+  return writes
 }
 
 /**
@@ -76,19 +96,15 @@ export const make = Effect.gen(function* () {
       // The follow starts when the body is first read (in the body's own fiber, not the handler's): it
       // subscribes, then reads the log after `after`, so commits made meanwhile are in one or the
       // other, never lost. Its events come as their stored JSON, a keyset page or a live batch at a
-      // time, each written as one string of frames. A heartbeat goes out as the body starts (the
-      // response does not wait for an event), then one every period.
+      // time, written as one string of frames (a page of large events as a few: see framesPerWrite).
+      // A heartbeat goes out as the body starts (the response does not wait for an event), then one
+      // every period.
       return yield* SseResponse.make({
         request,
         produce: (write) =>
-          log.pumpEncoded(
-            path.sessionID,
-            (batch) => {
-              const frames = framesOf(batch)
-              return frames === "" ? Effect.void : write(frames)
-            },
-            { after }
-          ),
+          log.pumpEncoded(path.sessionID, (batch) => Effect.forEach(framesOf(batch), write, { discard: true }), {
+            after
+          }),
         stream: "session",
         heartbeat: streams.heartbeat,
         heartbeatFirst: true,
