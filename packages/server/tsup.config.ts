@@ -190,6 +190,26 @@ const undiciCookiesWithoutGlobalHeaders: Plugin = {
 }
 
 /**
+ * The PostgreSQL driver asks, when `pg/lib/stream.js` is loaded, whether it runs in a Cloudflare Worker:
+ * with no global `navigator` (Node 20 has none) it constructs a `Response` to see whether the runtime
+ * keeps its `cf` option, and reading the global `Response` loads Node's bundled copy of undici (see
+ * undiciCookiesWithoutGlobalHeaders for what that costs). This bundle runs on Node only, where the
+ * answer is always no: the probe is left out, and the driver uses Node's sockets as it would have. The
+ * build fails if the text it replaces is no longer there (a `pg` upgrade).
+ */
+const pgWithoutCloudflareProbe: Plugin = {
+  name: "pg-without-cloudflare-probe",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]pg[\\/]lib[\\/]stream\.js$/ }, async (args) => {
+      const text = await fs.promises.readFile(args.path, "utf8")
+      const probe = "if (typeof Response === 'function') {"
+      if (!text.includes(probe)) throw new Error(`${args.path} no longer probes for Cloudflare as expected`)
+      return { contents: text.replace(probe, "if (false) {"), loader: "js" }
+    })
+  }
+}
+
+/**
  * Packages that only code loaded on first use imports, and that share no module with the rest of the
  * bundle: each is bundled on its own into `dist/vendor/<name>.cjs`, so a start neither reads nor
  * compiles them (the main bundle is one CommonJS file, where esbuild cannot split chunks off).
@@ -302,7 +322,15 @@ export default defineConfig([
     // Modules loaded on first use (the API reference page, the cluster, PostgreSQL, the MCP client)
     // are in it, but evaluated only when first required; what they alone import is in `vendor/`.
     splitting: false,
-    esbuildPlugins: [moduleImports, lazyFastCheck, lazyMime, apiReferenceScript, serverWithoutUndici, vendorBundles],
+    esbuildPlugins: [
+      moduleImports,
+      lazyFastCheck,
+      lazyMime,
+      apiReferenceScript,
+      serverWithoutUndici,
+      pgWithoutCloudflareProbe,
+      vendorBundles
+    ],
     // V8 keeps the source text of the bundle for as long as the process runs (lazy compilation and
     // `toString` read it again): whitespace and syntax minification make that text about a third
     // smaller, and ASCII output (non-ASCII characters escaped) keeps it a one-byte string, where a

@@ -1,7 +1,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { LLMScript, ScriptedLLMServer, TestDatabase } from "@opencode-ai/core/testing"
+import { LLMScript, ScriptedLLMServer } from "@opencode-ai/core/testing"
 import { Effect } from "effect"
 import * as Binary from "./binary.js"
 import { call, configHome, tempDir } from "./harness.js"
@@ -10,15 +10,12 @@ import { call, configHome, tempDir } from "./harness.js"
  * Node ships a copy of undici for its own `fetch`, `Request` and `Headers`, loaded on first use of any
  * of them: about 12 MiB and 30 ms. The server has its own (vendored) undici for provider requests and
  * no use for Node's, so a server that takes requests with bodies and calls a provider must not load
- * it. Two things used to: the body limit rebuilt every request with a body as a web `Request`, and the
- * vendored undici's cookie helpers read the global `Headers` when loaded.
- *
- * Over SQLite only, the default storage, for now. Over PostgreSQL (the second test pass) the `pg`
- * driver still loads it: `pg/lib/stream.js` checks for a Cloudflare runtime when it loads, and on
- * Node 20 (no global `navigator`) it does that by constructing a `Response`. The fix is the same kind
- * of build change as for the cookie helpers; until it is made, this test would fail there.
+ * it. Three things used to: the body limit rebuilt every request with a body as a web `Request`, the
+ * vendored undici's cookie helpers read the global `Headers` when loaded, and (over PostgreSQL, which
+ * the second test pass runs this with) the `pg` driver constructed a `Response` when loaded, to tell
+ * whether it runs in a Cloudflare Worker.
  */
-describe.skipIf(process.env[TestDatabase.switchVariable] === "postgres")("Node's own fetch implementation", () => {
+describe("Node's own fetch implementation", () => {
   it.scopedLive("is not loaded by a served prompt: request bodies, a provider call and its stream", () =>
     Effect.gen(function* () {
       const llm = yield* ScriptedLLMServer.make()

@@ -90,6 +90,24 @@ const activeOn = async (host: Running) =>
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
+ * `step`, logging `what` it waits for and `state()` (the session's log, the servers' logs) each minute
+ * it is still waiting: a scenario that hangs says where.
+ */
+const watched = async <A>(what: string, state: () => string, step: () => Promise<A>): Promise<A> => {
+  const timer = setInterval(() => console.log(`placement: still waiting for ${what}\n${state()}`), 60_000)
+  try {
+    return await step()
+  } finally {
+    clearInterval(timer)
+  }
+}
+
+/** Polls `done` every 100 ms until it holds. */
+const until = async (done: () => boolean | Promise<boolean>) => {
+  while (!(await done())) await sleep(100)
+}
+
+/**
  * `active` on `host` once it lists `expected` (sorted), or as it stands after 10 s. Over PostgreSQL a
  * host learns what the others run from their announcements (LiveRelay), so a change elsewhere reaches
  * it within a second, and a killed host's last announcement counts until it is `presenceMs` old.
@@ -180,17 +198,13 @@ describe.each(placements)("two opencode serve over one database, $placement plac
     )
     const { a, b, file } = await twoServers(llm.url, timings(cluster), cluster)
     const sessions: Array<string> = []
-    const allHeld = async () => {
-      const slow = setTimeout(
+    const allHeld = () =>
+      watched(
+        "every Step to stream",
         () =>
-          console.log(
-            `placement: Steps held so far: ${[...gates.entries()].filter(([, held]) => held.isReached).map(([i]) => i)}\nA: ${a.stderr().slice(-3000)}\nB: ${b.stderr().slice(-3000)}`
-          ),
-        120_000
+          `held so far: ${[...gates.entries()].filter(([, held]) => held.isReached).map(([i]) => i)}\nA: ${a.stderr().slice(-3000)}\nB: ${b.stderr().slice(-3000)}`,
+        () => until(() => gates.size === sessions.length && [...gates.values()].every((held) => held.isReached))
       )
-      while (gates.size < sessions.length || ![...gates.values()].every((held) => held.isReached)) await sleep(50)
-      clearTimeout(slow)
-    }
     /** A new session, prompted through A or B in turn: with leases the server that wakes it claims it. */
     const startOne = async () => {
       const created = await call(`${a.url}/api/session`, "POST", {})
@@ -235,15 +249,12 @@ describe.each(placements)("two opencode serve over one database, $placement plac
     for (const held of gates.values()) await Effect.runPromise(held.release)
     // `wait` through the survivor: every session (also those the killed server ran) ends settled and idle.
     for (const sessionID of sessions) {
-      const timer = setTimeout(
-        () =>
-          console.log(
-            `placement: still waiting for ${sessionID}: ${typesOf(eventsOf(file, sessionID)).join(" ")}\n${b.stderr().slice(-6000)}`
-          ),
-        60_000
+      const waited = await watched(
+        `${sessionID} to settle`,
+        () => `${typesOf(eventsOf(file, sessionID)).join(" ")}\n${b.stderr().slice(-6000)}`,
+        () => call(`${b.url}/api/session/${sessionID}/wait`, "POST")
       )
-      expect((await call(`${b.url}/api/session/${sessionID}/wait`, "POST")).status).toBe(204)
-      clearTimeout(timer)
+      expect(waited.status).toBe(204)
     }
     console.log(`placement: every session settled on the survivor ${Date.now() - killedAt} ms after the SIGKILL`)
 
@@ -339,16 +350,22 @@ describe.each(placements)("two opencode serve over one database, $placement plac
       ).status
     ).toBe(200)
 
+    /** What a hung wait logs: the session's log, and both servers' logs. */
+    const state = () =>
+      `${typesOf(eventsOf(file, sessionID)).join(" ")}\nfrozen: ${runs.stderr().slice(-4000)}\nother: ${other.stderr().slice(-4000)}`
     runs.child.kill("SIGSTOP")
     try {
       // Once the frozen server's heartbeat (or shard lock) is older than the expiry, the other takes
       // the session over: it settles the frozen Step and runs the queued prompt.
-      expect((await call(`${other.url}/api/session/${sessionID}/wait`, "POST")).status).toBe(204)
+      const waited = await watched("the takeover", state, () =>
+        call(`${other.url}/api/session/${sessionID}/wait`, "POST")
+      )
+      expect(waited.status).toBe(204)
     } finally {
       runs.child.kill("SIGCONT")
     }
     // The survivor names the session after its first settled Step, in the background: wait for that commit.
-    while (!typesOf(eventsOf(file, sessionID)).includes("title.updated")) await sleep(100)
+    await watched("the title", state, () => until(() => typesOf(eventsOf(file, sessionID)).includes("title.updated")))
     const settled = eventsOf(file, sessionID)
     const settledTypes = typesOf(settled)
     expect(count(settledTypes, "step.failed"), settledTypes.join(" ")).toBe(1)
@@ -358,8 +375,8 @@ describe.each(placements)("two opencode serve over one database, $placement plac
 
     // The frozen server wakes mid-Step: its stream goes on, and its drain tries to record the rest.
     await Effect.runPromise(held.release)
-    while (!runs.stderr().includes("CommitFenced")) await sleep(100)
-    while ((await activeOn(runs)).includes(sessionID)) await sleep(100)
+    await watched("the fence", state, () => until(() => runs.stderr().includes("CommitFenced")))
+    await watched("the woken Step to end", state, () => until(async () => !(await activeOn(runs)).includes(sessionID)))
     // Refused by the fence: nothing more was recorded for the session.
     expect(eventsOf(file, sessionID)).toEqual(settled)
     // The session lives on: a new prompt through the resumed server runs once (there, or with the
@@ -367,8 +384,12 @@ describe.each(placements)("two opencode serve over one database, $placement plac
     expect(
       (await call(`${runs.url}/api/session/${sessionID}/prompt`, "POST", { prompt: { text: "after again" } })).status
     ).toBe(200)
-    expect((await call(`${runs.url}/api/session/${sessionID}/wait`, "POST")).status).toBe(204)
-    expect((await call(`${other.url}/api/session/${sessionID}/wait`, "POST")).status).toBe(204)
+    for (const via of [runs, other]) {
+      const waited = await watched("the new prompt", state, () =>
+        call(`${via.url}/api/session/${sessionID}/wait`, "POST")
+      )
+      expect(waited.status).toBe(204)
+    }
     const final = eventsOf(file, sessionID)
     const finalTypes = typesOf(final)
     expect(final.map((event) => event.seq)).toEqual(final.map((_, i) => i))

@@ -31,10 +31,14 @@ import { SqlClient, type SqlError } from "@effect/sql"
 import { Effect, Exit, Layer, Option, Scope } from "effect"
 import { RunnerOptions } from "./runner-options.js"
 
+/** How long a shard lock lasts unrefreshed: `expiryMs`, and at least two refreshes. */
+export const expiryMsOf = (options: RunnerOptions.Options): number =>
+  Math.max(options.expiryMs ?? RunnerOptions.defaultExpiryMs, 2 * (options.refreshMs ?? RunnerOptions.defaultRefreshMs))
+
 /** The cluster's settings for `options`. */
 export const config = (options: RunnerOptions.Options): Partial<ShardingConfig.ShardingConfig["Type"]> => {
   const refreshMs = options.refreshMs ?? RunnerOptions.defaultRefreshMs
-  const expiryMs = Math.max(options.expiryMs ?? RunnerOptions.defaultExpiryMs, 2 * refreshMs)
+  const expiryMs = expiryMsOf(options)
   const healthCheckMs = options.healthCheckMs ?? RunnerOptions.defaultHealthCheckMs
   const address = RunnerAddress.make(options.address.host, options.address.port)
   return {
