@@ -36,7 +36,7 @@ const sessionOf = (envelope: Envelope.Request<any>): Identifier.SessionID =>
  * `resendMs` bounds how long a Wake waits for its runner's answer before it is sent again (the shard
  * lock expiry). A live runner answers a Wake at once. One that does not is frozen or gone, and its
  * shard may be elsewhere by then, while the cluster fails a request to it only once the connection
- * gives up, tens of seconds later: a wait or an interrupt through this host, which follows the wakes
+ * gives up (some 17 s later here): a wait or an interrupt through this host, which follows the wakes
  * sent from here, waited that long although the session had run on its new runner. Sending a Wake
  * again is harmless (it coalesces into the drain it finds).
  */
@@ -46,13 +46,16 @@ export const routing = (resendMs: number): Layer.Layer<Service, never, Sharding.
     Effect.map(Sharding.Sharding, (sharding) =>
       Service.of({
         route: Traced.fn("SessionPlacement.route")(function* (here: Handlers) {
-          /** Fails once the session's shard has left this runner (looked at every `retryMs`). */
-          const departed = (sessionID: Identifier.SessionID): Effect.Effect<never, SessionEntity.Moved> =>
+          /** Succeeds once the session's shard is on this runner (`placed`), or is not (looked at every `retryMs`). */
+          const untilPlaced = (sessionID: Identifier.SessionID, placed: boolean): Effect.Effect<void> =>
             Effect.suspend(() =>
-              ShardLeases.placedHere(sharding, sessionID)
-                ? Effect.zipRight(WallClock.sleep(retryMs), departed(sessionID))
-                : Effect.fail(new SessionEntity.Moved())
+              ShardLeases.placedHere(sharding, sessionID) === placed
+                ? Effect.void
+                : Effect.zipRight(WallClock.sleep(retryMs), untilPlaced(sessionID, placed))
             )
+          /** Fails once the session's shard has left this runner. */
+          const departed = (sessionID: Identifier.SessionID): Effect.Effect<never, SessionEntity.Moved> =>
+            Effect.zipRight(untilPlaced(sessionID, false), Effect.fail(new SessionEntity.Moved()))
           yield* sharding.registerEntity(
             SessionEntity.Session,
             Effect.succeed(
@@ -109,13 +112,6 @@ export const routing = (resendMs: number): Layer.Layer<Service, never, Sharding.
           const sending = new Map<Identifier.SessionID, Set<Fiber.RuntimeFiber<void>>>()
           const afterWakes = (sessionID: Identifier.SessionID) => Fiber.awaitAll([...(sending.get(sessionID) ?? [])])
 
-          /** Succeeds once the session's shard is on this runner (looked at every `retryMs`). */
-          const arrived = (sessionID: Identifier.SessionID): Effect.Effect<void> =>
-            Effect.suspend(() =>
-              ShardLeases.placedHere(sharding, sessionID)
-                ? Effect.void
-                : Effect.zipRight(WallClock.sleep(retryMs), arrived(sessionID))
-            )
           /**
            * One Wake to the session's runner. Fails when not answered in `resendMs` (the send goes on
            * in the background); ends at once, waking it here, when the shard comes here meanwhile.
@@ -127,7 +123,7 @@ export const routing = (resendMs: number): Layer.Layer<Service, never, Sharding.
                 Effect.timeout(resendMs),
                 Effect.asVoid
               ),
-              Effect.zipRight(arrived(sessionID), here.wake(sessionID))
+              Effect.zipRight(untilPlaced(sessionID, true), here.wake(sessionID))
             )
 
           return {

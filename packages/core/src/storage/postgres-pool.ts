@@ -105,20 +105,66 @@ class RetiringPool extends Pg.Pool {
   }
 
   /**
-   * Watches `client.query` (once per connection): while a cancel for its interrupted statement is on
-   * its way, the holder's next statements wait for it. A Submittable (a cursor) is passed on at once:
-   * the driver queues it behind the running statement.
+   * Watches `client.query` (once per connection):
+   * - statements sent while one runs wait their turn here, one after another, rather than in the
+   *   driver's queue: the order and the answers are the same, but the driver warns (a deprecation,
+   *   its queue goes in pg 9) once a statement waits behind another there. The cluster's storage
+   *   sends its lock statements on one reserved connection from several fibers at once;
+   * - while a cancel for its interrupted statement is on its way, the holder's next statements wait
+   *   for it.
+   * A Submittable (a cursor) is passed on at once: the driver queues it behind the running statement.
    */
   private watch(client: Pg.PoolClient) {
     const query = client.query
-    client.query = ((...args: Array<any>) => {
-      const pending = this.cancelling.get(client)
-      if (pending === undefined || typeof args[0]?.submit === "function") return query.apply(client, args as any)
+    /** Whether a statement was sent and is not answered yet; the statements waiting their turn. */
+    let busy = false
+    const turns: Array<() => void> = []
+    const next = () => {
+      const start = turns.shift()
+      if (start === undefined) busy = false
+      else start()
+    }
+    /** Sends `args` now, the connection busy until its answer (a callback's, or a promise's). */
+    const send = (args: Array<any>): any => {
+      busy = true
+      const last = args.length - 1
+      const callback = args[last]
+      try {
+        if (typeof callback !== "function") {
+          const answered = query.apply(client, args as any) as unknown as Promise<unknown> | undefined
+          // (A config object with a callback of its own returns nothing: its turn is not waited for.)
+          if (answered === undefined) next()
+          else answered.then(next, next)
+          return answered
+        }
+        args[last] = (error: unknown, result: unknown) => {
+          next()
+          callback(error, result)
+        }
+        return query.apply(client, args as any)
+      } catch (error) {
+        next()
+        throw error
+      }
+    }
+    /** Sends `args` once the statements sent before it are answered. */
+    const inTurn = (args: Array<any>): any => {
+      if (!busy) return send(args)
       if (typeof args[args.length - 1] === "function") {
-        void pending.then(() => query.apply(client, args as any))
+        turns.push(() => send(args))
         return undefined
       }
-      return pending.then(() => query.apply(client, args as any))
+      return new Promise((resolve, reject) => turns.push(() => (send(args) as Promise<unknown>).then(resolve, reject)))
+    }
+    client.query = ((...args: Array<any>) => {
+      if (typeof args[0]?.submit === "function") return query.apply(client, args as any)
+      const pending = this.cancelling.get(client)
+      if (pending === undefined) return inTurn(args)
+      if (typeof args[args.length - 1] === "function") {
+        void pending.then(() => inTurn(args))
+        return undefined
+      }
+      return pending.then(() => inTurn(args))
     }) as typeof client.query
   }
 

@@ -110,6 +110,36 @@ describe.runIf(PostgresServer.testable())("PostgresPool", () => {
     startTimeout
   )
 
+  it.scopedLive(
+    "statements sent at once on one reserved connection run in turn, each with its own answer, and the driver does not warn",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* PostgresServer.make()
+        const sql = yield* client(server, 2)
+        // The driver's deprecation warning for a statement queued behind another (as the cluster's
+        // storage does with its lock connection) is emitted once per process, on the next tick.
+        const warnings: Array<string> = []
+        const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`)
+        yield* Effect.acquireRelease(
+          Effect.sync(() => process.on("warning", onWarning)),
+          () => Effect.sync(() => process.off("warning", onWarning))
+        )
+        const connection = yield* sql.reserve
+        const answers = yield* Effect.all(
+          Array.from({ length: 6 }, (_, i) =>
+            connection.executeValues(`SELECT $1::int AS n, pg_backend_pid(), pg_sleep(0.02)`, [i])
+          ),
+          { concurrency: "unbounded" }
+        )
+        expect(answers.map((rows) => Number(rows[0]![0]))).toEqual([0, 1, 2, 3, 4, 5])
+        // All on the one connection.
+        expect(new Set(answers.map((rows) => rows[0]![1])).size).toBe(1)
+        yield* Effect.sleep("50 millis")
+        expect(warnings).toEqual([])
+      }),
+    startTimeout
+  )
+
   it.scoped("a server that cannot be reached is the driver's SqlError, not a hang", () =>
     Effect.gen(function* () {
       const scope = yield* Scope.make()
