@@ -320,6 +320,7 @@ const cpuOf = (pid: number | undefined): number => {
 const turnLoop = (
   client: ReturnType<typeof createOpencodeClient>,
   llm: ScriptedLLMServer.ScriptedLLMServer,
+  probe: Probe,
   pid: number | undefined
 ) =>
   Effect.gen(function* () {
@@ -352,6 +353,15 @@ const turnLoop = (
     if (profileDir !== undefined)
       console.log(`text turns' profile window: --from ${from} --to ${process.hrtime.bigint() / 1000n}`)
     const toolTurn: Array<number> = []
+    // Where a tool turn's time goes, on the scripted server's instants: POST → first provider
+    // request; each tool step's stream end → the next request (the `bash` call and two Step
+    // boundaries); the text step's stream end → `wait` resolving.
+    const toolSplit = {
+      toFirst: [] as Array<number>,
+      firstCall: [] as Array<number>,
+      secondCall: [] as Array<number>,
+      toIdle: [] as Array<number>
+    }
     let toolFrom = 0n
     for (let i = 0; i < warmup + iterations; i++) {
       if (i === warmup) toolFrom = process.hrtime.bigint() / 1000n
@@ -360,13 +370,28 @@ const turnLoop = (
         reply(toolCall(`bash_b_${i}`, "bash", { command: "true", description: "nothing" }), finish("tool-calls")),
         reply(text("done"), finish("stop"))
       )
+      const from = probe.marks.length
       const start = performance.now()
       yield* turn(i)
-      if (i >= warmup) toolTurn.push(performance.now() - start)
+      const end = performance.now()
+      if (i < warmup) continue
+      toolTurn.push(end - start)
+      const [first, firstEnd, second, secondEnd, third, thirdEnd] = yield* probe.since(from, [
+        "arrived",
+        "ended",
+        "arrived",
+        "ended",
+        "arrived",
+        "ended"
+      ])
+      toolSplit.toFirst.push(first! - start)
+      toolSplit.firstCall.push(second! - firstEnd!)
+      toolSplit.secondCall.push(third! - secondEnd!)
+      toolSplit.toIdle.push(end - thirdEnd!)
     }
     if (profileDir !== undefined)
       console.log(`tool turns' profile window: --from ${toolFrom} --to ${process.hrtime.bigint() / 1000n}`)
-    return { cpuPerTurn, blocks, block, toolTurn }
+    return { cpuPerTurn, blocks, block, toolTurn, toolSplit }
   })
 
 /**
@@ -520,7 +545,7 @@ const overProcess = (root: string, llm: ScriptedLLMServer.ScriptedLLMServer, pro
     const result = yield* promptLoop(client, llm, probe)
     child.kill("SIGUSR2")
     yield* Deferred.await(flushed)
-    const turns = yield* turnLoop(client, llm, child.pid)
+    const turns = yield* turnLoop(client, llm, probe, child.pid)
     return { ...result, ...turns, split: split(result, serverMarks) }
   }).pipe(Effect.scoped)
 
@@ -634,7 +659,19 @@ const main = Effect.gen(function* () {
         label: "3-step tool turn (two bash calls), HTTP POST → idle (opencode serve)",
         samples: served.toolTurn,
         target: false
-      }
+      },
+      { label: "      of it: POST → first provider request", samples: served.toolSplit.toFirst, target: false },
+      {
+        label: "      of it: first tool step's stream end → second request (a bash call)",
+        samples: served.toolSplit.firstCall,
+        target: false
+      },
+      {
+        label: "      of it: second tool step's stream end → third request (a bash call)",
+        samples: served.toolSplit.secondCall,
+        target: false
+      },
+      { label: "      of it: text step's stream end → idle", samples: served.toolSplit.toIdle, target: false }
     ])
   )
   const sortedCommits = [...commits].sort((a, b) => a - b)

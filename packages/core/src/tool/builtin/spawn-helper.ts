@@ -31,6 +31,14 @@ import { PassThrough } from "node:stream"
  * and, as it reaps the command, the exit and the kernel's last handed-out pid (read in the same call
  * as the reap: see `ProcessTree`, "Without a scan").
  *
+ * **Spare streams.** Connecting a command's two streams is a round trip through the host's event
+ * loop before the command can start. So the helper keeps one pair connected ahead, named as a spare
+ * (`s<helper pid>.<n>`) rather than for a command, and makes another after each command. The host
+ * gives a command the ready pair of its helper, if there is one, before it sends the command, and
+ * names the pair in it; the helper then starts the command at once. Nothing arrives on a spare until
+ * a command has it (no process holds it before), a spare does not keep the host alive, and a spare
+ * whose helper stops is closed. A command sent while no pair is ready connects its own, as before.
+ *
  * **What the host learns late.** A command's reap reaches the host one message after it happened, so
  * for that moment the host still takes the pid for the command's. A pid is handed out again only
  * after the kernel's counter has gone round every other free pid, so this misses only such a wrap
@@ -80,48 +88,93 @@ const startedOf = (pid) => {
 const send = (message) => {
   if (process.connected) process.send(message)
 }
-const connect = (id, stream) =>
+// A connection to the host's socket for stream "stdout" or "stderr" of "id", resolved once its header
+// line is written; "registered" (if given) gets the socket before the header goes out, so that the
+// host, which names a spare pair only after reading both headers, never names one this side lacks.
+const connect = (id, stream, registered) =>
   new Promise((resolve, reject) => {
     const socket = net.connect(socketPath)
     socket.once("error", reject)
-    socket.once("connect", () => socket.write(id + " " + stream + "\n", () => resolve(socket)))
+    socket.once("connect", () => {
+      if (registered) registered(socket)
+      socket.write(id + " " + stream + "\n", () => resolve(socket))
+    })
   })
+// The spare pair: two connections made ahead, named "s<pid>.<n>", that the host hands to its next
+// command (the spawn's "spare"), so a command starts without waiting for its connections. One is kept
+// ready; another is made as a command exits (not while it starts, which it would slow).
+const spares = new Map()
+let spareCount = 0
+let preparing = false
+const prepare = () => {
+  if (preparing || spares.size > 0 || !process.connected) return
+  preparing = true
+  const id = "s" + process.pid + "." + spareCount++
+  const pair = {}
+  const made = (stream) => connect(id, stream, (socket) => {
+    pair[stream] = socket
+    if (pair.stdout && pair.stderr) spares.set(id, pair)
+    // A spare the host closed (it is going away) is forgotten; a command that held it has its own copy.
+    socket.once("close", () => { if (spares.get(id) === pair) spares.delete(id) })
+  })
+  Promise.allSettled([made("stdout"), made("stderr")]).then((results) => {
+    preparing = false
+    if (results.some((result) => result.status === "rejected")) {
+      spares.delete(id)
+      if (pair.stdout) pair.stdout.destroy()
+      if (pair.stderr) pair.stderr.destroy()
+    }
+  })
+}
+const launch = (message, out, err) => {
+  const id = message.id
+  const fail = (error) => send({ type: "error", id, message: error && error.message ? error.message : String(error) })
+  let child
+  try {
+    child = childProcess.spawn(message.file, message.args, {
+      cwd: message.cwd,
+      env: message.env,
+      detached: true,
+      stdio: ["ignore", out, err]
+    })
+  } catch (error) {
+    out.destroy()
+    err.destroy()
+    return fail(error)
+  }
+  out.destroy()
+  err.destroy()
+  const pid = child.pid
+  if (pid === undefined) return child.once("error", fail)
+  running.set(id, pid)
+  // The first exit listener: Node emits exit in the same call as it reaps the child.
+  child.once("exit", (code, signal) => {
+    const last = lastPid()
+    running.delete(id)
+    send({ type: "exit", id, code, signal, lastPid: last })
+    prepare()
+  })
+  send({ type: "spawned", id, pid, started: startedOf(pid) })
+}
 process.on("message", (message) => {
   if (message === null || typeof message !== "object" || message.type !== "spawn") return
   const id = message.id
   const fail = (error) => send({ type: "error", id, message: error && error.message ? error.message : String(error) })
+  if (message.spare !== undefined) {
+    const pair = spares.get(message.spare)
+    spares.delete(message.spare)
+    if (pair === undefined) return fail(new Error("its streams were lost before it started"))
+    return launch(message, pair.stdout, pair.stderr)
+  }
   Promise.allSettled([connect(id, "stdout"), connect(id, "stderr")]).then(([out, err]) => {
     if (out.status !== "fulfilled" || err.status !== "fulfilled") {
       for (const result of [out, err]) if (result.status === "fulfilled") result.value.destroy()
       return fail(out.status === "rejected" ? out.reason : err.reason)
     }
-    let child
-    try {
-      child = childProcess.spawn(message.file, message.args, {
-        cwd: message.cwd,
-        env: message.env,
-        detached: true,
-        stdio: ["ignore", out.value, err.value]
-      })
-    } catch (error) {
-      out.value.destroy()
-      err.value.destroy()
-      return fail(error)
-    }
-    out.value.destroy()
-    err.value.destroy()
-    const pid = child.pid
-    if (pid === undefined) return child.once("error", fail)
-    running.set(id, pid)
-    // The first exit listener: Node emits exit in the same call as it reaps the child.
-    child.once("exit", (code, signal) => {
-      const last = lastPid()
-      running.delete(id)
-      send({ type: "exit", id, code, signal, lastPid: last })
-    })
-    send({ type: "spawned", id, pid, started: startedOf(pid) })
+    launch(message, out.value, err.value)
   })
 })
+prepare()
 // Ctrl-C in a terminal, or a stop sent to the host's group, is for the host: the helper ends when the
 // host's channel closes, and kills what it started then.
 for (const name of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(name, () => {})
@@ -251,16 +304,66 @@ export const available = (): boolean => !off
 /** Every command in flight, by id, across helpers: where an incoming stream connection is routed. */
 const inFlight = new Map<string, Command>()
 
+/** A helper's spare pair (see the helper's program): both connections in, neither given to a command yet. */
+interface Spare {
+  readonly id: string
+  /** Forgets the pair when one of its connections closes before a command has it. */
+  readonly closed: () => void
+  stdout?: net.Socket
+  stderr?: net.Socket
+}
+/** Spare pairs by id (`s<helper pid>.<n>`), complete or still arriving. */
+const spares = new Map<string, Spare>()
+
+/** The complete spare pair of the helper `pid`, taken out of {@link spares}, if it has one. */
+const takeSpare = (pid: number | undefined): Required<Spare> | undefined => {
+  if (pid === undefined) return undefined
+  for (const spare of spares.values()) {
+    if (spare.id.startsWith(`s${pid}.`) && spare.stdout !== undefined && spare.stderr !== undefined) {
+      spares.delete(spare.id)
+      spare.stdout.off("close", spare.closed)
+      spare.stderr.off("close", spare.closed)
+      return spare as Required<Spare>
+    }
+  }
+  return undefined
+}
+
+/** Closes every spare connection of the helper `pid` (it stopped). */
+const dropSpares = (pid: number | undefined) => {
+  for (const spare of [...spares.values()]) {
+    if (!spare.id.startsWith(`s${pid}.`)) continue
+    spares.delete(spare.id)
+    spare.stdout?.destroy()
+    spare.stderr?.destroy()
+  }
+}
+
+/**
+ * Streams what `socket` brings (after its header, `rest` the bytes that came with it) into `target`,
+ * one of `command`'s streams, with a pipe's backpressure: a reader that falls behind stops the socket.
+ */
+const attach = (socket: net.Socket, target: PassThrough, command: Command, rest: Buffer) => {
+  socket.ref()
+  target.once("close", () => socket.destroy())
+  target.on("drain", () => socket.resume())
+  socket.on("data", (chunk: Buffer) => {
+    if (!target.destroyed && !target.write(chunk)) socket.pause()
+  })
+  const end = () => {
+    if (!target.destroyed && !target.writableEnded) target.end()
+    command.streamEnded(target)
+  }
+  socket.on("end", end)
+  socket.on("error", end)
+  socket.on("close", end)
+  if (rest.length > 0 && !target.write(rest)) socket.pause()
+}
+
+/** An incoming connection: its header line names a command's stream, or a helper's spare. */
 const route = (socket: net.Socket) => {
   let header = ""
-  let command: Command | undefined
-  let target: PassThrough | undefined
-  socket.on("data", (chunk: Buffer) => {
-    if (target !== undefined) {
-      // Backpressure as a child's own pipe has it: a reader that falls behind stops the socket.
-      if (!target.destroyed && !target.write(chunk)) socket.pause()
-      return
-    }
+  const onHeader = (chunk: Buffer) => {
     const text = header + chunk.toString("latin1")
     const end = text.indexOf("\n")
     if (end === -1) {
@@ -268,23 +371,36 @@ const route = (socket: net.Socket) => {
       if (header.length > 64) socket.destroy()
       return
     }
-    const [id, stream] = text.slice(0, end).split(" ")
-    command = id === undefined ? undefined : inFlight.get(id)
-    target = stream === "stdout" ? command?.stdout : stream === "stderr" ? command?.stderr : undefined
-    if (target === undefined || target.destroyed) return void socket.destroy()
-    target.once("close", () => socket.destroy())
-    target.on("drain", () => socket.resume())
+    socket.off("data", onHeader)
+    const [id = "", stream] = text.slice(0, end).split(" ")
     const rest = Buffer.from(text.slice(end + 1), "latin1")
-    if (rest.length > 0 && !target.write(rest)) socket.pause()
-  })
-  const end = () => {
-    if (target === undefined) return
-    if (!target.destroyed && !target.writableEnded) target.end()
-    command?.streamEnded(target)
+    if (stream !== "stdout" && stream !== "stderr") return void socket.destroy()
+    if (id.startsWith("s")) {
+      // A spare: no process holds it yet, so nothing arrives on it until a command has it. It must
+      // not keep the host alive meanwhile, and it is forgotten if its helper goes.
+      const spare: Spare = spares.get(id) ?? {
+        id,
+        closed: () => {
+          if (spares.get(id) !== spare) return
+          spares.delete(id)
+          spare.stdout?.destroy()
+          spare.stderr?.destroy()
+        }
+      }
+      if (spare[stream] !== undefined || rest.length > 0) return void socket.destroy()
+      spare[stream] = socket
+      spares.set(id, spare)
+      socket.unref()
+      socket.once("close", spare.closed)
+      return
+    }
+    const command = inFlight.get(id)
+    const target = command?.[stream]
+    if (command === undefined || target === undefined || target.destroyed) return void socket.destroy()
+    attach(socket, target, command, rest)
   }
-  socket.on("end", end)
-  socket.on("error", end)
-  socket.on("close", end)
+  socket.on("data", onHeader)
+  socket.on("error", () => socket.destroy())
 }
 
 const listen = (): { readonly server: net.Server; readonly socketPath: string } => {
@@ -326,6 +442,7 @@ const start = (): Helper => {
   })
   const stopped = (reason: string) => {
     if (helper === started) helper = undefined
+    dropSpares(proc.pid)
     // A helper that never reported anything may not work here at all (no usable `node`, an option
     // it refuses): the host spawns its commands itself from now on.
     if (!reported) off = true
@@ -377,7 +494,22 @@ export const spawn = (
   }
   command.once("close", end)
   command.on("error", end)
-  const request = { type: "spawn", id: command.id, file, args, cwd: options.cwd ?? process.cwd(), env: options.env }
+  // With a spare pair of this helper's ready, the command's streams are connected already and the
+  // helper starts it at once; without one it connects them first.
+  const spare = takeSpare(owner.process.pid)
+  if (spare !== undefined) {
+    attach(spare.stdout, command.stdout, command, Buffer.alloc(0))
+    attach(spare.stderr, command.stderr, command, Buffer.alloc(0))
+  }
+  const request = {
+    type: "spawn",
+    id: command.id,
+    file,
+    args,
+    cwd: options.cwd ?? process.cwd(),
+    env: options.env,
+    ...(spare === undefined ? {} : { spare: spare.id })
+  }
   owner.process.send(request, (error) => {
     // Not sent (the helper's channel closed meanwhile): nothing was started.
     if (error === null || !owner.commands.has(command.id)) return
@@ -398,3 +530,11 @@ export const stop = (): void => {
 
 /** The helper's pid, if one runs (for tests). */
 export const helperPid = (): number | undefined => helper?.process.pid
+
+/** Whether the running helper has a spare pair ready for the next command (for tests). */
+export const spareReady = (): boolean => {
+  const pid = helper?.process.pid
+  return [...spares.values()].some(
+    (spare) => spare.id.startsWith(`s${pid}.`) && spare.stdout !== undefined && spare.stderr !== undefined
+  )
+}

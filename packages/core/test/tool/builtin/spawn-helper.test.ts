@@ -115,6 +115,81 @@ describe.runIf(SpawnHelper.available())("SpawnHelper", () => {
     })
   )
 
+  it.live(
+    "after a command, the next starts on a spare pair of streams made ahead; outputs stay each command's own, spare or not",
+    () =>
+      Effect.gen(function* () {
+        const warm = start("true")
+        yield* warm.closed
+        yield* ProcessTree.terminate(warm.tree, "100 millis")
+        const ready = () =>
+          Effect.gen(function* () {
+            for (let i = 0; i < 200 && !SpawnHelper.spareReady(); i++) yield* Effect.sleep("5 millis")
+            return SpawnHelper.spareReady()
+          })
+        expect(yield* ready()).toBe(true)
+        // One after another: each takes the spare its predecessor left, and the helper makes the next.
+        for (let i = 0; i < 5; i++) {
+          const run = start(`echo out ${i}; echo err ${i} >&2; exit ${i}`)
+          expect(SpawnHelper.spareReady()).toBe(false)
+          expect(yield* run.exited).toEqual({ code: i, signal: null })
+          yield* run.closed
+          expect(run.output).toEqual({ stdout: `out ${i}\n`, stderr: `err ${i}\n` })
+          yield* ProcessTree.terminate(run.tree, "100 millis")
+          expect(yield* ready()).toBe(true)
+        }
+        // At once: the first takes the spare, the others connect their own streams.
+        const runs = Array.from({ length: 6 }, (_, i) => start(`seq ${i} 3 30000; echo done ${i} >&2`))
+        for (const [i, run] of runs.entries()) {
+          yield* run.closed
+          const lines = run.output.stdout.trim().split("\n")
+          expect(lines[0]).toBe(String(i))
+          expect(lines.at(-1)).toBe(String(i + 3 * Math.floor((30000 - i) / 3)))
+          expect(run.output.stderr).toBe(`done ${i}\n`)
+          yield* ProcessTree.terminate(run.tree, "100 millis")
+        }
+      })
+  )
+
+  it.live("a host whose commands are done exits by itself, though its helper holds a spare pair open", () =>
+    Effect.gen(function* () {
+      const host = processTreeHost(
+        [
+          'const first = ProcessTree.spawnCommand("/bin/sh", ["-c", "true"], {})',
+          "first.child.stdout.resume()",
+          "first.child.stderr.resume()",
+          'first.child.once("close", () => setTimeout(() => {',
+          "  const spare = SpawnHelper.spareReady()",
+          '  const { child } = ProcessTree.spawnCommand("/bin/sh", ["-c", "echo started"], {})',
+          '  let output = ""',
+          '  child.stdout.on("data", (chunk) => (output += chunk))',
+          "  child.stderr.resume()",
+          '  child.once("close", () => {',
+          "    // Once the helper has its next spare ready, the host has nothing left to do.",
+          "    const poll = setInterval(() => {",
+          "      if (!SpawnHelper.spareReady()) return",
+          "      clearInterval(poll)",
+          "      process.stdout.write(JSON.stringify({ spare, output }))",
+          "    }, 5)",
+          "  })",
+          "}, 300))"
+        ],
+        ["ignore", "pipe", "inherit"]
+      )
+      let output = ""
+      host.stdout!.on("data", (chunk) => (output += String(chunk)))
+      // Nothing else keeps it alive: it exits once the second command has closed (a spare left open
+      // would hold it here until the test's timeout).
+      const code = yield* Effect.async<number | null>((resume) => {
+        host.once("exit", (exit) => resume(Effect.succeed(exit)))
+      })
+      expect({ code, output: JSON.parse(output) }).toEqual({
+        code: 0,
+        output: { spare: true, output: "started\n" }
+      })
+    })
+  )
+
   it.live("the command is the helper's child, not the host's: the host never forks for it", () =>
     Effect.gen(function* () {
       const tag = freshTag()
