@@ -75,12 +75,38 @@ export const schemaByType: ReadonlyMap<string, Schema.Schema<SessionEvent, any>>
 )
 
 /**
+ * The typed data of each draft's encoded `data` made by {@link encodeData}, by that object: an event
+ * this process encoded is not decoded again when it is projected. Weak, so an entry goes with its
+ * draft.
+ */
+const typedData = new WeakMap<object, unknown>()
+
+/**
+ * `data` of the durable type `type`, encoded with its schema for a draft (invalid data is a defect:
+ * the caller's bug). The encoded object remembers `data`, so that {@link decodeEvent} of the
+ * committed envelope that carries it takes `data` as it is instead of decoding it back: the same
+ * value, since the event log commits a draft's `data` object itself.
+ */
+export const encodeData = (type: string, data: unknown): unknown => {
+  const schema = schemaByType.get(type) as unknown as Schema.Struct<{ data: Schema.Schema<unknown, unknown> }>
+  const encoded = Schema.encodeSync(schema.fields.data)(data)
+  if (typeof encoded === "object" && encoded !== null) typedData.set(encoded, data)
+  return encoded
+}
+
+/**
  * A committed envelope as the typed durable event it holds. Fails for a type that is not a durable
- * `session.next.*` event or data that does not match its schema.
+ * `session.next.*` event or data that does not match its schema. An envelope whose `data` this
+ * process encoded ({@link encodeData}) is not decoded: its `id` and `durable` are the log's own, and
+ * its data is the typed value it was encoded from.
  */
 export const decodeEvent = (envelope: EventLog.Envelope): Effect.Effect<SessionEvent, Error> => {
   const schema = schemaByType.get(envelope.type)
   if (schema === undefined) return Effect.fail(new Error(`${envelope.type} is not a durable session.next event`))
+  const data = typeof envelope.data === "object" && envelope.data !== null ? typedData.get(envelope.data) : undefined
+  if (data !== undefined) {
+    return Effect.succeed({ id: envelope.id, type: envelope.type, durable: envelope.durable, data } as SessionEvent)
+  }
   return Schema.decodeUnknown(schema)(envelope)
 }
 

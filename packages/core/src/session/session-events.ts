@@ -11,7 +11,7 @@ export * as SessionEvents from "./session-events.js"
 
 import type { SqlClient } from "@effect/sql"
 import { type Errors, Event, type Identifier } from "@opencode-ai/schema"
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer } from "effect"
 import * as EventLog from "../event/event-log.js"
 import { LogAnnotation } from "../observability/log-annotation.js"
 import * as KnownSessions from "./known-sessions.js"
@@ -28,12 +28,11 @@ export type DataOf<T extends Type> = Extract<Event.SessionDurableEvent, { readon
  * draft carries the type's current schema version. Invalid data is a defect (it is the caller's
  * bug, never the user's input).
  */
-export const draft = <T extends Type>(type: T, data: DataOf<T>): EventLog.Draft => {
-  const schema = MessageProjection.schemaByType.get(type) as unknown as Schema.Struct<{
-    data: Schema.Schema<DataOf<T>, unknown>
-  }>
-  return { type, version: Event.durableVersion[type], data: Schema.encodeSync(schema.fields.data)(data) }
-}
+export const draft = <T extends Type>(type: T, data: DataOf<T>): EventLog.Draft => ({
+  type,
+  version: Event.durableVersion[type],
+  data: MessageProjection.encodeData(type, data)
+})
 
 export interface Interface {
   /**

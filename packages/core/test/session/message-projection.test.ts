@@ -701,6 +701,36 @@ describe("SessionEvents.append projects in the append's transaction", () => {
     )
   )
 
+  it.scoped(
+    "a committed draft is projected from the data it was encoded from, not decoded again; read back from the log, it decodes to an equal event",
+    () =>
+      withCore((w) =>
+        Effect.gen(function* () {
+          const events = yield* SessionEvents.Service
+          const session = yield* createSession(w)
+          const data = {
+            timestamp: 42,
+            sessionID: session.id,
+            messageID: Identifier.newMessageID(),
+            prompt: { text: "hi" },
+            delivery: "queue" as const
+          }
+          const [committed] = yield* events.append(session.id, [draft("session.next.prompted", data)])
+          const projected = yield* MessageProjection.decodeEvent(committed!)
+          expect(projected.data).toBe(data)
+          // The stored row is parsed from its JSON: decoded through the schema, to the same event.
+          const [stored] = yield* (yield* EventLog.Service).read(session.id, { after: 0 })
+          const decoded = yield* MessageProjection.decodeEvent(stored!)
+          expect(decoded.data).not.toBe(data)
+          expect(decoded).toEqual(projected)
+          expect(yield* (yield* SessionHistory.Service).message(session.id, data.messageID)).toMatchObject({
+            type: "user",
+            text: "hi"
+          })
+        })
+      )
+  )
+
   it.scoped("a draft that is not a valid session.next event is a defect and writes nothing", () =>
     withCore((w) =>
       Effect.gen(function* () {
