@@ -1,7 +1,7 @@
 // Preloaded into `opencode serve` by step-overhead.ts (`node --require`). Records the wall-clock
 // instant (ms, `performance.timeOrigin + performance.now()`) at which the server received a prompt
-// request (`received`), ended its response (`responded`), created a provider request (`created`) and
-// sent that request's head (`sent`). Node's diagnostics channels only: the server's code is not
+// request (`received`), ended its response (`responded`), created a provider request (`created`),
+// sent that request's head (`sent`) and ended its response to a `wait` request (`waited`). Node's diagnostics channels only: the server's code is not
 // touched. The marks are kept in memory and written to file descriptor 3, one line each and then a
 // line `flushed`, when the process gets SIGUSR2: a write per mark would put the pipe's wake-up of the
 // reading process (tens of µs on a VM) into the very figures the marks time.
@@ -26,11 +26,13 @@ process.on("SIGUSR2", () => {
 const isProviderRequest = (request) => request.method === "POST" && request.path.endsWith("/chat/completions")
 
 diagnostics.subscribe("http.server.request.start", ({ request, response }) => {
-  if (request.method !== "POST" || !/^\/api\/session\/[^/]+\/prompt$/.test(request.url)) return
-  mark("received")
+  if (request.method !== "POST") return
+  const route = /^\/api\/session\/[^/]+\/(prompt|wait)$/.exec(request.url)?.[1]
+  if (route === undefined) return
+  if (route === "prompt") mark("received")
   const end = response.end
   response.end = function (...args) {
-    mark("responded")
+    mark(route === "prompt" ? "responded" : "waited")
     return end.apply(this, args)
   }
 })

@@ -412,6 +412,8 @@ const promptLoop = (
     // Wall-clock instants (ms) of each measured iteration, to line up with the server's own marks.
     const sentAt: Array<number> = []
     const arrivedAt: Array<number> = []
+    const endedAt: Array<number> = []
+    const idleAt: Array<number> = []
     for (let i = 0; i < warmup + iterations; i++) {
       const asked = performance.now()
       yield* Effect.promise(() => client.health.get())
@@ -436,8 +438,10 @@ const promptLoop = (
       textToIdle.push(idle - ended!)
       sentAt.push(performance.timeOrigin + start)
       arrivedAt.push(performance.timeOrigin + arrived!)
+      endedAt.push(performance.timeOrigin + ended!)
+      idleAt.push(performance.timeOrigin + idle)
     }
-    return { admission, roundTrip, textToIdle, health, sentAt, arrivedAt }
+    return { admission, roundTrip, textToIdle, health, sentAt, arrivedAt, endedAt, idleAt }
   })
 
 /** The real listener in this process (client and server share one thread). */
@@ -472,7 +476,7 @@ const profileAt = process.argv.indexOf("--cpu-prof")
 const profileDir = profileAt === -1 ? undefined : path.resolve(process.argv[profileAt + 1] ?? "")
 const serveMarks = path.resolve(import.meta.dirname, "serve-marks.cjs")
 
-type ServeMark = "received" | "responded" | "created" | "sent"
+type ServeMark = "received" | "responded" | "created" | "sent" | "waited"
 
 /**
  * `opencode serve` (the built bin) as a child process, configured through its project's
@@ -528,7 +532,13 @@ const overProcess = (root: string, llm: ScriptedLLMServer.ScriptedLLMServer, pro
       child.once("exit", (code) => resume(Effect.fail(new Error(`opencode serve exited with ${code}: ${out}`))))
     })
     // The server's own instants (serve-marks.cjs), by kind, in order; it writes them on SIGUSR2.
-    const serverMarks: Record<ServeMark, Array<number>> = { received: [], responded: [], created: [], sent: [] }
+    const serverMarks: Record<ServeMark, Array<number>> = {
+      received: [],
+      responded: [],
+      created: [],
+      sent: [],
+      waited: []
+    }
     const flushed = yield* Deferred.make<void>()
     let pending = ""
     child.stdio[3]!.on("data", (chunk) => {
@@ -557,7 +567,7 @@ const overProcess = (root: string, llm: ScriptedLLMServer.ScriptedLLMServer, pro
  * iteration.
  */
 const split = (
-  client: { readonly sentAt: ReadonlyArray<number>; readonly arrivedAt: ReadonlyArray<number> },
+  client: Record<"sentAt" | "arrivedAt" | "endedAt" | "idleAt", ReadonlyArray<number>>,
   server: Record<ServeMark, ReadonlyArray<number>>
 ) => {
   const all = warmup + iterations
@@ -569,7 +579,9 @@ const split = (
     handled: between(at("received"), at("responded")),
     drained: between(at("responded"), at("created")),
     leaving: between(at("created"), at("sent")),
-    toProvider: between(at("sent"), client.arrivedAt)
+    toProvider: between(at("sent"), client.arrivedAt),
+    settled: between(client.endedAt, at("waited")),
+    toClient: between(at("waited"), client.idleAt)
   }
 }
 
@@ -650,6 +662,20 @@ const main = Effect.gen(function* () {
         samples: served.textToIdle,
         target: true
       },
+      ...(served.split === undefined
+        ? []
+        : [
+            {
+              label: "      of (b): stream end → the server ends its wait response",
+              samples: served.split.settled,
+              target: false
+            },
+            {
+              label: "      of (b): wait response end → the client has it",
+              samples: served.split.toClient,
+              target: false
+            }
+          ]),
       {
         label: "    text step stream end → idle (HTTP wait, listener in this thread)",
         samples: shared.textToIdle,
