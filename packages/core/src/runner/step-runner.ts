@@ -91,9 +91,11 @@ export interface Interface {
    * the durable events of one provider chunk batch (what one read of the response held: one SSE
    * event, such as a finished call's `tool.input.ended` and `tool.called`, or a whole short answer)
    * commit in one transaction, each still its own event, and the batch's deltas go to the live bus
-   * in their places among those events once it has committed (a short text Step is thus one commit
-   * for its output and one for its `step.ended`). A call starts running only once its `tool.called`
-   * has committed; calls run concurrently.
+   * in their places among those events once it has committed. In a Step that calls no tool, the
+   * batches from the one that carries the provider's finish on (the stream's end) are held and
+   * commit with the Step's settlement, ahead of it, in its transaction: a short text Step is thus one
+   * commit, `step.started` to `step.ended`. A call starts running only once its `tool.called` has
+   * committed; calls run concurrently.
    *
    * ```
    * step.started ─► text / reasoning / tool input blocks ─► tool.called ─► tool.success | tool.failed
@@ -101,7 +103,8 @@ export interface Interface {
    * ```
    *
    * `step.ended` (after every call settled) and `step.failed` (after open blocks are ended with their
-   * partial value and running calls are interrupted and settled) are their own transactions. Resolves once the Step is settled, with its {@link Outcome}.
+   * partial value and running calls are interrupted and settled) are their own transactions, but for
+   * what was held. Resolves once the Step is settled, with its {@link Outcome}.
    *
    * On interruption: open text and reasoning blocks are ended with their partial value (one
    * transaction each), running tools are interrupted and settle as failed
@@ -137,6 +140,24 @@ export interface Options {
 }
 
 const errorMessage = (error: LLMError.Any): string => error.message
+
+/** Durable events with their deltas, each delta at its place: published after the first `index` events. */
+interface Held {
+  readonly list: ReadonlyArray<StepEvent.StepEvent>
+  readonly live: ReadonlyArray<readonly [number, LiveBus.Envelope]> | undefined
+}
+
+/** `durable` and its `deltas` after what is `held`, if anything: the deltas' places move by the held events. */
+const withHeld = (
+  held: Held | undefined,
+  durable: ReadonlyArray<StepEvent.StepEvent>,
+  deltas: ReadonlyArray<readonly [number, LiveBus.Envelope]> | undefined
+): Held => {
+  if (held === undefined) return { list: durable, live: deltas }
+  const shift = held.list.length
+  const live = [...(held.live ?? []), ...(deltas ?? []).map(([index, envelope]) => [index + shift, envelope] as const)]
+  return { list: [...held.list, ...durable], live: live.length === 0 ? undefined : live }
+}
 
 const stepOutcomes: Record<Outcome["_tag"], RuntimeMetrics.StepOutcome> = {
   Continue: "continue",
@@ -200,6 +221,8 @@ export const layer = (
         // What the provider reported so far: its usage and its finish reason.
         let usage: LLMEvent.Usage["tokens"] | undefined
         let finish = "other"
+        // Whether the provider's finish has arrived (it comes at the stream's end).
+        let finishSeen = false
 
         const emit = <T extends SessionEvents.Type>(type: T, data: StepEvent.Data<T>) =>
           StepEvent.append(events, sessionID, [StepEvent.make(type, data)])
@@ -208,11 +231,16 @@ export const layer = (
         const around = yield* StepSnapshots.begin(snapshots, input.directory, input.snapshot)
         // The Step's record starts with its first durable event: `step.started` joins that transaction.
         let started = false
+        // The durable events (and deltas) of the chunks after the provider's finish in a Step that
+        // calls no tool: held, and committed at the head of the Step's next record, its settlement.
+        let held: Held | undefined
         const record = (
-          list: ReadonlyArray<StepEvent.StepEvent>,
-          live?: ReadonlyArray<readonly [number, LiveBus.Envelope]>
+          durable: ReadonlyArray<StepEvent.StepEvent>,
+          deltas?: ReadonlyArray<readonly [number, LiveBus.Envelope]>
         ) =>
           Effect.suspend(() => {
+            const { list, live } = withHeld(held, durable, deltas)
+            held = undefined
             if (started) return StepEvent.append(events, sessionID, list, live)
             started = true
             return StepEvent.append(
@@ -274,11 +302,16 @@ export const layer = (
                   break
                 case "Finish":
                   finish = mapped.reason
+                  finishSeen = true
                   break
               }
             }
-            if (durable.length === 0) {
+            if (durable.length === 0 && held === undefined) {
               return live === undefined ? Effect.void : bus.publishAll(live.map(([, envelope]) => envelope))
+            }
+            if (finishSeen && calls.length === 0 && tools.length === 0) {
+              held = withHeld(held, durable, live)
+              return Effect.void
             }
             const committed = record(durable, live)
             if (calls.length === 0) return committed
@@ -427,7 +460,12 @@ export const layer = (
             const error = streamed.left
             yield* closeOpenBlocks
             yield* Effect.forEach(tools, Fiber.interrupt)
-            if (error._tag === "ContextOverflowError" && input.recoverOverflow === true && !started) {
+            if (
+              error._tag === "ContextOverflowError" &&
+              input.recoverOverflow === true &&
+              !started &&
+              held === undefined
+            ) {
               return Outcome.Overflow({ message: error.message, recorded: false })
             }
             yield* failed(errorMessage(error))

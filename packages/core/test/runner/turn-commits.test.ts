@@ -18,7 +18,7 @@ const commits = Effect.map(Metric.value(RuntimeMetrics.dbCommitDuration), (state
 
 describe("durable commits per turn", () => {
   it.scopedLive(
-    "a short text turn is four commits: admission, promotion, the chunk batch with step.started, the settlement",
+    "a short text turn is three commits: admission, promotion, and the Step: its output, with step.started, and its settlement",
     () =>
       Effect.gen(function* () {
         const w = yield* world({ coalesce: true })
@@ -35,9 +35,10 @@ describe("durable commits per turn", () => {
         const before = yield* commits
         yield* w.prompt("hi")
         yield* w.wait
-        expect((yield* commits) - before).toBe(4)
+        expect((yield* commits) - before).toBe(3)
 
-        // One transaction per durable transition, several events in the chunk batch's.
+        // The chunk batch that carries the provider's finish commits with the settlement: one
+        // transaction, each still its own event, stamped alike.
         const events = yield* w.events
         const types = events.map((event) => event.type.replace("session.next.", ""))
         expect(types).toEqual([
@@ -50,6 +51,7 @@ describe("durable commits per turn", () => {
         ])
         const time = (type: string) => events.find((event) => event.type === `session.next.${type}`)!.data as any
         expect(time("step.started").timestamp).toBe(time("text.ended").timestamp)
+        expect(time("step.ended").timestamp).toBe(time("text.ended").timestamp)
         expect((time("text.ended") as { text: string }).text).toBe("Hello")
         // Live readers still see the batch in stream order: the deltas between started and ended.
         expect(Chunk.toReadonlyArray(yield* Fiber.join(seen)).filter((type) => type !== "session.updated")).toEqual([
@@ -65,38 +67,40 @@ describe("durable commits per turn", () => {
       })
   )
 
-  it.scopedLive("a tool step's chunk batch (input, call) is one commit; each settlement is its own", () =>
-    Effect.gen(function* () {
-      const w = yield* world({ coalesce: true })
-      yield* w.register({
-        name: "echo",
-        description: "Echo the input back",
-        inputSchema: { type: "object", properties: { say: { type: "string" } }, required: ["say"] },
-        execute: (input: Readonly<Record<string, unknown>>) =>
-          Effect.succeed({ content: [{ type: "text" as const, text: `echo: ${String(input.say)}` }] })
+  it.scopedLive(
+    "a tool step's chunk batch (input, call) is one commit; its call's and its own settlement are their own",
+    () =>
+      Effect.gen(function* () {
+        const w = yield* world({ coalesce: true })
+        yield* w.register({
+          name: "echo",
+          description: "Echo the input back",
+          inputSchema: { type: "object", properties: { say: { type: "string" } }, required: ["say"] },
+          execute: (input: Readonly<Record<string, unknown>>) =>
+            Effect.succeed({ content: [{ type: "text" as const, text: `echo: ${String(input.say)}` }] })
+        })
+        yield* w.server.enqueue(
+          reply(toolCall("call_a", "echo", { say: "one" }), finish("tool-calls")),
+          reply(text("done"), finish("stop"))
+        )
+        const before = yield* commits
+        yield* w.prompt("go")
+        yield* w.wait
+        const types = (yield* w.types).filter((type) => !type.startsWith("prompt"))
+        expect(types).toEqual([
+          "step.started",
+          "tool.input.started",
+          "tool.input.ended",
+          "tool.called",
+          "tool.success",
+          "step.ended",
+          "step.started",
+          "text.started",
+          "text.ended",
+          "step.ended"
+        ])
+        // admission, promotion; step 1: chunk batch, tool.success, step.ended; step 2: its batch with step.ended.
+        expect((yield* commits) - before).toBe(6)
       })
-      yield* w.server.enqueue(
-        reply(toolCall("call_a", "echo", { say: "one" }), finish("tool-calls")),
-        reply(text("done"), finish("stop"))
-      )
-      const before = yield* commits
-      yield* w.prompt("go")
-      yield* w.wait
-      const types = (yield* w.types).filter((type) => !type.startsWith("prompt"))
-      expect(types).toEqual([
-        "step.started",
-        "tool.input.started",
-        "tool.input.ended",
-        "tool.called",
-        "tool.success",
-        "step.ended",
-        "step.started",
-        "text.started",
-        "text.ended",
-        "step.ended"
-      ])
-      // admission, promotion; step 1: chunk batch, tool.success, step.ended; step 2: chunk batch, step.ended.
-      expect((yield* commits) - before).toBe(7)
-    })
   )
 })
