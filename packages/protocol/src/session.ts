@@ -66,7 +66,7 @@ export const create = HttpApiEndpoint.post("create", "/api/session")
   .annotate(OpenApi.Summary, "Create a session")
   .annotate(
     OpenApi.Description,
-    "Creates a session in the requested Location. With an explicit `id` it is idempotent: an existing session of that id is returned unchanged."
+    "Creates a session in the requested Location. With an explicit `id` it is idempotent: an existing session of that id is returned unchanged. An unknown or hidden `agent`, or a `model` that is not configured, is a 400 and creates nothing."
   )
 
 /** `GET /api/session`: one Page of sessions, newest first unless `order=asc`. */

@@ -168,4 +168,35 @@ describe("agent and model switches, messages, message, context and history", () 
       expect((yield* call(`${base}/message`, "GET")).body).toEqual({ data: [], cursor: {} })
     })
   )
+
+  it.scoped("a session is not created with an agent or model the switches would refuse", () =>
+    Effect.gen(function* () {
+      const { url, session } = yield* setup
+      const create = (body: object) => call(`${url}/api/session`, "POST", body)
+      const refused = [
+        [{ agent: "nobody" }, "agent", /Unknown agent "nobody"; available: build, plan/],
+        // A hidden agent (the title agent) is not offered for selection.
+        [{ agent: "title" }, "agent", /Unknown agent "title"/],
+        [{ model: { providerID: "local", id: "gpt-9" } }, "model", /Unknown model "gpt-9" of provider "local"/],
+        [{ model: { providerID: "elsewhere", id: "qwen" } }, "model", /Unknown provider "elsewhere"/],
+        [{ model: { providerID: "local", id: "qwen", variant: "turbo" } }, "model", /turbo/],
+        // With an explicit id too: nothing is created under it.
+        [{ id: "ses_0000000000000000000000000009", agent: "nobody" }, "agent", /Unknown agent/]
+      ] as const
+      for (const [body, field, message] of refused) {
+        const answer = yield* create(body)
+        expect(answer.status).toBe(400)
+        expect(answer.body).toMatchObject({ _tag: "InvalidRequestError", field })
+        expect(answer.body.message).toMatch(message)
+      }
+      // Only the setup's session exists.
+      expect((yield* call(`${url}/api/session`, "GET")).body.data.map((s: { id: string }) => s.id)).toEqual([
+        session.id
+      ])
+      expect((yield* call(`${url}/api/session/ses_0000000000000000000000000009`, "GET")).status).toBe(404)
+      const made = yield* create({ agent: "plan", model: { providerID: "local", id: "llama" } })
+      expect(made.status).toBe(200)
+      expect(made.body.data).toMatchObject({ agent: "plan", model: { providerID: "local", id: "llama" } })
+    })
+  )
 })

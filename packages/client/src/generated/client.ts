@@ -277,7 +277,7 @@ export interface OpencodeClient {
   }
   readonly sessions: {
     /**
-     * Creates a session in the requested Location. With an explicit `id` it is idempotent: an existing session of that id is returned unchanged.
+     * Creates a session in the requested Location. With an explicit `id` it is idempotent: an existing session of that id is returned unchanged. An unknown or hidden `agent`, or a `model` that is not configured, is a 400 and creates nothing.
      *
      * `POST /api/session` (`v2.session.create`).
      * Resolves to {@link SessionsCreateResult}; rejects with `InvalidRequestError` (400), `UnauthorizedError` (401) or a `ClientError`.

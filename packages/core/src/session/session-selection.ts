@@ -6,6 +6,8 @@ export * as SessionSelection from "./session-selection.js"
  * its marker message and the session record (`agent` / `model`) change in the same transaction. The
  * runner samples the selection when a Step starts, so a switch applies from the next Step and never
  * restarts the current one; the InstructionCheckpoint and the conversation are left as they are.
+ * A session's creation is checked by the same rules (`check`), so no session starts with an agent
+ * or model that its Steps could not use.
  */
 
 import { Errors, Identifier, type Model, Quote } from "@opencode-ai/schema"
@@ -18,6 +20,16 @@ import * as SessionEvents from "./session-events.js"
 import * as Sessions from "./sessions.js"
 
 export interface Interface {
+  /**
+   * Checks a selection a session is about to be created with, by the same rules as the switches
+   * below: `agent` must name an enabled agent offered for selection, `model` a configured model (and
+   * variant). Either may be absent. Reads only the config; InvalidRequestError (field `agent` or
+   * `model`) for the first one that fails, so no session starts with a name nothing can run.
+   */
+  readonly check: (selection: {
+    readonly agent?: string | undefined
+    readonly model?: Model.ModelRef | undefined
+  }) => Effect.Effect<void, Errors.InvalidRequestError>
   /**
    * Selects `agent` for the session's next Steps. It must name an enabled agent that is offered for
    * selection (not hidden), else InvalidRequestError (field `agent`): an unknown name is never
@@ -54,14 +66,45 @@ export const layer: Layer.Layer<Service, never, Sessions.Service | SessionEvents
       const events = yield* SessionEvents.Service
       const config = yield* Config.Service
 
+      const checkAgent = (agent: string): Effect.Effect<void, Errors.InvalidRequestError> => {
+        const found = config.agent(agent)
+        if (Option.isSome(found) && !found.value.hidden) return Effect.void
+        const offered = config.agents.filter((candidate) => !candidate.hidden).map((candidate) => candidate.name)
+        return Effect.fail(invalid("agent", `Unknown agent ${Quote.input(agent)}; available: ${offered.join(", ")}`))
+      }
+
+      const checkModel = (model: Model.ModelRef): Effect.Effect<void, Errors.InvalidRequestError> => {
+        if (Option.isNone(config.provider(model.providerID))) {
+          return Effect.fail(
+            invalid(
+              "model",
+              `Unknown provider ${Quote.input(model.providerID)} in model ${Quote.clip(`${model.providerID}/${model.id}`)}`
+            )
+          )
+        }
+        const found = config.findModel(model)
+        if (Option.isNone(found)) {
+          return Effect.fail(
+            invalid("model", `Unknown model ${Quote.input(model.id)} of provider ${Quote.input(model.providerID)}`)
+          )
+        }
+        if (model.variant === undefined) return Effect.void
+        const variant = RequestOptions.variant(found.value.model, model.variant)
+        return Either.isLeft(variant) ? Effect.fail(invalid("model", variant.left.message)) : Effect.void
+      }
+
+      const check = Traced.fn("SessionSelection.check")(function* (selection: {
+        readonly agent?: string | undefined
+        readonly model?: Model.ModelRef | undefined
+      }) {
+        if (selection.agent !== undefined) yield* checkAgent(selection.agent)
+        if (selection.model !== undefined) yield* checkModel(selection.model)
+      })
+
       const switchAgent = Traced.fn("SessionSelection.switchAgent")(
         function* (sessionID: Identifier.SessionID, agent: string) {
           const session = yield* sessions.get(sessionID)
-          const found = config.agent(agent)
-          if (Option.isNone(found) || found.value.hidden) {
-            const offered = config.agents.filter((candidate) => !candidate.hidden).map((candidate) => candidate.name)
-            return yield* invalid("agent", `Unknown agent ${Quote.input(agent)}; available: ${offered.join(", ")}`)
-          }
+          yield* checkAgent(agent)
           if (session.agent === agent) return
           const now = yield* Clock.currentTimeMillis
           yield* events.append(session.id, [
@@ -79,23 +122,7 @@ export const layer: Layer.Layer<Service, never, Sessions.Service | SessionEvents
       const switchModel = Traced.fn("SessionSelection.switchModel")(
         function* (sessionID: Identifier.SessionID, model: Model.ModelRef) {
           const session = yield* sessions.get(sessionID)
-          if (Option.isNone(config.provider(model.providerID))) {
-            return yield* invalid(
-              "model",
-              `Unknown provider ${Quote.input(model.providerID)} in model ${Quote.clip(`${model.providerID}/${model.id}`)}`
-            )
-          }
-          const found = config.findModel(model)
-          if (Option.isNone(found)) {
-            return yield* invalid(
-              "model",
-              `Unknown model ${Quote.input(model.id)} of provider ${Quote.input(model.providerID)}`
-            )
-          }
-          if (model.variant !== undefined) {
-            const variant = RequestOptions.variant(found.value.model, model.variant)
-            if (Either.isLeft(variant)) return yield* invalid("model", variant.left.message)
-          }
+          yield* checkModel(model)
           const current = session.model
           if (
             current !== undefined &&
@@ -118,6 +145,6 @@ export const layer: Layer.Layer<Service, never, Sessions.Service | SessionEvents
         (effect, sessionID) => LogAnnotation.session(effect, sessionID)
       )
 
-      return Service.of({ switchAgent, switchModel })
+      return Service.of({ check, switchAgent, switchModel })
     })
   )

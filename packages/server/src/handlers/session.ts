@@ -1,7 +1,7 @@
 export * as SessionHandlers from "./session.js"
 
 import { HttpApiBuilder } from "@effect/platform"
-import { Locations, SessionDelete, Sessions } from "@opencode-ai/core"
+import { Locations, SessionDelete, SessionSelection, Sessions } from "@opencode-ai/core"
 import { Effect } from "effect"
 import { ServerApi } from "../api.js"
 import { JsonBody } from "../json-body.js"
@@ -21,11 +21,14 @@ export const layer = HttpApiBuilder.group(ServerApi.api, "sessions", (handlers) 
     // `list` answers the stored records as they are (Sessions.listJson): no decode and re-encode per session.
     // `remove` answers 204 once the session, its children and their files are gone (see SessionDelete).
     const deletion = yield* SessionDelete.Service
+    // `create` refuses an unknown agent or model (400) as the switches do, before anything is written.
+    const selection = yield* SessionSelection.Service
     const events = yield* SessionEventStream.make
     return handlers
       .handle("create", ({ payload }) =>
         Effect.gen(function* () {
           const location = yield* locations.resolve(payload.location)
+          yield* selection.check(payload)
           const info = yield* sessions.create({
             location,
             ...(payload.id !== undefined ? { id: payload.id } : {}),

@@ -34,7 +34,7 @@ export interface Service {
   }
   readonly sessions: {
     /**
-     * Creates a session in the requested Location. With an explicit `id` it is idempotent: an existing session of that id is returned unchanged.
+     * Creates a session in the requested Location. With an explicit `id` it is idempotent: an existing session of that id is returned unchanged. An unknown or hidden `agent`, or a `model` that is not configured, is a 400 and creates nothing.
      *
      * `POST /api/session` (`v2.session.create`).
      * Succeeds with the decoded `data` member of the response; fails with `InvalidRequestError` (400), `UnauthorizedError` (401), an `HttpClientError` or a `ParseError`.

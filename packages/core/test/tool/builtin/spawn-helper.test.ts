@@ -47,6 +47,13 @@ const parentOf = (pid: number) => {
   return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
 }
 
+/** Runs `true` to its end, so that the helper is started (and, after it, a spare is being made). */
+const warmHelper = Effect.gen(function* () {
+  const warm = start("true")
+  yield* warm.closed
+  yield* ProcessTree.terminate(warm.tree, "100 millis")
+})
+
 const spawned = (tree: ProcessTree.Tree) =>
   Effect.gen(function* () {
     while (tree.pending?.() === true) yield* Effect.sleep("2 millis")
@@ -119,9 +126,7 @@ describe.runIf(SpawnHelper.available())("SpawnHelper", () => {
     "after a command, the next starts on a spare pair of streams made ahead; outputs stay each command's own, spare or not",
     () =>
       Effect.gen(function* () {
-        const warm = start("true")
-        yield* warm.closed
-        yield* ProcessTree.terminate(warm.tree, "100 millis")
+        yield* warmHelper
         const ready = () =>
           Effect.gen(function* () {
             for (let i = 0; i < 200 && !SpawnHelper.spareReady(); i++) yield* Effect.sleep("5 millis")
@@ -261,9 +266,7 @@ describe.runIf(SpawnHelper.available())("SpawnHelper", () => {
     "a helper that does not answer is stopped by terminate within its grace, and what it was asked to start never runs",
     () =>
       Effect.gen(function* () {
-        const warm = start("true")
-        yield* warm.exited
-        yield* ProcessTree.terminate(warm.tree, "100 millis")
+        yield* warmHelper
         const frozen = SpawnHelper.helperPid()!
         process.kill(frozen, "SIGSTOP")
         const tag = freshTag()
