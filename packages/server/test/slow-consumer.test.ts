@@ -55,6 +55,63 @@ const stalled = (host: Host, path: string) =>
       })
   )
 
+/**
+ * A raw `GET path` read at `rate` bytes a second (a fiftieth of it every 20 ms) until `done` holds for
+ * the body read so far (chunked transfer coding removed) or the connection ends. Resolves to that body
+ * and, if the connection ended before `done` held, how.
+ */
+const slowRead = (host: Host, path: string, rate: number, done: (body: string) => boolean) =>
+  Effect.promise(
+    () =>
+      new Promise<{ readonly body: string; readonly ended: string | undefined }>((resolve) => {
+        const socket = net.connect(portOf(host), "127.0.0.1", () =>
+          socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${portOf(host)}\r\nAccept: text/event-stream\r\n\r\n`)
+        )
+        socket.pause()
+        const body = new Dechunked()
+        const finish = (ended: string | undefined) => {
+          clearInterval(reading)
+          socket.destroy()
+          resolve({ body: body.text, ended })
+        }
+        socket.once("error", (error) => finish(`error ${(error as NodeJS.ErrnoException).code}`))
+        socket.once("close", () => finish("close"))
+        const reading = setInterval(() => {
+          const size = Math.min(socket.readableLength, rate / 50)
+          // `read(0)` only asks the socket to fill its buffer (a paused socket reads nothing unasked).
+          const piece: Buffer | null = socket.read(size)
+          if (piece !== null && body.feed(piece.toString("latin1")) && done(body.text)) finish(undefined)
+        }, 20)
+      })
+  )
+
+/** The body of a raw HTTP/1.1 response with chunked transfer coding, fed as it is read. */
+class Dechunked {
+  text = ""
+  private pending = ""
+  private headEnded = false
+  /** Whether the body grew. */
+  feed(raw: string): boolean {
+    this.pending += raw
+    const before = this.text.length
+    if (!this.headEnded) {
+      const end = this.pending.indexOf("\r\n\r\n")
+      if (end === -1) return false
+      this.headEnded = true
+      this.pending = this.pending.slice(end + 4)
+    }
+    for (;;) {
+      const eol = this.pending.indexOf("\r\n")
+      if (eol === -1) break
+      const size = Number.parseInt(this.pending.slice(0, eol), 16)
+      if (this.pending.length < eol + 2 + size + 2) break
+      this.text += this.pending.slice(eol + 2, eol + 2 + size)
+      this.pending = this.pending.slice(eol + 2 + size + 2)
+    }
+    return this.text.length > before
+  }
+}
+
 const bigDelta = (sessionID: string, i: number) =>
   LiveBus.liveEvent("session.next.text.delta", {
     timestamp: 1,
@@ -116,6 +173,27 @@ describe("slow SSE consumers", () => {
         expect(ids[0]).toBe(6)
         expect(ids.at(-1)).toBe(last)
         yield* Effect.promise(() => reader.cancel())
+      }),
+    60_000
+  )
+
+  it.scopedLive(
+    "a client that reads a long replay slowly is not cut off, though the socket drains less often than the write timeout",
+    () =>
+      Effect.gen(function* () {
+        // At 1 MB/s a full loopback send buffer drains in steps about 1.3 s apart (Linux wakes the
+        // writer once a third of its 4 MiB is free): only the kernel's send queue shows the reading.
+        const host = yield* start("network", { writeTimeout })
+        const session = yield* createSession(host)
+        const last = yield* appendSynthetic(host, session.id, 130, 20, "s".repeat(64 * 1024))
+        // Done once the last event's frame is whole (it is read in pieces of 20 KB: look at the tail).
+        const read = yield* slowRead(host, `/api/session/${session.id}/event`, 1_000_000, (body) => {
+          const at = body.indexOf(`id: ${last}\n`, Math.max(0, body.length - 256 * 1024))
+          return at !== -1 && body.indexOf("\n\n", at) !== -1
+        })
+        expect(read.ended).toBeUndefined()
+        const ids = [...read.body.matchAll(/^id: (\d+)$/gm)].map((match) => Number(match[1]))
+        expect(ids).toEqual(Array.from({ length: last }, (_, i) => i + 1))
       }),
     60_000
   )

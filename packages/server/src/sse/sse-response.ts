@@ -7,6 +7,7 @@ import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequ
 import { RuntimeMetrics } from "@opencode-ai/core"
 import { EventStream } from "@opencode-ai/protocol"
 import { Cause, Duration, Effect, Exit, type Fiber, FiberId, Metric, Option, Runtime } from "effect"
+import { SendQueue } from "./send-queue.js"
 import { SseFraming } from "./sse-framing.js"
 import { WriteWatchdog } from "./write-watchdog.js"
 
@@ -97,7 +98,7 @@ interface Pump {
  * response's as well as the Readable's: a write waits until both have drained.
  */
 const nodeBody = (options: Options, runtime: Runtime.Runtime<never>, response: http.ServerResponse): Readable => {
-  const pump = makePump(options, runtime)
+  const pump = makePump(options, runtime, response.socket === null ? undefined : SendQueue.reader(response.socket))
   let started = false
   // The reader wants more only when both the Readable and the response have room.
   const drained = () => {
@@ -158,7 +159,8 @@ const webBody = (options: Options, runtime: Runtime.Runtime<never>): ReadableStr
   )
 }
 
-const makePump = (options: Options, runtime: Runtime.Runtime<never>): Pump => {
+/** `sendQueue`: the kernel's send queue of the body's socket, for the write watchdog (see WriteWatchdog). */
+const makePump = (options: Options, runtime: Runtime.Runtime<never>, sendQueue?: () => number | undefined): Pump => {
   const runFork = Runtime.runFork(runtime)
   const gauge = RuntimeMetrics.sseSubscribers.pipe(Metric.tagged("stream", options.stream))
   const heartbeat = SseFraming.comment("heartbeat")
@@ -170,9 +172,13 @@ const makePump = (options: Options, runtime: Runtime.Runtime<never>): Pump => {
   let ended = false
   // The producer's write waiting for the reader, if any.
   let waiting: (() => void) | undefined
-  const watchdog = WriteWatchdog.make(Duration.toMillis(options.writeTimeout), () => {
-    runFork(options.onStall)
-  })
+  const watchdog = WriteWatchdog.make(
+    Duration.toMillis(options.writeTimeout),
+    () => {
+      runFork(options.onStall)
+    },
+    sendQueue
+  )
 
   // Whether the gauge counts this body now.
   let counted = false

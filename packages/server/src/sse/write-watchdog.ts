@@ -14,7 +14,9 @@ import { Effect, Option } from "effect"
  *
  * While the producer has nothing to write, nothing waits and nothing is wrong, however long that is.
  * Buffered bytes that wait for `timeout` are stuck on a socket that does not drain: the client stopped
- * reading.
+ * reading. Where the kernel's send queue can be read (SendQueue), a wait that it sees shrinking is
+ * progress as well: the socket drains only in large steps, which a slow client that reads all along
+ * may take longer than `timeout` to complete.
  */
 
 /** One body's watchdog (see {@link make}). */
@@ -27,18 +29,39 @@ export interface Watchdog {
 
 /**
  * A watchdog that calls `onStall` once the body has waited `timeout` ms for the reader (`onStall` must
- * end the response: see {@link release}). Its timer does not keep the process alive.
+ * end the response: see {@link release}). With `sendQueue` (SendQueue.reader), a wait is looked at
+ * every quarter of `timeout` instead, and `onStall` comes only once the queue has not shrunk for
+ * `timeout` ms (one that cannot be read does not shrink); so a stalled client is cut off between one and
+ * one and a quarter `timeout` after its last byte. Its timers do not keep the process alive.
  */
-export const make = (timeout: number, onStall: () => void): Watchdog => {
+export const make = (timeout: number, onStall: () => void, sendQueue?: () => number | undefined): Watchdog => {
   let timer: ReturnType<typeof setTimeout> | undefined
+  // While waiting, with a send queue: its last size read, and when it was last seen to shrink.
+  let queued: number | undefined
+  let moved = 0
+  const arm = (after: number, then: () => void) => {
+    timer = setTimeout(then, after)
+    timer.unref()
+  }
+  const stall = () => {
+    timer = undefined
+    onStall()
+  }
+  const look = () => {
+    const now = performance.now()
+    const size = sendQueue?.()
+    if (size !== undefined && queued !== undefined && size < queued) moved = now
+    queued = size
+    if (now - moved >= timeout) return stall()
+    arm(Math.max(1, timeout / 4), look)
+  }
   return {
     waiting: () => {
       if (timer !== undefined) return
-      timer = setTimeout(() => {
-        timer = undefined
-        onStall()
-      }, timeout)
-      timer.unref()
+      if (sendQueue === undefined) return arm(timeout, stall)
+      queued = undefined
+      moved = performance.now()
+      arm(Math.max(1, timeout / 4), look)
     },
     progressed: () => {
       clearTimeout(timer)
