@@ -15,36 +15,23 @@ import type * as net from "node:net"
 
 /**
  * A reader of `socket`'s send queue: the bytes it has written that the peer has not acknowledged yet
- * (`tx_queue` of its connection in Linux's `/proc/net/tcp` or `/proc/net/tcp6`, found by the two
- * ports). It answers undefined where there is no such table (not Linux), for a socket that is not
- * connected, or once the connection is gone. Each call reads the tables anew, so their size grows with
- * the machine's connections: call it seldom (a stalled write, not every write).
+ * (`tx_queue` of its connection in Linux's `/proc/net/tcp` or `/proc/net/tcp6`, found by its two
+ * ports alone: two connections with the same two ports on other addresses are not told apart). It
+ * answers undefined where there is no such table (not Linux), for a socket that is not connected, or
+ * once the connection is gone. The tables grow with the machine's connections, so one read of them
+ * serves every reader for {@link reuseMs}: many streams waiting at once cost one read per interval,
+ * not one each.
  */
 export const reader =
   (socket: net.Socket): (() => number | undefined) =>
   () => {
     const local = socket.localPort
     const remote = socket.remotePort
-    if (local === undefined || remote === undefined) return undefined
-    const ports = `:${hexPort(local)} `
-    const peer = `:${hexPort(remote)} `
-    for (const table of tables) {
-      let text: string
-      try {
-        text = fs.readFileSync(table, "latin1")
-      } catch {
-        continue
-      }
-      for (const line of text.split("\n")) {
-        // "  sl  local_address rem_address   st tx_queue:rx_queue …", addresses as HEX:PORT.
-        const fields = line.trim().split(/\s+/, 5)
-        if (fields[3] !== established || !`${fields[1]} `.endsWith(ports) || !`${fields[2]} `.endsWith(peer)) continue
-        const queued = Number.parseInt(fields[4]?.split(":")[0] ?? "", 16)
-        return Number.isNaN(queued) ? undefined : queued
-      }
-    }
-    return undefined
+    return local === undefined || remote === undefined ? undefined : queues().get(key(local, remote))
   }
+
+/** How long one read of the tables is used for: well under a watchdog's look interval. */
+export const reuseMs = 50
 
 const tables = ["/proc/net/tcp", "/proc/net/tcp6"]
 
@@ -52,3 +39,33 @@ const tables = ["/proc/net/tcp", "/proc/net/tcp6"]
 const established = "01"
 
 const hexPort = (port: number) => port.toString(16).toUpperCase().padStart(4, "0")
+
+const key = (local: number, remote: number) => `${hexPort(local)}:${hexPort(remote)}`
+
+let read: { readonly at: number; readonly queues: ReadonlyMap<string, number> } | undefined
+
+/** The send queue of every established connection, by {@link key}, as of at most {@link reuseMs} ago. */
+const queues = (): ReadonlyMap<string, number> => {
+  const now = performance.now()
+  if (read !== undefined && now - read.at < reuseMs) return read.queues
+  const found = new Map<string, number>()
+  for (const table of tables) {
+    let text: string
+    try {
+      text = fs.readFileSync(table, "latin1")
+    } catch {
+      continue
+    }
+    for (const line of text.split("\n")) {
+      // "  sl  local_address rem_address   st tx_queue:rx_queue …", addresses as HEX:PORT.
+      const fields = line.trim().split(/\s+/, 5)
+      if (fields[3] !== established) continue
+      const local = fields[1]!.slice(fields[1]!.lastIndexOf(":") + 1)
+      const remote = fields[2]!.slice(fields[2]!.lastIndexOf(":") + 1)
+      const queued = Number.parseInt(fields[4]?.split(":")[0] ?? "", 16)
+      if (!Number.isNaN(queued)) found.set(`${local}:${remote}`, queued)
+    }
+  }
+  read = { at: now, queues: found }
+  return found
+}
