@@ -85,6 +85,8 @@ export interface StartOptions {
   readonly config?: Record<string, unknown>
   /** Our server only: more `opencode serve` arguments (e.g. `--runner-address`). */
   readonly args?: ReadonlyArray<string> | undefined
+  /** Our server only: the built bin to run (another build, for an A/B run); default this checkout's. */
+  readonly bin?: string | undefined
 }
 
 const bin = path.resolve(import.meta.dirname, "../packages/server/dist/bin.js")
@@ -139,12 +141,13 @@ export const startServer = async (
   let command: string
   let argv: Array<string>
   if (implementation === "ours") {
-    if (!fs.existsSync(bin)) throw new Error(`${bin} is missing: run \`pnpm build\` (pnpm bench builds it)`)
+    const served = options.bin ?? bin
+    if (!fs.existsSync(served)) throw new Error(`${served} is missing: run \`pnpm build\` (pnpm bench builds it)`)
     command = process.execPath
     argv = [
       ...(options.cpuProfileDir === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", options.cpuProfileDir]),
       ...(options.nodeFlags ?? []),
-      bin,
+      served,
       "serve",
       "--port",
       "0",

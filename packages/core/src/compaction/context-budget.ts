@@ -4,6 +4,7 @@ import type { SessionMessages } from "@opencode-ai/schema"
 import type { Catalog } from "../config/catalog.js"
 import type { Config } from "../config/config.js"
 import type { LLMRequest } from "../llm/llm-request.js"
+import { LoweringMemo } from "../llm/lowering-memo.js"
 
 /**
  * How much of a model's context a Step's request may fill, and how full the next request would be.
@@ -69,13 +70,21 @@ const partTokens = (part: Part): number => {
   }
 }
 
+const messageTokens = (message: LLMRequest.Message): number => {
+  if (message.role === "instruction-update") return estimate(message.text)
+  let total = 0
+  for (const part of message.content) total += partTokens(part)
+  return total
+}
+
+/** Each request message's estimate, kept with the message (see LoweringMemo: the messages of an unchanged history are the same objects). */
+const estimates = LoweringMemo.make<LLMRequest.Message, number>()
+
 /** The estimated tokens of provider-neutral messages. */
 export const estimateMessages = (messages: ReadonlyArray<LLMRequest.Message>): number => {
   let total = 0
-  for (const message of messages) {
-    if (message.role === "instruction-update") total += estimate(message.text)
-    else for (const part of message.content) total += partTokens(part)
-  }
+  for (const message of messages)
+    total += estimates.get(message, null) ?? estimates.set(message, null, messageTokens(message))
   return total
 }
 

@@ -1,6 +1,7 @@
 export * as ToolOutputPrune from "./tool-output-prune.js"
 
 import type { SessionMessages } from "@opencode-ai/schema"
+import { LoweringMemo } from "../llm/lowering-memo.js"
 import { CompactionPrompt } from "../prompt/compaction-prompt.js"
 import { ContextBudget } from "./context-budget.js"
 
@@ -29,19 +30,42 @@ const outputTokens = (content: ReadonlyArray<{ readonly type: string; readonly t
 
 const markerTokens = ContextBudget.estimate(CompactionPrompt.prunedOutput)
 
-/** `history` with the outputs beyond the recent `windowTokens` replaced; the same array when nothing is pruned. */
+/** A message with some of its tool outputs pruned, by the positions pruned (`"2,5"`): the same copy while they stay so. */
+const prunedCopies = LoweringMemo.make<SessionMessages.SessionMessageAssistant, SessionMessages.SessionMessage>()
+
+/** `message` with the outputs of the tool calls at `positions` replaced by the marker. */
+const withPruned = (
+  message: SessionMessages.SessionMessageAssistant,
+  positions: ReadonlyArray<number>
+): SessionMessages.SessionMessage => {
+  const content = [...message.content]
+  for (const at of positions) {
+    const item = content[at]!
+    if (item.type !== "tool" || item.state.status !== "completed") continue
+    content[at] = {
+      ...item,
+      state: { ...item.state, content: [{ type: "text", text: CompactionPrompt.prunedOutput }] }
+    }
+  }
+  return { ...message, content }
+}
+
+/**
+ * `history` with the outputs beyond the recent `windowTokens` replaced; the same array when nothing is
+ * pruned. A message pruned the same way at an earlier Step is the same object again (see LoweringMemo),
+ * so its lowering is reused too.
+ */
 export const prune = (
   history: ReadonlyArray<SessionMessages.SessionMessage>,
   windowTokens: number
 ): ReadonlyArray<SessionMessages.SessionMessage> => {
   let kept = 0
   let crossed = false
-  let changed = false
-  const result = [...history]
+  let result: Array<SessionMessages.SessionMessage> | undefined
   for (let index = history.length - 1; index >= 0; index--) {
     const message = history[index]!
     if (message.type !== "assistant") continue
-    let content: Array<SessionMessages.SessionMessageAssistantContent> | undefined
+    const positions: Array<number> = []
     for (let at = message.content.length - 1; at >= 0; at--) {
       const item = message.content[at]!
       if (item.type !== "tool" || item.state.status !== "completed" || protectedTools.has(item.name)) continue
@@ -51,17 +75,13 @@ export const prune = (
         continue
       }
       crossed = true
-      if (tokens <= markerTokens) continue
-      content ??= [...message.content]
-      content[at] = {
-        ...item,
-        state: { ...item.state, content: [{ type: "text", text: CompactionPrompt.prunedOutput }] }
-      }
+      if (tokens > markerTokens) positions.push(at)
     }
-    if (content !== undefined) {
-      result[index] = { ...message, content }
-      changed = true
+    if (positions.length > 0) {
+      result ??= [...history]
+      const key = positions.join(",")
+      result[index] = prunedCopies.get(message, key) ?? prunedCopies.set(message, key, withPruned(message, positions))
     }
   }
-  return changed ? result : history
+  return result ?? history
 }

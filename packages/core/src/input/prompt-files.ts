@@ -35,6 +35,7 @@ import { AdmittedPrompt, type SessionMessages, type ToolContent } from "@opencod
 import { Effect } from "effect"
 import type { Catalog } from "../config/catalog.js"
 import { LLMRequest } from "../llm/llm-request.js"
+import { LoweringMemo } from "../llm/lowering-memo.js"
 import { Traced } from "../observability/traced.js"
 import { ReadTool } from "../tool/builtin/read-tool.js"
 import { directoryMime } from "./prompt-resolution.js"
@@ -244,25 +245,33 @@ type WithFiles =
   | { readonly _tag: "user"; readonly id: string; readonly files: ReadonlyArray<AdmittedPrompt.PromptFileAttachment> }
   | { readonly _tag: "tool"; readonly id: string; readonly content: ReadonlyArray<ToolContent.LLMToolContent> }
 
-/**
- * The messages of `history` with files, in order: a plain loop, since a Step runs it over its whole
- * history and almost no message has any.
- */
+/** A message's entries of {@link withFiles}. */
+const filesOf = (message: SessionMessages.SessionMessage): ReadonlyArray<WithFiles> => {
+  if (message.type === "user") {
+    return message.files !== undefined && message.files.length > 0
+      ? [{ _tag: "user", id: message.id, files: message.files }]
+      : []
+  }
+  if (message.type !== "assistant") return []
+  const found: Array<WithFiles> = []
+  for (const item of message.content) {
+    if (item.type !== "tool" || item.state.status !== "completed") continue
+    if (item.state.content.some((part) => part.type === "file")) {
+      found.push({ _tag: "tool", id: item.id, content: item.state.content })
+    }
+  }
+  return found
+}
+
+/** Each message's entries, kept with the message (see LoweringMemo): a Step looks only at what is new. */
+const messageFiles = LoweringMemo.make<SessionMessages.SessionMessage, ReadonlyArray<WithFiles>>()
+
+/** The messages of `history` with files, in order (almost no message has any). */
 const withFiles = (history: ReadonlyArray<SessionMessages.SessionMessage>): ReadonlyArray<WithFiles> => {
   const found: Array<WithFiles> = []
   for (const message of history) {
-    if (message.type === "user") {
-      if (message.files !== undefined && message.files.length > 0) {
-        found.push({ _tag: "user", id: message.id, files: message.files })
-      }
-    } else if (message.type === "assistant") {
-      for (const item of message.content) {
-        if (item.type !== "tool" || item.state.status !== "completed") continue
-        if (item.state.content.some((part) => part.type === "file")) {
-          found.push({ _tag: "tool", id: item.id, content: item.state.content })
-        }
-      }
-    }
+    const entries = messageFiles.get(message, null) ?? messageFiles.set(message, null, filesOf(message))
+    if (entries.length > 0) found.push(...entries)
   }
   return found
 }

@@ -52,6 +52,7 @@ import { Effect } from "effect"
 import * as InstructionLowering from "./instruction-lowering.js"
 import * as LLMEvent from "./llm-event.js"
 import * as LLMRequest from "./llm-request.js"
+import * as LoweringMemo from "./lowering-memo.js"
 import * as ProviderFailure from "./provider-failure.js"
 import * as ProviderHttp from "./provider-http.js"
 
@@ -132,6 +133,37 @@ const toolFilesText = (results: ReadonlyArray<LLMRequest.ToolResultPart>): strin
 const toolChoice = (choice: LLMRequest.ToolChoice): unknown =>
   typeof choice === "string" ? choice : { type: "function", function: { name: choice.name } }
 
+/** A tool message's wire messages: one `tool` message per result, then a user turn with the files they returned. */
+const toolMessages = (
+  message: LLMRequest.ToolMessage,
+  lastAssistant: LLMRequest.AssistantMessage | undefined
+): ReadonlyArray<Record<string, unknown>> => {
+  const results = LLMRequest.resultsInCallOrder(message, lastAssistant)
+  const out: Array<Record<string, unknown>> = results.map((result) => ({
+    role: "tool",
+    tool_call_id: result.callID,
+    content: result.output
+  }))
+  // A tool message carries text only: the files the calls returned follow in one user turn.
+  const withFiles = results.filter((result) => (result.files ?? []).length > 0)
+  if (withFiles.length > 0) {
+    out.push({
+      role: "user",
+      content: [
+        { type: "text", text: toolFilesText(withFiles) },
+        ...withFiles.flatMap((result) => (result.files ?? []).map(filePart))
+      ]
+    })
+  }
+  return out
+}
+
+// Each request message's wire messages, reused while it is the same object (see LoweringMemo); a
+// tool message's depend on the assistant message whose calls they answer too.
+const userWire = LoweringMemo.make<LLMRequest.UserMessage, Record<string, unknown>>()
+const assistantWire = LoweringMemo.make<LLMRequest.AssistantMessage, Record<string, unknown>>()
+const toolWire = LoweringMemo.make<LLMRequest.ToolMessage, ReadonlyArray<Record<string, unknown>>>()
+
 /** The wire messages: one system message first, then the lowered history. */
 export const messages = (request: LLMRequest.Request): ReadonlyArray<Record<string, unknown>> => {
   const out: Array<Record<string, unknown>> = []
@@ -140,31 +172,20 @@ export const messages = (request: LLMRequest.Request): ReadonlyArray<Record<stri
   for (const message of InstructionLowering.lower(request.messages)) {
     switch (message.role) {
       case "user":
-        out.push(userMessage(message))
+        out.push(userWire.get(message, null) ?? userWire.set(message, null, userMessage(message)))
         break
       case "assistant": {
         lastAssistant = message
-        const wire = assistantMessage(message)
+        const wire = assistantWire.get(message, null) ?? assistantWire.set(message, null, assistantMessage(message))
         // A message with nothing the protocol can carry (e.g. only replayable reasoning) is dropped.
         if (wire.content !== null || wire.tool_calls !== undefined) out.push(wire)
         break
       }
       case "tool": {
-        const results = LLMRequest.resultsInCallOrder(message, lastAssistant)
-        for (const result of results) {
-          out.push({ role: "tool", tool_call_id: result.callID, content: result.output })
-        }
-        // A tool message carries text only: the files the calls returned follow in one user turn.
-        const withFiles = results.filter((result) => (result.files ?? []).length > 0)
-        if (withFiles.length > 0) {
-          out.push({
-            role: "user",
-            content: [
-              { type: "text", text: toolFilesText(withFiles) },
-              ...withFiles.flatMap((result) => (result.files ?? []).map(filePart))
-            ]
-          })
-        }
+        const wires =
+          toolWire.get(message, lastAssistant) ??
+          toolWire.set(message, lastAssistant, toolMessages(message, lastAssistant))
+        for (const wire of wires) out.push(wire)
         break
       }
     }
@@ -414,7 +435,8 @@ export const make = (config: Config): Effect.Effect<ProviderHttp.Adapter, never,
           providerID: request.model.providerID,
           url: ProviderHttp.join(config.baseURL, "chat/completions"),
           headers: headers(config, request),
-          body: body(request, config.dialect)
+          body: body(request, config.dialect),
+          listKey: "messages"
         },
         () => decoder(request.model.providerID),
         {

@@ -20,13 +20,20 @@ import { type Any as LLMError, ProviderError, TransportError } from "./llm-error
 import type * as LLMEvent from "./llm-event.js"
 import type * as LLMRequest from "./llm-request.js"
 import * as ProviderFailure from "./provider-failure.js"
+import * as RequestJson from "./request-json.js"
 
 export interface Exchange {
   readonly providerID: string
   readonly url: string
   /** Sent as given (names are case-insensitive; later sources should already have won). */
   readonly headers: Readonly<Record<string, string>>
+  /** Sent as JSON (see RequestJson). */
   readonly body: unknown
+  /**
+   * The body's field holding the conversation, made incrementally from the last body sent (see
+   * RequestJson): only when its items are lowered through a LoweringMemo, so the same objects again.
+   */
+  readonly listKey?: string
 }
 
 /** Header sources merged in order, later ones winning, compared case-insensitively (names lower-cased). */
@@ -183,7 +190,7 @@ export const open = (
   const { providerID } = exchange
   const request = HttpClientRequest.post(exchange.url).pipe(
     HttpClientRequest.setHeaders(exchange.headers),
-    HttpClientRequest.bodyUnsafeJson(exchange.body)
+    HttpClientRequest.bodyUint8Array(RequestJson.encode(exchange.body, exchange.listKey), "application/json")
   )
   // No trace headers (`traceparent`, `b3`) towards a third-party provider. The request lives in a
   // scope of its own: closing it aborts the request (a no-op once the response is complete).

@@ -11,6 +11,7 @@ import { Config } from "../config/config.js"
 import { RequestOptions } from "../config/request-options.js"
 import { PromptFiles } from "../input/prompt-files.js"
 import { LLMRequest } from "../llm/llm-request.js"
+import { LoweringMemo } from "../llm/lowering-memo.js"
 import { Traced } from "../observability/traced.js"
 import { Permission } from "../permission/permission.js"
 import { AgentPrompt } from "../prompt/agent-prompt.js"
@@ -155,10 +156,71 @@ const assistantTurn = (
     : [LLMRequest.assistant(...parts)]
 }
 
+/** One stored message as request messages (see {@link messages}). */
+const lowerMessage = (
+  message: SessionMessages.SessionMessage,
+  provider: Catalog.Provider,
+  model: Catalog.Model,
+  files: PromptFiles.Lowered,
+  agent: AgentCatalog.Agent | undefined
+): ReadonlyArray<LLMRequest.Message> => {
+  switch (message.type) {
+    case "user":
+      return [userTurn(message, files.user.get(message.id), agent)]
+    case "synthetic":
+      return [LLMRequest.user(message.text)]
+    case "system":
+      return [LLMRequest.instructionUpdate(message.text)]
+    case "assistant":
+      return assistantTurn(message, provider, model, files)
+    case "shell":
+      return [LLMRequest.user(`The user ran a shell command:\n$ ${message.command}\n${message.output}`)]
+    case "compaction":
+      // The summary (and the part kept word for word) stands for everything before it.
+      return [LLMRequest.user(CompactionPrompt.summaryMessage(message.summary, message.recent))]
+    default:
+      // Agent and model switch markers are for transcripts.
+      return []
+  }
+}
+
+/** A lowering made with files read for this Step: never reused (the next Step reads them again). */
+const readFiles = Symbol("readFiles")
+
+/**
+ * What a stored message's lowering depends on besides the message itself: for an assistant message,
+ * whether it is replayable (the request goes to the model that wrote it); for a user message with
+ * `@agent` mentions, the Step's agent; {@link readFiles} when files of the message were read.
+ */
+const loweringKey = (
+  message: SessionMessages.SessionMessage,
+  provider: Catalog.Provider,
+  model: Catalog.Model,
+  files: PromptFiles.Lowered,
+  agent: AgentCatalog.Agent | undefined
+): unknown => {
+  switch (message.type) {
+    case "user":
+      if (files.user.has(message.id)) return readFiles
+      return (message.agents ?? []).length > 0 ? agent : null
+    case "assistant":
+      if (files.tool.size > 0 && message.content.some((item) => item.type === "tool" && files.tool.has(item.id))) {
+        return readFiles
+      }
+      return message.error === undefined && sameModel(message.model, provider, model)
+    default:
+      return null
+  }
+}
+
+const lowerings = LoweringMemo.make<SessionMessages.SessionMessage, ReadonlyArray<LLMRequest.Message>>()
+
 /**
  * Session History → the provider-neutral message list, chronological. `files` is what the history's
  * attachments and tool files lowered to (PromptFiles.load); without it they stay references. `agent`
- * is the Step's agent (its rules decide the `@agent` mention hint).
+ * is the Step's agent (its rules decide the `@agent` mention hint). A message's lowering is reused
+ * from an earlier Step while the message and what it depends on are the same (see LoweringMemo), so
+ * a Step lowers only what changed since the last one; the result is the same either way.
  */
 export const messages = (
   history: ReadonlyArray<SessionMessages.SessionMessage>,
@@ -166,27 +228,19 @@ export const messages = (
   model: Catalog.Model,
   files: PromptFiles.Lowered = PromptFiles.empty,
   agent?: AgentCatalog.Agent
-): ReadonlyArray<LLMRequest.Message> =>
-  history.flatMap((message): ReadonlyArray<LLMRequest.Message> => {
-    switch (message.type) {
-      case "user":
-        return [userTurn(message, files.user.get(message.id), agent)]
-      case "synthetic":
-        return [LLMRequest.user(message.text)]
-      case "system":
-        return [LLMRequest.instructionUpdate(message.text)]
-      case "assistant":
-        return assistantTurn(message, provider, model, files)
-      case "shell":
-        return [LLMRequest.user(`The user ran a shell command:\n$ ${message.command}\n${message.output}`)]
-      case "compaction":
-        // The summary (and the part kept word for word) stands for everything before it.
-        return [LLMRequest.user(CompactionPrompt.summaryMessage(message.summary, message.recent))]
-      default:
-        // Agent and model switch markers are for transcripts.
-        return []
+): ReadonlyArray<LLMRequest.Message> => {
+  const out: Array<LLMRequest.Message> = []
+  for (const message of history) {
+    const key = loweringKey(message, provider, model, files, agent)
+    let lowered = key === readFiles ? undefined : lowerings.get(message, key)
+    if (lowered === undefined) {
+      lowered = lowerMessage(message, provider, model, files, agent)
+      if (key !== readFiles) lowerings.set(message, key, lowered)
     }
-  })
+    for (const item of lowered) out.push(item)
+  }
+  return out
+}
 
 /** What the model must call: a Structured Output requires a call (at the step limit, of its tool). */
 const toolChoice = (lastStep: boolean, structured: boolean): { readonly toolChoice?: LLMRequest.ToolChoice } =>
@@ -352,6 +406,7 @@ export const layer: Layer.Layer<
           })
         }
       }
+      const pruned = pruneWindow === undefined ? context : ToolOutputPrune.prune(context, pruneWindow)
       const request = build({
         sessionID: input.sessionID,
         agent: selection.agent,
@@ -359,14 +414,13 @@ export const layer: Layer.Layer<
         model: selection.model,
         variant,
         baseline: input.instructions.baseline,
-        history: context,
+        // Pruned here already (the projection below counts the same history).
+        history: pruned,
         tools: selection.offered.definitions,
         lastStep: selection.lastStep,
-        pruneWindow,
         files,
         structured
       })
-      const pruned = pruneWindow === undefined ? context : ToolOutputPrune.prune(context, pruneWindow)
       const projected = ContextBudget.projected({
         history: pruned,
         request,

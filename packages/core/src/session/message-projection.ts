@@ -890,19 +890,60 @@ const toEntry = (
             )
     ),
     (changed): ContextEntry => {
-      let rows: Array<ContextRow>
-      if (base.length === 0) rows = changed
-      else {
-        const byID = new Map(changed.map((row) => [row.id, row]))
-        rows = base.map((row) => byID.get(row.id) ?? row)
-        for (const row of base) byID.delete(row.id)
-        if (byID.size > 0) rows = [...rows, ...byID.values()].sort((a, b) => a.seq - b.seq)
-      }
+      const rows = merged(base, changed)
       let chars = 0
       for (const row of rows) chars += row.chars
       return { version, reverts, ranges, rows, chars }
     }
   )
+}
+
+/** The index of the row of `seq` in `rows` (in seq order), or -1. */
+const indexOfSeq = (rows: ReadonlyArray<ContextRow>, seq: number): number => {
+  let low = 0
+  let high = rows.length - 1
+  while (low <= high) {
+    const middle = (low + high) >>> 1
+    const at = rows[middle]!.seq
+    if (at === seq) return middle
+    if (at < seq) low = middle + 1
+    else high = middle - 1
+  }
+  return -1
+}
+
+/**
+ * `base` with `changed` merged in, both in seq order: a changed row replaces the row of its id, any
+ * other joins in seq order. A message keeps its seq once written (unique in its session; only a
+ * migration renumbers, before anything is read), so a changed row is found by its seq and the new
+ * ones come after the last: a read costs the rows that changed, not the length of the history. Rows
+ * that do not fit that (none are expected) are merged by id.
+ */
+const merged = (base: ReadonlyArray<ContextRow>, changed: ReadonlyArray<ContextRow>): ReadonlyArray<ContextRow> => {
+  if (base.length === 0) return changed
+  const lastSeq = base[base.length - 1]!.seq
+  let replaced: Array<ContextRow> | undefined
+  const added: Array<ContextRow> = []
+  for (const row of changed) {
+    if (row.seq > lastSeq) {
+      added.push(row)
+      continue
+    }
+    const at = indexOfSeq(base, row.seq)
+    if (at === -1 || base[at]!.id !== row.id) return mergedByID(base, changed)
+    replaced ??= [...base]
+    replaced[at] = row
+  }
+  const rows = replaced ?? base
+  return added.length === 0 ? rows : [...rows, ...added]
+}
+
+/** {@link merged} by id: each changed row replaces the row of its id, the others are sorted in by seq. */
+const mergedByID = (base: ReadonlyArray<ContextRow>, changed: ReadonlyArray<ContextRow>): ReadonlyArray<ContextRow> => {
+  const byID = new Map(changed.map((row) => [row.id, row]))
+  const rows = base.map((row) => byID.get(row.id) ?? row)
+  for (const row of base) byID.delete(row.id)
+  return byID.size === 0 ? rows : [...rows, ...byID.values()].sort((a, b) => a.seq - b.seq)
 }
 
 /** A message page query (see SessionHistory.messages): the session, the order, the size and the anchor. */

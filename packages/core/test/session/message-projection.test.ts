@@ -435,6 +435,50 @@ describe("SessionEvents.append projects in the append's transaction", () => {
   )
 
   it.scoped(
+    "context merges the rows changed since its previous read into the cached ones: an older row edited in place and new rows after it read as a whole read would",
+    () =>
+      withCore((w) =>
+        Effect.gen(function* () {
+          const events = yield* SessionEvents.Service
+          const sql = yield* SqlClient.SqlClient
+          const session = yield* createSession(w)
+          const id = session.id
+          const at = { timestamp: 42, sessionID: id }
+          const step = () => {
+            const assistant = Identifier.newMessageID()
+            return events.append(id, [
+              draft("session.next.step.started", { ...at, assistantMessageID: assistant, agent: "build", model }),
+              draft("session.next.text.started", { ...at, assistantMessageID: assistant, textID: "t" }),
+              draft("session.next.text.ended", { ...at, assistantMessageID: assistant, textID: "t", text: "done" })
+            ])
+          }
+          for (let i = 0; i < 6; i++) yield* step()
+          const first = yield* MessageProjection.context(id, 0)
+          expect(first).toHaveLength(6)
+
+          // The third message edited in place (a new `info` at a new seq, as any commit writes it),
+          // then two more Steps.
+          const third = first[2] as SessionMessages.SessionMessageAssistant
+          yield* sql`UPDATE event_sequence SET seq = seq + 1 WHERE aggregate_id = ${id}`
+          yield* sql`UPDATE message SET info = ${JSON.stringify({ ...third, content: [{ type: "text", id: "t", text: "edited" }] })},
+          changed_seq = (SELECT seq FROM event_sequence WHERE aggregate_id = ${id}) WHERE id = ${third.id}`
+          yield* step()
+          yield* step()
+          const merged = yield* MessageProjection.context(id, 0)
+          expect(merged).toHaveLength(8)
+          for (const i of [0, 1, 3, 4, 5]) expect(merged[i]).toBe(first[i])
+          expect((merged[2] as SessionMessages.SessionMessageAssistant).content).toEqual([
+            { type: "text", id: "t", text: "edited" }
+          ])
+
+          // What a whole read (caches released) gives.
+          MessageProjection.releaseCaches()
+          expect(yield* MessageProjection.context(id, 0)).toEqual(merged)
+        })
+      )
+  )
+
+  it.scoped(
     "context reads what changed since its previous read, whichever host wrote it: a compaction moves its start, and what a revert took out stays out",
     () =>
       Effect.gen(function* () {

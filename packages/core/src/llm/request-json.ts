@@ -1,0 +1,138 @@
+export * as RequestJson from "./request-json.js"
+
+/**
+ * Request JSON: a provider request body as the bytes of its JSON text, made incrementally for the
+ * conversation list it carries.
+ *
+ * Consecutive Steps of a session send nearly the same conversation: the last request's list with a
+ * few messages added at its end. The wire messages of an unchanged history are the same objects from
+ * one Step to the next (see LoweringMemo), so the bytes of the list as far as it is unchanged can be
+ * taken from the last body made: {@link encode} keeps, for recently made bodies, the list's objects
+ * and where each one's text ends, finds the one the new list continues (by its last object still in
+ * it), and serialises only what follows. An item that is not the same object but has the same text
+ * (the system message, made afresh each time) counts as unchanged. Everything else in the body
+ * (model, tools, settings) is serialised every time.
+ *
+ * The bytes are exactly those of `JSON.stringify(body)` as UTF-8. Objects in the list must not be
+ * mutated once encoded (the adapters build each body afresh from immutable lowerings). At most
+ * {@link capacity} lists are kept, of at most {@link capacityBytes} together, the least recently
+ * continued dropped first.
+ */
+
+/** A body made before: its bytes, where its list starts, and the list's items with where each one's text ends (relative to that start). */
+interface Made {
+  readonly bytes: Uint8Array
+  readonly start: number
+  readonly items: ReadonlyArray<unknown>
+  readonly ends: ReadonlyArray<number>
+}
+
+/** How many bodies are kept. */
+export const capacity = 32
+/** How many bytes of kept bodies are kept together, at most. */
+export const capacityBytes = 32 * 1024 * 1024
+/** How far from a list's end its last object made before is looked for (a Step adds a few messages). */
+const lookBack = 64
+
+/** Kept bodies by the last object of their list, least recently continued first. */
+const made = new Map<unknown, Made>()
+let madeBytes = 0
+
+const forget = (key: unknown) => {
+  const entry = made.get(key)
+  if (entry === undefined) return
+  made.delete(key)
+  madeBytes -= entry.bytes.length
+}
+
+const keep = (key: unknown, entry: Made) => {
+  forget(key)
+  if (entry.bytes.length > capacityBytes) return
+  made.set(key, entry)
+  madeBytes += entry.bytes.length
+  for (const [oldest] of made) {
+    if (made.size <= capacity && madeBytes <= capacityBytes) break
+    forget(oldest)
+  }
+}
+
+const utf8 = new TextEncoder()
+
+/** A list item's JSON text (in a list, what JSON has no text for is `null`). */
+const itemText = (item: unknown): string => JSON.stringify(item) ?? "null"
+
+/** The kept body whose list `list` continues, and how many of its items are unchanged. */
+const continued = (
+  list: ReadonlyArray<unknown>
+): { readonly key: unknown; readonly from: Made; readonly same: number } | undefined => {
+  for (let index = list.length - 1; index >= 0 && index >= list.length - lookBack; index--) {
+    const item = list[index]
+    if (typeof item !== "object" || item === null) continue
+    const from = made.get(item)
+    // A body whose buffer was handed off (detached: no bytes left) cannot be read again.
+    if (from === undefined || from.bytes.byteLength === 0) continue
+    let same = 0
+    while (same < from.items.length && same < list.length) {
+      const before = from.items[same]
+      const now = list[same]
+      if (before !== now) {
+        const start = from.start + (same === 0 ? 0 : from.ends[same - 1]! + 1)
+        if (!Buffer.from(itemText(now)).equals(from.bytes.subarray(start, from.start + from.ends[same]!))) break
+      }
+      same++
+    }
+    return same === 0 ? undefined : { key: item, from, same }
+  }
+  return undefined
+}
+
+/**
+ * The UTF-8 bytes of `JSON.stringify(body)`. When `listKey` names a list of `body`, that list is made
+ * incrementally (see the module doc).
+ */
+export const encode = (body: unknown, listKey?: string): Uint8Array => {
+  const whole = () => utf8.encode(JSON.stringify(body))
+  if (listKey === undefined || typeof body !== "object" || body === null || Array.isArray(body) || "toJSON" in body) {
+    return whole()
+  }
+  const list = (body as Record<string, unknown>)[listKey]
+  if (!Array.isArray(list) || list.length === 0) return whole()
+  // The fields before the list and after it, as JSON.stringify writes them.
+  const before: Array<string> = []
+  const after: Array<string> = []
+  let seen = false
+  for (const [key, value] of Object.entries(body)) {
+    if (key === listKey) {
+      seen = true
+      continue
+    }
+    const text = JSON.stringify(value)
+    if (text !== undefined) (seen ? after : before).push(`${JSON.stringify(key)}:${text}`)
+  }
+  const head = utf8.encode(`{${[...before, ""].join(",")}${JSON.stringify(listKey)}:[`)
+  const tail = utf8.encode(`]${after.map((field) => `,${field}`).join("")}}`)
+  const found = continued(list)
+  const same = found?.same ?? 0
+  const reused =
+    found === undefined
+      ? new Uint8Array()
+      : found.from.bytes.subarray(found.from.start, found.from.start + found.from.ends[same - 1]!)
+  const texts = Array.from(list.slice(same), itemText)
+  const added = utf8.encode((same > 0 && texts.length > 0 ? "," : "") + texts.join(","))
+  const bytes = new Uint8Array(head.length + reused.length + added.length + tail.length)
+  bytes.set(head, 0)
+  bytes.set(reused, head.length)
+  bytes.set(added, head.length + reused.length)
+  bytes.set(tail, head.length + reused.length + added.length)
+  // Where each item's text ends: those reused as they were, then the new ones.
+  const ends: Array<number> = found === undefined ? [] : found.from.ends.slice(0, same)
+  let end = reused.length
+  for (const [index, text] of texts.entries()) {
+    end += (same + index > 0 ? 1 : 0) + Buffer.byteLength(text)
+    ends.push(end)
+  }
+  if (found !== undefined) forget(found.key)
+  const last = list[list.length - 1]
+  if (typeof last === "object" && last !== null) keep(last, { bytes, start: head.length, items: list, ends })
+  return bytes
+}
