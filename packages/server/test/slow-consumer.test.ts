@@ -37,17 +37,26 @@ const serverSockets = (port: number): number => {
 
 const portOf = (host: Host) => Number(new URL(host.url).port)
 
-/** A raw `GET path` that is never read: the socket is paused right away. */
+/**
+ * A raw `GET path` of an event stream, its socket paused at once (it reads only what is asked for);
+ * `sent` is called once the request is written.
+ */
+const rawGet = (host: Host, path: string, sent: () => void = () => {}): net.Socket => {
+  const socket = net.connect(portOf(host), "127.0.0.1", () => {
+    socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${portOf(host)}\r\nAccept: text/event-stream\r\n\r\n`)
+    sent()
+  })
+  socket.pause()
+  return socket
+}
+
+/** A raw `GET path` that is never read. */
 const stalled = (host: Host, path: string) =>
   Effect.promise(
     () =>
       new Promise<{ readonly socket: net.Socket; readonly closed: Promise<string> }>((resolve) => {
-        const socket = net.connect(portOf(host), "127.0.0.1", () => {
-          socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${portOf(host)}\r\nAccept: text/event-stream\r\n\r\n`)
-          resolve({ socket, closed })
-        })
+        const socket = rawGet(host, path, () => resolve({ socket, closed }))
         socket.setNoDelay(true)
-        socket.pause()
         const closed = new Promise<string>((done) => {
           socket.once("error", (error) => done(`error ${(error as NodeJS.ErrnoException).code}`))
           socket.once("close", () => done("close"))
@@ -64,10 +73,7 @@ const slowRead = (host: Host, path: string, rate: number, done: (body: string) =
   Effect.promise(
     () =>
       new Promise<{ readonly body: string; readonly ended: string | undefined }>((resolve) => {
-        const socket = net.connect(portOf(host), "127.0.0.1", () =>
-          socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${portOf(host)}\r\nAccept: text/event-stream\r\n\r\n`)
-        )
-        socket.pause()
+        const socket = rawGet(host, path)
         const body = new Dechunked()
         const finish = (ended: string | undefined) => {
           clearInterval(reading)

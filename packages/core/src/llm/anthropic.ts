@@ -62,6 +62,7 @@ import { HttpClient } from "@effect/platform"
 import { Effect } from "effect"
 import * as LLMEvent from "./llm-event.js"
 import * as LLMRequest from "./llm-request.js"
+import * as LoweringMemo from "./lowering-memo.js"
 import type * as ModelRequestOptions from "./model-request-options.js"
 import * as NativeContinuation from "./native-continuation.js"
 import * as ProviderFailure from "./provider-failure.js"
@@ -108,7 +109,7 @@ type Block = Record<string, unknown>
 
 export interface Turn {
   readonly role: "user" | "assistant"
-  readonly content: Array<Block>
+  readonly content: ReadonlyArray<Block>
 }
 
 const assistantBlocks = (message: LLMRequest.AssistantMessage): Array<Block> =>
@@ -160,32 +161,63 @@ const toolResultContent = (result: LLMRequest.ToolResultPart): unknown =>
 
 const cacheable = new Set(["text", "tool_result", "tool_use", "image", "document"])
 
-/** The wire messages: the lowered history with same-role turns merged. */
+const toolResultBlocks = (
+  message: LLMRequest.ToolMessage,
+  lastAssistant: LLMRequest.AssistantMessage | undefined
+): ReadonlyArray<Block> =>
+  LLMRequest.resultsInCallOrder(message, lastAssistant).map(
+    (result): Block => ({
+      type: "tool_result",
+      tool_use_id: result.callID,
+      content: toolResultContent(result),
+      ...(result.isError ? { is_error: true } : {})
+    })
+  )
+
+// Each request message's blocks, reused while it is the same object (see LoweringMemo); a tool
+// message's depend on the assistant message whose calls they answer too. A turn of one message is
+// kept with its blocks, so an unchanged history gives the same turns (RequestJson reuses their text).
+const userBlocksOf = LoweringMemo.make<LLMRequest.UserMessage, ReadonlyArray<Block>>()
+const assistantBlocksOf = LoweringMemo.make<LLMRequest.AssistantMessage, ReadonlyArray<Block>>()
+const toolBlocksOf = LoweringMemo.make<LLMRequest.ToolMessage, ReadonlyArray<Block>>()
+const turnsOf = LoweringMemo.make<ReadonlyArray<Block>, Turn>()
+
+/**
+ * The wire messages: the lowered history with same-role turns merged, the last block of the last
+ * turn marked for the prompt cache (on a copy: the turns are kept, see above).
+ */
 export const messages = (request: LLMRequest.Request): ReadonlyArray<Turn> => {
   const turns = ProviderTurns.merged(request.messages, (message, lastAssistant) => {
     switch (message.role) {
       case "user":
-        return { role: "user" as const, items: message.content.flatMap(userBlocks) }
+        return {
+          role: "user" as const,
+          items: userBlocksOf.get(message, null) ?? userBlocksOf.set(message, null, message.content.flatMap(userBlocks))
+        }
       case "assistant":
-        return { role: "assistant" as const, items: assistantBlocks(message) }
+        return {
+          role: "assistant" as const,
+          items: assistantBlocksOf.get(message, null) ?? assistantBlocksOf.set(message, null, assistantBlocks(message))
+        }
       case "tool":
         return {
           role: "user" as const,
-          items: LLMRequest.resultsInCallOrder(message, lastAssistant).map(
-            (result): Block => ({
-              type: "tool_result",
-              tool_use_id: result.callID,
-              content: toolResultContent(result),
-              ...(result.isError ? { is_error: true } : {})
-            })
-          )
+          items:
+            toolBlocksOf.get(message, lastAssistant) ??
+            toolBlocksOf.set(message, lastAssistant, toolResultBlocks(message, lastAssistant))
         }
     }
-  }).map((turn): Turn => ({ role: turn.role, content: turn.items }))
+  }).map(
+    (turn): Turn =>
+      turnsOf.get(turn.items, turn.role) ?? turnsOf.set(turn.items, turn.role, { role: turn.role, content: turn.items })
+  )
   const last = turns[turns.length - 1]
   const lastBlock = last?.content[last.content.length - 1]
   if (last !== undefined && lastBlock !== undefined && cacheable.has(String(lastBlock.type))) {
-    last.content[last.content.length - 1] = { ...lastBlock, cache_control: cacheControl(request) }
+    turns[turns.length - 1] = {
+      role: last.role,
+      content: [...last.content.slice(0, -1), { ...lastBlock, cache_control: cacheControl(request) }]
+    }
   }
   return turns
 }
@@ -532,7 +564,8 @@ export const make = (config: Config): Effect.Effect<ProviderHttp.Adapter, never,
           providerID: request.model.providerID,
           url: ProviderHttp.join(config.baseURL, "messages"),
           headers: headers(config, request),
-          body: body(request)
+          body: body(request),
+          listKey: "messages"
         },
         () => decoder(request.model.providerID),
         {

@@ -98,7 +98,7 @@ type Part = Record<string, unknown>
 
 interface Content {
   readonly role: "user" | "model"
-  readonly parts: Array<Part>
+  readonly parts: ReadonlyArray<Part>
 }
 
 /** A file part: `inlineData` for a `data:` URL (re-encoded to base64 when it is not), else `fileData`. */

@@ -15,12 +15,14 @@ import type * as LLMRequest from "./llm-request.js"
 /** One wire turn: a role and its items in order. */
 export interface Turn<Role extends string, Item> {
   readonly role: Role
-  readonly items: Array<Item>
+  readonly items: ReadonlyArray<Item>
 }
 
 /**
  * The merged turns of `messages`. `itemsOf` gives each lowered message's role and items; it also
- * receives the latest assistant message before it (the calls a tool message answers).
+ * receives the latest assistant message before it (the calls a tool message answers). A turn of one
+ * message has the very array `itemsOf` gave (so items kept with their message give the same turn
+ * again); a turn that joins several has a new one. The arrays are never changed.
  */
 export const merged = <Role extends string, Item>(
   messages: ReadonlyArray<LLMRequest.Message>,
@@ -36,8 +38,8 @@ export const merged = <Role extends string, Item>(
     if (message.role === "assistant") lastAssistant = message
     if (items.length === 0) continue
     const last = turns[turns.length - 1]
-    if (last !== undefined && last.role === role) last.items.push(...items)
-    else turns.push({ role, items: [...items] })
+    if (last !== undefined && last.role === role) turns[turns.length - 1] = { role, items: [...last.items, ...items] }
+    else turns.push({ role, items })
   }
   return turns
 }

@@ -25,35 +25,51 @@ interface Made {
   readonly start: number
   readonly items: ReadonlyArray<unknown>
   readonly ends: ReadonlyArray<number>
+  /** The objects it is found by: the last two of its list (the last may be made afresh for each body). */
+  readonly keys: ReadonlyArray<object>
 }
 
 /** How many bodies are kept. */
 export const capacity = 32
 /** How many bytes of kept bodies are kept together, at most. */
 export const capacityBytes = 32 * 1024 * 1024
-/** How far from a list's end its last object made before is looked for (a Step adds a few messages). */
+/** How far from a list's end an object a kept body is found by is looked for (a Step adds a few messages). */
 const lookBack = 64
 
-/** Kept bodies by the last object of their list, least recently continued first. */
-const made = new Map<unknown, Made>()
-let madeBytes = 0
+/** The kept bodies, least recently continued first, and each by the objects it is found by. */
+const kept = new Set<Made>()
+const byKey = new Map<object, Made>()
+let keptBytes = 0
 
-const forget = (key: unknown) => {
-  const entry = made.get(key)
-  if (entry === undefined) return
-  made.delete(key)
-  madeBytes -= entry.bytes.length
+const forget = (entry: Made) => {
+  if (!kept.delete(entry)) return
+  for (const key of entry.keys) if (byKey.get(key) === entry) byKey.delete(key)
+  keptBytes -= entry.bytes.length
 }
 
-const keep = (key: unknown, entry: Made) => {
-  forget(key)
-  if (entry.bytes.length > capacityBytes) return
-  made.set(key, entry)
-  madeBytes += entry.bytes.length
-  for (const [oldest] of made) {
-    if (made.size <= capacity && madeBytes <= capacityBytes) break
+const keep = (entry: Made) => {
+  if (entry.keys.length === 0 || entry.bytes.length > capacityBytes) return
+  for (const key of entry.keys) {
+    const other = byKey.get(key)
+    if (other !== undefined) forget(other)
+  }
+  kept.add(entry)
+  for (const key of entry.keys) byKey.set(key, entry)
+  keptBytes += entry.bytes.length
+  for (const oldest of kept) {
+    if (kept.size <= capacity && keptBytes <= capacityBytes) break
     forget(oldest)
   }
+}
+
+/** The last two objects of `list`. */
+const keysOf = (list: ReadonlyArray<unknown>): ReadonlyArray<object> => {
+  const keys: Array<object> = []
+  for (let index = list.length - 1; index >= 0 && keys.length < 2; index--) {
+    const item = list[index]
+    if (typeof item === "object" && item !== null) keys.push(item)
+  }
+  return keys
 }
 
 const utf8 = new TextEncoder()
@@ -61,27 +77,36 @@ const utf8 = new TextEncoder()
 /** A list item's JSON text (in a list, what JSON has no text for is `null`). */
 const itemText = (item: unknown): string => JSON.stringify(item) ?? "null"
 
-/** The kept body whose list `list` continues, and how many of its items are unchanged. */
+/**
+ * The kept body whose list `list` continues, how many of its items are unchanged, and the text of the
+ * first changed item when it was made to compare it.
+ */
 const continued = (
   list: ReadonlyArray<unknown>
-): { readonly key: unknown; readonly from: Made; readonly same: number } | undefined => {
+): { readonly from: Made; readonly same: number; readonly changed?: string } | undefined => {
   for (let index = list.length - 1; index >= 0 && index >= list.length - lookBack; index--) {
     const item = list[index]
     if (typeof item !== "object" || item === null) continue
-    const from = made.get(item)
+    const from = byKey.get(item)
     // A body whose buffer was handed off (detached: no bytes left) cannot be read again.
     if (from === undefined || from.bytes.byteLength === 0) continue
     let same = 0
+    let changed: string | undefined
     while (same < from.items.length && same < list.length) {
       const before = from.items[same]
       const now = list[same]
       if (before !== now) {
+        const text = itemText(now)
         const start = from.start + (same === 0 ? 0 : from.ends[same - 1]! + 1)
-        if (!Buffer.from(itemText(now)).equals(from.bytes.subarray(start, from.start + from.ends[same]!))) break
+        if (!Buffer.from(text).equals(from.bytes.subarray(start, from.start + from.ends[same]!))) {
+          changed = text
+          break
+        }
       }
       same++
     }
-    return same === 0 ? undefined : { key: item, from, same }
+    if (same === 0) return undefined
+    return changed === undefined ? { from, same } : { from, same, changed }
   }
   return undefined
 }
@@ -117,7 +142,9 @@ export const encode = (body: unknown, listKey?: string): Uint8Array => {
     found === undefined
       ? new Uint8Array()
       : found.from.bytes.subarray(found.from.start, found.from.start + found.from.ends[same - 1]!)
-  const texts = Array.from(list.slice(same), itemText)
+  const texts = Array.from(list.slice(same), (item, index) =>
+    index === 0 && found?.changed !== undefined ? found.changed : itemText(item)
+  )
   const added = utf8.encode((same > 0 && texts.length > 0 ? "," : "") + texts.join(","))
   const bytes = new Uint8Array(head.length + reused.length + added.length + tail.length)
   bytes.set(head, 0)
@@ -131,8 +158,7 @@ export const encode = (body: unknown, listKey?: string): Uint8Array => {
     end += (same + index > 0 ? 1 : 0) + Buffer.byteLength(text)
     ends.push(end)
   }
-  if (found !== undefined) forget(found.key)
-  const last = list[list.length - 1]
-  if (typeof last === "object" && last !== null) keep(last, { bytes, start: head.length, items: list, ends })
+  if (found !== undefined) forget(found.from)
+  keep({ bytes, start: head.length, items: list, ends, keys: keysOf(list) })
   return bytes
 }

@@ -78,6 +78,21 @@ describe("RequestJson.encode", () => {
     for (const message of grown) expect(message.serialised).toBe(1)
   })
 
+  it("a list whose last item was a copy made for that body alone (a prompt-cache mark) is continued from the item before it", () => {
+    const history = conversation(30)
+    const marked = (list: ReadonlyArray<Counted>) => [
+      ...list.slice(0, -1),
+      new Counted({ ...list[list.length - 1]!.value, cache_control: { type: "ephemeral" } })
+    ]
+    same(body("s", marked(history)), "messages")
+    const grown = [...history, ...conversation(2, "new ")]
+    same(body("s", marked(grown)), "messages")
+    // Only the item that was marked (now plain) and the new ones are serialised again.
+    for (const message of history.slice(0, -1)) expect(message.serialised).toBe(1)
+    expect(history[history.length - 1]!.serialised).toBe(1)
+    expect(grown[grown.length - 2]!.serialised).toBe(1)
+  })
+
   it("a list that differs from the last one serialises from the first difference on", () => {
     const history = conversation(20)
     same(body("system", history), "messages")

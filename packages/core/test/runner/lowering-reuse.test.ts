@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest"
 import { ContextBudget } from "../../src/compaction/context-budget.js"
 import { ToolOutputPrune } from "../../src/compaction/tool-output-prune.js"
 import type { PromptFiles } from "../../src/input/prompt-files.js"
+import { Anthropic } from "../../src/llm/anthropic.js"
 import { LLMRequest } from "../../src/llm/llm-request.js"
 import { OpenAICompatible } from "../../src/llm/openai-compatible.js"
 import { ModelContext } from "../../src/runner/model-context.js"
@@ -165,5 +166,31 @@ describe("lowerings reused across Steps", () => {
     expect(answered.slice(2).map((message) => message.tool_call_id)).toEqual(
       [...tool.content].reverse().map((result) => result.callID)
     )
+  })
+
+  it("Anthropic.messages: the same history gives the same turns, but the last (marked for the prompt cache on a copy), equal to cold ones", () => {
+    const h = history()
+    const request = (messages: ReadonlyArray<LLMRequest.Message>): LLMRequest.Request => ({
+      model: { providerID: "p", modelID: "m1" },
+      system: "system text",
+      messages
+    })
+    const messages = lowered(h, "m1", noFiles, agent("allow"))
+    const turns = Anthropic.messages(request(messages))
+    const again = Anthropic.messages(request(messages))
+    expect(again).toEqual(Anthropic.messages(request(structuredClone(messages))))
+    // A turn of one message is the same object (here every assistant turn); turns that join several
+    // messages (tool results and the user turns after them) are made afresh, equal.
+    const assistants = again.slice(0, -1).filter((turn) => turn.role === "assistant")
+    expect(assistants.length).toBeGreaterThan(1)
+    for (const [i, turn] of again.slice(0, -1).entries()) if (turn.role === "assistant") expect(turn).toBe(turns[i])
+    expect(JSON.stringify(again.at(-1))).toContain("cache_control")
+
+    // The next Step: the turn that was last is no longer marked; the new last one is.
+    const next = [...messages, LLMRequest.user("fourth")]
+    const grown = Anthropic.messages(request(next))
+    expect(grown).toEqual(Anthropic.messages(request(structuredClone(next))))
+    expect(JSON.stringify(grown.slice(0, -1))).not.toContain("cache_control")
+    expect(JSON.stringify(grown.at(-1))).toContain("cache_control")
   })
 })
