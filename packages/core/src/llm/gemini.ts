@@ -66,6 +66,7 @@ import { Effect } from "effect"
 import * as GeminiSchema from "./gemini-schema.js"
 import * as LLMEvent from "./llm-event.js"
 import * as LLMRequest from "./llm-request.js"
+import * as LoweringMemo from "./lowering-memo.js"
 import type * as ModelRequestOptions from "./model-request-options.js"
 import * as NativeContinuation from "./native-continuation.js"
 import * as ProviderFailure from "./provider-failure.js"
@@ -160,18 +161,44 @@ const toolResultParts = (results: ReadonlyArray<LLMRequest.ToolResultPart>): Arr
   ]
 }
 
+// Each request message's parts, reused while it is the same object (see LoweringMemo); a tool
+// message's depend on the assistant message whose calls they answer too. A turn of one message is
+// kept with its parts, so an unchanged history gives the same turns (RequestJson reuses their text).
+const userPartsOf = LoweringMemo.make<LLMRequest.UserMessage, ReadonlyArray<Part>>()
+const modelPartsOf = LoweringMemo.make<LLMRequest.AssistantMessage, ReadonlyArray<Part>>()
+const toolPartsOf = LoweringMemo.make<LLMRequest.ToolMessage, ReadonlyArray<Part>>()
+const turnsOf = LoweringMemo.make<ReadonlyArray<Part>, Content>()
+
 /** The wire `contents`: the lowered history with same-role turns merged. */
 export const contents = (request: LLMRequest.Request): ReadonlyArray<Content> =>
   ProviderTurns.merged(request.messages, (message, lastAssistant) => {
     switch (message.role) {
       case "user":
-        return { role: "user" as const, items: message.content.flatMap(userParts) }
+        return {
+          role: "user" as const,
+          items: userPartsOf.get(message, null) ?? userPartsOf.set(message, null, message.content.flatMap(userParts))
+        }
       case "assistant":
-        return { role: "model" as const, items: modelParts(message) }
+        return {
+          role: "model" as const,
+          items: modelPartsOf.get(message, null) ?? modelPartsOf.set(message, null, modelParts(message))
+        }
       case "tool":
-        return { role: "user" as const, items: toolResultParts(LLMRequest.resultsInCallOrder(message, lastAssistant)) }
+        return {
+          role: "user" as const,
+          items:
+            toolPartsOf.get(message, lastAssistant) ??
+            toolPartsOf.set(
+              message,
+              lastAssistant,
+              toolResultParts(LLMRequest.resultsInCallOrder(message, lastAssistant))
+            )
+        }
     }
-  }).map((turn): Content => ({ role: turn.role, parts: turn.items }))
+  }).map(
+    (turn): Content =>
+      turnsOf.get(turn.items, turn.role) ?? turnsOf.set(turn.items, turn.role, { role: turn.role, parts: turn.items })
+  )
 
 const functionCallingConfig = (choice: LLMRequest.ToolChoice): Record<string, unknown> => {
   if (typeof choice !== "string") return { mode: "ANY", allowedFunctionNames: [choice.name] }
@@ -465,7 +492,8 @@ export const make = (config: Config): Effect.Effect<ProviderHttp.Adapter, never,
           providerID: request.model.providerID,
           url: url(config, request.model.modelID),
           headers: headers(config, request),
-          body: body(request)
+          body: body(request),
+          listKey: "contents"
         },
         () => decoder(request.model.providerID),
         {

@@ -3,6 +3,7 @@ import { ContextBudget } from "../../src/compaction/context-budget.js"
 import { ToolOutputPrune } from "../../src/compaction/tool-output-prune.js"
 import type { PromptFiles } from "../../src/input/prompt-files.js"
 import { Anthropic } from "../../src/llm/anthropic.js"
+import { Gemini } from "../../src/llm/gemini.js"
 import { LLMRequest } from "../../src/llm/llm-request.js"
 import { OpenAICompatible } from "../../src/llm/openai-compatible.js"
 import { ModelContext } from "../../src/runner/model-context.js"
@@ -192,5 +193,19 @@ describe("lowerings reused across Steps", () => {
     expect(grown).toEqual(Anthropic.messages(request(structuredClone(next))))
     expect(JSON.stringify(grown.slice(0, -1))).not.toContain("cache_control")
     expect(JSON.stringify(grown.at(-1))).toContain("cache_control")
+  })
+
+  it("Gemini.contents: the same history gives the same model turns, and contents equal to cold ones", () => {
+    const request = (messages: ReadonlyArray<LLMRequest.Message>): LLMRequest.Request => ({
+      model: { providerID: "p", modelID: "m1" },
+      system: "system text",
+      messages
+    })
+    const messages = lowered(history(), "m1", noFiles, agent("allow"))
+    const contents = Gemini.contents(request(messages))
+    const again = Gemini.contents(request(messages))
+    expect(again).toEqual(Gemini.contents(request(structuredClone(messages))))
+    expect(again.filter((turn) => turn.role === "model").length).toBeGreaterThan(1)
+    for (const [i, turn] of again.entries()) if (turn.role === "model") expect(turn).toBe(contents[i])
   })
 })
