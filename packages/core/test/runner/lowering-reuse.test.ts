@@ -81,6 +81,13 @@ const noFiles: PromptFiles.Lowered = { user: new Map(), tool: new Map() }
 const lowered = (h: ReadonlyArray<any>, modelID: string, files: PromptFiles.Lowered, withAgent: any) =>
   ModelContext.messages(h, provider, model(modelID), files, withAgent)
 
+/** A provider request of `messages`. */
+const request = (messages: ReadonlyArray<LLMRequest.Message>): LLMRequest.Request => ({
+  model: { providerID: "p", modelID: "m1" },
+  system: "system text",
+  messages
+})
+
 describe("lowerings reused across Steps", () => {
   it("ModelContext.messages: the same history lowers to the same objects, equal to a cold lowering, as the model, agent and files change", () => {
     const h = history()
@@ -136,11 +143,6 @@ describe("lowerings reused across Steps", () => {
 
   it("OpenAICompatible.messages and ContextBudget: the same request messages give the same wire objects and estimates as cold ones", () => {
     const h = history()
-    const request = (messages: ReadonlyArray<LLMRequest.Message>): LLMRequest.Request => ({
-      model: { providerID: "p", modelID: "m1" },
-      system: "system text",
-      messages
-    })
     const messages = lowered(h, "m1", noFiles, agent("allow"))
     const wire = OpenAICompatible.messages(request(messages))
     const again = OpenAICompatible.messages(request(messages))
@@ -171,11 +173,6 @@ describe("lowerings reused across Steps", () => {
 
   it("Anthropic.messages: the same history gives the same turns, but the last (marked for the prompt cache on a copy), equal to cold ones", () => {
     const h = history()
-    const request = (messages: ReadonlyArray<LLMRequest.Message>): LLMRequest.Request => ({
-      model: { providerID: "p", modelID: "m1" },
-      system: "system text",
-      messages
-    })
     const messages = lowered(h, "m1", noFiles, agent("allow"))
     const turns = Anthropic.messages(request(messages))
     const again = Anthropic.messages(request(messages))
@@ -196,11 +193,6 @@ describe("lowerings reused across Steps", () => {
   })
 
   it("Gemini.contents: the same history gives the same model turns, and contents equal to cold ones", () => {
-    const request = (messages: ReadonlyArray<LLMRequest.Message>): LLMRequest.Request => ({
-      model: { providerID: "p", modelID: "m1" },
-      system: "system text",
-      messages
-    })
     const messages = lowered(history(), "m1", noFiles, agent("allow"))
     const contents = Gemini.contents(request(messages))
     const again = Gemini.contents(request(messages))
