@@ -8,9 +8,11 @@ export * as RequestJson from "./request-json.js"
  * few messages added at its end. The wire messages of an unchanged history are the same objects from
  * one Step to the next (see LoweringMemo), so the bytes of the list as far as it is unchanged can be
  * taken from the last body made: {@link encode} keeps, for recently made bodies, the list's objects
- * and where each one's text ends, finds the one the new list continues (by its last object still in
- * it), and serialises only what follows. An item that is not the same object but has the same text
- * (the system message, made afresh each time) counts as unchanged. Everything else in the body
+ * and where each one's text ends, finds the one the new list continues (by one of its last two
+ * objects, among the new list's last ones: the last may be a copy made for that body alone, as the
+ * Anthropic adapter's prompt-cache mark is), and serialises only what follows. An item that is not
+ * the same object but has the same text (the system message, made afresh each time) counts as
+ * unchanged. Everything else in the body
  * (model, tools, settings) is serialised every time.
  *
  * The bytes are exactly those of `JSON.stringify(body)` as UTF-8. Objects in the list must not be
