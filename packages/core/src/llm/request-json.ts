@@ -7,13 +7,12 @@ export * as RequestJson from "./request-json.js"
  * Consecutive Steps of a session send nearly the same conversation: the last request's list with a
  * few messages added at its end. The wire messages of an unchanged history are the same objects from
  * one Step to the next (see LoweringMemo), so the bytes of the list as far as it is unchanged can be
- * taken from the last body made: {@link encode} keeps, for recently made bodies, the list's objects
- * and where each one's text ends, finds the one the new list continues (by one of its last two
- * objects, among the new list's last ones: the last may be a copy made for that body alone, as the
- * Anthropic adapter's prompt-cache mark is), and serialises only what follows. An item that is not
- * the same object but has the same text (the system message, made afresh each time) counts as
- * unchanged. Everything else in the body
- * (model, tools, settings) is serialised every time.
+ * taken from the last list made: {@link encode} keeps, for recently made lists, their objects, the
+ * bytes of their texts and where each text ends; it finds the list the new one continues (by one of
+ * its last two objects, among the new list's last ones: the last may be a copy made for that body
+ * alone, as the Anthropic adapter's prompt-cache mark is) and serialises only what follows. An item
+ * that is not the same object but has the same text (the system message, made afresh each time)
+ * counts as unchanged. Everything else in the body (model, tools, settings) is serialised every time.
  *
  * The bytes are exactly those of `JSON.stringify(body)` as UTF-8. Objects in the list must not be
  * mutated once encoded (the adapters build each body afresh from immutable lowerings). At most
@@ -21,24 +20,26 @@ export * as RequestJson from "./request-json.js"
  * continued dropped first.
  */
 
-/** A body made before: its bytes, where its list starts, and the list's items with where each one's text ends (relative to that start). */
+/**
+ * A list made before: the bytes of its items' texts joined by commas (a copy of its own, not the body
+ * that was sent), the items, and where each one's text ends in those bytes.
+ */
 interface Made {
   readonly bytes: Uint8Array
-  readonly start: number
   readonly items: ReadonlyArray<unknown>
   readonly ends: ReadonlyArray<number>
   /** The objects it is found by: the last two of its list (the last may be made afresh for each body). */
   readonly keys: ReadonlyArray<object>
 }
 
-/** How many bodies are kept. */
+/** How many lists are kept. */
 export const capacity = 32
-/** How many bytes of kept bodies are kept together, at most. */
+/** How many bytes of kept lists are kept together, at most. */
 export const capacityBytes = 32 * 1024 * 1024
 /** How far from a list's end an object a kept body is found by is looked for (a Step adds a few messages). */
 const lookBack = 64
 
-/** The kept bodies, least recently continued first, and each by the objects it is found by. */
+/** The kept lists, least recently continued first, and each by the objects it is found by. */
 const kept = new Set<Made>()
 const byKey = new Map<object, Made>()
 let keptBytes = 0
@@ -90,8 +91,7 @@ const continued = (
     const item = list[index]
     if (typeof item !== "object" || item === null) continue
     const from = byKey.get(item)
-    // A body whose buffer was handed off (detached: no bytes left) cannot be read again.
-    if (from === undefined || from.bytes.byteLength === 0) continue
+    if (from === undefined) continue
     let same = 0
     let changed: string | undefined
     while (same < from.items.length && same < list.length) {
@@ -99,8 +99,8 @@ const continued = (
       const now = list[same]
       if (before !== now) {
         const text = itemText(now)
-        const start = from.start + (same === 0 ? 0 : from.ends[same - 1]! + 1)
-        if (!Buffer.from(text).equals(from.bytes.subarray(start, from.start + from.ends[same]!))) {
+        const start = same === 0 ? 0 : from.ends[same - 1]! + 1
+        if (!Buffer.from(text).equals(from.bytes.subarray(start, from.ends[same]!))) {
           changed = text
           break
         }
@@ -140,19 +140,18 @@ export const encode = (body: unknown, listKey?: string): Uint8Array => {
   const tail = utf8.encode(`]${after.map((field) => `,${field}`).join("")}}`)
   const found = continued(list)
   const same = found?.same ?? 0
-  const reused =
-    found === undefined
-      ? new Uint8Array()
-      : found.from.bytes.subarray(found.from.start, found.from.start + found.from.ends[same - 1]!)
+  const reused = found === undefined ? new Uint8Array() : found.from.bytes.subarray(0, found.from.ends[same - 1]!)
   const texts = Array.from(list.slice(same), (item, index) =>
     index === 0 && found?.changed !== undefined ? found.changed : itemText(item)
   )
   const added = utf8.encode((same > 0 && texts.length > 0 ? "," : "") + texts.join(","))
-  const bytes = new Uint8Array(head.length + reused.length + added.length + tail.length)
+  const listBytes = new Uint8Array(reused.length + added.length)
+  listBytes.set(reused, 0)
+  listBytes.set(added, reused.length)
+  const bytes = new Uint8Array(head.length + listBytes.length + tail.length)
   bytes.set(head, 0)
-  bytes.set(reused, head.length)
-  bytes.set(added, head.length + reused.length)
-  bytes.set(tail, head.length + reused.length + added.length)
+  bytes.set(listBytes, head.length)
+  bytes.set(tail, head.length + listBytes.length)
   // Where each item's text ends: those reused as they were, then the new ones.
   const ends: Array<number> = found === undefined ? [] : found.from.ends.slice(0, same)
   let end = reused.length
@@ -161,6 +160,6 @@ export const encode = (body: unknown, listKey?: string): Uint8Array => {
     ends.push(end)
   }
   if (found !== undefined) forget(found.from)
-  keep({ bytes, start: head.length, items: list, ends, keys: keysOf(list) })
+  keep({ bytes: listBytes, items: list, ends, keys: keysOf(list) })
   return bytes
 }
