@@ -210,7 +210,11 @@ export const placements = (input: {
 }): ReadonlyArray<Placement> => {
   const { history, agent } = input
   if (!input.experimentalPlanMode) {
-    const latest = [...history].reverse().find(isUserTurn)
+    let latest: SessionMessages.SessionMessageUser | SessionMessages.SessionMessageSynthetic | undefined
+    for (let index = history.length - 1; index >= 0 && latest === undefined; index--) {
+      const message = history[index]!
+      if (isUserTurn(message)) latest = message
+    }
     if (latest === undefined) return []
     const wasPlan = history.some((message) => message.type === "assistant" && message.agent === "plan")
     return [
