@@ -54,6 +54,11 @@ export const config = (options: RunnerOptions.Options): Partial<ShardingConfig.S
     shardLockExpiration: `${expiryMs} millis`,
     runnerHealthCheckInterval: `${healthCheckMs} millis`,
     refreshAssignmentsInterval: `${refreshMs} millis`,
+    // The shard acquisition loop also runs at this interval (besides the storage inbox poll, a no-op
+    // here: messages are volatile). A runner that lost its shards' locks while it was frozen releases
+    // them and, while they are still assigned to it, takes them back only at the loop's next run: at
+    // the 10 s default, a prompt through a resumed runner waited up to 10 s for its session's shard.
+    entityMessagePollInterval: `${refreshMs} millis`,
     entityTerminationTimeout: `${options.handoverMs ?? RunnerOptions.defaultHandoverMs} millis`,
     // Messages stay on this host when the session's shard is here: no need to encode them.
     simulateRemoteSerialization: false
