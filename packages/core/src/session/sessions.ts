@@ -122,9 +122,48 @@ class AlreadyExists extends Data.TaggedError("AlreadyExists") {}
 const filterFields = ["search", "directory", "workspace", "project", "subpath"] as const
 
 const InfoJson = Schema.parseJson(Session.SessionV2Info)
-const decodeInfo = Schema.decodeUnknown(InfoJson)
+const decodeInfoJson = Schema.decodeUnknown(InfoJson)
 const encodeInfo = Schema.encode(Session.SessionV2Info)
-const encodeInfoJson = Schema.encode(InfoJson)
+const encodeInfoJsonOf = Schema.encode(InfoJson)
+
+/**
+ * Recent session records by id, each with the exact `info` JSON it was decoded from or encoded to. A
+ * turn reads its session's record several times (admission, the drain, each projection), and between
+ * two changes the JSON is the same. Decoding is a pure function of the JSON, and the record is a
+ * plain struct whose encoding decodes to an equal record, so an entry cannot go stale: a row whose
+ * JSON changed (in any process or transaction, committed or not) simply misses. Bounded by count,
+ * the least recently used evicted first.
+ */
+const recentInfos = new Map<string, { readonly json: string; readonly info: Session.SessionV2Info }>()
+const recentInfosCapacity = 1024
+
+const remember = (json: string, info: Session.SessionV2Info): Session.SessionV2Info => {
+  recentInfos.delete(info.id)
+  recentInfos.set(info.id, { json, info })
+  if (recentInfos.size > recentInfosCapacity) recentInfos.delete(recentInfos.keys().next().value as string)
+  return info
+}
+
+/**
+ * The record stored as `json` (a row's `info`). With the row's `id`, decoded once per distinct JSON
+ * (see {@link recentInfos}).
+ */
+const decodeInfo = (
+  json: string,
+  id?: Identifier.SessionID
+): Effect.Effect<Session.SessionV2Info, ParseResult.ParseError> => {
+  if (id === undefined) return decodeInfoJson(json)
+  const known = recentInfos.get(id)
+  if (known !== undefined && known.json === json) return Effect.succeed(remember(json, known.info))
+  return Effect.map(decodeInfoJson(json), (info) => remember(json, info))
+}
+
+/** `info`'s JSON, remembered as what it decodes to. */
+const encodeInfoJson = (info: Session.SessionV2Info): Effect.Effect<string, ParseResult.ParseError> =>
+  Effect.map(encodeInfoJsonOf(info), (json) => {
+    remember(json, info)
+    return json
+  })
 
 /** `directory` relative to the project root when strictly inside it; undefined otherwise. */
 const subpathOf = (location: Location.LocationInfo): string | undefined => {
@@ -183,7 +222,7 @@ const findWith = (statement: PreparedSql.Statement, sessionID: Identifier.Sessio
     Effect.flatMap(([row]) => {
       if (row === undefined) return Effect.succeedNone
       if (typeof row.info !== "string") return Effect.dieMessage(`session ${sessionID}: its info is not text`)
-      return Effect.asSome(decodeInfo(row.info))
+      return Effect.asSome(decodeInfo(row.info, sessionID))
     }),
     defect
   )

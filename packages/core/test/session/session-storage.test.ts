@@ -248,6 +248,39 @@ describe.runIf(PostgresServer.testable())("session, message and session_revert o
           }).pipe(Effect.provide(database))
         })
       )
+
+      it.scoped(`${dialect}: a record read again is the one its row holds now, however the row changed`, () =>
+        Effect.gen(function* () {
+          const database = yield* freshDatabase(dialect)
+          yield* Effect.gen(function* () {
+            const sql = yield* SqlClient.SqlClient
+            const info = sessionInfo("ses_m", 1000)
+            yield* Sessions.insert(info, "default")
+            const first = yield* Sessions.find(info.id)
+            expect(first).toEqual(Option.some(info))
+            // Unchanged JSON: the record decoded before is reused.
+            expect(Option.getOrThrow(yield* Sessions.find(info.id))).toBe(Option.getOrThrow(first))
+
+            // Stored by its owner: read back equal to what was stored.
+            const renamed = { ...info, title: "renamed", time: { created: 1000, updated: 1001 } }
+            yield* Sessions.store(renamed)
+            expect(yield* Sessions.find(info.id)).toEqual(Option.some(renamed))
+
+            // Changed behind the owner's back (another process, a raw statement): the new JSON is decoded.
+            const elsewhere = { ...renamed, title: "elsewhere", cost: 2 }
+            yield* sql`UPDATE session SET info = ${JSON.stringify(elsewhere)} WHERE id = ${info.id}`
+            expect(yield* Sessions.find(info.id)).toEqual(Option.some(elsewhere))
+
+            // A store whose transaction rolls back leaves the committed record as what is read.
+            yield* Sessions.store({ ...elsewhere, title: "rolled back" }).pipe(
+              Effect.zipRight(Effect.fail("abort")),
+              sql.withTransaction,
+              Effect.ignore
+            )
+            expect(yield* Sessions.find(info.id)).toEqual(Option.some(elsewhere))
+          }).pipe(Effect.provide(database))
+        })
+      )
     }
   })
 })
