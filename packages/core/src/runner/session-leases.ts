@@ -90,6 +90,9 @@ export type Claim =
   | { readonly _tag: "Claimed"; readonly from?: string }
   | { readonly _tag: "Held"; readonly host: string }
 
+/** Who holds a session's lease (see {@link Interface.holding}). */
+export type Holding = "free" | "here" | "elsewhere" | "stopped"
+
 export interface Interface {
   /** This host's id (a fresh one per layer). */
   readonly host: string
@@ -108,8 +111,12 @@ export interface Interface {
   readonly heldElsewhereAmong: (
     sessionIDs: ReadonlyArray<Identifier.SessionID>
   ) => Effect.Effect<ReadonlySet<Identifier.SessionID>>
-  /** Whether a stopped host still holds the session (a claim here takes it over and settles what it left). */
-  readonly heldByStopped: (sessionID: Identifier.SessionID) => Effect.Effect<boolean>
+  /**
+   * Who holds the session now, in one read: nobody (`free`), this host (`here`), another live host
+   * (`elsewhere`: it runs there), or a host that stopped (`stopped`: a claim here takes it over and
+   * settles what it left).
+   */
+  readonly holding: (sessionID: Identifier.SessionID) => Effect.Effect<Holding>
   /**
    * Asks the live host holding the session to interrupt it: the request is recorded on its lease,
    * and that host carries it out when it next looks ({@link Interface.interruptRequests}).
@@ -426,9 +433,11 @@ export const layer = (options: Options = {}): Layer.Layer<Service | CommitFence.
         return new Set(rows.filter((row) => live(hostOf(row), now)).map((row) => row.session_id))
       })
 
-      const heldByStopped = Traced.fn("SessionLeases.heldByStopped")(function* (sessionID: Identifier.SessionID) {
+      const holding = Traced.fn("SessionLeases.holding")(function* (sessionID: Identifier.SessionID) {
         const lease = yield* holder(sessionID)
-        return lease !== undefined && lease.holder !== host && !live(lease.host, Date.now())
+        if (lease === undefined) return "free" as const
+        if (lease.holder === host) return "here" as const
+        return live(lease.host, Date.now()) ? ("elsewhere" as const) : ("stopped" as const)
       })
 
       const allHosts = SqlSchema.findAll({
@@ -466,7 +475,7 @@ export const layer = (options: Options = {}): Layer.Layer<Service | CommitFence.
           claim,
           heldElsewhere,
           heldElsewhereAmong,
-          heldByStopped,
+          holding,
           requestInterrupt,
           interruptRequests,
           interruptRequested,

@@ -233,7 +233,8 @@ export const layer = (
             while (true) {
               yield* execution.wait(sessionID)
               const placed = leases.placedHere(sessionID)
-              if (yield* leases.heldByStopped(sessionID)) {
+              const holding = yield* leases.holding(sessionID)
+              if (holding === "stopped") {
                 // Its holder stopped (killed, or frozen past the expiry): placed here, a drain here takes
                 // it over now, settles what it left and runs what is pending, rather than at the next
                 // heartbeat. Placed elsewhere, its runner does.
@@ -242,7 +243,7 @@ export const layer = (
                   yield* execution.wake(sessionID)
                   continue
                 }
-              } else if (!(yield* leases.heldElsewhere(sessionID))) {
+              } else if (holding !== "elsewhere") {
                 if (!(yield* input.hasPending(sessionID)) && !(yield* handedOver(sessionID))) return
                 if (placed) {
                   if (unheldWithInput) return

@@ -165,9 +165,11 @@ export const layer = (
         return new Set(rows.filter((row) => row.live === 1).map((row) => row.session_id))
       })
 
-      const heldByStopped = Traced.fn("ShardLeases.heldByStopped")(function* (sessionID: Identifier.SessionID) {
+      const holding = Traced.fn("ShardLeases.holding")(function* (sessionID: Identifier.SessionID) {
         const row = yield* lease(sessionID)
-        return row !== undefined && row.host_id !== host && row.live === 0
+        if (row === undefined) return "free" as const
+        if (row.host_id === host) return "here" as const
+        return row.live === 1 ? ("elsewhere" as const) : ("stopped" as const)
       })
 
       const stoppedLeases = SqlSchema.findAll({
@@ -208,7 +210,7 @@ export const layer = (
           claim,
           heldElsewhere,
           heldElsewhereAmong,
-          heldByStopped,
+          holding,
           requestInterrupt,
           interruptRequests,
           interruptRequested,

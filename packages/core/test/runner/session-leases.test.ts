@@ -82,8 +82,11 @@ it.scopedLive("one host holds a session at a time; releasing lets another claim 
     const a = yield* t.host
     const b = yield* t.host
     const sessionID = yield* t.session()
+    expect(yield* a.leases.holding(sessionID)).toBe("free")
     expect(yield* a.leases.claim(sessionID)).toEqual({ _tag: "Claimed" })
     expect(yield* a.leases.claim(sessionID)).toEqual({ _tag: "Claimed" })
+    expect(yield* a.leases.holding(sessionID)).toBe("here")
+    expect(yield* b.leases.holding(sessionID)).toBe("elsewhere")
     expect(yield* b.leases.claim(sessionID)).toEqual({ _tag: "Held", host: a.leases.host })
     // Releasing what another host holds changes nothing.
     yield* b.leases.release(sessionID)
@@ -186,6 +189,8 @@ it.scopedLive("a host elsewhere is live while its heartbeat is recent, dead once
     )
     const other = yield* t.host
     expect(yield* other.leases.orphaned).toEqual([silent])
+    expect(yield* other.leases.holding(recent)).toBe("elsewhere")
+    expect(yield* other.leases.holding(silent)).toBe("stopped")
     expect(yield* other.leases.claim(recent)).toEqual({ _tag: "Held", host: "far-recent" })
     expect(yield* other.leases.claim(silent)).toEqual({ _tag: "Claimed", from: "far-silent" })
     // A lease whose host row is gone altogether is free to take over too.
