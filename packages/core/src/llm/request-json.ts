@@ -21,11 +21,17 @@ export * as RequestJson from "./request-json.js"
  */
 
 /**
- * A list made before: the bytes of its items' texts joined by commas (a copy of its own, not the body
- * that was sent), the items, and where each one's text ends in those bytes.
+ * A list made before: the bytes of its items' texts joined by commas, the items, and where each one's
+ * text ends in those bytes.
  */
 interface Made {
-  readonly bytes: Uint8Array
+  /**
+   * The bytes, at the start of a buffer of the list's own (never one that was sent) with room to
+   * spare at its end, so that the list continuing this one is written in place. A buffer belongs to
+   * one kept list at a time: the list that continues another takes its buffer over, and the other is
+   * forgotten.
+   */
+  readonly buffer: Uint8Array
   readonly items: ReadonlyArray<unknown>
   readonly ends: ReadonlyArray<number>
   /** The objects it is found by: the last two of its list (the last may be made afresh for each body). */
@@ -47,18 +53,18 @@ let keptBytes = 0
 const forget = (entry: Made) => {
   if (!kept.delete(entry)) return
   for (const key of entry.keys) if (byKey.get(key) === entry) byKey.delete(key)
-  keptBytes -= entry.bytes.length
+  keptBytes -= entry.buffer.length
 }
 
 const keep = (entry: Made) => {
-  if (entry.keys.length === 0 || entry.bytes.length > capacityBytes) return
+  if (entry.keys.length === 0 || entry.buffer.length > capacityBytes) return
   for (const key of entry.keys) {
     const other = byKey.get(key)
     if (other !== undefined) forget(other)
   }
   kept.add(entry)
   for (const key of entry.keys) byKey.set(key, entry)
-  keptBytes += entry.bytes.length
+  keptBytes += entry.buffer.length
   for (const oldest of kept) {
     if (kept.size <= capacity && keptBytes <= capacityBytes) break
     forget(oldest)
@@ -100,7 +106,7 @@ const continued = (
       if (before !== now) {
         const text = itemText(now)
         const start = same === 0 ? 0 : from.ends[same - 1]! + 1
-        if (!Buffer.from(text).equals(from.bytes.subarray(start, from.ends[same]!))) {
+        if (!Buffer.from(text).equals(from.buffer.subarray(start, from.ends[same]!))) {
           changed = text
           break
         }
@@ -140,26 +146,34 @@ export const encode = (body: unknown, listKey?: string): Uint8Array => {
   const tail = utf8.encode(`]${after.map((field) => `,${field}`).join("")}}`)
   const found = continued(list)
   const same = found?.same ?? 0
-  const reused = found === undefined ? new Uint8Array() : found.from.bytes.subarray(0, found.from.ends[same - 1]!)
+  const reusedLength = found === undefined ? 0 : found.from.ends[same - 1]!
   const texts = Array.from(list.slice(same), (item, index) =>
     index === 0 && found?.changed !== undefined ? found.changed : itemText(item)
   )
   const added = utf8.encode((same > 0 && texts.length > 0 ? "," : "") + texts.join(","))
-  const listBytes = new Uint8Array(reused.length + added.length)
-  listBytes.set(reused, 0)
-  listBytes.set(added, reused.length)
-  const bytes = new Uint8Array(head.length + listBytes.length + tail.length)
+  const length = reusedLength + added.length
+  // The list's bytes go after the reused ones in the buffer it continues, or into a new one (twice the
+  // size needed, so that the next few lists fit): a large buffer new at every Step would cost its
+  // pages' first touch each time.
+  const buffer =
+    found !== undefined && found.from.buffer.length >= length
+      ? found.from.buffer
+      : new Uint8Array(Math.max(2 * length, 4096))
+  if (found !== undefined && buffer !== found.from.buffer) buffer.set(found.from.buffer.subarray(0, reusedLength))
+  buffer.set(added, reusedLength)
+  // The body is a copy: what was sent is never written again.
+  const bytes = Buffer.allocUnsafe(head.length + length + tail.length)
   bytes.set(head, 0)
-  bytes.set(listBytes, head.length)
-  bytes.set(tail, head.length + listBytes.length)
+  bytes.set(buffer.subarray(0, length), head.length)
+  bytes.set(tail, head.length + length)
   // Where each item's text ends: those reused as they were, then the new ones.
   const ends: Array<number> = found === undefined ? [] : found.from.ends.slice(0, same)
-  let end = reused.length
+  let end = reusedLength
   for (const [index, text] of texts.entries()) {
     end += (same + index > 0 ? 1 : 0) + Buffer.byteLength(text)
     ends.push(end)
   }
   if (found !== undefined) forget(found.from)
-  keep({ bytes: listBytes, items: list, ends, keys: keysOf(list) })
+  keep({ buffer, items: list, ends, keys: keysOf(list) })
   return bytes
 }

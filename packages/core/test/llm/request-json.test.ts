@@ -111,6 +111,29 @@ describe("RequestJson.encode", () => {
     same(body("another system", edited.slice(0, 3)), "messages")
   })
 
+  it("a body once made is never written again, whatever the lists made after it", () => {
+    const history = conversation(50)
+    const made: Array<readonly [Uint8Array, string]> = []
+    const encode = (list: ReadonlyArray<unknown>) => {
+      const value = body("s", list)
+      made.push([RequestJson.encode(value, "messages"), JSON.stringify(value)])
+    }
+    encode(history)
+    // Continued in place many times over (the kept bytes grow where they are), edited in the middle,
+    // shortened, and grown again.
+    for (let i = 0; i < 40; i++) {
+      history.push(new Counted({ role: "user", content: `more ${i} ${"x".repeat(i * 50)}` }))
+      encode(history)
+    }
+    const edited = [...history.slice(0, 20), new Counted({ role: "user", content: "edited" }), ...history.slice(21)]
+    encode(edited)
+    encode(edited.slice(0, 30))
+    encode([...edited.slice(0, 30), new Counted({ role: "assistant", content: "after the cut" })])
+    counting = false
+    for (const [bytes, expected] of made) expect(text(bytes)).toBe(expected)
+    counting = true
+  })
+
   it("stays exact as more conversations are encoded than are kept", () => {
     const sessions = Array.from({ length: RequestJson.capacity + 8 }, (_, i) => conversation(5, `s${i} `))
     for (let round = 0; round < 3; round++) {
