@@ -5,6 +5,7 @@ import type { Catalog } from "../config/catalog.js"
 import type { Config } from "../config/config.js"
 import type { LLMRequest } from "../llm/llm-request.js"
 import { LoweringMemo } from "../llm/lowering-memo.js"
+import { PrefixMemo } from "../llm/prefix-memo.js"
 
 /**
  * How much of a model's context a Step's request may fill, and how full the next request would be.
@@ -77,16 +78,23 @@ const messageTokens = (message: LLMRequest.Message): number => {
   return total
 }
 
-/** Each request message's estimate, kept with the message (see LoweringMemo: the messages of an unchanged history are the same objects). */
+/**
+ * Each request message's estimate, kept with the message (see LoweringMemo: the messages of an
+ * unchanged history are the same objects), and a list's running total, kept for the list that
+ * continues it (see PrefixMemo).
+ */
 const estimates = LoweringMemo.make<LLMRequest.Message, number>()
+const totals = PrefixMemo.make<LLMRequest.Message, number, number>()
 
 /** The estimated tokens of provider-neutral messages. */
-export const estimateMessages = (messages: ReadonlyArray<LLMRequest.Message>): number => {
-  let total = 0
-  for (const message of messages)
-    total += estimates.get(message, null) ?? estimates.set(message, null, messageTokens(message))
-  return total
-}
+export const estimateMessages = (messages: ReadonlyArray<LLMRequest.Message>): number =>
+  totals.lower(
+    messages,
+    [],
+    0,
+    (total, message) => total + (estimates.get(message, null) ?? estimates.set(message, null, messageTokens(message))),
+    (total, out) => out.push(total)
+  )[0]!
 
 /** The estimated tokens of a whole request: system text, tool definitions and messages. */
 export const estimateRequest = (request: LLMRequest.Request): number =>

@@ -36,6 +36,7 @@ import { Effect } from "effect"
 import type { Catalog } from "../config/catalog.js"
 import { LLMRequest } from "../llm/llm-request.js"
 import { LoweringMemo } from "../llm/lowering-memo.js"
+import { PrefixMemo } from "../llm/prefix-memo.js"
 import { Traced } from "../observability/traced.js"
 import { ReadTool } from "../tool/builtin/read-tool.js"
 import { directoryMime } from "./prompt-resolution.js"
@@ -263,18 +264,20 @@ const filesOf = (message: SessionMessages.SessionMessage): ReadonlyArray<WithFil
   return found
 }
 
-/** Each message's entries, kept with the message (see LoweringMemo): a Step looks only at what is new. */
+/**
+ * Each message's entries, kept with the message (see LoweringMemo), and a history's, kept for the
+ * history that continues it (see PrefixMemo): a Step looks only at what is new.
+ */
 const messageFiles = LoweringMemo.make<SessionMessages.SessionMessage, ReadonlyArray<WithFiles>>()
+const historyFiles = PrefixMemo.make<SessionMessages.SessionMessage, WithFiles, undefined>()
 
 /** The messages of `history` with files, in order (almost no message has any). */
-const withFiles = (history: ReadonlyArray<SessionMessages.SessionMessage>): ReadonlyArray<WithFiles> => {
-  const found: Array<WithFiles> = []
-  for (const message of history) {
+const withFiles = (history: ReadonlyArray<SessionMessages.SessionMessage>): ReadonlyArray<WithFiles> =>
+  historyFiles.lower(history, [], undefined, (_, message, out) => {
     const entries = messageFiles.get(message, null) ?? messageFiles.set(message, null, filesOf(message))
-    if (entries.length > 0) found.push(...entries)
-  }
-  return found
-}
+    for (const entry of entries) out.push(entry)
+    return undefined
+  })
 
 /**
  * Lowers the files of `history` for a Step of `model`: every user message's attachments and every

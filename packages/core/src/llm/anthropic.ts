@@ -181,35 +181,42 @@ const userBlocksOf = LoweringMemo.make<LLMRequest.UserMessage, ReadonlyArray<Blo
 const assistantBlocksOf = LoweringMemo.make<LLMRequest.AssistantMessage, ReadonlyArray<Block>>()
 const toolBlocksOf = LoweringMemo.make<LLMRequest.ToolMessage, ReadonlyArray<Block>>()
 const turnsOf = LoweringMemo.make<ReadonlyArray<Block>, Turn>()
+const turnOf = (role: Turn["role"], content: ReadonlyArray<Block>): Turn =>
+  turnsOf.get(content, role) ?? turnsOf.set(content, role, { role, content })
+const mergedTurns = ProviderTurns.memo<Turn["role"], Block, Turn>()
 
 /**
  * The wire messages: the lowered history with same-role turns merged, the last block of the last
  * turn marked for the prompt cache (on a copy: the turns are kept, see above).
  */
 export const messages = (request: LLMRequest.Request): ReadonlyArray<Turn> => {
-  const turns = ProviderTurns.merged(request.messages, (message, lastAssistant) => {
-    switch (message.role) {
-      case "user":
-        return {
-          role: "user" as const,
-          items: userBlocksOf.get(message, null) ?? userBlocksOf.set(message, null, message.content.flatMap(userBlocks))
-        }
-      case "assistant":
-        return {
-          role: "assistant" as const,
-          items: assistantBlocksOf.get(message, null) ?? assistantBlocksOf.set(message, null, assistantBlocks(message))
-        }
-      case "tool":
-        return {
-          role: "user" as const,
-          items:
-            toolBlocksOf.get(message, lastAssistant) ??
-            toolBlocksOf.set(message, lastAssistant, toolResultBlocks(message, lastAssistant))
-        }
-    }
-  }).map(
-    (turn): Turn =>
-      turnsOf.get(turn.items, turn.role) ?? turnsOf.set(turn.items, turn.role, { role: turn.role, content: turn.items })
+  const turns = ProviderTurns.merged(
+    mergedTurns,
+    request.messages,
+    (message, lastAssistant) => {
+      switch (message.role) {
+        case "user":
+          return {
+            role: "user" as const,
+            items:
+              userBlocksOf.get(message, null) ?? userBlocksOf.set(message, null, message.content.flatMap(userBlocks))
+          }
+        case "assistant":
+          return {
+            role: "assistant" as const,
+            items:
+              assistantBlocksOf.get(message, null) ?? assistantBlocksOf.set(message, null, assistantBlocks(message))
+          }
+        case "tool":
+          return {
+            role: "user" as const,
+            items:
+              toolBlocksOf.get(message, lastAssistant) ??
+              toolBlocksOf.set(message, lastAssistant, toolResultBlocks(message, lastAssistant))
+          }
+      }
+    },
+    turnOf
   )
   const last = turns[turns.length - 1]
   const lastBlock = last?.content[last.content.length - 1]

@@ -168,36 +168,41 @@ const userPartsOf = LoweringMemo.make<LLMRequest.UserMessage, ReadonlyArray<Part
 const modelPartsOf = LoweringMemo.make<LLMRequest.AssistantMessage, ReadonlyArray<Part>>()
 const toolPartsOf = LoweringMemo.make<LLMRequest.ToolMessage, ReadonlyArray<Part>>()
 const turnsOf = LoweringMemo.make<ReadonlyArray<Part>, Content>()
+const turnOf = (role: Content["role"], parts: ReadonlyArray<Part>): Content =>
+  turnsOf.get(parts, role) ?? turnsOf.set(parts, role, { role, parts })
+const mergedTurns = ProviderTurns.memo<Content["role"], Part, Content>()
 
 /** The wire `contents`: the lowered history with same-role turns merged. */
 export const contents = (request: LLMRequest.Request): ReadonlyArray<Content> =>
-  ProviderTurns.merged(request.messages, (message, lastAssistant) => {
-    switch (message.role) {
-      case "user":
-        return {
-          role: "user" as const,
-          items: userPartsOf.get(message, null) ?? userPartsOf.set(message, null, message.content.flatMap(userParts))
-        }
-      case "assistant":
-        return {
-          role: "model" as const,
-          items: modelPartsOf.get(message, null) ?? modelPartsOf.set(message, null, modelParts(message))
-        }
-      case "tool":
-        return {
-          role: "user" as const,
-          items:
-            toolPartsOf.get(message, lastAssistant) ??
-            toolPartsOf.set(
-              message,
-              lastAssistant,
-              toolResultParts(LLMRequest.resultsInCallOrder(message, lastAssistant))
-            )
-        }
-    }
-  }).map(
-    (turn): Content =>
-      turnsOf.get(turn.items, turn.role) ?? turnsOf.set(turn.items, turn.role, { role: turn.role, parts: turn.items })
+  ProviderTurns.merged(
+    mergedTurns,
+    request.messages,
+    (message, lastAssistant) => {
+      switch (message.role) {
+        case "user":
+          return {
+            role: "user" as const,
+            items: userPartsOf.get(message, null) ?? userPartsOf.set(message, null, message.content.flatMap(userParts))
+          }
+        case "assistant":
+          return {
+            role: "model" as const,
+            items: modelPartsOf.get(message, null) ?? modelPartsOf.set(message, null, modelParts(message))
+          }
+        case "tool":
+          return {
+            role: "user" as const,
+            items:
+              toolPartsOf.get(message, lastAssistant) ??
+              toolPartsOf.set(
+                message,
+                lastAssistant,
+                toolResultParts(LLMRequest.resultsInCallOrder(message, lastAssistant))
+              )
+          }
+      }
+    },
+    turnOf
   )
 
 const functionCallingConfig = (choice: LLMRequest.ToolChoice): Record<string, unknown> => {

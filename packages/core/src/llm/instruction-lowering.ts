@@ -25,6 +25,7 @@ export * as InstructionLowering from "./instruction-lowering.js"
  */
 
 import type * as LLMRequest from "./llm-request.js"
+import * as PrefixMemo from "./prefix-memo.js"
 
 export const openTag = "<instruction-update>"
 export const closeTag = "</instruction-update>"
@@ -34,33 +35,36 @@ export const wrap = (text: string): string => `${openTag}\n${text}\n${closeTag}`
 
 export type Lowered = LLMRequest.UserMessage | LLMRequest.AssistantMessage | LLMRequest.ToolMessage
 
-/** The history with every Instruction Update lowered into a user turn (see the module comment). */
-export const lower = (messages: ReadonlyArray<LLMRequest.Message>): ReadonlyArray<Lowered> => {
-  const out: Array<Lowered> = []
-  let pending: Array<LLMRequest.TextPart> = []
-  const flush = () => {
-    if (pending.length === 0) return
-    out.push({ role: "user", content: pending })
-    pending = []
+/** Updates waiting for the next user turn: none, most of the time. */
+const nonePending: ReadonlyArray<LLMRequest.TextPart> = []
+
+const lowerings = PrefixMemo.make<LLMRequest.Message, Lowered, ReadonlyArray<LLMRequest.TextPart>>()
+
+const step = (pending: ReadonlyArray<LLMRequest.TextPart>, message: LLMRequest.Message, out: Array<Lowered>) => {
+  switch (message.role) {
+    case "instruction-update":
+      return [...pending, { type: "text" as const, text: wrap(message.text) }]
+    case "user":
+      out.push(pending.length === 0 ? message : { role: "user", content: [...pending, ...message.content] })
+      return nonePending
+    case "assistant":
+      if (pending.length > 0) out.push({ role: "user", content: pending })
+      out.push(message)
+      return nonePending
+    case "tool":
+      out.push(message)
+      return pending
   }
-  for (const message of messages) {
-    switch (message.role) {
-      case "instruction-update":
-        pending.push({ type: "text", text: wrap(message.text) })
-        break
-      case "user":
-        out.push(pending.length === 0 ? message : { role: "user", content: [...pending, ...message.content] })
-        pending = []
-        break
-      case "assistant":
-        flush()
-        out.push(message)
-        break
-      case "tool":
-        out.push(message)
-        break
-    }
-  }
-  flush()
-  return out
 }
+
+const end = (pending: ReadonlyArray<LLMRequest.TextPart>, out: Array<Lowered>) => {
+  if (pending.length > 0) out.push({ role: "user", content: pending })
+}
+
+/**
+ * The history with every Instruction Update lowered into a user turn (see the module comment). The
+ * lowering of a history that continues one lowered before is reused as far as it is the same (see
+ * PrefixMemo): a merged user turn stays the same object.
+ */
+export const lower = (messages: ReadonlyArray<LLMRequest.Message>): ReadonlyArray<Lowered> =>
+  lowerings.lower(messages, [], nonePending, step, end)

@@ -53,6 +53,7 @@ import * as InstructionLowering from "./instruction-lowering.js"
 import * as LLMEvent from "./llm-event.js"
 import * as LLMRequest from "./llm-request.js"
 import * as LoweringMemo from "./lowering-memo.js"
+import * as PrefixMemo from "./prefix-memo.js"
 import * as ProviderFailure from "./provider-failure.js"
 import * as ProviderHttp from "./provider-http.js"
 
@@ -164,33 +165,45 @@ const userWire = LoweringMemo.make<LLMRequest.UserMessage, Record<string, unknow
 const assistantWire = LoweringMemo.make<LLMRequest.AssistantMessage, Record<string, unknown>>()
 const toolWire = LoweringMemo.make<LLMRequest.ToolMessage, ReadonlyArray<Record<string, unknown>>>()
 
-/** The wire messages: one system message first, then the lowered history. */
-export const messages = (request: LLMRequest.Request): ReadonlyArray<Record<string, unknown>> => {
-  const out: Array<Record<string, unknown>> = []
-  if (request.system !== "") out.push({ role: "system", content: request.system })
-  let lastAssistant: LLMRequest.AssistantMessage | undefined
-  for (const message of InstructionLowering.lower(request.messages)) {
-    switch (message.role) {
-      case "user":
-        out.push(userWire.get(message, null) ?? userWire.set(message, null, userMessage(message)))
-        break
-      case "assistant": {
-        lastAssistant = message
-        const wire = assistantWire.get(message, null) ?? assistantWire.set(message, null, assistantMessage(message))
-        // A message with nothing the protocol can carry (e.g. only replayable reasoning) is dropped.
-        if (wire.content !== null || wire.tool_calls !== undefined) out.push(wire)
-        break
-      }
-      case "tool": {
-        const wires =
-          toolWire.get(message, lastAssistant) ??
-          toolWire.set(message, lastAssistant, toolMessages(message, lastAssistant))
-        for (const wire of wires) out.push(wire)
-        break
-      }
+/** One history message's wire messages, after `lastAssistant` (the state: the calls a tool message answers). */
+const wireStep = (
+  lastAssistant: LLMRequest.AssistantMessage | undefined,
+  message: InstructionLowering.Lowered,
+  out: Array<Record<string, unknown>>
+): LLMRequest.AssistantMessage | undefined => {
+  switch (message.role) {
+    case "user":
+      out.push(userWire.get(message, null) ?? userWire.set(message, null, userMessage(message)))
+      return lastAssistant
+    case "assistant": {
+      const wire = assistantWire.get(message, null) ?? assistantWire.set(message, null, assistantMessage(message))
+      // A message with nothing the protocol can carry (e.g. only replayable reasoning) is dropped.
+      if (wire.content !== null || wire.tool_calls !== undefined) out.push(wire)
+      return message
+    }
+    case "tool": {
+      const wires =
+        toolWire.get(message, lastAssistant) ??
+        toolWire.set(message, lastAssistant, toolMessages(message, lastAssistant))
+      for (const wire of wires) out.push(wire)
+      return lastAssistant
     }
   }
-  return out
+}
+
+const historyWire = PrefixMemo.make<
+  InstructionLowering.Lowered,
+  Record<string, unknown>,
+  LLMRequest.AssistantMessage | undefined
+>()
+
+/**
+ * The wire messages: one system message first, then the lowered history (reused as far as it
+ * continues a history lowered before: see PrefixMemo).
+ */
+export const messages = (request: LLMRequest.Request): ReadonlyArray<Record<string, unknown>> => {
+  const history = historyWire.lower(InstructionLowering.lower(request.messages), [], undefined, wireStep)
+  return request.system === "" ? history : [{ role: "system", content: request.system }, ...history]
 }
 
 const reservedKeys = new Set(["model", "messages", "tools", "tool_choice", "stream", "stream_options"])

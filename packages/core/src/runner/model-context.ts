@@ -12,6 +12,7 @@ import { RequestOptions } from "../config/request-options.js"
 import { PromptFiles } from "../input/prompt-files.js"
 import { LLMRequest } from "../llm/llm-request.js"
 import { LoweringMemo } from "../llm/lowering-memo.js"
+import { PrefixMemo } from "../llm/prefix-memo.js"
 import { Traced } from "../observability/traced.js"
 import { Permission } from "../permission/permission.js"
 import { AgentPrompt } from "../prompt/agent-prompt.js"
@@ -214,13 +215,15 @@ const loweringKey = (
 }
 
 const lowerings = LoweringMemo.make<SessionMessages.SessionMessage, ReadonlyArray<LLMRequest.Message>>()
+const histories = PrefixMemo.make<SessionMessages.SessionMessage, LLMRequest.Message, undefined>()
 
 /**
  * Session History → the provider-neutral message list, chronological. `files` is what the history's
  * attachments and tool files lowered to (PromptFiles.load); without it they stay references. `agent`
  * is the Step's agent (its rules decide the `@agent` mention hint). A message's lowering is reused
- * from an earlier Step while the message and what it depends on are the same (see LoweringMemo), so
- * a Step lowers only what changed since the last one; the result is the same either way.
+ * from an earlier Step while the message and what it depends on are the same (see LoweringMemo), and
+ * a history that continues one lowered before with the same model, files and agent is lowered only
+ * from where it differs (see PrefixMemo); the result is the same either way.
  */
 export const messages = (
   history: ReadonlyArray<SessionMessages.SessionMessage>,
@@ -228,9 +231,8 @@ export const messages = (
   model: Catalog.Model,
   files: PromptFiles.Lowered = PromptFiles.empty,
   agent?: AgentCatalog.Agent
-): ReadonlyArray<LLMRequest.Message> => {
-  const out: Array<LLMRequest.Message> = []
-  for (const message of history) {
+): ReadonlyArray<LLMRequest.Message> =>
+  histories.lower(history, [provider, model, files, agent], undefined, (_, message, out) => {
     const key = loweringKey(message, provider, model, files, agent)
     let lowered = key === readFiles ? undefined : lowerings.get(message, key)
     if (lowered === undefined) {
@@ -238,9 +240,8 @@ export const messages = (
       if (key !== readFiles) lowerings.set(message, key, lowered)
     }
     for (const item of lowered) out.push(item)
-  }
-  return out
-}
+    return undefined
+  })
 
 /** What the model must call: a Structured Output requires a call (at the step limit, of its tool). */
 const toolChoice = (lastStep: boolean, structured: boolean): { readonly toolChoice?: LLMRequest.ToolChoice } =>
