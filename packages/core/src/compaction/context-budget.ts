@@ -110,6 +110,32 @@ const reported = (tokens: SessionMessages.SessionMessageAssistant["tokens"]): nu
   tokens === undefined ? 0 : tokens.input + tokens.cache.read + tokens.cache.write + tokens.output
 
 /**
+ * Where the latest assistant message that reported its tokens is in a history (-1: none), kept for
+ * the history that continues it (see PrefixMemo): a provider that never reports them would otherwise
+ * have every Step look through the whole history.
+ */
+const reportedAt = PrefixMemo.make<
+  SessionMessages.SessionMessage,
+  number,
+  { readonly seen: number; readonly latest: number }
+>()
+
+const latestReported = (history: ReadonlyArray<SessionMessages.SessionMessage>): number =>
+  reportedAt.lower(
+    history,
+    [],
+    { seen: 0, latest: -1 },
+    (state, message) => ({
+      seen: state.seen + 1,
+      latest:
+        message.type === "assistant" && message.error === undefined && reported(message.tokens) > 0
+          ? state.seen
+          : state.latest
+    }),
+    (state, out) => out.push(state.latest)
+  )[0]!
+
+/**
  * The projected input tokens of `request`, built from `history` (see the module doc). `lower` turns
  * a slice of the history into the request messages it becomes, as the Model Context lowers it;
  * `local` are the request's step-local messages after the history (e.g. the max-steps turn).
@@ -121,19 +147,15 @@ export const projected = (input: {
   readonly lower: (slice: ReadonlyArray<SessionMessages.SessionMessage>) => ReadonlyArray<LLMRequest.Message>
 }): number => {
   const { history, lower } = input
-  for (let index = history.length - 1; index >= 0; index--) {
-    const message = history[index]!
-    if (message.type !== "assistant" || message.error !== undefined) continue
-    const counted = reported(message.tokens)
-    if (counted === 0) continue
-    // That Step's answer is in `counted`; its tool results and everything after it are not.
-    const own = lower([message]).filter((lowered) => lowered.role === "tool")
-    return (
-      counted +
-      estimateMessages(own) +
-      estimateMessages(lower(history.slice(index + 1))) +
-      estimateMessages(input.local)
-    )
-  }
-  return estimateRequest(input.request)
+  const index = latestReported(history)
+  const message = history[index]
+  if (message === undefined || message.type !== "assistant") return estimateRequest(input.request)
+  // That Step's answer is in its reported tokens; its tool results and everything after it are not.
+  const own = lower([message]).filter((lowered) => lowered.role === "tool")
+  return (
+    reported(message.tokens) +
+    estimateMessages(own) +
+    estimateMessages(lower(history.slice(index + 1))) +
+    estimateMessages(input.local)
+  )
 }

@@ -115,6 +115,57 @@ describe("ToolOutputPrune", () => {
     expect(outputs(grown)[0]).toBe(CompactionPrompt.prunedOutput)
   })
 
+  it("as a session grows, gives what the walk from the newest output back gives, at every Step", () => {
+    // The rule as the module doc states it, walked in full: outputs are kept from the newest back
+    // while their total stays within the window; the first that crosses it and every older one larger
+    // than the marker are pruned (skill outputs never).
+    const reference = (history: ReadonlyArray<SessionMessages.SessionMessage>, window: number) => {
+      let kept = 0
+      let crossed = false
+      const texts: Array<string> = []
+      for (const message of [...history].reverse()) {
+        if (message.type !== "assistant") continue
+        for (const item of [...message.content].reverse()) {
+          if (item.type !== "tool" || item.state.status !== "completed") continue
+          const text = (item.state.content[0] as { text: string }).text
+          const tokens = ContextBudget.estimate(text)
+          if (item.name === "skill" || (!crossed && kept + tokens <= window)) {
+            if (item.name !== "skill") kept += tokens
+            texts.push(text)
+            continue
+          }
+          crossed = true
+          texts.push(
+            tokens > ContextBudget.estimate(CompactionPrompt.prunedOutput) ? CompactionPrompt.prunedOutput : text
+          )
+        }
+      }
+      return texts.reverse()
+    }
+    // A deterministic sequence of sizes: mostly small outputs, some large, a few skill calls.
+    let seed = 7
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31
+      return seed
+    }
+    for (const window of [300, 2500, 9000]) {
+      const history: Array<SessionMessages.SessionMessage> = []
+      for (let step = 0; step < 120; step++) {
+        const size = next() % 10 === 0 ? 2000 + (next() % 6000) : 1 + (next() % 400)
+        history.push(
+          step % 5 === 0 ? user(`prompt ${step}`) : toolTurn(next() % 17 === 0 ? "skill" : "read", "x".repeat(size))
+        )
+        const pruned = ToolOutputPrune.prune(history, window)
+        expect(outputs(pruned)).toEqual(reference(history, window))
+        // An unpruned message is the very object; a pruned one the same copy as at the Step before.
+        pruned.forEach((message, index) => {
+          if (outputs([message])[0] === outputs([history[index]!])[0]) expect(message).toBe(history[index])
+        })
+        expect(ToolOutputPrune.prune(history, window)).toEqual(pruned)
+      }
+    }
+  })
+
   it("the window is half the usable context, at most 40,000 tokens", () => {
     expect(ToolOutputPrune.window(3100)).toBe(1550)
     expect(ToolOutputPrune.window(1_000_000)).toBe(40_000)
