@@ -18,9 +18,10 @@ export * as PrefixMemo from "./prefix-memo.js"
  * `===`). Neither the items, the states nor the outputs may be mutated afterwards; the caller gets a
  * copy of the output, which is its own.
  *
- * A run is found by the last item of its list, looked for among the last {@link lookBack} items of
- * the new one (a Step adds a few); a run that is continued is replaced by the new one. At most
- * `capacity` runs are kept, the least recently used dropped first.
+ * A run is found by the first and the last item of its list: the first is the new list's, the last
+ * is looked for among the last {@link lookBack} items of the new one (a Step adds a few). So a list
+ * and a tail of it (which ends alike) are kept side by side. A run that is continued is replaced by
+ * the new one. At most `capacity` runs are kept, the least recently used dropped first.
  */
 
 /** How far from the new list's end the last item of a kept run is looked for. */
@@ -49,21 +50,45 @@ export interface PrefixMemo<A extends object, B, S> {
 }
 
 export const make = <A extends object, B, S>(capacity = 32): PrefixMemo<A, B, S> => {
-  // Kept runs by the last item of their list, least recently used first.
-  const runs = new Map<A, Run<A, B, S>>()
+  // Kept runs by the last item of their list, then by its first (a list and its tail end alike);
+  // and all of them, least recently used first.
+  const byLast = new Map<A, Map<A, Run<A, B, S>>>()
+  const order = new Set<Run<A, B, S>>()
 
-  /** The kept run `items` continues, and how many of its items `items` begins with. */
+  const forget = (run: Run<A, B, S>) => {
+    if (!order.delete(run)) return
+    const last = run.items[run.items.length - 1]!
+    const bucket = byLast.get(last)
+    if (bucket?.get(run.items[0]!) !== run) return
+    bucket.delete(run.items[0]!)
+    if (bucket.size === 0) byLast.delete(last)
+  }
+
+  const keep = (run: Run<A, B, S>) => {
+    const last = run.items[run.items.length - 1]!
+    const bucket = byLast.get(last) ?? new Map<A, Run<A, B, S>>()
+    const before = bucket.get(run.items[0]!)
+    if (before !== undefined) forget(before)
+    bucket.set(run.items[0]!, run)
+    byLast.set(last, bucket)
+    order.add(run)
+    if (order.size > capacity) forget(order.values().next().value as Run<A, B, S>)
+  }
+
   const sameContext = (a: ReadonlyArray<unknown>, b: ReadonlyArray<unknown>) =>
     a.length === b.length && a.every((value, index) => value === b[index])
 
+  /** The kept run `items` continues, and how many of its items `items` begins with. */
   const continued = (items: ReadonlyArray<A>, context: ReadonlyArray<unknown>) => {
+    const first = items[0]
+    if (first === undefined) return undefined
     for (let index = items.length - 1; index >= 0 && index >= items.length - lookBack; index--) {
-      const run = runs.get(items[index]!)
+      const run = byLast.get(items[index]!)?.get(first)
       if (run === undefined || !sameContext(run.context, context)) continue
       let same = 0
       const limit = Math.min(run.items.length, items.length)
       while (same < limit && run.items[same] === items[same]) same++
-      if (same > 0) return { run, same }
+      return { run, same }
     }
     return undefined
   }
@@ -78,7 +103,7 @@ export const make = <A extends object, B, S>(capacity = 32): PrefixMemo<A, B, S>
       let state = initial
       if (found !== undefined) {
         const { run, same } = found
-        runs.delete(run.items[run.items.length - 1]!)
+        forget(run)
         out = run.out
         ends = run.ends
         states = run.states
@@ -92,12 +117,7 @@ export const make = <A extends object, B, S>(capacity = 32): PrefixMemo<A, B, S>
         ends.push(out.length)
         states.push(state)
       }
-      const last = items[items.length - 1]
-      if (last !== undefined) {
-        runs.delete(last)
-        runs.set(last, { items: items.slice(), context, out, ends, states })
-        if (runs.size > capacity) runs.delete(runs.keys().next().value as A)
-      }
+      if (items.length > 0) keep({ items: items.slice(), context, out, ends, states })
       const result = out.slice()
       end?.(state, result)
       return result

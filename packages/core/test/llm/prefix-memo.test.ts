@@ -83,6 +83,18 @@ describe("PrefixMemo.lower", () => {
     expect(memo.lower([]).out).toEqual([])
   })
 
+  it("a list and a tail of it, lowered in turn as they grow, are both reused", () => {
+    const memo = sums()
+    const list = items(1, 2, 3, 4, 5, 6, 7, 8)
+    memo.lower(list)
+    memo.lower(list.slice(5))
+    for (let i = 0; i < 3; i++) {
+      list.push({ value: 20 + i })
+      expect(memo.lower(list).steps).toBe(1)
+      expect(memo.lower(list.slice(5)).steps).toBe(1)
+    }
+  })
+
   it("the caller's copies are its own: changing the list or the output changes nothing kept", () => {
     const memo = sums()
     const list = items(1, 2, 3)
