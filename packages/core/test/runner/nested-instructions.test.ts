@@ -143,7 +143,7 @@ describe("nested AGENTS.md", () => {
         const texts = updates(yield* w.events)
         expect(texts).toHaveLength(2)
         expect(texts[1]).toContain("Lib rule v2.")
-        expect(texts[1]).not.toContain("v1")
+        expect(texts[1]).not.toContain("Lib rule v1.")
 
         // A completed compaction: the next prepare rebaselines, and the new baseline holds the file.
         const checkpoint = yield* w.run(InstructionCheckpoint.Service)
