@@ -62,7 +62,6 @@ import { HttpClient } from "@effect/platform"
 import { Effect } from "effect"
 import * as LLMEvent from "./llm-event.js"
 import * as LLMRequest from "./llm-request.js"
-import * as LoweringMemo from "./lowering-memo.js"
 import type * as ModelRequestOptions from "./model-request-options.js"
 import * as NativeContinuation from "./native-continuation.js"
 import * as ProviderFailure from "./provider-failure.js"
@@ -174,50 +173,23 @@ const toolResultBlocks = (
     })
   )
 
-// Each request message's blocks, reused while it is the same object (see LoweringMemo); a tool
-// message's depend on the assistant message whose calls they answer too. A turn of one message is
-// kept with its blocks, so an unchanged history gives the same turns (RequestJson reuses their text).
-const userBlocksOf = LoweringMemo.make<LLMRequest.UserMessage, ReadonlyArray<Block>>()
-const assistantBlocksOf = LoweringMemo.make<LLMRequest.AssistantMessage, ReadonlyArray<Block>>()
-const toolBlocksOf = LoweringMemo.make<LLMRequest.ToolMessage, ReadonlyArray<Block>>()
-const turnsOf = LoweringMemo.make<ReadonlyArray<Block>, Turn>()
-const turnOf = (role: Turn["role"], content: ReadonlyArray<Block>): Turn =>
-  turnsOf.get(content, role) ?? turnsOf.set(content, role, { role, content })
-const mergedTurns = ProviderTurns.memo<Turn["role"], Block, Turn>()
+// The wire turns, made once per message and reused (see ProviderTurns.make): an unchanged history
+// gives the same turns, whose text RequestJson reuses.
+const turnsOf = ProviderTurns.make<Turn["role"], Block, Turn>(
+  {
+    user: { role: "user", items: (message) => message.content.flatMap(userBlocks) },
+    assistant: { role: "assistant", items: assistantBlocks },
+    tool: { role: "user", items: toolResultBlocks }
+  },
+  (role, content) => ({ role, content })
+)
 
 /**
  * The wire messages: the lowered history with same-role turns merged, the last block of the last
  * turn marked for the prompt cache (on a copy: the turns are kept, see above).
  */
 export const messages = (request: LLMRequest.Request): ReadonlyArray<Turn> => {
-  const turns = ProviderTurns.merged(
-    mergedTurns,
-    request.messages,
-    (message, lastAssistant) => {
-      switch (message.role) {
-        case "user":
-          return {
-            role: "user" as const,
-            items:
-              userBlocksOf.get(message, null) ?? userBlocksOf.set(message, null, message.content.flatMap(userBlocks))
-          }
-        case "assistant":
-          return {
-            role: "assistant" as const,
-            items:
-              assistantBlocksOf.get(message, null) ?? assistantBlocksOf.set(message, null, assistantBlocks(message))
-          }
-        case "tool":
-          return {
-            role: "user" as const,
-            items:
-              toolBlocksOf.get(message, lastAssistant) ??
-              toolBlocksOf.set(message, lastAssistant, toolResultBlocks(message, lastAssistant))
-          }
-      }
-    },
-    turnOf
-  )
+  const turns = turnsOf(request.messages)
   const last = turns[turns.length - 1]
   const lastBlock = last?.content[last.content.length - 1]
   if (last !== undefined && lastBlock !== undefined && cacheable.has(String(lastBlock.type))) {

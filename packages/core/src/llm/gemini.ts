@@ -66,7 +66,6 @@ import { Effect } from "effect"
 import * as GeminiSchema from "./gemini-schema.js"
 import * as LLMEvent from "./llm-event.js"
 import * as LLMRequest from "./llm-request.js"
-import * as LoweringMemo from "./lowering-memo.js"
 import type * as ModelRequestOptions from "./model-request-options.js"
 import * as NativeContinuation from "./native-continuation.js"
 import * as ProviderFailure from "./provider-failure.js"
@@ -161,49 +160,22 @@ const toolResultParts = (results: ReadonlyArray<LLMRequest.ToolResultPart>): Arr
   ]
 }
 
-// Each request message's parts, reused while it is the same object (see LoweringMemo); a tool
-// message's depend on the assistant message whose calls they answer too. A turn of one message is
-// kept with its parts, so an unchanged history gives the same turns (RequestJson reuses their text).
-const userPartsOf = LoweringMemo.make<LLMRequest.UserMessage, ReadonlyArray<Part>>()
-const modelPartsOf = LoweringMemo.make<LLMRequest.AssistantMessage, ReadonlyArray<Part>>()
-const toolPartsOf = LoweringMemo.make<LLMRequest.ToolMessage, ReadonlyArray<Part>>()
-const turnsOf = LoweringMemo.make<ReadonlyArray<Part>, Content>()
-const turnOf = (role: Content["role"], parts: ReadonlyArray<Part>): Content =>
-  turnsOf.get(parts, role) ?? turnsOf.set(parts, role, { role, parts })
-const mergedTurns = ProviderTurns.memo<Content["role"], Part, Content>()
+// The wire turns, made once per message and reused (see ProviderTurns.make): an unchanged history
+// gives the same turns, whose text RequestJson reuses.
+const turnsOf = ProviderTurns.make<Content["role"], Part, Content>(
+  {
+    user: { role: "user", items: (message) => message.content.flatMap(userParts) },
+    assistant: { role: "model", items: modelParts },
+    tool: {
+      role: "user",
+      items: (message, lastAssistant) => toolResultParts(LLMRequest.resultsInCallOrder(message, lastAssistant))
+    }
+  },
+  (role, parts) => ({ role, parts })
+)
 
 /** The wire `contents`: the lowered history with same-role turns merged. */
-export const contents = (request: LLMRequest.Request): ReadonlyArray<Content> =>
-  ProviderTurns.merged(
-    mergedTurns,
-    request.messages,
-    (message, lastAssistant) => {
-      switch (message.role) {
-        case "user":
-          return {
-            role: "user" as const,
-            items: userPartsOf.get(message, null) ?? userPartsOf.set(message, null, message.content.flatMap(userParts))
-          }
-        case "assistant":
-          return {
-            role: "model" as const,
-            items: modelPartsOf.get(message, null) ?? modelPartsOf.set(message, null, modelParts(message))
-          }
-        case "tool":
-          return {
-            role: "user" as const,
-            items:
-              toolPartsOf.get(message, lastAssistant) ??
-              toolPartsOf.set(
-                message,
-                lastAssistant,
-                toolResultParts(LLMRequest.resultsInCallOrder(message, lastAssistant))
-              )
-          }
-      }
-    },
-    turnOf
-  )
+export const contents = (request: LLMRequest.Request): ReadonlyArray<Content> => turnsOf(request.messages)
 
 const functionCallingConfig = (choice: LLMRequest.ToolChoice): Record<string, unknown> => {
   if (typeof choice !== "string") return { mode: "ANY", allowedFunctionNames: [choice.name] }
