@@ -46,7 +46,7 @@ describe("MCP guidance in the runner", () => {
         yield* w.wait
         const [system] = yield* w.systems
         expect(system).toContain('<server name="notes">\n    Notes are read-only.\n  </server>')
-        expect(system).not.toContain("docs")
+        expect(system).not.toContain('<server name="docs"')
       })
   )
 

@@ -148,13 +148,13 @@ it.scopedLive(
       const taker = Context.get(other, SessionLeases.Service)
       expect(yield* taker.claim(sessionID)).toEqual({ _tag: "Claimed", from: t.own.host })
       // The frozen host's drain wakes and commits: refused in the commit's transaction, nothing written.
-      const refused = yield* Effect.exit(SessionLeases.drive(sessionID, admit("late")))
+      const refused = yield* Effect.exit(SessionLeases.drive(sessionID, admit("a late admission")))
       expect(Exit.isFailure(refused) && Cause.isDie(refused.cause)).toBe(true)
       const defect = Exit.isFailure(refused) ? Option.getOrUndefined(Cause.dieOption(refused.cause)) : undefined
       expect(defect).toBeInstanceOf(CommitFence.CommitFenced)
       expect((defect as CommitFence.CommitFenced).aggregateID).toBe(sessionID)
       expect((yield* events).length).toBe(before)
-      expect(JSON.stringify(yield* events)).not.toContain("late")
+      expect(JSON.stringify(yield* events)).not.toContain("a late admission")
       // Admission outside a drain is not fenced (any host may admit); commits to other sessions neither.
       yield* admit("admitted anywhere")
       expect((yield* events).length).toBe(before + 1)
