@@ -11,7 +11,7 @@ export * as ProviderHttp from "./provider-http.js"
  */
 
 import * as Sse from "@effect/experimental/Sse"
-import { HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
+import { HttpClient, HttpClientError, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
 import { Chunk, Clock, Duration, Effect, Exit, Fiber, identity, Option, Runtime, Scope, Stream } from "effect"
 import { WallClock } from "../clock/wall-clock.js"
 import { Traced } from "../observability/traced.js"
@@ -211,7 +211,8 @@ export const open = (
       const runtime = yield* Effect.runtime<never>()
       let cutoff: Fiber.RuntimeFiber<void> | undefined
       yield* Effect.addFinalizer(() => (cutoff === undefined ? Effect.void : Fiber.interrupt(cutoff)))
-      const body = yield* Stream.toPull(response.stream)
+      // Read a chunk at a time; closing the request's scope aborts a body still being read.
+      const read = bodyReader(response)
       const decoder = make()
       const text = new TextDecoder()
       // The SSE events the parser found in the bytes fed so far (a `retry:` field means nothing to a
@@ -270,16 +271,15 @@ export const open = (
       const pull: Effect.Effect<Chunk.Chunk<LLMEvent.Event>, Option.Option<LLMError>> = Effect.suspend(() => {
         if (failure !== undefined) return Effect.fail(Option.some(failure))
         if (finished) return Effect.fail(Option.none())
-        return Effect.matchEffect(body, {
-          onFailure: (error) => (done ? Effect.fail(Option.none()) : ended(error)),
-          onSuccess: (chunk) => {
+        return Effect.matchEffect(read, {
+          onFailure: (error) => (done ? Effect.fail(Option.none()) : ended(Option.some(error))),
+          onSuccess: (bytes) => {
+            if (bytes === undefined) return done ? Effect.fail(Option.none()) : ended(Option.none())
             const out: Array<LLMEvent.Event> = []
-            for (const bytes of chunk) {
-              if (done || failure !== undefined) break
-              const error = decode(out, bytes)
-              // An event larger than the parser takes is a broken provider: a defect, as the SSE decoder has it.
-              if (error !== undefined && !done && failure === undefined) return Effect.die(error)
-            }
+            if (done || failure !== undefined) return Effect.succeed(Chunk.empty())
+            const error = decode(out, bytes)
+            // An event larger than the parser takes is a broken provider: a defect, as the SSE decoder has it.
+            if (error !== undefined && !done && failure === undefined) return Effect.die(error)
             return Effect.succeed(Chunk.unsafeFromArray(out))
           }
         })
@@ -293,6 +293,37 @@ export const open = (
         )
       : opened(false)
   )
+}
+
+/** Whether `value` can be read with `for await`. */
+const isAsyncIterable = (value: unknown): value is AsyncIterable<Uint8Array> =>
+  typeof value === "object" && value !== null && Symbol.asyncIterator in value
+
+/**
+ * A response body read a chunk at a time: the next chunk, or `undefined` once the body has ended;
+ * fails with the body's error as a `ResponseError`. It reads the body stream of the platform's client
+ * where the response keeps it (undici's `ResponseData.body`, node:http's `IncomingMessage`, fetch's
+ * `Response.body`): a promise per chunk, where a pull of the response's `stream` runs a Stream stage
+ * (about 250 Effect operations for a short body). Any other response is read through its `stream`.
+ * A read waiting for a body that is aborted (its request's scope closed) fails.
+ */
+const bodyReader = (
+  response: HttpClientResponse.HttpClientResponse
+): Effect.Effect<Uint8Array | undefined, HttpClientError.HttpClientError> => {
+  const source = (response as { readonly source?: unknown }).source
+  const iterable = isAsyncIterable(source)
+    ? source
+    : isAsyncIterable((source as { readonly body?: unknown } | undefined)?.body)
+      ? (source as { readonly body: AsyncIterable<Uint8Array> }).body
+      : Stream.toAsyncIterable(response.stream)
+  const iterator = iterable[Symbol.asyncIterator]()
+  return Effect.tryPromise({
+    try: () => iterator.next(),
+    catch: (cause) =>
+      HttpClientError.isHttpClientError(cause)
+        ? cause
+        : new HttpClientError.ResponseError({ request: response.request, response, reason: "Decode", cause })
+  }).pipe(Effect.map((next) => (next.done === true ? undefined : next.value)))
 }
 
 /** The body ended before the provider said the response was complete (retryable). */

@@ -1,5 +1,6 @@
 import * as http from "node:http"
 import type * as net from "node:net"
+import { FetchHttpClient, HttpClient, type HttpClientResponse } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { it } from "@effect/vitest"
 import { Duration, Effect, Either, Fiber, Layer, Option, Stream } from "effect"
@@ -63,6 +64,78 @@ it.scoped("layerRouted picks the provider of each request and fails unknown ones
     })
   })
 )
+
+/**
+ * A response that keeps no body stream of its own (as a client other than the platform's may make):
+ * its body can be read only through `stream`.
+ */
+const withoutSource = (response: HttpClientResponse.HttpClientResponse): HttpClientResponse.HttpClientResponse =>
+  new Proxy(response, { get: (target, key) => (key === "source" ? undefined : Reflect.get(target, key, target)) })
+
+/** The HTTP clients an adapter may read its responses through (see `ProviderHttp.open`). */
+const clients = [
+  ["undici", NodeHttpClient.layerUndici],
+  ["node:http", NodeHttpClient.layer],
+  ["fetch", FetchHttpClient.layer],
+  [
+    "a client whose responses keep no body stream",
+    Layer.effect(
+      HttpClient.HttpClient,
+      Effect.map(HttpClient.HttpClient, (client) => HttpClient.transformResponse(client, Effect.map(withoutSource)))
+    ).pipe(Layer.provide(NodeHttpClient.layerUndici))
+  ]
+] as const
+
+describe("reading the response body", () => {
+  for (const [name, layer] of clients) {
+    it.scoped(`a reply in small slices gives the events of the same reply in one write (${name})`, () =>
+      Effect.gen(function* () {
+        const whole = yield* ScriptedLLMServer.make({ coalesce: true })
+        const sliced = yield* ScriptedLLMServer.make({ sliceSize: 7 })
+        const reply = S.reply(
+          S.reasoning("thinking"),
+          S.text("Hel", "lo, wörld"),
+          S.toolCall("call_1", "read", { path: "a.ts" }),
+          S.usage({ input: 5, output: 3 })
+        )
+        yield* whole.enqueue(reply)
+        yield* sliced.enqueue(reply)
+        const expected = yield* collect(
+          (yield* clientOf(whole.settings("openai-compatible"), layer)).stream(baseRequest())
+        )
+        const events = yield* collect(
+          (yield* clientOf(sliced.settings("openai-compatible"), layer)).stream(baseRequest())
+        )
+        expect(events).toEqual(expected)
+        expect(events.find((event) => event.type === "text-end")).toMatchObject({ text: "Hello, wörld" })
+        expect(events.at(-1)).toMatchObject({ type: "finish" })
+      })
+    )
+
+    it.scoped(`a body cut before the response is complete is a retryable TransportError (${name})`, () =>
+      Effect.gen(function* () {
+        const server = yield* ScriptedLLMServer.make()
+        const client = yield* clientOf(server.settings("openai-compatible"), layer)
+        yield* server.enqueue(S.reply(S.text("partial"), S.cut))
+        expect(yield* failure(client.stream(baseRequest()))).toMatchObject({ _tag: "TransportError", retryable: true })
+      })
+    )
+
+    it.scoped(`interrupting the consumer mid-body aborts the HTTP request (${name})`, () =>
+      Effect.gen(function* () {
+        const server = yield* ScriptedLLMServer.make()
+        const client = yield* clientOf(server.settings("openai-compatible"), layer)
+        const gate = S.gate()
+        yield* server.enqueue(S.reply(S.text("partial"), S.hold(gate), S.text(" never")))
+        const fiber = yield* Effect.fork(collect(client.stream(baseRequest())))
+        yield* gate.reached
+        yield* Fiber.interrupt(fiber)
+        yield* gate.aborted
+        expect(yield* (yield* server.awaitRequest(1)).outcome).toBe("aborted")
+      })
+    )
+  }
+})
 
 describe("connection reuse", () => {
   // Core sends through undici (`NodeHttpClient.layerUndici`); the node:http layer's default agent
