@@ -11,7 +11,6 @@ export * as InstructionDiscovery from "./instruction-discovery.js"
  * supersedes the earlier one; an empty set says the earlier files no longer apply.
  */
 
-import * as nodeFs from "node:fs"
 import * as os from "node:os"
 import * as nodePath from "node:path"
 import type { Location } from "@opencode-ai/schema"
@@ -20,6 +19,7 @@ import { EnvFlag } from "../config/env-flag.js"
 import { Upward } from "../location/upward.js"
 import { Traced } from "../observability/traced.js"
 import { ConfiguredInstructions } from "./configured-instructions.js"
+import { InstructionFile } from "./instruction-file.js"
 import { Instructions } from "./instructions.js"
 
 export const key: Instructions.Key = Instructions.key("core/instruction-discovery")
@@ -110,12 +110,6 @@ export interface Interface {
 /** InstructionDiscovery; `yield* InstructionDiscovery.Service`. */
 export class Service extends Context.Tag("@opencode-ai/core/InstructionDiscovery")<Service, Interface>() {}
 
-/** Whether a read failed because there is no regular file to read (missing, or a directory). */
-const isMissingFile = (error: unknown): boolean =>
-  typeof error === "object" &&
-  error !== null &&
-  ["ENOENT", "ENOTDIR", "EISDIR"].includes(String((error as { code?: unknown }).code))
-
 export const layer = (options: Options): Layer.Layer<Service> =>
   Layer.effect(
     Service,
@@ -138,15 +132,10 @@ export const layer = (options: Options): Layer.Layer<Service> =>
         return [...new Set([globalFile, ...project, ...configured])]
       }
 
-      /**
-       * One file: its content, `undefined` when missing (or not a regular file), or the failure that
-       * makes the set unavailable. Read synchronously: a few small files at every Safe Step Boundary,
-       * where a thread-pool round trip would wait behind the event loop's other work.
-       */
+      /** One file, `undefined` when there is none; a failure makes the set unavailable (see InstructionFile.read). */
       const read = (path: string) =>
-        Effect.try({ try: () => nodeFs.readFileSync(path, "utf8"), catch: (error) => error }).pipe(
-          Effect.map((content): File | undefined => ({ path, content })),
-          Effect.catchAll((error) => (isMissingFile(error) ? Effect.succeed(undefined) : Effect.fail(error)))
+        Effect.map(InstructionFile.read(path), (content): File | undefined =>
+          content === undefined ? undefined : { path, content }
         )
 
       const load = Traced.fn("InstructionDiscovery.load")(

@@ -36,6 +36,7 @@ import { EnvFlag } from "../config/env-flag.js"
 import { LogAnnotation } from "../observability/log-annotation.js"
 import { Traced } from "../observability/traced.js"
 import { PreparedSql } from "../storage/prepared-sql.js"
+import { InstructionFile } from "./instruction-file.js"
 import { Instructions } from "./instructions.js"
 
 export const key: Instructions.Key = Instructions.key("core/nested-instructions")
@@ -143,11 +144,6 @@ export interface Interface {
 /** NestedInstructions; `yield* NestedInstructions.Service`. */
 export class Service extends Context.Tag("@opencode-ai/core/NestedInstructions")<Service, Interface>() {}
 
-const isMissingFile = (error: unknown): boolean =>
-  typeof error === "object" &&
-  error !== null &&
-  ["ENOENT", "ENOTDIR", "EISDIR"].includes(String((error as { code?: unknown }).code))
-
 const isFile = (file: string): boolean => {
   try {
     return nodeFs.statSync(file, { throwIfNoEntry: false })?.isFile() === true
@@ -215,9 +211,8 @@ export const layer = (options: Options): Layer.Layer<Service, never, SqlClient.S
       )
 
       const read = (path: string) =>
-        Effect.try({ try: () => nodeFs.readFileSync(path, "utf8"), catch: (error) => error }).pipe(
-          Effect.map((content): File | undefined => ({ path, content })),
-          Effect.catchAll((error) => (isMissingFile(error) ? Effect.succeed(undefined) : Effect.fail(error)))
+        Effect.map(InstructionFile.read(path), (content): File | undefined =>
+          content === undefined ? undefined : { path, content }
         )
 
       const load = Traced.fn("NestedInstructions.load")(

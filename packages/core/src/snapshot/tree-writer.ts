@@ -114,10 +114,11 @@ export interface TreeWriter {
 export const defaultGlobalFile = (name: "ignore" | "attributes", env: NodeJS.ProcessEnv = process.env): string =>
   path.join(env.XDG_CONFIG_HOME || path.join(env.HOME || os.homedir(), ".config"), "git", name)
 
+/** The text of a regular file, or `undefined` (looked at with a stat that does not throw: usually there is none). */
 const readIfExists = (file: string | undefined): string | undefined => {
   if (file === undefined) return undefined
   try {
-    return fs.readFileSync(file, "utf8")
+    return fs.statSync(file, { throwIfNoEntry: false })?.isFile() === true ? fs.readFileSync(file, "utf8") : undefined
   } catch {
     return undefined
   }
@@ -154,10 +155,14 @@ export const make = (options: Options): TreeWriter => {
   const rulesOf = (file: string | undefined, consulted: Set<string>): Ignore | undefined => {
     if (file === undefined) return undefined
     consulted.add(file)
-    let stat: fs.Stats
+    let stat: fs.Stats | undefined
     try {
-      stat = fs.statSync(file)
+      // Usually missing (the global excludes file): a stat that does not throw.
+      stat = fs.statSync(file, { throwIfNoEntry: false })
     } catch {
+      stat = undefined
+    }
+    if (stat === undefined) {
       ignores.delete(file)
       return undefined
     }
