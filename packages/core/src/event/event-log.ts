@@ -367,15 +367,24 @@ export const layerWith = (options: {
       const removed = new Map<string, string>()
 
       // The queries. Every one dies on an SQL or decoding error: the log's only failure mode is a defect.
+      // PostgreSQL: an aggregate's sequence.
       const bumpSequence = PreparedSql.make(
         sql,
         `INSERT INTO event_sequence (aggregate_id, seq) VALUES (?, ?)
         ON CONFLICT (aggregate_id) DO UPDATE SET seq = event_sequence.seq + ? RETURNING seq`
       )
-      // SQLite: the commit-order counter is a row of event_sequence, bumped by the batch's size.
-      const newPositions = isPostgres
-        ? PreparedSql.make(sql, "SELECT nextval('event_position') AS position FROM generate_series(1, ?::integer)")
-        : bumpSequence
+      // PostgreSQL: a position per event from a sequence.
+      const newPositions = PreparedSql.make(
+        sql,
+        "SELECT nextval('event_position') AS position FROM generate_series(1, ?::integer)"
+      )
+      // SQLite: the commit-order counter is a row of event_sequence; it and the aggregate's sequence
+      // both advance by the batch's size, in one statement.
+      const bumpWithPosition = PreparedSql.make(
+        sql,
+        `INSERT INTO event_sequence (aggregate_id, seq) VALUES (?, ?), (?, ?)
+        ON CONFLICT (aggregate_id) DO UPDATE SET seq = event_sequence.seq + ? RETURNING aggregate_id, seq`
+      )
       // One statement per batch size (at most `insertBatch` rows each), compiled once.
       const insertColumns = "id, aggregate_id, seq, type, version, data, time_created, position"
       const insertStatements = new Map<number, PreparedSql.Statement>()
@@ -456,16 +465,25 @@ export const layerWith = (options: {
         if (fence._tag === "Some") yield* fence.value.check(aggregateID)
         // A new aggregate's sequence starts at the last seq handed out: `n` (seqs 1..n), or `n - 1`
         // when the first event is its origin (seqs 0..n-1). An existing one just advances by `n`.
-        const [bumped] = yield* bumpSequence.all([
-          aggregateID,
-          opens ? events.length - 1 : events.length,
-          events.length
-        ])
-        const last = numberOf(bumped, "seq")
+        const start = opens ? events.length - 1 : events.length
+        let last: number
+        let positions: ReadonlyArray<number>
+        if (isPostgres) {
+          const [bumped] = yield* bumpSequence.all([aggregateID, start, events.length])
+          last = numberOf(bumped, "seq")
+          positions = (yield* newPositions.all([events.length])).map((row) => numberOf(row, "position"))
+        } else {
+          const rows = yield* bumpWithPosition.all([aggregateID, start, positionKey, events.length, events.length])
+          // RETURNING gives the two rows in no particular order.
+          const seqOf = (key: string) =>
+            numberOf(
+              rows.find((row) => row.aggregate_id === key),
+              "seq"
+            )
+          last = seqOf(aggregateID)
+          positions = [seqOf(positionKey)]
+        }
         const first = last - events.length + 1
-        const positions = (yield* newPositions.all(
-          isPostgres ? [events.length] : [positionKey, events.length, events.length]
-        )).map((row) => numberOf(row, isPostgres ? "position" : "seq"))
         // SQLite answers the counter's new value (the last of ours); PostgreSQL one position per event.
         const position = (index: number) =>
           positions.length === 1 ? positions[0]! - events.length + 1 + index : positions[index]!
