@@ -57,9 +57,12 @@ export const update = (value: Value, previous: Value): string =>
 /** Said when the discovery source stops being composed or reports absence. */
 export const removed = (previous: Value): string => (previous.length === 0 ? "" : noLongerApply)
 
-/** The discovery source, observed with `load`. */
-export const make = <R>(load: Effect.Effect<Instructions.Observation<Value>, never, R>): Instructions.Instructions<R> =>
-  Instructions.make({ key, codec: Value, load, baseline, update, removed })
+/** The discovery source, observed with `load` (`immediate`: see `Instructions.Spec`). */
+export const make = <R>(
+  load: Effect.Effect<Instructions.Observation<Value>, never, R>,
+  options?: { readonly immediate?: boolean }
+): Instructions.Instructions<R> =>
+  Instructions.make({ key, codec: Value, load, baseline, update, removed, immediate: options?.immediate === true })
 
 // ---------------------------------------------------------------------------------------------------
 // The Location-scoped service
@@ -147,7 +150,8 @@ export const layer = (options: Options): Layer.Layer<Service> =>
         (effect, location) => Effect.annotateLogs(effect, { directory: location.directory })
       )
 
-      const instructions = (location: Location.LocationInfo) => make(load(location))
+      // Its reads are synchronous (see InstructionFile.read): it never waits.
+      const instructions = (location: Location.LocationInfo) => make(load(location), { immediate: true })
 
       return Service.of({ paths, load, instructions })
     })

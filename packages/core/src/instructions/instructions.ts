@@ -204,7 +204,7 @@ export interface Spec<A, I, R> {
   /** Says that the source no longer applies; pre-rendered from each applied value and stored. */
   readonly removed?: string | ((previous: NoInfer<A>) => string)
   /**
-   * `load` never waits: it reads memory or the clock, or makes one synchronous call. Such a source is
+   * `load` never waits: it reads memory or the clock, or makes synchronous calls only. Such a source is
    * observed in the caller's fiber while the others load concurrently (a fiber of its own would only
    * add the cost of starting and joining it). Default `false`.
    */
